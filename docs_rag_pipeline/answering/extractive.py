@@ -1,0 +1,143 @@
+"""The offline answer: sentences picked from the retrieved chunks, each with its citation.
+
+No LLM. Refuses (``refused: true``, no citations) when nothing retrieved is relevant enough:
+the best chunk must be semantically close to the question *and* share its content words, unless it
+is very close.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..embedding import Embedder
+from ..records import Answer, Citation, Hit
+
+REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
+
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be been before being below between both but by
+can could did do does doing done down during each else few for from further get gets got had has have
+having he her here hers him his how i if in into is it its itself just let like make me might more most
+much must my no nor not now of off on once only or other our out over own please same shall she should
+so some such than that the their them then there these they this those through to too under until up
+use used using very want was way we were what when where which while who whom why will with would you
+your yours tell explain show give know need work works document documentation docs doc page
+""".split())
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*[A-Za-z0-9_]|[A-Za-z0-9]")
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n\n+")
+
+
+def content_terms(text: str) -> list[str]:
+    terms = []
+    for w in _WORD.findall(text.lower()):
+        if w not in STOPWORDS and len(w) > 2:
+            terms.append(w)
+    return list(dict.fromkeys(terms))
+
+
+def _stem(w: str) -> str:
+    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+def term_coverage(question: str, texts: Sequence[str]) -> float:
+    """Share of the question's content words found (stemmed) in the texts."""
+    terms = content_terms(question)
+    if not terms:
+        return 1.0
+    vocab = {_stem(w) for t in texts for w in _WORD.findall(t.lower())}
+    return sum(_stem(t) in vocab for t in terms) / len(terms)
+
+
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    similarity: float
+    coverage: float
+    relevant: bool
+
+
+def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig) -> Relevance:
+    if not hits:
+        return Relevance(0.0, 0.0, False)
+    sim = max(h.vector_similarity or 0.0 for h in hits)
+    cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
+    ok = sim >= cfg.min_similarity and (cov >= cfg.min_term_coverage or sim >= cfg.confident_similarity)
+    return Relevance(round(sim, 4), round(cov, 4), ok)
+
+
+def sentences(text: str) -> list[str]:
+    """Split chunk text into sentences, keeping code blocks and list items whole."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip()
+        if not block or block.startswith("…"):
+            block = block.lstrip("… ").strip()
+            if not block:
+                continue
+        if block.startswith("```") or "\n- " in block or block.startswith("- ") or " | " in block:
+            out.append(block)
+            continue
+        out.extend(s.strip() for s in _SENT.split(block) if s.strip())
+    return out
+
+
+def _jaccard(a: str, b: str) -> float:
+    sa, sb = set(content_terms(a)), set(content_terms(b))
+    return len(sa & sb) / max(1, len(sa | sb))
+
+
+def snippet(text: str, n: int = 240) -> str:
+    t = re.sub(r"\s+", " ", text).strip()
+    return t if len(t) <= n else t[: n - 1].rsplit(" ", 1)[0] + "…"
+
+
+def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cfg: RetrievalConfig, *,
+                      max_sentences: int = 3, trace_id: str | None = None) -> Answer:
+    trace_id = trace_id or uuid.uuid4().hex
+    rel = judge(question, hits, cfg)
+    if not rel.relevant:
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
+    pool: list[tuple[Hit, str]] = []
+    for h in hits[:4]:
+        for s in sentences(h.text):
+            if len(content_terms(s)) >= 2 and len(s) <= 1200:
+                pool.append((h, s))
+    if not pool:
+        pool = [(hits[0], hits[0].text)]
+    qv = embedder.embed([question])[0]
+    sv = embedder.embed([s for _, s in pool])
+    qterms = {_stem(t) for t in content_terms(question)}
+    scores = []
+    for (h, s), v in zip(pool, sv):
+        overlap = len(qterms & {_stem(t) for t in content_terms(s)}) / max(1, len(qterms))
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
+    order = np.argsort(-np.asarray(scores))
+    chosen: list[tuple[Hit, str, float]] = []
+    for i in order:
+        h, s = pool[i]
+        if any(_jaccard(s, c) >= 0.6 for _, c, _ in chosen):
+            continue
+        if chosen and scores[i] < 0.6 * scores[order[0]]:
+            break
+        chosen.append((h, s, scores[i]))
+        if len(chosen) == max_sentences:
+            break
+    citations: dict[str, Citation] = {}
+    parts: list[str] = []
+    for h, s, _ in chosen:
+        c = citations.get(h.chunk_id)
+        if c is None:
+            c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
+                         snippet=snippet(h.text), score=round(h.score, 6))
+            citations[h.chunk_id] = c
+        parts.append(f"{s} [{c.n}]")
+    return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)

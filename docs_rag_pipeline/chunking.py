@@ -1,0 +1,224 @@
+"""Sections → chunks: split by heading, then by the embedding model's token budget, with overlap.
+
+Chunk ids are stable (a hash of source, page URL, heading path and text), every chunk knows its
+parent (the enclosing section's first chunk; a page's first chunk points to its parent page's
+first chunk, linked by :func:`link_pages`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .records import Chunk, ParsedPage, Section
+
+CountFn = Callable[[str], int]
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Token budget of a chunk's text: the model window minus special tokens and the header."""
+
+    window: int  # the model's max sequence length (special tokens included)
+    target: int | None = None  # configured target for the text; None follows the window
+    overlap: int = 32
+
+    def for_header(self, header_tokens: int) -> int:
+        room = self.window - 2 - header_tokens - 1
+        limit = room if self.target is None else min(self.target, room)
+        return max(limit, 32)
+
+
+def chunk_id_for(source: str, page_url: str, headings: Iterable[str], text: str, occurrence: int = 0) -> str:
+    h = hashlib.sha256()
+    for part in (source, page_url, "\x1f".join(headings), text):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    if occurrence:
+        h.update(str(occurrence).encode())
+    return h.hexdigest()[:32]
+
+
+def split_blocks(text: str) -> list[str]:
+    """Blank-line separated blocks, keeping fenced code blocks whole."""
+    blocks: list[str] = []
+    cur: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence:
+            cur.append(line)
+            if m and m.group(1) == fence:
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            cur.append(line)
+            continue
+        if line.strip():
+            cur.append(line)
+        elif cur:
+            blocks.append("\n".join(cur))
+            cur = []
+    if cur:
+        blocks.append("\n".join(cur))
+    return [b for b in blocks if b.strip()]
+
+
+def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
+    """Split one block that exceeds ``limit``: by sentences (prose) or lines (code), then by words."""
+    is_code = bool(_FENCE.match(block))
+    units = block.split("\n") if is_code or "\n" in block else _SENTENCE_END.split(block)
+    joiner = "\n" if is_code or "\n" in block else " "
+    pieces: list[str] = []
+    cur: list[str] = []
+    for unit in units:
+        if count(unit) > limit:
+            words = unit.split(" ")
+            buf: list[str] = []
+            for w in words:
+                if buf and count(" ".join(buf + [w])) > limit:
+                    unit_piece = " ".join(buf)
+                    if cur:
+                        pieces.append(joiner.join(cur))
+                        cur = []
+                    pieces.append(unit_piece)
+                    buf = []
+                buf.append(w)
+            unit = " ".join(buf)
+        if cur and count(joiner.join(cur + [unit])) > limit:
+            pieces.append(joiner.join(cur))
+            cur = []
+        cur.append(unit)
+    if cur:
+        pieces.append(joiner.join(cur))
+    return [p for p in pieces if p.strip()]
+
+
+def _tail(text: str, tokens: int, count: CountFn) -> str:
+    """The last words of ``text`` worth about ``tokens`` tokens (the overlap), never inside code."""
+    if tokens <= 0 or _FENCE.match(text) or "```" in text:
+        return ""
+    words = text.split()
+    out: list[str] = []
+    for w in reversed(words):
+        if count(" ".join([w, *out])) > tokens:
+            break
+        out.insert(0, w)
+    return " ".join(out) if len(out) < len(words) else ""
+
+
+def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]:
+    """Pack blocks greedily into pieces of at most ``limit`` tokens, each later piece starting with
+    the previous piece's tail (``overlap`` tokens)."""
+    units: list[str] = []
+    for block in split_blocks(text):
+        units.extend([block] if count(block) <= limit else _split_long(block, limit, count))
+    pieces: list[list[str]] = []
+    cur: list[str] = []
+    for u in units:
+        if cur and count("\n\n".join(cur + [u])) > limit:
+            pieces.append(cur)
+            cur = []
+        cur.append(u)
+    if cur:
+        pieces.append(cur)
+    out: list[str] = []
+    for i, p in enumerate(pieces):
+        body = "\n\n".join(p)
+        if i and overlap:
+            tail = _tail(out[-1], overlap, count)
+            if tail and count(tail + " " + body) <= limit + overlap:
+                body = f"… {tail}\n\n{body}"
+        out.append(body)
+    return out
+
+
+def logical_path(path: str) -> str:
+    """A page's place in the hierarchy: its path without extension and final index/README segment."""
+    p = path.split("?", 1)[0].split("#", 1)[0].strip("/")
+    stem, ext = posixpath.splitext(p)
+    if ext.lower() in {".md", ".mdx", ".markdown", ".html", ".htm", ".adoc", ".asciidoc", ".rst", ".txt"}:
+        p = stem
+    parts = [s for s in p.split("/") if s]
+    if parts and parts[-1].lower() in {"index", "readme", "_index"}:
+        parts.pop()
+    return "/".join(parts)
+
+
+def page_parents(paths: dict[str, str]) -> dict[str, str]:
+    """page_url → parent page_url: a folder's index or same-named page is the parent of the pages
+    inside it; walking up until one exists (the root index is the parent of top-level pages)."""
+    by_logical: dict[str, str] = {}
+    for url, path in sorted(paths.items(), key=lambda kv: (len(kv[1]), kv[1])):
+        by_logical.setdefault(logical_path(path), url)
+    parents: dict[str, str] = {}
+    for url, path in paths.items():
+        lp = logical_path(path)
+        if lp == "":
+            continue
+        parts = lp.split("/")
+        for i in range(len(parts) - 1, -1, -1):
+            cand = "/".join(parts[:i])
+            if cand in by_logical and by_logical[cand] != url:
+                parents[url] = by_logical[cand]
+                break
+    return parents
+
+
+def metadata_tags(metadata: dict[str, Any]) -> list[str]:
+    """``key=value`` tags for filtering, from scalar (or list of scalar) metadata values."""
+    tags: list[str] = []
+    for k, v in sorted(metadata.items()):
+        vals = v if isinstance(v, list) else [v]
+        for item in vals:
+            if isinstance(item, (str, int, float, bool)) and len(str(item)) <= 200:
+                val = str(item).lower() if isinstance(item, bool) else str(item)
+                tags.append(f"{k}={val}")
+    return tags
+
+
+def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: str, updated_at: str,
+               budget: Budget, count: CountFn, metadata: dict[str, Any] | None = None) -> list[Chunk]:
+    """Chunk one parsed page. The first chunk's ``parent_id`` is left None (see :func:`link_pages`)."""
+    meta = {**(metadata or {}), **page.metadata}
+    chunks: list[Chunk] = []
+    first_of_section: dict[tuple[str, ...], str] = {}
+    seen_ids: dict[str, int] = {}
+    header_cost = {}
+    for sec in page.sections:
+        text = sec.text.strip()
+        if not text:
+            continue
+        key = tuple(sec.headings)
+        if key not in header_cost:
+            header_cost[key] = count(" > ".join([page.title, *key]))
+        limit = budget.for_header(header_cost[key])
+        parent = _enclosing(key, first_of_section, chunks)
+        url = f"{page_url}#{sec.anchor}" if sec.anchor else page_url
+        for piece in split_text(text, limit, budget.overlap, count):
+            base = chunk_id_for(source, page_url, key, piece)
+            occ = seen_ids.get(base, 0)
+            seen_ids[base] = occ + 1
+            cid = chunk_id_for(source, page_url, key, piece, occ) if occ else base
+            chunks.append(Chunk(
+                chunk_id=cid, source=source, page_url=page_url, url=url, title=page.title,
+                headings=list(key), parent_id=parent if parent or not chunks else chunks[0].chunk_id,
+                chunk_index=len(chunks), text=piece,
+                content_hash=content_hash, token_count=count(piece), updated_at=updated_at,
+                metadata=meta))
+            first_of_section.setdefault(key, cid)
+    return chunks
+
+
+def _enclosing(key: tuple[str, ...], first_of_section: dict[tuple[str, ...], str], chunks: list[Chunk]) -> str | None:
+    """The first chunk of the nearest enclosing section that has one, else the page's first chunk."""
+    for i in range(len(key) - 1, -1, -1):
+        if key[:i] in first_of_section:
+            return first_of_section[key[:i]]
+    return chunks[0].chunk_id if chunks else None

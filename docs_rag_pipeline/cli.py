@@ -1,0 +1,216 @@
+"""``docs-rag``: ingest through Dagster, search, ask, serve, open the UI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .config import Config, ConfigError, load_config
+
+DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
+telemetry:
+  enabled: false
+concurrency:
+  pools:
+    default_limit: 1   # LanceDB writers conflict: one step of pool 'lancedb' at a time
+"""
+
+
+def ensure_dagster_home(config: Config) -> Path:
+    """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml that limits LanceDB writers."""
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    cfg = home / "dagster.yaml"
+    if not cfg.exists():
+        cfg.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def _progress_to_stderr() -> None:
+    h = logging.StreamHandler(sys.stderr)
+    h.setFormatter(logging.Formatter("%(message)s"))
+    lg = logging.getLogger("docs_rag_pipeline.progress")
+    lg.handlers[:] = [h]
+    lg.setLevel(logging.INFO)
+    lg.propagate = False
+
+
+def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
+    names = [args.source] if args.source else [s.name for s in config.sources]
+    for n in names:
+        config.source(n)  # a clear error for an unknown name, before Dagster starts
+    if not names:
+        print("no sources configured: add one under `sources:` in the config", file=sys.stderr)
+        return 2
+    ensure_dagster_home(config)
+    _progress_to_stderr()
+    from dagster import DagsterInstance, materialize
+
+    from .defs.assets import ingest_assets
+    from .defs.checks import ingest_checks
+    from .defs.definitions import build_definitions
+    from .defs.partitions import sources_partitions
+
+    resources = build_definitions(config).resources
+    summaries: dict[str, dict] = {}
+    failed = False
+    with DagsterInstance.get() as instance:
+        existing = set(instance.get_dynamic_partitions(sources_partitions.name))
+        missing = [n for n in names if n not in existing]
+        if missing:
+            instance.add_dynamic_partitions(sources_partitions.name, missing)
+        for name in names:
+            print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
+            result = materialize([*ingest_assets, *ingest_checks], partition_key=name, instance=instance,
+                                 resources=resources, raise_on_error=False, tags={"source": name},
+                                 run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}})
+            if not result.success:
+                failed = True
+                for ev in result.all_events:
+                    if ev.is_failure and ev.step_key:
+                        err = getattr(ev.event_specific_data, "error", None)
+                        print(f"[{name}] step {ev.step_key} failed: {err.message.strip() if err else ev.message}",
+                              file=sys.stderr)
+                continue
+            mats = result.asset_materializations_for_node("lancedb_chunks")
+            summary = mats[0].metadata["summary"].value if mats else {}
+            summaries[name] = summary
+            print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
+                  f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
+                  f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "
+                  f"(run {result.run_id})", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summaries, indent=2))
+    return 1 if failed else 0
+
+
+def _print_hits(hits) -> None:  # noqa: ANN001
+    if not hits:
+        print("no results")
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h.text.split())
+        print(f"{i}. {h.title}{' › ' + ' › '.join(h.headings) if h.headings else ''}\n   {h.url}\n"
+              f"   {text[:200]}{'…' if len(text) > 200 else ''}\n")
+
+
+def _filters(raw: list[str] | None) -> dict | None:
+    if not raw:
+        return None
+    out: dict[str, str] = {}
+    for item in raw:
+        if "=" not in item:
+            raise ConfigError(f"--filter {item!r}: expected KEY=VALUE, e.g. --filter section=guides")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def cmd_search(args: argparse.Namespace, config: Config) -> int:
+    from .query import search
+
+    hits = search(args.query, top_k=args.top_k, source=args.source, filters=_filters(args.filter),
+                  config=config.path)
+    if args.json:
+        print(json.dumps([h.to_dict() for h in hits], indent=2))
+    else:
+        _print_hits(hits)
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace, config: Config) -> int:
+    from .query import ask
+
+    ans = ask(args.question, top_k=args.top_k, source=args.source, filters=_filters(args.filter), config=config.path)
+    if args.json:
+        print(json.dumps(ans.to_dict(), indent=2))
+        return 0
+    print(ans.answer)
+    if ans.citations:
+        print()
+        for c in ans.citations:
+            print(f"[{c.n}] {c.title} — {c.url}")
+    print(f"\ntrace: {ans.trace_id}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    from waitress import serve
+
+    from .serve.api import create_app
+
+    app = create_app(config_path=str(config.path) if config.path else None)
+    print(f"serving on http://{args.host}:{args.port} ({args.workers} threads)", file=sys.stderr)
+    serve(app, host=args.host, port=args.port, threads=args.workers, ident="docs-rag")
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace, config: Config) -> int:
+    home = ensure_dagster_home(config)
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"), "-h", args.host,
+           "-p", str(args.port)]
+    print(f"DAGSTER_HOME={home}; {' '.join(cmd)}", file=sys.stderr)
+    os.execv(sys.executable, cmd)
+    return 0  # pragma: no cover
+
+
+def cmd_sources(args: argparse.Namespace, config: Config) -> int:
+    for s in config.sources:
+        print(f"{s.name}\t{s.kind}\t{s.path}\t{s.cron}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="docs-rag", description="Documentation → cited answers.")
+    p.add_argument("--config", help="config file (default: $DOCS_RAG_CONFIG or ./docs_rag.yaml)")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("ingest", help="materialize the asset graph for the source(s) through Dagster")
+    s.add_argument("--source", help="only this source")
+    s.add_argument("--json", action="store_true", help="end with one JSON object of counts per source")
+    s.set_defaults(fn=cmd_ingest)
+    for name, arg, fn, helptext in (("search", "query", cmd_search, "hybrid search"),
+                                    ("ask", "question", cmd_ask, "a cited answer")):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument(arg)
+        s.add_argument("--top-k", type=int, default=None if name == "ask" else 5)
+        s.add_argument("--source")
+        s.add_argument("--filter", action="append", metavar="KEY=VALUE")
+        s.add_argument("--json", action="store_true")
+        s.set_defaults(fn=fn)
+    s = sub.add_parser("serve", help="the HTTP API under waitress")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--workers", type=int, default=8, help="worker threads")
+    s.set_defaults(fn=cmd_serve)
+    s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=3000)
+    s.set_defaults(fn=cmd_ui)
+    s = sub.add_parser("sources", help="list the configured sources")
+    s.set_defaults(fn=cmd_sources)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.config:
+            os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())
+        config = load_config(args.config)
+        return args.fn(args, config)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # QueryError and friends: bad input, said plainly
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""One place that turns a config into the things that use it: embedder, LanceDB, tables."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, config_path, load_config
+from .embedding import Embedder, embedder_from_config
+from .store import ChunksTable, EmbeddingCache, connect
+
+
+@dataclass(eq=False)
+class Context:
+    config: Config
+
+    @functools.cached_property
+    def embedder(self) -> Embedder:
+        return embedder_from_config(self.config.embedding)
+
+    @functools.cached_property
+    def db(self):  # noqa: ANN201
+        if self.config.storage_is_local:
+            Path(self.config.lancedb_uri).mkdir(parents=True, exist_ok=True)
+        return connect(self.config.lancedb_uri)
+
+    @functools.cached_property
+    def chunks(self) -> ChunksTable:
+        return ChunksTable(self.db, model=self.embedder.name, dimensions=self.embedder.dimensions)
+
+    @functools.cached_property
+    def cache(self) -> EmbeddingCache:
+        return EmbeddingCache(self.db)
+
+
+_lock = threading.Lock()
+_contexts: dict[tuple[str, float], Context] = {}
+
+
+def get_context(path: str | Path | None = None) -> Context:
+    """The context for a config file, reused while the file is unchanged."""
+    p = Path(path).resolve() if path else config_path()
+    key = (str(p), p.stat().st_mtime if p.exists() else 0.0)
+    with _lock:
+        ctx = _contexts.get(key)
+        if ctx is None:
+            ctx = Context(load_config(p))
+            _contexts[key] = ctx
+        return ctx

@@ -1,0 +1,46 @@
+"""Asset checks that gate quality of the index."""
+
+
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
+
+from ..store import sql_str
+from .assets import lancedb_chunks
+from .resources import DocsRagResource
+
+
+def _partition(context: AssetCheckExecutionContext) -> str | None:
+    try:
+        return context.partition_key
+    except Exception:  # noqa: BLE001 - an unpartitioned check run covers every source
+        return None
+
+
+@asset_check(asset=lancedb_chunks, blocking=True,
+             description="Every chunk has text, a URL and a title; no chunk exceeds the embedding window.")
+def chunks_are_well_formed(context: AssetCheckExecutionContext, docs_rag: DocsRagResource) -> AssetCheckResult:
+    ctx = docs_rag.context()
+    src = _partition(context)
+    rows = ctx.chunks.rows(f"source = {sql_str(src)}" if src else None)
+    window = ctx.embedder.max_tokens
+    bad = [r["chunk_id"] for r in rows if not r["text"].strip() or not r["url"] or not r["title"]]
+    too_long = [r["chunk_id"] for r in rows if r["token_count"] > window]
+    return AssetCheckResult(passed=not bad and not too_long and bool(rows),
+                            severity=AssetCheckSeverity.ERROR,
+                            metadata={"chunks": len(rows), "missing_text_url_or_title": len(bad),
+                                      "over_window": len(too_long), "window": window,
+                                      "examples": ", ".join((bad + too_long)[:5]) or "none"})
+
+
+@asset_check(asset=lancedb_chunks, description="Every parent_id points to a chunk that exists.")
+def parent_links_resolve(context: AssetCheckExecutionContext, docs_rag: DocsRagResource) -> AssetCheckResult:
+    ctx = docs_rag.context()
+    src = _partition(context)
+    rows = ctx.chunks.rows(f"source = {sql_str(src)}" if src else None)
+    ids = {r["chunk_id"] for r in rows}
+    dangling = [r["chunk_id"] for r in rows if r["parent_id"] and r["parent_id"] not in ids]
+    roots = sum(1 for r in rows if not r["parent_id"])
+    return AssetCheckResult(passed=not dangling, severity=AssetCheckSeverity.WARN,
+                            metadata={"chunks": len(rows), "dangling_parents": len(dangling), "roots": roots})
+
+
+ingest_checks = [chunks_are_well_formed, parent_links_resolve]

@@ -1,0 +1,33 @@
+"""``Definitions`` for ``dagster dev`` (see workspace.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import Definitions
+from dagster_polars import PolarsParquetIOManager
+
+from ..config import Config, load_config
+from .assets import ingest_assets
+from .automation import refresh_job, schedules_for, sources_sensor
+from .checks import ingest_checks
+from .resources import DocsRagResource
+
+
+def build_definitions(config: Config | None = None, *, config_path: str | None = None) -> Definitions:
+    config = config or load_config(config_path)
+    io_dir = Path(config.storage_path) / "dagster_io"
+    return Definitions(
+        assets=ingest_assets,
+        asset_checks=ingest_checks,
+        jobs=[refresh_job],
+        schedules=schedules_for(config),
+        sensors=[sources_sensor],
+        resources={
+            "docs_rag": DocsRagResource(config_path=str(config.path) if config.path else config_path),
+            "parquet_io": PolarsParquetIOManager(base_dir=str(io_dir)),
+        },
+    )
+
+
+defs = build_definitions()

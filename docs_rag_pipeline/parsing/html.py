@@ -1,0 +1,488 @@
+"""Rendered HTML documentation pages (Sphinx, Docusaurus, MkDocs, Starlight...) to a :class:`ParsedPage`.
+
+The main content is picked (a CSS selector, ``main``, ``article``, ``[role=main]``, Sphinx's
+``div.body``..., else ``body``), site chrome is removed, and the remaining tree is walked into
+plain-text sections split at h1–h6, like the Markdown parser does.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from bs4 import BeautifulSoup, Comment, NavigableString, Tag
+from bs4.element import CData, Declaration, Doctype, ProcessingInstruction
+
+from ..records import ParsedPage
+from .errors import ParseError
+from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem
+
+__all__ = ["decode_html", "parse_html"]
+
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_ALWAYS_REMOVE = [
+    "script", "style", "noscript", "nav", "footer", "form", "template", "svg", "button",
+    "iframe", "object", "canvas", "video", "audio", "dialog", "link", "meta",
+]  # fmt: skip
+_CHROME_RE = re.compile(
+    r"sidebar|breadcrumb|cookie|edit-?this-?page|headerlink|hash-link|skip-?link|skip-to-content"
+    r"|(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents",
+    re.I,
+)
+_PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "permalink"}
+_PARAGRAPHS = {"p", "summary", "figcaption", "caption", "address", "dt", "legend"}
+_CONTAINERS = {
+    "div", "section", "article", "main", "header", "aside", "details", "figure", "body", "html",
+    "center", "fieldset", "hgroup", "search", "dd", "li", "blockquote", "footer", "nav", "form",
+}  # fmt: skip
+_SPECIAL = {"pre", "ul", "ol", "menu", "table", "dl", "hr"}
+_BLOCKS = _HEADINGS | _PARAGRAPHS | _CONTAINERS | _SPECIAL
+_META_CHARSET_RE = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+_SKIPPED_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
+
+
+def _norm(text: str) -> str:
+    """Collapse whitespace and drop zero-width characters."""
+    return " ".join(text.translate(_ZERO_WIDTH).split())
+
+
+def _classes(el: Tag) -> list[str]:
+    value = el.get("class") or []
+    return value.split() if isinstance(value, str) else list(value)
+
+
+def _attr(el: Tag, name: str) -> str:
+    value = el.get(name)
+    if isinstance(value, list):
+        return " ".join(value)
+    return value or ""
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding and sanity checks
+# --------------------------------------------------------------------------------------------
+
+
+def decode_html(data: bytes) -> str:
+    """Decode HTML bytes: a BOM, else the ``<meta charset>``/http-equiv charset, else UTF-8.
+
+    Undecodable bytes become U+FFFD; a declared Latin-1/ASCII is read as windows-1252, as browsers do.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8", "replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", "replace")
+    encoding = "utf-8"
+    match = _META_CHARSET_RE.search(data[:4096])
+    if match:
+        try:
+            encoding = codecs.lookup(match.group(1).decode("ascii", "ignore")).name
+        except LookupError:
+            encoding = "utf-8"
+        if encoding in ("iso8859-1", "ascii"):
+            encoding = "cp1252"
+        elif encoding.startswith("utf-16") or encoding.startswith("utf-32"):
+            encoding = "utf-8"  # a meta tag cannot be read in UTF-16; the declaration is wrong
+    return data.decode(encoding, "replace")
+
+
+def _check_text(text: str, url: str) -> str:
+    """Reject binary-looking input; strip stray NULs from otherwise fine text."""
+    nul = text.count("\x00")
+    sample = text[:4096]
+    odd = sum(1 for c in sample if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\f"))
+    if nul > 8 or (nul and nul * 100 > len(text)) or (len(sample) >= 64 and odd * 10 > len(sample)):
+        raise ParseError(
+            f"{url}: the document looks binary (NUL bytes or undecodable data), not HTML; "
+            "exclude it from the source or check the URL really serves an HTML page"
+        )
+    return text.replace("\x00", "")
+
+
+# --------------------------------------------------------------------------------------------
+# Metadata, content root, chrome, anchors
+# --------------------------------------------------------------------------------------------
+
+
+def _breadcrumbs(soup: BeautifulSoup) -> list[str]:
+    def is_crumbs(el: Tag) -> bool:
+        return "breadcrumb" in " ".join(_classes(el)).lower() or "breadcrumb" in _attr(el, "aria-label").lower()
+
+    box = soup.find(is_crumbs)
+    if not isinstance(box, Tag):
+        return []
+    items = [li for li in box.find_all("li") if not li.find("li")]
+    if items:
+        texts = [_norm(li.get_text(" ")) for li in items if "aside" not in " ".join(_classes(li))]
+    else:
+        links = box.find_all(["a", "span"])
+        texts = [_norm(a.get_text(" ")) for a in links] if links else re.split(r"[/>»›]", box.get_text(" "))
+    crumbs: list[str] = []
+    for text in (_norm(t).strip("/>»›| ") for t in texts):
+        if text and (not crumbs or crumbs[-1] != text):
+            crumbs.append(text)
+    return crumbs
+
+
+def _metadata(soup: BeautifulSoup) -> dict[str, object]:
+    meta: dict[str, object] = {}
+    crumbs = _breadcrumbs(soup)
+    if crumbs:
+        meta["breadcrumbs"] = crumbs
+    modified = soup.find("meta", attrs={"property": "article:modified_time"})
+    time = soup.find("time", attrs={"datetime": True})
+    if isinstance(modified, Tag) and _attr(modified, "content").strip():
+        meta["updated"] = _attr(modified, "content").strip()
+    elif isinstance(time, Tag) and _attr(time, "datetime").strip():
+        meta["updated"] = _attr(time, "datetime").strip()
+    for attrs in ({"name": re.compile(r"^description$", re.I)}, {"property": "og:description"}):
+        desc = soup.find("meta", attrs=attrs)
+        if isinstance(desc, Tag) and _norm(_attr(desc, "content")):
+            meta["description"] = _norm(_attr(desc, "content"))
+            break
+    return meta
+
+
+def _content_root(soup: BeautifulSoup, selector: str | None, url: str) -> Tag:
+    if selector:
+        try:
+            found = soup.select_one(selector)
+        except Exception as exc:  # soupsieve raises its own SelectorSyntaxError
+            raise ParseError(f"{url}: invalid content_selector {selector!r} ({exc}); use a CSS selector") from exc
+        if isinstance(found, Tag):
+            return found
+    for candidate in ("main", "article", "[role=main]", "div.body", "div[itemprop=articleBody]", "body"):
+        found = soup.select_one(candidate)
+        if isinstance(found, Tag):
+            return found
+    return soup
+
+
+def _first_element_child(el: Tag) -> Tag | None:
+    """The first child element, skipping empty anchor targets (``<span id=x></span>``)."""
+    for child in el.children:
+        if isinstance(child, Tag):
+            if child.name in ("a", "span") and not child.get_text(strip=True) and not child.find(True):
+                continue
+            return child
+        if isinstance(child, NavigableString) and not isinstance(child, _SKIPPED_STRINGS) and child.strip():
+            return None
+    return None
+
+
+def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
+    """The fragment the site gives a heading, when the markup says it (None: slug its text)."""
+    if _attr(heading, "id"):
+        return _attr(heading, "id")
+    node = heading
+    while node.parent is not None and node.parent is not root:
+        parent = node.parent
+        if _first_element_child(parent) is not node:
+            break
+        is_section = parent.name == "section" or (
+            parent.name == "div" and any("section" in c for c in _classes(parent))
+        )
+        if is_section and _attr(parent, "id"):
+            return _attr(parent, "id")
+        node = parent
+    inner = heading.find(["a", "span"], attrs={"id": True}) or heading.find("a", attrs={"name": True})
+    if isinstance(inner, Tag):
+        return _attr(inner, "id") or _attr(inner, "name")
+    prev = heading.find_previous_sibling(True)
+    if isinstance(prev, Tag) and prev.name in ("a", "span") and not prev.get_text(strip=True):
+        if _attr(prev, "id") or _attr(prev, "name"):
+            return _attr(prev, "id") or _attr(prev, "name")
+    for link in heading.find_all("a", href=True):
+        href = _attr(link, "href")
+        if href.startswith("#") and len(href) > 1 and set(_classes(link)) & _PERMALINK_CLASSES:
+            return href[1:]
+    return None
+
+
+def _is_admonition(el: Tag) -> bool:
+    return any(
+        c == "admonition" or c.startswith("theme-admonition") or c == "starlight-aside" or c == "callout"
+        for c in _classes(el)
+    )
+
+
+def _remove_chrome(root: Tag) -> None:
+    for el in root.find_all(_ALWAYS_REMOVE):
+        el.decompose()
+    for el in root.find_all(["header", "aside"]):
+        if el.decomposed:
+            continue
+        if el.name == "header" and el.find(list(_HEADINGS)):
+            continue  # Docusaurus puts the page's h1 in a <header>
+        if el.name == "aside" and _is_admonition(el):
+            continue
+        el.decompose()
+    for el in root.find_all(True):
+        if el.decomposed:
+            continue
+        marks = " ".join(_classes(el)) + " " + _attr(el, "id")
+        if (
+            _CHROME_RE.search(marks)
+            or (el.name == "a" and set(_classes(el)) & _PERMALINK_CLASSES)
+            or el.has_attr("hidden")
+            or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
+            or any(c in ("linenos", "linenodiv", "lineno") for c in _classes(el))
+        ):
+            el.decompose()
+
+
+# --------------------------------------------------------------------------------------------
+# Walking the content
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Heading:
+    level: int
+    text: str
+    anchor: str | None
+
+
+_Event = _Heading | list[OutLine]
+
+
+def _strings(el: Tag) -> str:
+    return "".join(str(s) for s in el.descendants if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
+
+
+def _heading_text(el: Tag) -> str:
+    return _norm(_strings(el)).rstrip("¶#🔗§ ").strip()
+
+
+def _code_language(pre: Tag) -> str:
+    code = pre.find("code")
+    candidates = [pre, *(c for c in [code] if isinstance(c, Tag))]
+    candidates += [p for p in list(pre.parents)[:3] if isinstance(p, Tag)]
+    for el in candidates:
+        for cls in _classes(el):
+            for prefix in ("language-", "lang-", "highlight-", "sourceCode "):
+                if cls.startswith(prefix) and len(cls) > len(prefix):
+                    lang = cls[len(prefix) :]
+                    return "" if lang in ("default", "none", "text", "plaintext") else lang
+    return _attr(pre, "data-language") or (_attr(code, "data-lang") if isinstance(code, Tag) else "")
+
+
+def _pre_text(pre: Tag) -> str:
+    for br in pre.find_all("br"):
+        nxt = br.next_sibling
+        br.replace_with("" if isinstance(nxt, NavigableString) and nxt.startswith("\n") else "\n")
+    text = _strings(pre)
+    if text.startswith("\n"):
+        text = text[1:]
+    return text.rstrip()
+
+
+class _Walker:
+    """Turns a cleaned content tree into heading events and blocks of text lines."""
+
+    def events(self, el: Tag, *, top: bool) -> Iterator[_Event]:
+        """Events for the children of a container; headings only split sections when ``top``."""
+        inline: list[str] = []
+
+        def flush() -> Iterator[_Event]:
+            text = _norm("".join(inline))
+            inline.clear()
+            if text:
+                yield [OutLine(text)]
+
+        for child in el.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, _SKIPPED_STRINGS):
+                    inline.append(str(child))
+                continue
+            if not isinstance(child, Tag):
+                continue
+            if not self._is_block(child):
+                inline.append(" " if child.name == "br" else _strings(child))
+                continue
+            yield from flush()
+            yield from self.block(child, top=top)
+        yield from flush()
+
+    @staticmethod
+    def _is_block(el: Tag) -> bool:
+        if el.name in _BLOCKS:
+            return True
+        if "-" in (el.name or ""):  # custom elements: treat as containers
+            return True
+        return el.find(list(_BLOCKS)) is not None
+
+    def block(self, el: Tag, *, top: bool) -> Iterator[_Event]:
+        """Events for one block element."""
+        name = el.name
+        if name in _HEADINGS:
+            text = _heading_text(el)
+            if top:
+                yield _Heading(int(name[1]), text, _attr(el, "data-rag-anchor") or None)
+            elif text:
+                yield [OutLine(text)]
+        elif name in _PARAGRAPHS:
+            text = _norm(_strings(el))
+            if text:
+                yield [OutLine(text)]
+        elif name == "pre":
+            yield fence_block(_pre_text(el), _code_language(el))
+        elif name in ("ul", "ol", "menu"):
+            lines = self._list(el)
+            if lines:
+                yield lines
+        elif name == "table":
+            yield from self._table(el)
+        elif name == "dl":
+            lines = self._dl(el)
+            if lines:
+                yield lines
+        elif name == "hr":
+            return
+        elif _is_admonition(el):
+            lines = self._admonition(el)
+            if lines:
+                yield lines
+        else:
+            yield from self.events(el, top=top)
+
+    def _lines(self, el: Tag) -> list[OutLine]:
+        """All blocks inside ``el`` as lines, without blank lines between them."""
+        out: list[OutLine] = []
+        for ev in self.events(el, top=False):
+            if isinstance(ev, list):
+                out.extend(ev)
+        return out
+
+    def _list(self, el: Tag) -> list[OutLine]:
+        ordered = el.name == "ol"
+        try:
+            number = int(_attr(el, "start") or 1)
+        except ValueError:
+            number = 1
+        out: list[OutLine] = []
+        for li in el.find_all("li", recursive=False):
+            prefix = f"{number}. " if ordered else "- "
+            number += 1
+            lines = self._lines(li)
+            if not lines or lines[0].verbatim:
+                lines.insert(0, OutLine(""))
+            lines[0] = OutLine((prefix + lines[0].text).rstrip())
+            out.append(lines[0])
+            out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in lines[1:])
+        return out
+
+    def _table(self, el: Tag) -> Iterator[_Event]:
+        if el.find("pre"):  # Sphinx line-numbered code tables and layout tables around code
+            for pre in el.find_all("pre"):
+                yield fence_block(_pre_text(pre), _code_language(pre))
+            return
+        rows: list[OutLine] = []
+        for tr in el.find_all("tr"):
+            if tr.find_parent("table") is not el:
+                continue
+            cells = [_norm(_strings(cell)) for cell in tr.find_all(["th", "td"], recursive=False)]
+            if any(cells):
+                rows.append(OutLine(" | ".join(cells)))
+        if rows:
+            yield rows
+
+    def _dl(self, el: Tag) -> list[OutLine]:
+        out: list[OutLine] = []
+        for child in el.find_all(["dt", "dd"], recursive=False):
+            if child.name == "dt":
+                text = _norm(_strings(child))
+                if text:
+                    out.append(OutLine(text))
+            else:
+                out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in self._lines(child))
+        return out
+
+    def _admonition(self, el: Tag) -> list[OutLine]:
+        title_el = None
+        for child in el.find_all(True, recursive=False):
+            if any("title" in c.lower() or "heading" in c.lower() for c in _classes(child)):
+                title_el = child
+                break
+        title = _norm(_strings(title_el)) if title_el is not None else ""
+        if title_el is not None:
+            title_el.extract()
+        if not title and _attr(el, "aria-label"):
+            title = _norm(_attr(el, "aria-label"))
+        body: list[OutLine] = []
+        for ev in self.events(el, top=False):
+            if isinstance(ev, list):
+                if body:
+                    body.append(OutLine(""))
+                body.extend(ev)
+        return ([OutLine(title)] if title else []) + body
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------
+
+
+def _page_title(doc_title: str, h1: str) -> str:
+    """``<title>`` minus a site suffix when the H1 equals the part before a separator."""
+    if not doc_title:
+        return h1
+    if h1:
+        key = h1.casefold()
+        if doc_title.casefold() == key:
+            return doc_title
+        for sep in _TITLE_SEPARATORS:
+            start = 0
+            while (pos := doc_title.find(sep, start)) >= 0:
+                if doc_title[:pos].strip().casefold() == key:
+                    return doc_title[:pos].strip()
+                start = pos + 1
+    return doc_title
+
+
+def parse_html(html: str | bytes, *, url: str, content_selector: str | None = None) -> ParsedPage:
+    """Parse one rendered HTML page into title, sections and metadata.
+
+    ``content_selector`` (CSS) picks the main content when it matches. Raises
+    :class:`ParseError` for binary input or a page without any text.
+    """
+    text = decode_html(html) if isinstance(html, bytes | bytearray) else html
+    text = _check_text(text, url)
+    soup = BeautifulSoup(text, "lxml")
+    for el in soup.find_all(["script", "style", "noscript", "template"]):
+        el.decompose()
+    body = soup.body or soup
+    if not _norm(body.get_text(" ")):
+        raise ParseError(
+            f"{url}: the HTML page has no text content; check that the URL serves the rendered "
+            "page (not a JavaScript shell or a redirect) or exclude it from the source"
+        )
+
+    metadata = _metadata(soup)
+    title_el = soup.head.find("title") if soup.head else soup.find("title")
+    doc_title = _norm(title_el.get_text()) if isinstance(title_el, Tag) else ""
+
+    root = _content_root(soup, content_selector, url)
+    for heading in root.find_all(list(_HEADINGS)):
+        anchor = _explicit_anchor(heading, root)
+        if anchor:
+            heading["data-rag-anchor"] = anchor
+    _remove_chrome(root)
+
+    builder = SectionBuilder()
+    walker = _Walker()
+    first_h1 = ""
+    for ev in walker.block(root, top=True):
+        if isinstance(ev, _Heading):
+            if ev.level == 1 and not first_h1:
+                first_h1 = ev.text
+            builder.heading(ev.level, ev.text, ev.anchor)
+        else:
+            builder.add("\n".join(line.text for line in ev))
+
+    title = _page_title(doc_title, first_h1) or humanize_stem(url)
+    return ParsedPage(title=title, sections=builder.finish(), metadata=metadata)

@@ -1,0 +1,818 @@
+"""Markdown and MDX documents to a :class:`ParsedPage` of plain-text sections.
+
+The document is parsed with markdown-it-py (CommonMark plus tables) and its token tree is
+walked; no HTML is rendered. MDX is first flattened into Markdown: ESM statements and
+``{/* comments */}`` are dropped and JSX components become ``[Name label]`` ... ``[/Name]``
+marker lines (see :func:`flatten_mdx`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html as _html
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+
+from ..records import ParsedPage, Section
+from .errors import ParseError
+from .slugs import github_slug
+
+__all__ = [
+    "OutLine",
+    "SectionBuilder",
+    "fence_block",
+    "flatten_mdx",
+    "humanize_stem",
+    "parse_markdown",
+    "split_frontmatter",
+    "strip_html",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers (also used by the HTML parser)
+# --------------------------------------------------------------------------------------------
+
+
+def humanize_stem(path: str) -> str:
+    """A readable title from a file path or URL: ``"docs/getting-started.md"`` → ``"Getting started"``.
+
+    ``index``/``README`` files take the name of their folder.
+    """
+    parsed = urlsplit(path) if "://" in path else None
+    clean = parsed.path if parsed else path.split("?", 1)[0].split("#", 1)[0]
+    stem = ""
+    for part in reversed([p for p in clean.replace("\\", "/").split("/") if p]):
+        candidate = PurePosixPath(part).stem
+        if candidate.lower() not in ("index", "readme", "_index"):
+            stem = candidate
+            break
+    if not stem and parsed:
+        stem = parsed.netloc
+    words = re.sub(r"[-_\s.]+", " ", stem).strip()
+    return (words[:1].upper() + words[1:]) if words else "Untitled"
+
+
+def _plain_data(value: Any) -> Any:
+    """Make YAML data JSON-friendly: dates become ISO strings, keys strings."""
+    if isinstance(value, dict):
+        return {str(k): _plain_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_data(v) for v in value]
+    if isinstance(value, _dt.date | _dt.datetime):
+        return value.isoformat()
+    return value
+
+
+_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
+
+
+def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
+    """Split a leading YAML frontmatter block off ``text`` (newlines already normalised).
+
+    Returns ``(metadata, body)``; raises :class:`ParseError` when the block is not valid YAML
+    or not a mapping.
+    """
+    match = _FRONTMATTER_RE.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        detail = " ".join(str(exc).split())
+        raise ParseError(
+            f"{path}: invalid YAML frontmatter ({detail}); fix the block between the leading "
+            "'---' lines (quote values containing ':' or '#') or remove it"
+        ) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ParseError(
+            f"{path}: the YAML frontmatter is a {type(data).__name__}, not a mapping; "
+            "write it as 'key: value' lines between the leading '---' lines"
+        )
+    return _plain_data(data), text[match.end() :]
+
+
+def check_not_binary(text: str, *, path: str) -> None:
+    """Raise :class:`ParseError` when ``text`` contains NUL bytes."""
+    if "\x00" in text:
+        raise ParseError(
+            f"{path}: the document contains NUL bytes and looks binary; "
+            "only text documents (Markdown, MDX, HTML) can be parsed, exclude this file from the source"
+        )
+
+
+@dataclass
+class _OpenSection:
+    headings: tuple[str, ...]
+    anchor: str
+    level: int
+    blocks: list[str] = field(default_factory=list)
+
+
+class SectionBuilder:
+    """Collects heading events and text blocks into :class:`Section` records.
+
+    The first heading of a page, when it is an H1, is the page title (``title_heading``) and
+    does not start a section; text before the next heading forms the intro section
+    (``headings=()``, ``anchor=''``, ``level=1``).
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+        self.title_heading: str | None = None
+        self._sections: list[Section] = []
+        self._path: list[tuple[int, str]] = []
+        self._current = _OpenSection((), "", 1)
+        self._any_heading = False
+
+    def heading(self, level: int, text: str, anchor: str | None = None) -> None:
+        """Start a new section at a heading (``anchor`` None: slug the text)."""
+        if anchor:
+            self.seen.setdefault(anchor, 0)
+        else:
+            anchor = github_slug(text, self.seen)
+        if not self._any_heading and level == 1:
+            self._any_heading = True
+            self.title_heading = text
+            return
+        self._any_heading = True
+        self._close()
+        while self._path and self._path[-1][0] >= level:
+            self._path.pop()
+        self._path.append((level, text))
+        self._current = _OpenSection(tuple(t for _, t in self._path), anchor, level)
+
+    def add(self, block: str) -> None:
+        """Append a block of text (a paragraph, a list, a code block...) to the current section."""
+        if block.strip():
+            self._current.blocks.append(block.strip("\n"))
+
+    def _close(self) -> None:
+        cur = self._current
+        text = "\n\n".join(cur.blocks).strip()
+        self._sections.append(Section(cur.headings, cur.anchor, cur.level, text))
+
+    def finish(self) -> list[Section]:
+        """All sections; an empty intro is left out when other sections exist."""
+        self._close()
+        sections = self._sections
+        if len(sections) > 1 and not sections[0].headings and not sections[0].text:
+            sections = sections[1:]
+        return sections
+
+
+# --------------------------------------------------------------------------------------------
+# MDX → Markdown
+# --------------------------------------------------------------------------------------------
+
+_FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+_FENCE_CLOSE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+_ESM_START_RE = re.compile(
+    r"^(?:import(?:\s+type)?\s*(?:[\w$*{]|['\"])"
+    r"|export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|type\b|interface\b|\{|\*))"
+)
+_ESM_CONTINUES_RE = re.compile(r"^(?:[ \t]+\S|[ \t]*(?:[)\]}.,+\-*/?:=&|]|from\b|as\b))")
+_DIRECTIVE_OPEN_RE = re.compile(r"^([ \t]*):{3,}[ \t]*([A-Za-z][\w-]*)[ \t]*(?:\[(.*?)\])?[ \t]*(?:\{[^}]*\})?[ \t]*(.*?)[ \t]*$")
+_DIRECTIVE_CLOSE_RE = re.compile(r"^([ \t]*):{3,}[ \t]*$")
+_TAG_NAME_RE = re.compile(r"[A-Za-z_$][\w$.:-]*")
+_ATTR_NAME_RE = re.compile(r"[^\s=/>{}<\"']+")
+_LABEL_ATTRS = ("type", "title", "label", "slot")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass
+class _Line:
+    """One line of the flattened document: ``kind`` is text, fence (a fence delimiter),
+    code (inside a fence), open or close (a component marker)."""
+
+    text: str
+    kind: str = "text"
+    elem: int = -1
+
+
+@dataclass
+class _Tag:
+    kind: str  # open | close | self
+    name: str
+    label: str | None
+    before_blank: bool = True
+    after_blank: bool = True
+    block: bool = False
+    elem: int = -1
+
+
+@dataclass
+class _Fence:
+    lines: list[_Line]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _split_fences(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Split lines into ("prose", lines) and ("fence", lines) runs."""
+    runs: list[tuple[str, list[str]]] = []
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE_OPEN_RE.match(lines[i])
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            marker = m.group(1)
+            j = i + 1
+            while j < len(lines):
+                c = _FENCE_CLOSE_RE.match(lines[j])
+                if c and c.group(1)[0] == marker[0] and len(c.group(1)) >= len(marker):
+                    break
+                j += 1
+            if prose:
+                runs.append(("prose", prose))
+                prose = []
+            runs.append(("fence", lines[i : j + 1]))
+            i = j + 1
+            continue
+        prose.append(lines[i])
+        i += 1
+    if prose:
+        runs.append(("prose", prose))
+    return runs
+
+
+def _bracket_delta(line: str) -> int:
+    """Net count of opened brackets on a line, ignoring quoted strings."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"`":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif line.startswith("//", i):
+            break
+        i += 1
+    return depth
+
+
+def _drop_esm(lines: list[str]) -> list[str]:
+    """Remove top-level ``import``/``export`` statements (single- or multi-line) from prose lines."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _ESM_START_RE.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        depth = 0
+        j = i
+        while j < len(lines):
+            depth += _bracket_delta(lines[j])
+            j += 1
+            if depth <= 0:
+                nxt = lines[j] if j < len(lines) else ""
+                if lines[j - 1].rstrip().endswith(";") or not nxt.strip() or not _ESM_CONTINUES_RE.match(nxt):
+                    break
+        i = j
+    return out
+
+
+def _skip_braces(s: str, i: int) -> int:
+    """Index just past the ``}`` matching the ``{`` at ``s[i]`` (-1 when unbalanced)."""
+    depth = 0
+    while i < len(s):
+        c = s[i]
+        if c in "'\"`":
+            end = i + 1
+            while end < len(s) and s[end] != c:
+                end += 2 if s[end] == "\\" else 1
+            i = end
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _parse_tag(s: str, i: int) -> tuple[_Tag, int] | None:
+    """Parse a JSX tag of an (uppercase) component or fragment at ``s[i] == '<'``."""
+    j = i + 1
+    closing = s.startswith("/", j)
+    if closing:
+        j += 1
+    if s.startswith(">", j):  # fragment <> or </>
+        return _Tag("close" if closing else "open", "", None), j + 1
+    m = _TAG_NAME_RE.match(s, j)
+    if not m or not m.group(0)[0].isupper():
+        return None
+    name = m.group(0)
+    j = m.end()
+    attrs: dict[str, str] = {}
+    while j < len(s):
+        while j < len(s) and s[j].isspace():
+            j += 1
+        if s.startswith("/>", j):
+            if closing:
+                return None
+            return _Tag("self", name, _label(attrs)), j + 2
+        if s.startswith(">", j):
+            return _Tag("close" if closing else "open", name, _label(attrs)), j + 1
+        if closing:
+            return None
+        if s.startswith("{", j):  # spread {...props}
+            j = _skip_braces(s, j)
+            if j < 0:
+                return None
+            continue
+        am = _ATTR_NAME_RE.match(s, j)
+        if not am:
+            return None
+        key = am.group(0)
+        j = am.end()
+        k = j
+        while k < len(s) and s[k] in " \t\n":
+            k += 1
+        if not s.startswith("=", k):
+            attrs[key] = ""
+            continue
+        k += 1
+        while k < len(s) and s[k] in " \t\n":
+            k += 1
+        if k < len(s) and s[k] in "'\"":
+            end = s.find(s[k], k + 1)
+            if end < 0:
+                return None
+            attrs[key] = s[k + 1 : end]
+            j = end + 1
+        elif s.startswith("{", k):
+            end = _skip_braces(s, k)
+            if end < 0:
+                return None
+            value = s[k + 1 : end - 1].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"`":
+                attrs[key] = value[1:-1]
+            j = end
+        else:
+            return None
+    return None
+
+
+def _label(attrs: dict[str, str]) -> str | None:
+    for key in _LABEL_ATTRS:
+        value = " ".join(attrs.get(key, "").split())
+        if value:
+            return value
+    return None
+
+
+def _scan_jsx(s: str) -> list[str | _Tag]:
+    """Split one prose run into text pieces and component tags; drop ``{/* comments */}``.
+
+    Inline code spans and backslash escapes are copied untouched.
+    """
+    events: list[str | _Tag] = []
+    buf: list[str] = []
+    i = 0
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            buf.append(s[i : i + 2])
+            i += 2
+        elif c == "`":
+            run = 0
+            while i + run < n and s[i + run] == "`":
+                run += 1
+            end = _find_code_span_end(s, i + run, run)
+            stop = end if end >= 0 else i + run
+            buf.append(s[i:stop])
+            i = stop
+        elif c == "{" and s.startswith("{/*", i):
+            end = s.find("*/}", i + 3)
+            if end < 0:
+                buf.append(c)
+                i += 1
+            else:
+                i = end + 3
+        elif c == "<" and i + 1 < n and (s[i + 1].isupper() or s[i + 1] in "/>"):
+            parsed = _parse_tag(s, i)
+            if parsed is None:
+                buf.append(c)
+                i += 1
+            else:
+                if buf:
+                    events.append("".join(buf))
+                    buf = []
+                events.append(parsed[0])
+                i = parsed[1]
+        else:
+            buf.append(c)
+            i += 1
+    if buf:
+        events.append("".join(buf))
+    return events
+
+
+def _find_code_span_end(s: str, start: int, run: int) -> int:
+    """Index past the backtick run of length ``run`` closing a code span (same paragraph), or -1."""
+    blank = _BLANK_LINE_RE.search(s, start)
+    limit = blank.start() if blank else len(s)
+    i = start
+    while (j := s.find("`" * run, i, limit)) >= 0:
+        k = j
+        while k < len(s) and s[k] == "`":
+            k += 1
+        if k - j == run:
+            return k
+        i = k
+    return -1
+
+
+def _classify(events: list[str | _Tag | _Fence]) -> None:
+    """Mark component tags as block (alone on their lines) or inline and pair them up."""
+    blank = True
+    for ev in events:
+        if isinstance(ev, _Fence):
+            blank = True
+        elif isinstance(ev, str):
+            tail = ev.rsplit("\n", 1)
+            if len(tail) == 2:
+                blank = not tail[1].strip()
+            elif ev.strip():
+                blank = False
+        else:
+            ev.before_blank = blank
+    blank = True
+    for ev in reversed(events):
+        if isinstance(ev, _Fence):
+            blank = True
+        elif isinstance(ev, str):
+            head = ev.split("\n", 1)
+            if len(head) == 2:
+                blank = not head[0].strip()
+            elif ev.strip():
+                blank = False
+        else:
+            ev.after_blank = blank
+    stack: list[_Tag] = []
+    next_id = 0
+    for ev in events:
+        if not isinstance(ev, _Tag):
+            continue
+        if ev.kind == "self":
+            ev.block = ev.before_blank and ev.after_blank
+        elif ev.kind == "open":
+            ev.block = ev.before_blank and ev.after_blank  # refined when the close tag is seen
+            ev.elem = next_id
+            next_id += 1
+            stack.append(ev)
+        else:
+            names = [t.name for t in stack]
+            if ev.name not in names:
+                ev.block = False
+                continue
+            while stack:
+                opener = stack.pop()
+                if opener.name == ev.name:
+                    break
+            opener.block = opener.before_blank and ev.after_blank
+            ev.block = opener.block
+            ev.elem = opener.elem
+
+
+def _assemble(events: list[str | _Tag | _Fence]) -> list[_Line]:
+    """Turn scanned events into lines, block components as marker lines between blank lines."""
+    out: list[_Line] = []
+    cur = ""
+
+    for ev in events:
+        if isinstance(ev, str):
+            parts = ev.split("\n")
+            cur += parts[0]
+            for part in parts[1:]:
+                out.append(_Line(cur))
+                cur = part
+        elif isinstance(ev, _Fence):
+            if cur:
+                out.append(_Line(cur))
+            cur = ""
+            out.extend(ev.lines)
+        elif ev.block:
+            indent = cur[: _indent(cur)]
+            if cur.strip():
+                out.append(_Line(cur))
+            if ev.kind == "self":
+                if ev.label:
+                    out += [_Line(""), _Line(f"{indent}[{ev.name} {ev.label}]"), _Line("")]
+            elif ev.name:
+                text = f"[/{ev.name}]" if ev.kind == "close" else f"[{ev.name}{' ' + ev.label if ev.label else ''}]"
+                out += [_Line(""), _Line(indent + text, ev.kind, ev.elem), _Line("")]
+            else:  # a fragment: keeps its place for dedenting, shows nothing
+                out.append(_Line(indent, ev.kind, ev.elem))
+            cur = indent
+        elif ev.kind == "self" and ev.label:
+            cur += f"[{ev.name} {ev.label}]"
+    if cur:
+        out.append(_Line(cur))
+    return out
+
+
+def _directives(lines: list[_Line], first_id: int) -> list[_Line]:
+    """Turn ``:::note[Title]`` ... ``:::`` container directives into marker lines."""
+    out: list[_Line] = []
+    stack: list[tuple[str, int]] = []
+    next_id = first_id
+    for line in lines:
+        if line.kind == "text":
+            m = _DIRECTIVE_OPEN_RE.match(line.text)
+            if m:
+                indent, name, bracket, rest = m.groups()
+                label = (bracket or rest or "").strip()
+                stack.append((name, next_id))
+                marker = f"{indent}[{name}{' ' + label if label else ''}]"
+                out += [_Line(""), _Line(marker, "open", next_id), _Line("")]
+                next_id += 1
+                continue
+            m = _DIRECTIVE_CLOSE_RE.match(line.text)
+            if m and stack:
+                name, elem = stack.pop()
+                out += [_Line(""), _Line(f"{m.group(1)}[/{name}]", "close", elem), _Line("")]
+                continue
+        out.append(line)
+    return out
+
+
+def _dedent_bodies(lines: list[_Line]) -> None:
+    """Dedent each component body to the indentation of its opening marker (outer ones first)."""
+    opens: dict[int, int] = {}
+    ranges: list[tuple[int, int]] = []
+    for idx, line in enumerate(lines):
+        if line.kind == "open":
+            opens[line.elem] = idx
+        elif line.kind == "close" and line.elem in opens:
+            ranges.append((opens.pop(line.elem), idx))
+    for start, end in sorted(ranges):
+        body = [ln for ln in lines[start + 1 : end] if ln.kind != "code" and ln.text.strip()]
+        if not body:
+            continue
+        extra = min(_indent(ln.text) for ln in body) - _indent(lines[start].text)
+        if extra <= 0:
+            continue
+        for ln in lines[start + 1 : end]:
+            cut = min(extra, _indent(ln.text))
+            ln.text = ln.text[cut:]
+
+
+def flatten_mdx(text: str, *, mdx: bool = True) -> str:
+    """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
+
+    Outside fenced code: ESM ``import``/``export`` statements and ``{/* comments */}`` are
+    dropped; a component alone on its lines becomes a marker line ``[Name label]`` (label: its
+    ``type``, ``title``, ``label`` or ``slot`` attribute) and ``[/Name]``, its body dedented to
+    the marker's indentation; self-closing components without a label disappear; components
+    inside a line are unwrapped. ``:::tip[Title]`` ... ``:::`` directives become markers too.
+    """
+    events: list[str | _Tag | _Fence] = []
+    for kind, run in _split_fences(text.split("\n")):
+        if kind == "fence":
+            fence = [_Line(run[0], "fence")] + [_Line(ln, "code") for ln in run[1:]]
+            if len(run) > 1 and _FENCE_CLOSE_RE.match(run[-1]):
+                fence[-1].kind = "fence"
+            events.append(_Fence(fence))
+        elif mdx:
+            events.extend(_scan_jsx("".join(line + "\n" for line in _drop_esm(run))))
+        else:
+            events.append("".join(line + "\n" for line in run))
+    if mdx:
+        _classify(events)
+    lines = _assemble(events)
+    first_id = 1 + max((ln.elem for ln in lines), default=0)
+    lines = _directives(lines, first_id)
+    _dedent_bodies(lines)
+    return "\n".join(ln.text for ln in lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Token tree → plain text
+# --------------------------------------------------------------------------------------------
+
+_HEADING_ID_RE = re.compile(r"\s*\{#([^\s{}]+)(?:\s[^{}]*)?\}\s*$")
+_HTML_DROP_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>", re.S | re.I)
+_HTML_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
+_BR_RE = re.compile(r"<br\b[^>]*>", re.I)
+_HTML_BLOCK_TAGS = (
+    "address|article|aside|blockquote|br|dd|details|div|dl|dt|figcaption|figure|footer|h[1-6]|header"
+    "|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|tfoot|th|thead|tr|ul"
+)
+_MDX_HTML_RE = re.compile(
+    r"(`+)[^`]*?\1"  # a code span: kept as is
+    r"|<(script|style)\b.*?</\2\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>"
+    rf"|(?<!\\)(</?(?:{_HTML_BLOCK_TAGS})\b[^<>]*>)"
+    r"|(?<!\\)</?[A-Za-z][^<>]*>",
+    re.S | re.I,
+)
+
+
+def strip_html(fragment: str) -> str:
+    """The text of an HTML fragment: tags and comments removed, entities decoded, whitespace collapsed."""
+    text = _HTML_TAG_RE.sub(" ", _HTML_DROP_RE.sub(" ", fragment))
+    return " ".join(_html.unescape(text).split())
+
+
+def _mdx_html_to_markdown(fragment: str) -> str:
+    """Drop the tags of an HTML block in MDX, whose content is Markdown; block tags break paragraphs."""
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(0)
+        return "\n\n" if m.group(3) else ""
+
+    return textwrap.dedent(_MDX_HTML_RE.sub(repl, fragment))
+
+
+@dataclass
+class OutLine:
+    """A rendered line; ``verbatim`` lines (code) are never indented."""
+
+    text: str
+    verbatim: bool = False
+
+
+def fence_block(code: str, lang: str) -> list[OutLine]:
+    """A code block as fence lines: ```` ``` ````, or ``~~~`` when the code itself has ``` lines."""
+    code = code.rstrip("\n")
+    ticks = [len(m.group(1)) for m in re.finditer(r"^[ \t]*(`{3,})", code, re.M)]
+    if not ticks:
+        fence = "```"
+    elif not re.search(r"^[ \t]*~~~", code, re.M):
+        fence = "~~~"
+    else:
+        fence = "`" * (max(ticks) + 1)
+    body = [OutLine(line, True) for line in code.split("\n")] if code else []
+    return [OutLine(fence + lang, True), *body, OutLine(fence, True)]
+
+
+def _inline(node: SyntaxTreeNode) -> str:
+    """Plain text of inline content: markup dropped, link text and image alt kept."""
+    parts: list[str] = []
+
+    def walk(n: SyntaxTreeNode) -> None:
+        for child in n.children:
+            t = child.type
+            if t in ("text", "code_inline"):
+                parts.append(child.content)
+            elif t == "softbreak":
+                parts.append(" ")
+            elif t == "hardbreak":
+                parts.append("\n")
+            elif t == "html_inline":
+                if _BR_RE.match(child.content):
+                    parts.append("\n")
+            else:
+                walk(child)
+
+    walk(node)
+    text = "".join(parts)
+    return "\n".join(" ".join(line.split()) for line in text.split("\n")).strip()
+
+
+class _Renderer:
+    """Renders block nodes of a markdown-it syntax tree to plain-text lines."""
+
+    def __init__(self, mdx: bool, *, nested: bool = False) -> None:
+        self.mdx = mdx
+        self.nested = nested  # inside an MDX HTML block already: no further re-parsing
+
+    def blocks(self, nodes: list[SyntaxTreeNode]) -> list[OutLine]:
+        """Several blocks, a blank line apart."""
+        out: list[OutLine] = []
+        for child in nodes:
+            lines = self.render(child)
+            if lines and out:
+                out.append(OutLine(""))
+            out.extend(lines)
+        return out
+
+    def render(self, node: SyntaxTreeNode) -> list[OutLine]:
+        """Render one block node to lines."""
+        t = node.type
+        if t in ("paragraph", "heading"):
+            return [OutLine(line) for line in _inline(node.children[0]).split("\n")] if node.children else []
+        if t == "inline":
+            return [OutLine(_inline(node))]
+        if t == "fence":
+            info = (node.info or "").strip().split(maxsplit=1)
+            return fence_block(node.content, info[0].strip("{}.") if info else "")
+        if t == "code_block":
+            return fence_block(node.content, "")
+        if t == "html_block":
+            return self._html_block(node.content)
+        if t in ("bullet_list", "ordered_list"):
+            return self._list(node)
+        if t == "table":
+            rows: list[OutLine] = []
+            for row in _descendants(node, "tr"):
+                cells = [_inline(cell.children[0]) if cell.children else "" for cell in row.children]
+                if any(cells):
+                    rows.append(OutLine(" | ".join(cells)))
+            return rows
+        if t == "hr":
+            return []
+        return self.blocks(node.children)  # blockquote and anything else: its blocks
+
+    def _html_block(self, content: str) -> list[OutLine]:
+        if not self.mdx or self.nested:
+            text = strip_html(content)
+            return [OutLine(text)] if text else []
+        tree = SyntaxTreeNode(_MD[True].parse(_mdx_html_to_markdown(content)))
+        return _Renderer(True, nested=True).blocks(tree.children)
+
+    def _list(self, node: SyntaxTreeNode) -> list[OutLine]:
+        ordered = node.type == "ordered_list"
+        start = int(node.attrs.get("start", 1) or 1) if ordered else 1
+        out: list[OutLine] = []
+        for idx, item in enumerate(node.children):
+            prefix = f"{start + idx}. " if ordered else "- "
+            lines: list[OutLine] = []
+            for child in item.children:
+                lines.extend(self.render(child))
+            if not lines or lines[0].verbatim:
+                lines.insert(0, OutLine(""))
+            lines[0] = OutLine((prefix + lines[0].text).rstrip())
+            for line in lines[1:]:
+                if not line.verbatim and line.text:
+                    line.text = "  " + line.text
+            out.extend(line for line in lines if line.text or line.verbatim)
+        return out
+
+
+def _descendants(node: SyntaxTreeNode, kind: str) -> list[SyntaxTreeNode]:
+    found: list[SyntaxTreeNode] = []
+    for child in node.children:
+        if child.type == kind:
+            found.append(child)
+        else:
+            found.extend(_descendants(child, kind))
+    return found
+
+
+def _markdown_it(mdx: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark").enable("table")
+    if mdx:
+        md.disable("code")  # MDX has no indented code blocks
+    return md
+
+
+_MD = {False: _markdown_it(False), True: _markdown_it(True)}
+
+
+def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
+    """Parse a Markdown (or, with ``mdx=True``, MDX) document into title, sections and metadata.
+
+    Raises :class:`ParseError` for binary input and invalid frontmatter.
+    """
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    check_not_binary(text, path=path)
+    metadata, body = split_frontmatter(text, path=path)
+    body = flatten_mdx(body, mdx=mdx)
+    tree = SyntaxTreeNode(_MD[mdx].parse(body))
+
+    builder = SectionBuilder()
+    renderer = _Renderer(mdx)
+    for node in tree.children:
+        if node.type == "heading":
+            heading = _inline(node.children[0]) if node.children else ""
+            heading = " ".join(heading.split())
+            explicit = _HEADING_ID_RE.search(heading)
+            anchor = None
+            if explicit:
+                anchor = explicit.group(1)
+                heading = heading[: explicit.start()].rstrip()
+            builder.heading(int(node.tag[1]), heading, anchor)
+        else:
+            builder.add("\n".join(line.text for line in renderer.render(node)))
+
+    title = metadata.get("title")
+    if not isinstance(title, str | int | float) or not str(title).strip():
+        title = builder.title_heading or humanize_stem(path)
+    return ParsedPage(title=" ".join(str(title).split()), sections=builder.finish(), metadata=metadata)

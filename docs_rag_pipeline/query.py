@@ -1,0 +1,27 @@
+"""The thin query path behind ``from docs_rag_pipeline import search, ask``. No Dagster here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .answering.extractive import extractive_answer
+from .context import get_context
+from .records import Answer, Hit
+from .retrieval import search as _search
+
+
+def search(query: str, *, top_k: int = 5, source: str | None = None, filters: dict[str, Any] | None = None,
+           mode: str = "hybrid", config: str | Path | None = None) -> list[Hit]:
+    """Hybrid (BM25 + dense, RRF) search over the indexed chunks."""
+    return _search(get_context(config), query, top_k=top_k, source=source, filters=filters, mode=mode)
+
+
+def ask(question: str, *, top_k: int | None = None, source: str | None = None,
+        filters: dict[str, Any] | None = None, config: str | Path | None = None) -> Answer:
+    """An answer built only from retrieved text, every sentence cited; refuses when the docs
+    don't cover the question."""
+    ctx = get_context(config)
+    k = top_k or ctx.config.retrieval.top_k
+    hits = _search(ctx, question, top_k=k, source=source, filters=filters)
+    return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval)

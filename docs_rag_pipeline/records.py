@@ -1,0 +1,117 @@
+"""Typed records that flow through the pipeline: plain dataclasses, no Dagster."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A part of a page under one heading.
+
+    ``headings`` is the heading path below the page title (empty for the page's intro),
+    ``anchor`` the fragment the site gives that heading ('' for the intro), ``level`` the
+    heading level (1 for the intro), ``text`` plain text: paragraphs separated by a blank line,
+    list items as ``- item``, table rows as ``a | b | c``, code blocks verbatim (fenced with
+    ```` ``` ````) so the chunker never splits inside one.
+    """
+
+    headings: tuple[str, ...]
+    anchor: str
+    level: int
+    text: str
+
+
+@dataclass(slots=True)
+class ParsedPage:
+    """What a parser returns for one document."""
+
+    title: str
+    sections: list[Section]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Page:
+    """One document of a source, as a source reports it."""
+
+    source: str
+    page_url: str
+    path: str  # the path inside the source (or the URL for web pages)
+    content_hash: str
+    format: str  # markdown | mdx | html | asciidoc | rst
+    body: str | None = None  # the raw document; None when unchanged and not loaded
+    status: str = "new"  # new | changed | unchanged | deleted
+
+
+@dataclass(slots=True)
+class Chunk:
+    chunk_id: str
+    source: str
+    page_url: str
+    url: str
+    title: str
+    headings: list[str]
+    parent_id: str | None
+    chunk_index: int
+    text: str
+    content_hash: str  # the page's content hash
+    token_count: int
+    updated_at: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def embedding_text(self) -> str:
+        """What the embedding model sees: title, heading path, then the text."""
+        head = " > ".join([self.title, *self.headings]) if self.title else " > ".join(self.headings)
+        return f"{head}\n{self.text}" if head else self.text
+
+
+@dataclass(slots=True)
+class Hit:
+    chunk_id: str
+    source: str
+    url: str
+    page_url: str
+    title: str
+    headings: list[str]
+    text: str
+    score: float
+    parent_id: str | None
+    chunk_index: int = 0
+    vector_similarity: float | None = None  # cosine similarity to the query, when known
+    fulltext_score: float | None = None  # BM25 score, when the chunk matched the full-text search
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Citation:
+    n: int
+    chunk_id: str
+    url: str
+    title: str
+    snippet: str
+    score: float
+    supported: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Answer:
+    answer: str
+    citations: list[Citation]
+    refused: bool
+    trace_id: str
+    mode: str = "extractive"
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        if out["warning"] is None:
+            del out["warning"]
+        return out

@@ -1,0 +1,242 @@
+"""The incremental refresh, one function per stage. Plain Python: the Dagster assets call these.
+
+scan → parse (pages) → chunk → embed (cached) → write (one merge_insert) → optimize.
+Rows are plain dicts so the asset layer can store them as Parquet.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .chunking import Budget, chunk_page, metadata_tags, page_parents
+from .context import Context
+from .embedding import text_sha
+from .parsing import ParseError, parse_document
+from .records import Chunk, ParsedPage, Section
+from .sources import source_for
+
+Log = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+PAGE_COLUMNS = ["source", "page_url", "path", "format", "content_hash", "status", "title", "sections",
+                "metadata", "error"]
+
+
+@dataclass(slots=True)
+class RefreshStats:
+    pages_new: int = 0
+    pages_changed: int = 0
+    pages_unchanged: int = 0
+    pages_deleted: int = 0
+    pages_skipped: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    chunks_cached: int = 0
+    rows_written: int = 0
+    rows_deleted: int = 0
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        keys = ["pages_new", "pages_changed", "pages_unchanged", "pages_deleted", "chunks_total",
+                "chunks_embedded", "chunks_cached", "rows_written", "rows_deleted", "seconds"]
+        d = asdict(self)
+        return {k: d[k] for k in keys}
+
+
+def scan_pages(ctx: Context, source_name: str, *, log: Log = _quiet) -> list[dict[str, Any]]:
+    """Scan a source against what is indexed; parse new and changed pages.
+
+    One row per page with ``status`` new | changed | unchanged | deleted | skipped (a page that
+    could not be parsed: logged with the reason; its indexed chunks are kept).
+    """
+    src_cfg = ctx.config.source(source_name)
+    state = ctx.chunks.page_state(source_name)
+    scan = source_for(src_cfg).scan(state, log=log)
+    rows: list[dict[str, Any]] = []
+    for page in scan.pages:
+        row = {"source": source_name, "page_url": page.page_url, "path": page.path, "format": page.format,
+               "content_hash": page.content_hash, "status": page.status, "title": None, "sections": None,
+               "metadata": None, "error": None}
+        if page.status in ("new", "changed"):
+            try:
+                parsed = parse_document(page.body or "", fmt=page.format, path=page.path)
+                if not any(s.text.strip() for s in parsed.sections):
+                    raise ParseError(f"{page.path}: no text found; add content or exclude the file")
+                row.update(title=parsed.title, metadata=json.dumps(parsed.metadata, default=str, sort_keys=True),
+                           sections=json.dumps([asdict(s) for s in parsed.sections]))
+                log(f"[PARSE] {page.path}: {page.status}, {len(parsed.sections)} sections, title {parsed.title!r}")
+            except ParseError as exc:
+                row.update(status="skipped", error=str(exc))
+                log(f"[PARSE] {page.path}: skipped: {exc}")
+            except Exception as exc:  # a parser bug must not fail the run; say where
+                row.update(status="skipped", error=f"{type(exc).__name__}: {exc}")
+                log(f"[PARSE] {page.path}: skipped: parser failed with {type(exc).__name__}: {exc}")
+        rows.append(row)
+    for url in scan.deleted if scan.complete else []:
+        rows.append({"source": source_name, "page_url": url, "path": None, "format": None, "content_hash": None,
+                     "status": "deleted", "title": None, "sections": None, "metadata": None, "error": None})
+    return rows
+
+
+def page_counts(pages: Sequence[dict[str, Any]]) -> dict[str, int]:
+    out = {k: 0 for k in ("new", "changed", "unchanged", "deleted", "skipped")}
+    for p in pages:
+        out[p["status"]] += 1
+    return out
+
+
+def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]], *,
+                 log: Log = _quiet) -> list[dict[str, Any]]:
+    """Chunk the new and changed pages; re-link first chunks of unchanged pages whose parent moved."""
+    src_cfg = ctx.config.source(source_name)
+    emb = ctx.embedder
+    budget = Budget(window=emb.max_tokens, target=ctx.config.chunking.target_tokens,
+                    overlap=ctx.config.chunking.overlap_tokens)
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    chunks: list[Chunk] = []
+    for p in pages:
+        if p["status"] not in ("new", "changed"):
+            continue
+        parsed = ParsedPage(title=p["title"], metadata=json.loads(p["metadata"] or "{}"),
+                            sections=[Section(headings=tuple(s["headings"]), anchor=s["anchor"], level=s["level"],
+                                              text=s["text"]) for s in json.loads(p["sections"])])
+        meta = {**src_cfg.metadata, "section": _top_section(p["path"])}
+        page_chunks = chunk_page(parsed, source=source_name, page_url=p["page_url"], content_hash=p["content_hash"],
+                                 updated_at=now, budget=budget, count=emb.count_tokens, metadata=meta)
+        log(f"[CHUNK] {p['path']}: {len(page_chunks)} chunks")
+        chunks.extend(page_chunks)
+
+    # cross-file parents: a page's first chunk points to its parent page's first chunk
+    live = {p["page_url"]: p["path"] for p in pages if p["status"] != "deleted" and p["path"]}
+    parents = page_parents(live)
+    first = ctx.chunks.first_chunks(source_name)
+    for c in chunks:
+        if c.chunk_index == 0:
+            first[c.page_url] = c.chunk_id
+    for url in [p["page_url"] for p in pages if p["status"] == "deleted"]:
+        first.pop(url, None)
+    for c in chunks:
+        if c.chunk_index == 0:
+            c.parent_id = first.get(parents.get(c.page_url, ""))
+    rows = [chunk_row(c) for c in chunks]
+    # unchanged pages whose parent page changed: rewrite only the first chunk's parent_id
+    touched = {p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")}
+    relink = [u for u, parent in parents.items() if parent in touched and u not in touched]
+    relink += [u for u in live if u not in parents and u not in touched]  # parent may have been deleted
+    if relink:
+        from .store import sql_in, sql_str
+
+        stored = ctx.chunks.rows(f"source = {sql_str(source_name)} AND chunk_index = 0 AND {sql_in('page_url', relink)}")
+        for r in stored:
+            want = first.get(parents.get(r["page_url"], ""))
+            if r["parent_id"] != want:
+                r["parent_id"] = want
+                r["metadata"] = json.dumps(r["metadata"], default=str, sort_keys=True)
+                rows.append(r)
+                log(f"[CHUNK] {r['page_url']}: parent re-linked")
+    return rows
+
+
+def _top_section(path: str | None) -> str:
+    if not path:
+        return ""
+    parts = path.strip("/").split("/")
+    from .chunking import logical_path
+
+    return parts[0] if len(parts) > 1 else (logical_path(path) or "index")
+
+
+def chunk_row(c: Chunk) -> dict[str, Any]:
+    """A chunk as a flat row: metadata as JSON text, tags for filtering."""
+    d = asdict(c)
+    d["tags"] = metadata_tags(c.metadata)
+    d["metadata"] = json.dumps(c.metadata, default=str, sort_keys=True)
+    return d
+
+
+def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quiet) -> list[dict[str, Any]]:
+    """Attach a vector to each chunk row: from the cache where the same text was embedded by the same
+    model before, else from the model (in batches), stored in the cache."""
+    emb = ctx.embedder
+    texts = [_embedding_text(r) for r in rows]
+    shas = [text_sha(t) for t in texts]
+    cached = ctx.cache.get_many(emb.name, shas)
+    todo: dict[str, str] = {}
+    for sha, t in zip(shas, texts):
+        if sha not in cached:
+            todo.setdefault(sha, t)
+    fresh: dict[str, np.ndarray] = {}
+    if todo:
+        keys = list(todo)
+        step = max(getattr(emb, "batch_size", 32) * 4, 32)
+        for i in range(0, len(keys), step):
+            part = keys[i:i + step]
+            vecs = emb.embed([todo[k] for k in part])
+            fresh.update(zip(part, vecs))
+            log(f"[EMBED] {min(i + step, len(keys))}/{len(keys)} texts embedded with {emb.name}")
+        ctx.cache.put_many(emb.name, fresh)
+    out = []
+    for r, sha in zip(rows, shas):
+        from_cache = sha in cached
+        vec = cached[sha] if from_cache else fresh[sha]
+        out.append({**r, "vector": np.asarray(vec, dtype=np.float32).tolist(), "from_cache": from_cache})
+    log(f"[EMBED] {len(rows)} chunks: {sum(not r['from_cache'] for r in out)} embedded, "
+        f"{sum(r['from_cache'] for r in out)} from cache")
+    return out
+
+
+def _embedding_text(r: dict[str, Any]) -> str:
+    c = Chunk(**{k: r[k] for k in ("chunk_id", "source", "page_url", "url", "title", "headings", "parent_id",
+                                    "chunk_index", "text", "content_hash", "token_count", "updated_at")})
+    return c.embedding_text()
+
+
+def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
+                pages: Sequence[dict[str, Any]], *, log: Log = _quiet) -> dict[str, Any]:
+    """One merge_insert for the source (upserts + deletion of stale rows), then optimize."""
+    replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
+    stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
+    if stats.rows_written or stats.rows_deleted:
+        ctx.chunks.ensure_indexes_and_optimize()
+        ctx.cache.optimize()
+    elif ctx.chunks.exists():
+        ctx.chunks.ensure_indexes_and_optimize()  # cheap when nothing changed; builds a missing index
+    total = ctx.chunks.count(source_name)
+    log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
+        f"{total} chunks indexed (table {ctx.chunks.name} v{ctx.chunks.version()})")
+    return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,
+            "table": ctx.chunks.name, "table_version": ctx.chunks.version()}
+
+
+def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStats:
+    """The whole refresh without Dagster (for benchmarks and tests of the core)."""
+    st = RefreshStats()
+    t0 = time.perf_counter()
+    pages = scan_pages(ctx, source_name, log=log)
+    t1 = time.perf_counter()
+    rows = build_chunks(ctx, source_name, pages, log=log)
+    t2 = time.perf_counter()
+    rows = embed_rows(ctx, rows, log=log)
+    t3 = time.perf_counter()
+    w = write_index(ctx, source_name, rows, pages, log=log)
+    t4 = time.perf_counter()
+    counts = page_counts(pages)
+    st.pages_new, st.pages_changed, st.pages_unchanged = counts["new"], counts["changed"], counts["unchanged"]
+    st.pages_deleted, st.pages_skipped = counts["deleted"], counts["skipped"]
+    st.chunks_embedded = sum(not r["from_cache"] for r in rows)
+    st.chunks_cached = sum(bool(r["from_cache"]) for r in rows)
+    st.rows_written, st.rows_deleted, st.chunks_total = w["rows_written"], w["rows_deleted"], w["chunks_total"]
+    st.stage_seconds = {"scan": t1 - t0, "chunk": t2 - t1, "embed": t3 - t2, "index": t4 - t3}
+    st.seconds = round(t4 - t0, 3)
+    return st

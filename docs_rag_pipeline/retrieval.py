@@ -1,0 +1,142 @@
+"""Hybrid search: LanceDB full-text (BM25) + vector, fused with reciprocal rank fusion.
+
+Each retriever keeps its raw score (BM25, cosine similarity) on the hit, so answering can tell a
+relevant result from a merely best one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+import numpy as np
+
+from .context import Context
+from .records import Hit
+from .store import sql_str
+
+MODES = ("hybrid", "fulltext", "vector")
+
+
+class QueryError(ValueError):
+    """A malformed query or filter, with what to change."""
+
+
+def filter_sql(source: str | None, filters: dict[str, Any] | None) -> str | None:
+    """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of)."""
+    parts: list[str] = []
+    if source:
+        parts.append(f"source = {sql_str(source)}")
+    for key, value in (filters or {}).items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+            raise QueryError(f"filters: invalid key {key!r}; use letters, digits, '_', '-' or '.'")
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, (str, int, float, bool)) for v in values):
+            raise QueryError(f"filters.{key}: expected a string, number, boolean or a list of them")
+        if key == "source":
+            parts.append("(" + " OR ".join(f"source = {sql_str(str(v))}" for v in values) + ")")
+            continue
+        tags = ", ".join(sql_str(f"{key}={str(v).lower() if isinstance(v, bool) else v}") for v in values)
+        parts.append(f"array_has_any(tags, [{tags}])")
+    return " AND ".join(parts) or None
+
+
+def _row_hit(r: dict[str, Any]) -> Hit:
+    import json
+
+    return Hit(chunk_id=r["chunk_id"], source=r["source"], url=r["url"], page_url=r["page_url"],
+               title=r["title"], headings=list(r["headings"] or []), text=r["text"], score=0.0,
+               parent_id=r["parent_id"], chunk_index=r["chunk_index"],
+               metadata=json.loads(r["metadata"] or "{}") if isinstance(r["metadata"], str) else r["metadata"])
+
+
+def _cosine(qv: np.ndarray, vec: Iterable[float]) -> float:
+    v = np.asarray(vec, dtype=np.float32)
+    n = float(np.linalg.norm(v)) or 1.0
+    return float(np.dot(qv, v) / n)
+
+
+def _fts_query(query: str) -> str:
+    # BM25 over words: punctuation of the question must not reach the query parser
+    return " ".join(re.findall(r"\w+", query))
+
+
+def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = None,
+           filters: dict[str, Any] | None = None, mode: str = "hybrid") -> list[Hit]:
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("query: must be a non-empty string")
+    if mode not in MODES:
+        raise QueryError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+    if not isinstance(top_k, int) or top_k < 1:
+        raise QueryError("top_k: must be a positive integer")
+    tbl = ctx.chunks.open()
+    if tbl is None:
+        return []
+    where = filter_sql(source, filters)
+    n = max(ctx.config.retrieval.candidates, top_k * 4)
+    qv = ctx.embedder.embed([query])[0]
+    cols = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index", "text",
+            "metadata", "vector"]
+    ranked: dict[str, list[dict[str, Any]]] = {}
+    if mode in ("hybrid", "vector"):
+        q = tbl.search(qv, vector_column_name="vector").distance_type("cosine").select(cols)
+        if where:
+            q = q.where(where, prefilter=True)
+        ranked["vector"] = q.limit(n).to_arrow().to_pylist()
+    words = _fts_query(query)
+    if mode in ("hybrid", "fulltext") and words and _has_fts(tbl):
+        q = tbl.search(words, query_type="fts").select(cols)
+        if where:
+            q = q.where(where, prefilter=True)
+        ranked["fulltext"] = q.limit(n).to_arrow().to_pylist()
+    k = ctx.config.retrieval.rrf_k
+    fused: dict[str, Hit] = {}
+    for name, rows in ranked.items():
+        for rank, r in enumerate(rows):
+            hit = fused.get(r["chunk_id"])
+            if hit is None:
+                hit = _row_hit(r)
+                hit.vector_similarity = _cosine(qv, r["vector"])
+                fused[r["chunk_id"]] = hit
+            hit.score += 1.0 / (k + rank + 1)
+            if name == "fulltext":
+                hit.fulltext_score = float(r.get("_score") or 0.0)
+    hits = sorted(fused.values(), key=lambda h: (-h.score, -(h.vector_similarity or 0.0)))
+    seen_text: set[str] = set()
+    out: list[Hit] = []
+    for h in hits:
+        key = re.sub(r"\s+", " ", h.text).strip().lower()
+        if key in seen_text:
+            continue
+        seen_text.add(key)
+        h.score = round(h.score, 6)
+        out.append(h)
+        if len(out) == top_k:
+            break
+    return out
+
+
+def _has_fts(tbl) -> bool:  # noqa: ANN001
+    try:
+        return any(getattr(i, "index_type", "") == "FTS" or "FTS" in str(i) for i in tbl.list_indices())
+    except Exception:  # pragma: no cover - an index listing problem means: no full-text leg
+        return False
+
+
+def get_chunk(ctx: Context, chunk_id: str) -> dict[str, Any] | None:
+    return ctx.chunks.get(chunk_id)
+
+
+def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The chunk and its ancestors, nearest first."""
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    cur: str | None = chunk_id
+    while cur and cur not in seen and len(chain) < limit:
+        seen.add(cur)
+        row = ctx.chunks.get(cur)
+        if row is None:
+            break
+        chain.append(row)
+        cur = row["parent_id"]
+    return chain

@@ -1,0 +1,1 @@
+"""The serving layer: HTTP API (Flask). Thin: every route calls the query path."""

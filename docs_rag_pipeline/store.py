@@ -1,0 +1,250 @@
+"""The LanceDB tables. Each table class declares its schema and indexes; one class per table.
+
+- :class:`ChunksTable` — one per embedding model (``chunks__<model>``), so a model change
+  re-embeds into a fresh table and a table never mixes models. Vector + full-text (BM25) index.
+- :class:`EmbeddingCache` — vectors keyed by (model, sha256 of the embedded text).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+log = logging.getLogger(__name__)
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    vals = list(values)
+    if not vals:
+        return "false"
+    return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
+
+
+def table_slug(model: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
+
+
+def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
+    import lancedb
+
+    return lancedb.connect(uri)
+
+
+def _list_tables(db) -> list[str]:  # noqa: ANN001
+    res = db.list_tables()
+    names = getattr(res, "tables", res)
+    return list(names)
+
+
+CHUNK_COLUMNS = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index",
+                 "text", "content_hash", "token_count", "updated_at", "metadata", "tags"]
+
+
+def chunk_schema(dimensions: int) -> pa.Schema:
+    return pa.schema([
+        ("chunk_id", pa.string()), ("source", pa.string()), ("page_url", pa.string()), ("url", pa.string()),
+        ("title", pa.string()), ("headings", pa.list_(pa.string())), ("parent_id", pa.string()),
+        ("chunk_index", pa.int32()), ("text", pa.string()), ("content_hash", pa.string()),
+        ("token_count", pa.int32()), ("updated_at", pa.string()), ("metadata", pa.string()),
+        ("tags", pa.list_(pa.string())), ("embedding_model", pa.string()),
+        ("vector", pa.list_(pa.float32(), dimensions)),
+    ])
+
+
+@dataclass(slots=True)
+class WriteStats:
+    rows_written: int = 0
+    rows_deleted: int = 0
+    version: int | None = None
+
+
+class ChunksTable:
+    """The searchable chunks of every source, for one embedding model."""
+
+    fts_column = "text"
+
+    def __init__(self, db, *, model: str, dimensions: int) -> None:  # noqa: ANN001
+        self.db = db
+        self.model = model
+        self.dimensions = dimensions
+        self.name = f"chunks__{table_slug(model)}"
+        self.schema = chunk_schema(dimensions)
+
+    def exists(self) -> bool:
+        return self.name in _list_tables(self.db)
+
+    def open(self):  # noqa: ANN201
+        return self.db.open_table(self.name) if self.exists() else None
+
+    def _create(self):  # noqa: ANN202
+        return self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+
+    # ---- reads -------------------------------------------------------------------------------
+    def _scan(self, where: str | None, columns: list[str] | None = None) -> pa.Table:
+        tbl = self.open()
+        if tbl is None:
+            return pa.table({c: [] for c in (columns or CHUNK_COLUMNS)})
+        n = tbl.count_rows(where) if where else tbl.count_rows()
+        if n == 0:
+            return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
+        q = tbl.search()
+        if where:
+            q = q.where(where)
+        if columns:
+            q = q.select(columns)
+        return q.limit(n).to_arrow()
+
+    def page_state(self, source: str) -> dict[str, str]:
+        """page_url → content_hash of what is indexed for a source."""
+        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "content_hash"])
+        return dict(zip(t.column("page_url").to_pylist(), t.column("content_hash").to_pylist()))
+
+    def first_chunks(self, source: str) -> dict[str, str]:
+        """page_url → chunk_id of each page's first chunk."""
+        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "chunk_id"])
+        return dict(zip(t.column("page_url").to_pylist(), t.column("chunk_id").to_pylist()))
+
+    def rows(self, where: str | None = None, *, with_vectors: bool = False) -> list[dict[str, Any]]:
+        cols = CHUNK_COLUMNS + (["vector"] if with_vectors else [])
+        out = self._scan(where, cols).to_pylist()
+        for r in out:
+            r["metadata"] = json.loads(r["metadata"] or "{}")
+        return out
+
+    def get(self, chunk_id: str) -> dict[str, Any] | None:
+        rows = self.rows(f"chunk_id = {sql_str(chunk_id)}")
+        return rows[0] if rows else None
+
+    def count(self, source: str | None = None) -> int:
+        tbl = self.open()
+        if tbl is None:
+            return 0
+        return tbl.count_rows(f"source = {sql_str(source)}") if source else tbl.count_rows()
+
+    def version(self) -> int | None:
+        tbl = self.open()
+        return tbl.version if tbl is not None else None
+
+    # ---- writes ------------------------------------------------------------------------------
+    def to_arrow(self, rows: Sequence[dict[str, Any]]) -> pa.Table:
+        data = []
+        for r in rows:
+            d = {c: r.get(c) for c in CHUNK_COLUMNS}
+            if not isinstance(d["metadata"], str):
+                d["metadata"] = json.dumps(d["metadata"] or {}, sort_keys=True, default=str)
+            d["tags"] = list(d["tags"] or [])
+            d["headings"] = list(d["headings"] or [])
+            d["embedding_model"] = self.model
+            v = np.asarray(r["vector"], dtype=np.float32)
+            if v.shape != (self.dimensions,):
+                raise ValueError(f"chunk {d['chunk_id']}: vector has shape {v.shape}, table {self.name} "
+                                 f"expects ({self.dimensions},)")
+            d["vector"] = v.tolist()
+            data.append(d)
+        return pa.Table.from_pylist(data, schema=self.schema)
+
+    def upsert_source(self, source: str, rows: Sequence[dict[str, Any]], *, replace_pages: Iterable[str]) -> WriteStats:
+        """One commit: upsert ``rows`` by chunk_id and delete every other row of ``replace_pages``.
+
+        ``replace_pages`` are the pages that changed or disappeared: their rows not in ``rows`` go.
+        """
+        pages = sorted(set(replace_pages))
+        if not rows and not pages:
+            return WriteStats(version=self.version())
+        rows = self._changed_only(rows)
+        tbl = self.open() or self._create()
+        data = self.to_arrow(rows)
+        stale = f"source = {sql_str(source)} AND {sql_in('page_url', pages)}"
+        res = (tbl.merge_insert("chunk_id")
+               .when_matched_update_all()
+               .when_not_matched_insert_all()
+               .when_not_matched_by_source_delete(stale)
+               .execute(data))
+        return WriteStats(rows_written=res.num_inserted_rows + res.num_updated_rows,
+                          rows_deleted=res.num_deleted_rows, version=res.version)
+
+    def _changed_only(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Drop rows identical to the stored ones (same id means same text; compare the rest)."""
+        ids = [r["chunk_id"] for r in rows]
+        stored: dict[str, tuple] = {}
+        for i in range(0, len(ids), 500):
+            for r in self.rows(sql_in("chunk_id", ids[i:i + 500])):
+                stored[r["chunk_id"]] = _comparable(r)
+        return [r for r in rows if stored.get(r["chunk_id"]) != _comparable(r)]
+
+    def ensure_indexes_and_optimize(self) -> None:
+        """Build the full-text index (never on an empty table), index new rows, prune old versions."""
+        from lancedb.index import FTS
+
+        tbl = self.open()
+        if tbl is None or tbl.count_rows() == 0:
+            return
+        names = {getattr(i, "name", "") for i in tbl.list_indices()}
+        if f"{self.fts_column}_idx" not in names:
+            tbl.create_index(self.fts_column, config=FTS(with_position=False))
+        tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+
+
+def _comparable(r: dict[str, Any]) -> tuple:
+    meta = r["metadata"] if isinstance(r["metadata"], str) else json.dumps(r["metadata"] or {}, sort_keys=True, default=str)
+    return (r["parent_id"], int(r["chunk_index"]), r["url"], r["title"], json.loads(meta),
+            list(r["tags"] or []), list(r["headings"] or []), r["content_hash"])
+
+
+class EmbeddingCache:
+    """Vectors by (model, sha256 of text), shared by every source and run."""
+
+    name = "embedding_cache"
+    schema = pa.schema([("model", pa.string()), ("sha", pa.string()), ("vector", pa.list_(pa.float32()))])
+
+    def __init__(self, db) -> None:  # noqa: ANN001
+        self.db = db
+
+    def _open(self):  # noqa: ANN202
+        return self.db.open_table(self.name) if self.name in _list_tables(self.db) else None
+
+    def get_many(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+        tbl = self._open()
+        found: dict[str, np.ndarray] = {}
+        if tbl is None or not shas:
+            return found
+        uniq = sorted(set(shas))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i:i + 500]
+            t = (tbl.search().where(f"model = {sql_str(model)} AND {sql_in('sha', part)}")
+                 .select(["sha", "vector"]).limit(len(part) * 2).to_arrow())
+            for sha, vec in zip(t.column("sha").to_pylist(), t.column("vector").to_pylist()):
+                found[sha] = np.asarray(vec, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> int:
+        if not items:
+            return 0
+        data = pa.Table.from_pylist(
+            [{"model": model, "sha": s, "vector": np.asarray(v, dtype=np.float32).tolist()} for s, v in items.items()],
+            schema=self.schema)
+        tbl = self._open()
+        if tbl is None:
+            tbl = self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+        tbl.merge_insert(["model", "sha"]).when_not_matched_insert_all().execute(data)
+        return len(items)
+
+    def optimize(self) -> None:
+        tbl = self._open()
+        if tbl is not None:
+            tbl.optimize(cleanup_older_than=timedelta(minutes=5))

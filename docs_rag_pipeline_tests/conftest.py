@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.pop("LANGSMITH_TRACING", None)
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = REPO.parent / "shared" / "corpora"
+
+
+def write_docs(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def write_config(root: Path, *, sources: str | None = None, extra: str = "") -> Path:
+    sources = sources or """
+      - name: guide
+        kind: local
+        path: docs
+        base_url: https://docs.example.org/
+    """
+    cfg = root / "docs_rag.yaml"
+    cfg.write_text(f"storage: {root / 'data'}\n{textwrap.dedent(extra)}\nsources:\n{textwrap.indent(textwrap.dedent(sources).strip(), '  ')}\n")
+    return cfg
+
+
+GUIDE = {
+    "index.md": """
+        # Acme Widgets Guide
+
+        Acme Widgets is a toolkit for building dashboards from sensor data.
+        Start with the installation page, then read about forms.
+    """,
+    "install.md": """
+        ---
+        title: Installing Acme Widgets
+        audience: beginners
+        ---
+        # Installing
+
+        Install the package with pip. Python 3.11 or newer is required.
+
+        ## On Linux
+
+        Run `pip install acme-widgets` inside a virtual environment. The wheel bundles the
+        frobnicator library, so no compiler is needed.
+
+        ## Troubleshooting
+
+        If the import fails with `ZX81_QUANTUM_FLUX` in the error, delete the cache folder
+        at `~/.cache/acme` and install again.
+    """,
+    "forms.md": """
+        # Forms
+
+        Forms collect user input and validate it before it reaches the server.
+
+        ## Validation
+
+        Every field can carry validators. A validator returns an error message when the value
+        is rejected, and the form shows the message next to the field.
+    """,
+    "forms/binding.md": """
+        # Data binding
+
+        Binding connects a form field to a property of a Python object, so that edits in the
+        form update the object automatically.
+
+        ## Two-way binding
+
+        With two-way binding, changes to the object are also pushed back to the form field.
+
+        ### Converters
+
+        A converter turns the text typed by the user into the property's type, for example a
+        date string into a `datetime`.
+    """,
+    "deploy/cloud.md": """
+        # Deploying to the cloud
+
+        Dashboards can be deployed to any container platform. Build an image with the provided
+        Dockerfile, then set the `ACME_SECRET_KEY` environment variable before starting it.
+    """,
+}
+
+
+@pytest.fixture
+def guide(tmp_path: Path) -> Path:
+    write_docs(tmp_path / "docs", GUIDE)
+    return write_config(tmp_path)

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from docs_rag_pipeline.chunking import Budget, chunk_page, logical_path, page_parents, split_text
+from docs_rag_pipeline.embedding import LocalEmbedder
+from docs_rag_pipeline.records import ParsedPage, Section
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def count():
+    return LocalEmbedder().count_tokens
+
+
+def _page(text: str, title: str = "Guide") -> ParsedPage:
+    return ParsedPage(title=title, sections=[
+        Section(headings=(), anchor="", level=1, text="Intro paragraph."),
+        Section(headings=("Big",), anchor="big", level=2, text=text),
+        Section(headings=("Big", "Small"), anchor="small", level=3, text="A small subsection."),
+    ])
+
+
+def test_chunks_fit_the_model_window_with_header(count):
+    long = "\n\n".join(f"Paragraph {i} explains configuration option number {i} in some detail, "
+                       "with enough words to matter for the token budget of the model." for i in range(60))
+    budget = Budget(window=256, overlap=32)
+    chunks = chunk_page(_page(long), source="s", page_url="u", content_hash="h", updated_at="t",
+                        budget=budget, count=count)
+    big = [c for c in chunks if c.headings == ["Big"]]
+    assert len(big) > 3
+    for c in chunks:
+        # what the model sees: title + headings + text, plus [CLS]/[SEP]
+        assert count(c.embedding_text()) + 2 <= 256 + 32, c.token_count  # overlap may add up to its budget
+        assert c.token_count == count(c.text)
+    # overlap: later pieces start with the tail of the previous piece
+    assert big[1].text.startswith("… ")
+    tail = big[0].text.split()[-3:]
+    assert " ".join(tail) in big[1].text
+    # every paragraph is somewhere
+    for i in range(60):
+        assert any(f"Paragraph {i} explains" in c.text for c in big)
+
+
+def test_target_tokens_caps_below_the_window(count):
+    text = " ".join(f"word{i}" for i in range(400))
+    chunks = chunk_page(_page(text), source="s", page_url="u", content_hash="h", updated_at="t",
+                        budget=Budget(window=256, target=64, overlap=0), count=count)
+    assert all(c.token_count <= 64 for c in chunks)
+
+
+def test_code_blocks_are_not_split_when_they_fit(count):
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(20)) + "\n```"
+    page = ParsedPage(title="T", sections=[Section(headings=("Code",), anchor="code", level=2,
+                                                   text="Before.\n\n" + code + "\n\nAfter.")])
+    chunks = chunk_page(page, source="s", page_url="u", content_hash="h", updated_at="t",
+                        budget=Budget(window=256), count=count)
+    assert any(code in c.text for c in chunks)
+
+
+def test_ids_are_stable_and_parents_follow_sections(count):
+    kw = dict(source="s", page_url="https://x.org/p", content_hash="h", budget=Budget(window=256), count=count)
+    a = chunk_page(_page("Some text."), updated_at="t1", **kw)
+    b = chunk_page(_page("Some text."), updated_at="t2", **kw)
+    assert [c.chunk_id for c in a] == [c.chunk_id for c in b]
+    intro, big, small = a
+    assert intro.parent_id is None and big.parent_id == intro.chunk_id and small.parent_id == big.chunk_id
+    assert small.url == "https://x.org/p#small" and intro.url == "https://x.org/p"
+    c = chunk_page(_page("Other text."), updated_at="t1", **kw)
+    assert c[1].chunk_id != a[1].chunk_id and c[0].chunk_id == a[0].chunk_id
+
+
+def test_split_text_never_exceeds_limit_without_overlap(count):
+    text = "x " * 2000
+    assert all(count(p) <= 50 for p in split_text(text, 50, 0, count))
+
+
+def test_page_hierarchy():
+    assert logical_path("forms/index.md") == "forms" and logical_path("index.mdx") == ""
+    assert logical_path("a/b/README.md") == "a/b"
+    paths = {"u/index": "index.md", "u/forms": "forms.md", "u/bind": "forms/binding.md",
+             "u/deep": "forms/advanced/deep.md", "u/adv": "forms/advanced/index.md", "u/lone": "x/y/z.md"}
+    parents = page_parents(paths)
+    assert parents == {"u/forms": "u/index", "u/bind": "u/forms", "u/deep": "u/adv", "u/adv": "u/forms",
+                       "u/lone": "u/index"}

@@ -1,0 +1,55 @@
+"""The docs-rag console script, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
+
+
+def _run(args, cfg: Path, **kw):
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(cfg.parent / "dagster_home")}
+    return subprocess.run([*DOCS_RAG, *args], capture_output=True, text=True, env=env, cwd=cfg.parent, **kw)
+
+
+def test_ingest_search_ask(guide):
+    out = _run(["ingest", "--json"], guide)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert set(summary) == {"guide"}
+    assert set(summary["guide"]) >= {"pages_new", "pages_changed", "pages_unchanged", "pages_deleted",
+                                     "chunks_total", "chunks_embedded", "chunks_cached", "rows_written",
+                                     "rows_deleted", "seconds"}
+    assert summary["guide"]["pages_skipped"] == 0
+    assert summary["guide"]["pages_new"] == 5 and summary["guide"]["chunks_embedded"] > 0
+    # progress lines, one per step, in the log
+    for phase in ("[DISCOVER]", "[PARSE]", "[CHUNK]", "[EMBED]", "[INDEX]"):
+        assert phase in out.stderr
+    # the run is recorded in the Dagster home the CLI set up
+    assert (guide.parent / "dagster_home" / "dagster.yaml").read_text().count("default_limit: 1") == 1
+
+    again = json.loads(_run(["ingest", "--json", "--source", "guide"], guide).stdout)
+    assert again["guide"]["chunks_embedded"] == 0 and again["guide"]["rows_written"] == 0
+
+    hits = json.loads(_run(["search", "ZX81_QUANTUM_FLUX", "--json"], guide).stdout)
+    assert hits[0]["url"].endswith("install.md#troubleshooting")
+    human = _run(["search", "data binding converters"], guide).stdout
+    assert "https://docs.example.org/forms/binding.md#converters" in human
+
+    ans = json.loads(_run(["ask", "How do I fix the ZX81_QUANTUM_FLUX import error?", "--json"], guide).stdout)
+    assert ans["refused"] is False and ans["citations"][0]["url"].endswith("#troubleshooting")
+    text = _run(["ask", "How do I fix the ZX81_QUANTUM_FLUX import error?"], guide).stdout
+    assert "[1]" in text and "trace:" in text
+
+
+def test_cli_errors_are_clear(guide):
+    bad = _run(["ingest", "--source", "nope"], guide)
+    assert bad.returncode == 2 and "unknown source 'nope'" in bad.stderr
+    broken = guide.parent / "broken.yaml"
+    broken.write_text("sources:\n  - {name: x, kind: local, path: missing-folder}\n")
+    out = _run(["--config", str(broken), "search", "x"], guide)
+    assert out.returncode == 2 and "sources[0].path" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from docs_rag_pipeline.config import EmbeddingConfig
+from docs_rag_pipeline.embedding import EmbeddingError, FakeEmbedder, LocalEmbedder, OpenAIEmbedder, text_sha
+from docs_rag_pipeline.store import EmbeddingCache, connect
+
+from .fake_openai import EmbeddingsServer
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LocalEmbedder()
+
+
+def test_local_model_is_offline_and_semantic(local):
+    assert local.name == "sentence-transformers/all-MiniLM-L6-v2" and local.max_tokens == 256
+    v = local.embed(["How do I install the package?", "Installation instructions for the library",
+                     "The weather in Paris is sunny"])
+    assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+    # token counts come from the model's own word-piece tokenizer
+    assert local.count_tokens("unbelievably") > 1 and local.count_tokens("") == 0
+
+
+def test_fake_embedder_is_deterministic():
+    f = FakeEmbedder()
+    assert np.array_equal(f.embed(["a b c"]), f.embed(["a b c"]))
+    assert f.embed(["x"]).shape == (1, 64)
+
+
+def test_openai_provider_against_a_local_server(local, monkeypatch):
+    monkeypatch.setenv("TEST_EMB_KEY", "sk-test")
+    with EmbeddingsServer(local.embed, fail_first=1) as srv:
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="text-embedding-3-small", base_url=srv.url,
+                                             api_key_env="TEST_EMB_KEY", batch_size=2, max_retries=2))
+        assert emb.dimensions == 384 and emb.name == "openai:text-embedding-3-small"
+        out = emb.embed(["alpha", "beta", "gamma"])
+        assert out.shape == (3, 384)
+        assert np.allclose(out, local.embed(["alpha", "beta", "gamma"]), atol=1e-5)
+        assert srv.requests[0]["auth"] == "Bearer sk-test"  # the first request failed with 503 and was retried
+        assert [len(r["body"]["input"]) for r in srv.requests[-2:]] == [2, 1]  # batched
+
+
+def test_openai_provider_reports_a_dead_server(monkeypatch):
+    with pytest.raises(EmbeddingError, match="failed after 1 attempts"):
+        OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1",
+                                       max_retries=0, dimensions=None))
+
+
+def test_missing_api_key(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(EmbeddingError, match="NO_SUCH_KEY is not set"):
+        OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", api_key_env="NO_SUCH_KEY"))
+
+
+def test_embedding_cache_roundtrip(tmp_path):
+    cache = EmbeddingCache(connect(str(tmp_path)))
+    assert cache.get_many("m", [text_sha("a")]) == {}
+    v = np.arange(4, dtype=np.float32)
+    assert cache.put_many("m", {text_sha("a"): v}) == 1
+    cache.put_many("m", {text_sha("a"): v})  # idempotent
+    got = cache.get_many("m", [text_sha("a"), text_sha("b")])
+    assert list(got) == [text_sha("a")] and np.array_equal(got[text_sha("a")], v)
+    assert cache.get_many("other-model", [text_sha("a")]) == {}

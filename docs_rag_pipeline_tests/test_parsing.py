@@ -1,0 +1,575 @@
+"""Tests for docs_rag_pipeline.parsing: Markdown, MDX and HTML to plain-text sections."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from docs_rag_pipeline.parsing import (
+    ParseError,
+    format_for_path,
+    parse_document,
+    parse_html,
+    parse_markdown,
+)
+from docs_rag_pipeline.parsing.slugs import github_slug
+from docs_rag_pipeline.records import ParsedPage, Section
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+ASTRO = CORPORA / "astro-docs-en"
+
+
+def by_headings(page: ParsedPage) -> dict[tuple[str, ...], Section]:
+    return {s.headings: s for s in page.sections}
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of a section text outside code fences."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = re.match(r"^(`{3,}|~{3,})", line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is None:
+            out.append(line)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Slugs
+# --------------------------------------------------------------------------------------------
+
+
+def test_github_slug_basics_and_duplicates() -> None:
+    seen: dict[str, int] = {}
+    assert github_slug("Hello, World!", seen) == "hello-world"
+    assert github_slug("Hello World", seen) == "hello-world-1"
+    assert github_slug("Hello World", seen) == "hello-world-2"
+    assert github_slug("`netlify.toml` file", seen) == "netlifytoml-file"
+    assert github_slug("snake_case and-dash", seen) == "snake_case-and-dash"
+    assert github_slug("Überblick & Ärger", seen) == "überblick--ärger"
+    assert github_slug("C++ / C#", seen) == "c--c"
+    # a new page starts over
+    assert github_slug("Hello World", {}) == "hello-world"
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown
+# --------------------------------------------------------------------------------------------
+
+MARKDOWN = """---
+title: Getting Started
+tags: [install, setup]
+updated: 2024-01-02
+---
+
+# Welcome page
+
+Welcome to **Foo**, see [the docs](https://example.com) and call `foo()`.
+A ![Logo image](logo.png) too.
+
+> Quoted *advice*.
+
+## Install {#setup}
+
+1. First step
+2. Second step
+   - nested *a*
+     - deeper
+   - nested b
+
+Paragraph after the list.
+
+### On Linux
+
+```bash
+# not a heading
+echo "<Aside>"  # stays verbatim
+```
+
+    indented code
+    # also kept
+
+## Install
+
+| Name | Value |
+|------|-------|
+| `a`  | 1     |
+| b    | **2** |
+
+<div class="note">
+  <b>Raw</b> HTML &amp; text
+</div>
+
+## Empty
+
+## Ünïcödé & Ñame!
+
+Line<br>break.
+"""
+
+
+def test_markdown_title_metadata_and_intro() -> None:
+    page = parse_markdown(MARKDOWN, path="docs/getting-started.md")
+    assert page.title == "Getting Started"
+    assert page.metadata == {"title": "Getting Started", "tags": ["install", "setup"], "updated": "2024-01-02"}
+    intro = page.sections[0]
+    assert (intro.headings, intro.anchor, intro.level) == ((), "", 1)
+    assert intro.text == (
+        "Welcome to Foo, see the docs and call foo(). A Logo image too.\n\nQuoted advice."
+    )
+    # the H1 is the title, not a section
+    assert all("Welcome page" not in s.headings for s in page.sections)
+
+
+def test_markdown_sections_paths_anchors_and_levels() -> None:
+    page = parse_markdown(MARKDOWN, path="docs/getting-started.md")
+    summary = [(s.headings, s.anchor, s.level) for s in page.sections[1:]]
+    assert summary == [
+        (("Install",), "setup", 2),  # explicit {#id}, stripped from the heading
+        (("Install", "On Linux"), "on-linux", 3),
+        (("Install",), "install", 2),  # a later H2 resets the path
+        (("Empty",), "empty", 2),
+        (("Ünïcödé & Ñame!",), "ünïcödé--ñame", 2),
+    ]
+    assert page.sections[4].text == ""  # empty sections are kept, stripped
+
+
+def test_markdown_lists_code_tables_and_html() -> None:
+    sections = parse_markdown(MARKDOWN, path="docs/getting-started.md").sections
+    assert sections[1].text == (
+        "1. First step\n2. Second step\n  - nested a\n    - deeper\n  - nested b\n\nParagraph after the list."
+    )
+    assert sections[2].text == (
+        '```bash\n# not a heading\necho "<Aside>"  # stays verbatim\n```\n\n```\nindented code\n# also kept\n```'
+    )
+    assert sections[3].text == "Name | Value\na | 1\nb | 2\n\nRaw HTML & text"
+    assert sections[5].text == "Line\nbreak."
+    for section in sections:
+        for line in prose_lines(section.text):
+            assert not re.search(r"\*\*|\]\(|<[a-z/]|^#+ |&amp;", line), line
+
+
+def test_markdown_title_fallbacks() -> None:
+    assert parse_markdown("# The H1\n\nText.\n", path="a/b.md").title == "The H1"
+    assert parse_markdown("Just text.\n", path="docs/getting-started.md").title == "Getting started"
+    assert parse_markdown("Text.\n", path="docs/install_guide/index.md").title == "Install guide"
+    # an H1 that is not the first heading is a section
+    page = parse_markdown("## First\n\na\n\n# Later\n\nb\n\n## Under\n\nc\n", path="x.md")
+    assert page.title == "X"
+    assert [(s.headings, s.level) for s in page.sections] == [
+        (("First",), 2),
+        (("Later",), 1),
+        (("Later", "Under"), 2),
+    ]
+
+
+def test_markdown_duplicate_headings_get_suffixes() -> None:
+    text = "# Title\n\n## Usage\n\nx\n\n## Usage\n\ny\n\n### Usage\n\nz\n"
+    anchors = [s.anchor for s in parse_markdown(text, path="dup.md").sections]
+    assert anchors == ["usage", "usage-1", "usage-2"]
+
+
+def test_markdown_intro_without_h1_and_ordered_start() -> None:
+    page = parse_markdown("Intro text.\n\n3. three\n4. four\n\n## A\n\nbody\n", path="p.md")
+    assert page.sections[0] == Section((), "", 1, "Intro text.\n\n3. three\n4. four")
+    assert page.sections[1] == Section(("A",), "a", 2, "body")
+
+
+def test_markdown_code_containing_fences_gets_another_fence() -> None:
+    text = "## Doc\n\n````md\n```js\nx\n```\n````\n"
+    assert parse_markdown(text, path="f.md").sections[0].text == "~~~md\n```js\nx\n```\n~~~"
+    text = "## Doc\n\n````md\n```js\n~~~\n```\n````\n"
+    assert parse_markdown(text, path="f.md").sections[0].text == "````md\n```js\n~~~\n```\n````"
+
+
+def test_markdown_directives_become_markers() -> None:
+    text = "## A\n\n:::tip[Pro tip]\nUse **this**.\n:::\n"
+    assert parse_markdown(text, path="d.md").sections[0].text == "[tip Pro tip]\n\nUse this.\n\n[/tip]"
+
+
+def test_invalid_frontmatter_raises_parse_error() -> None:
+    with pytest.raises(ParseError, match=r"docs/bad\.md: invalid YAML frontmatter"):
+        parse_markdown("---\ntitle: [unclosed\n---\n\nText\n", path="docs/bad.md")
+    with pytest.raises(ParseError, match=r"docs/list\.md: .*not a mapping"):
+        parse_markdown("---\n- a\n- b\n---\n\nText\n", path="docs/list.md")
+
+
+def test_binary_markdown_raises_parse_error() -> None:
+    with pytest.raises(ParseError, match="looks binary"):
+        parse_markdown("PK\x03\x04\x00\x00binary", path="img.md")
+
+
+def test_parse_error_is_a_value_error() -> None:
+    assert issubclass(ParseError, ValueError)
+
+
+# --------------------------------------------------------------------------------------------
+# MDX
+# --------------------------------------------------------------------------------------------
+
+MDX = """---
+title: Components
+description: MDX fixture
+---
+import { Aside, Tabs } from '@astrojs/starlight/components';
+import {
+  Steps,
+  Card,
+} from '../components';
+export const meta = {
+  author: 'me',
+  tags: ['a', 'b'],
+};
+
+{/* a hidden comment */}
+
+Intro with an inline <Badge text="New" /> badge<Since v="4.0" />.
+
+<Aside type="tip">
+  Indented **tip** text.
+
+  - item one
+  - item two
+</Aside>
+
+## Tabs
+
+<Tabs>
+  <Tabs.Item label="npm">
+    ```sh
+    npm install foo
+    # <Aside> in code stays
+    ```
+  </Tabs.Item>
+  <Tabs.Item
+    label="pnpm"
+    icon={icons.pnpm}
+  >
+    Run `pnpm add foo` (not `<Tabs>`).
+  </Tabs.Item>
+</Tabs>
+
+<Image src={logo} alt="Logo" />
+<LinkCard title="Read the guide" href="/guide/" />
+
+## Steps
+
+<Steps>
+1. Install it
+
+    <Aside type="caution" title="Heads up">
+    Nested in a list item.
+    </Aside>
+
+2. Run it
+</Steps>
+
+<ReadMore>See [the guide](/guide/) for more.</ReadMore>
+
+Text with <kbd>Ctrl</kbd> and <abbr title="x">HTML</abbr>.
+"""
+
+
+def test_mdx_drops_esm_comments_and_flattens_components() -> None:
+    page = parse_markdown(MDX, path="guide.mdx", mdx=True)
+    assert page.title == "Components"
+    assert page.metadata["description"] == "MDX fixture"
+    sections = by_headings(page)
+    assert sections[()].text == (
+        "Intro with an inline badge.\n\n[Aside tip]\n\nIndented tip text.\n\n- item one\n- item two\n\n[/Aside]"
+    )
+    assert sections[("Tabs",)].text == (
+        "[Tabs]\n\n[Tabs.Item npm]\n\n```sh\nnpm install foo\n# <Aside> in code stays\n```\n\n"
+        "[/Tabs.Item]\n\n[Tabs.Item pnpm]\n\nRun pnpm add foo (not <Tabs>).\n\n[/Tabs.Item]\n\n[/Tabs]\n\n"
+        "[LinkCard Read the guide]"
+    )
+
+
+def test_mdx_components_inside_lists_and_inline_closing() -> None:
+    sections = by_headings(parse_markdown(MDX, path="guide.mdx", mdx=True))
+    assert sections[("Steps",)].text == (
+        "[Steps]\n\n1. Install it\n  [Aside caution]\n  Nested in a list item.\n  [/Aside]\n2. Run it\n\n[/Steps]\n\n"
+        "[ReadMore]\n\nSee the guide for more.\n\n[/ReadMore]\n\nText with Ctrl and HTML."
+    )
+
+
+def test_mdx_output_has_no_jsx_or_esm_left() -> None:
+    page = parse_markdown(MDX, path="guide.mdx", mdx=True)
+    for section in page.sections:
+        for line in prose_lines(section.text):
+            line = line.replace("(not <Tabs>)", "")  # inline code keeps its content
+            assert not re.search(r"^(import|export) |\{/\*|<[A-Za-z]|</|\*\*|\]\(", line), line
+
+
+def test_mdx_self_closing_component_with_label_and_multiline_export() -> None:
+    text = (
+        "export default function Layout({ children }) {\n  return children;\n}\n\n"
+        "# Title\n\n<Card label='Quick start' />\n\nBody.\n"
+    )
+    page = parse_markdown(text, path="x.mdx", mdx=True)
+    assert page.title == "Title"
+    assert page.sections == [Section((), "", 1, "[Card Quick start]\n\nBody.")]
+
+
+def test_markdown_mode_leaves_jsx_like_text_as_html() -> None:
+    # In plain Markdown, <Aside> is raw HTML: the tag goes, the text stays.
+    page = parse_markdown("<Aside>\nplain\n</Aside>\n", path="x.md")
+    assert page.sections[0].text == "plain"
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------
+
+SPHINX = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Installation &#8212; MyLib 2.0 documentation</title>
+<meta name="description" content="How to install MyLib.">
+<meta property="article:modified_time" content="2024-03-01T10:00:00+00:00">
+</head><body>
+<div role="navigation" aria-label="breadcrumbs navigation"><ul class="wy-breadcrumbs">
+<li><a href="index.html" class="icon icon-home" aria-label="Home"></a></li>
+<li><a href="guide.html">User guide</a></li>
+<li class="breadcrumb-item active">Installation</li>
+<li class="wy-breadcrumbs-aside"><a href="_sources/install.rst.txt">View page source</a></li></ul></div>
+<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3><ul><li>Contents</li></ul></div>
+<div class="body" role="main">
+<section id="installation">
+<h1>Installation<a class="headerlink" href="#installation" title="Link to this heading">¶</a></h1>
+<p>MyLib runs on   Python
+ 3.10+.</p>
+<section id="from-pypi">
+<span id="pypi-label"></span><h2>From PyPI<a class="headerlink" href="#from-pypi">¶</a></h2>
+<p>Use <code class="docutils literal"><span class="pre">pip</span></code>:</p>
+<div class="highlight-console notranslate"><div class="highlight"><pre><span></span><span class="gp">$ </span>pip install mylib
+<span class="gp">$ </span>python -c "import mylib"
+</pre></div></div>
+<div class="admonition note">
+<p class="admonition-title">Note</p>
+<p>Use a virtual environment.</p>
+</div>
+<section id="extras">
+<h3>Extras<a class="headerlink" href="#extras">¶</a></h3>
+<ul class="simple"><li><p><strong>fast</strong>: C speedups</p></li><li><p>docs</p><ul><li>sphinx</li></ul></li></ul>
+<table class="docutils"><thead><tr><th>Extra</th><th>Adds</th></tr></thead>
+<tbody><tr><td>fast</td><td>cython</td></tr></tbody></table>
+</section></section>
+<div class="section" id="from-source">
+<h2>From source</h2>
+<dl class="py function"><dt class="sig" id="mylib.build"><span class="sig-name">build</span>(<em>path</em>)<a class="headerlink" href="#mylib.build">¶</a></dt>
+<dd><p>Build it.</p></dd></dl>
+</div></section>
+</div>
+<footer>© 2024 MyLib</footer>
+<script>var x = "<p>nope</p>";</script>
+</body></html>"""
+
+
+def test_sphinx_page() -> None:
+    page = parse_html(SPHINX, url="https://mylib.dev/install.html")
+    assert page.title == "Installation"
+    assert page.metadata == {
+        "breadcrumbs": ["User guide", "Installation"],
+        "updated": "2024-03-01T10:00:00+00:00",
+        "description": "How to install MyLib.",
+    }
+    assert [(s.headings, s.anchor, s.level) for s in page.sections] == [
+        ((), "", 1),
+        (("From PyPI",), "from-pypi", 2),
+        (("From PyPI", "Extras"), "extras", 3),
+        (("From source",), "from-source", 2),
+    ]
+    intro, pypi, extras, source = (s.text for s in page.sections)
+    assert intro == "MyLib runs on Python 3.10+."
+    assert pypi == (
+        'Use pip:\n\n```console\n$ pip install mylib\n$ python -c "import mylib"\n```\n\n'
+        "Note\nUse a virtual environment."
+    )
+    assert extras == "- fast: C speedups\n- docs\n  - sphinx\n\nExtra | Adds\nfast | cython"
+    assert source == "build(path)\n  Build it."
+    everything = "\n".join(s.text for s in page.sections)
+    for chrome in ("¶", "Navigation", "View page source", "© 2024", "nope"):
+        assert chrome not in everything
+
+
+DOCUSAURUS = """<html lang="en"><head><title>Create a Page | My Site</title></head><body>
+<div role="region" aria-label="Skip to main content"><a class="skipToContent_fXgn" href="#main">Skip to main content</a></div>
+<nav class="navbar"><a href="/">My Site</a></nav>
+<div class="main-wrapper">
+<aside class="theme-doc-sidebar-container"><ul><li>Tutorial Intro</li></ul></aside>
+<main class="docMainContainer_TBSr"><div class="row"><div class="col docItemCol"><article>
+<nav class="theme-doc-breadcrumbs" aria-label="Breadcrumbs"><ul class="breadcrumbs">
+<li class="breadcrumbs__item"><a aria-label="Home page" class="breadcrumbs__link" href="/"><svg viewBox="0 0 24 24"><path d="M10"></path></svg></a></li>
+<li class="breadcrumbs__item"><span class="breadcrumbs__link">Tutorial - Basics</span></li>
+<li class="breadcrumbs__item breadcrumbs__item--active"><span class="breadcrumbs__link">Create a Page</span></li></ul></nav>
+<div class="tocCollapsible_ETCw theme-doc-toc-mobile"><button>On this page</button></div>
+<div class="theme-doc-markdown markdown"><header><h1>Create a Page</h1></header>
+<p>Add <strong>Markdown or React</strong> files to <code>src/pages</code>.</p>
+<h2 class="anchor" id="create-your-first-react-page">Create your first React Page<a href="#create-your-first-react-page" class="hash-link" aria-label="Direct link" title="Direct link">&#8203;</a></h2>
+<div class="language-jsx codeBlockContainer_Ckt0"><div class="codeBlockContent_biex"><pre tabindex="0" class="prism-code language-jsx"><code class="codeBlockLines_e6Vv"><span class="token-line"><span class="token keyword">export</span><span class="token plain"> default function Page() {</span><br></span><span class="token-line"><span class="token plain">  return 1;</span><br></span><span class="token-line"><span class="token plain">}</span><br></span></code></pre><div class="buttonGroup__atx"><button type="button" class="clean-btn">Copy</button></div></div></div>
+<div class="theme-admonition theme-admonition-tip alert alert--success"><div class="admonitionHeading_Gvgb"><span class="admonitionIcon_Rf37"><svg></svg></span>tip</div><div class="admonitionContent_BuS1"><p>Pages are <em>cool</em>.</p></div></div>
+<h2 id="create-your-first-react-page-1">Create your first React Page</h2><p>Again.</p>
+</div>
+<footer class="theme-doc-footer"><div class="theme-last-updated">Last updated on <time datetime="2024-05-02T00:00:00.000Z">May 2, 2024</time></div><a href="https://github.com/x/edit/main/docs/page.md" class="theme-edit-this-page">Edit this page</a></footer>
+</article><nav class="pagination-nav" aria-label="Docs pages"><a href="/docs/intro">Previous</a></nav></div>
+<div class="col col--3"><div class="tableOfContents_bqdL theme-doc-toc-desktop"><ul class="table-of-contents"><li><a href="#x">On this page link</a></li></ul></div></div>
+</div></main></div>
+<footer class="footer"><div>Copyright Site</div></footer></body></html>"""
+
+
+def test_docusaurus_page() -> None:
+    page = parse_html(DOCUSAURUS.encode(), url="https://site.dev/docs/tutorial-basics/create-a-page")
+    assert page.title == "Create a Page"
+    assert page.metadata == {"breadcrumbs": ["Tutorial - Basics", "Create a Page"], "updated": "2024-05-02T00:00:00.000Z"}
+    assert page.sections == [
+        Section((), "", 1, "Add Markdown or React files to src/pages."),
+        Section(
+            ("Create your first React Page",),
+            "create-your-first-react-page",
+            2,
+            "```jsx\nexport default function Page() {\n  return 1;\n}\n```\n\ntip\nPages are cool.",
+        ),
+        Section(("Create your first React Page",), "create-your-first-react-page-1", 2, "Again."),
+    ]
+    everything = "\n".join(s.text for s in page.sections)
+    for chrome in ("Skip to main", "Tutorial Intro", "On this page", "Copy", "Edit this page", "Previous", "Copyright", "\u200b"):
+        assert chrome not in everything
+
+
+def test_html_anchor_fallbacks_selector_and_title_rules() -> None:
+    html = """<html><head><title>Guide · Other Site</title></head><body>
+    <div id="doc"><h1>Something else</h1>
+    <a name="legacy"></a><h2>Named anchor</h2><p>one</p>
+    <h2><a id="inner"></a>Inner anchor</h2><p>two</p>
+    <h2>Plain heading!</h2><p>three <br> four</p>
+    <div class="sidebar">side</div><div class="cookie-banner">cookies</div>
+    </div><div id="other"><p>outside the selector</p></div></body></html>"""
+    page = parse_html(html, url="https://x.dev/guide/", content_selector="#doc")
+    assert page.title == "Guide · Other Site"  # the H1 does not match the part before ' · '
+    assert [(s.anchor, s.text) for s in page.sections] == [
+        ("legacy", "one"),
+        ("inner", "two"),
+        ("plain-heading", "three four"),
+    ]
+    # a selector that matches nothing falls back to body
+    fallback = parse_html(html, url="https://x.dev/guide/", content_selector="#missing")
+    assert "outside the selector" in "\n".join(s.text for s in fallback.sections)
+
+
+def test_html_title_from_h1_or_url_when_no_title_tag() -> None:
+    assert parse_html("<body><h1>Only H1</h1><p>x</p></body>", url="u").title == "Only H1"
+    assert parse_html("<body><p>text</p></body>", url="https://x.dev/docs/quick-start.html").title == "Quick start"
+
+
+def test_latin1_bytes_with_meta_charset() -> None:
+    html = '<html><head><meta charset="ISO-8859-1"><title>Caf\xe9</title></head><body><h1>Caf\xe9</h1><p>Cr\xe8me br\xfbl\xe9e \x96 yes</p></body></html>'
+    page = parse_html(html.encode("latin-1"), url="https://x.dev/cafe")  # 0x96: an en dash in windows-1252
+    assert page.title == "Café"
+    assert page.sections[0].text == "Crème brûlée – yes"
+
+
+def test_http_equiv_charset_and_utf8_default() -> None:
+    html = '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252"></head><body><p>na\xefve</p></body></html>'
+    assert parse_html(html.encode("cp1252"), url="u").sections[0].text == "naïve"
+    assert parse_html("<p>naïve \u2713</p>".encode(), url="u").sections[0].text == "naïve \u2713"
+    # undecodable bytes are replaced, not fatal
+    assert parse_html(b"<p>bad \xff byte</p>", url="u").sections[0].text == "bad \ufffd byte"
+
+
+def test_binary_or_empty_html_raises_parse_error() -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00" * 4
+    with pytest.raises(ParseError, match="looks binary"):
+        parse_html(png, url="https://x.dev/logo.png")
+    with pytest.raises(ParseError, match="no text"):
+        parse_html("<html><head><title>T</title><script>x()</script></head><body> </body></html>", url="https://x.dev/e")
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+# --------------------------------------------------------------------------------------------
+
+
+def test_format_for_path() -> None:
+    assert format_for_path("docs/a.md") == "markdown"
+    assert format_for_path("docs/a.MARKDOWN") == "markdown"
+    assert format_for_path("docs/a.mdx") == "mdx"
+    assert format_for_path("https://x.dev/a.html?x=1") == "html"
+    assert format_for_path("a.htm") == "html"
+    assert format_for_path("a.rst") is None
+    assert format_for_path("Makefile") is None
+
+
+def test_parse_document_dispatch() -> None:
+    assert parse_document("# T\n\nx", fmt="markdown", path="a.md").title == "T"
+    mdx = parse_document("import X from 'x';\n\n# T\n\n<X>y</X>\n", fmt="mdx", path="a.mdx")
+    assert mdx.sections[0].text == "[X]\n\ny\n\n[/X]"
+    assert parse_document("<h1>T</h1><p>x</p>", fmt="html", path="a.html").sections[0].text == "x"
+    with pytest.raises(ParseError, match=r"a\.rst: unsupported document format 'rst'.*markdown, mdx, html"):
+        parse_document("x", fmt="rst", path="a.rst")
+
+
+# --------------------------------------------------------------------------------------------
+# The real Astro docs corpus
+# --------------------------------------------------------------------------------------------
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
+_LEFTOVER = re.compile(r"^\s*(?:import|export)\s|<Aside|</|\{/\*|^\s*:::")
+
+
+@pytest.fixture(scope="module")
+def astro_pages() -> dict[Path, tuple[str, ParsedPage]]:
+    if not ASTRO.is_dir():
+        pytest.skip(f"the Astro docs corpus is not available at {ASTRO}")
+    files = sorted(ASTRO.rglob("*.mdx"))
+    if not files:
+        pytest.skip(f"no .mdx files under {ASTRO}")
+    return {
+        f: (src, parse_markdown(src, path=str(f.relative_to(ASTRO)), mdx=True))
+        for f in files
+        for src in [f.read_text(encoding="utf-8")]
+    }
+
+
+def test_astro_corpus_parses_with_titles(astro_pages: dict[Path, tuple[str, ParsedPage]]) -> None:
+    assert len(astro_pages) > 50
+    for path, (_, page) in astro_pages.items():
+        assert page.title.strip(), path
+        assert page.sections, path
+        for section in page.sections:
+            assert section.text == section.text.strip(), path
+
+
+def test_astro_corpus_has_no_mdx_syntax_left(astro_pages: dict[Path, tuple[str, ParsedPage]]) -> None:
+    problems: list[str] = []
+    for path, (src, page) in astro_pages.items():
+        # inline code keeps its content (e.g. `</body>`), so code span texts are allowed
+        spans = sorted(
+            {" ".join(m.group(2).split()) for m in _CODE_SPAN.finditer(src)} - {""}, key=len, reverse=True
+        )
+        spans = [s for s in spans if re.search(r"import|export|<Aside|</|\{/\*|:::", s)]
+        for section in page.sections:
+            for line in prose_lines(section.text):
+                for span in spans:
+                    line = line.replace(span, "")
+                if _LEFTOVER.search(line):
+                    problems.append(f"{path.relative_to(ASTRO)} {section.headings}: {line[:120]}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_astro_netlify_page_structure(astro_pages: dict[Path, tuple[str, ParsedPage]]) -> None:
+    path = ASTRO / "guides" / "deploy" / "netlify.mdx"
+    if path not in astro_pages:
+        pytest.skip(f"{path} is not in this copy of the corpus")
+    page = astro_pages[path][1]
+    assert page.title == "Deploy your Astro Site to Netlify"
+    sections = by_headings(page)
+    toml = sections[("How to deploy", "Website UI deployment", "netlify.toml file")]
+    assert toml.anchor == "netlifytoml-file" and toml.level == 4
+    steps = sections[("How to deploy", "CLI deployment")].text
+    assert steps.startswith("You can also create")
+    assert "[Steps]\n\n1. Install Netlify's CLI globally\n```bash\nnpm install --global netlify-cli\n```\n2. Run" in steps

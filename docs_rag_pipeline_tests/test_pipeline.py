@@ -1,0 +1,128 @@
+"""The spine end to end: real Dagster materializations, real LanceDB in a temp dir, the real model."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import DagsterInstance
+
+from docs_rag_pipeline.context import get_context
+from docs_rag_pipeline.query import ask, search
+from docs_rag_pipeline.retrieval import parent_chain
+
+from .conftest import write_docs
+from .dagster_helpers import materialize_source
+
+
+@pytest.fixture
+def instance():
+    with DagsterInstance.ephemeral() as inst:
+        yield inst
+
+
+def _table(cfg):
+    rows = get_context(cfg).chunks.rows("source = 'guide'")
+    return {r["chunk_id"]: (r["page_url"], r["url"], r["text"], r["parent_id"]) for r in rows}
+
+
+def test_ingest_is_searchable_and_incremental(guide, instance):
+    docs = guide.parent / "docs"
+    first = materialize_source(guide, "guide", instance)
+    assert first["pages_new"] == 5 and first["pages_deleted"] == 0
+    assert first["chunks_total"] > 5
+    assert first["chunks_embedded"] + first["chunks_cached"] == first["rows_written"] == first["chunks_total"]
+    assert all(first["_checks"].values()), first["_checks"]
+    before = _table(guide)
+    version = get_context(guide).chunks.version()
+
+    # a second run with no change: nothing embedded, nothing written, same contents
+    second = materialize_source(guide, "guide", instance)
+    assert second["pages_unchanged"] == 5 and second["pages_new"] == second["pages_changed"] == 0
+    assert second["chunks_embedded"] == 0 and second["rows_written"] == 0 and second["rows_deleted"] == 0
+    assert _table(guide) == before
+    assert get_context(guide).chunks.version() == version
+
+    # edit one file: only its chunks are embedded
+    (docs / "deploy/cloud.md").write_text(
+        "# Deploying to the cloud\n\nDashboards run on any container platform. Set `ACME_REGION` to pick "
+        "the data centre closest to your sensors.\n")
+    third = materialize_source(guide, "guide", instance)
+    assert third["pages_changed"] == 1 and third["pages_unchanged"] == 4
+    assert third["chunks_embedded"] == 1
+    after = _table(guide)
+    changed_ids = set(after) ^ set(before)
+    assert {after.get(c, before.get(c))[0] for c in changed_ids} == {"https://docs.example.org/deploy/cloud.md"}
+    assert not any("ACME_SECRET_KEY" in t for _, _, t, _ in after.values())
+    # the unchanged pages keep their chunk ids (stable across runs)
+    keep = {c for c, v in before.items() if v[0] != "https://docs.example.org/deploy/cloud.md"}
+    assert keep <= set(after)
+
+    # delete a file: all its chunks go, the rest stays
+    (docs / "install.md").unlink()
+    fourth = materialize_source(guide, "guide", instance)
+    assert fourth["pages_deleted"] == 1 and fourth["chunks_embedded"] == 0 and fourth["rows_deleted"] >= 3
+    rows = _table(guide)
+    assert not any(v[0].endswith("/install.md") for v in rows.values())
+    assert all(not h.page_url.endswith("install.md") for h in search("ZX81_QUANTUM_FLUX", config=guide))
+
+
+def test_parents_anchors_and_queries(guide, instance):
+    materialize_source(guide, "guide", instance)
+    ctx = get_context(guide)
+    rows = {r["chunk_id"]: r for r in ctx.chunks.rows("source = 'guide'")}
+    by_heading = {(r["page_url"].rsplit("/", 1)[-1], tuple(r["headings"])): r for r in rows.values()}
+    conv = by_heading[("binding.md", ("Two-way binding", "Converters"))]
+    assert conv["url"] == "https://docs.example.org/forms/binding.md#converters"
+    chain = parent_chain(ctx, conv["chunk_id"])
+    assert [(c["page_url"].rsplit("/", 2)[-1], tuple(c["headings"])) for c in chain] == [
+        ("binding.md", ("Two-way binding", "Converters")),
+        ("binding.md", ("Two-way binding",)),
+        ("binding.md", ()),
+        ("forms.md", ()),
+        ("index.md", ()),
+    ]
+    # within a file: a subsection's parent is its section
+    val = by_heading[("forms.md", ("Validation",))]
+    assert rows[val["parent_id"]]["headings"] == [] and rows[val["parent_id"]]["page_url"].endswith("/forms.md")
+    # frontmatter becomes metadata and a filter
+    inst = by_heading[("install.md", ("On Linux",))]
+    assert inst["title"] == "Installing Acme Widgets" and inst["metadata"]["audience"] == "beginners"
+    hits = search("how do I install it", config=guide, filters={"audience": "beginners"})
+    assert hits and all(h.page_url.endswith("install.md") for h in hits)
+    # the section of a page is its top folder (forms.md heads the forms/ folder)
+    in_forms = search("binding", config=guide, filters={"section": "forms"})
+    assert in_forms and {h.page_url.rsplit("/", 1)[-1] for h in in_forms} <= {"forms.md", "binding.md"}
+
+    # dense: a paraphrase with none of the passage's words
+    hits = search("keep a UI control and an object attribute in sync", config=guide, top_k=3)
+    assert hits[0].page_url.endswith("forms/binding.md")
+    # full text: a rare identifier
+    hits = search("ZX81_QUANTUM_FLUX", config=guide, top_k=3)
+    assert hits[0].url == "https://docs.example.org/install.md#troubleshooting"
+    assert search("ZX81_QUANTUM_FLUX", config=guide, mode="fulltext")[0].chunk_id == hits[0].chunk_id
+
+    # ask cites only retrieved chunks, with the URL and anchor of the chunk
+    q = "What does a converter do in data binding?"
+    ans = ask(q, config=guide)
+    assert not ans.refused and ans.citations and ans.trace_id
+    retrieved = {h.chunk_id for h in search(q, config=guide, top_k=get_context(guide).config.retrieval.top_k)}
+    assert {c.chunk_id for c in ans.citations} <= retrieved
+    for c in ans.citations:
+        assert f"[{c.n}]" in ans.answer and c.url == rows[c.chunk_id]["url"]
+    assert "converter" in ans.answer.lower()
+    # and refuses on an unrelated question
+    off = ask("What is the best temperature to bake sourdough bread?", config=guide)
+    assert off.refused and off.citations == [] and "doesn't cover" in off.answer
+
+
+def test_malformed_files_are_skipped_and_nothing_is_lost(guide, instance):
+    docs = guide.parent / "docs"
+    materialize_source(guide, "guide", instance)
+    before = _table(guide)
+    write_docs(docs, {"broken.md": b"\x00\x01\x02binary\x00junk" * 50,
+                      "forms.md": "---\ntitle: [unclosed\n---\n# Forms\n\nNew text.\n"})
+    out = materialize_source(guide, "guide", instance)
+    assert out["pages_skipped"] == 2 and out["rows_written"] == 0 and out["rows_deleted"] == 0
+    assert _table(guide) == before  # the broken edit of forms.md lost nothing already stored
+    msgs = out["_log"]  # the reasons are in the Dagster run log
+    assert "[PARSE] broken.md: skipped" in msgs and "binary" in msgs
+    assert "[PARSE] forms.md: skipped" in msgs and "frontmatter" in msgs.lower()
