@@ -114,15 +114,18 @@ def _tail(text: str, tokens: int, count: CountFn) -> str:
 
 
 def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]:
-    """Pack blocks greedily into pieces of at most ``limit`` tokens, each later piece starting with
-    the previous piece's tail (``overlap`` tokens)."""
+    """Pack blocks greedily into pieces of at most ``limit`` tokens. With ``overlap``, pieces are
+    packed to ``limit - overlap`` and each later piece starts with the previous piece's tail, so
+    no piece ever exceeds ``limit``."""
+    overlap = min(overlap, limit // 4)
+    room = limit - overlap
     units: list[str] = []
     for block in split_blocks(text):
-        units.extend([block] if count(block) <= limit else _split_long(block, limit, count))
+        units.extend([block] if count(block) <= room else _split_long(block, room, count))
     pieces: list[list[str]] = []
     cur: list[str] = []
     for u in units:
-        if cur and count("\n\n".join(cur + [u])) > limit:
+        if cur and count("\n\n".join(cur + [u])) > room:
             pieces.append(cur)
             cur = []
         cur.append(u)
@@ -132,8 +135,8 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
     for i, p in enumerate(pieces):
         body = "\n\n".join(p)
         if i and overlap:
-            tail = _tail(out[-1], overlap, count)
-            if tail and count(tail + " " + body) <= limit + overlap:
+            tail = _tail(out[-1], overlap - 2, count)
+            if tail and count(f"… {tail}\n\n{body}") <= limit:
                 body = f"… {tail}\n\n{body}"
         out.append(body)
     return out

@@ -69,18 +69,24 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
             result = materialize([*ingest_assets, *ingest_checks], partition_key=name, instance=instance,
                                  resources=resources, raise_on_error=False, tags={"source": name},
-                                 run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}})
+                                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
+            mats = result.asset_materializations_for_node("lancedb_chunks")
+            summary = mats[0].metadata["summary"].value if mats else {}
+            if summary:
+                summaries[name] = summary
+            for check in result.get_asset_check_evaluations():
+                if not check.passed:
+                    print(f"[{name}] check {check.asset_check_key.name} failed: "
+                          f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
             if not result.success:
                 failed = True
                 for ev in result.all_events:
-                    if ev.is_failure and ev.step_key:
-                        err = getattr(ev.event_specific_data, "error", None)
-                        print(f"[{name}] step {ev.step_key} failed: {err.message.strip() if err else ev.message}",
-                              file=sys.stderr)
-                continue
-            mats = result.asset_materializations_for_node("lancedb_chunks")
-            summary = mats[0].metadata["summary"].value if mats else {}
-            summaries[name] = summary
+                    if ev.is_step_failure:
+                        err = ev.step_failure_data.error
+                        msg = (err.cause or err).message.strip() if err else ev.message
+                        print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
+                if not summary:
+                    continue
             print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
                   f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
                   f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "

@@ -30,7 +30,7 @@ def test_chunks_fit_the_model_window_with_header(count):
     assert len(big) > 3
     for c in chunks:
         # what the model sees: title + headings + text, plus [CLS]/[SEP]
-        assert count(c.embedding_text()) + 2 <= 256 + 32, c.token_count  # overlap may add up to its budget
+        assert count(c.embedding_text()) + 2 <= 256, c.token_count
         assert c.token_count == count(c.text)
     # overlap: later pieces start with the tail of the previous piece
     assert big[1].text.startswith("… ")
@@ -69,9 +69,12 @@ def test_ids_are_stable_and_parents_follow_sections(count):
     assert c[1].chunk_id != a[1].chunk_id and c[0].chunk_id == a[0].chunk_id
 
 
-def test_split_text_never_exceeds_limit_without_overlap(count):
-    text = "x " * 2000
-    assert all(count(p) <= 50 for p in split_text(text, 50, 0, count))
+@pytest.mark.parametrize("overlap", [0, 10, 40])
+def test_split_text_never_exceeds_limit(count, overlap):
+    text = "x " * 2000 + "\n\n" + "\n\n".join(f"Sentence {i} is here. And another one {i}." for i in range(50))
+    text += "\n\n" + " | ".join(f"cell{i}" for i in range(300))  # one very long table row
+    pieces = split_text(text, 50, overlap, count)
+    assert pieces and all(count(p) <= 50 for p in pieces)
 
 
 def test_page_hierarchy():

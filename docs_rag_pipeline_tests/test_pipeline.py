@@ -126,3 +126,32 @@ def test_malformed_files_are_skipped_and_nothing_is_lost(guide, instance):
     msgs = out["_log"]  # the reasons are in the Dagster run log
     assert "[PARSE] broken.md: skipped" in msgs and "binary" in msgs
     assert "[PARSE] forms.md: skipped" in msgs and "frontmatter" in msgs.lower()
+
+
+def test_changing_the_embedding_model_reembeds_into_its_own_table(guide, instance, monkeypatch):
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    from .conftest import write_config
+    from .fake_openai import EmbeddingsServer
+
+    first = materialize_source(guide, "guide", instance)
+    local_table = get_context(guide).chunks.name
+    monkeypatch.setenv("TEST_KEY", "k")
+    with EmbeddingsServer(LocalEmbedder().embed) as srv:
+        cfg = write_config(guide.parent, extra=f"""
+            embedding:
+              provider: openai
+              model: other-embedder
+              base_url: {srv.url}
+              api_key_env: TEST_KEY
+        """)
+        out = materialize_source(cfg, "guide", instance)
+        ctx = get_context(cfg)
+        assert ctx.chunks.name != local_table and ctx.chunks.name == "chunks__openai_other_embedder"
+        # a new model: every chunk embedded again (the cache is per model), none mixed into the old table
+        assert out["pages_new"] == 5 and out["chunks_embedded"] + out["chunks_cached"] == first["chunks_total"]
+        assert out["chunks_embedded"] >= first["chunks_embedded"]
+        assert {r["embedding_model"] for r in ctx.chunks._scan(None, ["embedding_model"]).to_pylist()} == {
+            "openai:other-embedder"}
+        assert search("ZX81_QUANTUM_FLUX", config=cfg)[0].url.endswith("#troubleshooting")
+        assert len(srv.requests) > 1

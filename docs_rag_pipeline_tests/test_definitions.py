@@ -1,0 +1,53 @@
+"""The Dagster layer: definitions load, partitions follow the config, schedules and pools are set."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from dagster import AssetKey, DagsterInstance, build_sensor_context
+
+from docs_rag_pipeline.defs.automation import sources_sensor
+from docs_rag_pipeline.defs.definitions import build_definitions
+
+from .conftest import REPO, write_config
+
+
+def test_definitions_have_the_lineage_schedules_and_pool(guide):
+    defs = build_definitions(config_path=str(guide))
+    graph = defs.resolve_asset_graph()
+    assert graph.get(AssetKey("chunks")).parent_keys == {AssetKey("scraped_pages")}
+    assert graph.get(AssetKey("embeddings")).parent_keys == {AssetKey("chunks")}
+    assert graph.get(AssetKey("lancedb_chunks")).parent_keys == {AssetKey("embeddings"), AssetKey("scraped_pages")}
+    for key in ("embeddings", "lancedb_chunks"):  # the LanceDB writers share a pool limited to 1
+        assert defs.resolve_assets_def(key).op.pool == "lancedb"
+    assert defs.resolve_assets_def("chunks").op.pool is None
+    sched = defs.resolve_schedule_def("refresh_guide")
+    assert sched.cron_schedule == "0 4 * * *"
+    assert graph.get(AssetKey("scraped_pages")).partitions_def.name == "sources"
+
+
+def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: docs}
+      - {name: beta, kind: local, path: docs}
+    """)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["beta", "gone"])
+        result = sources_sensor(build_sensor_context(instance=instance))
+        adds = [r for r in result.dynamic_partitions_requests if type(r).__name__.startswith("Add")]
+        dels = [r for r in result.dynamic_partitions_requests if type(r).__name__.startswith("Delete")]
+        assert [list(r.partition_keys) for r in adds] == [["alpha"]]
+        assert [list(r.partition_keys) for r in dels] == [["gone"]]
+        assert [r.partition_key for r in result.run_requests] == ["alpha"]
+
+
+def test_dagster_loads_the_workspace(guide):
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide), "DAGSTER_HOME": str(guide.parent / "dh")}
+    (guide.parent / "dh").mkdir()
+    out = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+                         cwd=REPO, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
