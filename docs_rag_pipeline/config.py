@@ -218,8 +218,10 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
         if k not in _TOP:
             raise ConfigError(f"{where}: {k}: unknown key; allowed top-level keys: {', '.join(_TOP)}")
     storage = _check(raw.get("storage", "data"), str, "storage", where)
-    if "://" not in storage and not Path(storage).expanduser().is_absolute():
-        storage = str(root / storage)
+    if "://" not in storage:
+        storage = str(Path(storage).expanduser())
+        if not Path(storage).is_absolute():
+            storage = str(root / storage)
     embedding = _section(raw.get("embedding"), EmbeddingConfig, "embedding", where, _EMBEDDING)
     if embedding.provider not in ("local", "openai"):
         raise ConfigError(f"{where}: embedding.provider: unknown provider {embedding.provider!r}; use 'local' or 'openai'")

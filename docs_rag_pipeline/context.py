@@ -30,6 +30,10 @@ class Context:
     def chunks(self) -> ChunksTable:
         return ChunksTable(self.db, model=self.embedder.name, dimensions=self.embedder.dimensions)
 
+    def source_dir(self, source: str) -> Path:
+        """The source's own local folder: its state, caches, clones."""
+        return Path(self.config.storage_path) / "sources" / source
+
     @functools.cached_property
     def cache(self) -> EmbeddingCache:
         return EmbeddingCache(self.db)

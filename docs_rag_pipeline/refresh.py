@@ -28,6 +28,8 @@ def _quiet(_: str) -> None:
     return None
 
 
+SCAN_MODES = ("refresh", "reparse", "force")
+
 PAGE_COLUMNS = ["source", "page_url", "path", "format", "content_hash", "status", "title", "sections",
                 "metadata", "error"]
 
@@ -54,15 +56,25 @@ class RefreshStats:
         return {k: d[k] for k in keys}
 
 
-def scan_pages(ctx: Context, source_name: str, *, log: Log = _quiet) -> list[dict[str, Any]]:
+def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Log = _quiet,
+               notes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Scan a source against what is indexed; parse new and changed pages.
 
     One row per page with ``status`` new | changed | unchanged | deleted | skipped (a page that
-    could not be parsed: logged with the reason; its indexed chunks are kept).
+    could not be parsed: logged with the reason; its indexed chunks are kept). ``mode`` is
+    ``refresh`` (only what changed), ``reparse`` (re-parse every page from the source's cache, no
+    network) or ``force`` (fetch and process everything again). The source's own counts and
+    reasons are added to ``notes``.
     """
+    if mode not in SCAN_MODES:
+        raise ValueError(f"mode: {mode!r} is not one of {', '.join(SCAN_MODES)}")
     src_cfg = ctx.config.source(source_name)
     state = ctx.chunks.page_state(source_name)
-    scan = source_for(src_cfg).scan(state, log=log)
+    scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
+    if notes is not None:
+        notes.update(scan.notes)
+        if not scan.complete:
+            notes["removal_skipped"] = "the scan stopped early, so no page was removed"
     rows: list[dict[str, Any]] = []
     for page in scan.pages:
         row = {"source": source_name, "page_url": page.page_url, "path": page.path, "format": page.format,

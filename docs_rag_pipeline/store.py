@@ -166,7 +166,7 @@ class ChunksTable:
         pages = sorted(set(replace_pages))
         if not rows and not pages:
             return WriteStats(version=self.version())
-        rows = self._changed_only(rows)
+        rows = self._changed_only(rows, keep_pages=set(pages))
         tbl = self.open() or self._create()
         data = self.to_arrow(rows)
         stale = f"source = {sql_str(source)} AND {sql_in('page_url', pages)}"
@@ -178,14 +178,15 @@ class ChunksTable:
         return WriteStats(rows_written=res.num_inserted_rows + res.num_updated_rows,
                           rows_deleted=res.num_deleted_rows, version=res.version)
 
-    def _changed_only(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Drop rows identical to the stored ones (same id means same text; compare the rest)."""
+    def _changed_only(self, rows: Sequence[dict[str, Any]], *, keep_pages: set[str]) -> list[dict[str, Any]]:
+        """Drop rows identical to the stored ones (same id means same text; compare the rest).
+        Rows of pages being replaced are always kept: the merge deletes their rows it does not see."""
         ids = [r["chunk_id"] for r in rows]
         stored: dict[str, tuple] = {}
         for i in range(0, len(ids), 500):
             for r in self.rows(sql_in("chunk_id", ids[i:i + 500])):
                 stored[r["chunk_id"]] = _comparable(r)
-        return [r for r in rows if stored.get(r["chunk_id"]) != _comparable(r)]
+        return [r for r in rows if r["page_url"] in keep_pages or stored.get(r["chunk_id"]) != _comparable(r)]
 
     def ensure_indexes_and_optimize(self) -> None:
         """Build the full-text index (never on an empty table), index new rows, prune old versions."""

@@ -9,7 +9,7 @@ import logging
 import time
 
 import polars as pl
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, AssetKey, Config, MaterializeResult, MetadataValue, Output, asset
 
 from .. import refresh
 from .partitions import sources_partitions
@@ -49,15 +49,25 @@ def _md_table(rows: list[dict], cols: list[str], limit: int = 50) -> MetadataVal
     return MetadataValue.md(head + body + more if rows else "_none_")
 
 
+class ScrapeConfig(Config):
+    """``refresh``: only what changed; ``reparse``: every page again from the source's local cache
+    (no network; after a parser change); ``force``: fetch and process everything again."""
+
+    mode: str = "refresh"
+
+
 @asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"},
        description="The source's pages now, with their status against the index; new and changed pages parsed.")
-def scraped_pages(context: AssetExecutionContext, docs_rag: DocsRagResource) -> Output[pl.DataFrame]:
+def scraped_pages(context: AssetExecutionContext, config: ScrapeConfig, docs_rag: DocsRagResource) -> Output[pl.DataFrame]:
     t0 = time.perf_counter()
-    rows = refresh.scan_pages(docs_rag.context(), context.partition_key, log=_logger(context))
+    notes: dict = {}
+    rows = refresh.scan_pages(docs_rag.context(), context.partition_key, mode=config.mode, log=_logger(context),
+                              notes=notes)
     counts = refresh.page_counts(rows)
     notable = [r for r in rows if r["status"] != "unchanged"]
+    extra = {f"scan_{k}": (v if isinstance(v, (int, float, str)) else MetadataValue.json(v)) for k, v in notes.items()}
     return Output(pl.DataFrame(rows, schema=PAGES_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PAGES_SCHEMA),
-                  metadata={**{f"pages_{k}": v for k, v in counts.items()},
+                  metadata={**{f"pages_{k}": v for k, v in counts.items()}, **extra, "mode": config.mode,
                             "seconds": round(time.perf_counter() - t0, 3),
                             "pages": _md_table(notable, ["status", "path", "title", "error"])})
 

@@ -24,7 +24,7 @@ def chunks_are_well_formed(context: AssetCheckExecutionContext, docs_rag: DocsRa
     window = ctx.embedder.max_tokens
     bad = [r["chunk_id"] for r in rows if not r["text"].strip() or not r["url"] or not r["title"]]
     too_long = [r["chunk_id"] for r in rows if r["token_count"] > window]
-    return AssetCheckResult(passed=not bad and not too_long and bool(rows),
+    return AssetCheckResult(passed=not bad and not too_long,
                             severity=AssetCheckSeverity.ERROR,
                             metadata={"chunks": len(rows), "missing_text_url_or_title": len(bad),
                                       "over_window": len(too_long), "window": window,

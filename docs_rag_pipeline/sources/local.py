@@ -36,9 +36,7 @@ def file_url(rel: str, *, base_url: str | None, url_template: str | None, root: 
 
 
 class LocalSource(Source):
-    def __init__(self, cfg: SourceConfig) -> None:
-        self.cfg = cfg
-        self.name = cfg.name
+    cfg: SourceConfig
 
     def files(self) -> list[tuple[str, Path]]:
         root = self.cfg.path
@@ -59,23 +57,17 @@ class LocalSource(Source):
     def url_for(self, rel: str) -> str:
         return file_url(rel, base_url=self.cfg.base_url, url_template=self.cfg.url_template, root=self.cfg.path)
 
-    def scan(self, state: dict[str, str], *, log: Log) -> ScanResult:
+    def scan(self, state: dict[str, str], *, log: Log, mode: str = "refresh") -> ScanResult:
         pages: list[Page] = []
         for rel, p in self.files():
             data = p.read_bytes()
             url = self.url_for(rel)
             digest = content_hash(data)
-            status = self.status(url, digest, state)
+            status = self.status(url, digest, state, mode)
             body = data.decode("utf-8", errors="replace") if status != "unchanged" else None
             pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=digest,
                               format=format_for_path(rel) or "markdown", body=body, status=status))
         present = {p.page_url for p in pages}
         deleted = sorted(u for u in state if u not in present)
         log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, {len(deleted)} gone")
-        return ScanResult(pages=pages, deleted=deleted)
-
-
-def source_for(cfg: SourceConfig) -> Source:
-    if cfg.kind == "local":
-        return LocalSource(cfg)
-    raise ValueError(f"sources: kind {cfg.kind!r} is not supported yet")
+        return ScanResult(pages=pages, deleted=deleted, notes={"files": len(pages)})
