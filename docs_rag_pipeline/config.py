@@ -64,16 +64,67 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class UrlRule:
+    """``match``: a regex on the file's path; ``url``: its replacement (``\\1`` …), full URL."""
+
+    match: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRule:
+    """Derive one metadata key per page: from path globs (``values``: glob → value, first match
+    wins), a regex on the path (``pattern``: the value is group 1) or a frontmatter key
+    (``frontmatter``); else ``default``. A filter on ``key`` also matches ``default`` pages
+    (shared pages, e.g. ``common``)."""
+
+    key: str
+    values: tuple[tuple[str, str], ...] = ()
+    pattern: str | None = None
+    frontmatter: str | None = None
+    default: str | None = None
+
+
+DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.html", "**/*.htm", "**/*.adoc",
+                   "**/*.asciidoc", "**/*.rst")
+
+
+@dataclass(frozen=True, slots=True)
 class SourceConfig:
+    """One documentation source. Which keys apply depends on ``kind`` (see ``SOURCE_KEYS``)."""
+
     name: str
-    kind: str
-    path: Path
-    include: tuple[str, ...] = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.html", "**/*.htm")
-    exclude: tuple[str, ...] = ()
-    base_url: str | None = None
-    url_template: str | None = None
+    kind: str  # local | web | git
+    path: Path | None = None  # local
+    include: tuple[str, ...] = DEFAULT_INCLUDE  # local, git
+    exclude: tuple[str, ...] = ()  # local, git
+    base_url: str | None = None  # local, web
+    url_template: str | None = None  # local, git
+    url_rules: tuple[UrlRule, ...] = ()  # local, git
     cron: str = "0 4 * * *"
     metadata: dict[str, Any] = field(default_factory=dict)
+    metadata_rules: tuple[MetadataRule, ...] = ()
+    # web
+    seed_urls: tuple[str, ...] = ()
+    sitemaps: str | tuple[str, ...] = "auto"  # "auto" | "off" | explicit sitemap URLs
+    allow_patterns: tuple[str, ...] = ()
+    deny_patterns: tuple[str, ...] = ()
+    allowed_domains: tuple[str, ...] = ()  # default: the seeds' hosts
+    max_pages: int = 1000
+    max_depth: int = 10
+    delay_seconds: float = 0.2
+    timeout_seconds: float = 15.0
+    max_retries: int = 3
+    max_bytes: int = 5_000_000
+    error_threshold: float = 0.5  # share of failed fetches over which a crawl counts as stopped early
+    user_agent: str = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
+    respect_robots: bool = True
+    content_selector: str | None = None
+    # git
+    repo: str | None = None
+    branch: str | None = None
+    subpath: str = ""
+    token_env: str | None = None  # name of the environment variable holding an access token
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +205,24 @@ _RETRIEVAL = {"top_k": ((int,), False), "candidates": ((int,), False), "rrf_k": 
               "min_similarity": ((float,), False), "min_term_coverage": ((float,), False),
               "confident_similarity": ((float,), False)}
 _TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources")
-_SOURCE_KEYS = {"name", "kind", "path", "include", "exclude", "base_url", "url_template", "cron", "metadata"}
-KINDS = ("local",)
+_COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
+SOURCE_KEYS = {
+    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules"},
+    "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
+                           "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
+                           "max_bytes", "error_threshold", "user_agent", "respect_robots", "content_selector",
+                           "base_url"},
+    "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
+                           "token_env"},
+}
+KINDS = tuple(SOURCE_KEYS)
+_SOURCE_SCALARS: dict[str, tuple[type, ...]] = {
+    "base_url": (str,), "url_template": (str,), "cron": (str,), "sitemaps": (str, list),
+    "max_pages": (int,), "max_depth": (int,), "delay_seconds": (float,), "timeout_seconds": (float,),
+    "max_retries": (int,), "max_bytes": (int,), "error_threshold": (float,), "user_agent": (str,),
+    "respect_robots": (bool,), "content_selector": (str,), "repo": (str,), "branch": (str,),
+    "subpath": (str,), "token_env": (str,),
+}
 
 
 def _strings(raw: Any, key: str, where: str) -> tuple[str, ...]:
@@ -167,12 +234,66 @@ def _strings(raw: Any, key: str, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
+def _regex(pattern: str, key: str, where: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"{where}: {key}: {pattern!r} is not a valid regular expression ({exc})") from exc
+    return pattern
+
+
+def _url_rules(raw: Any, key: str, where: str) -> tuple[UrlRule, ...]:
+    _check(raw, list, key, where)
+    rules = []
+    for j, r in enumerate(raw):
+        k = f"{key}[{j}]"
+        _check(r, dict, k, where)
+        if set(r) != {"match", "url"}:
+            raise ConfigError(f"{where}: {k}: a URL rule has exactly the keys 'match' (a regex on the path) and 'url'")
+        rules.append(UrlRule(match=_regex(_check(r["match"], str, f"{k}.match", where), f"{k}.match", where),
+                             url=_check(r["url"], str, f"{k}.url", where)))
+    return tuple(rules)
+
+
+def _metadata_rules(raw: Any, key: str, where: str) -> tuple[MetadataRule, ...]:
+    _check(raw, list, key, where)
+    out = []
+    for j, r in enumerate(raw):
+        k = f"{key}[{j}]"
+        _check(r, dict, k, where)
+        unknown = set(r) - {"key", "values", "pattern", "frontmatter", "default"}
+        if unknown:
+            raise ConfigError(f"{where}: {k}.{sorted(unknown)[0]}: unknown key; allowed keys: "
+                              "key, values, pattern, frontmatter, default")
+        if "key" not in r:
+            raise ConfigError(f"{where}: {k}.key: missing; name the metadata key this rule sets")
+        values = _check(r.get("values", {}), dict, f"{k}.values", where)
+        for g, v in values.items():
+            _check(v, str, f"{k}.values[{g!r}]", where)
+        if not (values or r.get("pattern") or r.get("frontmatter") or r.get("default")):
+            raise ConfigError(f"{where}: {k}: give at least one of values, pattern, frontmatter or default")
+        out.append(MetadataRule(
+            key=_check(r["key"], str, f"{k}.key", where),
+            values=tuple((str(g), str(v)) for g, v in values.items()),
+            pattern=_regex(_check(r["pattern"], str, f"{k}.pattern", where), f"{k}.pattern", where)
+            if r.get("pattern") else None,
+            frontmatter=_check(r["frontmatter"], str, f"{k}.frontmatter", where) if r.get("frontmatter") else None,
+            default=_check(r["default"], str, f"{k}.default", where) if r.get("default") is not None else None))
+    return tuple(out)
+
+
+def _url(value: str, key: str, where: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{where}: {key}: {value!r} is not an http(s) URL, e.g. 'https://docs.example.org/'")
+    return value
+
+
 def _source(raw: Any, i: int, where: str, root: Path) -> SourceConfig:
     key = f"sources[{i}]"
     _check(raw, dict, key, where)
-    for k in raw:
-        if k not in _SOURCE_KEYS:
-            raise ConfigError(f"{where}: {key}.{k}: unknown key; allowed keys: {', '.join(sorted(_SOURCE_KEYS))}")
     for required in ("name", "kind"):
         if required not in raw:
             raise ConfigError(f"{where}: {key}.{required}: missing; every source needs a name and a kind")
@@ -183,20 +304,58 @@ def _source(raw: Any, i: int, where: str, root: Path) -> SourceConfig:
     kind = _check(raw["kind"], str, f"{key}.kind", where)
     if kind not in KINDS:
         raise ConfigError(f"{where}: {key}.kind: unknown kind {kind!r}; supported kinds: {', '.join(KINDS)}")
-    if "path" not in raw:
-        raise ConfigError(f"{where}: {key}.path: missing; a local source needs the folder that holds its documents")
-    path = Path(_check(raw["path"], str, f"{key}.path", where)).expanduser()
-    if not path.is_absolute():
-        path = root / path
-    if not path.is_dir():
-        raise ConfigError(f"{where}: {key}.path: folder {str(path)!r} does not exist; create it or fix the path")
-    values: dict[str, Any] = {"name": name, "kind": kind, "path": path}
+    allowed = SOURCE_KEYS[kind]
+    for k in raw:
+        if k not in allowed:
+            raise ConfigError(f"{where}: {key}.{k}: unknown key for a {kind} source; allowed keys: "
+                              f"{', '.join(sorted(allowed))}")
+    values: dict[str, Any] = {"name": name, "kind": kind}
+    if kind == "local":
+        if "path" not in raw:
+            raise ConfigError(f"{where}: {key}.path: missing; a local source needs the folder that holds its documents")
+        path = Path(_check(raw["path"], str, f"{key}.path", where)).expanduser()
+        if not path.is_absolute():
+            path = root / path
+        if not path.is_dir():
+            raise ConfigError(f"{where}: {key}.path: folder {str(path)!r} does not exist; create it or fix the path")
+        values["path"] = path
+    if kind == "web":
+        if not raw.get("seed_urls"):
+            raise ConfigError(f"{where}: {key}.seed_urls: missing; a web source needs at least one start URL")
+        values["seed_urls"] = tuple(_url(u, f"{key}.seed_urls[{j}]", where)
+                                    for j, u in enumerate(_strings(raw["seed_urls"], f"{key}.seed_urls", where)))
+        for k in ("allow_patterns", "deny_patterns"):
+            if k in raw:
+                values[k] = tuple(_regex(p, f"{key}.{k}[{j}]", where)
+                                  for j, p in enumerate(_strings(raw[k], f"{key}.{k}", where)))
+        if "allowed_domains" in raw:
+            values["allowed_domains"] = tuple(d.lower() for d in _strings(raw["allowed_domains"], f"{key}.allowed_domains", where))
+    if kind == "git":
+        if not raw.get("repo"):
+            raise ConfigError(f"{where}: {key}.repo: missing; a git source needs a repository URL or local path")
     for k in ("include", "exclude"):
         if k in raw:
             values[k] = _strings(raw[k], f"{key}.{k}", where)
-    for k in ("base_url", "url_template", "cron"):
+    for k, types in _SOURCE_SCALARS.items():
         if k in raw and raw[k] is not None:
-            values[k] = _check(raw[k], str, f"{key}.{k}", where)
+            values[k] = _check(raw[k], types, f"{key}.{k}", where)
+            if int in types and float not in types and values[k] < 0:
+                raise ConfigError(f"{where}: {key}.{k}: must be ≥ 0, got {values[k]}")
+            if float in types and values[k] < 0:
+                raise ConfigError(f"{where}: {key}.{k}: must be ≥ 0, got {values[k]}")
+    if isinstance(values.get("sitemaps"), list):
+        values["sitemaps"] = tuple(_url(u, f"{key}.sitemaps[{j}]", where) for j, u in enumerate(values["sitemaps"]))
+    elif "sitemaps" in values and values["sitemaps"] not in ("auto", "off"):
+        raise ConfigError(f"{where}: {key}.sitemaps: use 'auto', 'off' or a list of sitemap URLs")
+    if "base_url" in values and kind == "web":
+        _url(values["base_url"], f"{key}.base_url", where)
+    if kind == "git" and values.get("repo") and "://" not in values["repo"] and not values["repo"].startswith("git@"):
+        repo = Path(values["repo"]).expanduser()
+        values["repo"] = str(repo if repo.is_absolute() else (root / repo).resolve())
+    if "url_rules" in raw:
+        values["url_rules"] = _url_rules(raw["url_rules"], f"{key}.url_rules", where)
+    if "metadata_rules" in raw:
+        values["metadata_rules"] = _metadata_rules(raw["metadata_rules"], f"{key}.metadata_rules", where)
     if values.get("url_template") is not None and "{path}" not in values["url_template"]:
         raise ConfigError(f"{where}: {key}.url_template: must contain {{path}}, e.g. 'https://example.org/{{path}}/'")
     if values.get("base_url") and values.get("url_template"):
