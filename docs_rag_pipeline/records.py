@@ -43,6 +43,7 @@ class Page:
     format: str  # markdown | mdx | html | asciidoc | rst
     body: str | None = None  # the raw document; None when unchanged and not loaded
     status: str = "new"  # new | changed | unchanged | deleted
+    metadata: dict[str, Any] = field(default_factory=dict)  # what the source knows (commit, fetched_at, …)
 
 
 @dataclass(slots=True)

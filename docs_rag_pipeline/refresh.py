@@ -17,6 +17,7 @@ import numpy as np
 from .chunking import Budget, chunk_page, metadata_tags, page_parents
 from .context import Context
 from .embedding import text_sha
+from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
 from .records import Chunk, ParsedPage, Section
 from .sources import source_for
@@ -82,10 +83,13 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                "metadata": None, "error": None}
         if page.status in ("new", "changed"):
             try:
-                parsed = parse_document(page.body or "", fmt=page.format, path=page.path)
+                parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
+                                        content_selector=src_cfg.content_selector)
                 if not any(s.text.strip() for s in parsed.sections):
                     raise ParseError(f"{page.path}: no text found; add content or exclude the file")
-                row.update(title=parsed.title, metadata=json.dumps(parsed.metadata, default=str, sort_keys=True),
+                meta = {**page.metadata, **parsed.metadata}
+                meta.update(derive_metadata(src_cfg.metadata_rules, path=page.path, frontmatter=meta))
+                row.update(title=parsed.title, metadata=json.dumps(meta, default=str, sort_keys=True),
                            sections=json.dumps([asdict(s) for s in parsed.sections]))
                 log(f"[PARSE] {page.path}: {page.status}, {len(parsed.sections)} sections, title {parsed.title!r}")
             except ParseError as exc:

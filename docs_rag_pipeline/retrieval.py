@@ -12,6 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .context import Context
+from .metadata_rules import shared_values
 from .records import Hit
 from .store import sql_str
 
@@ -22,8 +23,9 @@ class QueryError(ValueError):
     """A malformed query or filter, with what to change."""
 
 
-def filter_sql(source: str | None, filters: dict[str, Any] | None) -> str | None:
-    """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of)."""
+def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None) -> str | None:
+    """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of).
+    ``shared`` maps a key to the value of pages shared by all values (a filter on the key matches it too)."""
     parts: list[str] = []
     if source:
         parts.append(f"source = {sql_str(source)}")
@@ -36,6 +38,8 @@ def filter_sql(source: str | None, filters: dict[str, Any] | None) -> str | None
         if key == "source":
             parts.append("(" + " OR ".join(f"source = {sql_str(str(v))}" for v in values) + ")")
             continue
+        if shared and key in shared and shared[key] not in values:
+            values = [*values, shared[key]]
         tags = ", ".join(sql_str(f"{key}={str(v).lower() if isinstance(v, bool) else v}") for v in values)
         parts.append(f"array_has_any(tags, [{tags}])")
     return " AND ".join(parts) or None
@@ -72,7 +76,11 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     tbl = ctx.chunks.open()
     if tbl is None:
         return []
-    where = filter_sql(source, filters)
+    shared: dict[str, str] = {}
+    for src in ctx.config.sources:
+        if source is None or src.name == source:
+            shared.update(shared_values(src.metadata_rules))
+    where = filter_sql(source, filters, shared=shared)
     n = max(ctx.config.retrieval.candidates, top_k * 4)
     qv = ctx.embedder.embed([query])[0]
     cols = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index", "text",

@@ -85,3 +85,18 @@ def test_page_hierarchy():
     parents = page_parents(paths)
     assert parents == {"u/forms": "u/index", "u/bind": "u/forms", "u/deep": "u/adv", "u/adv": "u/forms",
                        "u/lone": "u/index"}
+
+
+def test_metadata_rules_and_shared_filter_values():
+    from docs_rag_pipeline.config import MetadataRule
+    from docs_rag_pipeline.metadata_rules import derive_metadata, shared_values
+    from docs_rag_pipeline.retrieval import filter_sql
+
+    rules = (MetadataRule(key="framework", values=(("**/flow/**", "flow"), ("**/hilla/**", "hilla")), default="common"),
+             MetadataRule(key="version", pattern=r"^(v\d+)/"),
+             MetadataRule(key="audience", frontmatter="audience"))
+    assert derive_metadata(rules, path="v24/flow/binding.md", frontmatter={"audience": "dev"}) == {
+        "framework": "flow", "version": "v24", "audience": "dev"}
+    assert derive_metadata(rules, path="intro.md", frontmatter={}) == {"framework": "common"}
+    sql = filter_sql("docs", {"framework": "flow"}, shared=shared_values(rules))
+    assert sql == "source = 'docs' AND array_has_any(tags, ['framework=flow', 'framework=common'])"

@@ -21,14 +21,15 @@ def format_for_path(path: str) -> str | None:
     return _EXTENSIONS.get(PurePosixPath(clean).suffix.lower())
 
 
-def parse_document(body: str, *, fmt: str, path: str) -> ParsedPage:
-    """Parse ``body`` in format ``fmt`` (markdown, mdx or html); ``path`` names it in errors."""
+def parse_document(body: str, *, fmt: str, path: str, content_selector: str | None = None) -> ParsedPage:
+    """Parse ``body`` in format ``fmt`` (markdown, mdx or html); ``path`` names it in errors.
+    ``content_selector`` (CSS) picks an HTML page's main content."""
     if fmt == "markdown":
         return parse_markdown(body, path=path)
     if fmt == "mdx":
         return parse_markdown(body, path=path, mdx=True)
     if fmt == "html":
-        return parse_html(body, url=path)
+        return parse_html(body, url=path, content_selector=content_selector)
     raise ParseError(
         f"{path}: unsupported document format {fmt!r}; supported formats are {', '.join(FORMATS)} "
         "(choose one of them for this source or exclude the file)"

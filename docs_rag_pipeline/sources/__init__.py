@@ -8,7 +8,7 @@ from pathlib import Path
 from .base import ScanResult, Source, content_hash
 
 #: kind → "module:Class" (imported on use, so a kind's dependencies load only when configured)
-SOURCE_KINDS = {"local": "local:LocalSource"}
+SOURCE_KINDS = {"local": "local:LocalSource", "web": "web:WebSource", "git": "git:GitSource"}
 
 
 def source_for(cfg, *, workdir: Path) -> Source:  # noqa: ANN001 - a SourceConfig

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from pathlib import Path
 
 from ..config import SourceConfig
+from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash
-
-
-def glob_match(path: str, pattern: str) -> bool:
-    """Match a POSIX relative path against a glob where ``**/`` also matches zero folders."""
-    if fnmatch.fnmatchcase(path, pattern):
-        return True
-    return pattern.startswith("**/") and glob_match(path, pattern[3:])
 
 
 def file_url(rel: str, *, base_url: str | None, url_template: str | None, root: Path) -> str:
