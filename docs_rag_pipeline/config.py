@@ -44,6 +44,10 @@ class LlmConfig:
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     timeout_seconds: float = 30.0
+    max_tokens: int = 512  # of the generated answer
+    context_tokens: int = 1800  # budget for the retrieved chunks in the prompt
+    uncited: str = "refuse"  # a sentence without a citation: refuse the answer (strict) or drop it
+    min_support: float = 0.5  # a citation whose chunk supports its sentence less than this is flagged
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,18 @@ class RetrievalConfig:
     min_similarity: float = 0.30
     min_term_coverage: float = 0.5
     confident_similarity: float = 0.55
+
+
+@dataclass(frozen=True, slots=True)
+class ApiConfig:
+    """The HTTP API (``docs-rag serve``): auth, limits, and where Dagster's GraphQL API is."""
+
+    token_env: str | None = None  # env var holding the bearer token for every route but /health; unset: no auth
+    admin_token_env: str | None = None  # env var holding the admin token (POST /sources/<name>/refresh)
+    rate_limit_per_minute: int = 60  # per client (token, else remote address); 0: no limit
+    max_question_chars: int = 2000
+    max_top_k: int = 8
+    dagster_graphql_url: str = "http://127.0.0.1:3000/graphql"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +152,7 @@ class Config:
     retrieval: RetrievalConfig
     sources: tuple[SourceConfig, ...]
     path: Path | None = None  # the file it came from
+    api: ApiConfig = field(default_factory=ApiConfig)
 
     def source(self, name: str) -> SourceConfig:
         for s in self.sources:
@@ -199,12 +216,17 @@ _EMBEDDING = {"provider": ((str,), False), "model": ((str,), False), "batch_size
               "base_url": ((str,), True), "api_key_env": ((str,), False), "dimensions": ((int,), True),
               "max_tokens": ((int,), True), "timeout_seconds": ((float,), False), "max_retries": ((int,), False)}
 _LLM = {"provider": ((str,), False), "model": ((str,), True), "base_url": ((str,), True),
-        "api_key_env": ((str,), False), "temperature": ((float,), False), "timeout_seconds": ((float,), False)}
+        "api_key_env": ((str,), False), "temperature": ((float,), False), "timeout_seconds": ((float,), False),
+        "max_tokens": ((int,), False), "context_tokens": ((int,), False), "uncited": ((str,), False),
+        "min_support": ((float,), False)}
 _CHUNKING = {"target_tokens": ((int,), True), "overlap_tokens": ((int,), False)}
 _RETRIEVAL = {"top_k": ((int,), False), "candidates": ((int,), False), "rrf_k": ((int,), False),
               "min_similarity": ((float,), False), "min_term_coverage": ((float,), False),
               "confident_similarity": ((float,), False)}
-_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources")
+_API = {"token_env": ((str,), True), "admin_token_env": ((str,), True),
+        "rate_limit_per_minute": ((int,), False), "max_question_chars": ((int,), False),
+        "max_top_k": ((int,), False), "dagster_graphql_url": ((str,), False)}
+_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {
     "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules"},
@@ -391,6 +413,8 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
     llm = _section(raw.get("llm"), LlmConfig, "llm", where, _LLM)
     if llm.provider not in ("none", "openai"):
         raise ConfigError(f"{where}: llm.provider: unknown provider {llm.provider!r}; use 'none' or 'openai'")
+    if llm.uncited not in ("refuse", "drop"):
+        raise ConfigError(f"{where}: llm.uncited: {llm.uncited!r}; use 'refuse' (strict) or 'drop'")
     if llm.provider == "openai" and not llm.model:
         raise ConfigError(f"{where}: llm.model: required when llm.provider is 'openai'")
     chunking = _section(raw.get("chunking"), ChunkingConfig, "chunking", where, _CHUNKING)
@@ -409,8 +433,14 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
         if s.name in seen:
             raise ConfigError(f"{where}: sources[{i}].name: duplicate source name {s.name!r}; source names must be unique")
         seen.add(s.name)
+    api = _section(raw.get("api"), ApiConfig, "api", where, _API)
+    if api.max_top_k < 1:
+        raise ConfigError(f"{where}: api.max_top_k: must be ≥ 1")
+    if api.max_question_chars < 1:
+        raise ConfigError(f"{where}: api.max_question_chars: must be ≥ 1")
+    _url(api.dagster_graphql_url, "api.dagster_graphql_url", where)
     return Config(storage=storage, embedding=embedding, llm=llm, chunking=chunking,
-                  retrieval=retrieval, sources=sources)
+                  retrieval=retrieval, sources=sources, api=api)
 
 
 def config_path() -> Path:
@@ -429,4 +459,4 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)
     return Config(storage=cfg.storage, embedding=cfg.embedding, llm=cfg.llm, chunking=cfg.chunking,
-                  retrieval=cfg.retrieval, sources=cfg.sources, path=p)
+                  retrieval=cfg.retrieval, sources=cfg.sources, path=p, api=cfg.api)

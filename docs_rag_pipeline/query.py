@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .answering.extractive import extractive_answer
+from .answering.service import answer_question
 from .context import get_context
 from .records import Answer, Hit
 from .retrieval import search as _search
@@ -20,8 +20,6 @@ def search(query: str, *, top_k: int = 5, source: str | None = None, filters: di
 def ask(question: str, *, top_k: int | None = None, source: str | None = None,
         filters: dict[str, Any] | None = None, config: str | Path | None = None) -> Answer:
     """An answer built only from retrieved text, every sentence cited; refuses when the docs
-    don't cover the question."""
-    ctx = get_context(config)
-    k = top_k or ctx.config.retrieval.top_k
-    hits = _search(ctx, question, top_k=k, source=source, filters=filters)
-    return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval)
+    don't cover the question. With ``llm.provider: openai`` the model writes it (cite-first,
+    validated); otherwise, or when the model fails, sentences are extracted from the docs."""
+    return answer_question(get_context(config), question, top_k=top_k, source=source, filters=filters)

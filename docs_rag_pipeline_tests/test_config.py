@@ -51,6 +51,12 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: a}]}\n", "sources[0].url_rules[0]: a URL rule"),
     ("sources:\n  - {name: g, kind: git, repo: x, metadata_rules: [{values: {'**/a/**': a}}]}\n",
      "sources[0].metadata_rules[0].key: missing"),
+    ("api:\n  colour: red\n", "api.colour: unknown key"),
+    ("api:\n  rate_limit_per_minute: lots\n", "api.rate_limit_per_minute: expected an integer"),
+    ("api:\n  token_env: 42\n", "api.token_env: expected a string"),
+    ("api:\n  max_top_k: 0\n", "api.max_top_k: must be ≥ 1"),
+    ("api:\n  dagster_graphql_url: localhost:3000\n", "api.dagster_graphql_url: 'localhost:3000' is not an http(s) URL"),
+    ("api: [1]\n", "api: expected a mapping"),
     ("- just\n- a list\n", "(top level): expected a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
 ])
@@ -58,6 +64,13 @@ def test_bad_config_names_the_key(tmp_path, body, needle):
     with pytest.raises(ConfigError) as e:
         load_config(_cfg(tmp_path, body))
     assert needle in str(e.value)
+
+
+def test_api_section(tmp_path):
+    cfg = load_config(_cfg(tmp_path, "api:\n  token_env: DOCS_TOKEN\n  max_top_k: 4\n"))
+    assert cfg.api.token_env == "DOCS_TOKEN" and cfg.api.max_top_k == 4
+    assert cfg.api.admin_token_env is None and cfg.api.rate_limit_per_minute == 60
+    assert load_config(_cfg(tmp_path, "storage: data\n")).api.dagster_graphql_url == "http://127.0.0.1:3000/graphql"
 
 
 def test_missing_file(tmp_path):

@@ -137,7 +137,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
-                         snippet=snippet(h.text), score=round(h.score, 6))
+                         snippet=snippet(h.text), score=round(h.score, 6), supported=True)
             citations[h.chunk_id] = c
         parts.append(f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)

@@ -1,0 +1,131 @@
+"""Parse and validate a model's cited answer; check each citation's support.
+
+The model sees sources numbered ``[1]…[n]`` and must put a number in brackets after every
+statement. The validator never ships an invented citation: a number outside the context refuses
+the answer; a sentence without a citation refuses it too (strict) or is dropped (``uncited: drop``).
+Citations are renumbered ``[1]``, ``[2]``… in order of first use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..records import Citation, Hit
+from .extractive import _stem, content_terms, snippet
+
+REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
+MARKER_RE = re.compile(r"\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
+
+
+class CitationError(ValueError):
+    """The model's answer cannot be shipped (an invented or missing citation)."""
+
+
+@dataclass(slots=True)
+class Validated:
+    refused: bool
+    answer: str
+    citations: list[Citation] = field(default_factory=list)
+    reason: str | None = None  # why refused / what was dropped
+    dropped: int = 0
+    sentences: list[tuple[str, list[int]]] = field(default_factory=list)  # (text, new numbers)
+
+
+def split_statements(text: str) -> list[str]:
+    """Statements of an answer: sentences, with a code block or list item kept whole."""
+    out: list[str] = []
+    parts = re.split(r"(```.*?```)", text, flags=re.S)
+    for part in parts:
+        if part.startswith("```"):
+            if out:
+                out[-1] = out[-1] + "\n" + part
+            else:
+                out.append(part)
+            continue
+        for s in _SENT_SPLIT.split(part):
+            s = s.strip()
+            if not s:
+                continue
+            if MARKER_RE.fullmatch(s) and out:  # a marker that landed on its own line
+                out[-1] = f"{out[-1]} {s}"
+                continue
+            out.append(s)
+    return out
+
+
+def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Validated:
+    """Turn raw model output into a shippable answer or a refusal. ``hits[i]`` is source ``[i+1]``."""
+    text = (output or "").strip()
+    if not text:
+        raise CitationError("the model returned an empty answer")
+    m = REFUSAL_RE.match(text)
+    if m:
+        return Validated(refused=True, answer="", reason=m.group(1).strip() or "the sources don't answer it")
+    renumber: dict[int, int] = {}
+    kept: list[tuple[str, list[int]]] = []
+    dropped = 0
+    for stmt in split_statements(text):
+        numbers = [int(n) for grp in MARKER_RE.findall(stmt) for n in re.split(r"[,;]", grp)]
+        bad = [n for n in numbers if not 1 <= n <= len(hits)]
+        if bad:
+            raise CitationError(f"the model cited [{bad[0]}], which is not one of the {len(hits)} sources it was given")
+        if not numbers:
+            if re.fullmatch(r"[\W_]*", stmt) or stmt.endswith(":"):
+                continue  # punctuation or a lead-in like "Steps:" carries no claim
+            if uncited == "refuse":
+                raise CitationError(f"the model made a statement without a citation: {snippet(stmt, 120)!r}")
+            dropped += 1
+            continue
+        clean = MARKER_RE.sub("", stmt).strip()
+        clean = re.sub(r"\s+([.,;:!?])", r"\1", clean)
+        new = []
+        for n in dict.fromkeys(numbers):
+            renumber.setdefault(n, len(renumber) + 1)
+            new.append(renumber[n])
+        kept.append((clean, new))
+    if not kept:
+        raise CitationError("no statement of the answer carried a citation")
+    citations = []
+    for old, new in sorted(renumber.items(), key=lambda kv: kv[1]):
+        h = hits[old - 1]
+        citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
+                                  score=round(h.score, 6)))
+    answer = " ".join(f"{s} {''.join(f'[{n}]' for n in nums)}" for s, nums in kept)
+    return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
+                     reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
+
+
+def lexical_support(sentence: str, source: str) -> float:
+    """Share of the sentence's content words (stemmed) found in the source text."""
+    terms = {_stem(t) for t in content_terms(sentence)}
+    if not terms:
+        return 1.0
+    vocab = {_stem(t) for t in content_terms(source)}
+    return len(terms & vocab) / len(terms)
+
+
+def mark_support(v: Validated, hits_by_chunk: dict[str, Hit], embed, *, threshold: float = 0.5) -> int:  # noqa: ANN001
+    """Set ``supported`` on each citation: every sentence citing it must be supported by its text
+    (lexical overlap, or embedding similarity when the wording differs). Returns how many are not."""
+    by_n = {c.n: c for c in v.citations}
+    pairs = [(s, by_n[n]) for s, nums in v.sentences for n in nums]
+    if not pairs:
+        return 0
+    sims = None
+    lex = [lexical_support(s, hits_by_chunk[c.chunk_id].text) for s, c in pairs]
+    if any(x < threshold for x in lex):
+        vecs = embed([s for s, _ in pairs] + [hits_by_chunk[c.chunk_id].text for _, c in pairs])
+        k = len(pairs)
+        sims = [float(np.dot(vecs[i], vecs[k + i])) for i in range(k)]
+    ok: dict[int, bool] = {c.n: True for c in v.citations}
+    for i, (s, c) in enumerate(pairs):
+        supported = lex[i] >= threshold or (sims is not None and sims[i] >= 0.6)
+        ok[c.n] = ok[c.n] and supported
+    for c in v.citations:
+        c.supported = ok[c.n]
+    return sum(not x for x in ok.values())

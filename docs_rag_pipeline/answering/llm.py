@@ -1,0 +1,91 @@
+"""Cite-first generation through the ``openai`` client against any OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..config import LlmConfig
+from ..records import Hit
+
+SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
+Rules:
+- After every sentence, cite the source(s) that support it with their number in brackets, e.g. [2] or [1][3].
+- Use only the numbers of the sources given. Never cite anything else. Never use outside knowledge.
+- Keep the answer short and factual; quote commands, option names and code exactly as the sources write them.
+- If the sources do not answer the question, reply with exactly one line: NO_ANSWER: <short reason>"""
+
+
+class LlmError(RuntimeError):
+    """The LLM server failed (unreachable, timeout, rate limit, server error, malformed output)."""
+
+
+@dataclass(slots=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    hits: list[Hit]  # hits[i] is source [i+1]
+
+
+def build_prompt(question: str, hits: Sequence[Hit], *, count: Callable[[str], int], budget: int,
+                 parent_text: Callable[[Hit], str | None] | None = None) -> Prompt:
+    """Pack the best chunks first, each with its title, headings and URL, within ``budget`` tokens.
+    A thin chunk (< 40 tokens) gets its parent section's text when the budget allows."""
+    used = count(SYSTEM_PROMPT) + count(question) + 20
+    blocks: list[str] = []
+    packed: list[Hit] = []
+    for h in hits:
+        head = " › ".join([h.title, *h.headings])
+        text = h.text
+        if parent_text is not None and count(text) < 40:
+            extra = parent_text(h)
+            if extra:
+                text = f"{text}\n(Context from the enclosing section: {extra})"
+        block = f"[{len(packed) + 1}] {head}\nURL: {h.url}\n{text}"
+        cost = count(block)
+        if packed and used + cost > budget:
+            continue
+        used += cost
+        blocks.append(block)
+        packed.append(h)
+    user = "Sources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
+    return Prompt(messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
+                  hits=packed)
+
+
+class ChatClient:
+    """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries."""
+
+    def __init__(self, cfg: LlmConfig) -> None:
+        import openai
+
+        key = os.environ.get(cfg.api_key_env) or ("not-needed" if cfg.base_url else None)
+        if not key:
+            raise LlmError(f"llm.api_key_env: environment variable {cfg.api_key_env} is not set")
+        self.cfg = cfg
+        self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds, max_retries=0)
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        import openai
+
+        try:
+            resp = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
+                                                        temperature=self.cfg.temperature,
+                                                        max_tokens=self.cfg.max_tokens)
+        except openai.APITimeoutError as exc:
+            raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise LlmError(f"the LLM server at {self._client.base_url} is unreachable") from exc
+        except openai.RateLimitError as exc:
+            raise LlmError("the LLM server is rate limiting requests (429)") from exc
+        except openai.APIStatusError as exc:
+            raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
+        except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
+            raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
+        try:
+            content = resp.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise LlmError("the LLM server's answer has no message content") from exc
+        if not isinstance(content, str) or not content.strip():
+            raise LlmError("the LLM server returned an empty answer")
+        return content

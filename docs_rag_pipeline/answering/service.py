@@ -1,0 +1,79 @@
+"""``ask``: retrieve → generate (LLM, when configured) → validate, or the extractive answer.
+
+Any failure of the LLM server falls back to the extractive answer with a ``warning``; an invented
+or missing citation refuses the answer. Each stage is a LangSmith run when tracing is configured.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..context import Context
+from ..records import Answer, Hit
+from ..retrieval import search
+from ..tracing import current_trace_id, traceable
+from .citations import CitationError, mark_support, validate
+from .extractive import REFUSAL, extractive_answer, judge
+from .llm import ChatClient, LlmError, build_prompt
+
+log = logging.getLogger(__name__)
+
+
+@traceable("retrieve", run_type="retriever")
+def retrieve(ctx: Context, question: str, *, top_k: int, source: str | None,
+             filters: dict[str, Any] | None) -> list[Hit]:
+    return search(ctx, question, top_k=top_k, source=source, filters=filters)
+
+
+@traceable("generate", run_type="llm")
+def generate(ctx: Context, messages: list[dict[str, str]]) -> str:
+    return ChatClient(ctx.config.llm).complete(messages)
+
+
+@traceable("validate")
+def validate_answer(ctx: Context, output: str, hits: list[Hit], trace_id: str) -> Answer:
+    v = validate(output, hits, uncited=ctx.config.llm.uncited)
+    if v.refused:
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
+                      warning=None)
+    mark_support(v, {h.chunk_id: h for h in hits}, ctx.embedder.embed, threshold=ctx.config.llm.min_support)
+    return Answer(answer=v.answer, citations=v.citations, refused=False, trace_id=trace_id, mode="llm",
+                  warning=v.reason)
+
+
+def _parent_text(ctx: Context):  # noqa: ANN202
+    def get(h: Hit) -> str | None:
+        if not h.parent_id:
+            return None
+        row = ctx.chunks.get(h.parent_id)
+        return row["text"][:1200] if row else None
+
+    return get
+
+
+@traceable("ask")
+def answer_question(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
+                    filters: dict[str, Any] | None = None) -> Answer:
+    trace_id = current_trace_id()
+    k = top_k or ctx.config.retrieval.top_k
+    hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
+    if ctx.config.llm.provider == "none":
+        return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id)
+    if not judge(question, hits, ctx.config.retrieval).relevant:
+        # nothing relevant retrieved: no need to ask the model
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
+    prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
+                          parent_text=_parent_text(ctx))
+    try:
+        output = generate(ctx, prompt.messages)
+    except LlmError as exc:
+        log.warning("LLM failed, answering extractively: %s", exc)
+        ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id)
+        ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
+        return ans
+    try:
+        return validate_answer(ctx, output, prompt.hits, trace_id)
+    except CitationError as exc:
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
+                      warning=f"the model's answer was refused: {exc}")

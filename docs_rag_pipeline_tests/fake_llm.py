@@ -1,0 +1,95 @@
+"""A real HTTP server on 127.0.0.1 speaking the OpenAI chat completions API.
+
+The requested ``model`` picks the behaviour: ``valid`` (cites real sources with their sentences),
+``invent`` (cites a source number that was not given), ``uncited`` (no citations), ``refuse``
+(the NO_ANSWER form), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
+(never answers in time), ``error500``, ``error429``, ``malformed`` (not JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SOURCE_RE = re.compile(r"^\[(\d+)\] .*?\nURL: .*?\n(.*?)(?=\n\n\[\d+\] |\n\nQuestion: )", re.S | re.M)
+
+
+def first_sentence(text: str) -> str:
+    text = text.split("\n(Context from")[0].strip().lstrip("… ")
+    s = re.split(r"(?<=[.!?])\s+", text.replace("\n", " "))[0]
+    return s.rstrip(".") + "."
+
+
+class ChatServer:
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.stop = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # noqa: ANN002
+                pass
+
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                model = body["model"]
+                user = body["messages"][-1]["content"]
+                sources = {int(n): t for n, t in SOURCE_RE.findall(user)}
+                if model == "slow":
+                    outer.stop.wait(30)
+                    return
+                if model == "error500":
+                    return self._send(500, {"error": {"message": "boom"}})
+                if model == "error429":
+                    return self._send(429, {"error": {"message": "slow down"}})
+                if model == "malformed":
+                    data = b"<html>not json</html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if model == "valid":
+                    parts = [f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2]]
+                    content = " ".join(parts)
+                elif model == "invent":
+                    content = f"{first_sentence(sources[1])} [1] It also supports quantum mode [{len(sources) + 7}]."
+                elif model == "uncited":
+                    content = f"{first_sentence(sources[1])} [1] And here is a claim with no source."
+                elif model == "refuse":
+                    content = "NO_ANSWER: the sources do not say"
+                elif model == "unsupported":
+                    content = "Penguins migrate across the Sahara every winter [1]."
+                else:
+                    return self._send(404, {"error": {"message": f"unknown model {model}"}})
+                self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "choices": [{"index": 0, "finish_reason": "stop",
+                                                              "message": {"role": "assistant", "content": content}}],
+                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+            def _send(self, code: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ChatServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:  # noqa: ANN002
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,151 @@
+"""Cited answers: the validator, the LLM path against a real local chat-completions server, fallbacks."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import DagsterInstance
+
+from docs_rag_pipeline.answering.citations import CitationError, split_statements, validate
+from docs_rag_pipeline.query import ask, search
+from docs_rag_pipeline.records import Hit
+
+from .conftest import GUIDE, write_config, write_docs
+from .dagster_helpers import materialize_source
+from .fake_llm import ChatServer
+
+
+def _hit(i: int, text: str) -> Hit:
+    return Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/p{i}#a", page_url=f"https://x.org/p{i}",
+               title=f"P{i}", headings=[], text=text, score=0.5 - i / 100, parent_id=None)
+
+
+HITS = [_hit(1, "Install with pip install acme."), _hit(2, "Forms validate input."), _hit(3, "Deploy anywhere.")]
+
+
+def test_validator_renumbers_in_order_of_first_use():
+    v = validate("Forms validate input [2]. Install with pip [1][2]. Forms again [2].", HITS)
+    assert not v.refused
+    assert v.answer == "Forms validate input. [1] Install with pip. [2][1] Forms again. [1]"
+    assert [(c.n, c.chunk_id) for c in v.citations] == [(1, "c2"), (2, "c1")]
+    assert v.citations[0].url == "https://x.org/p2#a"
+
+
+def test_validator_refuses_invented_and_uncited():
+    with pytest.raises(CitationError, match=r"cited \[7\]"):
+        validate("Install with pip [1]. Quantum mode [7].", HITS)
+    with pytest.raises(CitationError, match="without a citation"):
+        validate("Install with pip [1]. A claim with no source.", HITS)
+    dropped = validate("Install with pip [1]. A claim with no source.", HITS, uncited="drop")
+    assert dropped.answer == "Install with pip. [1]" and dropped.dropped == 1
+    r = validate("NO_ANSWER: not covered", HITS)
+    assert r.refused and r.citations == [] and r.reason == "not covered"
+    with pytest.raises(CitationError):
+        validate("   ", HITS)
+
+
+def test_statements_keep_code_blocks_and_markers():
+    parts = split_statements("Run this [1]:\n```\npip install x\n```\nThen restart. [2]")
+    assert parts[0].startswith("Run this [1]:") and "pip install x" in parts[0]
+    assert parts[-1] == "Then restart. [2]"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("answers")
+    write_docs(root / "docs", GUIDE)
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    with ChatServer() as srv:
+        yield root, srv
+
+
+def _llm_config(root, srv, model: str, **extra) -> str:
+    lines = "".join(f"\n              {k}: {v}" for k, v in extra.items())
+    name = root / f"llm-{model}-{len(extra)}.yaml"
+    cfg = write_config(root, extra=f"""
+            llm:
+              provider: openai
+              model: {model}
+              base_url: {srv.url}
+              timeout_seconds: 2{lines}
+        """)
+    name.write_text(cfg.read_text())
+    write_config(root)  # restore the plain config
+    return str(name)
+
+
+Q = "What does a converter do in data binding?"
+
+
+def test_llm_answer_with_valid_citations(indexed):
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "valid")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "llm" and not ans.refused and ans.warning is None
+    retrieved = {h.chunk_id for h in search(Q, config=cfg)}
+    assert ans.citations and {c.chunk_id for c in ans.citations} <= retrieved
+    assert [c.n for c in ans.citations] == list(range(1, len(ans.citations) + 1))
+    assert all(f"[{c.n}]" in ans.answer for c in ans.citations)
+    assert all(c.supported for c in ans.citations)
+    # the prompt gave every chunk with its URL and asked for bracketed ids and the refusal form
+    prompt = srv.requests[-1]["messages"]
+    assert "NO_ANSWER" in prompt[0]["content"] and "URL: https://docs.example.org/" in prompt[1]["content"]
+    assert srv.requests[-1]["temperature"] == 0
+
+
+def test_invented_citation_refuses(indexed):
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, "invent"))
+    assert ans.refused and ans.citations == [] and "not one of the" in ans.warning
+
+
+def test_uncited_statement_refuses_or_is_dropped(indexed):
+    root, srv = indexed
+    strict = ask(Q, config=_llm_config(root, srv, "uncited"))
+    assert strict.refused and "without a citation" in strict.warning
+    lenient = ask(Q, config=_llm_config(root, srv, "uncited", uncited="drop"))
+    assert not lenient.refused and "no source" not in lenient.answer and "1 uncited" in lenient.warning
+
+
+def test_refusal_form(indexed):
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, "refuse"))
+    assert ans.refused and ans.citations == [] and ans.mode == "llm"
+
+
+def test_unsupported_citation_is_flagged(indexed):
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, "unsupported"))
+    assert not ans.refused and ans.citations[0].supported is False
+
+
+@pytest.mark.parametrize("model, why", [("slow", "did not answer within 2 s"), ("error500", "HTTP 500"),
+                                        ("error429", "rate limiting"), ("malformed", "could not be read")])
+def test_llm_failures_fall_back_to_extractive(indexed, model, why):
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, model))
+    assert ans.mode == "extractive" and not ans.refused and ans.citations
+    assert why in ans.warning and "without the LLM" in ans.warning
+
+
+def test_unreachable_llm_falls_back(indexed):
+    root, _ = indexed
+    cfg = write_config(root, extra="""
+        llm:
+          provider: openai
+          model: m
+          base_url: http://127.0.0.1:9/v1
+    """)
+    p = root / "dead.yaml"
+    p.write_text(cfg.read_text())
+    write_config(root)
+    ans = ask(Q, config=str(p))
+    assert ans.mode == "extractive" and "unreachable" in ans.warning
+
+
+def test_off_topic_question_is_refused_without_calling_the_model(indexed):
+    root, srv = indexed
+    n = len(srv.requests)
+    ans = ask("What is the best temperature to bake sourdough bread?", config=_llm_config(root, srv, "valid"))
+    assert ans.refused and len(srv.requests) == n
