@@ -34,12 +34,17 @@ def traceable(name: str, run_type: str = "chain") -> Callable[[F], F]:
             if traced is None:
                 from langsmith import traceable as ls_traceable
 
-                traced = ls_traceable(name=name, run_type=run_type)(fn)
+                traced = ls_traceable(name=name, run_type=run_type, process_inputs=_public_inputs)(fn)
             return traced(*args, **kwargs)
 
         return inner  # type: ignore[return-value]
 
     return wrap
+
+
+def _public_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """What a run records as inputs: the question and options, not the process context."""
+    return {k: v for k, v in inputs.items() if k != "ctx"}
 
 
 def current_trace_id() -> str:

@@ -1,0 +1,60 @@
+"""LangSmith tracing: runs reach a real local endpoint when configured; nothing is sent otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from dagster import DagsterInstance
+
+from .conftest import GUIDE, write_config, write_docs
+from .dagster_helpers import materialize_source
+from .fake_langsmith import LangSmithServer
+from .fake_llm import ChatServer
+
+SCRIPT = """
+import json, sys
+from docs_rag_pipeline import ask
+from docs_rag_pipeline.tracing import flush
+a = ask("What does a converter do in data binding?", config=sys.argv[1])
+flush()
+print(json.dumps({"trace_id": a.trace_id, "mode": a.mode, "refused": a.refused}))
+"""
+
+
+def _ask(cfg, env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+    env.update(env_extra)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_traces_go_to_langsmith_only_when_configured(tmp_path):
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    with ChatServer() as llm, LangSmithServer() as ls:
+        llm_cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        # not configured: an answer with a trace id, and nothing sent
+        quiet = _ask(llm_cfg, {"LANGSMITH_ENDPOINT": ls.url})
+        assert quiet["trace_id"] and quiet["mode"] == "llm" and ls.requests == []
+        # configured: retrieval, generation and validation are runs of one trace
+        traced = _ask(llm_cfg, {"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key",
+                                "LANGSMITH_ENDPOINT": ls.url})
+        runs = ls.runs()
+        names = {r.get("name") for r in runs}
+        assert {"ask", "retrieve", "generate", "validate"} <= names, names
+        assert {r["trace_id"] for r in runs if r.get("trace_id")} == {traced["trace_id"]}
+        bodies = b"".join(body for _, _, body in ls.requests)
+        assert b"What does a converter do" in bodies  # the question is recorded as an input
+        assert b"Context(config=" not in bodies and b'"ctx"' not in bodies  # the process context is not
