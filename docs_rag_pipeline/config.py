@@ -6,6 +6,7 @@ Every error names the key path and how to fix it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -62,9 +63,23 @@ class RetrievalConfig:
     candidates: int = 40  # per retriever, before fusion
     rrf_k: int = 60
     # refusal: a question is answered only when the best retrieved chunk clears both gates
-    min_similarity: float = 0.30
-    min_term_coverage: float = 0.5
-    confident_similarity: float = 0.55
+    # calibrated with `docs-rag eval` on eval/project-docs.jsonl (its report's "calibration")
+    min_similarity: float = 0.25
+    min_term_coverage: float = 0.6
+    confident_similarity: float = 0.45
+    # a question naming a term the indexed docs never use (e.g. a product they don't mention) is
+    # refused unless a chunk is at least this similar
+    unknown_term_similarity: float = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class EvalConfig:
+    """Thresholds of the eval_scores asset checks (a check fails below them)."""
+
+    top_k: int = 5
+    min_recall_at_5: float = 0.8
+    min_refusal_accuracy: float = 0.7
+    min_citation_precision: float = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +168,7 @@ class Config:
     sources: tuple[SourceConfig, ...]
     path: Path | None = None  # the file it came from
     api: ApiConfig = field(default_factory=ApiConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
 
     def source(self, name: str) -> SourceConfig:
         for s in self.sources:
@@ -222,11 +238,13 @@ _LLM = {"provider": ((str,), False), "model": ((str,), True), "base_url": ((str,
 _CHUNKING = {"target_tokens": ((int,), True), "overlap_tokens": ((int,), False)}
 _RETRIEVAL = {"top_k": ((int,), False), "candidates": ((int,), False), "rrf_k": ((int,), False),
               "min_similarity": ((float,), False), "min_term_coverage": ((float,), False),
-              "confident_similarity": ((float,), False)}
+              "confident_similarity": ((float,), False), "unknown_term_similarity": ((float,), False)}
 _API = {"token_env": ((str,), True), "admin_token_env": ((str,), True),
         "rate_limit_per_minute": ((int,), False), "max_question_chars": ((int,), False),
         "max_top_k": ((int,), False), "dagster_graphql_url": ((str,), False)}
-_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api")
+_EVAL = {"top_k": ((int,), False), "min_recall_at_5": ((float,), False), "min_refusal_accuracy": ((float,), False),
+         "min_citation_precision": ((float,), False)}
+_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api", "eval")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {
     "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules"},
@@ -439,8 +457,11 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
     if api.max_question_chars < 1:
         raise ConfigError(f"{where}: api.max_question_chars: must be ≥ 1")
     _url(api.dagster_graphql_url, "api.dagster_graphql_url", where)
+    ev = _section(raw.get("eval"), EvalConfig, "eval", where, _EVAL)
+    if ev.top_k < 1:
+        raise ConfigError(f"{where}: eval.top_k: must be ≥ 1")
     return Config(storage=storage, embedding=embedding, llm=llm, chunking=chunking,
-                  retrieval=retrieval, sources=sources, api=api)
+                  retrieval=retrieval, sources=sources, api=api, eval=ev)
 
 
 def config_path() -> Path:
@@ -458,5 +479,4 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)
-    return Config(storage=cfg.storage, embedding=cfg.embedding, llm=cfg.llm, chunking=cfg.chunking,
-                  retrieval=cfg.retrieval, sources=cfg.sources, path=p, api=cfg.api)
+    return dataclasses.replace(cfg, path=p)

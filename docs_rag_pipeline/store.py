@@ -61,7 +61,7 @@ def chunk_schema(dimensions: int) -> pa.Schema:
         ("title", pa.string()), ("headings", pa.list_(pa.string())), ("parent_id", pa.string()),
         ("chunk_index", pa.int32()), ("text", pa.string()), ("content_hash", pa.string()),
         ("token_count", pa.int32()), ("updated_at", pa.string()), ("metadata", pa.string()),
-        ("tags", pa.list_(pa.string())), ("embedding_model", pa.string()),
+        ("tags", pa.list_(pa.string())), ("search_text", pa.string()), ("embedding_model", pa.string()),
         ("vector", pa.list_(pa.float32(), dimensions)),
     ])
 
@@ -76,9 +76,10 @@ class WriteStats:
 class ChunksTable:
     """The searchable chunks of every source, for one embedding model."""
 
-    fts_column = "text"
+    fts_column = "search_text"  # title + heading path + text: BM25 sees what the embedding sees
 
     def __init__(self, db, *, model: str, dimensions: int) -> None:  # noqa: ANN001
+        self._vocab: tuple[int | None, frozenset[str]] | None = None
         self.db = db
         self.model = model
         self.dimensions = dimensions
@@ -136,6 +137,22 @@ class ChunksTable:
             return 0
         return tbl.count_rows(f"source = {sql_str(source)}") if source else tbl.count_rows()
 
+    def vocabulary(self) -> frozenset[str]:
+        """Every lowercase word of the indexed text (title, headings, text), cached per table version."""
+        import re
+
+        v = self.version()
+        cached = getattr(self, "_vocab", None)
+        if cached and cached[0] == v:
+            return cached[1]
+        words: set[str] = set()
+        t = self._scan(None, ["search_text"]) if self.exists() else None
+        if t is not None and t.num_rows:
+            for text in t.column("search_text").to_pylist():
+                words.update(re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower()))
+        self._vocab = (v, frozenset(words))
+        return self._vocab[1]
+
     def version(self) -> int | None:
         tbl = self.open()
         return tbl.version if tbl is not None else None
@@ -149,6 +166,7 @@ class ChunksTable:
                 d["metadata"] = json.dumps(d["metadata"] or {}, sort_keys=True, default=str)
             d["tags"] = list(d["tags"] or [])
             d["headings"] = list(d["headings"] or [])
+            d["search_text"] = " \n".join([d["title"] or "", " ".join(d["headings"]), d["text"] or ""])
             d["embedding_model"] = self.model
             v = np.asarray(r["vector"], dtype=np.float32)
             if v.shape != (self.dimensions,):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -43,10 +43,12 @@ def content_terms(text: str) -> list[str]:
 
 
 def _stem(w: str) -> str:
-    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+    """A light suffix stripper: refuse/refused/refusing/refusal → refus."""
+    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "al", "s"):
         if len(w) > len(suf) + 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
+            w = w[: -len(suf)]
+            break
+    return w[:-1] if len(w) > 4 and w.endswith("e") else w
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
@@ -60,18 +62,49 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Relevance:
-    similarity: float
-    coverage: float
+    similarity: float  # best cosine similarity of a retrieved chunk
+    coverage: float  # share of the question's content words found in the top chunks
+    unknown: tuple[str, ...]  # content words the indexed docs never use
     relevant: bool
 
 
-def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig) -> Relevance:
+_stem_cache: dict[int, frozenset[str]] = {}
+
+
+def unknown_terms(question: str, vocabulary: frozenset[str] | None,
+                  count: Callable[[str], int] | None = None) -> tuple[str, ...]:
+    """Specific words of the question that appear nowhere in the docs: alphabetic, 4+ letters and,
+    when ``count`` (the model's word-piece count) is given, rare enough to be split into several
+    word pieces — common English words ("actually", "difference") are single pieces."""
+    if not vocabulary:
+        return ()
+    stems = _stem_cache.get(id(vocabulary))
+    if stems is None:
+        stems = frozenset(_stem(w) for w in vocabulary)
+        _stem_cache.clear()
+        _stem_cache[id(vocabulary)] = stems
+    return tuple(t for t in content_terms(question)
+                 if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t) not in stems
+                 and (count is None or count(t) >= 2))
+
+
+def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg: RetrievalConfig) -> bool:
+    """The refusal rule: dense similarity and lexical evidence must agree (field notes: on small sites
+    out-of-corpus words tell best, on large ones the dense similarity)."""
+    if unknown and similarity < cfg.unknown_term_similarity:
+        return False
+    return similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
+                                                 similarity >= cfg.confident_similarity)
+
+
+def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
+          vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None) -> Relevance:
     if not hits:
-        return Relevance(0.0, 0.0, False)
+        return Relevance(0.0, 0.0, (), False)
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
-    ok = sim >= cfg.min_similarity and (cov >= cfg.min_term_coverage or sim >= cfg.confident_similarity)
-    return Relevance(round(sim, 4), round(cov, 4), ok)
+    unknown = unknown_terms(question, vocabulary, count)
+    return Relevance(round(sim, 4), round(cov, 4), unknown, is_relevant(sim, cov, unknown, cfg))
 
 
 def sentences(text: str) -> list[str]:
@@ -101,9 +134,10 @@ def snippet(text: str, n: int = 240) -> str:
 
 
 def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cfg: RetrievalConfig, *,
-                      max_sentences: int = 3, trace_id: str | None = None) -> Answer:
+                      max_sentences: int = 3, trace_id: str | None = None,
+                      vocabulary: frozenset[str] | None = None) -> Answer:
     trace_id = trace_id or uuid.uuid4().hex
-    rel = judge(question, hits, cfg)
+    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None))
     if not rel.relevant:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     pool: list[tuple[Hit, str]] = []

@@ -58,9 +58,11 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
+    vocab = ctx.chunks.vocabulary()
     if ctx.config.llm.provider == "none":
-        return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id)
-    if not judge(question, hits, ctx.config.retrieval).relevant:
+        return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
+                                 vocabulary=vocab)
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens).relevant:
         # nothing relevant retrieved: no need to ask the model
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
@@ -69,7 +71,8 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
         output = generate(ctx, prompt.messages)
     except LlmError as exc:
         log.warning("LLM failed, answering extractively: %s", exc)
-        ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id)
+        ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
+                                vocabulary=vocab)
         ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
         return ans
     try:

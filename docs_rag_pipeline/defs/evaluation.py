@@ -1,0 +1,57 @@
+"""The ``eval_scores`` asset: golden cases through the real search and ask, metrics as metadata,
+asset checks with thresholds from the config."""
+
+import time
+
+from dagster import (AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult,
+                     MetadataValue, asset)
+
+from .. import evaluation
+from .assets import lancedb_chunks
+from .partitions import sources_partitions
+from .resources import DocsRagResource
+
+CHECKS = {"recall_at_5": ("retrieval", "recall_at_5", "min_recall_at_5"),
+          "refusal_accuracy": ("refusal", "accuracy", "min_refusal_accuracy"),
+          "citation_precision": ("citations", "precision", "min_citation_precision")}
+
+
+@asset(partitions_def=sources_partitions, group_name="evaluation", deps=[lancedb_chunks], kinds={"python"},
+       check_specs=[AssetCheckSpec(f"eval_{name}", asset="eval_scores",
+                                   description=f"{name.replace('_', ' ')} stays above its threshold (config eval.)")
+                    for name in CHECKS],
+       description="Golden cases (eval/<source>.jsonl) through search and ask: retrieval, refusal, citation and "
+                   "keyword metrics, with full-text-only and vector-only ablations.")
+def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
+    ctx = docs_rag.context()
+    source = context.partition_key
+    path = evaluation.cases_path(ctx.config, source)
+    if not path.is_file():
+        context.log.warning(f"no golden cases at {path}; write some to evaluate source {source!r}")
+        yield MaterializeResult(metadata={"cases": 0, "cases_file": str(path)})
+        for name in CHECKS:
+            yield AssetCheckResult(check_name=f"eval_{name}", passed=True, severity=AssetCheckSeverity.WARN,
+                                   metadata={"skipped": "no cases file"})
+        return
+    t0 = time.perf_counter()
+    cases = evaluation.load_cases(path, root_url=evaluation.source_root_url(ctx.config.source(source)))
+    report = evaluation.evaluate(ctx, source, cases, top_k=ctx.config.eval.top_k)
+    files = evaluation.write_results(report, evaluation.results_dir(ctx.config))
+    project = evaluation.upload_to_langsmith(report, cases)
+    context.log.info(f"[EVAL] {source}: {len(cases)} cases\n{evaluation.print_table(report)}")
+    yield MaterializeResult(metadata={
+        **evaluation.flat_metrics(report),
+        "cases": len(cases),
+        "by_category": MetadataValue.md(evaluation.markdown_table(report)),
+        "calibrated_refusal": MetadataValue.json(report["calibration"]),
+        "results": MetadataValue.path(str(files["latest"])),
+        "chart": MetadataValue.path(str(files["chart"])),
+        "langsmith_experiment": project or "not configured",
+        "seconds": round(time.perf_counter() - t0, 3),
+    })
+    for name, (group, key, threshold_key) in CHECKS.items():
+        value = report[group][key]
+        threshold = getattr(ctx.config.eval, threshold_key)
+        yield AssetCheckResult(check_name=f"eval_{name}", passed=value >= threshold,
+                               severity=AssetCheckSeverity.ERROR,
+                               metadata={"value": value, "threshold": threshold})

@@ -1,0 +1,438 @@
+"""Evaluation: golden cases → retrieval, refusal, citation and keyword metrics, with ablations.
+
+Plain Python: the ``eval_scores`` asset and ``docs-rag eval`` both call :func:`evaluate`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from .answering.extractive import is_relevant, judge
+from .answering.service import answer_question
+from .config import Config, RetrievalConfig, SourceConfig
+from .context import Context
+from .records import Hit
+from .retrieval import search
+
+CATEGORIES = ("answerable", "refuse", "boundary")
+
+
+class EvalCaseError(ValueError):
+    """A bad cases file: the message names the line and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    question: str
+    expected_urls: tuple[str, ...]
+    expected_keywords: tuple[str, ...]
+    should_refuse: bool
+    category: str
+    note: str = ""
+
+
+def normalise_url(url: str) -> str:
+    """Compare pages, not sections: no fragment, no trailing ``index.html`` or slash."""
+    parts = urlsplit(url.strip())
+    path = parts.path
+    for suffix in ("index.html", "index.htm"):
+        if path.endswith("/" + suffix) or path == suffix:
+            path = path[: -len(suffix)]
+    path = path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def source_root_url(src: SourceConfig) -> str:
+    """The URL a source maps its root to (relative expected URLs are resolved against it)."""
+    if src.base_url:
+        return src.base_url if src.base_url.endswith("/") else src.base_url + "/"
+    if src.url_template:
+        return src.url_template.replace("{path}", "").replace("//", "/").replace(":/", "://")
+    if src.kind == "web" and src.seed_urls:
+        return src.seed_urls[0].rsplit("/", 1)[0] + "/"
+    if src.path is not None:
+        return src.path.resolve().as_uri() + "/"
+    return ""
+
+
+def resolve_expected(url: str, root: str) -> str:
+    if "://" in url or not root:
+        return url
+    if "://" not in root:  # a relative base such as docs/: page URLs are relative too
+        return root + url if not url.startswith(root) else url
+    return urljoin(root, url)
+
+
+def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
+    """Read ``eval/<source>.jsonl``; every problem names its line and field."""
+    p = Path(path)
+    if not p.is_file():
+        raise EvalCaseError(f"{p}: cases file not found; write one JSON case per line (see docs/evaluation.md)")
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{p}:{n}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalCaseError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(raw, dict):
+            raise EvalCaseError(f"{where}: a case must be a JSON object")
+        allowed = {"id", "question", "expected_urls", "expected_keywords", "should_refuse", "category", "note"}
+        for k in raw:
+            if k not in allowed:
+                raise EvalCaseError(f"{where}: {k}: unknown field; allowed: {', '.join(sorted(allowed))}")
+        cid = raw.get("id")
+        if not isinstance(cid, str) or not cid.strip():
+            raise EvalCaseError(f"{where}: id: required, a non-empty string")
+        if cid in seen:
+            raise EvalCaseError(f"{where}: id: duplicate id {cid!r}")
+        seen.add(cid)
+        q = raw.get("question")
+        if not isinstance(q, str) or not q.strip():
+            raise EvalCaseError(f"{where}: question: required, a non-empty string")
+        refuse = raw.get("should_refuse")
+        if not isinstance(refuse, bool):
+            raise EvalCaseError(f"{where}: should_refuse: required, true or false")
+        urls = raw.get("expected_urls", [])
+        if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):
+            raise EvalCaseError(f"{where}: expected_urls: a list of URLs (absolute or relative to the source)")
+        if not refuse and not urls:
+            raise EvalCaseError(f"{where}: expected_urls: required unless should_refuse is true")
+        kws = raw.get("expected_keywords", [])
+        if not isinstance(kws, list) or not all(isinstance(k, str) for k in kws):
+            raise EvalCaseError(f"{where}: expected_keywords: a list of strings")
+        cat = raw.get("category", "refuse" if refuse else "answerable")
+        if cat not in CATEGORIES:
+            raise EvalCaseError(f"{where}: category: {cat!r}; use one of {', '.join(CATEGORIES)}")
+        note = raw.get("note", "")
+        if not isinstance(note, str):
+            raise EvalCaseError(f"{where}: note: a string")
+        cases.append(Case(id=cid, question=q, expected_urls=tuple(resolve_expected(u, root_url) for u in urls),
+                          expected_keywords=tuple(kws), should_refuse=refuse, category=cat, note=note))
+    if not cases:
+        raise EvalCaseError(f"{p}: no cases in the file")
+    return cases
+
+
+def page_rank(hits: Iterable[Hit], expected: Sequence[str]) -> int | None:
+    """1-based rank of the first expected page among retrieved pages (deduplicated in rank order)."""
+    want = {normalise_url(u) for u in expected}
+    pages: list[str] = []
+    for h in hits:
+        p = normalise_url(h.page_url)
+        if p not in pages:
+            pages.append(p)
+    for i, p in enumerate(pages, 1):
+        if p in want:
+            return i
+    return None
+
+
+def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {"recall_at_1": round(sum(1 for r in ranks if r == 1) / n, 4),
+            "recall_at_5": round(sum(1 for r in ranks if r is not None and r <= 5) / n, 4),
+            "mrr_at_10": round(sum(1 / r for r in ranks if r is not None and r <= 10) / n, 4)}
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, math.ceil(q * len(s)) - 1))
+    return round(s[k], 2)
+
+
+@dataclass(slots=True)
+class CaseResult:
+    id: str
+    category: str
+    question: str
+    should_refuse: bool
+    refused: bool
+    rank: int | None
+    rank_fulltext: int | None
+    rank_vector: int | None
+    cited: int
+    invalid_cited: int
+    unsupported: int
+    keywords_found: int
+    keywords_total: int
+    similarity: float
+    coverage: float
+    unknown_terms: list[str]
+    search_ms: float
+    ask_ms: float
+    answer: str
+    warning: str | None = None
+    top_urls: list[str] = field(default_factory=list)
+
+
+def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5) -> dict[str, Any]:
+    """Run every case through the real ``search`` and ``ask`` (plus full-text-only and vector-only
+    ablations) and compute the metrics."""
+    results: list[CaseResult] = []
+    for case in cases:
+        t0 = time.perf_counter()
+        hits = search(ctx, case.question, top_k=10, source=source)
+        search_ms = (time.perf_counter() - t0) * 1000
+        ft = search(ctx, case.question, top_k=10, source=source, mode="fulltext")
+        vec = search(ctx, case.question, top_k=10, source=source, mode="vector")
+        t1 = time.perf_counter()
+        ans = answer_question(ctx, case.question, top_k=top_k, source=source)
+        ask_ms = (time.perf_counter() - t1) * 1000
+        rel = judge(case.question, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
+                    ctx.embedder.count_tokens)
+        retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
+        exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
+        invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
+        text = ans.answer.lower()
+        found = sum(1 for k in case.expected_keywords if k.lower() in text) if not ans.refused else 0
+        results.append(CaseResult(
+            id=case.id, category=case.category, question=case.question, should_refuse=case.should_refuse,
+            refused=ans.refused, rank=page_rank(hits, case.expected_urls) if case.expected_urls else None,
+            rank_fulltext=page_rank(ft, case.expected_urls) if case.expected_urls else None,
+            rank_vector=page_rank(vec, case.expected_urls) if case.expected_urls else None,
+            cited=len(ans.citations), invalid_cited=invalid,
+            unsupported=sum(1 for c in ans.citations if c.supported is False),
+            keywords_found=found, keywords_total=len(case.expected_keywords),
+            similarity=rel.similarity, coverage=rel.coverage, unknown_terms=list(rel.unknown), search_ms=round(search_ms, 2),
+            ask_ms=round(ask_ms, 2), answer=ans.answer, warning=ans.warning,
+            top_urls=[h.url for h in hits[:5]]))
+    return summarise(source, results)
+
+
+def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
+    answerable = [r for r in results if not r.should_refuse]
+    tp = sum(1 for r in results if r.should_refuse and r.refused)
+    fp = sum(1 for r in results if not r.should_refuse and r.refused)
+    fn = sum(1 for r in results if r.should_refuse and not r.refused)
+    cited = sum(r.cited for r in results)
+    answered = [r for r in results if not r.refused]
+    kw_cases = [r for r in answerable if r.keywords_total]
+    out: dict[str, Any] = {
+        "source": source,
+        "cases": len(results),
+        "retrieval": retrieval_metrics([r.rank for r in answerable]),
+        "refusal": {"precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+                    "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
+                    "accuracy": round(sum(1 for r in results if r.refused == r.should_refuse) / (len(results) or 1), 4)},
+        "citations": {"precision": round((cited - sum(r.invalid_cited for r in results)) / cited, 4) if cited else 1.0,
+                      "grounding": round(sum(1 for r in answered if r.invalid_cited == 0) / len(answered), 4)
+                      if answered else 1.0,
+                      "supported": round((cited - sum(r.unsupported for r in results)) / cited, 4) if cited else 1.0},
+        "keyword_coverage": round(statistics.fmean(r.keywords_found / r.keywords_total for r in kw_cases), 4)
+        if kw_cases else 0.0,
+        "latency_ms": {"search_p50": _pct([r.search_ms for r in results], 0.5),
+                       "search_p95": _pct([r.search_ms for r in results], 0.95),
+                       "ask_p50": _pct([r.ask_ms for r in results], 0.5),
+                       "ask_p95": _pct([r.ask_ms for r in results], 0.95)},
+        "ablations": {"fulltext": retrieval_metrics([r.rank_fulltext for r in answerable]),
+                      "vector": retrieval_metrics([r.rank_vector for r in answerable])},
+        "by_category": {},
+        "calibration": calibrate_refusal(results),
+        "per_case": [asdict(r) for r in results],
+    }
+    for cat in CATEGORIES:
+        rs = [r for r in results if r.category == cat]
+        if rs:
+            out["by_category"][cat] = {
+                "cases": len(rs),
+                "refusal_accuracy": round(sum(1 for r in rs if r.refused == r.should_refuse) / len(rs), 4),
+                **retrieval_metrics([r.rank for r in rs if not r.should_refuse]),
+            }
+    return out
+
+
+def calibrate_refusal(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The refusal thresholds that would have been most accurate on these cases (ties: the most
+    lenient), from each case's best similarity and term coverage. Use them in ``retrieval:``."""
+    best: tuple[float, float, dict[str, float]] | None = None
+    sims = [x / 100 for x in range(10, 80, 2)]
+    covs = [x / 10 for x in range(0, 11)]
+    for s in sims:
+        for c in covs:
+            for conf in [x / 100 for x in range(40, 90, 5)]:
+                for unk in (0.6, 0.7, 0.75, 0.8, 0.9, 1.01):
+                    if conf < s:
+                        continue
+                    cfg = RetrievalConfig(min_similarity=s, min_term_coverage=c, confident_similarity=conf,
+                                          unknown_term_similarity=unk)
+                    acc = sum(1 for r in results if _would_refuse(r, cfg) == r.should_refuse) / (len(results) or 1)
+                    key = (acc, -s - c - unk)
+                    if best is None or key > best[:2]:
+                        best = (acc, key[1], {"min_similarity": s, "min_term_coverage": c,
+                                              "confident_similarity": conf, "unknown_term_similarity": unk})
+    assert best is not None
+    return {"accuracy": round(best[0], 4), **best[2]}
+
+
+def _would_refuse(r: CaseResult, cfg: RetrievalConfig) -> bool:
+    return not is_relevant(r.similarity, r.coverage, r.unknown_terms, cfg)
+
+
+def cases_path(config: Config, source: str) -> Path:
+    """``eval/<source>.jsonl`` beside the config file."""
+    root = config.path.parent if config.path else Path.cwd()
+    return root / "eval" / f"{source}.jsonl"
+
+
+def results_dir(config: Config) -> Path:
+    root = config.path.parent if config.path else Path.cwd()
+    return root / "eval" / "results"
+
+
+METRIC_KEYS = (("retrieval", "recall_at_1"), ("retrieval", "recall_at_5"), ("retrieval", "mrr_at_10"),
+               ("refusal", "precision"), ("refusal", "recall"), ("refusal", "accuracy"),
+               ("citations", "precision"), ("citations", "grounding"), ("citations", "supported"),
+               ("keyword_coverage", None))
+
+
+def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    for a, b in METRIC_KEYS:
+        out[f"{a}_{b}" if b else a] = float(report[a][b] if b else report[a])
+    for k, v in report["latency_ms"].items():
+        out[f"latency_{k}_ms"] = float(v)
+    for name, m in report["ablations"].items():
+        for k, v in m.items():
+            out[f"{name}_only_{k}"] = float(v)
+    return out
+
+
+def write_results(report: dict[str, Any], folder: Path) -> dict[str, Path]:
+    """Per-case results, a history line and a chart of the last runs, under ``eval/results/``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    src = report["source"]
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    latest = folder / f"{src}-latest.json"
+    latest.write_text(json.dumps(report, indent=2))
+    history = folder / f"{src}-history.jsonl"
+    with history.open("a") as f:
+        f.write(json.dumps({"at": stamp, **flat_metrics(report)}) + "\n")
+    chart = folder / f"{src}-history.png"
+    plot_history(history, chart, title=f"eval: {src}")
+    return {"latest": latest, "history": history, "chart": chart}
+
+
+def plot_history(history: Path, out: Path, *, title: str, last: int = 20) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [json.loads(x) for x in history.read_text().splitlines() if x.strip()][-last:]
+    keys = ["retrieval_recall_at_1", "retrieval_recall_at_5", "retrieval_mrr_at_10", "refusal_accuracy",
+            "citations_precision", "citations_supported", "keyword_coverage"]
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
+    xs = list(range(1, len(rows) + 1))
+    for k in keys:
+        ax.plot(xs, [r.get(k, float("nan")) for r in rows], marker="o", label=k)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("run")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    lines = ["| category | cases | refusal accuracy | recall@1 | recall@5 | MRR@10 |", "|---|---|---|---|---|---|"]
+    for cat, m in report["by_category"].items():
+        lines.append(f"| {cat} | {m['cases']} | {m['refusal_accuracy']:.2f} | {m['recall_at_1']:.2f} | "
+                     f"{m['recall_at_5']:.2f} | {m['mrr_at_10']:.2f} |")
+    return "\n".join(lines)
+
+
+def print_table(report: dict[str, Any]) -> str:
+    r, rf, c, lat = report["retrieval"], report["refusal"], report["citations"], report["latency_ms"]
+    ab = report["ablations"]
+    rows = [
+        ("cases", report["cases"], "", ""),
+        ("recall@1", r["recall_at_1"], ab["fulltext"]["recall_at_1"], ab["vector"]["recall_at_1"]),
+        ("recall@5", r["recall_at_5"], ab["fulltext"]["recall_at_5"], ab["vector"]["recall_at_5"]),
+        ("MRR@10", r["mrr_at_10"], ab["fulltext"]["mrr_at_10"], ab["vector"]["mrr_at_10"]),
+        ("refusal precision", rf["precision"], "", ""), ("refusal recall", rf["recall"], "", ""),
+        ("refusal accuracy", rf["accuracy"], "", ""), ("citation precision", c["precision"], "", ""),
+        ("grounding", c["grounding"], "", ""), ("supported", c["supported"], "", ""),
+        ("keyword coverage", report["keyword_coverage"], "", ""),
+        ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
+        ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
+    ]
+    out = [f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}"]
+    out += [f"{a:<20} {b!s:>12} {c_!s:>10} {d!s:>10}" for a, b, c_, d in rows]
+    return "\n".join(out)
+
+
+def upload_to_langsmith(report: dict[str, Any], cases: Sequence[Case], *, experiment: str | None = None) -> str | None:
+    """With LangSmith configured, upload the cases as a dataset and this run as an experiment whose
+    runs carry the same metrics as feedback (evaluators). Without, nothing is sent; returns None."""
+    from . import tracing
+
+    if not tracing.enabled():
+        return None
+    try:
+        return _upload(report, cases, experiment)
+    except Exception as exc:  # noqa: BLE001 - an unreachable LangSmith must not lose the evaluation
+        import logging
+
+        logging.getLogger(__name__).warning("LangSmith upload failed: %s", exc)
+        return None
+
+
+def _upload(report: dict[str, Any], cases: Sequence[Case], experiment: str | None) -> str:
+    import uuid
+
+    from langsmith import Client
+
+    client = Client()
+    name = f"docs-rag-{report['source']}"
+    try:
+        dataset = client.read_dataset(dataset_name=name)
+    except Exception:  # noqa: BLE001 - not there yet
+        dataset = client.create_dataset(dataset_name=name, description=f"Golden cases of source {report['source']}")
+    examples = client.create_examples(
+        inputs=[{"question": c.question} for c in cases],
+        outputs=[{"expected_urls": list(c.expected_urls), "expected_keywords": list(c.expected_keywords),
+                  "should_refuse": c.should_refuse} for c in cases],
+        metadata=[{"case_id": c.id, "category": c.category} for c in cases],
+        dataset_id=dataset.id)
+    example_ids = _example_ids(examples, len(cases))
+    project = experiment or f"{name}-{time.strftime('%Y%m%dT%H%M%S')}"
+    session = client.create_project(project, reference_dataset_id=dataset.id,
+                          metadata={"source": report["source"], **flat_metrics(report)})
+    for i, r in enumerate(report["per_case"]):
+        run_id = uuid.uuid4()
+        client.create_run(name="ask", run_type="chain", inputs={"question": r["question"]},
+                          outputs={"answer": r["answer"], "refused": r["refused"]}, project_name=project, id=run_id,
+                          reference_example_id=example_ids[i] if i < len(example_ids) else None)
+        scores = {"refusal_correct": float(r["refused"] == r["should_refuse"]),
+                  "citations_valid": float(r["invalid_cited"] == 0)}
+        if not r["should_refuse"]:
+            scores["hit_at_5"] = float(r["rank"] is not None and r["rank"] <= 5)
+            scores["reciprocal_rank"] = 1.0 / r["rank"] if r["rank"] else 0.0
+            if r["keywords_total"]:
+                scores["keyword_coverage"] = r["keywords_found"] / r["keywords_total"]
+        for key, score in scores.items():
+            client.create_feedback(run_id, key=key, score=score, trace_id=run_id, session_id=session.id)
+    client.flush()
+    return project
+
+
+def _example_ids(examples: Any, n: int) -> list[Any]:
+    if isinstance(examples, dict):  # newer clients answer {"example_ids": [...], "count": n}
+        return list(examples.get("example_ids") or [])[:n]
+    return [getattr(e, "id", None) for e in (examples or [])][:n]

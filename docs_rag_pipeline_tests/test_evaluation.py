@@ -1,0 +1,186 @@
+"""Evaluation: cases files, metrics through the real search/ask, the eval_scores asset, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from dagster import DagsterInstance, materialize
+
+from docs_rag_pipeline.defs.definitions import build_definitions
+from docs_rag_pipeline.defs.evaluation import eval_scores
+from docs_rag_pipeline.evaluation import (CaseResult, EvalCaseError, load_cases, normalise_url, page_rank,
+                                          resolve_expected, summarise)
+from docs_rag_pipeline.records import Hit
+
+from .conftest import GUIDE, REPO, write_config, write_docs
+from .dagster_helpers import materialize_source
+from .fake_langsmith import LangSmithServer
+
+CASES = [
+    {"id": "conv", "question": "What does a converter do in data binding?", "expected_urls": ["forms/binding.md"],
+     "expected_keywords": ["converter"], "should_refuse": False, "category": "answerable"},
+    {"id": "flux", "question": "How do I fix the ZX81_QUANTUM_FLUX import error?",
+     "expected_urls": ["https://docs.example.org/install.md#troubleshooting"], "expected_keywords": ["cache"],
+     "should_refuse": False},
+    {"id": "deploy", "question": "Which environment variable must be set before starting the container?",
+     "expected_urls": ["deploy/cloud.md"], "should_refuse": False, "category": "boundary"},
+    {"id": "bread", "question": "What is the best temperature to bake sourdough bread?", "should_refuse": True,
+     "category": "refuse"},
+    {"id": "k8s", "question": "How do I deploy the dashboards on Kubernetes with Helm charts?", "should_refuse": True,
+     "category": "refuse"},
+]
+
+
+def test_url_matching_rules():
+    assert normalise_url("https://x.org/a/index.html#s") == normalise_url("https://x.org/a/") == "https://x.org/a"
+    assert resolve_expected("forms/binding.md", "https://docs.example.org/") == "https://docs.example.org/forms/binding.md"
+    assert resolve_expected("binding.md", "docs/") == "docs/binding.md"
+    hits = [Hit(chunk_id=str(i), source="s", url=u + "#x", page_url=u, title="", headings=[], text="", score=0,
+                parent_id=None) for i, u in enumerate(["https://x.org/a", "https://x.org/a", "https://x.org/b/"])]
+    assert page_rank(hits, ["https://x.org/b/index.html"]) == 2  # pages deduplicated in rank order
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('{"id": "a", "question": "q"}', ":1: should_refuse: required"),
+    ('{"id": "a", "question": "", "should_refuse": true}', ":1: question: required, a non-empty string"),
+    ('{"question": "q", "should_refuse": true}', ":1: id: required"),
+    ('{"id": "a", "question": "q", "should_refuse": false}', ":1: expected_urls: required unless"),
+    ('{"id": "a", "question": "q", "should_refuse": true, "category": "maybe"}', ":1: category: 'maybe'"),
+    ('{"id": "a", "question": "q", "should_refuse": true, "colour": 1}', ":1: colour: unknown field"),
+    ('{"id": "a", "question": "q", "should_refuse": true}\n{"id": "a", "question": "r", "should_refuse": true}',
+     ":2: id: duplicate id 'a'"),
+    ('{"id": "a", "question": "q", "should_refuse": true}\n{not json', ":2: not valid JSON"),
+])
+def test_bad_cases_name_line_and_field(tmp_path, line, needle):
+    p = tmp_path / "cases.jsonl"
+    p.write_text(line + "\n")
+    with pytest.raises(EvalCaseError) as e:
+        load_cases(p)
+    assert needle in str(e.value)
+
+
+def test_metrics_from_known_results():
+    def r(cid, should, refused, rank, cited=1, invalid=0, unsupported=0, kw=(1, 1), cat="answerable"):
+        return CaseResult(id=cid, category=cat, question="q", should_refuse=should, refused=refused, rank=rank,
+                          rank_fulltext=rank, rank_vector=None, cited=0 if refused else cited,
+                          invalid_cited=invalid, unsupported=unsupported, keywords_found=kw[0], keywords_total=kw[1],
+                          similarity=0.5, coverage=0.5, unknown_terms=[], search_ms=10, ask_ms=20, answer="a")
+    rep = summarise("s", [r("a", False, False, 1), r("b", False, False, 3, cited=2, invalid=1, unsupported=1, kw=(0, 2)),
+                          r("c", False, True, None), r("d", True, True, None, cat="refuse"),
+                          r("e", True, False, None, cat="refuse")])
+    assert rep["retrieval"] == {"recall_at_1": round(1 / 3, 4), "recall_at_5": round(2 / 3, 4),
+                                "mrr_at_10": round((1 + 1 / 3) / 3, 4)}
+    assert rep["refusal"] == {"precision": 0.5, "recall": 0.5, "accuracy": 0.6}
+    assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75}
+    assert rep["ablations"]["vector"]["recall_at_5"] == 0.0
+    assert rep["keyword_coverage"] == round((1 + 0 + 1) / 3, 4)
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("eval")
+    write_docs(root / "docs", GUIDE)
+    cfg = write_config(root, extra="""
+        eval:
+          min_recall_at_5: 0.5
+          min_refusal_accuracy: 0.5
+          min_citation_precision: 0.9
+    """)
+    (root / "eval").mkdir()
+    (root / "eval" / "guide.jsonl").write_text("\n".join(json.dumps(c) for c in CASES) + "\n")
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+        res = materialize([eval_scores], partition_key="guide", instance=instance,
+                          resources=build_definitions(config_path=str(cfg)).resources)
+        yield root, cfg, res
+
+
+def test_eval_asset_reports_metrics_checks_and_files(evaluated):
+    root, cfg, res = evaluated
+    assert res.success
+    md = res.asset_materializations_for_node("eval_scores")[0].metadata
+    for key in ("retrieval_recall_at_1", "retrieval_recall_at_5", "retrieval_mrr_at_10", "refusal_precision",
+                "refusal_recall", "refusal_accuracy", "citations_precision", "citations_grounding",
+                "citations_supported", "keyword_coverage", "latency_search_p50_ms", "latency_ask_p95_ms",
+                "fulltext_only_recall_at_5", "vector_only_mrr_at_10"):
+        assert isinstance(md[key].value, float), key
+    assert md["retrieval_recall_at_5"].value == 1.0 and md["refusal_accuracy"].value >= 0.8
+    assert md["citations_precision"].value == 1.0
+    assert "| answerable |" in md["by_category"].value and "| refuse |" in md["by_category"].value
+    checks = {c.asset_check_key.name: c.passed for c in res.get_asset_check_evaluations()}
+    assert checks == {"eval_recall_at_5": True, "eval_refusal_accuracy": True, "eval_citation_precision": True}
+    latest = json.loads((root / "eval" / "results" / "guide-latest.json").read_text())
+    assert [c["id"] for c in latest["per_case"]] == [c["id"] for c in CASES]
+    png = root / "eval" / "results" / "guide-history.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and md["chart"].value == str(png)
+
+
+def test_eval_check_fails_below_threshold(evaluated):
+    root, cfg, _ = evaluated
+    strict = root / "strict.yaml"
+    strict.write_text(cfg.read_text().replace("min_citation_precision: 0.9", "min_citation_precision: 0.9\n  "
+                                                                           "min_recall_at_5: 1.01").replace(
+        "  min_recall_at_5: 0.5\n", ""))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["guide"])
+        res = materialize([eval_scores], partition_key="guide", instance=instance, raise_on_error=False,
+                          resources=build_definitions(config_path=str(strict)).resources)
+    checks = {c.asset_check_key.name: c.passed for c in res.get_asset_check_evaluations()}
+    assert checks["eval_recall_at_5"] is False and checks["eval_citation_precision"] is True
+
+
+def _cli(args, cfg, env_extra=None):
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "docs_rag_pipeline", *args], capture_output=True, text=True,
+                          env=env, cwd=cfg.parent, timeout=300)
+
+
+def test_cli_eval_json_and_errors(evaluated):
+    root, cfg, _ = evaluated
+    out = _cli(["eval", "--source", "guide", "--json", str(root / "report.json"), "--top-k", "5"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "recall@5" in out.stdout and "refusal accuracy" in out.stdout
+    rep = json.loads((root / "report.json").read_text())
+    assert set(rep) >= {"source", "cases", "retrieval", "refusal", "citations", "keyword_coverage", "latency_ms",
+                        "ablations", "per_case"}
+    assert set(rep["latency_ms"]) == {"search_p50", "search_p95", "ask_p50", "ask_p95"}
+    assert set(rep["ablations"]) == {"fulltext", "vector"} and rep["cases"] == len(CASES)
+    bad = root / "bad.jsonl"
+    bad.write_text('{"id": "x", "question": "q", "should_refuse": true}\n{"id": "y", "should_refuse": false}\n')
+    out = _cli(["eval", "--source", "guide", "--cases", str(bad)], cfg)
+    assert out.returncode == 2 and "bad.jsonl:2: question" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_langsmith_dataset_and_experiment(evaluated):
+    root, cfg, _ = evaluated
+
+    class Server(LangSmithServer):
+        def reply(self, method, path, body):  # noqa: ANN001, ANN201
+            import uuid
+
+            if method == "GET" and "/datasets" in path:
+                return []  # no dataset yet
+            if method == "POST" and path.startswith("/examples"):
+                return [{"id": str(uuid.uuid4())} for _ in json.loads(body)]
+            now = "2026-01-01T00:00:00+00:00"
+            return {"id": str(uuid.uuid4()), "name": "x", "example_ids": [str(uuid.uuid4()) for _ in CASES],
+                    "count": len(CASES), "created_at": now, "modified_at": now, "start_time": now,
+                    "tenant_id": str(uuid.uuid4()), "description": None, "data_type": "kv", "reference_dataset_id": str(uuid.uuid4())}
+
+    with Server() as ls:
+        out = _cli(["eval", "--source", "guide"], cfg, {"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "k",
+                                                         "LANGSMITH_ENDPOINT": ls.url})
+        assert out.returncode == 0, out.stderr
+        paths = [(m, p.split("?")[0]) for m, p, _ in ls.requests]
+        assert ("POST", "/datasets") in paths and ("POST", "/sessions") in paths
+        assert any(p.startswith("/examples") for m, p in paths if m == "POST")
+        body = b"".join(b for _, _, b in ls.requests)
+        assert b"refusal_correct" in body and b"hit_at_5" in body and b"sourdough" in body
+    ls2 = LangSmithServer()
+    with ls2:
+        out = _cli(["eval", "--source", "guide"], cfg, {"LANGSMITH_ENDPOINT": ls2.url})
+        assert out.returncode == 0 and ls2.requests == []
