@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .config import Config, ConfigError, load_config
+from .evaluation import EvalCaseError
 
 DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
 telemetry:
@@ -55,6 +56,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     from .defs.assets import ingest_assets
     from .defs.checks import ingest_checks
     from .defs.definitions import build_definitions
+    from .defs.evaluation import eval_scores
     from .defs.partitions import sources_partitions
 
     resources = build_definitions(config).resources
@@ -67,7 +69,8 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             instance.add_dynamic_partitions(sources_partitions.name, missing)
         for name in names:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
-            result = materialize([*ingest_assets, *ingest_checks], partition_key=name, instance=instance,
+            selection = [*ingest_assets, *ingest_checks] + ([eval_scores] if args.eval else [])
+            result = materialize(selection, partition_key=name, instance=instance,
                                  resources=resources, raise_on_error=False, tags={"source": name},
                                  run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
             mats = result.asset_materializations_for_node("lancedb_chunks")
@@ -156,6 +159,53 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, config: Config) -> int:
+    from .serve.mcp import run_stdio
+
+    print(f"docs-rag MCP server on stdio (config {config.path})", file=sys.stderr)
+    run_stdio(str(config.path) if config.path else None)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, config: Config) -> int:
+    from . import evaluation
+    from .context import get_context
+
+    names = [args.source] if args.source else [s.name for s in config.sources]
+    if args.cases and len(names) != 1:
+        raise ConfigError("--cases needs --source NAME when more than one source is configured")
+    ctx = get_context(config.path)
+    reports = {}
+    below = []
+    for name in names:
+        src = config.source(name)
+        path = Path(args.cases) if args.cases else evaluation.cases_path(config, name)
+        if not args.cases and not path.is_file():
+            print(f"[{name}] no cases at {path}; skipped", file=sys.stderr)
+            continue
+        cases = evaluation.load_cases(path, root_url=evaluation.source_root_url(src))
+        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k)
+        evaluation.write_results(report, evaluation.results_dir(config))
+        evaluation.upload_to_langsmith(report, cases)
+        reports[name] = report
+        print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n")
+        for label, (group, key, threshold_key) in EVAL_CHECKS.items():
+            if report[group][key] < getattr(config.eval, threshold_key):
+                below.append(f"{name}: {label} {report[group][key]} < {getattr(config.eval, threshold_key)}")
+    if args.json:
+        out = reports[names[0]] if len(reports) == 1 else reports
+        Path(args.json).write_text(json.dumps(out, indent=2))
+        print(f"wrote {args.json}", file=sys.stderr)
+    for line in below:
+        print(f"below threshold: {line}", file=sys.stderr)
+    return 3 if (args.check and below) else 0
+
+
+EVAL_CHECKS = {"recall@5": ("retrieval", "recall_at_5", "min_recall_at_5"),
+               "refusal accuracy": ("refusal", "accuracy", "min_refusal_accuracy"),
+               "citation precision": ("citations", "precision", "min_citation_precision")}
+
+
 def cmd_ui(args: argparse.Namespace, config: Config) -> int:
     home = ensure_dagster_home(config)
     root = Path(__file__).resolve().parents[1]
@@ -179,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ingest", help="materialize the asset graph for the source(s) through Dagster")
     s.add_argument("--source", help="only this source")
     s.add_argument("--json", action="store_true", help="end with one JSON object of counts per source")
+    s.add_argument("--eval", action="store_true", help="also materialize eval_scores (its checks gate the exit status)")
     s.set_defaults(fn=cmd_ingest)
     for name, arg, fn, helptext in (("search", "query", cmd_search, "hybrid search"),
                                     ("ask", "question", cmd_ask, "a cited answer")):
@@ -194,6 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=8, help="worker threads")
     s.set_defaults(fn=cmd_serve)
+    s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask)")
+    s.set_defaults(fn=cmd_mcp)
+    s = sub.add_parser("eval", help="run golden cases through search and ask; print the metrics")
+    s.add_argument("--source", help="only this source")
+    s.add_argument("--cases", help="a cases file (default: eval/<source>.jsonl)")
+    s.add_argument("--json", metavar="OUT", help="write the full report as JSON")
+    s.add_argument("--top-k", type=int, default=None)
+    s.add_argument("--check", action="store_true", help="exit 3 when a metric is below its eval.* threshold")
+    s.set_defaults(fn=cmd_eval)
     s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=3000)
@@ -212,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.fn(args, config)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except EvalCaseError as exc:
+        print(f"error: bad cases file: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # QueryError and friends: bad input, said plainly
         print(f"error: {exc}", file=sys.stderr)
