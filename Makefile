@@ -32,7 +32,7 @@ serve: install
 	$(BIN)/docs-rag serve
 
 bench: install
-	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/run_all.py
 
 clean:
 	rm -rf data/lancedb data/dagster_io data/dagster_home data/cache

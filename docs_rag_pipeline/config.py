@@ -62,6 +62,7 @@ class RetrievalConfig:
     top_k: int = 5
     candidates: int = 40  # per retriever, before fusion
     rrf_k: int = 60
+    nprobes: int = 24  # IVF partitions probed when the table has an ANN index (large tables)
     # refusal: a question is answered only when the best retrieved chunk clears both gates
     # calibrated with `docs-rag eval` on eval/project-docs.jsonl (its report's "calibration")
     min_similarity: float = 0.25
@@ -237,6 +238,7 @@ _LLM = {"provider": ((str,), False), "model": ((str,), True), "base_url": ((str,
         "min_support": ((float,), False)}
 _CHUNKING = {"target_tokens": ((int,), True), "overlap_tokens": ((int,), False)}
 _RETRIEVAL = {"top_k": ((int,), False), "candidates": ((int,), False), "rrf_k": ((int,), False),
+              "nprobes": ((int,), False),
               "min_similarity": ((float,), False), "min_term_coverage": ((float,), False),
               "confident_similarity": ((float,), False), "unknown_term_similarity": ((float,), False)}
 _API = {"token_env": ((str,), True), "admin_token_env": ((str,), True),

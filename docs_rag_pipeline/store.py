@@ -206,17 +206,31 @@ class ChunksTable:
                 stored[r["chunk_id"]] = _comparable(r)
         return [r for r in rows if r["page_url"] in keep_pages or stored.get(r["chunk_id"]) != _comparable(r)]
 
+    #: from this many rows on, vectors get an ANN index (IVF_FLAT: exact within the probed partitions);
+    #: below it a flat scan is as fast and always exact
+    ann_min_rows = 100_000
+
     def ensure_indexes_and_optimize(self) -> None:
-        """Build the full-text index (never on an empty table), index new rows, prune old versions."""
-        from lancedb.index import FTS
+        """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
+        index new rows, prune old versions."""
+        from lancedb.index import FTS, IvfFlat
 
         tbl = self.open()
-        if tbl is None or tbl.count_rows() == 0:
+        if tbl is None:
+            return
+        n = tbl.count_rows()
+        if n == 0:
             return
         names = {getattr(i, "name", "") for i in tbl.list_indices()}
         if f"{self.fts_column}_idx" not in names:
             tbl.create_index(self.fts_column, config=FTS(with_position=False))
+        if n >= self.ann_min_rows and "vector_idx" not in names:
+            tbl.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=max(16, int(n ** 0.5))))
         tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+
+    def has_ann_index(self) -> bool:
+        tbl = self.open()
+        return tbl is not None and any(getattr(i, "name", "") == "vector_idx" for i in tbl.list_indices())
 
 
 def _comparable(r: dict[str, Any]) -> tuple:

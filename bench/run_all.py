@@ -1,0 +1,56 @@
+"""Run every benchmark and write bench/RESULTS.md with the machine they ran on.
+
+Run: ``make bench`` (or ``python bench/run_all.py [names...]``).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHES = {"ingest": "ingest.py", "refresh": "refresh.py", "query": "query.py", "serve": "serve.py"}
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{platform.node()}: {os.cpu_count()} cores ({cpu or platform.processor()}), {mem} RAM, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+
+
+def main() -> None:
+    names = sys.argv[1:] or list(BENCHES)
+    parts = [f"# Benchmark results\n\nWritten by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
+             f"Machine: {machine()}\n\nEach section is one script's output; ratios are measured in the same run "
+             "against the baseline named in the script's docstring.\n"]
+    for name in names:
+        script = HERE / BENCHES[name]
+        print(f"== {name}", flush=True)
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        text = out.stdout.strip() + (f"\n\n(exit {out.returncode})\n{out.stderr[-2000:]}" if out.returncode else "")
+        print(text, flush=True)
+        parts.append(f"\n## {name} ({time.perf_counter() - t0:.0f} s)\n\n```\n{text}\n```\n")
+    (HERE / "RESULTS.md").write_text("".join(parts))
+    print(f"wrote {HERE / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()
