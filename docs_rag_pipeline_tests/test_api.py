@@ -1,33 +1,65 @@
-"""The HTTP API, served by waitress on 127.0.0.1 and called over real HTTP."""
+"""The HTTP API, served by waitress on 127.0.0.1 and called over real HTTP, over a real index."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 import requests
 from dagster import DagsterInstance
 from waitress.server import create_server
 
-from docs_rag_pipeline.serve.api import create_app
+from docs_rag_pipeline.serve.api import FIND_JOB_QUERY, LAUNCH_RUN_MUTATION, RateLimiter, create_app
 
+from .conftest import GUIDE, write_config, write_docs
 from .dagster_helpers import materialize_source
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from .conftest import GUIDE, write_config, write_docs
+@contextlib.contextmanager
+def serve(app) -> Iterator[str]:  # noqa: ANN001
+    """A real waitress server on 127.0.0.1 (a free port) for a Flask app."""
+    srv = create_server(app, host="127.0.0.1", port=0, threads=4)
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.effective_port}"
+    finally:
+        srv.close()
 
+
+def variant(cfg: Path, name: str, api: str) -> Path:
+    """The same index and sources as ``cfg``, with an ``api:`` section."""
+    p = cfg.parent / name
+    p.write_text(cfg.read_text() + "api:\n" + "".join(f"  {line}\n" for line in api.strip().splitlines()))
+    return p
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("api")
     write_docs(root / "docs", GUIDE)
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
-    srv = create_server(create_app(config_path=str(cfg)), host="127.0.0.1", port=0, threads=4)
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.effective_port}"
-    srv.close()
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def server(index):
+    with serve(create_app(config_path=str(variant(index, "main.yaml", "rate_limit_per_minute: 100000")))) as url:
+        yield url
 
 
 def test_search_ask_health(server):
@@ -39,31 +71,362 @@ def test_search_ask_health(server):
     r = requests.post(f"{server}/ask", json={"question": "What does a converter do in data binding?"}, timeout=30)
     body = r.json()
     assert r.status_code == 200 and body["refused"] is False and body["mode"] == "extractive"
+    assert {"answer", "citations", "refused", "trace_id", "mode"} <= set(body)
     assert body["citations"][0]["url"].startswith("https://docs.example.org/forms/binding.md")
-    assert body["trace_id"]
+    assert set(body["citations"][0]) >= {"n", "chunk_id", "url", "title", "snippet", "score", "supported"}
+    assert "[1]" in body["answer"] and body["trace_id"]
     off = requests.post(f"{server}/ask", json={"question": "Best temperature for sourdough bread?"}, timeout=30).json()
     assert off["refused"] is True and off["citations"] == []
     health = requests.get(f"{server}/health", timeout=30).json()
     assert health["sources"]["guide"] > 5 and health["embedding_model"].endswith("all-MiniLM-L6-v2")
+    assert isinstance(health["table_version"], int) and health["table"].startswith("chunks__")
 
 
+@pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
 @pytest.mark.parametrize("kwargs, status, code", [
-    ({"json": {}}, 400, "missing_question"),
-    ({"json": {"question": "   "}}, 400, "missing_question"),
-    ({"json": {"question": 42}}, 400, "missing_question"),
-    ({"json": {"question": "x", "colour": "red"}}, 400, "unknown_field"),
-    ({"json": {"question": "x", "top_k": "five"}}, 400, "invalid_top_k"),
-    ({"json": {"question": "x", "filters": {"a b": 1}}}, 400, "invalid_query"),
-    ({"json": {"question": "x" * 5000}}, 413, "too_long"),
+    ({"json": {}}, 400, "missing_{field}"),
+    ({"json": {"{field}": "   "}}, 400, "missing_{field}"),
+    ({"json": {"{field}": 42}}, 400, "missing_{field}"),
+    ({"json": {"{field}": None}}, 400, "missing_{field}"),
+    ({"json": ["{field}"]}, 400, "invalid_json"),
+    ({"json": {"{field}": "x", "colour": "red"}}, 400, "unknown_field"),
+    ({"json": {"{field}": "x", "top_k": "five"}}, 400, "invalid_top_k"),
+    ({"json": {"{field}": "x", "top_k": True}}, 400, "invalid_top_k"),
+    ({"json": {"{field}": "x", "top_k": 2.5}}, 400, "invalid_top_k"),
+    ({"json": {"{field}": "x", "source": ["guide"]}}, 400, "invalid_source"),
+    ({"json": {"{field}": "x", "filters": "section=guides"}}, 400, "invalid_filters"),
+    ({"json": {"{field}": "x", "filters": {"a b": 1}}}, 400, "invalid_query"),
+    ({"json": {"{field}": "x", "filters": {"section": {"nested": 1}}}}, 400, "invalid_query"),
+    ({"json": {"{field}": "x" * 5000}}, 413, "too_long"),
+    ({"data": json.dumps({"q": "x" * 100_000}), "headers": {"Content-Type": "application/json"}}, 413, "too_large"),
     ({"data": "question=x"}, 415, "unsupported_media_type"),
     ({"data": "{not json", "headers": {"Content-Type": "application/json"}}, 400, "invalid_json"),
+    ({"data": b"\xff\xfe{", "headers": {"Content-Type": "application/json"}}, 400, "invalid_json"),
+    ({"data": "[" * 30000 + "]" * 30000, "headers": {"Content-Type": "application/json"}}, 400, "invalid_json"),
+    ({"data": '{"{field}": "x", "filters": {"a": ' + "[" * 20000 + "]" * 20000 + "}}",
+      "headers": {"Content-Type": "application/json"}}, 400, "invalid_json"),
 ])
-def test_bad_requests_get_clear_json_errors(server, kwargs, status, code):
-    r = requests.post(f"{server}/ask", timeout=30, **kwargs)
-    assert r.status_code == status
-    assert r.json()["error"]["code"] == code and r.json()["error"]["message"]
+def test_bad_requests_get_clear_json_errors(server, route, field, kwargs, status, code):
+    def fill(v):  # noqa: ANN001, ANN202
+        if isinstance(v, str):
+            return v.replace("{field}", field)
+        if isinstance(v, dict):
+            return {fill(k): fill(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fill(x) for x in v]
+        return v
+
+    kwargs = fill(kwargs)
+    r = requests.post(f"{server}{route}", timeout=30, **kwargs)
+    assert r.status_code == status, r.text
+    assert r.headers["Content-Type"].startswith("application/json")
+    assert r.json()["error"]["code"] == code.replace("{field}", field) and r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("text", ["' OR 1=1 --", "\x00\x01", "🙂🙂 émoji?", "AND OR NOT ( ) [ ] { } \" * ~ ^ :",
+                                  "a" * 1999, "<script>alert(1)</script>", "\\", "%s %d {0}", "\u202e\u200b"])
+def test_odd_input_never_gives_a_500(server, text):
+    for route, field in (("/ask", "question"), ("/search", "query")):
+        r = requests.post(f"{server}{route}", json={field: text, "filters": {"section": text[:20] or "x"}}, timeout=60)
+        assert r.status_code in (200, 400), r.text
+    r = requests.get(f"{server}/chunks/{requests.utils.quote(text[:200], safe='')}", timeout=30)
+    assert r.status_code in (400, 404) and r.json()["error"]["code"] in ("not_found", "invalid_chunk_id")
+    r = requests.get(f"{server}/pages", params={"url": text}, timeout=30)
+    assert r.status_code in (404, 413) and "error" in r.json()
 
 
 def test_top_k_is_clamped(server):
     r = requests.post(f"{server}/search", json={"query": "forms", "top_k": 100}, timeout=30)
-    assert r.status_code == 200 and len(r.json()["hits"]) <= 8
+    assert r.status_code == 200 and 1 <= len(r.json()["hits"]) <= 8
+    r = requests.post(f"{server}/search", json={"query": "forms", "top_k": -3}, timeout=30)
+    assert r.status_code == 200 and len(r.json()["hits"]) == 1
+    r = requests.post(f"{server}/ask", json={"question": "How do validators work in forms?", "top_k": 0}, timeout=30)
+    assert r.status_code == 200 and len(r.json()["citations"]) <= 1
+
+
+def test_top_k_limit_comes_from_the_config(index):
+    with serve(create_app(config_path=str(variant(index, "k2.yaml", "max_top_k: 2\nmax_question_chars: 10")))) as url:
+        r = requests.post(f"{url}/search", json={"query": "forms", "top_k": 8}, timeout=30)
+        assert r.status_code == 200 and len(r.json()["hits"]) == 2
+        r = requests.post(f"{url}/search", json={"query": "forms and binding"}, timeout=30)
+        assert r.status_code == 413 and "10 characters" in r.json()["error"]["message"]
+
+
+def test_chunk_with_parent_chain(server):
+    hit = requests.post(f"{server}/search", json={"query": "converter turns typed text into a datetime", "top_k": 1},
+                        timeout=30).json()["hits"][0]
+    assert hit["url"].endswith("forms/binding.md#converters")
+    r = requests.get(f"{server}/chunks/{hit['chunk_id']}", timeout=30)
+    assert r.status_code == 200
+    chunk = r.json()
+    assert chunk["chunk_id"] == hit["chunk_id"] and chunk["text"] == hit["text"]
+    assert chunk["headings"] == hit["headings"] and chunk["parent_id"] == hit["parent_id"]
+    chain = chunk["parent_chain"]
+    assert chain, "a sub-section has a parent"
+    expected_parent = chunk["parent_id"]
+    for ancestor in chain:  # nearest first, each the parent of the one before
+        assert ancestor["chunk_id"] == expected_parent
+        expected_parent = ancestor["parent_id"]
+    assert chain[-1]["parent_id"] is None
+    assert [a["headings"] for a in chain][:2] == [["Two-way binding"], []]
+    r = requests.get(f"{server}/chunks/no-such-chunk", timeout=30)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    r = requests.get(f"{server}/chunks/x' OR '1'='1", timeout=30)
+    assert r.status_code == 404
+
+
+def test_pages_in_order(server):
+    r = requests.get(f"{server}/pages", params={"url": "https://docs.example.org/install.md#on-linux"}, timeout=30)
+    assert r.status_code == 200
+    page = r.json()
+    assert page["url"] == "https://docs.example.org/install.md" and page["source"] == "guide"
+    assert page["title"] == "Installing Acme Widgets"
+    idx = [c["chunk_index"] for c in page["chunks"]]
+    assert idx == sorted(idx) and idx[0] == 0 and len(idx) >= 3
+    assert [c["url"].split("#")[-1] for c in page["chunks"]][-2:] == ["on-linux", "troubleshooting"]
+    assert all(c["page_url"] == page["url"] for c in page["chunks"])
+    for params, status, code in (({"url": "https://docs.example.org/nope.md"}, 404, "not_found"),
+                                 ({}, 400, "missing_url"), ({"url": " "}, 400, "missing_url"),
+                                 ({"url": "x", "colour": "red"}, 400, "unknown_field")):
+        r = requests.get(f"{server}/pages", params=params, timeout=30)
+        assert r.status_code == status and r.json()["error"]["code"] == code
+
+
+def test_routes_and_methods_answer_json(server):
+    r = requests.get(f"{server}/nope", timeout=30)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    r = requests.get(f"{server}/search", timeout=30)
+    assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+    r = requests.delete(f"{server}/chunks/abc", timeout=30)
+    assert r.status_code == 405
+
+
+def test_rate_limit_per_client(index):
+    with serve(create_app(config_path=str(variant(index, "limited.yaml", "rate_limit_per_minute: 3")))) as url:
+        codes = [requests.post(f"{url}/search", json={"query": "forms"}, timeout=30).status_code for _ in range(3)]
+        assert codes == [200, 200, 200]
+        r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30)
+        assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+        assert 1 <= int(r.headers["Retry-After"]) <= 60
+        # bad requests count too, and /health is never limited
+        assert requests.get(f"{url}/chunks/x", timeout=30).status_code == 429
+        assert requests.get(f"{url}/health", timeout=30).status_code == 200
+
+
+def test_rate_limiter_is_a_sliding_window_and_thread_safe():
+    now = [1000.0]
+    rl = RateLimiter(window=60.0, clock=lambda: now[0])
+    assert [rl.check("a", 2) for _ in range(3)][:2] == [None, None]
+    assert rl.check("a", 2) == pytest.approx(60.0)
+    assert rl.check("b", 2) is None  # per client
+    now[0] += 30
+    assert rl.check("a", 2) == pytest.approx(30.0)
+    now[0] += 30.5
+    assert rl.check("a", 2) is None
+    assert rl.check("c", 0) is None  # 0: no limit
+    rl2 = RateLimiter(window=60.0)
+    allowed = []
+    lock = threading.Lock()
+
+    def worker():
+        for _ in range(50):
+            ok = rl2.check("shared", 100) is None
+            with lock:
+                allowed.append(ok)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(allowed) == 100 and len(allowed) == 400
+
+
+# ---- auth and the admin refresh route -------------------------------------------------------
+
+class FakeDagster:
+    """A real HTTP server on 127.0.0.1 that speaks enough of Dagster's GraphQL API to launch a run."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # noqa: ANN002
+                pass
+
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, **body})
+                if "repositoriesOrError" in body["query"]:
+                    data = {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
+                        {"name": "__repository__", "location": {"name": "docs_rag_pipeline"},
+                         "jobs": [{"name": "__ASSET_JOB"}, {"name": "refresh_source"}]}]}}
+                elif "launchRun" in body["query"]:
+                    data = {"launchRun": {"__typename": "LaunchRunSuccess",
+                                          "run": {"runId": "run-0001", "status": "QUEUED"}}}
+                else:
+                    data = None
+                payload = json.dumps({"data": data} if data else {"errors": [{"message": "unknown operation"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/graphql"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeDagster":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:  # noqa: ANN002
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_bearer_token_on_every_route_but_health_and_the_page(index, monkeypatch):
+    cfg = variant(index, "auth.yaml", "token_env: DOCS_RAG_TEST_TOKEN\nadmin_token_env: DOCS_RAG_TEST_ADMIN")
+    monkeypatch.setenv("DOCS_RAG_TEST_TOKEN", "s3cret-user")
+    monkeypatch.setenv("DOCS_RAG_TEST_ADMIN", "s3cret-admin")
+    with serve(create_app(config_path=str(cfg))) as url:
+        for method, path, kw in (("post", "/search", {"json": {"query": "forms"}}),
+                                 ("post", "/ask", {"json": {"question": "What do validators return?"}}),
+                                 ("get", "/chunks/abc", {}), ("get", "/pages?url=x", {})):
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret-user"}):
+                r = requests.request(method, url + path, headers=headers, timeout=30, **kw)
+                assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized", (path, headers)
+                assert r.headers["WWW-Authenticate"].startswith("Bearer")
+            r = requests.request(method, url + path, headers={"Authorization": "Bearer s3cret-user"}, timeout=30, **kw)
+            assert r.status_code in (200, 404), (path, r.text)
+        assert requests.get(f"{url}/health", timeout=30).status_code == 200
+        page = requests.get(f"{url}/", timeout=30)
+        assert page.status_code == 200 and "<textarea" in page.text
+        assert requests.get(f"{url}/static/app.js", timeout=30).status_code == 200
+        assert requests.get(f"{url}/static/style.css", timeout=30).status_code == 200
+        # a token named in the config but missing from the environment: nothing is served (fail closed)
+        monkeypatch.delenv("DOCS_RAG_TEST_TOKEN")
+        r = requests.post(f"{url}/search", json={"query": "forms"}, headers={"Authorization": "Bearer "}, timeout=30)
+        assert r.status_code == 503 and r.json()["error"]["code"] == "auth_unavailable"
+
+
+def test_admin_refresh_asks_dagster_over_graphql(index, monkeypatch):
+    from dagster_graphql.schema import create_schema
+    from graphql import coerce_input_value, parse, validate
+
+    monkeypatch.setenv("DOCS_RAG_TEST_TOKEN", "s3cret-user")
+    monkeypatch.setenv("DOCS_RAG_TEST_ADMIN", "s3cret-admin")
+    admin = {"Authorization": "Bearer s3cret-admin"}
+    with FakeDagster() as dagster:
+        cfg = variant(index, "admin.yaml", f"token_env: DOCS_RAG_TEST_TOKEN\nadmin_token_env: DOCS_RAG_TEST_ADMIN\n"
+                                           f"dagster_graphql_url: {dagster.url}")
+        with serve(create_app(config_path=str(cfg))) as url:
+            for headers in ({}, {"Authorization": "Bearer s3cret-user"}, {"Authorization": "Bearer nope"}):
+                r = requests.post(f"{url}/sources/guide/refresh", headers=headers, timeout=30)
+                assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
+            assert dagster.requests == []
+            r = requests.post(f"{url}/sources/nope/refresh", headers=admin, timeout=30)
+            assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_source"
+            assert "guide" in r.json()["error"]["message"]
+            r = requests.post(f"{url}/sources/guide/refresh", headers=admin, timeout=30)
+            assert r.status_code == 202, r.text
+            assert r.json() == {"source": "guide", "job": "refresh_source", "run_id": "run-0001", "status": "QUEUED",
+                                "location": "docs_rag_pipeline", "repository": "__repository__"}
+            # the admin token also opens the ordinary routes
+            assert requests.post(f"{url}/search", json={"query": "forms"}, headers=admin, timeout=30).status_code == 200
+    find, launch = dagster.requests
+    assert find["path"] == launch["path"] == "/graphql"
+    params = launch["variables"]["executionParams"]
+    assert params["selector"] == {"repositoryLocationName": "docs_rag_pipeline", "repositoryName": "__repository__",
+                                  "jobName": "refresh_source"}
+    assert {"key": "dagster/partition", "value": "guide"} in params["executionMetadata"]["tags"]
+    # what was sent is valid against Dagster's own GraphQL schema
+    schema = create_schema().graphql_schema
+    assert validate(schema, parse(find["query"])) == [] and validate(schema, parse(launch["query"])) == []
+    assert find["query"] == FIND_JOB_QUERY and launch["query"] == LAUNCH_RUN_MUTATION
+    coerce_input_value(params, schema.get_type("ExecutionParams"))  # raises on a wrong shape
+
+
+def test_refresh_without_admin_token_configured_or_dagster_down(index, monkeypatch):
+    with serve(create_app(config_path=str(variant(index, "noadmin.yaml", "rate_limit_per_minute: 1000")))) as url:
+        r = requests.post(f"{url}/sources/guide/refresh", headers={"Authorization": "Bearer x"}, timeout=30)
+        assert r.status_code == 403 and "admin_token_env" in r.json()["error"]["message"]
+    monkeypatch.setenv("DOCS_RAG_TEST_ADMIN", "s3cret-admin")
+    cfg = variant(index, "down.yaml", f"admin_token_env: DOCS_RAG_TEST_ADMIN\n"
+                                      f"dagster_graphql_url: http://127.0.0.1:{closed_port()}/graphql")
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.post(f"{url}/sources/guide/refresh", headers={"Authorization": "Bearer s3cret-admin"}, timeout=30)
+        assert r.status_code == 503 and r.json()["error"]["code"] == "dagster_unavailable"
+        assert "unreachable" in r.json()["error"]["message"] and "api.dagster_graphql_url" in r.json()["error"]["message"]
+
+
+# ---- backend failures and genuine faults ---------------------------------------------------
+
+def test_unusable_lancedb_is_503(tmp_path):
+    write_docs(tmp_path / "docs", {"a.md": "# A\n\nSome text.\n"})
+    cfg = write_config(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "lancedb").write_text("not a folder")
+    with serve(create_app(config_path=str(cfg))) as url:
+        for method, path, kw in (("post", "/search", {"json": {"query": "text"}}),
+                                 ("post", "/ask", {"json": {"question": "what text?"}}),
+                                 ("get", "/health", {}), ("get", "/chunks/abc", {})):
+            r = requests.request(method, url + path, timeout=30, **kw)
+            assert r.status_code == 503, (path, r.text)
+            assert r.json()["error"]["code"] == "backend_unavailable"
+        assert requests.get(f"{url}/", timeout=30).status_code == 200  # the page itself still loads
+
+
+def test_embedding_server_down_is_503(tmp_path):
+    from docs_rag_pipeline.embedding import FakeEmbedder
+
+    from .fake_openai import EmbeddingsServer
+
+    write_docs(tmp_path / "docs", GUIDE)
+    fake = FakeEmbedder(dimensions=64)
+    with EmbeddingsServer(fake.embed) as emb:
+        cfg = write_config(tmp_path, extra=f"""
+            embedding:
+              provider: openai
+              model: fake-64
+              base_url: {emb.url}
+              dimensions: 64
+              max_retries: 0
+              timeout_seconds: 5
+        """)
+        with DagsterInstance.ephemeral() as instance:
+            materialize_source(cfg, "guide", instance)
+        with serve(create_app(config_path=str(cfg))) as url:
+            assert requests.post(f"{url}/search", json={"query": "forms"}, timeout=30).status_code == 200
+    with serve(create_app(config_path=str(cfg))) as url:  # the embedding server is gone now
+        for path, body in (("/search", {"query": "forms"}), ("/ask", {"question": "How do forms validate input?"})):
+            r = requests.post(url + path, json=body, timeout=60)
+            assert r.status_code == 503, r.text
+            assert r.json()["error"]["code"] == "backend_unavailable" and "embedding server" in r.json()["error"]["message"]
+
+
+def test_a_genuine_fault_is_a_json_500_and_is_logged(index):
+    import logging
+
+    app = create_app(config_path=str(variant(index, "fault.yaml", "rate_limit_per_minute: 1000")))
+
+    def boom():  # noqa: ANN202
+        raise KeyError("a bug")
+
+    app.add_url_rule("/boom", view_func=boom)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("docs_rag_pipeline.serve.api")
+    logger.addHandler(handler)
+    try:
+        with serve(app) as url:
+            r = requests.get(f"{url}/boom", timeout=30)
+    finally:
+        logger.removeHandler(handler)
+    assert r.status_code == 500
+    assert r.json()["error"] == {"code": "internal_error",
+                                 "message": "an unexpected server error; the server log has the details"}
+    assert any(rec.exc_info and isinstance(rec.exc_info[1], KeyError) for rec in records)

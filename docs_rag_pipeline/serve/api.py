@@ -1,28 +1,141 @@
-"""A small Flask app: POST /ask, POST /search, GET /health. Errors are JSON with a code."""
+"""The HTTP API and the chat page (Flask, served by waitress).
+
+Thin on purpose: every route validates its input and calls the query path (``query.ask``,
+``retrieval.search``/``get_chunk``/``parent_chain``, the chunks table). Errors are JSON
+``{"error": {"code", "message"}}``; bad input never gives a 500. No Dagster import: the admin
+refresh route asks Dagster for a run over its GraphQL API.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import collections
+import hashlib
+import hmac
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
 
-from flask import Flask, jsonify, request
+from flask import Flask, g, jsonify, request, send_from_directory
+from werkzeug.exceptions import HTTPException
 
-from ..context import get_context
+from ..config import ApiConfig, ConfigError
+from ..context import Context, get_context
 from ..retrieval import QueryError
 
-MAX_QUESTION_CHARS = 2000
-MAX_TOP_K = 8
+log = logging.getLogger(__name__)
+
+PAGE_DIR = Path(__file__).resolve().with_name("page")
+MAX_BODY_BYTES = 64 * 1024  # a JSON request body; larger → 413
+MAX_ID_CHARS = 256
+MAX_URL_CHARS = 4096
+HIT_KEYS = ("chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id")
+CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "parent_id", "chunk_index", "text",
+              "token_count", "updated_at", "metadata")
+PUBLIC_ENDPOINTS = {"health", "chat_page", "static"}  # no token, no rate limit
+REFRESH_JOB = "refresh_source"
+PAGE_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+                                "form-action 'self'"),
+    "Cache-Control": "no-cache",
+}
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
 
 
-def _body(required: str) -> dict[str, Any]:
+# ---- the query path, shaped for the wire (shared with the MCP server) -------------------------
+
+def chunk_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row.get(k) for k in CHUNK_KEYS}
+
+
+def chunk_with_parents(ctx: Context, chunk_id: str) -> dict[str, Any] | None:
+    """The chunk, with ``parent_chain``: its ancestors, nearest first (``parent_id`` links)."""
+    from ..retrieval import parent_chain
+
+    chain = parent_chain(ctx, chunk_id)
+    if not chain:
+        return None
+    out = chunk_view(chain[0])
+    out["parent_chain"] = [chunk_view(r) for r in chain[1:]]
+    return out
+
+
+def page_chunks(ctx: Context, url: str, *, source: str | None = None) -> dict[str, Any] | None:
+    """A page's chunks in reading order; ``url`` is a page URL or a chunk URL (its anchor is ignored)."""
+    from ..store import sql_str
+
+    page_url = url.split("#", 1)[0]
+    where = f"page_url = {sql_str(page_url)}" + (f" AND source = {sql_str(source)}" if source else "")
+    rows = sorted(ctx.chunks.rows(where), key=lambda r: (r["source"], r["chunk_index"]))
+    if not rows:
+        return None
+    first = rows[0]
+    return {"url": page_url, "source": first["source"], "title": first["title"],
+            "chunks": [chunk_view(r) for r in rows if r["source"] == first["source"]]}
+
+
+def is_backend_failure(exc: BaseException) -> bool:
+    """A fault of what the query path depends on (LanceDB, the embedding server, the config file),
+    as opposed to a bug: answered with 503 ``backend_unavailable``."""
+    from ..embedding import EmbeddingError
+
+    if isinstance(exc, (EmbeddingError, ConfigError, OSError, ConnectionError, TimeoutError)):
+        return True
+    root = type(exc).__module__.split(".")[0]
+    if root in {"lancedb", "lance", "pyarrow", "openai", "httpx", "requests", "urllib3"}:
+        return True
+    return isinstance(exc, RuntimeError) and "lance" in str(exc).lower()
+
+
+# ---- rate limit ---------------------------------------------------------------------------------
+
+class RateLimiter:
+    """A sliding window per client: at most ``limit`` requests in any ``window`` seconds.
+    In-process and thread-safe (one lock; each client keeps the times of its recent requests)."""
+
+    def __init__(self, window: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window = window
+        self.clock = clock
+        self._hits: dict[str, collections.deque[float]] = {}
+        self._lock = threading.Lock()
+        self._calls = 0
+
+    def check(self, key: str, limit: int) -> float | None:
+        """Record a request; None when allowed, else the seconds until the next one is."""
+        if limit <= 0:
+            return None
+        now = self.clock()
+        with self._lock:
+            self._calls += 1
+            if self._calls % 1024 == 0:  # forget clients that went quiet
+                for k in [k for k, q in self._hits.items() if not q or q[-1] <= now - self.window]:
+                    del self._hits[k]
+            q = self._hits.setdefault(key, collections.deque())
+            while q and q[0] <= now - self.window:
+                q.popleft()
+            if len(q) >= limit:
+                return max(0.0, q[0] + self.window - now)
+            q.append(now)
+            return None
+
+
+# ---- request helpers ----------------------------------------------------------------------------
+
+def _body(required: str, api: ApiConfig, default_top_k: int) -> dict[str, Any]:
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, "invalid_json", "the body must be a JSON object")
     allowed = {required, "top_k", "source", "filters"}
@@ -32,12 +145,14 @@ def _body(required: str) -> dict[str, Any]:
     text = data.get(required)
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "missing_" + required, f"'{required}' must be a non-empty string")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise ApiError(413, "too_long", f"'{required}' is longer than {MAX_QUESTION_CHARS} characters")
-    top_k = data.get("top_k", 5)
+    if len(text) > api.max_question_chars:
+        raise ApiError(413, "too_long", f"'{required}' is longer than {api.max_question_chars} characters")
+    top_k = data.get("top_k")
+    if top_k is None:
+        top_k = default_top_k
     if not isinstance(top_k, int) or isinstance(top_k, bool):
         raise ApiError(400, "invalid_top_k", "'top_k' must be an integer")
-    data["top_k"] = max(1, min(MAX_TOP_K, top_k))
+    data["top_k"] = max(1, min(api.max_top_k, top_k))
     if data.get("source") is not None and not isinstance(data["source"], str):
         raise ApiError(400, "invalid_source", "'source' must be a string")
     if data.get("filters") is not None and not isinstance(data["filters"], dict):
@@ -45,49 +160,250 @@ def _body(required: str) -> dict[str, Any]:
     return data
 
 
+def _bearer() -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def _matches(token: str | None, secret: str | None) -> bool:
+    return bool(token and secret) and hmac.compare_digest(token.encode(), secret.encode())  # type: ignore[union-attr]
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None):  # noqa: ANN202
+    resp = jsonify({"error": {"code": code, "message": message}})
+    resp.status_code = status
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+# ---- Dagster over GraphQL -----------------------------------------------------------------------
+
+FIND_JOB_QUERY = """
+query DocsRagFindRefreshJob {
+  repositoriesOrError {
+    __typename
+    ... on RepositoryConnection { nodes { name location { name } jobs { name } } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+LAUNCH_RUN_MUTATION = """
+mutation DocsRagLaunchRefresh($executionParams: ExecutionParams!) {
+  launchRun(executionParams: $executionParams) {
+    __typename
+    ... on LaunchRunSuccess { run { runId status } }
+    ... on PythonError { message }
+    ... on Error { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+  }
+}
+"""
+
+
+class DagsterError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    import requests
+
+    try:
+        resp = requests.post(url, json={"query": query, "variables": variables or {}}, timeout=(5, 30))
+    except requests.RequestException as exc:
+        raise DagsterError(503, "dagster_unavailable",
+                           f"Dagster's GraphQL API at {url} is unreachable ({type(exc).__name__}); start Dagster "
+                           "(`docs-rag ui`) or set api.dagster_graphql_url") from exc
+    try:
+        payload = resp.json()
+    except ValueError:
+        payload = None
+    if resp.status_code != 200 or not isinstance(payload, dict):
+        raise DagsterError(502, "dagster_error", f"Dagster's GraphQL API at {url} answered HTTP {resp.status_code} "
+                                                 "without a GraphQL result")
+    if payload.get("errors"):
+        msgs = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in payload["errors"])
+        raise DagsterError(502, "dagster_error", f"Dagster rejected the request: {msgs}")
+    return payload.get("data") or {}
+
+
+def launch_refresh(url: str, source: str) -> dict[str, Any]:
+    """Launch job ``refresh_source`` for one partition (``dagster/partition`` = the source)."""
+    repos = _graphql(url, FIND_JOB_QUERY).get("repositoriesOrError") or {}
+    if repos.get("__typename") != "RepositoryConnection":
+        raise DagsterError(502, "dagster_error", f"Dagster could not list its code locations: {repos.get('message')}")
+    found = [(n["location"]["name"], n["name"]) for n in repos.get("nodes") or []
+             if any(j.get("name") == REFRESH_JOB for j in n.get("jobs") or [])]
+    if not found:
+        raise DagsterError(502, "dagster_error", f"no code location at {url} has the job {REFRESH_JOB!r}; "
+                                                 "is Dagster running this project's workspace.yaml?")
+    location, repository = found[0]
+    params = {"selector": {"repositoryLocationName": location, "repositoryName": repository, "jobName": REFRESH_JOB},
+              "runConfigData": {},
+              "executionMetadata": {"tags": [{"key": "dagster/partition", "value": source},
+                                             {"key": "source", "value": source},
+                                             {"key": "docs_rag/requested_by", "value": "http-api"}]}}
+    res = _graphql(url, LAUNCH_RUN_MUTATION, {"executionParams": params}).get("launchRun") or {}
+    if res.get("__typename") != "LaunchRunSuccess":
+        detail = res.get("message") or "; ".join(e.get("message", "") for e in res.get("errors") or []) or "no detail"
+        raise DagsterError(502, "dagster_error", f"Dagster did not launch the run ({res.get('__typename')}): {detail}")
+    run = res.get("run") or {}
+    return {"source": source, "job": REFRESH_JOB, "run_id": run.get("runId"), "status": run.get("status"),
+            "location": location, "repository": repository}
+
+
+# ---- the app ------------------------------------------------------------------------------------
+
 def create_app(*, config_path: str | None = None) -> Flask:
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=str(PAGE_DIR), static_url_path="/static")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.json.sort_keys = True  # type: ignore[attr-defined]
+    limiter = RateLimiter()
+
+    def ctx() -> Context:
+        return get_context(config_path)
+
+    @app.before_request
+    def _guard():  # noqa: ANN202
+        if request.endpoint in PUBLIC_ENDPOINTS:
+            return None
+        api = ctx().config.api
+        g.api = api
+        token = _bearer()
+        user_secret = os.environ.get(api.token_env) if api.token_env else None
+        admin_secret = os.environ.get(api.admin_token_env) if api.admin_token_env else None
+        g.is_admin = _matches(token, admin_secret)
+        is_user = g.is_admin or _matches(token, user_secret)
+        client = (f"token:{hashlib.sha256(token.encode()).hexdigest()[:16]}" if is_user and token
+                  else f"addr:{request.remote_addr}")
+        wait = limiter.check(client, api.rate_limit_per_minute)
+        if wait is not None:
+            raise ApiError(429, "rate_limited", f"more than {api.rate_limit_per_minute} requests per minute; "
+                                                f"retry in {wait:.0f} s", {"Retry-After": str(max(1, round(wait)))})
+        if request.endpoint == "refresh_source":
+            if not api.admin_token_env:
+                raise ApiError(403, "forbidden", "the refresh route is disabled: set api.admin_token_env to the "
+                                                 "name of an environment variable holding an admin token")
+            if not g.is_admin:
+                raise ApiError(403, "forbidden", "this route needs the admin token: Authorization: Bearer <admin token>")
+            return None
+        if api.token_env:
+            if not user_secret:
+                raise ApiError(503, "auth_unavailable", f"api.token_env names {api.token_env}, which is not set in the "
+                                                        "server's environment; no request is served without it")
+            if not is_user:
+                raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>",
+                               {"WWW-Authenticate": 'Bearer realm="docs-rag"'})
+        return None
+
+    @app.after_request
+    def _headers(resp):  # noqa: ANN001, ANN202
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        if request.endpoint in ("chat_page", "static"):
+            for k, v in PAGE_HEADERS.items():
+                resp.headers.setdefault(k, v)
+        return resp
 
     @app.errorhandler(ApiError)
     def _api_error(e: ApiError):  # noqa: ANN202
-        return jsonify({"error": {"code": e.code, "message": e.message}}), e.status
+        return _error(e.status, e.code, e.message, e.headers)
 
     @app.errorhandler(QueryError)
     def _query_error(e: QueryError):  # noqa: ANN202
-        return jsonify({"error": {"code": "invalid_query", "message": str(e)}}), 400
+        return _error(400, "invalid_query", str(e))
+
+    @app.errorhandler(DagsterError)
+    def _dagster_error(e: DagsterError):  # noqa: ANN202
+        return _error(e.status, e.code, e.message)
 
     @app.errorhandler(404)
     def _not_found(e):  # noqa: ANN001, ANN202
-        return jsonify({"error": {"code": "not_found", "message": "no such route"}}), 404
+        return _error(404, "not_found", "no such route")
 
     @app.errorhandler(405)
     def _method(e):  # noqa: ANN001, ANN202
-        return jsonify({"error": {"code": "method_not_allowed", "message": str(e)}}), 405
+        return _error(405, "method_not_allowed", str(e.description))
+
+    @app.errorhandler(413)
+    def _too_large(e):  # noqa: ANN001, ANN202
+        return _error(413, "too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes")
+
+    @app.errorhandler(Exception)
+    def _any(e: Exception):  # noqa: ANN202
+        if isinstance(e, HTTPException):
+            return _error(e.code or 500, (e.name or "error").lower().replace(" ", "_"), str(e.description))
+        if is_backend_failure(e):
+            log.warning("backend unavailable on %s %s: %s", request.method, request.path, e)
+            return _error(503, "backend_unavailable", f"the search backend is unavailable: {e}")
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return _error(500, "internal_error", "an unexpected server error; the server log has the details")
+
+    # ---- routes ---------------------------------------------------------------------------
+    @app.get("/")
+    def chat_page():  # noqa: ANN202
+        return send_from_directory(PAGE_DIR, "index.html")
 
     @app.post("/search")
     def search_route():  # noqa: ANN202
         from ..retrieval import search
 
-        d = _body("query")
-        hits = search(get_context(config_path), d["query"], top_k=d["top_k"], source=d.get("source"),
-                      filters=d.get("filters"))
-        keys = ("chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id")
-        return jsonify({"hits": [{k: getattr(h, k) for k in keys} for h in hits]})
+        c = ctx()
+        d = _body("query", g.api, c.config.retrieval.top_k)
+        hits = search(c, d["query"], top_k=d["top_k"], source=d.get("source"), filters=d.get("filters"))
+        return jsonify({"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]})
 
     @app.post("/ask")
     def ask_route():  # noqa: ANN202
         from ..query import ask
 
-        d = _body("question")
+        c = ctx()
+        d = _body("question", g.api, c.config.retrieval.top_k)
         ans = ask(d["question"], top_k=d["top_k"], source=d.get("source"), filters=d.get("filters"),
                   config=config_path)
         return jsonify(ans.to_dict())
 
+    @app.get("/chunks/<chunk_id>")
+    def chunk_route(chunk_id: str):  # noqa: ANN202
+        if len(chunk_id) > MAX_ID_CHARS:
+            raise ApiError(400, "invalid_chunk_id", f"a chunk id has at most {MAX_ID_CHARS} characters")
+        chunk = chunk_with_parents(ctx(), chunk_id)
+        if chunk is None:
+            raise ApiError(404, "not_found", f"no chunk with id {chunk_id!r}")
+        return jsonify(chunk)
+
+    @app.get("/pages")
+    def page_route():  # noqa: ANN202
+        unknown = sorted(set(request.args) - {"url", "source"})
+        if unknown:
+            raise ApiError(400, "unknown_field", f"unknown parameter(s) {', '.join(unknown)}; allowed: source, url")
+        url = request.args.get("url", "").strip()
+        if not url:
+            raise ApiError(400, "missing_url", "give the page's URL: GET /pages?url=<page url>")
+        if len(url) > MAX_URL_CHARS:
+            raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
+        page = page_chunks(ctx(), url, source=request.args.get("source") or None)
+        if page is None:
+            raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
+        return jsonify(page)
+
     @app.get("/health")
     def health():  # noqa: ANN202
-        ctx = get_context(config_path)
-        return jsonify({"status": "ok", "embedding_model": ctx.embedder.name, "table": ctx.chunks.name,
-                        "table_version": ctx.chunks.version(),
-                        "sources": {s.name: ctx.chunks.count(s.name) for s in ctx.config.sources}})
+        c = ctx()
+        return jsonify({"status": "ok", "embedding_model": c.embedder.name, "table": c.chunks.name,
+                        "table_version": c.chunks.version(),
+                        "sources": {s.name: c.chunks.count(s.name) for s in c.config.sources}})
+
+    @app.post("/sources/<name>/refresh")
+    def refresh_source(name: str):  # noqa: ANN202
+        c = ctx()
+        if name not in {s.name for s in c.config.sources}:
+            known = ", ".join(s.name for s in c.config.sources) or "none"
+            raise ApiError(404, "unknown_source", f"no source named {name!r}; configured sources: {known}")
+        return jsonify(launch_refresh(g.api.dagster_graphql_url, name)), 202
 
     return app

@@ -1,0 +1,315 @@
+// The chat page: POST /ask, render the answer with [n] markers linked to source cards.
+// Everything that comes from the corpus or the answer is put in the page as text
+// (textContent / createTextNode), never as HTML.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const form = $("ask-form");
+  const question = $("question");
+  const statusEl = $("status");
+  const errorEl = $("error");
+  const result = $("result");
+  const banner = $("refused-banner");
+  const warningEl = $("warning");
+  const answerEl = $("answer");
+  const sourcesHeading = $("sources-heading");
+  const sourcesEl = $("sources");
+  const traceEl = $("trace-id");
+  const copyBtn = $("copy-trace");
+  const authEl = $("auth");
+  const tokenInput = $("token");
+  const TOKEN_KEY = "docs-rag-token";
+
+  let seq = 0; // the number of the latest question; older answers are dropped
+  let inflight = null; // the AbortController of the question in flight
+  let cancelled = 0;
+  let lastQuestion = "";
+
+  // ---- small DOM helpers (text only) -------------------------------------------------------
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") node.textContent = String(v);
+      else if (k === "className") node.className = v;
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  // only http(s) links from the corpus become clickable
+  function safeHref(url) {
+    try {
+      const u = new URL(String(url), window.location.href);
+      return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function authHeaders() {
+    const t = sessionStorage.getItem(TOKEN_KEY);
+    return t ? { Authorization: "Bearer " + t } : {};
+  }
+
+  function showError(message) {
+    errorEl.textContent = message;
+    errorEl.hidden = false;
+  }
+
+  function setBusy(busy) {
+    form.classList.toggle("busy", busy);
+    result.setAttribute("aria-busy", busy ? "true" : "false");
+    statusEl.textContent = busy ? "Searching the docs…" : "";
+  }
+
+  // ---- asking ------------------------------------------------------------------------------
+  async function ask(text) {
+    if (inflight) {
+      inflight.abort(); // a new question cancels the one in flight
+      cancelled += 1;
+      form.dataset.cancelled = String(cancelled);
+    }
+    const controller = new AbortController();
+    inflight = controller;
+    const mine = ++seq;
+    lastQuestion = text;
+    errorEl.hidden = true;
+    setBusy(true);
+    try {
+      const resp = await fetch("/ask", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...authHeaders() },
+        body: JSON.stringify({ question: text }),
+        signal: controller.signal,
+      });
+      let body = null;
+      try {
+        body = await resp.json();
+      } catch (e) {
+        body = null;
+      }
+      if (mine !== seq) return;
+      if (!resp.ok) {
+        if (resp.status === 401) authEl.hidden = false;
+        const msg = body && body.error ? body.error.message : "HTTP " + resp.status;
+        showError("The question could not be answered: " + msg);
+        return;
+      }
+      render(body);
+    } catch (err) {
+      if (err && err.name === "AbortError") return; // replaced by a newer question
+      if (mine === seq) showError("The server could not be reached: " + (err && err.message ? err.message : err));
+    } finally {
+      if (mine === seq) {
+        inflight = null;
+        setBusy(false);
+      }
+    }
+  }
+
+  function submit() {
+    const text = question.value.trim();
+    if (!text) {
+      question.focus();
+      return;
+    }
+    ask(text);
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    submit();
+  });
+
+  question.addEventListener("keydown", (e) => {
+    // Enter asks; Shift+Enter (the browser's default) starts a new line
+    if (e.key === "Enter" && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  });
+
+  // ---- rendering ---------------------------------------------------------------------------
+  function render(ans) {
+    result.hidden = false;
+    banner.hidden = !ans.refused;
+    warningEl.hidden = !ans.warning;
+    warningEl.textContent = ans.warning ? "Note: " + ans.warning : "";
+    result.dataset.mode = ans.mode || "";
+    answerEl.classList.toggle("refused", !!ans.refused);
+
+    const byN = new Map((ans.citations || []).map((c) => [c.n, c]));
+    clear(answerEl);
+    const text = String(ans.answer || "");
+    const re = /\[(\d+)\]/g;
+    let last = 0;
+    let m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) answerEl.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const n = Number(m[1]);
+      if (byN.has(n)) {
+        const a = el("a", { className: "cite", href: "#source-" + n, "data-n": n, title: byN.get(n).title,
+                            "aria-label": "source " + n, text: "[" + n + "]" });
+        a.addEventListener("click", (e) => {
+          e.preventDefault();
+          openSource(n, true);
+        });
+        answerEl.appendChild(a);
+      } else {
+        answerEl.appendChild(document.createTextNode(m[0]));
+      }
+      last = re.lastIndex;
+    }
+    if (last < text.length) answerEl.appendChild(document.createTextNode(text.slice(last)));
+
+    clear(sourcesEl);
+    for (const c of ans.citations || []) sourcesEl.appendChild(card(c));
+    sourcesHeading.hidden = !(ans.citations || []).length;
+
+    traceEl.textContent = ans.trace_id || "";
+    copyBtn.textContent = "Copy";
+  }
+
+  function card(c) {
+    const href = safeHref(c.url);
+    const titleNode = href
+      ? el("a", { className: "title", href: href, target: "_blank", rel: "noopener noreferrer", text: c.title || c.url })
+      : el("span", { className: "title", text: c.title || c.url });
+    const toggle = el("button", { type: "button", className: "toggle small", "aria-expanded": "false",
+                                  "aria-controls": "source-" + c.n + "-text", text: "Show source" });
+    const body = el("div", { className: "chunk", id: "source-" + c.n + "-text", hidden: true });
+    const li = el("li", { className: "card", id: "source-" + c.n, "data-n": c.n, "data-chunk-id": c.chunk_id },
+      el("div", { className: "card-head" },
+        el("span", { className: "num", text: c.n }),
+        el("div", { className: "card-title" }, titleNode, el("div", { className: "url", text: c.url })),
+      ),
+      el("p", { className: "snippet", text: c.snippet || "" }),
+      c.supported === false ? el("p", { className: "flag", text: "This source only weakly supports the sentence that cites it." }) : null,
+      toggle,
+      body,
+    );
+    li._citation = c;
+    toggle.addEventListener("click", () => setOpen(li, toggle.getAttribute("aria-expanded") !== "true"));
+    return li;
+  }
+
+  async function setOpen(li, open) {
+    const toggle = li.querySelector(".toggle");
+    const body = li.querySelector(".chunk");
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    toggle.textContent = open ? "Hide source" : "Show source";
+    body.hidden = !open;
+    li.classList.toggle("open", open);
+    if (open && !li.dataset.loaded) {
+      li.dataset.loaded = "loading";
+      await loadChunk(li, body);
+    }
+  }
+
+  async function loadChunk(li, body) {
+    const c = li._citation;
+    clear(body);
+    body.appendChild(el("p", { className: "muted", text: "Loading the source…" }));
+    let chunk = null;
+    let problem = null;
+    try {
+      const resp = await fetch("/chunks/" + encodeURIComponent(c.chunk_id), { headers: authHeaders() });
+      const data = await resp.json().catch(() => null);
+      if (resp.ok && data) chunk = data;
+      else problem = data && data.error ? data.error.message : "HTTP " + resp.status;
+    } catch (e) {
+      problem = e && e.message ? e.message : String(e);
+    }
+    clear(body);
+    if (chunk) {
+      const path = [chunk.title, ...(chunk.headings || [])].filter(Boolean).join(" › ");
+      body.appendChild(el("div", { className: "chunk-path", text: path }));
+      body.appendChild(el("pre", { className: "chunk-text", text: chunk.text || "" }));
+      const parent = (chunk.parent_chain || [])[0];
+      if (parent) {
+        const ph = safeHref(parent.url);
+        const label = [parent.title, ...(parent.headings || [])].filter(Boolean).join(" › ") || parent.url;
+        body.appendChild(el("p", { className: "muted parent" }, "Part of: ",
+          ph ? el("a", { href: ph, target: "_blank", rel: "noopener noreferrer", text: label })
+             : el("span", { text: label })));
+      }
+      li.dataset.loaded = "chunk";
+    } else {
+      body.appendChild(el("pre", { className: "chunk-text", text: c.snippet || "" }));
+      body.appendChild(el("p", { className: "muted", text: "Showing the snippet: the full source could not be loaded (" + problem + ")." }));
+      li.dataset.loaded = "snippet";
+    }
+  }
+
+  function openSource(n, scroll) {
+    const li = document.getElementById("source-" + n);
+    if (!li) return;
+    setOpen(li, true);
+    if (scroll) li.scrollIntoView({ behavior: "smooth", block: "nearest" });
+    li.classList.remove("flash");
+    void li.offsetWidth; // restart the highlight animation
+    li.classList.add("flash");
+  }
+
+  // ---- trace id ----------------------------------------------------------------------------
+  copyBtn.addEventListener("click", async () => {
+    const text = traceEl.textContent;
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      }
+    } catch (e) {
+      ok = false;
+    }
+    if (!ok) {
+      const ta = el("textarea", { readonly: true, className: "offscreen" });
+      ta.value = text;
+      document.body.appendChild(ta);
+      ta.select();
+      try {
+        ok = document.execCommand("copy");
+      } catch (e) {
+        ok = false;
+      }
+      document.body.removeChild(ta);
+    }
+    copyBtn.textContent = ok ? "Copied" : "Copy failed";
+    setTimeout(() => {
+      copyBtn.textContent = "Copy";
+    }, 2000);
+  });
+
+  // ---- token (when the server asks for one) --------------------------------------------------
+  $("save-token").addEventListener("click", () => {
+    const t = tokenInput.value.trim();
+    if (t) sessionStorage.setItem(TOKEN_KEY, t);
+    else sessionStorage.removeItem(TOKEN_KEY);
+    tokenInput.value = "";
+    authEl.hidden = true;
+    if (lastQuestion) ask(lastQuestion);
+  });
+
+  // ---- what is indexed ---------------------------------------------------------------------
+  fetch("/health")
+    .then((r) => (r.ok ? r.json() : null))
+    .then((h) => {
+      if (!h || !h.sources) return;
+      const parts = Object.entries(h.sources).map(([name, n]) => name + " (" + n + " chunks)");
+      $("index-info").textContent = "Indexed: " + (parts.join(", ") || "nothing yet") + " · model " + h.embedding_model;
+    })
+    .catch(() => {});
+
+  question.focus();
+})();

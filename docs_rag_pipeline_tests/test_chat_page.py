@@ -1,0 +1,288 @@
+"""The chat page at `/`, driven in real headless Chromium (Debian's `chromium`) through Playwright's
+sync API, against a real waitress server over a real materialized index."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from dagster import DagsterInstance
+
+from docs_rag_pipeline.serve.api import create_app
+
+from .conftest import GUIDE, REPO, write_config, write_docs
+from .dagster_helpers import materialize_source
+from .test_api import serve, variant
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+ARTIFACTS = REPO / "test-artifacts"
+SLOW_SECONDS = 3.0
+
+INJECTION = {
+    "security.md": """
+        ---
+        title: "Comment sanitizer <img src=x onerror=window.__pwned=4>"
+        ---
+        # Comment sanitizer
+
+        The comment sanitizer removes the payload `<img src=x onerror="window.__pwned=1">` from every comment before it is stored.
+
+        It also strips `<script>window.__pwned=2</script>` blocks from comments.
+    """,
+}
+CONVERTER_Q = "What does a converter do in data binding?"
+SANITIZER_Q = "What does the comment sanitizer remove from comments?"
+OFF_TOPIC_Q = "Best temperature for sourdough bread?"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium: installed with apt-get when missing and we are root; else the tests skip."""
+    if not Path(CHROMIUM).exists():
+        if os.geteuid() != 0 or not shutil.which("apt-get"):
+            pytest.skip(f"{CHROMIUM} is missing and we are not root with apt-get to install Debian's chromium")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+        if subprocess.run(cmd, env=env, capture_output=True, timeout=900).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+            if p.returncode != 0:
+                pytest.skip(f"apt-get install chromium failed: {p.stderr[-500:]}")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pw = sync_api.sync_playwright().start()
+    b = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+class SlowAsk:
+    """WSGI middleware around the real app: a question that starts with SLOW waits before it is
+    answered, so a second question can overtake it. Every /ask is recorded."""
+
+    def __init__(self, app) -> None:  # noqa: ANN001
+        self.app = app
+        self.asked: list[str] = []
+
+    def __call__(self, environ, start_response):  # noqa: ANN001, ANN204
+        if environ.get("PATH_INFO") == "/ask" and environ.get("REQUEST_METHOD") == "POST":
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            try:
+                question = json.loads(body).get("question", "")
+            except ValueError:
+                question = ""
+            self.asked.append(question)
+            if question.startswith("SLOW"):
+                time.sleep(SLOW_SECONDS)
+        return self.app(environ, start_response)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("chat")
+    write_docs(root / "docs", {**GUIDE, **INJECTION})
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    return variant(cfg, "page.yaml", "rate_limit_per_minute: 100000")
+
+
+@pytest.fixture(scope="module")
+def app(index) -> SlowAsk:
+    return SlowAsk(create_app(config_path=str(index)))
+
+
+@pytest.fixture(scope="module")
+def server(app):
+    with serve(app) as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser, server):
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900}, base_url=server)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto("/")
+    pg.wait_for_selector("#question")
+    pg.js_errors = errors  # type: ignore[attr-defined]
+    yield pg
+    assert errors == [], errors
+    ctx.close()
+
+
+def ask(page, question: str) -> None:  # noqa: ANN001
+    page.fill("#question", question)
+    page.click("#ask")
+    page.wait_for_selector("#result[aria-busy='false']:not([hidden])")
+
+
+def test_answer_with_markers_linked_to_source_cards(page, server):
+    ask(page, CONVERTER_Q)
+    expected = requests.post(f"{server}/ask", json={"question": CONVERTER_Q}, timeout=30).json()
+    assert page.is_hidden("#refused-banner")
+    markers = page.locator("#answer a.cite")
+    assert markers.count() >= 2
+    assert page.inner_text("#answer").startswith("A converter turns the text typed by the user")
+    cards = page.locator("#sources li.card")
+    assert cards.count() == len(expected["citations"])
+    for c in expected["citations"]:
+        card = page.locator(f"#source-{c['n']}")
+        assert card.locator(".title").inner_text() == c["title"]
+        assert card.locator(".url").inner_text() == c["url"] and "#" in c["url"]
+        assert card.locator("a.title").get_attribute("href") == c["url"]
+        assert card.locator(".snippet").inner_text() == c["snippet"]
+        assert card.get_attribute("data-chunk-id") == c["chunk_id"]
+    for i in range(markers.count()):  # every marker points at its card
+        href = markers.nth(i).get_attribute("href")
+        assert page.locator(href).count() == 1
+    assert len(page.inner_text("#trace-id")) >= 8
+
+    # clicking a marker expands its card with the chunk text from GET /chunks/<id>
+    assert page.is_hidden("#source-1 .chunk")
+    markers.first.click()
+    page.wait_for_selector("#source-1[data-loaded='chunk']")
+    chunk = requests.get(f"{server}/chunks/{expected['citations'][0]['chunk_id']}", timeout=30).json()
+    assert page.is_visible("#source-1 .chunk")
+    assert page.inner_text("#source-1 .chunk-text") == chunk["text"]
+    assert "Data binding › Two-way binding › Converters" in page.inner_text("#source-1 .chunk-path")
+    assert page.get_attribute("#source-1 .toggle", "aria-expanded") == "true"
+    # the card's own button expands and collapses it
+    page.click("#source-2 .toggle")
+    page.wait_for_selector("#source-2[data-loaded='chunk']")
+    assert page.is_visible("#source-2 .chunk")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-page.png"), full_page=True)
+    page.click("#source-2 .toggle")
+    assert page.is_hidden("#source-2 .chunk") and page.get_attribute("#source-2 .toggle", "aria-expanded") == "false"
+
+
+def test_question_outside_the_docs_shows_the_banner(page):
+    ask(page, OFF_TOPIC_Q)
+    assert page.is_visible("#refused-banner")
+    assert "outside the documentation" in page.inner_text("#refused-banner").lower() or \
+           "outside the docs" in page.inner_text("#refused-banner").lower()
+    assert page.locator("#sources li").count() == 0 and page.is_hidden("#sources-heading")
+    assert page.locator("#answer a.cite").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-page-refused.png"))
+    # a covered question afterwards hides the banner again
+    ask(page, CONVERTER_Q)
+    assert page.is_hidden("#refused-banner") and page.locator("#sources li").count() >= 1
+
+
+def test_corpus_html_is_rendered_as_text(page):
+    ask(page, SANITIZER_Q)
+    answer = page.inner_text("#answer")
+    assert '<img src=x onerror="window.__pwned=1">' in answer
+    assert page.locator("#source-1 .title").inner_text() == "Comment sanitizer <img src=x onerror=window.__pwned=4>"
+    assert "<script>window.__pwned=2</script>" in page.inner_text("#source-1 .snippet")
+    page.click("#source-1 .toggle")
+    page.wait_for_selector("#source-1[data-loaded='chunk']")
+    assert "<script>window.__pwned=2</script>" in page.inner_text("#source-1 .chunk-text")
+    page.wait_for_timeout(300)
+    assert page.locator("#result img, #result script, main img").count() == 0
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("script").count() == 1  # only the page's own app.js
+    page.screenshot(path=str(ARTIFACTS / "chat-page-injection.png"), full_page=True)
+
+
+def test_enter_submits_and_shift_enter_adds_a_line(page, app):
+    before = len(app.asked)
+    page.click("#question")
+    page.keyboard.type("How do validators")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("work in forms?")
+    page.wait_for_timeout(300)
+    assert page.input_value("#question") == "How do validators\nwork in forms?"
+    assert len(app.asked) == before and page.is_hidden("#result")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#answer a.cite")
+    assert app.asked[before:] == ["How do validators\nwork in forms?"]
+    assert page.input_value("#question") == "How do validators\nwork in forms?"  # Enter added no newline
+
+
+def test_a_new_question_cancels_the_one_in_flight(page, app):
+    failed: list[str] = []
+    page.on("requestfailed", lambda r: failed.append(f"{r.method} {r.url} {r.failure}"))
+    before = len(app.asked)
+    page.fill("#question", "SLOW " + SANITIZER_Q)
+    page.press("#question", "Enter")
+    deadline = time.time() + 5
+    while len(app.asked) == before and time.time() < deadline:  # the slow request reached the server
+        page.wait_for_timeout(50)
+    assert app.asked[before:] == ["SLOW " + SANITIZER_Q]
+    assert page.inner_text("#status")  # busy
+    page.fill("#question", CONVERTER_Q)
+    page.press("#question", "Enter")
+    page.wait_for_selector("#answer a.cite")
+    assert page.get_attribute("#ask-form", "data-cancelled") == "1"
+    assert any("/ask" in f and "ERR_ABORTED" in f for f in failed), failed
+    assert page.inner_text("#answer").startswith("A converter turns")
+    page.wait_for_timeout(SLOW_SECONDS * 1000 + 500)  # the slow answer would have arrived by now
+    assert page.inner_text("#answer").startswith("A converter turns")
+    assert "sanitizer" not in page.inner_text("#result").lower()
+    assert page.inner_text("#status") == ""
+
+
+def test_copy_trace_id(browser, server):
+    ctx = browser.new_context(base_url=server, permissions=["clipboard-read", "clipboard-write"])
+    pg = ctx.new_page()
+    try:
+        pg.goto("/")
+        ask(pg, CONVERTER_Q)
+        trace = pg.inner_text("#trace-id")
+        assert len(trace) >= 8
+        pg.click("#copy-trace")
+        pg.wait_for_selector("#copy-trace:text-is('Copied')")
+        assert pg.evaluate("navigator.clipboard.readText()") == trace
+    finally:
+        ctx.close()
+
+
+def test_page_asks_for_the_token_when_the_api_needs_one(browser, index, monkeypatch):
+    monkeypatch.setenv("DOCS_RAG_PAGE_TOKEN", "page-token")
+    cfg = variant(index, "page-auth.yaml", "token_env: DOCS_RAG_PAGE_TOKEN")
+    with serve(create_app(config_path=str(cfg))) as url:
+        ctx = browser.new_context(base_url=url)
+        pg = ctx.new_page()
+        try:
+            pg.goto("/")  # the page and its files need no token
+            pg.fill("#question", CONVERTER_Q)
+            pg.press("#question", "Enter")
+            pg.wait_for_selector("#auth:not([hidden])")
+            assert "Send Authorization: Bearer" in pg.inner_text("#error") or "Bearer" in pg.inner_text("#error")
+            pg.fill("#token", "page-token")
+            pg.click("#save-token")
+            pg.wait_for_selector("#answer a.cite")
+            assert pg.is_hidden("#error") and pg.is_hidden("#auth")
+            pg.click("#source-1 .toggle")  # GET /chunks/<id> carries the token too
+            pg.wait_for_selector("#source-1[data-loaded='chunk']")
+        finally:
+            ctx.close()
+
+
+def test_page_headers(server):
+    r = requests.get(f"{server}/", timeout=30)
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/html")
+    csp = r.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    js = requests.get(f"{server}/static/app.js", timeout=30).text
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "outerHTML" not in js

@@ -1,0 +1,154 @@
+"""`docs-rag mcp`: spawned as `python -m docs_rag_pipeline mcp` and driven by the SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+import pytest
+from dagster import DagsterInstance
+from mcp import Client, StdioServerParameters
+
+from .conftest import GUIDE, REPO, write_config, write_docs
+from .dagster_helpers import materialize_source
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mcp")
+    write_docs(root / "docs", GUIDE)
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    return cfg
+
+
+def with_client(cfg: Path, fn: Callable[[Client], Awaitable[Any]]) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "docs_rag_pipeline", "mcp"], cwd=str(REPO),
+        env={"DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error",
+             "TOKENIZERS_PARALLELISM": "false"})
+
+    async def main() -> Any:
+        with anyio.fail_after(240):
+            async with Client(params) as client:
+                return await fn(client)
+
+    return anyio.run(main)
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, the structured result or the error text)."""
+    r = await client.call_tool(tool, args)
+    text = r.content[0].text if r.content else ""
+    if r.is_error:
+        return True, text
+    return False, r.structured_content if r.structured_content is not None else json.loads(text)
+
+
+def test_tools_over_stdio(index):
+    async def session(client: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {"tools": {t.name: t for t in (await client.list_tools()).tools}}
+        out["search"] = await call(client, "search", {"query": "ZX81_QUANTUM_FLUX", "top_k": 2})
+        out["binding"] = await call(client, "search", {"query": "converter", "filters": {"source": "guide"}, "top_k": 1})
+        hit = out["binding"][1]["hits"][0]
+        out["chunk"] = await call(client, "get_chunk", {"chunk_id": hit["chunk_id"]})
+        walk, parent = [], out["chunk"][1]["parent_id"]
+        while parent and len(walk) < 10:  # an agent walks up with parent_id
+            err, row = await call(client, "get_chunk", {"chunk_id": parent})
+            assert not err, row
+            walk.append(row)
+            parent = row["parent_id"]
+        out["walk"] = walk
+        out["page"] = await call(client, "get_page", {"url": hit["url"]})
+        out["ask"] = await call(client, "ask", {"question": "What does a converter do in data binding?"})
+        out["refused"] = await call(client, "ask", {"question": "Best temperature for sourdough bread?"})
+        return out
+
+    out = with_client(index, session)
+    tools = out["tools"]
+    assert set(tools) == {"search", "get_page", "get_chunk", "ask"}
+    assert set(tools["search"].input_schema["properties"]) == {"query", "filters", "top_k", "source"}
+    assert tools["search"].input_schema["required"] == ["query"]
+    assert tools["get_page"].input_schema["required"] == ["url"]
+    assert tools["get_chunk"].input_schema["required"] == ["chunk_id"]
+    assert tools["ask"].input_schema["required"] == ["question"]
+    assert all(t.description for t in tools.values())
+
+    err, res = out["search"]
+    assert not err and res["hits"][0]["url"].endswith("install.md#troubleshooting") and len(res["hits"]) == 2
+    assert set(res["hits"][0]) == {"chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id"}
+    hit = out["binding"][1]["hits"][0]
+    err, chunk = out["chunk"]
+    assert not err and chunk["chunk_id"] == hit["chunk_id"] and chunk["text"] == hit["text"]
+    assert chunk["parent_id"] == hit["parent_id"] and chunk["parent_id"]
+    assert out["walk"] and out["walk"][-1]["parent_id"] is None
+    assert out["walk"][0]["chunk_id"] == chunk["parent_id"]
+    err, page = out["page"]
+    assert not err and page["url"] == hit["url"].split("#")[0]
+    assert hit["chunk_id"] in [c["chunk_id"] for c in page["chunks"]]
+    assert [c["chunk_index"] for c in page["chunks"]] == sorted(c["chunk_index"] for c in page["chunks"])
+    err, ans = out["ask"]
+    assert not err and ans["refused"] is False and ans["trace_id"] and "[1]" in ans["answer"]
+    assert ans["citations"][0]["url"].startswith("https://docs.example.org/forms/binding.md")
+    err, off = out["refused"]
+    assert not err and off["refused"] is True and off["citations"] == []
+
+
+def test_errors_are_tool_errors_with_a_code(index):
+    cases = [
+        ("search", {"query": ""}, "INVALID_QUERY: 'query' must be a non-empty string"),
+        ("search", {"query": 5}, "INVALID_QUERY: 'query' must be a non-empty string"),
+        ("search", {"query": "forms", "top_k": 0}, "INVALID_QUERY: 'top_k' must be an integer ≥ 1"),
+        ("search", {"query": "forms", "top_k": "two"}, "INVALID_QUERY: 'top_k' must be an integer ≥ 1"),
+        ("search", {"query": "forms", "filters": {"a b": 1}}, "INVALID_QUERY: filters: invalid key 'a b'"),
+        ("search", {"query": "forms", "filters": "section=x"}, "INVALID_QUERY: 'filters' must be an object"),
+        ("ask", {"question": "x" * 5000}, "INVALID_QUERY: 'question' is longer than 2000 characters"),
+        ("get_chunk", {"chunk_id": "no-such-chunk"}, "NOT_FOUND: no chunk with id 'no-such-chunk'"),
+        ("get_chunk", {"chunk_id": "x' OR '1'='1"}, "NOT_FOUND: no chunk with id"),
+        ("get_page", {"url": "https://docs.example.org/nope.md"}, "NOT_FOUND: no indexed page with URL"),
+        ("get_page", {"url": "  "}, "INVALID_QUERY: 'url' must be a non-empty string"),
+    ]
+
+    async def session(client: Client) -> list[tuple[bool, Any]]:
+        results = [await call(client, tool, args) for tool, args, _ in cases]
+        results.append(await call(client, "search", {"query": "forms", "top_k": 1}))  # still serving
+        raw = await client.call_tool("get_chunk", {"chunk_id": "nope"})
+        results.append((raw.is_error, raw.structured_content))
+        return results
+
+    results = with_client(index, session)
+    for (tool, args, expected), (err, text) in zip(cases, results):
+        assert err, (tool, args, text)
+        assert text.startswith(expected), (tool, args, text)
+    err, res = results[-2]
+    assert not err and len(res["hits"]) == 1
+    assert results[-1] == (True, {"error": {"code": "NOT_FOUND", "message": "no chunk with id 'nope'"}})
+
+
+def test_backend_unavailable(tmp_path):
+    write_docs(tmp_path / "docs", {"a.md": "# A\n\nSome text.\n"})
+    cfg = write_config(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "lancedb").write_text("not a folder")  # LanceDB cannot open its storage
+
+    async def session(client: Client) -> list[tuple[bool, Any]]:
+        return [await call(client, "search", {"query": "text"}),
+                await call(client, "ask", {"question": "What text is there?"}),
+                await call(client, "get_chunk", {"chunk_id": "abc"}),
+                await call(client, "get_page", {"url": "https://x.org/a.md"})]
+
+    for err, text in with_client(cfg, session):
+        assert err and text.startswith("BACKEND_UNAVAILABLE: the search backend is unavailable"), text
+
+
+def test_mcp_command_reports_a_missing_config(tmp_path):
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(tmp_path / "nope.yaml")}
+    p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "mcp"], env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and "not found" in p.stderr and p.stdout == ""
