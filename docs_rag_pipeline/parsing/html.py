@@ -19,7 +19,7 @@ from ..records import ParsedPage
 from .errors import ParseError
 from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem
 
-__all__ = ["decode_html", "parse_html"]
+__all__ = ["declared_charset", "decode_html", "parse_html"]
 
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _ALWAYS_REMOVE = [
@@ -41,6 +41,7 @@ _SPECIAL = {"pre", "ul", "ol", "menu", "table", "dl", "hr"}
 _BLOCKS = _HEADINGS | _PARAGRAPHS | _CONTAINERS | _SPECIAL
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ")
+_SITE_SUFFIX_RE = re.compile(r"\b(?:documentation|docs)\b", re.I)
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
 _SKIPPED_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 
@@ -65,6 +66,12 @@ def _attr(el: Tag, name: str) -> str:
 # --------------------------------------------------------------------------------------------
 # Decoding and sanity checks
 # --------------------------------------------------------------------------------------------
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The charset a ``<meta charset>``/http-equiv tag near the top of the page declares, if any."""
+    match = _META_CHARSET_RE.search(data[:4096])
+    return match.group(1).decode("ascii", "ignore") if match else None
 
 
 def decode_html(data: bytes) -> str:
@@ -427,8 +434,24 @@ class _Walker:
 # --------------------------------------------------------------------------------------------
 
 
-def _page_title(doc_title: str, h1: str) -> str:
-    """``<title>`` minus a site suffix when the H1 equals the part before a separator."""
+def _strip_site_suffix(title: str, site_name: str) -> str:
+    """``Page — MyLib 2.0 documentation`` → ``Page``: a last part naming the site (``og:site_name``,
+    or words like "documentation" / "docs") is dropped."""
+    for sep in _TITLE_SEPARATORS:
+        pos = title.rfind(sep)
+        if pos <= 0:
+            continue
+        head, tail = title[:pos].strip(), title[pos + len(sep) :].strip()
+        if head and tail and len(tail) <= 80 and (
+            (site_name and tail.casefold() == site_name.casefold()) or _SITE_SUFFIX_RE.search(tail)
+        ):
+            return head
+    return title
+
+
+def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
+    """``<title>`` minus a site suffix: the part before a separator when the H1 equals it, else
+    without a last part that names the site."""
     if not doc_title:
         return h1
     if h1:
@@ -441,7 +464,7 @@ def _page_title(doc_title: str, h1: str) -> str:
                 if doc_title[:pos].strip().casefold() == key:
                     return doc_title[:pos].strip()
                 start = pos + 1
-    return doc_title
+    return _strip_site_suffix(doc_title, site_name)
 
 
 def parse_html(html: str | bytes, *, url: str, content_selector: str | None = None) -> ParsedPage:
@@ -484,5 +507,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
         else:
             builder.add("\n".join(line.text for line in ev))
 
-    title = _page_title(doc_title, first_h1) or humanize_stem(url)
+    site = soup.find("meta", attrs={"property": "og:site_name"})
+    site_name = _norm(_attr(site, "content")) if isinstance(site, Tag) else ""
+    title = _page_title(doc_title, first_h1, site_name) or humanize_stem(url)
     return ParsedPage(title=title, sections=builder.finish(), metadata=metadata)

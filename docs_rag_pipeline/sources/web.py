@@ -1,0 +1,980 @@
+"""``kind: web`` — a polite, incremental crawler for a documentation website.
+
+Breadth-first from the seed URLs and the site's sitemaps, within ``allowed_domains``, the allow and
+deny patterns, robots.txt, ``max_depth`` and ``max_pages``. Every answered page is cached on disk
+(``<workdir>/raw/``) with a manifest (``raw/manifest.json``: url, path, status, etag, last_modified,
+fetched_at, content_hash), so a refresh sends conditional GETs (a 304 costs no body), ``reparse``
+rebuilds pages from the cache without any network, and ``force`` downloads everything again.
+
+One bad URL never fails the scan: it is logged with its reason and counted in the notes.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import json
+import os
+import posixpath
+import re
+import tempfile
+import time
+import urllib.robotparser
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+
+import requests
+
+from ..config import SourceConfig
+from ..parsing.html import decode_html, declared_charset
+from ..records import Page
+from .base import Log, ScanResult, Source, content_hash
+
+__all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
+
+HTML_TYPES = {"text/html", "application/xhtml+xml"}
+REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
+GONE_STATUSES = {404, 410}
+MAX_REDIRECTS = 10
+BACKOFF_SECONDS = 0.5  # first wait before a retry; doubles on each further try
+MAX_BACKOFF_SECONDS = 30.0
+MIN_ATTEMPTS_FOR_THRESHOLD = 10  # the error threshold stops a crawl mid-way only after this many fetches
+SITEMAP_MAX_FILES = 50
+SITEMAP_MAX_BYTES = 50_000_000
+ROBOTS_MAX_BYTES = 500_000
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# links whose path ends like this are files, not pages: skipped without a request
+NOT_PAGE_EXTENSIONS = frozenset("""
+    .png .jpg .jpeg .gif .svg .webp .ico .bmp .tif .tiff .avif .css .js .mjs .map .json .xml .txt .csv .tsv
+    .pdf .zip .gz .tgz .tar .bz2 .xz .7z .rar .whl .egg .exe .dmg .msi .deb .rpm .apk .jar .iso .bin
+    .mp3 .mp4 .m4a .webm .ogg .oga .wav .avi .mov .mkv .flac .woff .woff2 .ttf .eot .otf .inv .epub .mobi
+    .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .rst .md .py .ipynb .yaml .yml .toml .wasm
+""".split())
+_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+_META_REFRESH_RE = re.compile(r"""^\s*\d*\s*;?\s*url\s*=\s*['"]?([^'"]+)""", re.I)
+
+
+# --------------------------------------------------------------------------------------------
+# URLs
+# --------------------------------------------------------------------------------------------
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4: resolve ``.`` and ``..`` segments (never above the root)."""
+    if "." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        if seg == ".":
+            if last:
+                out.append("")
+            continue
+        if seg == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+            continue
+        out.append(seg)
+    result = "/".join(out)
+    return result if result.startswith("/") else "/" + result
+
+
+def query_allowed(url_with_query: str, patterns: Iterable[str]) -> bool:
+    """True when an allow pattern matches text inside the query string (not only before the ``?``)."""
+    qpos = url_with_query.find("?")
+    if qpos < 0:
+        return False
+    for p in patterns:
+        for m in re.finditer(p, url_with_query):
+            if m.end() > qpos:
+                return True
+    return False
+
+
+def normalize_url(url: str, *, allow_patterns: Iterable[str] = ()) -> str | None:
+    """The canonical form of a link, or None when it is not an http(s) URL.
+
+    Scheme and host lowercased, user info and default ports dropped, dot segments resolved,
+    repeated slashes collapsed, percent escapes uppercased, a final ``index.html`` folded into
+    its folder, the fragment dropped, and the query string dropped unless an allow pattern
+    matches text inside it.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        if scheme not in DEFAULT_PORTS:
+            return None
+        host = (parts.hostname or "").lower().rstrip(".")
+        port = parts.port
+    except ValueError:  # a bad port or an unbalanced IPv6 bracket
+        return None
+    if not host:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = re.sub(r"/{2,}", "/", parts.path or "/")
+    path = _remove_dot_segments(path if path.startswith("/") else "/" + path)
+    path = quote(path, safe="/%:@!$&'()*+,;=~-._")
+    path = re.sub(r"%[0-9a-f]{2}", lambda m: m.group(0).upper(), path)
+    path = re.sub(r"/index\.html?$", "/", path, flags=re.I)
+    query = ""
+    if parts.query:
+        q = quote(parts.query, safe="/%:@!$&'()*+,;=?~-._")
+        if query_allowed(urlunsplit((scheme, netloc, path, q, "")), allow_patterns):
+            query = q
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def _netloc(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def host_allowed(netloc: str, domains: Iterable[str]) -> bool:
+    """``netloc`` (``host`` or ``host:port``) against allowed domains: an entry with a port
+    matches exactly that host and port; one without matches the host and its subdomains on any port."""
+    netloc = netloc.lower()
+    has_port = netloc.count(":") == 1 or (netloc.startswith("[") and "]:" in netloc)
+    host = netloc.rsplit(":", 1)[0] if has_port else netloc
+    for d in domains:
+        d = d.lower().strip().rstrip(".")
+        if not d:
+            continue
+        has_port = d.count(":") == 1 or (d.startswith("[") and "]:" in d)
+        if has_port:
+            if netloc == d:
+                return True
+        elif host == d or host.endswith("." + d):
+            return True
+    return False
+
+
+def url_path(url: str) -> str:
+    """The page's path within its site (with the query when one is kept): used for the hierarchy."""
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _not_a_page(url: str) -> str | None:
+    ext = posixpath.splitext(urlsplit(url).path)[1].lower()
+    return ext if ext in NOT_PAGE_EXTENSIONS else None
+
+
+# --------------------------------------------------------------------------------------------
+# Documents: robots.txt, sitemaps, links, character sets
+# --------------------------------------------------------------------------------------------
+
+
+def parse_robots(text: str) -> urllib.robotparser.RobotFileParser:
+    rp = urllib.robotparser.RobotFileParser()
+    rp.parse(text.splitlines())
+    return rp
+
+
+def _robots_allow_all(allow: bool) -> urllib.robotparser.RobotFileParser:
+    rp = urllib.robotparser.RobotFileParser()
+    if allow:
+        rp.allow_all = True
+    else:
+        rp.disallow_all = True
+    rp.modified()
+    return rp
+
+
+def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
+    """(page URLs, nested sitemap URLs) of a sitemap: XML ``urlset`` or ``sitemapindex``
+    (gzipped or not), or a plain-text list of URLs. Never raises for bad input."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+                data = gz.read(SITEMAP_MAX_BYTES)
+        except (OSError, EOFError):
+            return [], []
+    from lxml import etree
+
+    root = None
+    if data.lstrip()[:1] == b"<":
+        try:
+            parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
+            root = etree.fromstring(data, parser=parser)
+        except (etree.XMLSyntaxError, ValueError):
+            root = None
+    if root is None:
+        text = data.decode("utf-8", "replace")
+        return [ln.strip() for ln in text.splitlines() if ln.strip().startswith(("http://", "https://"))], []
+
+    def local(tag: object) -> str:
+        return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
+
+    kind = local(root.tag)
+    locs: list[str] = []
+    for el in root.iter():
+        if local(el.tag) == "loc" and el.getparent() is not None and (el.text or "").strip():
+            if local(el.getparent().tag) in ("url", "sitemap"):
+                locs.append(el.text.strip())
+    if kind == "sitemapindex":
+        return [], locs
+    return locs, []
+
+
+def extract_links(html: str, base_url: str) -> list[str]:
+    """Absolute link targets of a page (``a``/``area`` hrefs, a meta refresh), honouring ``<base href>``."""
+    import lxml.html
+
+    html = _XML_DECLARATION_RE.sub("", html, count=1)  # lxml refuses str input that declares an encoding
+    if not html.strip():
+        return []
+    try:
+        doc = lxml.html.document_fromstring(html)
+    except Exception:  # lxml rejects some inputs outright (e.g. only a comment)
+        return []
+    base = base_url
+    for b in doc.xpath("//base[@href]")[:1]:
+        base = urljoin(base_url, b.get("href", "").strip())
+    out: list[str] = []
+    for el in doc.xpath("//a[@href] | //area[@href]"):
+        href = (el.get("href") or "").strip()
+        if href and not href.startswith("#"):
+            try:
+                out.append(urljoin(base, href))
+            except ValueError:
+                continue
+    for el in doc.xpath("//meta[@http-equiv]"):
+        if (el.get("http-equiv") or "").lower() == "refresh":
+            m = _META_REFRESH_RE.match(el.get("content") or "")
+            if m:
+                out.append(urljoin(base, m.group(1).strip()))
+    return out
+
+
+def _header_charset(content_type: str | None) -> str | None:
+    m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", content_type or "", re.I)
+    if not m:
+        return None
+    try:
+        name = codecs.lookup(m.group(1)).name
+    except LookupError:
+        return None
+    return "cp1252" if name in ("iso8859-1", "ascii") else name  # as browsers do
+
+
+def decode_body(data: bytes, charset: str | None) -> str:
+    """A page's text, as a browser reads it: a BOM, else the HTTP header's charset, else the
+    ``<meta>`` charset, else UTF-8 when the bytes are UTF-8, else windows-1252 (the web's default
+    for undeclared pages). Undecodable bytes become U+FFFD; never raises."""
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return decode_html(data)
+    if charset:
+        try:
+            return data.decode(charset, "replace")
+        except LookupError:
+            pass
+    if declared_charset(data):
+        return decode_html(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        if any(ord(c) > 0x7F and c != "\ufffd" for c in text):
+            return text  # real UTF-8 with a few bad bytes (or a body cut off mid-character)
+        return data.decode("cp1252", "replace")
+
+
+def _looks_binary(head: bytes) -> bool:
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    return b"\x00" in head[:2048]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------------------------
+# The on-disk cache
+# --------------------------------------------------------------------------------------------
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Manifest:
+    """``raw/manifest.json``: url → {url, path, status, etag, last_modified, fetched_at, checked_at,
+    content_hash, charset}; the bodies are ``raw/<sha256 of the URL>.html``. Written atomically."""
+
+    VERSION = 1
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.file = root / "manifest.json"
+        self.pages: dict[str, dict[str, Any]] = {}
+        if self.file.is_file():
+            try:
+                raw = json.loads(self.file.read_text(encoding="utf-8"))
+                if isinstance(raw, dict) and isinstance(raw.get("pages"), dict):
+                    self.pages = {u: e for u, e in raw["pages"].items() if isinstance(e, dict)}
+            except (OSError, ValueError):
+                self.pages = {}  # a damaged manifest: the next crawl downloads everything again
+
+    @staticmethod
+    def body_name(url: str) -> str:
+        return content_hash(url)[:40] + ".html"
+
+    def has_body(self, url: str) -> bool:
+        e = self.pages.get(url)
+        return bool(e and e.get("path") and (self.root / e["path"]).is_file())
+
+    def read_body(self, url: str) -> bytes | None:
+        """The cached body, or None when it is missing or does not match the recorded hash."""
+        e = self.pages.get(url)
+        if not e or not e.get("path"):
+            return None
+        try:
+            data = (self.root / e["path"]).read_bytes()
+        except OSError:
+            return None
+        return data if content_hash(data) == e.get("content_hash") else None
+
+    def put(self, url: str, body: bytes, **fields: Any) -> dict[str, Any]:
+        name = self.body_name(url)
+        _atomic_write(self.root / name, body)
+        entry = {"url": url, "path": name, "content_hash": content_hash(body), **fields}
+        self.pages[url] = entry
+        return entry
+
+    def save(self, keep: Iterable[str] | None = None) -> None:
+        """Write the manifest; with ``keep``, drop every other entry and its body first."""
+        if keep is not None:
+            keep = set(keep)
+            for url in [u for u in self.pages if u not in keep]:
+                del self.pages[url]
+        data = {"version": self.VERSION, "pages": dict(sorted(self.pages.items()))}
+        _atomic_write(self.file, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        if keep is not None:  # bodies nobody refers to any more
+            used = {e.get("path") for e in self.pages.values()}
+            for p in self.root.glob("*.html"):
+                if p.name not in used:
+                    try:
+                        p.unlink()
+                    except OSError:
+                        pass
+
+
+# --------------------------------------------------------------------------------------------
+# The crawl
+# --------------------------------------------------------------------------------------------
+
+
+class FetchError(Exception):
+    """A request that failed for good (after its retries)."""
+
+
+@dataclass(slots=True)
+class Fetched:
+    url: str
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    truncated: bool = False
+    skip: tuple[str, str] | None = None  # (category, detail) when the answer is not a page
+    tries: int = 1
+
+
+@dataclass(slots=True)
+class Rejection:
+    category: str
+    detail: str
+
+
+class _Crawl:
+    """One scan: all the mutable state of a crawl, so a WebSource stays reusable."""
+
+    def __init__(self, src: "WebSource", state: dict[str, str], log: Log, mode: str) -> None:
+        self.src = src
+        self.cfg: SourceConfig = src.cfg
+        self.state = state
+        self.log = log
+        self.mode = mode
+        self.manifest = Manifest(src.workdir / "raw")
+        self.session = requests.Session()
+        self.session.headers.update({
+            "User-Agent": self.cfg.user_agent,
+            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
+        })
+        self.domains = src.allowed_domains
+        self.robots: dict[str, urllib.robotparser.RobotFileParser] = {}
+        self.crawl_delay: dict[str, float] = {}
+        self.last_request: dict[str, float] = {}
+        self.queue: deque[tuple[str, int, bool]] = deque()
+        self.seen: set[str] = set()
+        self.done: set[str] = set()
+        self.pages: dict[str, Page] = {}
+        self.gone: list[str] = []
+        self.skipped: Counter[str] = Counter()
+        self.failed_urls: list[str] = []
+        self.attempted = 0
+        self.fetched = 0
+        self.not_modified = 0
+        self.requests = 0
+        self.incomplete: list[str] = []  # reasons the crawl cannot count as complete
+
+    # -- politeness and HTTP ------------------------------------------------------------------
+
+    def _wait(self, netloc: str) -> None:
+        delay = max(self.cfg.delay_seconds, self.crawl_delay.get(netloc, 0.0))
+        last = self.last_request.get(netloc)
+        if last is not None and delay > 0:
+            pause = last + delay - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+        self.last_request[netloc] = time.monotonic()
+
+    def _backoff(self, attempt: int, resp: requests.Response | None) -> float:
+        if resp is not None and resp.headers.get("Retry-After"):
+            value = resp.headers["Retry-After"].strip()
+            try:
+                return min(max(float(value), 0.0), MAX_BACKOFF_SECONDS)
+            except ValueError:
+                try:
+                    when = parsedate_to_datetime(value)
+                    return min(max((when - datetime.now(timezone.utc)).total_seconds(), 0.0), MAX_BACKOFF_SECONDS)
+                except (TypeError, ValueError):
+                    pass
+        return min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS)
+
+    def request(self, url: str, *, headers: dict[str, str] | None = None, limit: int, page: bool) -> Fetched:
+        """One GET (no redirect followed), retried with backoff on timeouts, connection errors and
+        429/5xx answers. The body is read only for a 200 (up to ``limit`` bytes); for a page, only
+        when it is HTML. Raises :class:`FetchError` when every try failed without an answer."""
+        tries = self.cfg.max_retries + 1
+        netloc = _netloc(url)
+        for attempt in range(1, tries + 1):
+            self._wait(netloc)
+            resp = None
+            try:
+                self.requests += 1
+                resp = self.session.get(url, headers=headers or {}, timeout=self.cfg.timeout_seconds,
+                                        stream=True, allow_redirects=False)
+                try:
+                    if resp.status_code in RETRY_STATUSES and attempt < tries:
+                        reason = f"HTTP {resp.status_code}"
+                    else:
+                        out = self._read(url, resp, limit=limit, page=page)
+                        out.tries = attempt
+                        return out
+                finally:
+                    resp.close()
+            except requests.Timeout:
+                reason = f"timed out after {self.cfg.timeout_seconds:g} s"
+            except requests.ConnectionError as exc:
+                reason = f"connection failed ({_short(exc)})"
+            except requests.RequestException as exc:  # a broken chunked body, a bad gzip stream...
+                reason = f"{type(exc).__name__} ({_short(exc)})"
+            if attempt == tries:
+                raise FetchError(reason + (f", after {tries} tries" if tries > 1 else ""))
+            pause = self._backoff(attempt, resp)
+            self.log(f"[FETCH] retry {url} in {pause:.1f} s: {reason} (try {attempt} of {tries})")
+            time.sleep(pause)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _read(self, url: str, resp: requests.Response, *, limit: int, page: bool) -> Fetched:
+        headers = {k: v for k, v in resp.headers.items()}
+        out = Fetched(url=url, status=resp.status_code, headers=headers)
+        if resp.status_code != 200:
+            return out
+        ctype = resp.headers.get("Content-Type", "")
+        mime = ctype.split(";", 1)[0].strip().lower()
+        if page and mime and mime not in HTML_TYPES:
+            out.skip = ("non-HTML content type", f"non-HTML content type {mime!r}")
+            return out
+        body = bytearray()
+        budget = max(self.cfg.timeout_seconds * 4, 30.0)  # a whole body, however slowly it trickles
+        deadline = time.monotonic() + budget
+        for chunk in resp.iter_content(chunk_size=65536):
+            if not body and page and _looks_binary(chunk):
+                out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
+                return out
+            body += chunk
+            if len(body) > limit:
+                out.truncated = True
+                del body[limit:]
+                break
+            if time.monotonic() > deadline:
+                raise requests.Timeout(f"the body took over {budget:g} s")
+        if page and not mime and b"<" not in bytes(body[:1024]):
+            out.skip = ("non-HTML content type", "no content type and the body does not look like HTML")
+            return out
+        out.body = bytes(body)
+        return out
+
+    # -- robots.txt ----------------------------------------------------------------------------
+
+    def robots_for(self, url: str) -> urllib.robotparser.RobotFileParser:
+        origin = _origin(url)
+        if origin in self.robots:
+            return self.robots[origin]
+        if not self.cfg.respect_robots:
+            rp = self.robots[origin] = _robots_allow_all(True)
+            return rp
+        robots_url = origin + "/robots.txt"
+        rp = None
+        target = robots_url
+        try:
+            for _ in range(5):
+                f = self.request(target, limit=ROBOTS_MAX_BYTES, page=False)
+                if f.status in REDIRECT_STATUSES and f.headers.get("Location"):
+                    nxt = normalize_url(urljoin(target, f.headers["Location"]))
+                    if nxt and host_allowed(_netloc(nxt), self.domains):
+                        target = nxt
+                        continue
+                    rp = _robots_allow_all(True)  # RFC 9309: an unfollowable redirect counts as no robots.txt
+                    break
+                if f.status == 200:
+                    rp = parse_robots(decode_body(f.body or b"", "utf-8"))
+                    self.log(f"[DISCOVER] robots.txt {robots_url}: read")
+                elif f.status in (401, 403):
+                    rp = _robots_allow_all(False)
+                    self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, the whole host is disallowed")
+                elif 400 <= f.status < 500 and f.status != 429:
+                    rp = _robots_allow_all(True)
+                    self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, no restrictions")
+                else:
+                    raise FetchError(f"HTTP {f.status}")
+                break
+            else:
+                raise FetchError("too many redirects")
+        except FetchError as exc:
+            rp = _robots_allow_all(False)
+            reason = f"robots.txt of {origin} could not be read ({exc}), so its pages were not crawled"
+            self.log(f"[DISCOVER] {reason}")
+            self.incomplete.append(reason)
+        if rp is None:
+            rp = _robots_allow_all(True)
+        delay = rp.crawl_delay(self.cfg.user_agent)
+        if delay:
+            try:
+                self.crawl_delay[_netloc(url)] = min(float(delay), 60.0)
+            except (TypeError, ValueError):
+                pass
+        self.robots[origin] = rp
+        return rp
+
+    # -- discovery -----------------------------------------------------------------------------
+
+    def normalize(self, url: str) -> str | None:
+        return normalize_url(url, allow_patterns=self.cfg.allow_patterns)
+
+    def reject(self, url: str, *, depth: int = 0, seed: bool = False, check_depth: bool = True) -> Rejection | None:
+        """Why ``url`` (normalised) may not be fetched, or None."""
+        if not host_allowed(_netloc(url), self.domains):
+            return Rejection("outside allowed_domains", f"outside allowed_domains ({', '.join(self.domains)})")
+        ext = _not_a_page(url)
+        if ext:
+            return Rejection("not a page", f"not a page ({ext} file)")
+        for p in self.cfg.deny_patterns:
+            if re.search(p, url):
+                return Rejection("deny_patterns", f"matches deny pattern {p!r}")
+        if self.cfg.allow_patterns and not seed and not any(re.search(p, url) for p in self.cfg.allow_patterns):
+            return Rejection("allow_patterns", "matches no allow pattern")
+        if self.cfg.respect_robots and not self.robots_for(url).can_fetch(self.cfg.user_agent, url):
+            return Rejection("robots.txt", "disallowed by robots.txt")
+        if check_depth and depth > self.cfg.max_depth:
+            return Rejection("max_depth", f"beyond max_depth ({self.cfg.max_depth})")
+        return None
+
+    def consider(self, raw: str, depth: int, *, seed: bool = False, via: str = "") -> None:
+        url = self.normalize(raw)
+        if url is None or url in self.seen:
+            return
+        self.seen.add(url)
+        why = self.reject(url, depth=depth, seed=seed)
+        if why:
+            self.skipped[why.category] += 1
+            self.log(f"[DISCOVER] skipped {url}: {why.detail}")
+            return
+        self.queue.append((url, depth, seed))
+        self.log(f"[DISCOVER] {url} (depth {depth}{', ' + via if via else ''})")
+
+    def sitemap_urls(self) -> list[str]:
+        """Page URLs from the sitemaps: explicit ones, or (``auto``) those robots.txt names and
+        ``/sitemap.xml`` of each seed's site. Only sitemaps on allowed domains are requested."""
+        setting = self.cfg.sitemaps
+        if setting == "off":
+            return []
+        if setting == "auto":
+            todo: list[str] = []
+            for seed in self.src.seeds:
+                if not host_allowed(_netloc(seed), self.domains):
+                    continue
+                origin = _origin(seed)
+                rp = self.robots_for(seed) if self.cfg.respect_robots else None
+                listed = list(rp.site_maps() or []) if rp is not None else []
+                for u in [*listed, origin + "/sitemap.xml"]:
+                    n = normalize_url(u)
+                    if n and n not in todo:
+                        todo.append(n)
+            explicit = False
+        else:
+            todo = [n for n in (normalize_url(u) for u in setting) if n]
+            explicit = True
+        pages: list[str] = []
+        done: set[str] = set()
+        queue = deque((u, 0) for u in todo)
+        while queue and len(done) < SITEMAP_MAX_FILES:
+            url, nesting = queue.popleft()
+            if url in done:
+                continue
+            done.add(url)
+            if not host_allowed(_netloc(url), self.domains):
+                self.log(f"[DISCOVER] skipped sitemap {url}: outside allowed_domains")
+                continue
+            if self.cfg.respect_robots and not self.robots_for(url).can_fetch(self.cfg.user_agent, url):
+                self.log(f"[DISCOVER] skipped sitemap {url}: disallowed by robots.txt")
+                continue
+            try:
+                f = self.request(url, limit=SITEMAP_MAX_BYTES, page=False)
+            except FetchError as exc:
+                self.log(f"[DISCOVER] sitemap {url}: failed, {exc}")
+                continue
+            if f.status != 200 or f.body is None:
+                quiet = not explicit and nesting == 0 and f.status in GONE_STATUSES
+                self.log(f"[DISCOVER] sitemap {url}: HTTP {f.status}" + (", none there" if quiet else ", skipped"))
+                continue
+            urls, nested = parse_sitemap(f.body)
+            self.log(f"[DISCOVER] sitemap {url}: {len(urls)} URLs" + (f", {len(nested)} sitemaps" if nested else ""))
+            pages.extend(urls)
+            if nesting < 3:
+                queue.extend((n, nesting + 1) for n in (normalize_url(u) for u in nested) if n)
+        return pages
+
+    # -- one page ------------------------------------------------------------------------------
+
+    def skip(self, url: str, category: str, detail: str) -> None:
+        self.skipped[category] += 1
+        self.log(f"[FETCH] skipped {url}: {detail}")
+
+    def keep_indexed(self, url: str) -> None:
+        """A page that could not be fetched now but is indexed: reported unchanged, so it stays."""
+        if url in self.state and url not in self.pages:
+            entry = self.manifest.pages.get(url, {})
+            self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url),
+                                   content_hash=self.state[url], format="html", body=None, status="unchanged",
+                                   metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
+
+    def follow_links(self, text: str, url: str, depth: int) -> None:
+        for link in extract_links(text, url):
+            self.consider(link, depth + 1)
+
+    def fail(self, url: str, reason: str, depth: int) -> None:
+        self.failed_urls.append(url)
+        self.log(f"[FETCH] failed {url}: {reason}" + ("; the indexed page is kept" if url in self.state else ""))
+        self.keep_indexed(url)
+        cached = self.manifest.read_body(url)
+        if cached is not None:  # carry on through its links as they were last time
+            self.follow_links(decode_body(cached, self.manifest.pages[url].get("charset")), url, depth)
+
+    def visit(self, url: str, depth: int, seed: bool, *, conditional: bool = True) -> None:
+        chain: list[str] = []
+        cur = url
+        while True:
+            if cur in chain or len(chain) > MAX_REDIRECTS:
+                loop = " → ".join([*chain, cur]) if cur in chain else f"more than {MAX_REDIRECTS} redirects"
+                self.done.update(chain)
+                self.skip(url, "redirect loop", f"redirect loop ({loop})")
+                return
+            chain.append(cur)
+            entry = self.manifest.pages.get(cur)
+            headers: dict[str, str] = {}
+            if conditional and self.mode == "refresh" and entry and self.manifest.has_body(cur):
+                if entry.get("etag"):
+                    headers["If-None-Match"] = entry["etag"]
+                if entry.get("last_modified"):
+                    headers["If-Modified-Since"] = entry["last_modified"]
+            try:
+                f = self.request(cur, headers=headers, limit=self.cfg.max_bytes, page=True)
+            except FetchError as exc:
+                self.done.update(chain)
+                self.fail(cur, str(exc), depth)
+                return
+            if f.status in REDIRECT_STATUSES:
+                loc = f.headers.get("Location")
+                target = self.normalize(urljoin(cur, loc)) if loc else None
+                if target is None:
+                    self.done.update(chain)
+                    self.skip(url, "bad redirect", f"HTTP {f.status} redirect to {loc!r}, not an http(s) URL")
+                    return
+                why = self.reject(target, seed=seed, check_depth=False)
+                if why:
+                    self.done.update(chain)
+                    self.skip(url, f"redirect {why.category}", f"redirect to {target}: {why.detail}")
+                    return
+                self.log(f"[FETCH] {f.status} {cur} → {target}")
+                if target in self.done and target not in chain:
+                    self.done.update(chain)
+                    self.log(f"[FETCH] {url}: same page as {target}, already fetched")
+                    return
+                cur = target
+                continue
+            break
+        self.done.update(chain)
+        final = cur
+        if f.status == 304:
+            if self.not_modified_page(final, depth):
+                return
+            if conditional:
+                self.log(f"[FETCH] 304 {final} but its cached copy is missing or damaged; fetching it again")
+                self.done.difference_update(chain)
+                self.visit(url, depth, seed, conditional=False)
+            else:
+                self.fail(final, "HTTP 304 to an unconditional request", depth)
+            return
+        if f.status == 200:
+            if f.skip:
+                self.skip(final, *f.skip)
+                return
+            self.page_from_body(final, f, depth)
+            return
+        if f.status in GONE_STATUSES:
+            self.gone.append(final)
+            indexed = final in self.state
+            note = ", indexed: removed when the crawl completes" if indexed else ""
+            self.log(f"[FETCH] {f.status} {final}: gone{note}")
+            return
+        tries = f", after {f.tries} tries" if f.tries > 1 else ""
+        self.fail(final, f"HTTP {f.status}{tries}", depth)
+
+    def not_modified_page(self, url: str, depth: int) -> bool:
+        """A 304: the page from the cache (its body only when the index lacks it). False when the
+        cached copy is unusable."""
+        entry = self.manifest.pages.get(url)
+        data = self.manifest.read_body(url)
+        if entry is None or data is None:
+            return False
+        self.not_modified += 1
+        entry["checked_at"] = _now()
+        digest = entry["content_hash"]
+        status = self.src.status(url, digest, self.state, self.mode)
+        text = decode_body(data, entry.get("charset"))
+        self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
+                               format="html", body=text if status != "unchanged" else None, status=status,
+                               metadata={"fetched_at": entry.get("fetched_at")})
+        note = {"unchanged": "", "new": ", not indexed yet: body from the cache",
+                "changed": ", the index holds another version: body from the cache"}.get(status, "")
+        self.log(f"[FETCH] 304 {url}{note}")
+        self.follow_links(text, url, depth)
+        return True
+
+    def page_from_body(self, url: str, f: Fetched, depth: int) -> None:
+        body = f.body or b""
+        self.fetched += 1
+        charset = _header_charset(f.headers.get("Content-Type"))
+        fetched_at = _now()
+        entry = self.manifest.put(url, body, status=200, etag=f.headers.get("ETag"),
+                                  last_modified=f.headers.get("Last-Modified"), fetched_at=fetched_at,
+                                  checked_at=fetched_at, charset=charset, truncated=f.truncated)
+        digest = entry["content_hash"]
+        status = self.src.status(url, digest, self.state, self.mode)
+        text = decode_body(body, charset)
+        self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
+                               format="html", body=text if status != "unchanged" else None, status=status,
+                               metadata={"fetched_at": fetched_at})
+        same = ", same content as indexed" if status == "unchanged" else ""
+        self.log(f"[FETCH] 200 {url} ({_size(len(body))}){same}")
+        if f.truncated:
+            self.log(f"[FETCH] cut off {url}: the body is over max_bytes ({self.cfg.max_bytes} bytes); "
+                     "only its first max_bytes are indexed")
+        self.follow_links(text, url, depth)
+
+    # -- the whole crawl -----------------------------------------------------------------------
+
+    def failed_share(self) -> float:
+        return len(self.failed_urls) / self.attempted if self.attempted else 0.0
+
+    def run(self) -> ScanResult:
+        try:
+            return self._run()
+        finally:
+            self.session.close()
+
+    def _run(self) -> ScanResult:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        for seed in cfg.seed_urls:
+            self.consider(seed, 0, seed=True, via="seed")
+        seeds = len(self.queue)
+        from_sitemaps = 0
+        for u in self.sitemap_urls():
+            before = len(self.queue)
+            self.consider(u, 0, via="sitemap")
+            from_sitemaps += len(self.queue) - before
+        self.log(f"[DISCOVER] {self.src.name}: {seeds} seed URLs, {from_sitemaps} more from sitemaps; "
+                 f"mode {self.mode}")
+        stopped: str | None = None
+        while self.queue:
+            if self.attempted >= cfg.max_pages:
+                left = sum(1 for u, _, _ in self.queue if u not in self.done)
+                if left:
+                    stopped = f"max_pages ({cfg.max_pages}) reached with {left} discovered URLs not fetched"
+                break
+            if self.attempted >= MIN_ATTEMPTS_FOR_THRESHOLD and self.failed_share() > cfg.error_threshold:
+                stopped = (f"{len(self.failed_urls)} of {self.attempted} fetches failed, over error_threshold "
+                           f"{cfg.error_threshold:g}")
+                break
+            url, depth, seed = self.queue.popleft()
+            if url in self.done:
+                continue
+            self.attempted += 1
+            try:
+                self.visit(url, depth, seed)
+            except Exception as exc:  # a crawler bug must not fail the scan; say where
+                self.done.add(url)
+                self.fail(url, f"unexpected {type(exc).__name__}: {exc}", depth)
+        if stopped is None and self.attempted and self.failed_share() > cfg.error_threshold:
+            stopped = (f"{len(self.failed_urls)} of {self.attempted} fetches failed, over error_threshold "
+                       f"{cfg.error_threshold:g}")
+        if stopped is None and self.incomplete:
+            stopped = "; ".join(self.incomplete)
+        if stopped is None and self.state and not (self.fetched or self.not_modified):
+            stopped = "no page could be fetched (check seed_urls and that the site is up)"
+        complete = stopped is None
+
+        present = set(self.pages)
+        if complete:
+            deleted = sorted(u for u in self.state if u not in present)
+            self.manifest.save(keep=present)
+        else:
+            deleted = []
+            for url in self.state:  # nothing is removed: what was not reached stays as indexed
+                self.keep_indexed(url)
+            self.manifest.save()
+
+        notes: dict[str, object] = {
+            "fetched": self.fetched, "not_modified": self.not_modified, "skipped": dict(sorted(self.skipped.items())),
+            "failed": len(self.failed_urls), "removed": len(deleted), "gone": len(self.gone),
+            "pages": len(present), "requests": self.requests, "discovered": len(self.seen),
+        }
+        if self.failed_urls:
+            notes["failed_urls"] = self.failed_urls[:20]
+        if stopped:
+            notes["stopped_early"] = stopped
+        took = time.perf_counter() - t0
+        summary = (f"{len(present)} pages ({self.fetched} downloaded, {self.not_modified} not modified), "
+                   f"{sum(self.skipped.values())} URLs skipped, {len(self.failed_urls)} failed, "
+                   f"{self.requests} requests in {took:.1f} s")
+        if complete:
+            self.log(f"[DISCOVER] {self.src.name}: crawl complete: {summary}; {len(deleted)} pages removed")
+        else:
+            self.log(f"[DISCOVER] {self.src.name}: crawl stopped early ({stopped}): {summary}; "
+                     "nothing is removed from the index")
+        return ScanResult(pages=list(self.pages.values()), deleted=deleted, complete=complete, notes=notes)
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.0f} KB"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("Read timed out", "Connection refused", "Connection reset", "Connection aborted",
+                   "Name or service not known", "Remote end closed connection"):
+        if marker in text:
+            return marker.lower()
+    return text[:160]
+
+
+class WebSource(Source):
+    """A documentation website, crawled politely and incrementally (see the module docstring)."""
+
+    cfg: SourceConfig
+
+    @property
+    def seeds(self) -> list[str]:
+        out: list[str] = []
+        for s in self.cfg.seed_urls:
+            n = normalize_url(s)
+            if n and n not in out:
+                out.append(n)
+        return out
+
+    @property
+    def allowed_domains(self) -> tuple[str, ...]:
+        if self.cfg.allowed_domains:
+            return tuple(self.cfg.allowed_domains)
+        out: list[str] = []
+        for s in self.seeds:
+            if _netloc(s) not in out:
+                out.append(_netloc(s))
+        return tuple(out)
+
+    @property
+    def base_url(self) -> str:
+        """The public base of the site: ``base_url``, else the folder of the first seed."""
+        if self.cfg.base_url:
+            return self.cfg.base_url
+        first = self.seeds[0] if self.seeds else self.cfg.seed_urls[0]
+        parts = urlsplit(first)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path.rsplit("/", 1)[0] + "/", "", ""))
+
+    def scan(self, state: dict[str, str], *, log: Log, mode: str = "refresh") -> ScanResult:
+        if mode == "reparse":
+            return self._reparse(state, log)
+        return _Crawl(self, state, log, mode).run()
+
+    def _reparse(self, state: dict[str, str], log: Log) -> ScanResult:
+        """Every cached page again, from the disk: no network at all."""
+        manifest = Manifest(self.workdir / "raw")
+        pages: dict[str, Page] = {}
+        missing = 0
+        for url, entry in sorted(manifest.pages.items()):
+            data = manifest.read_body(url)
+            if data is None:
+                missing += 1
+                log(f"[FETCH] cache {url}: the cached copy is missing or damaged; run a refresh to fetch it again")
+                continue
+            digest = entry["content_hash"]
+            status = self.status(url, digest, state, "reparse")
+            pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest, format="html",
+                              body=decode_body(data, entry.get("charset")), status=status,
+                              metadata={"fetched_at": entry.get("fetched_at")})
+            log(f"[FETCH] cache {url}: {status}, {_size(len(data))} from the cache")
+        kept = 0
+        for url, digest in state.items():
+            if url not in pages:
+                kept += 1
+                pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest,
+                                  format="html", body=None, status="unchanged")
+        log(f"[DISCOVER] {self.name}: reparse from the cache, {len(pages) - kept} pages, no network; "
+            f"{kept} indexed pages not in the cache are kept as they are")
+        notes: dict[str, object] = {"from_cache": len(pages) - kept, "cache_missing": missing,
+                                    "kept_without_cache": kept, "fetched": 0, "not_modified": 0,
+                                    "skipped": {}, "failed": 0, "removed": 0}
+        return ScanResult(pages=list(pages.values()), deleted=[], complete=True, notes=notes)
