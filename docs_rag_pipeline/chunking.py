@@ -71,30 +71,43 @@ def split_blocks(text: str) -> list[str]:
 
 
 def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
-    """Split one block that exceeds ``limit``: by sentences (prose) or lines (code), then by words."""
+    """Split one block that exceeds ``limit``: by sentences (prose) or lines (code), then by words.
+    Word-piece counts add up across whitespace joins, so every unit and word is counted once."""
     is_code = bool(_FENCE.match(block))
     units = block.split("\n") if is_code or "\n" in block else _SENTENCE_END.split(block)
     joiner = "\n" if is_code or "\n" in block else " "
     pieces: list[str] = []
     cur: list[str] = []
+    used = 0
     for unit in units:
-        if count(unit) > limit:
-            words = unit.split(" ")
+        n = count(unit)
+        if n > limit:
             buf: list[str] = []
+            buf_n = 0
+            words: list[str] = []
+            for w in unit.split(" "):  # a "word" longer than the budget (a blob, a URL) is cut by characters
+                wn = count(w)
+                if wn <= limit:
+                    words.append(w)
+                    continue
+                step = max(1, len(w) * limit // (2 * wn))
+                words.extend(w[i:i + step] for i in range(0, len(w), step))
             for w in words:
-                if buf and count(" ".join(buf + [w])) > limit:
-                    unit_piece = " ".join(buf)
+                wn = count(w)
+                if buf and buf_n + wn > limit:
                     if cur:
                         pieces.append(joiner.join(cur))
-                        cur = []
-                    pieces.append(unit_piece)
-                    buf = []
+                        cur, used = [], 0
+                    pieces.append(" ".join(buf))
+                    buf, buf_n = [], 0
                 buf.append(w)
-            unit = " ".join(buf)
-        if cur and count(joiner.join(cur + [unit])) > limit:
+                buf_n += wn
+            unit, n = " ".join(buf), buf_n
+        if cur and used + n > limit:
             pieces.append(joiner.join(cur))
-            cur = []
+            cur, used = [], 0
         cur.append(unit)
+        used += n
     if cur:
         pieces.append(joiner.join(cur))
     return [p for p in pieces if p.strip()]
@@ -122,13 +135,17 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
     units: list[str] = []
     for block in split_blocks(text):
         units.extend([block] if count(block) <= room else _split_long(block, room, count))
+    # word-piece counts add up across blank-line joins, so each unit is counted once
     pieces: list[list[str]] = []
     cur: list[str] = []
+    used = 0
     for u in units:
-        if cur and count("\n\n".join(cur + [u])) > room:
+        n = count(u)
+        if cur and used + n > room:
             pieces.append(cur)
-            cur = []
+            cur, used = [], 0
         cur.append(u)
+        used += n
     if cur:
         pieces.append(cur)
     out: list[str] = []

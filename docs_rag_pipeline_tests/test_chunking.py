@@ -73,6 +73,7 @@ def test_ids_are_stable_and_parents_follow_sections(count):
 def test_split_text_never_exceeds_limit(count, overlap):
     text = "x " * 2000 + "\n\n" + "\n\n".join(f"Sentence {i} is here. And another one {i}." for i in range(50))
     text += "\n\n" + " | ".join(f"cell{i}" for i in range(300))  # one very long table row
+    text += "\n\n" + "QmFzZTY0" * 200  # one "word" longer than the budget
     pieces = split_text(text, 50, overlap, count)
     assert pieces and all(count(p) <= 50 for p in pieces)
 
