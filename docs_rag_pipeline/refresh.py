@@ -185,7 +185,7 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     """Attach a vector to each chunk row: from the cache where the same text was embedded by the same
     model before, else from the model (in batches), stored in the cache."""
     emb = ctx.embedder
-    texts = [_embedding_text(r) for r in rows]
+    texts = [embedding_text(r) for r in rows]
     shas = [text_sha(t) for t in texts]
     cached = ctx.cache.get_many(emb.name, shas)
     todo: dict[str, str] = {}
@@ -195,7 +195,8 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     fresh: dict[str, np.ndarray] = {}
     if todo:
         keys = list(todo)
-        step = max(getattr(emb, "batch_size", 32) * 4, 32)
+        # large steps let the model sort texts by length across many batches (less padding)
+        step = max(getattr(emb, "batch_size", 32) * 32, 32)
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
             vecs = emb.embed([todo[k] for k in part])
@@ -212,7 +213,7 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     return out
 
 
-def _embedding_text(r: dict[str, Any]) -> str:
+def embedding_text(r: dict[str, Any]) -> str:
     c = Chunk(**{k: r[k] for k in ("chunk_id", "source", "page_url", "url", "title", "headings", "parent_id",
                                     "chunk_index", "text", "content_hash", "token_count", "updated_at")})
     return c.embedding_text()
