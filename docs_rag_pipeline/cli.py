@@ -79,6 +79,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                 summaries[name] = summary
             for check in result.get_asset_check_evaluations():
                 if not check.passed:
+                    failed = True
                     print(f"[{name}] check {check.asset_check_key.name} failed: "
                           f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
             if not result.success:
