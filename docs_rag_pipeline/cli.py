@@ -51,7 +51,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
         return 2
     ensure_dagster_home(config)
     _progress_to_stderr()
-    from dagster import DagsterInstance, materialize
+    from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
     from .defs.assets import ingest_assets
     from .defs.checks import ingest_checks
@@ -79,7 +79,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                 summaries[name] = summary
             for check in result.get_asset_check_evaluations():
                 if not check.passed:
-                    failed = True
+                    failed = failed or check.severity == AssetCheckSeverity.ERROR
                     print(f"[{name}] check {check.asset_check_key.name} failed: "
                           f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
             if not result.success:

@@ -184,3 +184,15 @@ def test_langsmith_dataset_and_experiment(evaluated):
     with ls2:
         out = _cli(["eval", "--source", "guide"], cfg, {"LANGSMITH_ENDPOINT": ls2.url})
         assert out.returncode == 0 and ls2.requests == []
+
+
+def test_ingest_with_eval_exits_non_zero_when_a_check_fails(evaluated):
+    root, cfg, _ = evaluated
+    strict = root / "strict-cli.yaml"
+    strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 1.01"))
+    env = {"DAGSTER_HOME": str(root / "dh")}
+    out = _cli(["--config", str(strict), "ingest", "--eval", "--source", "guide"], strict, env)
+    assert out.returncode == 1, out.stderr
+    assert "check eval_recall_at_5 failed" in out.stderr
+    ok = _cli(["--config", str(cfg), "ingest", "--eval", "--source", "guide"], cfg, env)
+    assert ok.returncode == 0, ok.stderr
