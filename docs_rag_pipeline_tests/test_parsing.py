@@ -500,7 +500,7 @@ def test_format_for_path() -> None:
     assert format_for_path("docs/a.mdx") == "mdx"
     assert format_for_path("https://x.dev/a.html?x=1") == "html"
     assert format_for_path("a.htm") == "html"
-    assert format_for_path("a.rst") is None
+    assert format_for_path("a.rst") == "rst"
     assert format_for_path("Makefile") is None
 
 
@@ -509,8 +509,8 @@ def test_parse_document_dispatch() -> None:
     mdx = parse_document("import X from 'x';\n\n# T\n\n<X>y</X>\n", fmt="mdx", path="a.mdx")
     assert mdx.sections[0].text == "[X]\n\ny\n\n[/X]"
     assert parse_document("<h1>T</h1><p>x</p>", fmt="html", path="a.html").sections[0].text == "x"
-    with pytest.raises(ParseError, match=r"a\.rst: unsupported document format 'rst'.*markdown, mdx, html"):
-        parse_document("x", fmt="rst", path="a.rst")
+    with pytest.raises(ParseError, match=r"a\.txt: unsupported document format 'txt'.*markdown, mdx, html, asciidoc, rst"):
+        parse_document("x", fmt="txt", path="a.txt")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Parsers turning documents (Markdown, MDX, HTML) into :class:`~docs_rag_pipeline.records.ParsedPage`."""
+"""Parsers turning documents (Markdown, MDX, HTML, AsciiDoc, reStructuredText) into
+:class:`~docs_rag_pipeline.records.ParsedPage`."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from ..records import ParsedPage
 from .errors import ParseError
@@ -11,8 +12,9 @@ from .markdown import parse_markdown
 
 __all__ = ["FORMATS", "ParseError", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
 
-FORMATS = ("markdown", "mdx", "html")
-_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html"}
+FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst")
+_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html",
+               ".adoc": "asciidoc", ".asciidoc": "asciidoc", ".rst": "rst"}
 
 
 def format_for_path(path: str) -> str | None:
@@ -21,15 +23,26 @@ def format_for_path(path: str) -> str | None:
     return _EXTENSIONS.get(PurePosixPath(clean).suffix.lower())
 
 
-def parse_document(body: str, *, fmt: str, path: str, content_selector: str | None = None) -> ParsedPage:
-    """Parse ``body`` in format ``fmt`` (markdown, mdx or html); ``path`` names it in errors.
-    ``content_selector`` (CSS) picks an HTML page's main content."""
+def parse_document(body: str, *, fmt: str, path: str, content_selector: str | None = None,
+                   root: Path | None = None) -> ParsedPage:
+    """Parse ``body`` in format ``fmt`` (markdown, mdx, html, asciidoc or rst); ``path`` names it in
+    errors. ``content_selector`` (CSS) picks an HTML page's main content. ``root``: the folder
+    ``path`` is relative to, for AsciiDoc ``include::`` directives still in ``body`` (the sources
+    resolve them before handing the body over)."""
     if fmt == "markdown":
         return parse_markdown(body, path=path)
     if fmt == "mdx":
         return parse_markdown(body, path=path, mdx=True)
     if fmt == "html":
         return parse_html(body, url=path, content_selector=content_selector)
+    if fmt == "asciidoc":
+        from .asciidoc import parse_asciidoc
+
+        return parse_asciidoc(body, path=path, root=root)
+    if fmt == "rst":
+        from .rst import parse_rst
+
+        return parse_rst(body, path=path)
     raise ParseError(
         f"{path}: unsupported document format {fmt!r}; supported formats are {', '.join(FORMATS)} "
         "(choose one of them for this source or exclude the file)"

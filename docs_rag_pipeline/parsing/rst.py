@@ -1,0 +1,371 @@
+"""reStructuredText documents to a :class:`ParsedPage`, through docutils.
+
+``docutils.core.publish_doctree`` parses the document the way Sphinx does (no document-title
+promotion: the first section title is the page title); its node tree is walked into plain-text
+sections. Section anchors are the docutils ids Sphinx puts on the section element (``ids[0]``:
+``"Getting Started"`` → ``getting-started``). Sphinx's own directives and roles, which plain
+docutils does not know, are registered permissively before parsing: code directives
+(``code-block``, ``sourcecode``) give code blocks, ``toctree``/``index``/``highlight``/… are
+dropped, admonition-like ones (``seealso``, ``versionadded``, ``deprecated``, …) keep their text
+under a label, and any other unknown directive keeps its argument and its content; unknown roles
+(``:ref:``, ``:doc:``, ``:py:func:``, …) become their text (``Title <target>`` → ``Title``).
+Nothing is read from disk (``include`` and ``literalinclude`` are reported in
+``metadata["unresolved_includes"]`` and skipped); no warning reaches the output.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from ..records import ParsedPage
+from .errors import ParseError
+from .markdown import OutLine, SectionBuilder, check_not_binary, fence_block, humanize_stem, split_frontmatter
+
+__all__ = ["parse_rst"]
+
+_DROP_DIRECTIVES = {
+    "toctree", "index", "highlight", "currentmodule", "module", "tabularcolumns", "sectionauthor",
+    "codeauthor", "default-role", "default-domain", "autosummary", "automodule", "autoclass", "autofunction",
+    "automethod", "autoattribute", "autodata", "autoexception", "literalinclude", "include", "graphviz",
+    "digraph", "graph", "inheritance-diagram", "plot", "mermaid", "cssclass", "meta", "raw", "spelling:word-list",
+}
+_LABELLED = {
+    "seealso": "See also", "versionadded": "New in version", "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version", "versionremoved": "Removed in version", "todo": "Todo",
+}
+_CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
+_ADMONITION_LABELS = {
+    "attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
+    "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning",
+}
+_DIRECTIVE_NAME_RE = re.compile(r"^[ \t]*\.\.[ \t]+([\w][\w:.+-]*)[ \t]*::", re.M)
+_ROLE_NAME_RE = re.compile(r"(?<![\w`]):([\w][\w:.+-]*):`")
+_ROLE_TARGET_RE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+
+_registered = False
+
+
+def _setup() -> None:
+    """Register the generic Sphinx directives once (docutils' registries are process-wide)."""
+    global _registered
+    if _registered:
+        return
+    from docutils.parsers.rst import directives
+
+    for name in _CODE_DIRECTIVES:  # docutils' own "code" refuses Sphinx's options (linenos, caption, …)
+        directives.register_directive(name, _code_directive())
+    _registered = True
+
+
+class _AnyOptions(dict):
+    """An option spec accepting any option (its value kept as text); never empty, since docutils
+    reads options only when the spec is truthy."""
+
+    def __init__(self) -> None:
+        super().__init__(name=None)
+
+    def __getitem__(self, key: str):  # noqa: ANN204
+        from docutils.parsers.rst import directives
+
+        return directives.unchanged
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+def _code_directive():  # noqa: ANN202
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class CodeBlock(Directive):
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = False
+        option_spec = _AnyOptions()
+
+        def run(self):  # noqa: ANN202
+            code = "\n".join(self.content)
+            node = nodes.literal_block(code, code)
+            node["language"] = self.arguments[0] if self.arguments else ""
+            caption = self.options.get("caption")
+            if caption:
+                return [nodes.paragraph(caption, caption), node]
+            return [node]
+
+    return CodeBlock
+
+
+def _generic_directive(name: str):  # noqa: ANN202
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class Generic(Directive):
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self):  # noqa: ANN202
+            if name in _DROP_DIRECTIVES:
+                if name in ("literalinclude", "include") and self.arguments:
+                    self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
+                return []
+            box = nodes.container(classes=["directive", name])
+            label = _LABELLED.get(name)
+            arg = " ".join(self.arguments).strip()
+            if label:
+                version, rest = (arg.split(None, 1) + [""])[:2]
+                head = f"{label} {version}".strip() + ":" + (" " + rest.strip() if rest.strip() else "")
+            else:
+                head = arg
+            if head:
+                parsed, _messages = self.state.inline_text(head, self.lineno)
+                box += nodes.paragraph(head, "", *parsed)
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, box)
+            return [box]
+
+    return Generic
+
+
+def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None,
+                  content: Any = None):  # noqa: ANN202
+    from docutils import nodes
+
+    text = text.strip()
+    m = _ROLE_TARGET_RE.match(text)
+    shown = m.group(1) if m and m.group(1) else (m.group(2) if m else text)
+    if shown.startswith("~"):  # ~pkg.mod.func shows func
+        shown = shown.rsplit(".", 1)[-1]
+    shown = shown.lstrip("~!")
+    return [nodes.literal(rawtext, shown) if name.split(":")[-1] in _CODE_ROLES else nodes.Text(shown)], []
+
+
+_CODE_ROLES = {"func", "meth", "class", "mod", "attr", "data", "const", "exc", "obj", "option", "envvar",
+               "command", "program", "file", "samp", "code", "kbd", "makevar", "token", "keyword", "type",
+               "member", "var", "macro", "struct", "enum", "enumerator", "any", "dfn"}
+
+
+def _register_unknown(text: str) -> None:
+    """Register generic handlers for the directives and roles ``text`` uses that docutils lacks."""
+    from docutils.parsers.rst import directives, roles
+    from docutils.parsers.rst.languages import en
+
+    for name in set(_DIRECTIVE_NAME_RE.findall(text)):
+        lname = name.lower()
+        known = lname in directives._directives or lname in directives._directive_registry \
+            or lname in getattr(en, "directives", {})
+        if lname in _CODE_DIRECTIVES or (known and lname != "include"):
+            continue
+        directives.register_directive(lname, _generic_directive(lname))
+    for name in set(_ROLE_NAME_RE.findall(text)):
+        lname = name.lower()
+        known = lname in roles._roles or lname in roles._role_registry or lname in getattr(en, "roles", {})
+        if not known:
+            roles.register_local_role(lname, _generic_role)
+
+
+def parse_rst(text: str, *, path: str) -> ParsedPage:
+    """Parse a reStructuredText document into title, sections and metadata (docinfo fields and,
+    if present, a leading YAML frontmatter block as MyST and some Sphinx themes allow)."""
+    try:
+        from docutils import nodes
+        from docutils.core import publish_doctree
+        from docutils.utils import SystemMessage
+    except ImportError as exc:  # pragma: no cover - docutils is a dependency
+        raise ParseError(f"{path}: reStructuredText needs docutils; install it with 'pip install docutils'") from exc
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    check_not_binary(text, path=path)
+    metadata: dict[str, Any] = {}
+    if text.startswith("---\n"):
+        metadata, text = split_frontmatter(text, path=path)
+    _setup()
+    _register_unknown(text)
+    settings = {
+        "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
+        "raw_enabled": False, "doctitle_xform": False, "sectsubtitle_xform": False, "syntax_highlight": "none",
+        "input_encoding": "unicode", "_disable_config": True, "traceback": True, "character_level_inline_markup": False,
+    }
+    try:
+        doc = publish_doctree(text, source_path=path, settings_overrides=settings)
+    except SystemMessage as exc:  # pragma: no cover - halt_level 5 makes this unlikely
+        raise ParseError(f"{path}: not valid reStructuredText ({exc}); fix the markup or exclude the file") from exc
+
+    walker = _Walker(nodes)
+    builder = SectionBuilder()
+    for child in doc.children:
+        walker.top(child, builder, 1)
+    metadata.update(walker.docinfo)
+    unresolved = list(doc.get("docs_rag_unresolved", []))
+    if unresolved:
+        metadata["unresolved_includes"] = unresolved
+    title = metadata.get("title")
+    if not isinstance(title, str | int | float) or not str(title).strip():
+        title = builder.title_heading or humanize_stem(path)
+    return ParsedPage(title=" ".join(str(title).split()), sections=builder.finish(), metadata=metadata)
+
+
+class _Walker:
+    """Renders docutils nodes to plain-text lines; sections go to a :class:`SectionBuilder`."""
+
+    def __init__(self, nodes: Any) -> None:
+        self.n = nodes
+        self.docinfo: dict[str, Any] = {}
+
+    def top(self, node: Any, builder: SectionBuilder, level: int) -> None:
+        n = self.n
+        if isinstance(node, n.section):
+            title_node = node.next_node(n.title)
+            title = " ".join(title_node.astext().split()) if title_node is not None else ""
+            anchor = node["ids"][0] if node["ids"] else None
+            builder.heading(level, title, anchor)
+            for child in node.children:
+                if isinstance(child, n.title):
+                    continue
+                self.top(child, builder, level + 1)
+            return
+        if isinstance(node, n.docinfo):
+            for field in node.children:
+                if isinstance(field, n.field):
+                    self.docinfo[field[0].astext().strip().lower()] = field[1].astext().strip()
+                else:
+                    self.docinfo[field.tagname] = field.astext().strip()
+            return
+        if isinstance(node, n.field_list) and "metadata" in node.get("classes", []):
+            return
+        lines = self.render(node)
+        if lines:
+            builder.add("\n".join(ln.text for ln in lines))
+
+    # ---------------------------------------------------------------------------------------
+    def blocks(self, children: Any) -> list[OutLine]:
+        out: list[OutLine] = []
+        for child in children:
+            lines = self.render(child)
+            if lines and out:
+                out.append(OutLine(""))
+            out.extend(lines)
+        return out
+
+    def inline(self, node: Any) -> str:
+        n = self.n
+        parts: list[str] = []
+
+        def walk(x: Any) -> None:
+            for c in x.children:
+                if isinstance(c, n.Text):
+                    parts.append(str(c))
+                elif isinstance(c, (n.problematic, n.system_message, n.target, n.substitution_definition)):
+                    if isinstance(c, n.problematic):
+                        parts.append(c.astext())
+                    continue
+                elif isinstance(c, (n.footnote_reference, n.citation_reference)):
+                    parts.append(f"[{c.astext()}]")
+                elif isinstance(c, n.image):
+                    parts.append(c.get("alt", ""))
+                else:
+                    walk(c)
+
+        walk(node)
+        return " ".join("".join(parts).split())
+
+    def render(self, node: Any) -> list[OutLine]:  # noqa: C901 - one branch per node kind
+        n = self.n
+        if isinstance(node, (n.comment, n.system_message, n.target, n.substitution_definition, n.raw,
+                             n.transition, n.pending, n.meta if hasattr(n, "meta") else n.comment)):
+            return []
+        if isinstance(node, (n.paragraph, n.title, n.subtitle, n.rubric, n.attribution, n.caption, n.term,
+                             n.line)):
+            text = self.inline(node)
+            return [OutLine(text)] if text else []
+        if isinstance(node, n.section):  # a section nested in a block (rare): title and content
+            return self.blocks(node.children)
+        if isinstance(node, n.literal_block):
+            lang = node.get("language") or next((c for c in node.get("classes", []) if c not in ("code", "literal-block")), "")
+            return fence_block(node.astext(), str(lang))
+        if isinstance(node, n.doctest_block):
+            return fence_block(node.astext(), "pycon")
+        if isinstance(node, (n.bullet_list, n.enumerated_list)):
+            ordered = isinstance(node, n.enumerated_list)
+            start = int(node.get("start", 1) or 1)
+            out: list[OutLine] = []
+            for idx, item in enumerate(node.children):
+                lines = self.blocks(item.children)
+                prefix = f"{start + idx}. " if ordered else "- "
+                out.extend(self._item(prefix, lines))
+            return out
+        if isinstance(node, n.definition_list):
+            out = []
+            for item in node.children:
+                terms = [self.inline(c) for c in item.children if isinstance(c, (n.term, n.classifier))]
+                definition = next((c for c in item.children if isinstance(c, n.definition)), None)
+                body = self.blocks(definition.children) if definition is not None else []
+                out.extend(self._item(" : ".join(t for t in terms if t) + ": ", body, indent_first=False))
+            return out
+        if isinstance(node, n.field_list):
+            out = []
+            for field in node.children:
+                name = self.inline(field[0])
+                out.extend(self._item(f"{name}: ", self.blocks(field[1].children), indent_first=False))
+            return out
+        if isinstance(node, n.option_list):
+            out = []
+            for item in node.children:
+                opts = item[0].astext()
+                desc = self.blocks(item[1].children)
+                out.extend(self._item(f"{opts}: ", desc, indent_first=False))
+            return out
+        if isinstance(node, n.line_block):
+            return [OutLine(self.inline(c)) for c in node.traverse(n.line) if self.inline(c)]
+        if isinstance(node, n.table):
+            rows: list[OutLine] = []
+            title = node.next_node(n.title)
+            if title is not None and title.parent is node:
+                rows.append(OutLine(self.inline(title)))
+            for row in node.traverse(n.row):
+                cells = [" ".join(ln.text for ln in self.blocks(entry.children) if ln.text.strip() and not ln.text.startswith("```"))
+                         for entry in row.children]
+                if any(cells):
+                    rows.append(OutLine(" | ".join(" ".join(c.split()) for c in cells)))
+            return rows
+        if isinstance(node, n.Admonition):
+            label = _ADMONITION_LABELS.get(node.tagname)
+            children = list(node.children)
+            if label is None:  # generic admonition: its title is the label
+                title = next((c for c in children if isinstance(c, n.title)), None)
+                label = self.inline(title) if title is not None else "Note"
+                children = [c for c in children if c is not title]
+            inner = self.blocks(children)
+            if inner and not inner[0].verbatim and inner[0].text:
+                return [OutLine(f"{label}: {inner[0].text}"), *inner[1:]]
+            return [OutLine(f"{label}:"), *inner]
+        if isinstance(node, (n.footnote, n.citation)):
+            label = node.next_node(n.label)
+            inner = self.blocks([c for c in node.children if not isinstance(c, n.label)])
+            return self._item(f"[{label.astext()}] " if label is not None else "", inner, indent_first=False)
+        if isinstance(node, (n.image,)):
+            alt = node.get("alt", "")
+            return [OutLine(alt)] if alt else []
+        if isinstance(node, n.figure):
+            return self.blocks(node.children)
+        if isinstance(node, n.legend):
+            return self.blocks(node.children)
+        if isinstance(node, (n.topic, n.sidebar)):
+            return self.blocks(node.children)
+        if isinstance(node, n.TextElement):
+            text = self.inline(node)
+            return [OutLine(text)] if text else []
+        # block_quote, container, compound, generic directive boxes, …
+        return self.blocks(node.children)
+
+    @staticmethod
+    def _item(prefix: str, lines: list[OutLine], *, indent_first: bool = True) -> list[OutLine]:
+        lines = [ln for ln in lines if ln.text or ln.verbatim]
+        if not lines or lines[0].verbatim:
+            lines.insert(0, OutLine(""))
+        out = [OutLine((prefix + lines[0].text).rstrip())]
+        for ln in lines[1:]:
+            out.append(ln if ln.verbatim else OutLine("  " + ln.text))
+        return out

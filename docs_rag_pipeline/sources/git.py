@@ -1,0 +1,417 @@
+"""``kind: git`` — documents in a git repository, synced by commit.
+
+The ``git`` command-line client does the work (no Python git library). The repository is fetched
+into a bare clone in the source's folder (``<storage>/sources/<name>/clone``); files are read from
+git's object store, so there is no working tree to keep clean.
+
+Each refresh:
+
+1. fetches ``branch`` (default: the remote's default branch) and takes its HEAD commit;
+2. lists the files below ``subpath`` that match ``include``/``exclude`` and a known format;
+3. compares HEAD with the last synced commit kept in ``state.json`` beside the clone:
+   ``git diff --name-status -M <last> <HEAD>`` names what was added, modified, deleted and renamed.
+   Only those files are read and hashed; every other file keeps the content hash recorded for its
+   blob at the last sync. The first sync reads everything; so does a sync after a force-push that
+   lost the stored commit (it is no longer an ancestor of HEAD): a full comparison by content hash;
+4. compares each file's hash with what the *index* holds for its URL (the ``state`` argument), so
+   the index stays the source of truth: a refresh whose later stages failed after this scan (the
+   stored commit already advanced) still finds the pages whose indexed hash differs, and a deleted
+   file is one whose URL is indexed but no longer produced. A renamed file is its old URL deleted
+   and its new URL new; its chunks' text is unchanged, so the embedding cache serves them.
+
+AsciiDoc files are handed over with their ``include::`` directives resolved inside the repository
+at the same commit (and the attributes of their Antora component); the included files are recorded
+per page, so a change to a partial re-processes the pages that include it.
+
+Credentials: only from the environment variable named by ``token_env``, passed to git per call as
+an ``http.extraHeader`` through ``GIT_CONFIG_*`` environment variables: never on the command line,
+never written to disk, never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import SourceConfig
+from ..parsing import format_for_path
+from ..records import Page
+from .base import Log, ScanResult, Source, content_hash
+from .local import asciidoc_body, map_url, path_glob
+
+STATE_VERSION = 1
+GIT_TIMEOUT_SECONDS = 600
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message says which and how to fix it (never a credential)."""
+
+
+@dataclass(slots=True)
+class _Change:
+    status: str  # A M D R (C, T treated as M)
+    path: str
+    old_path: str | None = None
+
+
+def _public(url: str) -> str:
+    """A repository URL without user info (a password or token someone put in it)."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", url, flags=re.I)
+
+
+class _Git:
+    """Runs git against the bare clone, with the credential (if any) only in the environment."""
+
+    def __init__(self, git_dir: Path, *, token: str | None, repo: str) -> None:
+        self.git_dir = git_dir
+        self.token = token
+        self.repo = repo
+        self._reader: subprocess.Popen[bytes] | None = None
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_COUNT")
+               and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+        env.update(GIT_TERMINAL_PROMPT="0", GCM_INTERACTIVE="never", LC_ALL="C", LANG="C")
+        if self.token and re.match(r"^https?://", self.repo, re.I):
+            basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+            env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
+                       GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
+        return env
+
+    def scrub(self, text: str) -> str:
+        if self.token:
+            text = text.replace(self.token, "***")
+            text = text.replace(base64.b64encode(f"x-access-token:{self.token}".encode()).decode(), "***")
+        return text
+
+    def run(self, *args: str, check: bool = True, git_dir: bool = True) -> subprocess.CompletedProcess[bytes]:
+        cmd = ["git", *(["--git-dir", str(self.git_dir)] if git_dir else []), *args]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, env=self.env(), timeout=GIT_TIMEOUT_SECONDS, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s; check that "
+                           f"{_public(self.repo)} is reachable") from exc
+        if check and proc.returncode != 0:
+            err = self.scrub(proc.stderr.decode("utf-8", "replace").strip())
+            raise GitError(f"git {args[0]} failed ({proc.returncode}): {err}")
+        return proc
+
+    def out(self, *args: str) -> str:
+        return self.run(*args).stdout.decode("utf-8", "replace")
+
+    # -- blobs ------------------------------------------------------------------------------
+    def blob(self, sha: str) -> bytes:
+        """The content of a blob, through one long-running ``git cat-file --batch``."""
+        if self._reader is None:
+            self._reader = subprocess.Popen(["git", "--git-dir", str(self.git_dir), "cat-file", "--batch"],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=self.env())
+        assert self._reader.stdin is not None and self._reader.stdout is not None
+        self._reader.stdin.write(sha.encode() + b"\n")
+        self._reader.stdin.flush()
+        header = self._reader.stdout.readline().decode().split()
+        if len(header) != 3:
+            raise GitError(f"git cat-file: object {sha} is missing from the clone")
+        size = int(header[2])
+        data = self._reader.stdout.read(size)
+        self._reader.stdout.read(1)  # the newline after the content
+        return data
+
+    def close(self) -> None:
+        if self._reader is not None:
+            if self._reader.stdin:
+                self._reader.stdin.close()
+            self._reader.wait(timeout=30)
+            self._reader = None
+
+
+class GitSource(Source):
+    cfg: SourceConfig
+
+    def __init__(self, cfg, *, workdir: Path) -> None:  # noqa: ANN001 - a SourceConfig
+        super().__init__(cfg, workdir=workdir)
+        self.clone_dir = Path(workdir) / "clone"
+        self.state_file = Path(workdir) / "state.json"
+
+    # -- state --------------------------------------------------------------------------------
+    def load_state(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) and data.get("version") == STATE_VERSION else {}
+
+    def save_state(self, data: dict[str, Any]) -> None:
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.state_file.parent, prefix=".state-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, sort_keys=True)
+        os.replace(tmp, self.state_file)
+
+    # -- git ----------------------------------------------------------------------------------
+    def _token(self) -> str | None:
+        if not self.cfg.token_env:
+            return None
+        token = os.environ.get(self.cfg.token_env)
+        if not token:
+            raise GitError(f"sources.{self.name}.token_env: the environment variable {self.cfg.token_env} is not set "
+                           "or empty; export the access token in it (or remove token_env for a public repository)")
+        return token
+
+    def _ensure_clone(self, git: _Git) -> None:
+        if (self.clone_dir / "HEAD").is_file() and (self.clone_dir / "objects").is_dir():
+            return
+        if self.clone_dir.exists():
+            shutil.rmtree(self.clone_dir)
+        self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
+        git.run("init", "--bare", "--quiet", str(self.clone_dir), git_dir=False)
+
+    def _remote_default_branch(self, git: _Git) -> str:
+        try:
+            out = git.out("ls-remote", "--symref", self.cfg.repo, "HEAD")
+        except GitError as exc:
+            raise GitError(f"sources.{self.name}: could not reach {_public(self.cfg.repo or '')} to find its default "
+                           f"branch: {exc}; check repo and, for a private repository, token_env") from None
+        m = re.search(r"^ref:\s+refs/heads/(\S+)\s+HEAD", out, re.M)
+        if not m:
+            raise GitError(f"{_public(self.cfg.repo)} does not say which branch is its default; "
+                           f"set sources.{self.name}.branch")
+        return m.group(1)
+
+    def _fetch(self, git: _Git, log: Log) -> tuple[str, str]:
+        """Fetch the branch; returns (branch, HEAD commit)."""
+        branch = self.cfg.branch or self._remote_default_branch(git)
+        log(f"[DISCOVER] {self.name}: fetching {_public(self.cfg.repo)} branch {branch}")
+        try:
+            git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", self.cfg.repo,
+                    f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+        except GitError as exc:
+            raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "
+                           "check repo, branch and, for a private repository, token_env") from None
+        head = git.out("rev-parse", "--verify", f"refs/remotes/origin/{branch}^{{commit}}").strip()
+        return branch, head
+
+    @staticmethod
+    def _tree(git: _Git, commit: str) -> dict[str, str]:
+        """repository path → blob sha of every regular file at ``commit``."""
+        raw = git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout.decode("utf-8", "surrogateescape")
+        tree: dict[str, str] = {}
+        for entry in raw.split("\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition("\t")
+            mode, kind, sha = meta.split()
+            if kind == "blob" and mode in ("100644", "100755"):
+                tree[path] = sha
+        return tree
+
+    @staticmethod
+    def _diff(git: _Git, old: str, new: str) -> list[_Change]:
+        raw = git.run("diff", "--name-status", "-z", "-M", old, new) \
+            .stdout.decode("utf-8", "surrogateescape").split("\0")
+        changes: list[_Change] = []
+        i = 0
+        while i < len(raw) and raw[i]:
+            status = raw[i][0]
+            if status in "RC":
+                changes.append(_Change("R" if status == "R" else "A", raw[i + 2], raw[i + 1]))
+                i += 3
+            else:
+                changes.append(_Change(status if status in "AMD" else "M", raw[i + 1]))
+                i += 2
+        return changes
+
+    def _rel(self, repo_path: str) -> str | None:
+        """The path below ``subpath`` of a file of this source, or None when it is not one."""
+        sub = self.cfg.subpath.strip("/")
+        if sub:
+            if not repo_path.startswith(sub + "/"):
+                return None
+            rel = repo_path[len(sub) + 1:]
+        else:
+            rel = repo_path
+        if any(part.startswith(".") for part in rel.split("/")):
+            return None
+        if not any(path_glob(rel, g) for g in self.cfg.include):
+            return None
+        if any(path_glob(rel, g) for g in self.cfg.exclude):
+            return None
+        if format_for_path(rel) is None:
+            return None
+        return rel
+
+    # -- scan ---------------------------------------------------------------------------------
+    def scan(self, state: dict[str, str], *, log: Log, mode: str = "refresh") -> ScanResult:
+        if shutil.which("git") is None:
+            raise GitError("the git command-line client is not installed; install git (e.g. apt-get install git)")
+        t0 = time.perf_counter()
+        git = _Git(self.clone_dir, token=self._token(), repo=self.cfg.repo or "")
+        try:
+            return self._scan(git, state, log=log, mode=mode, t0=t0)
+        finally:
+            git.close()
+
+    def _scan(self, git: _Git, state: dict[str, str], *, log: Log, mode: str, t0: float) -> ScanResult:
+        stored = self.load_state()
+        same_source = (stored.get("repo") == _public(self.cfg.repo or "") and stored.get("subpath") == self.cfg.subpath
+                       and (self.cfg.branch is None or stored.get("branch") == self.cfg.branch))
+        last: str | None = stored.get("commit") if same_source else None
+        cloned = (self.clone_dir / "HEAD").is_file()
+        if mode == "reparse" and cloned and last and self._has_commit(git, last):
+            branch, head = stored.get("branch", self.cfg.branch or ""), last
+            log(f"[DISCOVER] {self.name}: reparse: reading commit {head[:12]} from the clone, no fetch")
+        else:
+            if mode == "reparse":
+                log(f"[DISCOVER] {self.name}: reparse: nothing synced yet, fetching first")
+            self._ensure_clone(git)
+            branch, head = self._fetch(git, log)
+        tree = self._tree(git, head)
+
+        fallback: str | None = None
+        changes: list[_Change] | None = None
+        if not stored:
+            fallback = "first sync"
+        elif not same_source:
+            fallback = "repo, branch or subpath changed since the last sync"
+        elif not last or not self._has_commit(git, last):
+            fallback = f"the stored commit {str(last)[:12]} is not in the repository any more (history rewritten)"
+        elif last != head and not self._is_ancestor(git, last, head):
+            fallback = f"the stored commit {last[:12]} is not an ancestor of {head[:12]} (history rewritten by a force-push)"
+        if last and self._has_commit(git, last):
+            changes = self._diff(git, last, head)  # also after a force-push: the counts, for the notes
+        if mode in ("reparse", "force") and fallback is None:
+            fallback = f"mode {mode}: every file is read again"
+        if fallback:
+            log(f"[DISCOVER] {self.name}: full comparison by content hash: {fallback}")
+        elif last == head:
+            log(f"[DISCOVER] {self.name}: at {head[:12]}, no new commit")
+        else:
+            log(f"[DISCOVER] {self.name}: {last[:12]}..{head[:12]}: {len(changes or [])} files changed in the repository")
+
+        # files the diff names (its new paths): read again even if a stale cache entry matched
+        touched = {c.path for c in changes or [] if c.status != "D"} if not fallback else set()
+        cache: dict[str, dict[str, Any]] = stored.get("files", {}) if not fallback else {}
+
+        def read_text(repo_path: str) -> str | None:
+            sha = tree.get(repo_path)
+            return git.blob(sha).decode("utf-8", "replace") if sha else None
+
+        sub = self.cfg.subpath.strip("/")
+        pages: list[Page] = []
+        new_cache: dict[str, dict[str, Any]] = {}
+        seen_urls: dict[str, str] = {}
+        unmapped = 0
+        unresolved_total = 0
+        read_count = 0
+        for repo_path in sorted(tree):
+            rel = self._rel(repo_path)
+            if rel is None:
+                continue
+            blob = tree[repo_path]
+            fmt = format_for_path(rel) or "markdown"
+            url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template)
+            if url is None:
+                url = repo_path
+                unmapped += 1
+                if self.cfg.url_rules or self.cfg.url_template:
+                    log(f"[DISCOVER] {self.name}: warning: no url_rules entry or url_template maps {rel}; "
+                        f"indexed under its repository path {repo_path}")
+            if url in seen_urls:
+                log(f"[DISCOVER] {self.name}: warning: {rel} maps to {url} like {seen_urls[url]}; skipped")
+                continue
+            seen_urls[url] = rel
+            entry = cache.get(rel)
+            valid = (entry is not None and repo_path not in touched and entry.get("blob") == blob
+                     and all(tree.get(d) == b for d, b in (entry.get("deps") or {}).items()))
+            digest: str | None = entry["hash"] if valid and entry else None
+            body: str | None = None
+            meta: dict[str, Any] = {}
+            deps: dict[str, str | None] = dict(entry.get("deps") or {}) if valid and entry else {}
+
+            def load() -> tuple[str, str, dict[str, str | None], list[str]]:
+                data = git.blob(blob)
+                if fmt == "asciidoc":
+                    text, dep_found, missing = asciidoc_body(data.decode("utf-8", "replace"),
+                                                             path=repo_path, read=read_text)
+                    return text, content_hash(text), {d: tree.get(d) for d in dep_found}, missing
+                return data.decode("utf-8", "replace"), content_hash(data), {}, []
+
+            missing: list[str] = []
+            if digest is None:
+                body, digest, deps, missing = load()
+                read_count += 1
+            status = self.status(url, digest, state, mode)
+            if status != "unchanged" and body is None:
+                body, digest, deps, missing = load()
+                read_count += 1
+                status = self.status(url, digest, state, mode)
+            if status != "unchanged":
+                log(f"[FETCH] {self.name}: {rel}: {status} at {head[:12]}")
+                meta["commit"] = head
+                if missing:
+                    meta["unresolved_includes"] = missing
+                    unresolved_total += len(missing)
+                    for target in missing:
+                        log(f"[FETCH] {self.name}: {rel}: include::{target}[] cannot be resolved in the "
+                            "repository; skipped")
+            else:
+                body = None
+            new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}
+            pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=digest, format=fmt,
+                              body=body, status=status, metadata=meta))
+
+        present = {p.page_url for p in pages}
+        deleted = sorted(u for u in state if u not in present)
+        notes = self._notes(changes, fallback, pages, deleted, sub)
+        notes.update(commit=head, branch=branch, files=len(pages), files_read=read_count)
+        if last:
+            notes["previous_commit"] = last
+        if unmapped:
+            notes["unmapped_files"] = unmapped
+        if unresolved_total:
+            notes["unresolved_includes"] = unresolved_total
+        self.save_state({"version": STATE_VERSION, "repo": _public(self.cfg.repo or ""), "branch": branch,
+                         "subpath": self.cfg.subpath, "commit": head, "previous_commit": last,
+                         "synced_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": new_cache})
+        log(f"[DISCOVER] {self.name}: {len(pages)} files at {head[:12]}, {read_count} read, "
+            f"{sum(p.status == 'new' for p in pages)} new, {sum(p.status == 'changed' for p in pages)} changed, "
+            f"{len(deleted)} gone ({time.perf_counter() - t0:.2f} s)")
+        return ScanResult(pages=pages, deleted=deleted, notes=notes)
+
+    def _notes(self, changes: list[_Change] | None, fallback: str | None, pages: list[Page], deleted: list[str],
+               sub: str) -> dict[str, Any]:
+        """Counts of the source's files the diff names (or, without a diff, from the statuses)."""
+        notes: dict[str, Any] = {}
+        if changes is not None:
+            mine = lambda p: p is not None and self._rel(p) is not None  # noqa: E731
+            notes.update(
+                files_added=sum(c.status == "A" and mine(c.path) for c in changes),
+                files_modified=sum(c.status == "M" and mine(c.path) for c in changes),
+                files_deleted=sum(c.status == "D" and mine(c.path) for c in changes),
+                files_renamed=sum(c.status == "R" and (mine(c.path) or mine(c.old_path)) for c in changes))
+        else:
+            notes.update(files_added=sum(p.status == "new" for p in pages),
+                         files_modified=sum(p.status == "changed" for p in pages),
+                         files_deleted=len(deleted), files_renamed=0)
+        if fallback:
+            notes["fallback"] = fallback
+        return notes
+
+    @staticmethod
+    def _has_commit(git: _Git, sha: str) -> bool:
+        return git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+    @staticmethod
+    def _is_ancestor(git: _Git, old: str, new: str) -> bool:
+        return git.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0

@@ -1,0 +1,449 @@
+"""``kind: git`` sources: real repositories made in temp dirs, real Dagster runs, the real model.
+
+A bare "remote" repository is pushed to from a work tree; the source fetches it by path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance
+
+from docs_rag_pipeline import refresh
+from docs_rag_pipeline.context import get_context
+from docs_rag_pipeline.query import search
+from docs_rag_pipeline.retrieval import parent_chain
+from docs_rag_pipeline.sources.git import GitError, GitSource
+
+from .conftest import write_config, write_docs
+from .dagster_helpers import materialize_source
+
+
+def git(cwd: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "init.defaultBranch=main", *args]
+    return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Repo:
+    """A work tree and the bare repository it pushes to."""
+
+    def __init__(self, root: Path) -> None:
+        self.work = root / "work"
+        self.remote = root / "remote.git"
+        self.work.mkdir(parents=True)
+        git(self.work, "init", "-q")
+        git(root, "init", "-q", "--bare", str(self.remote))
+        git(self.work, "remote", "add", "origin", str(self.remote))
+
+    def commit(self, message: str, files: dict[str, str] | None = None, *, delete: tuple[str, ...] = (),
+               rename: dict[str, str] | None = None, force: bool = False) -> str:
+        write_docs(self.work, files or {})
+        for rel in delete:
+            git(self.work, "rm", "-q", rel)
+        for old, new in (rename or {}).items():
+            (self.work / new).parent.mkdir(parents=True, exist_ok=True)
+            git(self.work, "mv", old, new)
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", message)
+        git(self.work, "push", "-q", *(["--force"] if force else []), "origin", "HEAD:main")
+        return git(self.work, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def instance():
+    with DagsterInstance.ephemeral() as inst:
+        yield inst
+
+
+SITE = "https://docs.acme.dev/"
+DOCS = {
+    "docs/index.md": """
+        # Acme Docs
+
+        Acme builds dashboards from sensor readings.
+    """,
+    "docs/guide/install.md": """
+        # Installing
+
+        Install the package with pip; Python 3.11 or newer is required.
+
+        ## On Linux
+
+        Run `pip install acme` inside a virtual environment.
+
+        ## Troubleshooting
+
+        If the import fails, delete the cache folder at `~/.cache/acme` and install again.
+    """,
+    "docs/guide/config.md": """
+        # Configuration
+
+        Settings live in `acme.toml`. The `refresh_seconds` key sets how often panels redraw.
+    """,
+    "docs/api/reference.md": """
+        # API reference
+
+        The `Panel.render()` method draws a panel. It raises QUUX_PANEL_GONE when the panel was closed.
+    """,
+    "src/app.py": "print('not documentation')\n",
+    "README.md": "# Repository readme, outside the docs subpath\n",
+}
+
+
+def _config(tmp_path: Path, repo: Repo, extra: str = "") -> Path:
+    return write_config(tmp_path, sources=f"""
+      - name: acme
+        kind: git
+        repo: {repo.remote}
+        subpath: docs
+        url_template: "{SITE}{{path}}/"
+        {extra}
+    """)
+
+
+def _chunks(cfg: Path) -> dict[str, list[dict]]:
+    by_page: dict[str, list[dict]] = {}
+    for r in get_context(cfg).chunks.rows("source = 'acme'"):
+        by_page.setdefault(r["page_url"], []).append(r)
+    return by_page
+
+
+def _scan_meta(summary: dict) -> dict:
+    meta = summary["_result"].asset_materializations_for_node("scraped_pages")[0].metadata
+    return {k: v.value for k, v in meta.items() if k.startswith("scan_")}
+
+
+def test_git_delta_sync_add_modify_delete_rename_force_push(tmp_path: Path, instance) -> None:
+    repo = Repo(tmp_path / "repo")
+    c1 = repo.commit("initial", DOCS)
+    cfg = _config(tmp_path, repo)
+
+    # first sync: everything below docs/, nothing else
+    first = materialize_source(cfg, "acme", instance)
+    assert first["pages_new"] == 4 and first["pages_deleted"] == 0
+    assert first["chunks_embedded"] == first["chunks_total"] == first["rows_written"]
+    assert all(first["_checks"].values()), first["_checks"]
+    notes = _scan_meta(first)
+    assert notes["scan_commit"] == c1 and notes["scan_fallback"] == "first sync" and notes["scan_files_added"] == 4
+    chunks = _chunks(cfg)
+    assert set(chunks) == {SITE, f"{SITE}guide/install/", f"{SITE}guide/config/", f"{SITE}api/reference/"}
+    assert {c["metadata"]["commit"] for rows in chunks.values() for c in rows} == {c1}
+    assert "[DISCOVER]" in first["_log"] and "[FETCH]" in first["_log"]
+    install_before = {c["text"] for c in chunks[f"{SITE}guide/install/"]}
+
+    # no new commit: nothing read, nothing embedded, nothing written
+    again = materialize_source(cfg, "acme", instance)
+    assert again["pages_unchanged"] == 4 and again["chunks_embedded"] == again["rows_written"] == 0
+    assert _scan_meta(again)["scan_files_read"] == 0
+
+    # one commit: modify one section of install.md, add upgrade.md, delete reference.md
+    c2 = repo.commit("edit, add, delete", {
+        "docs/guide/install.md": DOCS["docs/guide/install.md"].replace(
+            "delete the cache folder at `~/.cache/acme`", "run `acme doctor`"),
+        "docs/guide/upgrade.md": """
+            # Upgrading
+
+            Upgrade with `pip install -U acme`.
+
+            ## From 1.x
+
+            The `refresh` setting was renamed to `refresh_seconds`.
+        """}, delete=("docs/api/reference.md",))
+    second = materialize_source(cfg, "acme", instance)
+    assert (second["pages_new"], second["pages_changed"], second["pages_deleted"], second["pages_unchanged"]) == (1, 1, 1, 2)
+    notes = _scan_meta(second)
+    assert notes["scan_commit"] == c2 and notes["scan_previous_commit"] == c1 and "scan_fallback" not in notes
+    assert (notes["scan_files_added"], notes["scan_files_modified"], notes["scan_files_deleted"],
+            notes["scan_files_renamed"]) == (1, 1, 1, 0)
+    assert notes["scan_files_read"] == 2  # only what the diff names
+    chunks = _chunks(cfg)
+    upgrade = chunks[f"{SITE}guide/upgrade/"]
+    changed_install = [c for c in chunks[f"{SITE}guide/install/"] if c["text"] not in install_before]
+    # only the changed files are re-embedded: the edited section and the new page
+    assert len(changed_install) == 1 and "acme doctor" in changed_install[0]["text"]
+    assert second["chunks_embedded"] == len(upgrade) + 1
+    assert {c["metadata"]["commit"] for c in chunks[f"{SITE}guide/install/"] + upgrade} == {c2}
+    assert {c["metadata"]["commit"] for c in chunks[SITE]} == {c1}  # unchanged pages keep theirs
+    # a deleted file leaves no chunk
+    assert f"{SITE}api/reference/" not in chunks
+    assert all("reference" not in h.page_url for h in search("QUUX_PANEL_GONE Panel.render", config=cfg))
+
+    # a rename (same text, new URL): the old URL goes, the new one comes, nothing is re-embedded
+    c3 = repo.commit("rename", rename={"docs/guide/config.md": "docs/guide/configuration.md"})
+    third = materialize_source(cfg, "acme", instance)
+    assert (third["pages_new"], third["pages_deleted"], third["pages_changed"]) == (1, 1, 0)
+    assert third["chunks_embedded"] == 0 and third["chunks_cached"] >= 1
+    assert _scan_meta(third)["scan_files_renamed"] == 1
+    chunks = _chunks(cfg)
+    assert f"{SITE}guide/config/" not in chunks and f"{SITE}guide/configuration/" in chunks
+    assert chunks[f"{SITE}guide/configuration/"][0]["metadata"]["commit"] == c3
+
+    # a force-push that rewrites history (the stored commit is gone from the branch): full comparison
+    git(repo.work, "reset", "-q", "--hard", c1)
+    c4 = repo.commit("rewritten", {"docs/index.md": "# Acme Docs\n\nAcme builds dashboards; see the guide.\n"},
+                     force=True)
+    fourth = materialize_source(cfg, "acme", instance)
+    notes = _scan_meta(fourth)
+    assert notes["scan_commit"] == c4 and "force-push" in notes["scan_fallback"]
+    chunks = _chunks(cfg)
+    # the index matches the rewritten branch exactly
+    assert set(chunks) == {SITE, f"{SITE}guide/install/", f"{SITE}guide/config/", f"{SITE}api/reference/"}
+    assert (fourth["pages_new"], fourth["pages_changed"], fourth["pages_deleted"]) == (2, 2, 2)
+    # text seen before (reference.md, config.md, the original install.md sections) comes from the cache
+    assert fourth["chunks_embedded"] == 1 and fourth["chunks_cached"] >= 4
+    assert all(fourth["_checks"].values())
+
+
+def test_git_failed_materialization_does_not_lose_changes(tmp_path: Path, instance) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", DOCS)
+    cfg = _config(tmp_path, repo)
+    materialize_source(cfg, "acme", instance)
+    c2 = repo.commit("edit", {"docs/guide/config.md": "# Configuration\n\nSettings now live in `acme.yaml`.\n"})
+    # a scan whose later stages never ran (as if embedding failed): the stored commit advances ...
+    pages = refresh.scan_pages(get_context(cfg), "acme")
+    assert [p["path"] for p in pages if p["status"] == "changed"] == ["guide/config.md"]
+    state = json.loads((tmp_path / "data" / "sources" / "acme" / "state.json").read_text())
+    assert state["commit"] == c2
+    # ... yet the next run still finds the change, because pages are compared with the index
+    summary = materialize_source(cfg, "acme", instance)
+    assert summary["pages_changed"] == 1 and summary["chunks_embedded"] == 1
+    assert "acme.yaml" in _chunks(cfg)[f"{SITE}guide/config/"][0]["text"]
+
+
+def test_git_reparse_and_force_modes(tmp_path: Path, instance) -> None:
+    repo = Repo(tmp_path / "repo")
+    c1 = repo.commit("initial", DOCS)
+    cfg = _config(tmp_path, repo)
+    materialize_source(cfg, "acme", instance)
+    ctx = get_context(cfg)
+    # force: fetch, then every page again
+    notes: dict = {}
+    pages = refresh.scan_pages(ctx, "acme", mode="force", notes=notes)
+    assert {p["status"] for p in pages} == {"changed"} and notes["files_read"] == 4
+    # reparse: from the clone, without fetching (the remote is gone)
+    repo.remote.rename(tmp_path / "elsewhere.git")
+    lines: list[str] = []
+    pages = refresh.scan_pages(ctx, "acme", mode="reparse", notes=notes, log=lines.append)
+    assert {p["status"] for p in pages} == {"changed"} and len(pages) == 4
+    assert notes["commit"] == c1 and any("no fetch" in ln for ln in lines)
+    # a refresh needs the remote: a clear error, nothing deleted
+    with pytest.raises(GitError, match="could not reach .*remote.git"):
+        refresh.scan_pages(ctx, "acme")
+
+
+def test_git_unmapped_files_and_default_branch(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    git(repo.remote, "symbolic-ref", "HEAD", "refs/heads/trunk")  # the remote's default is trunk
+    repo.commit("initial", {"docs/modules/ROOT/pages/index.adoc": "= Home\n\nHello.\n",
+                            "docs/modules/ROOT/nav.adoc": "* xref:index.adoc[]\n"})
+    git(repo.work, "push", "-q", "origin", "HEAD:trunk")
+    cfg = write_config(tmp_path, sources=f"""
+      - name: acme
+        kind: git
+        repo: file://{repo.remote}
+        subpath: docs
+        url_rules:
+          - {{match: '^modules/ROOT/pages/(.*/)?index\\.adoc$', url: 'https://docs.acme.dev/\\1'}}
+    """)
+    lines: list[str] = []
+    notes: dict = {}
+    pages = {p["path"]: p for p in refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)}
+    assert notes["branch"] == "trunk"
+    assert pages["modules/ROOT/pages/index.adoc"]["page_url"] == "https://docs.acme.dev/"
+    # a file no rule maps: indexed under its repository path, with a warning
+    assert pages["modules/ROOT/nav.adoc"]["page_url"] == "docs/modules/ROOT/nav.adoc"
+    assert notes["unmapped_files"] == 1
+    assert any("warning" in ln and "modules/ROOT/nav.adoc" in ln for ln in lines)
+
+
+def test_git_token_only_in_the_request_never_on_disk_or_in_errors(tmp_path: Path, monkeypatch) -> None:
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            return None
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    secret = "s3cr3t-token-value-123"
+    monkeypatch.setenv("ACME_GIT_TOKEN", secret)
+    try:
+        cfg = write_config(tmp_path, sources=f"""
+          - name: acme
+            kind: git
+            repo: http://127.0.0.1:{server.server_port}/acme/docs.git
+            branch: main
+            token_env: ACME_GIT_TOKEN
+        """)
+        logs: list[str] = []
+        with pytest.raises(GitError) as err:
+            refresh.scan_pages(get_context(cfg), "acme", log=logs.append)
+    finally:
+        server.shutdown()
+        server.server_close()
+    expected = "Basic " + base64.b64encode(f"x-access-token:{secret}".encode()).decode()
+    assert expected in seen  # the header reached the server
+    assert secret not in str(err.value) and expected.split()[1] not in str(err.value)
+    assert not any(secret in ln for ln in logs)
+    for f in (tmp_path / "data").rglob("*"):
+        if f.is_file():
+            assert secret.encode() not in f.read_bytes(), f
+            assert expected.split()[1].encode() not in f.read_bytes(), f
+
+    monkeypatch.delenv("ACME_GIT_TOKEN")
+    with pytest.raises(GitError, match="ACME_GIT_TOKEN is not set"):
+        refresh.scan_pages(get_context(cfg), "acme")
+
+
+def test_git_source_class_is_registered() -> None:
+    from docs_rag_pipeline.sources import SOURCE_KINDS
+
+    assert SOURCE_KINDS["git"] == "git:GitSource" and issubclass(GitSource, object)
+
+
+# --------------------------------------------------------------------------------------------
+# Vaadin-like AsciiDoc docs: framework filter and the parent chain across files
+# --------------------------------------------------------------------------------------------
+
+VAADIN = {
+    "articles/index.adoc": """
+        = Vaadin Docs
+
+        Vaadin builds web apps in Java with Flow or in React with Hilla.
+    """,
+    "articles/flow/index.adoc": """
+        = Flow
+
+        Flow lets you build the whole user interface in server-side Java.
+    """,
+    "articles/flow/binding-data/index.adoc": """
+        = Binding Data to Forms
+
+        The Binder class connects form fields to the properties of a Java bean.
+    """,
+    "articles/flow/binding-data/validation.adoc": """
+        = Validating Form Input
+        :page-aliases: flow/binding/validation.adoc
+
+        Form validation in Flow runs on the server.
+
+        == Validators
+
+        Add validators to a binding with `withValidator`.
+
+        === Validation error messages
+
+        [source,java]
+        ----
+        binder.forField(email).withValidator(new EmailValidator("Not a valid email address")).bind(Person::setEmail);
+        ----
+
+        Each rejected value shows its form validation error message next to the field.
+    """,
+    "articles/hilla/index.adoc": """
+        = Hilla
+
+        Hilla pairs a Spring Boot backend with a React frontend.
+    """,
+    "articles/hilla/guides/forms.adoc": """
+        = Form Validation in Hilla
+
+        Form validation in Hilla uses the useForm hook; validation error messages show next to each field.
+    """,
+    "articles/components/text-field/index.adoc": """
+        = Text Field
+
+        A text field accepts text input. Form validation error messages appear below the text field.
+    """,
+}
+
+
+def test_framework_filter_and_parent_chain(tmp_path: Path, instance) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit("docs", {k: textwrap.dedent(v).lstrip() for k, v in VAADIN.items()})
+    cfg = write_config(tmp_path, sources=f"""
+      - name: acme
+        kind: git
+        repo: {repo.remote}
+        subpath: articles
+        url_template: "https://vaadin.example/docs/{{path}}"
+        metadata_rules:
+          - key: framework
+            values: {{"**/flow/**": flow, "**/hilla/**": hilla}}
+            default: common
+    """)
+    summary = materialize_source(cfg, "acme", instance)
+    assert summary["pages_new"] == 7 and all(summary["_checks"].values())
+
+    query = "form validation error messages"
+    unfiltered = search(query, config=cfg, top_k=10)
+    assert any(h.metadata.get("framework") == "hilla" for h in unfiltered)  # Hilla is relevant too
+    hits = search(query, config=cfg, top_k=10, filters={"framework": "flow"})
+    frameworks = {h.metadata.get("framework") for h in hits}
+    assert frameworks == {"flow", "common"}  # Flow and shared pages, never Hilla
+    assert not any("/hilla" in h.page_url for h in hits)
+
+    # the parent chain of the deepest section reaches the top-level section (flow) and the root
+    ctx = get_context(cfg)
+    rows = ctx.chunks.rows("source = 'acme'")
+    deep = next(r for r in rows if r["headings"] == ["Validators", "Validation error messages"])
+    assert deep["url"] == "https://vaadin.example/docs/flow/binding-data/validation#_validation_error_messages"
+    chain = [(r["page_url"].removeprefix("https://vaadin.example/docs/"), tuple(r["headings"]))
+             for r in parent_chain(ctx, deep["chunk_id"])]
+    assert chain == [
+        ("flow/binding-data/validation", ("Validators", "Validation error messages")),
+        ("flow/binding-data/validation", ("Validators",)),
+        ("flow/binding-data/validation", ()),
+        ("flow/binding-data", ()),
+        ("flow", ()),
+        ("", ()),
+    ]
+
+
+def test_git_asciidoc_include_change_reprocesses_including_page(tmp_path: Path) -> None:
+    """A commit that changes only a partial re-reads the pages that include it (and nothing else)."""
+    from docs_rag_pipeline.config import parse_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {
+        "antora.yml": "name: acme\nversion: '1.0'\nasciidoc:\n  attributes:\n    product: Acme\n",
+        "modules/ROOT/pages/index.adoc": "= Home\n\nWelcome to {product}.\n",
+        "modules/ROOT/pages/install.adoc": "= Install\n\ninclude::partial$steps.adoc[]\n\ninclude::example$gone.rb[]\n",
+        "modules/ROOT/partials/steps.adoc": "Run `acme setup`.\n",
+    })
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
+        "name": "acme", "kind": "git", "repo": str(repo.remote), "include": ["modules/*/pages/**/*.adoc"],
+        "url_rules": [{"match": r"^modules/ROOT/pages/(.*?)(?:index)?\.adoc$", "url": r"https://acme.dev/\1"}]}]})
+    src = GitSource(cfg.sources[0], workdir=tmp_path / "data" / "sources" / "acme")
+    lines: list[str] = []
+    first = src.scan({}, log=lines.append)
+    pages = {p.path: p for p in first.pages}
+    assert set(pages) == {"modules/ROOT/pages/index.adoc", "modules/ROOT/pages/install.adoc"}
+    assert "Run `acme setup`." in pages["modules/ROOT/pages/install.adoc"].body
+    assert ":product: Acme" in pages["modules/ROOT/pages/index.adoc"].body
+    assert pages["modules/ROOT/pages/install.adoc"].metadata["unresolved_includes"] == ["example$gone.rb"]
+    assert first.notes["unresolved_includes"] == 1
+    assert any("include::example$gone.rb[] cannot be resolved" in ln for ln in lines)
+    state = {p.page_url: p.content_hash for p in first.pages}
+
+    repo.commit("partial only", {"modules/ROOT/partials/steps.adoc": "Run `acme setup --all`.\n"})
+    second = src.scan(state, log=lines.append)
+    status = {p.path: p.status for p in second.pages}
+    assert status == {"modules/ROOT/pages/index.adoc": "unchanged", "modules/ROOT/pages/install.adoc": "changed"}
+    assert second.notes["files_read"] == 1 and second.notes["files_modified"] == 0  # the partial is no page
+    install = next(p for p in second.pages if p.status == "changed")
+    assert "acme setup --all" in install.body and install.metadata["commit"] == second.notes["commit"]
