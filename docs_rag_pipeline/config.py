@@ -136,6 +136,9 @@ class SourceConfig:
     cron: str = "0 4 * * *"
     metadata: dict[str, Any] = field(default_factory=dict)
     metadata_rules: tuple[MetadataRule, ...] = ()
+    # AsciiDoc attributes set above every .adoc file (e.g. the site's idprefix/idseparator, so
+    # section anchors match the published site)
+    asciidoc_attributes: dict[str, str] = field(default_factory=dict)
     # web
     seed_urls: tuple[str, ...] = ()
     sitemaps: str | tuple[str, ...] = "auto"  # "auto" | "off" | explicit sitemap URLs
@@ -249,13 +252,14 @@ _EVAL = {"top_k": ((int,), False), "min_recall_at_5": ((float,), False), "min_re
 _TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api", "eval")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {
-    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules"},
+    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules",
+                             "asciidoc_attributes"},
     "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
                            "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
                            "max_bytes", "error_threshold", "user_agent", "respect_robots", "content_selector",
                            "base_url"},
     "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
-                           "token_env"},
+                           "token_env", "asciidoc_attributes"},
 }
 KINDS = tuple(SOURCE_KEYS)
 _SOURCE_SCALARS: dict[str, tuple[type, ...]] = {
@@ -406,6 +410,13 @@ def _source(raw: Any, i: int, where: str, root: Path) -> SourceConfig:
         raise ConfigError(f"{where}: {key}.cron: {values['cron']!r} is not a 5-field cron expression, e.g. '0 4 * * *'")
     if "metadata" in raw:
         values["metadata"] = dict(_check(raw["metadata"], dict, f"{key}.metadata", where))
+    if "asciidoc_attributes" in raw:
+        attrs = _check(raw["asciidoc_attributes"], dict, f"{key}.asciidoc_attributes", where)
+        for k, v in attrs.items():
+            if not isinstance(k, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]*", k):
+                raise ConfigError(f"{where}: {key}.asciidoc_attributes: {k!r} is not an attribute name")
+            _check(v, (str, int, float, bool), f"{key}.asciidoc_attributes.{k}", where)
+        values["asciidoc_attributes"] = {k: "" if v is None else str(v) for k, v in attrs.items()}
     return SourceConfig(**values)
 
 

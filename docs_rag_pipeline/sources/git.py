@@ -343,7 +343,8 @@ class GitSource(Source):
                 data = git.blob(blob)
                 if fmt == "asciidoc":
                     text, dep_found, missing = asciidoc_body(data.decode("utf-8", "replace"),
-                                                             path=repo_path, read=read_text)
+                                                             path=repo_path, read=read_text,
+                                                             attributes=self.cfg.asciidoc_attributes)
                     return text, content_hash(text), {d: tree.get(d) for d in dep_found}, missing
                 return data.decode("utf-8", "replace"), content_hash(data), {}, []
 

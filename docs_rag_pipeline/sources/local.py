@@ -73,13 +73,14 @@ def file_url(rel: str, *, base_url: str | None, url_template: str | None, root: 
     return url if url is not None else (root / rel).resolve().as_uri()
 
 
-def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None]) -> tuple[str, dict[str, bool], list[str]]:
+def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None],
+                  attributes: dict[str, str] | None = None) -> tuple[str, dict[str, bool], list[str]]:
     """An AsciiDoc file as handed to the parser: Antora component attributes above it and its
     includes resolved with ``read(repo_path)``. Returns ``(body, deps, unresolved)``: ``deps``
     maps every file the includes named (and the ``antora.yml`` looked for) to whether it exists."""
     from ..parsing.asciidoc import prepare_asciidoc
 
-    body, res = prepare_asciidoc(text, path=path, read=read)
+    body, res = prepare_asciidoc(text, path=path, read=read, attributes=attributes)
     return body, res.deps, res.unresolved
 
 
@@ -137,7 +138,8 @@ class LocalSource(Source):
             meta: dict[str, object] = {}
             text = None
             if fmt == "asciidoc":
-                text, _deps, missing = asciidoc_body(data.decode("utf-8", errors="replace"), path=rel, read=self._read)
+                text, _deps, missing = asciidoc_body(data.decode("utf-8", errors="replace"), path=rel, read=self._read,
+                                                    attributes=self.cfg.asciidoc_attributes)
                 digest = content_hash(text)
                 if missing:
                     unresolved += len(missing)
