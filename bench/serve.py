@@ -55,9 +55,18 @@ def main() -> None:
     args = ap.parse_args()
     from waitress.server import create_server
 
-    ctx = get_context()
+    import tempfile
+
+    from docs_rag_pipeline.config import config_path
+
+    base = config_path()
+    cfg = Path(tempfile.mkdtemp()) / "bench.yaml"  # the same config, without the per-client rate limit
+    text = base.read_text().replace("storage: data", f"storage: {base.parent / 'data'}")
+    text = text.replace("path: docs", f"path: {base.parent / 'docs'}")
+    cfg.write_text(text + "\napi:\n  rate_limit_per_minute: 0\n")
+    ctx = get_context(cfg)
     search(ctx, "warm up", top_k=5)
-    srv = create_server(create_app(), host="127.0.0.1", port=0, threads=args.threads)
+    srv = create_server(create_app(config_path=str(cfg)), host="127.0.0.1", port=0, threads=args.threads)
     threading.Thread(target=srv.run, daemon=True).start()
     url = f"http://127.0.0.1:{srv.effective_port}/search"
     session = threading.local()

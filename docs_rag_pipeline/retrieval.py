@@ -88,8 +88,9 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     ranked: dict[str, list[dict[str, Any]]] = {}
     if mode in ("hybrid", "vector"):
         q = tbl.search(qv, vector_column_name="vector").distance_type("cosine").select(cols)
-        if ctx.chunks.has_ann_index():
-            q = q.nprobes(ctx.config.retrieval.nprobes)
+        parts = ctx.chunks.ann_partitions()
+        if parts:  # probe a tenth of the partitions (at least nprobes): near-exact on real embeddings
+            q = q.nprobes(max(ctx.config.retrieval.nprobes, parts // 10))
         if where:
             q = q.where(where, prefilter=True)
         ranked["vector"] = q.limit(n).to_arrow().to_pylist()

@@ -40,9 +40,10 @@ def table_slug(model: str) -> str:
 
 
 def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
+    """A LanceDB connection whose open tables see other processes' commits within a second."""
     import lancedb
 
-    return lancedb.connect(uri)
+    return lancedb.connect(uri, read_consistency_interval=timedelta(seconds=1))
 
 
 def _list_tables(db) -> list[str]:  # noqa: ANN001
@@ -80,6 +81,8 @@ class ChunksTable:
 
     def __init__(self, db, *, model: str, dimensions: int) -> None:  # noqa: ANN001
         self._vocab: tuple[int | None, frozenset[str]] | None = None
+        self._handle = None
+        self._ann: tuple[int | None, int] | None = None
         self.db = db
         self.model = model
         self.dimensions = dimensions
@@ -87,13 +90,17 @@ class ChunksTable:
         self.schema = chunk_schema(dimensions)
 
     def exists(self) -> bool:
-        return self.name in _list_tables(self.db)
+        return self._handle is not None or self.name in _list_tables(self.db)
 
     def open(self):  # noqa: ANN201
-        return self.db.open_table(self.name) if self.exists() else None
+        """The table (one handle per process; it follows new versions), or None before the first write."""
+        if self._handle is None and self.name in _list_tables(self.db):
+            self._handle = self.db.open_table(self.name)
+        return self._handle
 
     def _create(self):  # noqa: ANN202
-        return self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+        self._handle = self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+        return self._handle
 
     # ---- reads -------------------------------------------------------------------------------
     def _scan(self, where: str | None, columns: list[str] | None = None) -> pa.Table:
@@ -206,9 +213,9 @@ class ChunksTable:
                 stored[r["chunk_id"]] = _comparable(r)
         return [r for r in rows if r["page_url"] in keep_pages or stored.get(r["chunk_id"]) != _comparable(r)]
 
-    #: from this many rows on, vectors get an ANN index (IVF_FLAT: exact within the probed partitions);
-    #: below it a flat scan is as fast and always exact
-    ann_min_rows = 100_000
+    #: from this many rows on, vectors get an ANN index (IVF_FLAT: exact within the probed partitions,
+    #: sqrt(rows) partitions); below it a flat scan is fast enough (bench/query.py measures both)
+    ann_min_rows = 10_000
 
     def ensure_indexes_and_optimize(self) -> None:
         """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
@@ -229,8 +236,21 @@ class ChunksTable:
         tbl.optimize(cleanup_older_than=timedelta(minutes=5))
 
     def has_ann_index(self) -> bool:
+        return self.ann_partitions() > 0
+
+    def ann_partitions(self) -> int:
+        """Partitions of the vector index (0 without one), cached per table version."""
         tbl = self.open()
-        return tbl is not None and any(getattr(i, "name", "") == "vector_idx" for i in tbl.list_indices())
+        if tbl is None:
+            return 0
+        v = tbl.version
+        if self._ann is None or self._ann[0] != v:
+            parts = 0
+            if any(getattr(i, "name", "") == "vector_idx" for i in tbl.list_indices()):
+                stats = tbl.index_stats("vector_idx")
+                parts = int(getattr(stats, "num_partitions", None) or 0) or max(16, int(tbl.count_rows() ** 0.5))
+            self._ann = (v, parts)
+        return self._ann[1]
 
 
 def _comparable(r: dict[str, Any]) -> tuple:
