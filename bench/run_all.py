@@ -35,9 +35,23 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
 
 
+def previous_sections(path: Path) -> dict[str, str]:
+    """Sections of an earlier RESULTS.md, so running one benchmark keeps the others' results."""
+    if not path.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for chunk in path.read_text().split("\n## ")[1:]:
+        name = chunk.split(" ", 1)[0].strip()
+        out[name] = "\n## " + chunk.rstrip() + "\n"
+    return out
+
+
 def main() -> None:
     names = sys.argv[1:] or list(BENCHES)
-    parts = [f"# Benchmark results\n\nWritten by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
+    results = HERE / "RESULTS.md"
+    sections = previous_sections(results)
+    parts = [f"# Benchmark results\n\nWritten by `make bench` (`python bench/run_all.py [names]`); each section "
+             "says when it ran.\n\n"
              f"Machine: {machine()}\n\nEach section is one script's output; ratios are measured in the same run "
              "against the baseline named in the script's docstring.\n"]
     for name in names:
@@ -47,8 +61,10 @@ def main() -> None:
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         text = out.stdout.strip() + (f"\n\n(exit {out.returncode})\n{out.stderr[-2000:]}" if out.returncode else "")
         print(text, flush=True)
-        parts.append(f"\n## {name} ({time.perf_counter() - t0:.0f} s)\n\n```\n{text}\n```\n")
-    (HERE / "RESULTS.md").write_text("".join(parts))
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        sections[name] = f"\n## {name} ({when}, {time.perf_counter() - t0:.0f} s)\n\n```\n{text}\n```\n"
+    parts += [sections[n] for n in BENCHES if n in sections]
+    results.write_text("".join(parts))
     print(f"wrote {HERE / 'RESULTS.md'}")
 
 

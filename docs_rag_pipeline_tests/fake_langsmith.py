@@ -4,36 +4,24 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .local_http import LocalServer, QuietHandler
 
 
-class LangSmithServer:
+class LangSmithServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, bytes]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # noqa: ANN002
-                pass
-
+        class Handler(QuietHandler):
             def _handle(self):  # noqa: ANN202
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
+                body = self.read_body()
                 outer.requests.append((self.command, self.path, body))
-                payload = outer.reply(self.command, self.path, body)
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, outer.reply(self.command, self.path, body))
 
             do_GET = do_POST = do_PATCH = do_PUT = _handle
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     def reply(self, method: str, path: str, body: bytes) -> object:  # noqa: ARG002
         return {}
@@ -50,11 +38,3 @@ class LangSmithServer:
                 except ValueError:
                     pass
         return out
-
-    def __enter__(self) -> "LangSmithServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -12,7 +12,8 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .local_http import LocalServer, QuietHandler
 
 SOURCE_RE = re.compile(r"^\[(\d+)\] .*?\nURL: .*?\n(.*?)(?=\n\n\[\d+\] |\n\nQuestion: )", re.S | re.M)
 
@@ -23,18 +24,15 @@ def first_sentence(text: str) -> str:
     return s.rstrip(".") + "."
 
 
-class ChatServer:
+class ChatServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.stop = threading.Event()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # noqa: ANN002
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = json.loads(self.read_body())
                 outer.requests.append(body)
                 model = body["model"]
                 user = body["messages"][-1]["content"]
@@ -43,9 +41,9 @@ class ChatServer:
                     outer.stop.wait(30)
                     return
                 if model == "error500":
-                    return self._send(500, {"error": {"message": "boom"}})
+                    return self.send_json(500, {"error": {"message": "boom"}})
                 if model == "error429":
-                    return self._send(429, {"error": {"message": "slow down"}})
+                    return self.send_json(429, {"error": {"message": "slow down"}})
                 if model == "malformed":
                     data = b"<html>not json</html>"
                     self.send_response(200)
@@ -66,30 +64,13 @@ class ChatServer:
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:
-                    return self._send(404, {"error": {"message": f"unknown model {model}"}})
-                self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
+                    return self.send_json(404, {"error": {"message": f"unknown model {model}"}})
+                self.send_json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "finish_reason": "stop",
                                                               "message": {"role": "assistant", "content": content}}],
                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
-            def _send(self, code: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        super().__init__(Handler, path="/v1")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "ChatServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
-        self.stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def on_close(self) -> None:
+        self.stop.set()  # release the "slow" handlers

@@ -6,7 +6,6 @@ import contextlib
 import json
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +18,7 @@ from docs_rag_pipeline.serve.api import FIND_JOB_QUERY, LAUNCH_RUN_MUTATION, Rat
 
 from .conftest import GUIDE, write_config, write_docs
 from .dagster_helpers import materialize_source
+from .local_http import LocalServer, QuietHandler
 
 
 @contextlib.contextmanager
@@ -244,19 +244,16 @@ def test_rate_limiter_is_a_sliding_window_and_thread_safe():
 
 # ---- auth and the admin refresh route -------------------------------------------------------
 
-class FakeDagster:
+class FakeDagster(LocalServer):
     """A real HTTP server on 127.0.0.1 that speaks enough of Dagster's GraphQL API to launch a run."""
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # noqa: ANN002
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = json.loads(self.read_body())
                 outer.requests.append({"path": self.path, **body})
                 if "repositoriesOrError" in body["query"]:
                     data = {"repositoriesOrError": {"__typename": "RepositoryConnection", "nodes": [
@@ -267,24 +264,9 @@ class FakeDagster:
                                           "run": {"runId": "run-0001", "status": "QUEUED"}}}
                 else:
                     data = None
-                payload = json.dumps({"data": data} if data else {"errors": [{"message": "unknown operation"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.send_json(200, {"data": data} if data else {"errors": [{"message": "unknown operation"}]})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/graphql"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeDagster":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, path="/graphql")
 
 
 def test_bearer_token_on_every_route_but_health_and_the_page(index, monkeypatch):
