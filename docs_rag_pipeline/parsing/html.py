@@ -217,29 +217,43 @@ def _is_admonition(el: Tag) -> bool:
     )
 
 
+def _tags(root: Tag, names: set[str] | frozenset[str] | list[str]) -> list[Tag]:
+    """Descendant tags with one of ``names``, in document order (a set lookup per element: bs4's
+    ``find_all`` with a list of names is an order of magnitude slower on big pages)."""
+    wanted = set(names)
+    return [el for el in root.descendants if isinstance(el, Tag) and el.name in wanted]
+
+
+def _is_chrome(el: Tag) -> bool:
+    if el.name == "header":
+        return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
+    if el.name == "aside":
+        return not _is_admonition(el)
+    classes = _classes(el)
+    marks = " ".join(classes) + " " + _attr(el, "id")
+    return bool(
+        _CHROME_RE.search(marks)
+        or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
+        or el.has_attr("hidden")
+        or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
+        or any(c in ("linenos", "linenodiv", "lineno") for c in classes)
+    )
+
+
 def _remove_chrome(root: Tag) -> None:
-    for el in root.find_all(_ALWAYS_REMOVE):
+    """Drop scripts, navigation and chrome. One walk from the top: a removed element's subtree is
+    never visited (bs4's ``decomposed`` check costs a subtree search per element)."""
+    for el in _tags(root, _ALWAYS_REMOVE):
         el.decompose()
-    for el in root.find_all(["header", "aside"]):
-        if el.decomposed:
-            continue
-        if el.name == "header" and el.find(list(_HEADINGS)):
-            continue  # Docusaurus puts the page's h1 in a <header>
-        if el.name == "aside" and _is_admonition(el):
-            continue
-        el.decompose()
-    for el in root.find_all(True):
-        if el.decomposed:
-            continue
-        marks = " ".join(_classes(el)) + " " + _attr(el, "id")
-        if (
-            _CHROME_RE.search(marks)
-            or (el.name == "a" and set(_classes(el)) & _PERMALINK_CLASSES)
-            or el.has_attr("hidden")
-            or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
-            or any(c in ("linenos", "linenodiv", "lineno") for c in _classes(el))
-        ):
-            el.decompose()
+    stack = [root]
+    while stack:
+        for child in list(stack.pop().children):
+            if not isinstance(child, Tag):
+                continue
+            if _is_chrome(child):
+                child.decompose()
+            else:
+                stack.append(child)
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,6 +305,15 @@ def _pre_text(pre: Tag) -> str:
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
+    def __init__(self, root: Tag) -> None:
+        # ids of elements with a block element inside, found in one pass (not a subtree search each)
+        self._holds_block: set[int] = set()
+        for el in _tags(root, _BLOCKS):
+            for parent in el.parents:
+                if id(parent) in self._holds_block or parent is root.parent:
+                    break
+                self._holds_block.add(id(parent))
+
     def events(self, el: Tag, *, top: bool) -> Iterator[_Event]:
         """Events for the children of a container; headings only split sections when ``top``."""
         inline: list[str] = []
@@ -315,13 +338,12 @@ class _Walker:
             yield from self.block(child, top=top)
         yield from flush()
 
-    @staticmethod
-    def _is_block(el: Tag) -> bool:
+    def _is_block(self, el: Tag) -> bool:
         if el.name in _BLOCKS:
             return True
         if "-" in (el.name or ""):  # custom elements: treat as containers
             return True
-        return el.find(list(_BLOCKS)) is not None
+        return id(el) in self._holds_block
 
     def block(self, el: Tag, *, top: bool) -> Iterator[_Event]:
         """Events for one block element."""
@@ -476,7 +498,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     text = decode_html(html) if isinstance(html, bytes | bytearray) else html
     text = _check_text(text, url)
     soup = BeautifulSoup(text, "lxml")
-    for el in soup.find_all(["script", "style", "noscript", "template"]):
+    for el in _tags(soup, ["script", "style", "noscript", "template"]):
         el.decompose()
     body = soup.body or soup
     if not _norm(body.get_text(" ")):
@@ -490,14 +512,14 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     doc_title = _norm(title_el.get_text()) if isinstance(title_el, Tag) else ""
 
     root = _content_root(soup, content_selector, url)
-    for heading in root.find_all(list(_HEADINGS)):
+    for heading in _tags(root, _HEADINGS):
         anchor = _explicit_anchor(heading, root)
         if anchor:
             heading["data-rag-anchor"] = anchor
     _remove_chrome(root)
 
     builder = SectionBuilder()
-    walker = _Walker()
+    walker = _Walker(root)
     first_h1 = ""
     for ev in walker.block(root, top=True):
         if isinstance(ev, _Heading):
