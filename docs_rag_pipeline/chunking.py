@@ -119,10 +119,14 @@ def _tail(text: str, tokens: int, count: CountFn) -> str:
         return ""
     words = text.split()
     out: list[str] = []
-    for w in reversed(words):
-        if count(" ".join([w, *out])) > tokens:
+    used = 0
+    for w in reversed(words):  # word-piece counts add up across spaces: count each word once
+        n = count(w)
+        if used + n > tokens:
             break
-        out.insert(0, w)
+        used += n
+        out.append(w)
+    out.reverse()
     return " ".join(out) if len(out) < len(words) else ""
 
 

@@ -195,8 +195,8 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     fresh: dict[str, np.ndarray] = {}
     if todo:
         keys = list(todo)
-        # large steps let the model sort texts by length across many batches (less padding)
-        step = max(getattr(emb, "batch_size", 32) * 32, 32)
+        # large steps let the model sort texts by length across all its batches (less padding)
+        step = max(getattr(emb, "batch_size", 32) * 256, 32)
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
             vecs = emb.embed([todo[k] for k in part])

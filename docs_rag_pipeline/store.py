@@ -288,13 +288,18 @@ class EmbeddingCache:
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> int:
         if not items:
             return 0
-        data = pa.Table.from_pylist(
-            [{"model": model, "sha": s, "vector": np.asarray(v, dtype=np.float32).tolist()} for s, v in items.items()],
-            schema=self.schema)
+        shas = list(items)
+        mat = np.stack([np.asarray(items[k], dtype=np.float32) for k in shas])
+        offsets = pa.array(np.arange(0, mat.size + 1, mat.shape[1], dtype=np.int32))
+        vectors = pa.ListArray.from_arrays(offsets, pa.array(mat.ravel()))
+        data = pa.table({"model": pa.array([model] * len(shas), pa.string()), "sha": pa.array(shas, pa.string()),
+                         "vector": vectors}, schema=self.schema)
         tbl = self._open()
         if tbl is None:
             tbl = self.db.create_table(self.name, schema=self.schema, exist_ok=True)
-        tbl.merge_insert(["model", "sha"]).when_not_matched_insert_all().execute(data)
+        # the caller looked these up and missed; one writer at a time (the lancedb pool), so a plain
+        # append is enough (a rare duplicate from another process is harmless: any copy is the same)
+        tbl.add(data)
         return len(items)
 
     def optimize(self) -> None:

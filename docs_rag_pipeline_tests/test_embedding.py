@@ -61,7 +61,7 @@ def test_embedding_cache_roundtrip(tmp_path):
     assert cache.get_many("m", [text_sha("a")]) == {}
     v = np.arange(4, dtype=np.float32)
     assert cache.put_many("m", {text_sha("a"): v}) == 1
-    cache.put_many("m", {text_sha("a"): v})  # idempotent
+    cache.put_many("m", {text_sha("a"): v})  # a second put of the same text is harmless
     got = cache.get_many("m", [text_sha("a"), text_sha("b")])
     assert list(got) == [text_sha("a")] and np.array_equal(got[text_sha("a")], v)
     assert cache.get_many("other-model", [text_sha("a")]) == {}
