@@ -151,3 +151,12 @@ def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[s
         chain.append(row)
         cur = row["parent_id"]
     return chain
+
+
+def page_rows(ctx: Context, url: str, *, source: str | None = None) -> list[dict[str, Any]]:
+    """A page's chunks in reading order; ``url`` may be a chunk URL (its anchor is ignored). When
+    several sources index the same URL, the first source's chunks."""
+    page_url = url.split("#", 1)[0]
+    where = f"page_url = {sql_str(page_url)}" + (f" AND source = {sql_str(source)}" if source else "")
+    rows = sorted(ctx.chunks.rows(where), key=lambda r: (r["source"], r["chunk_index"]))
+    return [r for r in rows if r["source"] == rows[0]["source"]] if rows else []

@@ -69,17 +69,14 @@ def chunk_with_parents(ctx: Context, chunk_id: str) -> dict[str, Any] | None:
 
 
 def page_chunks(ctx: Context, url: str, *, source: str | None = None) -> dict[str, Any] | None:
-    """A page's chunks in reading order; ``url`` is a page URL or a chunk URL (its anchor is ignored)."""
-    from ..store import sql_str
+    """A page's chunks in reading order (see :func:`retrieval.page_rows`), shaped for the wire."""
+    from ..retrieval import page_rows
 
-    page_url = url.split("#", 1)[0]
-    where = f"page_url = {sql_str(page_url)}" + (f" AND source = {sql_str(source)}" if source else "")
-    rows = sorted(ctx.chunks.rows(where), key=lambda r: (r["source"], r["chunk_index"]))
+    rows = page_rows(ctx, url, source=source)
     if not rows:
         return None
-    first = rows[0]
-    return {"url": page_url, "source": first["source"], "title": first["title"],
-            "chunks": [chunk_view(r) for r in rows if r["source"] == first["source"]]}
+    return {"url": url.split("#", 1)[0], "source": rows[0]["source"], "title": rows[0]["title"],
+            "chunks": [chunk_view(r) for r in rows]}
 
 
 def is_backend_failure(exc: BaseException) -> bool:
