@@ -51,10 +51,22 @@ class RefreshStats:
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        keys = ["pages_new", "pages_changed", "pages_unchanged", "pages_deleted", "chunks_total",
-                "chunks_embedded", "chunks_cached", "rows_written", "rows_deleted", "seconds"]
+        """The numbers of ``docs-rag ingest --json`` and the lancedb_chunks metadata."""
         d = asdict(self)
-        return {k: d[k] for k in keys}
+        del d["stage_seconds"]
+        return d
+
+
+def refresh_stats(pages: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]],
+                  written: dict[str, Any]) -> RefreshStats:
+    """What a refresh did, from its page rows, embedded rows and :func:`write_index` result."""
+    counts = page_counts(pages)
+    embedded = sum(not r["from_cache"] for r in rows)
+    return RefreshStats(pages_new=counts["new"], pages_changed=counts["changed"],
+                        pages_unchanged=counts["unchanged"], pages_deleted=counts["deleted"],
+                        pages_skipped=counts["skipped"], chunks_total=written["chunks_total"],
+                        chunks_embedded=embedded, chunks_cached=len(rows) - embedded,
+                        rows_written=written["rows_written"], rows_deleted=written["rows_deleted"])
 
 
 def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Log = _quiet,
@@ -224,21 +236,20 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
     """One merge_insert for the source (upserts + deletion of stale rows), then optimize."""
     replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
     stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
-    if stats.rows_written or stats.rows_deleted:
-        ctx.chunks.ensure_indexes_and_optimize()
-        ctx.cache.optimize()
-    elif ctx.chunks.exists():
+    if ctx.chunks.exists():
         ctx.chunks.ensure_indexes_and_optimize()  # cheap when nothing changed; builds a missing index
+    if stats.rows_written or stats.rows_deleted:
+        ctx.cache.optimize()
     total = ctx.chunks.count(source_name)
+    version = ctx.chunks.version()
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
-        f"{total} chunks indexed (table {ctx.chunks.name} v{ctx.chunks.version()})")
+        f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
     return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,
-            "table": ctx.chunks.name, "table_version": ctx.chunks.version()}
+            "table": ctx.chunks.name, "table_version": version}
 
 
 def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStats:
     """The whole refresh without Dagster (for benchmarks and tests of the core)."""
-    st = RefreshStats()
     t0 = time.perf_counter()
     pages = scan_pages(ctx, source_name, log=log)
     t1 = time.perf_counter()
@@ -248,12 +259,7 @@ def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStat
     t3 = time.perf_counter()
     w = write_index(ctx, source_name, rows, pages, log=log)
     t4 = time.perf_counter()
-    counts = page_counts(pages)
-    st.pages_new, st.pages_changed, st.pages_unchanged = counts["new"], counts["changed"], counts["unchanged"]
-    st.pages_deleted, st.pages_skipped = counts["deleted"], counts["skipped"]
-    st.chunks_embedded = sum(not r["from_cache"] for r in rows)
-    st.chunks_cached = sum(bool(r["from_cache"]) for r in rows)
-    st.rows_written, st.rows_deleted, st.chunks_total = w["rows_written"], w["rows_deleted"], w["chunks_total"]
+    st = refresh_stats(pages, rows, w)
     st.stage_seconds = {"scan": t1 - t0, "chunk": t2 - t1, "embed": t3 - t2, "index": t4 - t3}
     st.seconds = round(t4 - t0, 3)
     return st

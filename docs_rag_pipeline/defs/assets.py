@@ -4,7 +4,6 @@ Each asset is a few lines around one core function; metadata says what the stage
 """
 
 
-import json
 import logging
 import time
 
@@ -105,13 +104,7 @@ def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, em
     pages = _rows(scraped_pages)
     rows = _rows(embeddings)
     w = refresh.write_index(ctx, context.partition_key, rows, pages, log=_logger(context))
-    counts = refresh.page_counts(pages)
-    summary = {"pages_new": counts["new"], "pages_changed": counts["changed"],
-               "pages_unchanged": counts["unchanged"], "pages_deleted": counts["deleted"],
-               "pages_skipped": counts["skipped"], "chunks_total": w["chunks_total"],
-               "chunks_embedded": sum(not r["from_cache"] for r in rows),
-               "chunks_cached": sum(bool(r["from_cache"]) for r in rows),
-               "rows_written": w["rows_written"], "rows_deleted": w["rows_deleted"]}
+    summary = refresh.refresh_stats(pages, rows, w).summary()
     seconds = {"index": round(time.perf_counter() - t0, 3)}
     for key in ("scraped_pages", "chunks", "embeddings"):
         ev = context.instance.get_latest_materialization_event(AssetKey(key))
