@@ -190,9 +190,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         evaluation.upload_to_langsmith(report, cases)
         reports[name] = report
         print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n")
-        for label, (group, key, threshold_key) in EVAL_CHECKS.items():
-            if report[group][key] < getattr(config.eval, threshold_key):
-                below.append(f"{name}: {label} {report[group][key]} < {getattr(config.eval, threshold_key)}")
+        below += [f"{name}: {check} {value} < {threshold}"
+                  for check, value, threshold in evaluation.threshold_results(report, config.eval) if value < threshold]
     if args.json:
         out = reports[names[0]] if len(reports) == 1 else reports
         Path(args.json).write_text(json.dumps(out, indent=2))
@@ -200,11 +199,6 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
     for line in below:
         print(f"below threshold: {line}", file=sys.stderr)
     return 3 if (args.check and below) else 0
-
-
-EVAL_CHECKS = {"recall@5": ("retrieval", "recall_at_5", "min_recall_at_5"),
-               "refusal accuracy": ("refusal", "accuracy", "min_refusal_accuracy"),
-               "citation precision": ("citations", "precision", "min_citation_precision")}
 
 
 def cmd_ui(args: argparse.Namespace, config: Config) -> int:

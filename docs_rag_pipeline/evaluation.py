@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .answering.extractive import is_relevant, judge
 from .answering.service import answer_question
-from .config import Config, RetrievalConfig, SourceConfig
+from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
 from .retrieval import search
@@ -297,6 +297,18 @@ METRIC_KEYS = (("retrieval", "recall_at_1"), ("retrieval", "recall_at_5"), ("ret
                ("refusal", "precision"), ("refusal", "recall"), ("refusal", "accuracy"),
                ("citations", "precision"), ("citations", "grounding"), ("citations", "supported"),
                ("keyword_coverage", None))
+
+
+#: check name → (report group, metric, ``eval:`` threshold key); the asset checks and ``eval --check``
+THRESHOLD_CHECKS = {"recall_at_5": ("retrieval", "recall_at_5", "min_recall_at_5"),
+                    "refusal_accuracy": ("refusal", "accuracy", "min_refusal_accuracy"),
+                    "citation_precision": ("citations", "precision", "min_citation_precision")}
+
+
+def threshold_results(report: dict[str, Any], cfg: EvalConfig) -> list[tuple[str, float, float]]:
+    """(check name, value, threshold) for each thresholded metric; it passes when value ≥ threshold."""
+    return [(name, report[group][key], getattr(cfg, threshold_key))
+            for name, (group, key, threshold_key) in THRESHOLD_CHECKS.items()]
 
 
 def flat_metrics(report: dict[str, Any]) -> dict[str, float]:

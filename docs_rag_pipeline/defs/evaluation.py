@@ -11,9 +11,7 @@ from .assets import lancedb_chunks
 from .partitions import sources_partitions
 from .resources import DocsRagResource
 
-CHECKS = {"recall_at_5": ("retrieval", "recall_at_5", "min_recall_at_5"),
-          "refusal_accuracy": ("refusal", "accuracy", "min_refusal_accuracy"),
-          "citation_precision": ("citations", "precision", "min_citation_precision")}
+CHECKS = evaluation.THRESHOLD_CHECKS
 
 
 @asset(partitions_def=sources_partitions, group_name="evaluation", deps=[lancedb_chunks], kinds={"python"},
@@ -49,9 +47,7 @@ def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
         "langsmith_experiment": project or "not configured",
         "seconds": round(time.perf_counter() - t0, 3),
     })
-    for name, (group, key, threshold_key) in CHECKS.items():
-        value = report[group][key]
-        threshold = getattr(ctx.config.eval, threshold_key)
+    for name, value, threshold in evaluation.threshold_results(report, ctx.config.eval):
         yield AssetCheckResult(check_name=f"eval_{name}", passed=value >= threshold,
                                severity=AssetCheckSeverity.ERROR,
                                metadata={"value": value, "threshold": threshold})
