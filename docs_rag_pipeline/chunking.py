@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .records import Chunk, ParsedPage, Section
+from .records import Chunk, ParsedPage
 
 CountFn = Callable[[str], int]
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -24,3 +24,14 @@ def materialize_source(config_path: Path, source: str, instance: DagsterInstance
     summary["_result"] = result
     summary["_log"] = "\n".join(e.user_message for e in instance.all_logs(result.run_id))
     return summary
+
+
+def index_guide(root: Path) -> Path:
+    """The GUIDE docs under ``root/docs``, a config for them and a materialized index: the config path."""
+    from .conftest import GUIDE, write_config, write_docs
+
+    write_docs(root / "docs", GUIDE)
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    return cfg

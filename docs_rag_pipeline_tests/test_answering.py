@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from dagster import DagsterInstance
 
 from docs_rag_pipeline.answering.citations import CitationError, split_statements, validate
 from docs_rag_pipeline.query import ask, search
 from docs_rag_pipeline.records import Hit
 
-from .conftest import GUIDE, write_config, write_docs
-from .dagster_helpers import materialize_source
+from .conftest import write_config
+from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 
 
@@ -52,10 +51,7 @@ def test_statements_keep_code_blocks_and_markers():
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     root = tmp_path_factory.mktemp("answers")
-    write_docs(root / "docs", GUIDE)
-    cfg = write_config(root)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
+    index_guide(root)
     with ChatServer() as srv:
         yield root, srv
 

@@ -17,7 +17,7 @@ from waitress.server import create_server
 from docs_rag_pipeline.serve.api import FIND_JOB_QUERY, LAUNCH_RUN_MUTATION, RateLimiter, create_app
 
 from .conftest import GUIDE, write_config, write_docs
-from .dagster_helpers import materialize_source
+from .dagster_helpers import index_guide, materialize_source
 from .local_http import LocalServer, QuietHandler
 
 
@@ -49,10 +49,7 @@ def closed_port() -> int:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("api")
-    write_docs(root / "docs", GUIDE)
-    cfg = write_config(root)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
+    cfg = index_guide(root)
     return cfg
 
 

@@ -16,7 +16,7 @@ from docs_rag_pipeline.evaluation import (CaseResult, EvalCaseError, load_cases,
                                           resolve_expected, summarise)
 from docs_rag_pipeline.records import Hit
 
-from .conftest import GUIDE, REPO, write_config, write_docs
+from .conftest import GUIDE, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .fake_langsmith import LangSmithServer
 

@@ -56,14 +56,13 @@ _why = _missing()
 pytestmark = pytest.mark.skipif(_why is not None, reason=_why or "")
 
 if _why is None:  # only import the project's Dagster side when the test will run
-    from dagster import DagsterInstance
 
     from docs_rag_pipeline.answering import llm as llm_module
     from docs_rag_pipeline.answering.extractive import REFUSAL
     from docs_rag_pipeline.query import ask, search
 
-    from .conftest import GUIDE, write_config, write_docs
-    from .dagster_helpers import materialize_source
+    from .conftest import write_config
+    from .dagster_helpers import index_guide
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 CHAT_LINE = re.compile(r'"POST /v1/chat/completions HTTP/1\.[01]" (\d{3})')
@@ -148,10 +147,7 @@ class LlamaServer:
 @pytest.fixture(scope="module")
 def local_llm(tmp_path_factory):
     root = tmp_path_factory.mktemp("local_llm")
-    write_docs(root / "docs", GUIDE)
-    cfg = write_config(root)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
+    index_guide(root)
     with LlamaServer(_smollm2_gguf(), root / "llama-server.log") as srv:
         plain = write_config(root, extra=f"""
             llm:

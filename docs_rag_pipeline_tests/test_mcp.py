@@ -11,20 +11,16 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 import pytest
-from dagster import DagsterInstance
 from mcp import Client, StdioServerParameters
 
-from .conftest import GUIDE, REPO, write_config, write_docs
-from .dagster_helpers import materialize_source
+from .conftest import REPO, write_config, write_docs
+from .dagster_helpers import index_guide
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("mcp")
-    write_docs(root / "docs", GUIDE)
-    cfg = write_config(root)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
+    cfg = index_guide(root)
     return cfg
 
 

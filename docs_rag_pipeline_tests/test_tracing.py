@@ -7,10 +7,9 @@ import os
 import subprocess
 import sys
 
-from dagster import DagsterInstance
 
-from .conftest import GUIDE, write_config, write_docs
-from .dagster_helpers import materialize_source
+from .conftest import write_config
+from .dagster_helpers import index_guide
 from .fake_langsmith import LangSmithServer
 from .fake_llm import ChatServer
 
@@ -34,10 +33,7 @@ def _ask(cfg, env_extra):
 
 
 def test_traces_go_to_langsmith_only_when_configured(tmp_path):
-    write_docs(tmp_path / "docs", GUIDE)
-    cfg = write_config(tmp_path)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
+    index_guide(tmp_path)
     with ChatServer() as llm, LangSmithServer() as ls:
         llm_cfg = write_config(tmp_path, extra=f"""
             llm:
