@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .chunking import Budget, chunk_page, metadata_tags, page_parents
+from .chunking import Budget, chunk_page, logical_path, metadata_tags, page_parents
 from .context import Context
 from .embedding import text_sha
 from .metadata_rules import derive_metadata
@@ -180,8 +180,6 @@ def _top_section(path: str | None) -> str:
     if not path:
         return ""
     parts = path.strip("/").split("/")
-    from .chunking import logical_path
-
     return parts[0] if len(parts) > 1 else (logical_path(path) or "index")
 
 
