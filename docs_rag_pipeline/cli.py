@@ -12,18 +12,18 @@ from typing import Sequence
 
 from .config import Config, ConfigError, load_config
 from .evaluation import EvalCaseError
+from .locks import LockTimeout
 
 DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
 telemetry:
   enabled: false
-concurrency:
-  pools:
-    default_limit: 1   # LanceDB writers conflict: one step of pool 'lancedb' at a time
+# LanceDB writers are serialized by an OS file lock on the storage (docs_rag_pipeline/locks.py),
+# not by a Dagster pool: a lock dies with its process, a pool slot of a killed run does not.
 """
 
 
 def ensure_dagster_home(config: Config) -> Path:
-    """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml that limits LanceDB writers."""
+    """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml (telemetry off)."""
     home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     cfg = home / "dagster.yaml"
@@ -59,9 +59,12 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     from .defs.evaluation import eval_scores
     from .defs.partitions import sources_partitions
 
+    from .locks import source_lock
+
     resources = build_definitions(config).resources
     summaries: dict[str, dict] = {}
     failed = False
+    _sigterm_stops_ingest()
     with DagsterInstance.get() as instance:
         existing = set(instance.get_dynamic_partitions(sources_partitions.name))
         missing = [n for n in names if n not in existing]
@@ -70,9 +73,14 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
         for name in names:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
             selection = [*ingest_assets, *ingest_checks] + ([eval_scores] if args.eval else [])
-            result = materialize(selection, partition_key=name, instance=instance,
-                                 resources=resources, raise_on_error=False, tags={"source": name},
-                                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
+            # one ingest of a source at a time, whatever started it: a second waits (and says for whom)
+            with source_lock(config.storage_path, name, purpose=f"docs-rag ingest of {name}",
+                             log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
+                result = materialize(selection, partition_key=name, instance=instance,
+                                     resources=resources, raise_on_error=False, tags={"source": name},
+                                     run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
+            if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
+                raise Terminated()
             mats = result.asset_materializations_for_node("lancedb_chunks")
             summary = mats[0].metadata["summary"].value if mats else {}
             if summary:
@@ -98,6 +106,39 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(summaries, indent=2))
     return 1 if failed else 0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C so the run stops cleanly (Dagster marks it as failed)."""
+
+
+def _sigterm_stops_ingest() -> None:
+    """SIGTERM outside a run raises :class:`Terminated`; inside one, Dagster maps it to its SIGINT
+    handler (the step fails with DagsterExecutionInterruptedError, which :func:`_interrupted` sees)."""
+    import signal
+
+    def on_term(signum, frame):  # noqa: ANN001, ANN202
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
+def _interrupted(result) -> bool:  # noqa: ANN001 - dagster.ExecuteInProcessResult
+    return any(ev.is_step_failure and ev.step_failure_data.error is not None
+               and "DagsterExecutionInterruptedError" in (ev.step_failure_data.error.cls_name or "")
+               for ev in result.all_events)
+
+
+def cmd_prune(args: argparse.Namespace, config: Config) -> int:
+    from .context import get_context
+    from .refresh import prune
+
+    pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
+    if args.json:
+        print(json.dumps({"rows_pruned": pruned}, indent=2))
+    elif not pruned:
+        print("nothing to prune: every indexed source is configured", file=sys.stderr)
+    return 0
 
 
 def _print_hits(hits) -> None:  # noqa: ANN001
@@ -253,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=3000)
     s.set_defaults(fn=cmd_ui)
+    s = sub.add_parser("prune", help="delete the rows and local state of sources no longer in the config")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_prune)
     s = sub.add_parser("sources", help="list the configured sources")
     s.set_defaults(fn=cmd_sources)
     return p
@@ -274,6 +318,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # QueryError and friends: bad input, said plainly
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
+              "run the command again to finish", file=sys.stderr)
+        return 130
+    except LockTimeout as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 75
 
 
 if __name__ == "__main__":  # pragma: no cover

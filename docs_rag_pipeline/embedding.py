@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import re
 import time
@@ -30,7 +31,8 @@ class EmbeddingError(RuntimeError):
 
 
 class Embedder(Protocol):
-    name: str  # recorded with every vector; a change means re-embedding
+    name: str  # the model, for people (``sentence-transformers/all-MiniLM-L6-v2``, ``openai:…``)
+    space: str  # the vector space: ``name@fingerprint``; keys the chunks table and the cache
     dimensions: int
     max_tokens: int  # the model's window in word pieces, special tokens included
 
@@ -40,6 +42,30 @@ class Embedder(Protocol):
 
 def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def vector_space(name: str, **identity: object) -> str:
+    """``name@<12 hex>``: the model's name plus a fingerprint of everything that makes its vectors
+    what they are (provider, server, model, dimensions, the weights' identity). Two embedders with
+    the same model name but another server or size never share a table or a cache entry."""
+    blob = json.dumps({"name": name, **identity}, sort_keys=True, default=str)
+    return f"{name}@{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+def _model_identity(model_dir: Path) -> str:
+    """A cheap content fingerprint of a model folder: its small config files and the head and size
+    of each weights file (a renamed or retrained model with the same folder name differs)."""
+    h = hashlib.sha256()
+    for f in sorted(model_dir.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(model_dir).as_posix()
+        if f.suffix in (".json", ".txt", ".model"):
+            h.update(rel.encode() + b"\0" + f.read_bytes())
+        elif f.suffix in (".safetensors", ".bin", ".onnx", ".pt"):
+            with f.open("rb") as fh:
+                h.update(rel.encode() + b"\0" + str(f.stat().st_size).encode() + fh.read(1 << 20))
+    return h.hexdigest()
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
@@ -85,10 +111,10 @@ class LocalEmbedder:
         self.name = f"sentence-transformers/{model}" if model in LOCAL_MODELS else f"local:{self.model_dir.name}"
         self.batch_size = batch_size
         cfg = self.model_dir / "sentence_bert_config.json"
-        import json
-
         self.max_tokens = int(json.loads(cfg.read_text()).get("max_seq_length", 256)) if cfg.is_file() else 256
         self.dimensions = 384 if model == "all-MiniLM-L6-v2" else self._model.get_embedding_dimension()
+        self.space = vector_space(self.name, provider="local", dimensions=self.dimensions,
+                                  weights=_model_identity(self.model_dir))
         self._tokenizer = _wordpiece_tokenizer(str(self.model_dir))
 
     @functools.cached_property
@@ -139,6 +165,9 @@ class OpenAIEmbedder:
         # token counts use the packaged word-piece tokenizer: close enough to size chunks safely
         self._tokenizer = _wordpiece_tokenizer(str(packaged_model_dir("all-MiniLM-L6-v2")))
         self.dimensions = cfg.dimensions or int(self.embed(["dimension probe"]).shape[1])
+        self.space = vector_space(self.name, provider="openai", base_url=str(self._client.base_url).rstrip("/"),
+                                  model=cfg.model, dimensions=self.dimensions,
+                                  requested_dimensions=cfg.dimensions)
 
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
@@ -183,6 +212,7 @@ class FakeEmbedder:
 
     def __init__(self, *, dimensions: int = 64, max_tokens: int = 256) -> None:
         self.name = f"fake-{dimensions}"
+        self.space = vector_space(self.name, provider="fake", dimensions=dimensions)
         self.dimensions = dimensions
         self.max_tokens = max_tokens
 

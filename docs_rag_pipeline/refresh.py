@@ -6,10 +6,14 @@ Rows are plain dicts so the asset layer can store them as Parquet.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -17,6 +21,7 @@ import numpy as np
 from .chunking import Budget, chunk_page, logical_path, metadata_tags, page_parents
 from .context import Context
 from .embedding import text_sha
+from .locks import source_lock, writer_lock
 from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
 from .records import Chunk, ParsedPage, Section
@@ -32,7 +37,11 @@ def _quiet(_: str) -> None:
 SCAN_MODES = ("refresh", "reparse", "force")
 
 PAGE_COLUMNS = ["source", "page_url", "path", "format", "content_hash", "status", "title", "sections",
-                "metadata", "error"]
+                "metadata", "error", "scan_id", "index_state"]
+
+
+class StaleInputsError(RuntimeError):
+    """The write's inputs were not computed together, or not against the index as it is now."""
 
 
 @dataclass(slots=True)
@@ -47,6 +56,7 @@ class RefreshStats:
     chunks_cached: int = 0
     rows_written: int = 0
     rows_deleted: int = 0
+    rows_pruned: int = 0
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -66,7 +76,8 @@ def refresh_stats(pages: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]
                         pages_unchanged=counts["unchanged"], pages_deleted=counts["deleted"],
                         pages_skipped=counts["skipped"], chunks_total=written["chunks_total"],
                         chunks_embedded=embedded, chunks_cached=len(rows) - embedded,
-                        rows_written=written["rows_written"], rows_deleted=written["rows_deleted"])
+                        rows_written=written["rows_written"], rows_deleted=written["rows_deleted"],
+                        rows_pruned=written.get("rows_pruned", 0))
 
 
 def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Log = _quiet,
@@ -82,8 +93,10 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     if mode not in SCAN_MODES:
         raise ValueError(f"mode: {mode!r} is not one of {', '.join(SCAN_MODES)}")
     src_cfg = ctx.config.source(source_name)
-    state = ctx.chunks.page_state(source_name)
-    scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
+    with source_lock(ctx.config.storage_path, source_name, purpose=f"scan of {source_name}", log=log):
+        state = ctx.chunks.page_state(source_name)
+        scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
+    stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state)}
     if notes is not None:
         notes.update(scan.notes)
         if not scan.complete:
@@ -92,7 +105,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     for page in scan.pages:
         row = {"source": source_name, "page_url": page.page_url, "path": page.path, "format": page.format,
                "content_hash": page.content_hash, "status": page.status, "title": None, "sections": None,
-               "metadata": None, "error": None}
+               "metadata": None, "error": None, **stamp}
         if page.status in ("new", "changed"):
             try:
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
@@ -113,8 +126,14 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
         rows.append(row)
     for url in scan.deleted if scan.complete else []:
         rows.append({"source": source_name, "page_url": url, "path": None, "format": None, "content_hash": None,
-                     "status": "deleted", "title": None, "sections": None, "metadata": None, "error": None})
+                     "status": "deleted", "title": None, "sections": None, "metadata": None, "error": None,
+                     **stamp})
     return rows
+
+
+def index_state(state: dict[str, str]) -> str:
+    """A fingerprint of what is indexed for a source (page_url → content_hash)."""
+    return hashlib.sha256(json.dumps(sorted(state.items())).encode()).hexdigest()[:16]
 
 
 def page_counts(pages: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -157,7 +176,8 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
     for c in chunks:
         if c.chunk_index == 0:
             c.parent_id = first.get(parents.get(c.page_url, ""))
-    rows = [chunk_row(c) for c in chunks]
+    scan_id = next((p.get("scan_id") for p in pages), None)
+    rows = [{**chunk_row(c), "scan_id": scan_id} for c in chunks]
     # unchanged pages whose parent page changed: rewrite only the first chunk's parent_id
     touched = {p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")}
     relink = [u for u, parent in parents.items() if parent in touched and u not in touched]
@@ -171,7 +191,7 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
             if r["parent_id"] != want:
                 r["parent_id"] = want
                 r["metadata"] = json.dumps(r["metadata"], default=str, sort_keys=True)
-                rows.append(r)
+                rows.append({**r, "scan_id": scan_id})
                 log(f"[CHUNK] {r['page_url']}: parent re-linked")
     return rows
 
@@ -197,7 +217,7 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     emb = ctx.embedder
     texts = [embedding_text(r) for r in rows]
     shas = [text_sha(t) for t in texts]
-    cached = ctx.cache.get_many(emb.name, shas)
+    cached = ctx.cache.get_many(emb.space, shas)
     todo: dict[str, str] = {}
     for sha, t in zip(shas, texts):
         if sha not in cached:
@@ -212,7 +232,8 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
             vecs = emb.embed([todo[k] for k in part])
             fresh.update(zip(part, vecs))
             log(f"[EMBED] {min(i + step, len(keys))}/{len(keys)} texts embedded with {emb.name}")
-        ctx.cache.put_many(emb.name, fresh)
+        with writer_lock(ctx.config.storage_path, purpose=f"embedding cache write ({emb.name})", log=log):
+            ctx.cache.put_many(emb.space, fresh)
     out = []
     for r, sha in zip(rows, shas):
         from_cache = sha in cached
@@ -229,34 +250,100 @@ def embedding_text(r: dict[str, Any]) -> str:
     return c.embedding_text()
 
 
+def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
+                 pages: Sequence[dict[str, Any]]) -> None:
+    """Refuse a write whose inputs were not computed together against the index as it is now.
+
+    Page statuses are relative to the index at scan time; chunks and vectors must come from that
+    same scan. Materializing ``lancedb_chunks`` alone after ``embeddings`` failed (stale vectors of
+    an earlier scan), or after another writer changed the source, would drop pages.
+    """
+    fix = (f"nothing was written; re-run the whole refresh (`docs-rag ingest --source {source_name}`, "
+           "or materialize scraped_pages → chunks → embeddings → lancedb_chunks together)")
+    scans = {p.get("scan_id") for p in pages}
+    row_scans = {r.get("scan_id") for r in rows}
+    if len(scans) > 1 or (rows and row_scans != scans):
+        raise StaleInputsError(f"{source_name}: the chunks and vectors were computed from another scan than the "
+                               f"pages ({', '.join(sorted(map(str, row_scans)))} vs "
+                               f"{', '.join(sorted(map(str, scans)))}); {fix}")
+    have = {r["page_url"] for r in rows}
+    missing = sorted(p["page_url"] for p in pages if p["status"] in ("new", "changed") and p["page_url"] not in have)
+    if missing:
+        raise StaleInputsError(f"{source_name}: no chunks for {len(missing)} new or changed page(s) "
+                               f"(e.g. {missing[0]}): the embeddings are older than the scan; {fix}")
+    states = {p.get("index_state") for p in pages}
+    if pages and states != {index_state(ctx.chunks.page_state(source_name))}:
+        raise StaleInputsError(f"{source_name}: the index changed since the pages were scanned (another refresh "
+                               f"wrote this source); {fix}")
+
+
+def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
+    """Delete the rows and the local state of every source that is no longer configured.
+    Returns rows deleted per removed source. Call under the writer lock."""
+    configured = {s.name for s in ctx.config.sources}
+    removed = {name: n for name, n in ctx.chunks.source_counts().items() if name not in configured}
+    if removed:
+        from .store import sql_in
+
+        ctx.chunks.delete(sql_in("source", removed))
+    state_root = Path(ctx.config.storage_path) / "sources"
+    stale_dirs = [d for d in state_root.iterdir() if d.is_dir() and d.name not in configured] \
+        if state_root.is_dir() else []
+    for d in stale_dirs:
+        shutil.rmtree(d, ignore_errors=True)
+    for name, n in sorted(removed.items()):
+        log(f"[PRUNE] source {name!r} is not in the config any more: {n} rows deleted")
+    for d in stale_dirs:
+        if d.name not in removed:
+            log(f"[PRUNE] source {d.name!r} is not in the config any more: its local state was deleted")
+    return removed
+
+
 def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                 pages: Sequence[dict[str, Any]], *, log: Log = _quiet) -> dict[str, Any]:
-    """One merge_insert for the source (upserts + deletion of stale rows), then optimize."""
+    """Under the writer lock: check the inputs belong together, prune removed sources, one
+    merge_insert for the source (upserts + deletion of stale rows), then the indexes (best effort:
+    a failed index build is reported, never fails a refresh whose rows are written) and optimize."""
     replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
-    stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
-    if ctx.chunks.exists():
-        ctx.chunks.ensure_indexes_and_optimize()  # cheap when nothing changed; builds a missing index
-    if stats.rows_written or stats.rows_deleted:
-        ctx.cache.optimize()
-    total = ctx.chunks.count(source_name)
-    version = ctx.chunks.version()
+    with writer_lock(ctx.config.storage_path, purpose=f"index write of {source_name}", log=log):
+        check_inputs(ctx, source_name, rows, pages)
+        pruned = prune_removed_sources(ctx, log=log)
+        stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
+        notes = ctx.chunks.ensure_indexes_and_optimize(changed=bool(stats.rows_written or stats.rows_deleted
+                                                                     or pruned), log=log)
+        if stats.rows_written or stats.rows_deleted:
+            ctx.cache.optimize()
+        total = ctx.chunks.count(source_name)
+        version = ctx.chunks.version()
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
         f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
     return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,
-            "table": ctx.chunks.name, "table_version": version}
+            "rows_pruned": sum(pruned.values()), "sources_pruned": sorted(pruned),
+            "table": ctx.chunks.name, "table_version": version, **notes}
+
+
+def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
+    """``docs-rag prune``: delete what removed sources left behind, under the writer lock."""
+    with writer_lock(ctx.config.storage_path, purpose="prune", log=log):
+        pruned = prune_removed_sources(ctx, log=log)
+        if pruned:
+            ctx.chunks.ensure_indexes_and_optimize(changed=True, log=log)
+    return pruned
 
 
 def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStats:
-    """The whole refresh without Dagster (for benchmarks and tests of the core)."""
-    t0 = time.perf_counter()
-    pages = scan_pages(ctx, source_name, log=log)
-    t1 = time.perf_counter()
-    rows = build_chunks(ctx, source_name, pages, log=log)
-    t2 = time.perf_counter()
-    rows = embed_rows(ctx, rows, log=log)
-    t3 = time.perf_counter()
-    w = write_index(ctx, source_name, rows, pages, log=log)
-    t4 = time.perf_counter()
+    """The whole refresh without Dagster (for benchmarks and tests of the core), holding the source's
+    lock from scan to write so two refreshes of one source run one after the other."""
+    with source_lock(ctx.config.storage_path, source_name, purpose=f"refresh of {source_name}", log=log):
+        t0 = time.perf_counter()
+        pages = scan_pages(ctx, source_name, log=log)
+        t1 = time.perf_counter()
+        rows = build_chunks(ctx, source_name, pages, log=log)
+        t2 = time.perf_counter()
+        rows = embed_rows(ctx, rows, log=log)
+        t3 = time.perf_counter()
+        w = write_index(ctx, source_name, rows, pages, log=log)
+        t4 = time.perf_counter()
     st = refresh_stats(pages, rows, w)
     st.stage_seconds = {"scan": t1 - t0, "chunk": t2 - t1, "embed": t3 - t2, "index": t4 - t3}
     st.seconds = round(t4 - t0, 3)

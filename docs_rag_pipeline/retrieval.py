@@ -14,7 +14,7 @@ import numpy as np
 from .context import Context
 from .metadata_rules import shared_values
 from .records import Hit
-from .store import sql_str
+from .store import sql_in, sql_str
 
 MODES = ("hybrid", "fulltext", "vector")
 
@@ -81,6 +81,9 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         if source is None or src.name == source:
             shared.update(shared_values(src.metadata_rules))
     where = filter_sql(source, filters, shared=shared)
+    if source is None:  # rows of a source removed from the config are never served, pruned or not
+        configured = sql_in("source", [s.name for s in ctx.config.sources])
+        where = f"({where}) AND {configured}" if where else configured
     n = max(ctx.config.retrieval.candidates, top_k * 4)
     qv = ctx.embedder.embed([query])[0]
     cols = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index", "text",

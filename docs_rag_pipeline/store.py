@@ -13,14 +13,14 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-log = logging.getLogger(__name__)
+log_ = logging.getLogger(__name__)
 
 
 def sql_str(value: str) -> str:
@@ -144,6 +144,14 @@ class ChunksTable:
             return 0
         return tbl.count_rows(f"source = {sql_str(source)}") if source else tbl.count_rows()
 
+    def source_counts(self) -> dict[str, int]:
+        """Rows per source."""
+        t = self._scan(None, ["source"])
+        out: dict[str, int] = {}
+        for name in t.column("source").to_pylist():
+            out[name] = out.get(name, 0) + 1
+        return out
+
     def vocabulary(self) -> frozenset[str]:
         """Every lowercase word of the indexed text (title, headings, text), cached per table version."""
         import re
@@ -217,23 +225,75 @@ class ChunksTable:
     #: sqrt(rows) partitions); below it a flat scan is fast enough (bench/query.py measures both)
     ann_min_rows = 10_000
 
-    def ensure_indexes_and_optimize(self) -> None:
-        """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
-        index new rows, prune old versions."""
-        from lancedb.index import FTS, IvfFlat
+    def delete(self, where: str) -> None:
+        tbl = self.open()
+        if tbl is not None:
+            tbl.delete(where)
 
+    def ensure_indexes_and_optimize(self, *, changed: bool = True,
+                                    log: Callable[[str], None] | None = None) -> dict[str, str]:
+        """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
+        index new rows, prune old versions. Best effort: the rows are committed before this runs, so
+        a failure here is logged and reported (``fts_index``, ``ann_index``, ``optimize`` notes),
+        never raised; search falls back to a flat vector scan without an ANN index."""
+        from lancedb.index import FTS
+
+        say = log or (lambda m: log_.warning("%s", m))
+        notes: dict[str, str] = {}
         tbl = self.open()
         if tbl is None:
-            return
+            return notes
         n = tbl.count_rows()
         if n == 0:
-            return
+            return notes
         names = {getattr(i, "name", "") for i in tbl.list_indices()}
         if f"{self.fts_column}_idx" not in names:
-            tbl.create_index(self.fts_column, config=FTS(with_position=False))
-        if n >= self.ann_min_rows and "vector_idx" not in names:
-            tbl.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=max(16, int(n ** 0.5))))
-        tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+            try:
+                tbl.create_index(self.fts_column, config=FTS(with_position=False))
+            except Exception as exc:  # noqa: BLE001 - reported, retried on the next refresh
+                notes["fts_index"] = f"build failed ({_short(exc)}); full-text search is off until the next refresh"
+                say(f"[INDEX] full-text index build failed: {_short(exc)}")
+        if n < self.ann_min_rows:
+            notes["ann_index"] = f"none: flat scan ({n} rows < {self.ann_min_rows})"
+        elif "vector_idx" not in names or changed:
+            notes["ann_index"] = self._build_ann(tbl, n, rebuild="vector_idx" not in names, say=say)
+        try:
+            tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+        except Exception as exc:  # noqa: BLE001
+            notes["optimize"] = f"failed ({_short(exc)}); retried on the next refresh"
+            say(f"[INDEX] optimize failed: {_short(exc)}")
+        return notes
+
+    @staticmethod
+    def target_partitions(n: int) -> int:
+        """IVF partitions for ``n`` rows: sqrt(n), at least 16."""
+        return max(16, int(n ** 0.5))
+
+    def _build_ann(self, tbl, n: int, *, rebuild: bool, say: Callable[[str], None]) -> str:  # noqa: ANN001
+        """IVF_FLAT with sqrt(rows) partitions, or as many as k-means can form from the data
+        (repetitive text has few distinct vectors); a flat scan when no partitioning works."""
+        from lancedb.index import IvfFlat
+
+        if not rebuild:
+            return f"ivf_flat ({self.ann_partitions()} partitions)"
+        parts = self.target_partitions(n)
+        failures: list[str] = []
+        while parts >= 2:
+            try:
+                tbl.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=parts), replace=True)
+                note = f"ivf_flat ({parts} partitions)"
+                if failures:
+                    note += f" after {len(failures)} failed attempt(s): {failures[0]}"
+                    say(f"[INDEX] vector index built with {parts} partitions (the data supports no more)")
+                self._ann = None
+                return note
+            except Exception as exc:  # noqa: BLE001
+                failures.append(_short(exc))
+                m = re.search(r"only form (\d+) non-empty clusters", str(exc))
+                parts = min(parts // 2, int(m.group(1))) if m else parts // 2
+        say(f"[INDEX] no vector index: {failures[-1] if failures else 'too few distinct vectors'}; "
+            "search uses a flat scan")
+        return f"none: flat scan (index build failed: {failures[-1] if failures else 'too few rows'})"
 
     def has_ann_index(self) -> bool:
         return self.ann_partitions() > 0
@@ -248,9 +308,16 @@ class ChunksTable:
             parts = 0
             if any(getattr(i, "name", "") == "vector_idx" for i in tbl.list_indices()):
                 stats = tbl.index_stats("vector_idx")
-                parts = int(getattr(stats, "num_partitions", None) or 0) or max(16, int(tbl.count_rows() ** 0.5))
+                parts = int(getattr(stats, "num_partitions", None) or 0) or self.target_partitions(tbl.count_rows())
             self._ann = (v, parts)
         return self._ann[1]
+
+
+def _short(exc: BaseException) -> str:
+    """An exception in one line, without LanceDB's Rust source locations."""
+    text = " ".join(str(exc).split())
+    text = re.sub(r",?\s*[\w/.-]+\.rs:\d+:\d+", "", text)
+    return f"{type(exc).__name__}: {text[:300]}"
 
 
 def _comparable(r: dict[str, Any]) -> tuple:

@@ -30,7 +30,7 @@ def test_ingest_search_ask(guide):
     for phase in ("[DISCOVER]", "[PARSE]", "[CHUNK]", "[EMBED]", "[INDEX]"):
         assert phase in out.stderr
     # the run is recorded in the Dagster home the CLI set up
-    assert (guide.parent / "dagster_home" / "dagster.yaml").read_text().count("default_limit: 1") == 1
+    assert "telemetry" in (guide.parent / "dagster_home" / "dagster.yaml").read_text()
 
     again = json.loads(_run(["ingest", "--json", "--source", "guide"], guide).stdout)
     assert again["guide"]["chunks_embedded"] == 0 and again["guide"]["rows_written"] == 0

@@ -18,11 +18,11 @@ progress_log = logging.getLogger("docs_rag_pipeline.progress")
 
 PAGES_SCHEMA = {"source": pl.String, "page_url": pl.String, "path": pl.String, "format": pl.String,
                 "content_hash": pl.String, "status": pl.String, "title": pl.String, "sections": pl.String,
-                "metadata": pl.String, "error": pl.String}
+                "metadata": pl.String, "error": pl.String, "scan_id": pl.String, "index_state": pl.String}
 CHUNKS_SCHEMA = {"chunk_id": pl.String, "source": pl.String, "page_url": pl.String, "url": pl.String,
                  "title": pl.String, "headings": pl.List(pl.String), "parent_id": pl.String,
                  "chunk_index": pl.Int32, "text": pl.String, "content_hash": pl.String, "token_count": pl.Int32,
-                 "updated_at": pl.String, "metadata": pl.String, "tags": pl.List(pl.String)}
+                 "updated_at": pl.String, "metadata": pl.String, "tags": pl.List(pl.String), "scan_id": pl.String}
 EMBEDDINGS_SCHEMA = {**CHUNKS_SCHEMA, "vector": pl.List(pl.Float32), "from_cache": pl.Boolean}
 
 COMMON = dict(partitions_def=sources_partitions, group_name="ingest")
@@ -83,7 +83,7 @@ def chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, scraped_pa
                                 "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0})
 
 
-@asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"}, pool="lancedb",
+@asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"},
        description="A vector per chunk: from the cache (model, sha256 of text) or from the embedding model.")
 def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks: pl.DataFrame) -> Output[pl.DataFrame]:
     t0 = time.perf_counter()
@@ -95,8 +95,9 @@ def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks
                                 "model": ctx.embedder.name, "seconds": round(time.perf_counter() - t0, 3)})
 
 
-@asset(**COMMON, kinds={"lancedb"}, pool="lancedb",
-       description="The LanceDB table (vector + full-text index): one merge_insert per refresh, then optimize.")
+@asset(**COMMON, kinds={"lancedb"},
+       description="The LanceDB table (vector + full-text index): one merge_insert per refresh, then optimize. "
+                   "Writes hold the storage's writer lock (an OS file lock: it dies with its process).")
 def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, embeddings: pl.DataFrame,
                    scraped_pages: pl.DataFrame) -> MaterializeResult:
     t0 = time.perf_counter()
@@ -114,6 +115,8 @@ def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, em
     summary["seconds"] = round(sum(seconds.values()), 3)
     return MaterializeResult(metadata={
         **summary, "table": w["table"], "table_version": w["table_version"],
+        **{k: w[k] for k in ("ann_index", "fts_index", "optimize") if k in w},
+        **({"sources_pruned": MetadataValue.json(w["sources_pruned"])} if w["sources_pruned"] else {}),
         "seconds_by_stage": MetadataValue.json(seconds),
         "summary": MetadataValue.json(summary),
     })

@@ -1,0 +1,281 @@
+"""Ingest as an unlucky operator runs it: killed processes, two ingests at once, a repetitive source,
+a source removed from the config, two embedders that share a model name, and an asset materialized
+alone on stale inputs. Real subprocesses, a real Dagster instance, a real LanceDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, materialize
+
+from docs_rag_pipeline import locks
+from docs_rag_pipeline.context import get_context
+from docs_rag_pipeline.defs.assets import chunks, ingest_assets, lancedb_chunks, scraped_pages
+from docs_rag_pipeline.defs.definitions import build_definitions
+from docs_rag_pipeline.query import search
+
+from .conftest import GUIDE, write_config, write_docs
+from .dagster_helpers import materialize_source
+
+DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
+
+
+def _env(cfg: Path) -> dict[str, str]:
+    return {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(cfg.parent / "dagster_home")}
+
+
+def _run(args: list[str], cfg: Path, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([*DOCS_RAG, *args], capture_output=True, text=True, env=_env(cfg), cwd=cfg.parent,
+                          timeout=600, **kw)
+
+
+def _start(args: list[str], cfg: Path) -> subprocess.Popen:
+    return subprocess.Popen([*DOCS_RAG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env(cfg), cwd=cfg.parent, stdin=subprocess.DEVNULL)
+
+
+def _stderr_until(proc: subprocess.Popen, marker: str) -> str:
+    """Read the process's stderr line by line until a line holds ``marker``; the text read so far."""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if marker in line:
+            return "".join(seen)
+    raise AssertionError(f"the ingest ended (rc {proc.wait()}) before printing {marker!r}:\n{''.join(seen)}")
+
+
+def _drain(proc: subprocess.Popen) -> list[str]:
+    """Keep reading a process's stderr in the background (a full pipe would block it)."""
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
+    return lines
+
+
+def _ids(cfg: Path) -> list[str]:
+    ctx = get_context(cfg)
+    return sorted(r["chunk_id"] for r in ctx.chunks._scan(None, ["chunk_id"]).to_pylist())
+
+
+def _project(root: Path) -> Path:
+    write_docs(root / "docs", GUIDE)
+    return write_config(root)
+
+
+@pytest.fixture(scope="module")
+def clean_ids(tmp_path_factory) -> list[str]:
+    cfg = _project(tmp_path_factory.mktemp("clean"))
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 0, out.stderr
+    ids = _ids(cfg)
+    assert len(ids) > 5
+    return ids
+
+
+@pytest.mark.parametrize("kill_at", ["[PARSE]", "[CHUNK]", "[EMBED]", "[LOCK] waiting", "[INDEX]"])
+def test_sigkill_in_any_stage_never_wedges_the_next_ingest(tmp_path, clean_ids, kill_at):
+    cfg = _project(tmp_path)
+    storage = tmp_path / "data"
+    if kill_at.startswith("[LOCK]"):
+        # another writer holds the LanceDB lock: the ingest waits for it, says so, and is killed waiting
+        with locks.writer_lock(storage, purpose="the test, holding the lock"):
+            proc = _start(["ingest"], cfg)
+            seen = _stderr_until(proc, kill_at)
+            assert "the test, holding the lock" in seen and f"pid {os.getpid()}" in seen
+            proc.kill()
+            proc.wait()
+    else:
+        proc = _start(["ingest"], cfg)
+        _stderr_until(proc, kill_at)
+        proc.kill()
+        assert proc.wait() == -signal.SIGKILL
+    # the next ingest neither waits forever nor keeps anything half done
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert _ids(cfg) == clean_ids  # same chunk ids and count as a clean ingest, no duplicates
+
+
+def test_sigterm_stops_an_ingest_waiting_for_the_writer_lock(tmp_path):
+    cfg = _project(tmp_path)
+    with locks.writer_lock(tmp_path / "data", purpose="the test"):
+        proc = _start(["ingest"], cfg)
+        _stderr_until(proc, "[LOCK] waiting")
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=120)
+        rest = proc.stderr.read()
+    assert rc != 0 and "SIGTERM" in rest, rest
+    assert _run(["ingest"], cfg).returncode == 0  # nothing left behind that blocks the next one
+
+
+def test_a_lock_wait_is_bounded_and_says_who_holds_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCS_RAG_LOCK_TIMEOUT", "1")
+    lines: list[str] = []
+    with locks.writer_lock(tmp_path, purpose="holder in a thread"):
+        err: list[BaseException] = []
+
+        def other() -> None:
+            try:
+                with locks.writer_lock(tmp_path, purpose="waiter", log=lines.append):
+                    pass
+            except BaseException as exc:  # noqa: BLE001
+                err.append(exc)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert len(err) == 1 and isinstance(err[0], locks.LockTimeout)
+    assert "gave up after 1 s" in str(err[0]) and "DOCS_RAG_LOCK_TIMEOUT" in str(err[0])
+    monkeypatch.setenv("DOCS_RAG_LOCK_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="DOCS_RAG_LOCK_TIMEOUT: 'soon'"):
+        locks.default_timeout()
+
+
+def test_two_ingests_started_at_once_run_one_after_the_other(tmp_path, clean_ids):
+    cfg = _project(tmp_path)
+    # hold the source lock so both are surely started and waiting, then let them race for it
+    with locks.source_lock(tmp_path / "data", "guide", purpose="the test"):
+        procs = [_start(["ingest", "--json"], cfg) for _ in range(2)]
+        seen = [_stderr_until(p, "[LOCK] waiting") for p in procs]
+    logs = [_drain(p) for p in procs]
+    rcs = [p.wait(timeout=600) for p in procs]
+    assert rcs == [0, 0], [s + "".join(x) for s, x in zip(seen, logs)]
+    assert _ids(cfg) == clean_ids  # no duplicate chunk_id, the same rows as one ingest
+    summaries = [json.loads(p.stdout.read())["guide"] for p in procs]
+    assert sorted(s["rows_written"] for s in summaries) == [0, len(clean_ids)]  # the second found it done
+    with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        runs = sorted(instance.get_run_records(), key=lambda r: r.start_time)
+        assert len(runs) == 2 and runs[0].end_time <= runs[1].start_time  # the runs did not overlap
+
+
+def test_repetitive_source_with_a_failing_vector_index_still_ingests(tmp_path, monkeypatch):
+    from docs_rag_pipeline.store import ChunksTable
+
+    # 10,250 chunks of 10 distinct texts: k-means can form 10 clusters, far fewer than the partitions
+    docs = tmp_path / "rep"
+    for p in range(250):
+        body = "\n".join(f"## Note {(p * 41 + j) % 10}\n\nThis note repeats the same words about item "
+                         f"{(p * 41 + j) % 10} again and again.\n" for j in range(41))
+        write_docs(docs, {f"page{p:04d}.md": f"# Notes\n\n{body}"})
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path, sources="""
+      - {name: rep, kind: local, path: rep}
+      - {name: guide, kind: local, path: docs, base_url: https://docs.example.org/}
+    """)
+    assert ChunksTable.ann_min_rows <= 10_250
+    # the partition count sqrt(rows) asks for on ~100k such rows (LanceDB refuses more than 256 then)
+    monkeypatch.setattr(ChunksTable, "target_partitions", staticmethod(lambda n: 316))
+    with DagsterInstance.ephemeral() as instance:
+        rep = materialize_source(cfg, "rep", instance)
+        assert rep["chunks_total"] == 10_250
+        mat = instance.get_latest_materialization_event(lancedb_chunks.key).asset_materialization
+        note = mat.metadata["ann_index"].value
+        assert note.startswith("ivf_flat (10 partitions)") and "k-means could only form 10" in note, note
+        guide = materialize_source(cfg, "guide", instance)  # another source still ingests afterwards
+        assert guide["pages_new"] == 5
+    assert get_context(cfg).chunks.has_ann_index()  # searched through the 10-partition index
+    assert search("ZX81_QUANTUM_FLUX", config=cfg)[0].url.endswith("#troubleshooting")
+
+
+def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
+    write_docs(tmp_path / "a", GUIDE)
+    write_docs(tmp_path / "b", {"only-b.md": "# Beta only\n\nThe QUUXPLATYPUS setting lives only in source beta.\n"})
+    both = """
+      - {name: alpha, kind: local, path: a}
+      - {name: beta, kind: local, path: b}
+    """
+    cfg = write_config(tmp_path, sources=both)
+    assert _run(["ingest"], cfg).returncode == 0
+    assert search("QUUXPLATYPUS", config=cfg)[0].source == "beta"
+    cfg = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}")
+    # before any ingest: beta's rows are still stored, but never served
+    assert all(h.source == "alpha" for h in search("QUUXPLATYPUS", top_k=8, config=cfg))
+    beta_rows = get_context(cfg).chunks.count("beta")
+    assert beta_rows > 0
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["alpha"]["rows_pruned"] == beta_rows
+    assert "[PRUNE] source 'beta' is not in the config any more" in out.stderr
+    assert get_context(cfg).chunks.count("beta") == 0 and get_context(cfg).chunks.count("alpha") > 0
+
+    # `docs-rag prune` does the same without an ingest
+    cfg = write_config(tmp_path, sources="- {name: beta, kind: local, path: b}")
+    out = _run(["prune", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["rows_pruned"]["alpha"] > 0
+    assert get_context(cfg).chunks.count("alpha") == 0
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0 and "nothing to prune" in out.stderr
+
+
+def test_two_embedders_with_one_model_name_never_share_vectors(tmp_path, monkeypatch):
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    from .fake_openai import EmbeddingsServer
+
+    write_docs(tmp_path / "docs", GUIDE)
+    monkeypatch.setenv("TEST_KEY", "k")
+    local = LocalEmbedder()
+    tables, embedded = [], []
+    with EmbeddingsServer(local.embed) as one, EmbeddingsServer(local.embed) as two:
+        with DagsterInstance.ephemeral() as instance:
+            for srv in (one, two):
+                cfg = write_config(tmp_path, extra=f"""
+                    embedding:
+                      provider: openai
+                      model: same-name
+                      base_url: {srv.url}
+                      api_key_env: TEST_KEY
+                """)
+                out = materialize_source(cfg, "guide", instance)
+                ctx = get_context(cfg)
+                tables.append(ctx.chunks.name)
+                embedded.append((out["chunks_embedded"], out["chunks_total"]))
+                assert ctx.embedder.name == "openai:same-name"
+    assert tables[0] != tables[1]
+    # the second server's model embedded every chunk itself: no vector came from the first's cache
+    assert embedded[1][0] == embedded[1][1] and len(two.requests) > 1
+
+
+def test_materializing_the_write_alone_on_stale_inputs_is_refused(tmp_path):
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    resources = build_definitions(config_path=str(cfg)).resources
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+        before = _ids(cfg)
+        (tmp_path / "docs" / "forms.md").write_text("# Forms\n\nForms now collect sketches, not text.\n")
+        # a refresh whose embeddings step never ran: pages and chunks are new, the vectors are old
+        materialize(ingest_assets, selection=[scraped_pages, chunks], partition_key="guide", instance=instance,
+                    resources=resources)
+        result = materialize(ingest_assets, selection=[lancedb_chunks], partition_key="guide", instance=instance,
+                             resources=resources, raise_on_error=False)
+        assert not result.success
+        failure = next(e for e in result.all_events if e.is_step_failure)
+        msg = str(failure.step_failure_data.error.cause or failure.step_failure_data.error)
+        assert "re-run the whole refresh" in msg and "nothing was written" in msg, msg
+        assert _ids(cfg) == before  # forms.md kept every row
+        out = materialize_source(cfg, "guide", instance)  # the whole refresh puts it right
+        assert out["pages_changed"] == 1
+    assert "sketches" in search("what do forms collect", config=cfg)[0].text
+
+
+def test_locks_are_reentrant_in_a_process_and_exclusive_across_processes(tmp_path):
+    with locks.source_lock(tmp_path, "s", purpose="outer"):
+        with locks.source_lock(tmp_path, "s", purpose="inner (same thread)"):
+            pass
+        code = ("import sys; from docs_rag_pipeline import locks\n"
+                "try:\n"
+                "    with locks.hold(sys.argv[1], 'source-s', purpose='child', timeout=0.5): print('got it')\n"
+                "except locks.LockTimeout as e: print('timeout', e)\n")
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+        assert out.stdout.startswith("timeout") and "outer" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("got it"), out.stdout + out.stderr
+    shutil.rmtree(tmp_path / "locks")
