@@ -93,7 +93,7 @@ MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
 def read_regular_file(path: Path) -> bytes:
     """The bytes of ``path``, which must still be a regular file and not a symlink (it was checked
     when the folder was listed): never blocks on a FIFO or a device. Raises OSError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
@@ -111,8 +111,10 @@ class LocalSource(Source):
     """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
     inside it is read like a copy at the link's own path; a linked folder inside it is walked
     under the link's path, except a link back to one of its own parent folders (a loop). A link
-    whose real path is outside the folder, or that points nowhere, is never read: it is logged
-    and listed in the scan notes (``skipped_links``)."""
+    whose real path is outside the folder or hidden (a ``.`` name), or that points nowhere, is
+    never read: it is logged and listed in the scan notes (``skipped_links``). A file that cannot
+    be read is a ``failed`` page (its indexed chunks stay); a folder that cannot be listed makes
+    the scan incomplete (nothing is removed)."""
 
     cfg: SourceConfig
 
@@ -171,9 +173,6 @@ class LocalSource(Source):
 
         walk(root, "", (root,))
         return out
-
-    def files(self) -> list[tuple[str, Path]]:
-        return self.listing(lambda _: None).files
 
     def url_for(self, rel: str) -> str:
         return file_url(rel, base_url=self.cfg.base_url, url_template=self.cfg.url_template, root=self.cfg.path,
