@@ -42,8 +42,9 @@ class Page:
     content_hash: str
     format: str  # markdown | mdx | html | asciidoc | rst
     body: str | None = None  # the raw document; None when unchanged and not loaded
-    status: str = "new"  # new | changed | unchanged | deleted
+    status: str = "new"  # new | changed | unchanged | deleted | failed (could not be read: its chunks are kept)
     metadata: dict[str, Any] = field(default_factory=dict)  # what the source knows (commit, fetched_at, …)
+    error: str | None = None  # why a ``failed`` page could not be read
 
 
 @dataclass(slots=True)

@@ -51,6 +51,7 @@ class RefreshStats:
     pages_unchanged: int = 0
     pages_deleted: int = 0
     pages_skipped: int = 0
+    pages_failed: int = 0
     chunks_total: int = 0
     chunks_embedded: int = 0
     chunks_cached: int = 0
@@ -74,7 +75,7 @@ def refresh_stats(pages: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]
     embedded = sum(not r["from_cache"] for r in rows)
     return RefreshStats(pages_new=counts["new"], pages_changed=counts["changed"],
                         pages_unchanged=counts["unchanged"], pages_deleted=counts["deleted"],
-                        pages_skipped=counts["skipped"], chunks_total=written["chunks_total"],
+                        pages_skipped=counts["skipped"], pages_failed=counts["failed"], chunks_total=written["chunks_total"],
                         chunks_embedded=embedded, chunks_cached=len(rows) - embedded,
                         rows_written=written["rows_written"], rows_deleted=written["rows_deleted"],
                         rows_pruned=written.get("rows_pruned", 0))
@@ -85,7 +86,8 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     """Scan a source against what is indexed; parse new and changed pages.
 
     One row per page with ``status`` new | changed | unchanged | deleted | skipped (a page that
-    could not be parsed: logged with the reason; its indexed chunks are kept). ``mode`` is
+    could not be parsed: logged with the reason; its indexed chunks are kept) | failed (a page the
+    source could not read, e.g. no permission: its indexed chunks are kept too). ``mode`` is
     ``refresh`` (only what changed), ``reparse`` (re-parse every page from the source's cache, no
     network) or ``force`` (fetch and process everything again). The source's own counts and
     reasons are added to ``notes``.
@@ -105,7 +107,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     for page in scan.pages:
         row = {"source": source_name, "page_url": page.page_url, "path": page.path, "format": page.format,
                "content_hash": page.content_hash, "status": page.status, "title": None, "sections": None,
-               "metadata": None, "error": None, **stamp}
+               "metadata": None, "error": page.error, **stamp}
         if page.status in ("new", "changed"):
             try:
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
@@ -137,7 +139,7 @@ def index_state(state: dict[str, str]) -> str:
 
 
 def page_counts(pages: Sequence[dict[str, Any]]) -> dict[str, int]:
-    out = {k: 0 for k in ("new", "changed", "unchanged", "deleted", "skipped")}
+    out = {k: 0 for k in ("new", "changed", "unchanged", "deleted", "skipped", "failed")}
     for p in pages:
         out[p["status"]] += 1
     return out

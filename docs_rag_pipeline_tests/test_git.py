@@ -447,3 +447,18 @@ def test_git_asciidoc_include_change_reprocesses_including_page(tmp_path: Path) 
     assert second.notes["files_read"] == 1 and second.notes["files_modified"] == 0  # the partial is no page
     install = next(p for p in second.pages if p.status == "changed")
     assert "acme setup --all" in install.body and install.metadata["commit"] == second.notes["commit"]
+
+
+def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
+    from docs_rag_pipeline.config import parse_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {"latin1.md": "# Café\n\nCrème brûlée on Fridays.\n".encode("latin-1"),
+                            "page.adoc": "= Page\n\ninclude::part.adoc[]\n",
+                            "part.adoc": "Naïve café.\n".encode("latin-1")})
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
+        "name": "acme", "kind": "git", "repo": str(repo.remote)}]})
+    scan = GitSource(cfg.sources[0], workdir=tmp_path / "data" / "sources" / "acme").scan({}, log=lambda _: None)
+    pages = {p.path: p for p in scan.pages}
+    assert "Crème brûlée on Fridays." in pages["latin1.md"].body
+    assert "Naïve café." in pages["page.adoc"].body

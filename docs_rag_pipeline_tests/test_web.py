@@ -134,10 +134,28 @@ def test_robots_rules_for_our_user_agent() -> None:
 
         Sitemap: https://x.org/sitemap_index.xml
     """))
-    assert rp.can_fetch(UA, "https://x.org/guide/a.html")
-    assert not rp.can_fetch(UA, "https://x.org/drafts/b.html")
-    assert not rp.can_fetch("OtherBot/2.0", "https://x.org/guide/a.html")
-    assert rp.site_maps() == ["https://x.org/sitemap_index.xml"]
+    assert rp.can_fetch("https://x.org/guide/a.html", UA)
+    assert not rp.can_fetch("https://x.org/drafts/b.html", UA)
+    assert not rp.can_fetch("https://x.org/guide/a.html", "OtherBot/2.0")
+    assert rp.crawl_delay("OtherBot/2.0") == 5 and rp.crawl_delay(UA) is None
+    assert list(rp.sitemaps) == ["https://x.org/sitemap_index.xml"]
+
+
+def test_robots_wildcards_and_longest_match() -> None:
+    """RFC 9309, where the standard library's parser got both wrong: ``*``/``$`` patterns, and the
+    longest matching rule wins over the first one."""
+    rp = parse_robots(textwrap.dedent("""
+        User-agent: *
+        Disallow: /*?print=
+        Disallow: /docs/
+        Allow: /docs/public/
+        Disallow: /*.pdf$
+    """))
+    assert not rp.can_fetch("https://x.org/a?print=1", UA)
+    assert rp.can_fetch("https://x.org/a?page=1", UA)
+    assert rp.can_fetch("https://x.org/docs/public/intro.html", UA)
+    assert not rp.can_fetch("https://x.org/docs/internal.html", UA)
+    assert not rp.can_fetch("https://x.org/manual.pdf", UA) and rp.can_fetch("https://x.org/manual.pdf.html", UA)
 
 
 def test_parse_sitemap_variants() -> None:
@@ -595,6 +613,33 @@ def test_unreachable_site_or_too_many_errors_removes_nothing(tmp_path: Path) -> 
     assert {r["status"] for r in rows} == {"unchanged"} and len(rows) == 5
     assert "robots.txt" in notes["stopped_early"] and notes["removal_skipped"]
     assert len(indexed(cfg, "small")) == 5
+
+
+def test_robots_wildcards_and_longest_match_on_a_real_site(tmp_path: Path, instance) -> None:
+    """``Disallow: /*?print=`` keeps the print view out; ``Allow: /docs/public/`` beats the shorter
+    ``Disallow: /docs/`` above it. Checked on the server's side: what was asked for."""
+    robots = ("User-agent: *\nDisallow: /*?print=\nDisallow: /docs/\nAllow: /docs/public/\n"
+              "Crawl-delay: 0.01\n")
+    links = ("a.html?print=1", "a.html?page=2", "docs/public/intro.html", "docs/internal.html")
+    routes = {"/robots.txt": lambda h: h.reply(200, robots, ctype="text/plain"),
+              "/": lambda h: h.reply(200, page("Home", "<p>The home page of the robots site.</p>", links=links)),
+              "/a.html": lambda h: h.reply(200, page("A", f"<p>Page A, view {urlsplit(h.path).query}.</p>")),
+              "/docs/public/intro.html": lambda h: h.reply(200, page("Intro", "<p>Public docs about kestrels.</p>")),
+              "/docs/internal.html": lambda h: h.reply(200, page("Internal", "<p>Internal notes.</p>"))}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "robots", seed_urls=[srv.url + "/"], sitemaps="off",
+                               allow_patterns=[r"^http://127\.0\.0\.1:\d+/", r"\?(print|page)=\d"])
+        out = materialize_source(cfg, "robots", instance)
+        paths = srv.paths()
+    base = srv.url
+    assert "/a.html?print=1" not in paths and "/docs/internal.html" not in paths
+    assert "/a.html?page=2" in paths and "/docs/public/intro.html" in paths
+    assert set(indexed(cfg, "robots")) == {base + "/", base + "/a.html?page=2", base + "/docs/public/intro.html"}
+    for line in (f"[DISCOVER] skipped {base}/a.html?print=1: disallowed by robots.txt",
+                 f"[DISCOVER] skipped {base}/docs/internal.html: disallowed by robots.txt",
+                 f"[DISCOVER] robots.txt {base}/robots.txt: Crawl-delay 0.01 s"):
+        assert line in out["_log"], line
+    assert scan_meta(out)["scan_skipped"]["robots.txt"] == 2
 
 
 def test_error_threshold_stops_the_crawl_and_keeps_what_is_indexed(tmp_path: Path) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..parsing.html import decode_html, declared_charset
 from ..records import Page
 
 Log = Callable[[str], None]
@@ -17,6 +19,29 @@ def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+def decode_body(data: bytes, charset: str | None) -> str:
+    """A page's text, as a browser reads it: a BOM, else the HTTP header's charset, else the
+    ``<meta>`` charset, else UTF-8 when the bytes are UTF-8, else windows-1252 (the web's default
+    for undeclared pages). Undecodable bytes become U+FFFD; never raises. Files of local and git
+    sources are read the same way, with no header (``charset`` None)."""
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return decode_html(data)
+    if charset:
+        try:
+            return data.decode(charset, "replace")
+        except LookupError:
+            pass
+    if declared_charset(data):
+        return decode_html(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        if any(ord(c) > 0x7F and c != "\ufffd" for c in text):
+            return text  # real UTF-8 with a few bad bytes (or a body cut off mid-character)
+        return data.decode("cp1252", "replace")
 
 
 @dataclass(slots=True)

@@ -45,7 +45,7 @@ from typing import Any
 from ..config import SourceConfig
 from ..parsing import format_for_path
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash
+from .base import Log, ScanResult, Source, content_hash, decode_body
 from .local import asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
@@ -305,7 +305,7 @@ class GitSource(Source):
 
         def read_text(repo_path: str) -> str | None:
             sha = tree.get(repo_path)
-            return git.blob(sha).decode("utf-8", "replace") if sha else None
+            return decode_body(git.blob(sha), None) if sha else None
 
         sub = self.cfg.subpath.strip("/")
         pages: list[Page] = []
@@ -342,11 +342,11 @@ class GitSource(Source):
             def load() -> tuple[str, str, dict[str, str | None], list[str]]:
                 data = git.blob(blob)
                 if fmt == "asciidoc":
-                    text, dep_found, missing = asciidoc_body(data.decode("utf-8", "replace"),
+                    text, dep_found, missing = asciidoc_body(decode_body(data, None),
                                                              path=repo_path, read=read_text,
                                                              attributes=self.cfg.asciidoc_attributes)
                     return text, content_hash(text), {d: tree.get(d) for d in dep_found}, missing
-                return data.decode("utf-8", "replace"), content_hash(data), {}, []
+                return decode_body(data, None), content_hash(data), {}, []
 
             missing: list[str] = []
             if digest is None:

@@ -7,7 +7,10 @@ is prepared (its ``include::`` directives resolved inside the folder, :func:`asc
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -15,7 +18,7 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash
+from .base import Log, ScanResult, Source, content_hash, decode_body
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -84,23 +87,91 @@ def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None],
     return body, res.deps, res.unresolved
 
 
+MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of ``path``, which must still be a regular file and not a symlink (it was checked
+    when the folder was listed): never blocks on a FIFO or a device. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return f.read()
+
+
+@dataclass(slots=True)
+class Listing:
+    files: list[tuple[str, Path]] = field(default_factory=list)  # (path relative to the root, real path)
+    skipped_links: list[str] = field(default_factory=list)  # "rel -> target: reason"
+    unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: "rel: reason"
+
+
 class LocalSource(Source):
+    """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
+    inside it is read like a copy at the link's own path; a linked folder inside it is walked
+    under the link's path, except a link back to one of its own parent folders (a loop). A link
+    whose real path is outside the folder or hidden (a ``.`` name), or that points nowhere, is
+    never read: it is logged and listed in the scan notes (``skipped_links``). A file that cannot
+    be read is a ``failed`` page (its indexed chunks stay); a folder that cannot be listed makes
+    the scan incomplete (nothing is removed)."""
+
     cfg: SourceConfig
 
-    def files(self) -> list[tuple[str, Path]]:
-        root = self.cfg.path
-        out = []
-        for p in sorted(root.rglob("*")):
-            rel = p.relative_to(root).as_posix()
-            if not p.is_file() or any(part.startswith(".") for part in rel.split("/")):
-                continue
-            if not any(path_glob(rel, g) for g in self.cfg.include):
-                continue
-            if any(path_glob(rel, g) for g in self.cfg.exclude):
-                continue
-            if format_for_path(rel) is None:
-                continue
-            out.append((rel, p))
+    def wanted(self, rel: str) -> bool:
+        """Whether the file at ``rel`` is a page: include/exclude globs and a supported format."""
+        return (any(path_glob(rel, g) for g in self.cfg.include)
+                and not any(path_glob(rel, g) for g in self.cfg.exclude)
+                and format_for_path(rel) is not None)
+
+    def listing(self, log: Log) -> Listing:
+        """Every page file under the root (names starting with ``.`` are skipped), in path order."""
+        root = self.cfg.path.resolve()
+        out = Listing()
+
+        def skip_link(rel: str, target: str, reason: str) -> None:
+            out.skipped_links.append(f"{rel} -> {target}: {reason}")
+            log(f"[DISCOVER] {self.name}: skipped the symlink {rel} -> {target}: {reason}")
+
+        def walk(folder: Path, prefix: str, parents: tuple[Path, ...]) -> None:
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                where, why = prefix.rstrip("/") or ".", exc.strerror or str(exc)
+                out.unlisted.append(f"{where}: {why}")
+                log(f"[DISCOVER] {self.name}: cannot list {where} ({why}); nothing is removed from the index this time")
+                return
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                rel = prefix + e.name
+                real = Path(e.path)
+                target = os.readlink(e.path) if e.is_symlink() else ""
+                if target:
+                    try:
+                        real = real.resolve(strict=True)
+                    except (OSError, RuntimeError):
+                        if self.wanted(rel):
+                            skip_link(rel, target, "it points to nothing")
+                        continue
+                    if not real.is_relative_to(root):
+                        if real.is_dir() or self.wanted(rel):
+                            skip_link(rel, target, f"its real path {real} is outside the folder {root}")
+                        continue
+                    if any(part.startswith(".") for part in real.relative_to(root).parts):
+                        if real.is_dir() or self.wanted(rel):
+                            skip_link(rel, target, "it points into a hidden file or folder")
+                        continue
+                if e.is_dir():
+                    if real in parents:
+                        skip_link(rel, target, "a loop (it points to a folder it is inside)")
+                        continue
+                    walk(real, rel + "/", (*parents, real))
+                elif e.is_file() and self.wanted(rel):
+                    out.files.append((rel, real))
+
+        walk(root, "", (root,))
         return out
 
     def url_for(self, rel: str) -> str:
@@ -108,25 +179,30 @@ class LocalSource(Source):
                         url_rules=self.cfg.url_rules)
 
     def _read(self, rel: str) -> str | None:
+        """An included file (``rel`` from the root): None when its real path is outside the root,
+        it is not a regular file, or it cannot be read."""
         root = self.cfg.path.resolve()
         p = (root / rel).resolve()
-        try:
-            p.relative_to(root)
-        except ValueError:
+        if not p.is_relative_to(root) or not p.is_file():
             return None
-        return p.read_text(encoding="utf-8", errors="replace") if p.is_file() else None
+        try:
+            return decode_body(read_regular_file(p), None)
+        except OSError:
+            return None
 
     def scan(self, state: dict[str, str], *, log: Log, mode: str = "refresh") -> ScanResult:
         pages: list[Page] = []
         unmapped: list[str] = []
+        failed: list[str] = []
         unresolved = 0
         seen: dict[str, str] = {}
-        for rel, p in self.files():
-            data = p.read_bytes()
+        root = self.cfg.path.resolve()
+        found = self.listing(log)
+        for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
                           base_url=self.cfg.base_url)
             if url is None:
-                url = (self.cfg.path / rel).resolve().as_uri()
+                url = (root / rel).as_uri()
                 if self.cfg.url_rules or self.cfg.url_template:
                     unmapped.append(rel)
                     log(f"[DISCOVER] {self.name}: warning: no url_rules entry maps {rel}; indexed as {url}")
@@ -137,29 +213,48 @@ class LocalSource(Source):
             fmt = format_for_path(rel) or "markdown"
             meta: dict[str, object] = {}
             text = None
-            if fmt == "asciidoc":
-                text, _deps, missing = asciidoc_body(data.decode("utf-8", errors="replace"), path=rel, read=self._read,
-                                                    attributes=self.cfg.asciidoc_attributes)
-                digest = content_hash(text)
-                if missing:
-                    unresolved += len(missing)
-                    meta["unresolved_includes"] = missing
-                    for target in missing:
-                        log(f"[DISCOVER] {self.name}: {rel}: include::{target}[] cannot be resolved; skipped")
-            else:
-                digest = content_hash(data)
+            try:
+                data = read_regular_file(p)
+                if fmt == "asciidoc":
+                    text, _deps, missing = asciidoc_body(decode_body(data, None), path=rel, read=self._read,
+                                                        attributes=self.cfg.asciidoc_attributes)
+                    digest = content_hash(text)
+                    if missing:
+                        unresolved += len(missing)
+                        meta["unresolved_includes"] = missing
+                        for target in missing:
+                            log(f"[DISCOVER] {self.name}: {rel}: include::{target}[] cannot be resolved; skipped")
+                else:
+                    digest = content_hash(data)
+            except (OSError, ValueError) as exc:  # unreadable, or an encoding the decoder rejects
+                reason = f"cannot be read: {getattr(exc, 'strerror', None) or exc}"
+                failed.append(rel)
+                log(f"[DISCOVER] {self.name}: {rel} {reason}; "
+                    + ("its indexed chunks are kept" if url in state else "not indexed"))
+                pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=state.get(url, ""),
+                                  format=fmt, status="failed", error=reason))
+                continue
             status = self.status(url, digest, state, mode)
             body = None
             if status != "unchanged":
-                body = text if text is not None else data.decode("utf-8", errors="replace")
+                body = text if text is not None else decode_body(data, None)
             pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=digest, format=fmt,
                               body=body, status=status, metadata=meta))
         present = {p.page_url for p in pages}
         deleted = sorted(u for u in state if u not in present)
-        log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, {len(deleted)} gone")
+        complete = not found.unlisted
+        log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, "
+            + (f"{len(deleted)} gone" if complete else "some folders could not be listed, so none is removed"))
         notes: dict[str, object] = {"files": len(pages)}
         if unmapped:
             notes["unmapped_files"] = len(unmapped)
         if unresolved:
             notes["unresolved_includes"] = unresolved
-        return ScanResult(pages=pages, deleted=deleted, notes=notes)
+        if failed:
+            notes["unreadable_files"] = failed[:MAX_LISTED]
+        if found.skipped_links:
+            notes["skipped_links"] = len(found.skipped_links)
+            notes["skipped_link_list"] = found.skipped_links[:MAX_LISTED]
+        if found.unlisted:
+            notes["unlisted_folders"] = found.unlisted[:MAX_LISTED]
+        return ScanResult(pages=pages, deleted=deleted, complete=complete, notes=notes)

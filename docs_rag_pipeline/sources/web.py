@@ -20,7 +20,6 @@ import posixpath
 import re
 import tempfile
 import time
-import urllib.robotparser
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,11 +29,11 @@ from typing import Any, Iterable
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 import requests
+from protego import Protego
 
 from ..config import SourceConfig
-from ..parsing.html import decode_html, declared_charset
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash
+from .base import Log, ScanResult, Source, content_hash, decode_body
 
 __all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -180,20 +179,15 @@ def _not_a_page(url: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def parse_robots(text: str) -> urllib.robotparser.RobotFileParser:
-    rp = urllib.robotparser.RobotFileParser()
-    rp.parse(text.splitlines())
-    return rp
+def parse_robots(text: str) -> Protego:
+    """robots.txt as RFC 9309 reads it (Protego): ``*`` and ``$`` in paths, and the longest matching
+    rule wins (an ``Allow`` on a tie), whatever the order of the lines. The group of our user
+    agent's product token applies, else ``User-agent: *``."""
+    return Protego.parse(text)
 
 
-def _robots_allow_all(allow: bool) -> urllib.robotparser.RobotFileParser:
-    rp = urllib.robotparser.RobotFileParser()
-    if allow:
-        rp.allow_all = True
-    else:
-        rp.disallow_all = True
-    rp.modified()
-    return rp
+def _robots_allow_all(allow: bool) -> Protego:
+    return Protego.parse("" if allow else "User-agent: *\nDisallow: /\n")
 
 
 def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
@@ -271,28 +265,6 @@ def _header_charset(content_type: str | None) -> str | None:
     except LookupError:
         return None
     return "cp1252" if name in ("iso8859-1", "ascii") else name  # as browsers do
-
-
-def decode_body(data: bytes, charset: str | None) -> str:
-    """A page's text, as a browser reads it: a BOM, else the HTTP header's charset, else the
-    ``<meta>`` charset, else UTF-8 when the bytes are UTF-8, else windows-1252 (the web's default
-    for undeclared pages). Undecodable bytes become U+FFFD; never raises."""
-    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return decode_html(data)
-    if charset:
-        try:
-            return data.decode(charset, "replace")
-        except LookupError:
-            pass
-    if declared_charset(data):
-        return decode_html(data)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        if any(ord(c) > 0x7F and c != "\ufffd" for c in text):
-            return text  # real UTF-8 with a few bad bytes (or a body cut off mid-character)
-        return data.decode("cp1252", "replace")
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -431,7 +403,7 @@ class _Crawl:
             "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
         })
         self.domains = src.allowed_domains
-        self.robots: dict[str, urllib.robotparser.RobotFileParser] = {}
+        self.robots: dict[str, Protego] = {}
         self.crawl_delay: dict[str, float] = {}
         self.last_request: dict[str, float] = {}
         self.queue: deque[tuple[str, int, bool]] = deque()
@@ -538,7 +510,7 @@ class _Crawl:
 
     # -- robots.txt ----------------------------------------------------------------------------
 
-    def robots_for(self, url: str) -> urllib.robotparser.RobotFileParser:
+    def robots_for(self, url: str) -> Protego:
         origin = _origin(url)
         if origin in self.robots:
             return self.robots[origin]
@@ -583,6 +555,7 @@ class _Crawl:
         if delay:
             try:
                 self.crawl_delay[_netloc(url)] = min(float(delay), 60.0)
+                self.log(f"[DISCOVER] robots.txt {robots_url}: Crawl-delay {self.crawl_delay[_netloc(url)]:g} s")
             except (TypeError, ValueError):
                 pass
         self.robots[origin] = rp
@@ -605,7 +578,7 @@ class _Crawl:
                 return Rejection("deny_patterns", f"matches deny pattern {p!r}")
         if self.cfg.allow_patterns and not seed and not any(re.search(p, url) for p in self.cfg.allow_patterns):
             return Rejection("allow_patterns", "matches no allow pattern")
-        if self.cfg.respect_robots and not self.robots_for(url).can_fetch(self.cfg.user_agent, url):
+        if self.cfg.respect_robots and not self.robots_for(url).can_fetch(url, self.cfg.user_agent):
             return Rejection("robots.txt", "disallowed by robots.txt")
         if check_depth and depth > self.cfg.max_depth:
             return Rejection("max_depth", f"beyond max_depth ({self.cfg.max_depth})")
@@ -637,7 +610,7 @@ class _Crawl:
                     continue
                 origin = _origin(seed)
                 rp = self.robots_for(seed) if self.cfg.respect_robots else None
-                listed = list(rp.site_maps() or []) if rp is not None else []
+                listed = list(rp.sitemaps) if rp is not None else []
                 for u in [*listed, origin + "/sitemap.xml"]:
                     n = normalize_url(u)
                     if n and n not in todo:
@@ -657,7 +630,7 @@ class _Crawl:
             if not host_allowed(_netloc(url), self.domains):
                 self.log(f"[DISCOVER] skipped sitemap {url}: outside allowed_domains")
                 continue
-            if self.cfg.respect_robots and not self.robots_for(url).can_fetch(self.cfg.user_agent, url):
+            if self.cfg.respect_robots and not self.robots_for(url).can_fetch(url, self.cfg.user_agent):
                 self.log(f"[DISCOVER] skipped sitemap {url}: disallowed by robots.txt")
                 continue
             try:

@@ -1,0 +1,173 @@
+"""``kind: local`` on a hostile folder: symlinks out of it, link loops, unreadable files and
+folders, text that is not UTF-8. Real files, real links, a really unreadable file (see
+:func:`_ingest_without_dac_override`), real Dagster runs and a real LanceDB table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from docs_rag_pipeline import refresh
+from docs_rag_pipeline.config import load_config, parse_config
+from docs_rag_pipeline.context import Context
+from docs_rag_pipeline.query import search
+from docs_rag_pipeline.retrieval import page_rows
+from docs_rag_pipeline.sources.local import LocalSource
+
+from .conftest import GUIDE, REPO, write_config, write_docs
+from .dagster_helpers import materialize_source
+
+BASE = "https://docs.example.org/"
+SECRET = "The launch code of the aardwolf vault is 7-OSPREY-42."
+
+
+def _chunks(cfg: Path) -> dict[str, list[dict]]:
+    """page_url → its chunk rows."""
+    out: dict[str, list[dict]] = {}
+    for r in Context(load_config(cfg)).chunks.rows("source = 'guide'"):
+        out.setdefault(r["page_url"], []).append(r)
+    return out
+
+
+def test_symlinks_out_of_the_folder_are_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write_docs(outside, {"secret.md": f"# Secret\n\n{SECRET}\n", "more/notes.md": f"# Notes\n\n{SECRET}\n"})
+    docs = tmp_path / "docs"
+    write_docs(docs, GUIDE)
+    (docs / "passwd.md").symlink_to("/etc/passwd")
+    (docs / "secret.md").symlink_to(outside / "secret.md")
+    (docs / "relative.md").symlink_to("../outside/secret.md")
+    (docs / "more").symlink_to(outside / "more")  # a folder outside
+    (docs / "alias.md").symlink_to("install.md")  # a file inside: indexed at the link's path
+    (docs / "forms" / "parent").symlink_to("..")  # a loop
+    (docs / "broken.md").symlink_to("missing.md")
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        out = materialize_source(cfg, "guide", instance)
+    pages = _chunks(cfg)
+    assert set(pages) == {BASE + p for p in (*GUIDE, "alias.md")}
+    assert not any("OSPREY" in r["text"] or "root:" in r["text"] for rows in pages.values() for r in rows)
+    for url in ("passwd.md", "secret.md", "relative.md", "more/notes.md"):
+        assert page_rows(Context(load_config(cfg)), BASE + url) == []
+    assert all("OSPREY" not in h.text for h in search("launch code of the aardwolf vault", config=cfg))
+
+    mat = out["_result"].asset_materializations_for_node("scraped_pages")[0].metadata
+    assert mat["scan_skipped_links"].value == 6
+    listed = mat["scan_skipped_link_list"].value
+    root = docs.resolve()
+    assert f"passwd.md -> /etc/passwd: its real path /etc/passwd is outside the folder {root}" in listed
+    assert f"more -> {outside / 'more'}: its real path {outside.resolve() / 'more'} is outside the folder {root}" \
+        in listed
+    assert "forms/parent -> ..: a loop (it points to a folder it is inside)" in listed
+    assert "broken.md -> missing.md: it points to nothing" in listed
+    log = out["_log"]
+    assert log.count("[DISCOVER] guide: skipped the symlink secret.md -> ") == 1  # once per link
+    assert log.count("skipped the symlink") == 6
+
+
+def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
+    write_docs(tmp_path / "outside", {"secret.adoc": f"{SECRET}\n"})
+    docs = tmp_path / "docs"
+    write_docs(docs, {"page.adoc": "= Page\n\nBefore.\n\ninclude::../outside/secret.adoc[]\n\n"
+                                   "include::partials/link.adoc[]\n\ninclude::partials/ok.adoc[]\n",
+                      "partials/ok.adoc": "Included from inside about herons.\n"})
+    (docs / "partials" / "link.adoc").symlink_to(tmp_path / "outside" / "secret.adoc")
+    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
+                       root=tmp_path).sources[0]
+    lines: list[str] = []
+    scan = LocalSource(cfg, workdir=tmp_path / "w").scan({}, log=lines.append)
+    pages = {p.path: p for p in scan.pages}
+    assert set(pages) == {"page.adoc", "partials/ok.adoc"}  # partials/link.adoc is no page either
+    body = pages["page.adoc"].body or ""
+    assert "herons" in body and "OSPREY" not in body
+    assert pages["page.adoc"].metadata["unresolved_includes"] == ["../outside/secret.adoc", "partials/link.adoc"]
+
+
+def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
+    write_docs(tmp_path / "docs", {
+        "latin1.md": "# Café notes\n\nCrème brûlée is served on Fridays.\n".encode("latin-1"),
+        "broken.md": b"# Broken\n\nMostly UTF-8 \xc3\xa9 with one bad byte \xff here.\n",
+        "index.md": "# Home\n\nHello.\n"})
+    cfg = write_config(tmp_path)
+    stats = refresh.refresh(Context(load_config(cfg)), "guide")
+    assert stats.pages_new == 3 and stats.pages_failed == 0 and stats.pages_skipped == 0
+    pages = _chunks(cfg)
+    assert "Crème brûlée is served on Fridays." in pages[BASE + "latin1.md"][0]["text"]
+    assert pages[BASE + "latin1.md"][0]["title"] == "Café notes"
+    assert "UTF-8 é with one bad byte \ufffd here" in pages[BASE + "broken.md"][0]["text"]
+
+
+# --------------------------------------------------------------------------------------------
+# An unreadable file. Tests run as root, and root reads a chmod-000 file (the capabilities
+# CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH let it bypass permissions). So the ingest runs as the real
+# `docs-rag ingest --json` (the CLI, Dagster, LanceDB) in a subprocess started by util-linux
+# `setpriv` with those two capabilities dropped: still root, but chmod 000 takes effect.
+# --------------------------------------------------------------------------------------------
+
+
+def _ingest_without_dac_override(work: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(work / "docs_rag.yaml"),
+           "DAGSTER_HOME": str(work / "dagster_home"), "PYTHONPATH": str(REPO)}
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without util-linux `setpriv`: no way to make a file unreadable")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    return subprocess.run([*prefix, sys.executable, "-m", "docs_rag_pipeline", "ingest", "--json"],
+                          capture_output=True, text=True, env=env, cwd=work, timeout=600)
+
+
+def test_an_unreadable_page_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:
+    work = tmp_path
+    try:
+        write_docs(work / "docs", GUIDE)
+        cfg = write_config(work)
+        first = _ingest_without_dac_override(work)
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout)["guide"]["pages_new"] == len(GUIDE)
+        before = _chunks(cfg)
+
+        (work / "docs/forms.md").chmod(0o000)  # the page
+        (work / "docs/forms").chmod(0o000)  # a folder: forms/binding.md cannot even be listed
+        install = work / "docs/install.md"
+        install.write_text(install.read_text() + "\nKingfishers nest in the riverbank behind the depot.\n")
+        (work / "docs/deploy/cloud.md").unlink()  # not removed: the scan could not see every folder
+        second = _ingest_without_dac_override(work)
+        assert second.returncode == 0, second.stderr
+        summary = json.loads(second.stdout)["guide"]
+        assert summary["pages_failed"] == 1 and summary["pages_changed"] == 1
+        assert summary["pages_deleted"] == 0
+        assert "[DISCOVER] guide: forms.md cannot be read: Permission denied; its indexed chunks are kept" \
+            in second.stderr
+        assert "[DISCOVER] guide: cannot list forms (Permission denied); nothing is removed" in second.stderr
+
+        after = _chunks(cfg)
+        for page in ("forms.md", "forms/binding.md", "deploy/cloud.md"):  # kept as they were
+            assert after[BASE + page] == before[BASE + page], page
+        assert "Kingfishers nest" in " ".join(r["text"] for r in after[BASE + "install.md"])
+        assert search("kingfishers nest in the riverbank", config=cfg)[0].page_url == BASE + "install.md"
+
+        with DagsterInstance.from_config(str(work / "dagster_home")) as instance:
+            scraped = instance.get_latest_materialization_event(AssetKey("scraped_pages")).asset_materialization
+            indexed = instance.get_latest_materialization_event(AssetKey("lancedb_chunks")).asset_materialization
+        assert scraped.metadata["pages_failed"].value == 1 and indexed.metadata["pages_failed"].value == 1
+        assert scraped.metadata["scan_unreadable_files"].value == ["forms.md"]
+        assert scraped.metadata["scan_unlisted_folders"].value == ["forms: Permission denied"]
+
+        (work / "docs/forms.md").chmod(0o644)  # fixed: the next refresh reads it again
+        (work / "docs/forms").chmod(0o755)
+        third = _ingest_without_dac_override(work)
+        summary = json.loads(third.stdout)["guide"]
+        assert summary["pages_failed"] == 0 and summary["pages_deleted"] == 1  # now cloud.md goes
+    finally:  # let pytest clean up
+        for p in (work / "docs/forms.md", work / "docs/forms"):
+            if p.exists():
+                p.chmod(0o755)
