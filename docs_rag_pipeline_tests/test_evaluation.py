@@ -155,6 +155,17 @@ def test_cli_eval_json_and_errors(evaluated):
     assert out.returncode == 2 and "bad.jsonl:2: question" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_cli_eval_json_with_a_source_without_cases(evaluated):
+    root, cfg, _ = evaluated
+    two = root / "two.yaml"  # the first source has no eval/alpha.jsonl; guide has cases
+    two.write_text(cfg.read_text().replace("sources:\n", "sources:\n  - {name: alpha, kind: local, path: docs}\n"))
+    out = _cli(["--config", str(two), "eval", "--json", str(root / "two.json")], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "[alpha] no cases at" in out.stderr and "skipped" in out.stderr
+    rep = json.loads((root / "two.json").read_text())
+    assert set(rep) == {"guide"} and rep["guide"]["cases"] == len(CASES)
+
+
 def test_langsmith_dataset_and_experiment(evaluated):
     root, cfg, _ = evaluated
 
