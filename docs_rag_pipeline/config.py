@@ -152,10 +152,11 @@ class RetrievalConfig(_Shape):
     # calibrated with `docs-rag eval` on eval/project-docs.jsonl (its report's "calibration")
     min_similarity: Probability = 0.25
     min_term_coverage: Probability = 0.6
-    confident_similarity: Probability = 0.45
+    # above 1 (a cosine similarity never is), the gate is off: calibration uses 1.01 for "never"
+    confident_similarity: float = Field(0.45, ge=0.0)
     # a question naming a term the indexed docs never use (e.g. a product they don't mention) is
     # refused unless a chunk is at least this similar
-    unknown_term_similarity: Probability = 0.7
+    unknown_term_similarity: float = Field(0.7, ge=0.0)
 
 
 class EvalConfig(_Shape):

@@ -10,7 +10,7 @@ message that says what to fix.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
                       ValidationError, ValidationInfo, field_validator, model_validator)
@@ -183,3 +183,51 @@ def parse_request(model: type[Scope], data: Any, ctx: Any = None) -> Scope:
         return model.model_validate(data, context={"ctx": ctx} if ctx is not None else None)
     except ValidationError as exc:
         raise explain(exc, text_field) from None
+
+
+# ---- eval cases (eval/<source>.jsonl): one line, one case --------------------------------------
+
+CATEGORIES = ("answerable", "refuse", "boundary")
+_CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
+               "should_refuse": "required, true or false",
+               "expected_urls": "a list of URLs (absolute or relative to the source)",
+               "expected_keywords": "a list of strings", "note": "a string"}
+
+
+class EvalCase(BaseModel):
+    """A golden case: the question, whether it must be refused, and the pages that answer it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: Text
+    question: Text
+    should_refuse: bool
+    expected_urls: list[Annotated[Text, Field(min_length=1)]] = []
+    expected_keywords: list[Text] = []
+    category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
+    note: Text = ""
+
+    @field_validator("id", "question")
+    @classmethod
+    def _words(cls, v: str, info: ValidationInfo) -> str:
+        return _non_empty(v, info)
+
+    @model_validator(mode="after")
+    def _answerable_has_pages(self) -> EvalCase:
+        if not self.should_refuse and not self.expected_urls:
+            raise PydanticCustomError("expected_urls", "required unless should_refuse is true")
+        return self
+
+
+def case_problem(exc: ValidationError) -> str:
+    """``field: what is wrong`` for a case that failed :class:`EvalCase`."""
+    e = next((x for x in exc.errors(include_url=False) if x["type"] == "invalid_text"),
+             exc.errors(include_url=False)[0])
+    field = str(e["loc"][0]) if e["loc"] else e["type"]
+    if e["type"] == "extra_forbidden":
+        return f"{field}: unknown field; allowed: {', '.join(sorted(EvalCase.model_fields))}"
+    if e["type"] == "literal_error":
+        return f"{field}: {e['input']!r}; use one of {', '.join(CATEGORIES)}"
+    if e["type"] in ("invalid_text", "expected_urls"):
+        return f"{field}: {e['msg']}"
+    return f"{field}: {_CASE_FIXES.get(field, e['msg'])}"

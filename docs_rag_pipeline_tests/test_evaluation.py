@@ -54,6 +54,9 @@ def test_url_matching_rules():
     ('{"id": "a", "question": "q", "should_refuse": true}\n{"id": "a", "question": "r", "should_refuse": true}',
      ":2: id: duplicate id 'a'"),
     ('{"id": "a", "question": "q", "should_refuse": true}\n{not json', ":2: not valid JSON"),
+    ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
+    ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
+    ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
 ])
 def test_bad_cases_name_line_and_field(tmp_path, line, needle):
     p = tmp_path / "cases.jsonl"
