@@ -82,16 +82,17 @@ class _Shape(BaseModel):
     """A config section: unknown keys, wrong types and out-of-range numbers are errors."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-    _keys: ClassVar[tuple[str, ...] | None] = None  # the YAML keys (default: every field)
+    _keys: ClassVar[tuple[str, ...] | None] = None  # the YAML keys, in the order to list them (default: every field)
 
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            allowed = cls._keys or tuple(cls.model_fields)
+            allowed = cls._keys or tuple(sorted(cls.model_fields))
+            what = "top-level keys" if cls._keys else "keys"
             for k in data:
                 if k not in allowed:
-                    raise _fail(f"unknown key; allowed keys: {', '.join(sorted(allowed))}", str(k))
+                    raise _fail(f"unknown key; allowed {what}: {', '.join(allowed)}", str(k))
         return data
 
 
