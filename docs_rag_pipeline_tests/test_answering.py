@@ -166,6 +166,14 @@ def test_unreachable_llm_falls_back(indexed):
     assert ans.mode == "extractive" and "unreachable" in ans.warning
 
 
+def test_an_empty_question_names_the_question(indexed):
+    from docs_rag_pipeline.retrieval import QueryError
+
+    root, _ = indexed
+    with pytest.raises(QueryError, match=r"^question: must be a non-empty string$"):
+        ask("  ", config=str(write_config(root)))
+
+
 def test_off_topic_question_is_refused_without_calling_the_model(indexed):
     root, srv = indexed
     n = len(srv.requests)

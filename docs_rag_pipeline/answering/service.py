@@ -11,7 +11,7 @@ from typing import Any
 
 from ..context import Context
 from ..records import Answer, Hit
-from ..retrieval import search
+from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, extractive_answer, judge
@@ -60,6 +60,8 @@ def _parent(ctx: Context):  # noqa: ANN202
 @traceable("ask")
 def answer_question(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
                     filters: dict[str, Any] | None = None) -> Answer:
+    if not isinstance(question, str) or not question.strip():
+        raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
