@@ -10,11 +10,15 @@ message that says what to fix.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
                       ValidationError, ValidationInfo, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:
+    from .config import SourceConfig
+    from .context import Context
 
 FILTER_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
@@ -44,7 +48,7 @@ FilterKey = Annotated[Text, Field(pattern=FILTER_KEY_RE.pattern)]
 Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(min_length=1)]]]
 
 
-def filter_keys(ctx: Any, sources: list[Any]) -> set[str]:
+def filter_keys(ctx: Context, sources: list[SourceConfig]) -> set[str]:
     """The metadata keys a filter may name: ``source``, the keys of the sources' ``metadata`` and
     ``metadata_rules``, and every key tagged in the index (cached per table version)."""
     keys = {"source"}
@@ -141,7 +145,7 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     if kind == "extra_forbidden":
         allowed = ", ".join(sorted({text_field, *Scope.model_fields}))
         return InputError("unknown_field", field, f"unknown field {field!r}; allowed: {allowed}")
-    if kind in ("invalid_text",):
+    if kind == "invalid_text":
         where = ".".join(loc[:2]) if field == "filters" else field
         return InputError("invalid_text", where, f"'{where}' {msg}")
     if kind == "invalid_top_k":
@@ -169,12 +173,12 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     return InputError("invalid_request", field, f"{'.'.join(loc) or 'the request'}: {msg}")
 
 
-def resolve_top_k(ctx: Any, req: Scope) -> int:
+def resolve_top_k(ctx: Context, req: Scope) -> int:
     """The request's ``top_k``, else ``retrieval.top_k`` (at most ``api.max_top_k``)."""
     return req.top_k or min(ctx.config.retrieval.top_k, ctx.config.api.max_top_k)
 
 
-def parse_request(model: type[Scope], data: Any, ctx: Any = None) -> Scope:
+def parse_request(model: type[Scope], data: Any, ctx: Context | None = None) -> Scope:
     """Validate ``data`` (a dict) with ``model``; with ``ctx`` also against the configuration and index."""
     text_field = "question" if model is AskRequest else "query"
     if not isinstance(data, dict):

@@ -124,10 +124,14 @@ def test_eval_asset_reports_metrics_checks_and_files(evaluated):
 
 def test_eval_check_fails_below_threshold(evaluated):
     root, cfg, _ = evaluated
-    strict = root / "strict.yaml"
-    strict.write_text(cfg.read_text().replace("min_citation_precision: 0.9", "min_citation_precision: 0.9\n  "
-                                                                           "min_recall_at_5: 1.01").replace(
-        "  min_recall_at_5: 0.5\n", ""))
+    # the same index, with one more answerable case whose page does not exist: recall@5 is 3/4 < 0.8
+    (root / "strict" / "eval").mkdir(parents=True)
+    cases = [*CASES, {"id": "nowhere", "question": "How do I configure the frobnicator?",
+                      "expected_urls": ["nowhere.md"], "should_refuse": False}]
+    (root / "strict" / "eval" / "guide.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    strict = root / "strict" / "strict.yaml"
+    strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 0.8")
+                      .replace("path: docs", f"path: {root / 'docs'}"))
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("sources", ["guide"])
         res = materialize([eval_scores], partition_key="guide", instance=instance, raise_on_error=False,
