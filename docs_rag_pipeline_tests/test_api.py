@@ -59,7 +59,7 @@ def server(index):
         yield url
 
 
-def test_search_ask_health(server):
+def test_search_ask_health(server, index):
     r = requests.post(f"{server}/search", json={"query": "ZX81_QUANTUM_FLUX", "top_k": 2}, timeout=30)
     assert r.status_code == 200
     hits = r.json()["hits"]
@@ -74,7 +74,9 @@ def test_search_ask_health(server):
     assert "[1]" in body["answer"] and body["trace_id"]
     off = requests.post(f"{server}/ask", json={"question": "Best temperature for sourdough bread?"}, timeout=30).json()
     assert off["refused"] is True and off["citations"] == []
-    health = requests.get(f"{server}/health", timeout=30).json()
+    r = requests.get(f"{server}/health", timeout=30)
+    assert str(index.parent) not in r.text and ".yaml" not in r.text  # no storage or config path
+    health = r.json()
     assert health["sources"]["guide"] > 5 and health["embedding_model"].endswith("all-MiniLM-L6-v2")
     assert isinstance(health["table_version"], int) and health["table"].startswith("chunks__")
 
