@@ -122,16 +122,22 @@ def test_eval_asset_reports_metrics_checks_and_files(evaluated):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and md["chart"].value == str(png)
 
 
-def test_eval_check_fails_below_threshold(evaluated):
-    root, cfg, _ = evaluated
-    # the same index, with one more answerable case whose page does not exist: recall@5 is 3/4 < 0.8
-    (root / "strict" / "eval").mkdir(parents=True)
+def strict_config(root, cfg, name: str):  # noqa: ANN001, ANN201
+    """The same index with one more answerable case whose page does not exist, so recall@5 is
+    3/4, below an eval.min_recall_at_5 of 0.8: the config's path."""
+    (root / name / "eval").mkdir(parents=True)
     cases = [*CASES, {"id": "nowhere", "question": "How do I configure the frobnicator?",
                       "expected_urls": ["nowhere.md"], "should_refuse": False}]
-    (root / "strict" / "eval" / "guide.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
-    strict = root / "strict" / "strict.yaml"
+    (root / name / "eval" / "guide.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    strict = root / name / "docs_rag.yaml"
     strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 0.8")
                       .replace("path: docs", f"path: {root / 'docs'}"))
+    return strict
+
+
+def test_eval_check_fails_below_threshold(evaluated):
+    root, cfg, _ = evaluated
+    strict = strict_config(root, cfg, "strict")
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("sources", ["guide"])
         res = materialize([eval_scores], partition_key="guide", instance=instance, raise_on_error=False,
@@ -206,8 +212,7 @@ def test_langsmith_dataset_and_experiment(evaluated):
 
 def test_ingest_with_eval_exits_non_zero_when_a_check_fails(evaluated):
     root, cfg, _ = evaluated
-    strict = root / "strict-cli.yaml"
-    strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 1.01"))
+    strict = strict_config(root, cfg, "strict-cli")
     env = {"DAGSTER_HOME": str(root / "dh")}
     out = _cli(["--config", str(strict), "ingest", "--eval", "--source", "guide"], strict, env)
     assert out.returncode == 1, out.stderr
