@@ -14,14 +14,16 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from pydantic import ValidationError
+
 from .answering.extractive import is_relevant, judge
 from .answering.service import answer_question
 from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
 from .retrieval import search
+from .schemas import CATEGORIES, EvalCase, case_problem
 
-CATEGORIES = ("answerable", "refuse", "boundary")
 
 
 class EvalCaseError(ValueError):
@@ -88,38 +90,18 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raise EvalCaseError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
         if not isinstance(raw, dict):
             raise EvalCaseError(f"{where}: a case must be a JSON object")
-        allowed = {"id", "question", "expected_urls", "expected_keywords", "should_refuse", "category", "note"}
-        for k in raw:
-            if k not in allowed:
-                raise EvalCaseError(f"{where}: {k}: unknown field; allowed: {', '.join(sorted(allowed))}")
-        cid = raw.get("id")
-        if not isinstance(cid, str) or not cid.strip():
-            raise EvalCaseError(f"{where}: id: required, a non-empty string")
-        if cid in seen:
-            raise EvalCaseError(f"{where}: id: duplicate id {cid!r}")
-        seen.add(cid)
-        q = raw.get("question")
-        if not isinstance(q, str) or not q.strip():
-            raise EvalCaseError(f"{where}: question: required, a non-empty string")
-        refuse = raw.get("should_refuse")
-        if not isinstance(refuse, bool):
-            raise EvalCaseError(f"{where}: should_refuse: required, true or false")
-        urls = raw.get("expected_urls", [])
-        if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):
-            raise EvalCaseError(f"{where}: expected_urls: a list of URLs (absolute or relative to the source)")
-        if not refuse and not urls:
-            raise EvalCaseError(f"{where}: expected_urls: required unless should_refuse is true")
-        kws = raw.get("expected_keywords", [])
-        if not isinstance(kws, list) or not all(isinstance(k, str) for k in kws):
-            raise EvalCaseError(f"{where}: expected_keywords: a list of strings")
-        cat = raw.get("category", "refuse" if refuse else "answerable")
-        if cat not in CATEGORIES:
-            raise EvalCaseError(f"{where}: category: {cat!r}; use one of {', '.join(CATEGORIES)}")
-        note = raw.get("note", "")
-        if not isinstance(note, str):
-            raise EvalCaseError(f"{where}: note: a string")
-        cases.append(Case(id=cid, question=q, expected_urls=tuple(resolve_expected(u, root_url) for u in urls),
-                          expected_keywords=tuple(kws), should_refuse=refuse, category=cat, note=note))
+        try:
+            case = EvalCase.model_validate(raw)
+        except ValidationError as exc:
+            raise EvalCaseError(f"{where}: {case_problem(exc)}") from None
+        if case.id in seen:
+            raise EvalCaseError(f"{where}: id: duplicate id {case.id!r}")
+        seen.add(case.id)
+        cases.append(Case(id=case.id, question=case.question,
+                          expected_urls=tuple(resolve_expected(u, root_url) for u in case.expected_urls),
+                          expected_keywords=tuple(case.expected_keywords), should_refuse=case.should_refuse,
+                          category=case.category or ("refuse" if case.should_refuse else "answerable"),
+                          note=case.note))
     if not cases:
         raise EvalCaseError(f"{p}: no cases in the file")
     return cases

@@ -17,6 +17,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
+from .markers import neutralise
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -173,5 +174,5 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
                          snippet=snippet(h.text), score=round(h.score, 6), supported=True)
             citations[h.chunk_id] = c
-        parts.append(f"{s} [{c.n}]")
+        parts.append(f"{neutralise(s)} [{c.n}]")  # a document's own [2] is not our citation 2
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)
