@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .answering.extractive import is_relevant, judge
+from .answering.refusal import corpus_stats
 from .answering.service import answer_question
 from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
 from .context import Context
@@ -274,7 +275,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         ans = answer_question(ctx, case.question, top_k=top_k, source=source)
         ask_ms = (time.perf_counter() - t1) * 1000
         rel = judge(case.question, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
-                    ctx.embedder.count_tokens)
+                    ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
@@ -312,7 +313,7 @@ def _chunk_text(ctx: Context):  # noqa: ANN202
 def refusal_features(ctx: Context, question: str, hits: Sequence[Hit]) -> dict[str, float]:
     from .answering.refusal import features
 
-    return features(question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens)
+    return features(question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
 
 
 def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:

@@ -30,11 +30,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from docs_rag_pipeline import evaluation  # noqa: E402
-from docs_rag_pipeline.answering.refusal import FEATURES, MODEL_FILE, features  # noqa: E402
+from docs_rag_pipeline.answering.refusal import FEATURES, MODEL_FILE, corpus_stats, features  # noqa: E402
 from docs_rag_pipeline.context import get_context  # noqa: E402
 from docs_rag_pipeline.retrieval import search  # noqa: E402
 
-L2 = 1.0
+L2 = float(os.environ.get("REFUSAL_L2", "1.0"))
 
 
 def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -49,11 +49,33 @@ def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) ->
     top_k = ctx.config.retrieval.top_k
     X, y = [], []
     for c in cases:
-        hits = search(ctx, c.question, top_k=top_k, source=src.name)
-        f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens)
+        hits = _cached_search(ctx, c.question, top_k, src.name)
+        f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         X.append([f[k] for k in FEATURES])
         y.append(0.0 if c.should_refuse else 1.0)
     return np.asarray(X, dtype=float), np.asarray(y)
+
+
+_HITS: dict = {}
+
+
+def _cached_search(ctx, question: str, top_k: int, source: str):  # noqa: ANN001, ANN202
+    """Hits of a question, kept on disk per index version and retrieval code (features change more
+    often than retrieval while experimenting)."""
+    import hashlib
+    import pickle
+
+    import docs_rag_pipeline.retrieval as r
+
+    code = hashlib.sha1(Path(r.__file__).read_bytes()).hexdigest()[:12]
+    f = Path(os.environ.get("DOCS_RAG_EVAL_STORAGE", "/tmp/docs-rag-eval")) / f"hits-{source}-{code}-{ctx.chunks.version()}.pkl"
+    if f not in _HITS:
+        _HITS[f] = pickle.loads(f.read_bytes()) if f.is_file() else {}
+    cache = _HITS[f]
+    if (question, top_k) not in cache:
+        cache[(question, top_k)] = search(ctx, question, top_k=top_k, source=source)
+        f.write_bytes(pickle.dumps(cache))
+    return cache[(question, top_k)]
 
 
 def project_config() -> Path:

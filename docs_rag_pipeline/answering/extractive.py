@@ -98,13 +98,20 @@ def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg:
 
 
 def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
-          vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None) -> Relevance:
+          vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None,
+          stats: tuple[int, dict[str, int]] | None = None) -> Relevance:
     if not hits:
         return Relevance(0.0, 0.0, (), False)
+    from .refusal import answerable, features
+
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
     unknown = unknown_terms(question, vocabulary, count)
-    return Relevance(round(sim, 4), round(cov, 4), unknown, is_relevant(sim, cov, unknown, cfg))
+    # the fitted refusal model (answering/refusal.py) when installed, with min_similarity as a floor;
+    # else the threshold rule
+    verdict = answerable(features(question, hits, vocabulary, count, stats))
+    relevant = (verdict and sim >= cfg.min_similarity) if verdict is not None else is_relevant(sim, cov, unknown, cfg)
+    return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant))
 
 
 def sentences(text: str) -> list[str]:
@@ -181,9 +188,10 @@ def snippet(text: str, n: int = 240) -> str:
 
 def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cfg: RetrievalConfig, *,
                       max_sentences: int = 3, trace_id: str | None = None,
-                      vocabulary: frozenset[str] | None = None) -> Answer:
+                      vocabulary: frozenset[str] | None = None,
+                      stats: tuple[int, dict[str, int]] | None = None) -> Answer:
     trace_id = trace_id or uuid.uuid4().hex
-    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None))
+    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None), stats)
     if not rel.relevant:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     pool: list[tuple[Hit, str]] = []

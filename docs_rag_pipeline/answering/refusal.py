@@ -20,12 +20,38 @@ MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 
 #: the model's inputs, in order
 FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
-            "bm25_per_term", "agreement", "title_coverage")
+            "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage")
+
+_stats_cache: dict[tuple[int, int | None], tuple[int, dict[str, int]]] = {}
+
+
+def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
+    """(number of chunks, stemmed word → number of chunks using it), cached per table version."""
+    import re
+
+    from .extractive import _stem
+
+    if chunks is None or not chunks.exists():
+        return None
+    key = (id(chunks), chunks.version())
+    if key not in _stats_cache:
+        df: dict[str, int] = {}
+        t = chunks._scan(None, ["search_text"])
+        n = 0
+        for text in (t.column("search_text").to_pylist() if t is not None else []):
+            n += 1
+            for w in {_stem(w) for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower())}:
+                df[w] = df.get(w, 0) + 1
+        _stats_cache.clear()
+        _stats_cache[key] = (n, df)
+    return _stats_cache[key]
 
 
 def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
-             count: Callable[[str], int] | None = None) -> dict[str, float]:
-    """The refusal signals of one question (all 0 when nothing was retrieved)."""
+             count: Callable[[str], int] | None = None,
+             stats: tuple[int, dict[str, int]] | None = None) -> dict[str, float]:
+    """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
+    :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
     from .extractive import _WORD, _stem, content_terms, term_coverage, unknown_terms
 
     if not hits:
@@ -41,6 +67,27 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     ft = [h.fulltext_score or 0.0 for h in hits]
     top = hits[0]
     heads = f"{top.title} {' '.join(top.headings)}"
+    # rarity-weighted coverage: a missing rare word says more than a missing common one
+    n, df = stats if stats else (1, {})
+    top_idf = math.log(n + 1)
+    stems = [_stem(t) for t in terms]
+    # a word the docs never use weighs fully only when it is a specific one (several word pieces):
+    # a common English word the docs happen not to use ("stuck", "breaks") says little
+    idf = [(math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0)
+           * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for s, t in zip(stems, terms)]
+    found = [s in vocab for s in stems]
+    idf_cov = sum(w for w, f in zip(idf, found) if f) / sum(idf) if terms and sum(idf) else 1.0
+    missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
+    # the best BM25 score against what the question's words could score at most (their IDF sum)
+    from ..retrieval import _fts_query
+
+    qwords = [_stem(w) for w in _fts_query(question).lower().split()]
+    bm25_max = sum(math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in qwords) if stats else 0.0
+    # adjacent pairs of the question's words found adjacent in the top hits ("rate limit")
+    pairs = list(zip(stems, stems[1:]))
+    seqs = [[_stem(w) for w in _WORD.findall(t.lower())] for t in texts[:3]]
+    adj = {(a, b) for s in seqs for a, b in zip(s, s[1:])}
+    bigram = sum(p in adj for p in pairs) / len(pairs) if pairs else 1.0
     return {
         "sim": round(sims[0], 4),
         "sim_gap": round(sims[0] - (sims[1] if len(sims) > 1 else 0.0), 4),
@@ -48,10 +95,11 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         "coverage_top1": round(term_coverage(question, texts[:1]), 4),
         "specific_coverage": round(spec_cov, 4),
         "unknown_share": round(len(unknown) / len(terms), 4) if terms else 0.0,
-        "bm25_per_term": round(math.log1p(max(ft) / max(1, len(terms))), 4),
-        # the top hit was found by both retrievers
-        "agreement": 1.0 if (top.fulltext_score or 0.0) > 0 and (top.vector_similarity or 0.0) >= sims[-1] else 0.0,
+        "bm25_norm": round(max(ft) / bm25_max, 4) if bm25_max else 0.0,
         "title_coverage": round(term_coverage(question, [heads]), 4) if heads.strip() else 0.0,
+        "idf_coverage": round(idf_cov, 4),
+        "max_missing_idf": round(missing, 4),
+        "bigram_coverage": round(bigram, 4),
     }
 
 
