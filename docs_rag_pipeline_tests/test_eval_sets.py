@@ -77,7 +77,8 @@ def test_answer_sentence_filters(text, question, ok):
 
 
 def test_list_like_chunks_are_told_from_prose_and_code():
-    assert is_list_like("A | B | C | Session (class in requests) | Response (class in requests) | get() | post()", [])
+    assert is_list_like("Session (class) | Response (class) | post() | delete() | head() | options() | "
+                        "request() | Timeout | TooManyRedirects | ConnectionError", [])
     assert is_list_like("- Packaging fix", ["Release History", "2.28.1 (2022-06-29)"])
     assert not is_list_like("Requests allows you to send HTTP/1.1 requests extremely easily, with no manual labor.", [])
     assert not is_list_like("```\n>>> r = requests.get(url, params=payload, timeout=3)\n>>> r.json()\n```", ["Usage"])
@@ -88,8 +89,8 @@ def test_packaged_refusal_model_is_complete():
     assert model is not None and model["features"] == list(FEATURES)
     assert len(model["weights"]) == len(model["mean"]) == len(model["std"]) == len(FEATURES)
     feats = dict.fromkeys(FEATURES, 0.0)
-    strong = {**feats, "sim": 0.8, "coverage": 1.0, "coverage_top1": 1.0, "specific_coverage": 1.0,
-              "bm25_per_term": 2.0, "agreement": 1.0, "title_coverage": 1.0}
+    strong = {**feats, "sim": 0.8, "sim_gap": 0.1, "coverage": 1.0, "coverage_top1": 1.0, "specific_coverage": 1.0,
+              "bm25_norm": 0.6, "title_coverage": 1.0, "idf_coverage": 1.0, "bigram_coverage": 1.0}
     weak = {**feats, "sim": 0.1, "unknown_share": 1.0}
     assert probability(strong, model) > model["threshold"] > probability(weak, model)
 
