@@ -93,6 +93,11 @@ def test_packaged_refusal_model_is_complete():
               "bm25_norm": 0.6, "title_coverage": 1.0, "idf_coverage": 1.0, "bigram_coverage": 1.0}
     weak = {**feats, "sim": 0.1, "unknown_share": 1.0}
     assert probability(strong, model) > model["threshold"] > probability(weak, model)
+    # shipped disabled: the threshold rule decides (see docs/evaluation.md); enabled, it decides
+    from docs_rag_pipeline.answering.refusal import answerable
+
+    assert answerable(strong) is (None if not model.get("enabled", True) else True)
+    assert answerable(weak, {**model, "enabled": True}) is False
 
 
 def test_eval_with_baseline_on_a_real_index(guide, tmp_path):

@@ -37,7 +37,10 @@ from docs_rag_pipeline.retrieval import search  # noqa: E402
 L2 = float(os.environ.get("REFUSAL_L2", "1.0"))
 
 
-def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (1: answerable) and the threshold rule's refusals of one set's half."""
+    from docs_rag_pipeline.answering.extractive import is_relevant, unknown_terms
+
     ctx = get_context(cfg)
     src = ctx.config.sources[0]
     if cases is None:
@@ -47,13 +50,15 @@ def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) ->
     path = cases or evaluation.cases_path(ctx.config, src.name)
     cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)), split)
     top_k = ctx.config.retrieval.top_k
-    X, y = [], []
+    X, y, rule = [], [], []
     for c in cases:
         hits = _cached_search(ctx, c.question, top_k, src.name)
         f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         X.append([f[k] for k in FEATURES])
         y.append(0.0 if c.should_refuse else 1.0)
-    return np.asarray(X, dtype=float), np.asarray(y)
+        unknown = unknown_terms(c.question, ctx.chunks.vocabulary(), ctx.embedder.count_tokens)
+        rule.append(not hits or not is_relevant(f["sim"], f["coverage"], unknown, ctx.config.retrieval))
+    return np.asarray(X, dtype=float), np.asarray(y), np.asarray(rule, dtype=bool)
 
 
 _HITS: dict = {}
@@ -131,24 +136,29 @@ def refusal_pr(probs: np.ndarray, y: np.ndarray, t: float) -> tuple[float, float
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--enable", action="store_true",
+                    help="write the model enabled (ask then uses it instead of the threshold rule)")
     args = ap.parse_args()
     cfgs = sorted((ROOT / "eval" / "sets").glob("*.yaml"))
     data = {c.stem: collect(c) for c in cfgs}
     data["project-docs"] = collect(project_config(), cases=ROOT / "eval" / "project-docs.jsonl")
     for held in data:
         rest = [v for k, v in data.items() if k != held]
-        m = fit(np.vstack([x for x, _ in rest]), np.concatenate([y for _, y in rest]))
-        X, y = data[held]
+        m = fit(np.vstack([v[0] for v in rest]), np.concatenate([v[1] for v in rest]))
+        X, y, rule = data[held]
         p, r = refusal_pr(predict(m, X), y, m["threshold"])
-        print(f"leave-one-out {held:<14} refusal P {p:.2f} R {r:.2f} ({int((y == 0).sum())} to refuse of {len(y)})")
-    X = np.vstack([x for x, _ in data.values()])
-    y = np.concatenate([y for _, y in data.values()])
+        rp, rr = refusal_pr(np.where(rule, 0.0, 1.0), y, 0.5)
+        print(f"leave-one-out {held:<14} model refusal P {p:.2f} R {r:.2f} | threshold rule P {rp:.2f} R {rr:.2f} "
+              f"({int((y == 0).sum())} to refuse of {len(y)})")
+    X = np.vstack([v[0] for v in data.values()])
+    y = np.concatenate([v[1] for v in data.values()])
     model = fit(X, y)
     p, r = refusal_pr(predict(model, X), y, model["threshold"])
     print(f"pooled calibration: P {p:.2f} R {r:.2f}, threshold {model['threshold']:.3f}")
     print(json.dumps(dict(zip(model["features"], [round(w, 3) for w in model["weights"]]))))
     if not args.dry_run:
         model["fitted_on"] = {k: int(len(v[1])) for k, v in data.items()}
+        model["enabled"] = bool(args.enable)
         MODEL_FILE.write_text(json.dumps(model, indent=2) + "\n")
         print(f"wrote {MODEL_FILE}")
 

@@ -107,8 +107,8 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
     unknown = unknown_terms(question, vocabulary, count)
-    # the fitted refusal model (answering/refusal.py) when installed, with min_similarity as a floor;
-    # else the threshold rule
+    # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
+    # as a floor; else the threshold rule
     verdict = answerable(features(question, hits, vocabulary, count, stats))
     relevant = (verdict and sim >= cfg.min_similarity) if verdict is not None else is_relevant(sim, cov, unknown, cfg)
     return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant))

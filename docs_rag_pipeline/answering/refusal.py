@@ -1,9 +1,12 @@
 """Should a question be refused? Signals of the retrieved hits combined by a small logistic model.
 
-Each signal is computed from the question, the retrieved hits and the index's vocabulary only (no
+Each signal is computed from the question, the retrieved hits and the index's statistics only (no
 corpus-specific rule or word list). The coefficients in ``refusal_model.json`` were fitted by
 ``eval/fit_refusal.py`` on the calibration halves of the golden sets in ``eval/sets`` (plus the
-project's own cases) and are checked on their test halves by ``make eval-sets``.
+project's own cases). The model is shipped disabled (``"enabled": false``): in leave-one-set-out
+checks on calibration halves it did not generalise better than the threshold rule of
+``extractive.is_relevant`` (see docs/evaluation.md), so the rule decides. ``fit_refusal.py --enable``
+writes an enabled model.
 """
 
 from __future__ import annotations
@@ -120,8 +123,9 @@ def probability(feats: dict[str, float], model: dict) -> float:
 
 
 def answerable(feats: dict[str, float], model: dict | None = None) -> bool | None:
-    """True/False from the fitted model, None when no model is installed."""
+    """True/False from the fitted model, None when no model is installed or it is not enabled (then
+    the threshold rule decides)."""
     model = model if model is not None else load_model()
-    if model is None:
+    if model is None or not model.get("enabled", True):
         return None
     return probability(feats, model) >= model["threshold"]
