@@ -190,7 +190,7 @@ _CITED = re.compile(r"\s*\[(\d+)\]\s*$")
 
 
 def _norm_text(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
+    return re.sub(r"\s+", " ", s.replace("```", " ")).strip().lower()  # fences are rendering, not text
 
 
 def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:

@@ -208,7 +208,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     scores = []
     for (h, s), v in zip(pool, sv):
         overlap = len(qterms & {_stem(t) for t in content_terms(s)}) / max(1, len(qterms))
-        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
+        # a sentence that only announces what follows ("… as follows:") states nothing by itself
+        lead_in = 0.1 if s.rstrip().endswith(":") and sentence_kind(s) == "prose" else 0.0
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60) - lead_in)
     order = np.argsort(-np.asarray(scores))
     chosen: list[tuple[Hit, str, float]] = []
     for i in order:
@@ -229,5 +231,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
                          snippet=snippet(h.text), score=round(h.score, 6), supported=True)
             citations[h.chunk_id] = c
         # a code block or a table is rendered as such: its marker goes on the line after it
+        if sentence_kind(s) == "code" and s.count("```") % 2:
+            s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
         parts.append(f"{s}\n[{c.n}]" if sentence_kind(s) in ("code", "table") else f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)
