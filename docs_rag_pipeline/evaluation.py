@@ -397,7 +397,11 @@ def cases_path(config: Config, source: str) -> Path:
 
 
 def results_dir(config: Config) -> Path:
+    """``eval/results/`` beside the config file; for a config without an ``eval/`` folder beside it
+    (a golden set, ``eval/sets/<name>.yaml``), ``eval_results/`` in its storage folder."""
     root = config.path.parent if config.path else Path.cwd()
+    if not (root / "eval").is_dir() and any(root.glob("*.jsonl")):
+        return config.storage_path / "eval_results"
     return root / "eval" / "results"
 
 
