@@ -208,9 +208,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     scores = []
     for (h, s), v in zip(pool, sv):
         overlap = len(qterms & {_stem(t) for t in content_terms(s)}) / max(1, len(qterms))
-        # a sentence that only announces what follows ("… as follows:") states nothing by itself
-        lead_in = 0.1 if s.rstrip().endswith(":") and sentence_kind(s) == "prose" else 0.0
-        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60) - lead_in)
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
     order = np.argsort(-np.asarray(scores))
     chosen: list[tuple[Hit, str, float]] = []
     for i in order:
