@@ -246,8 +246,10 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         if not args.cases and not path.is_file():
             print(f"[{name}] no cases at {path}; skipped", file=sys.stderr)
             continue
-        cases = evaluation.load_cases(path, root_url=evaluation.source_root_url(src))
-        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k)
+        cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)),
+                                        args.split)
+        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
+                                     baseline=args.baseline)
         evaluation.write_results(report, evaluation.results_dir(config))
         evaluation.upload_to_langsmith(report, cases)
         reports[name] = report
@@ -311,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="OUT", help="write the full report as JSON")
     s.add_argument("--top-k", type=int, default=None)
     s.add_argument("--check", action="store_true", help="exit 3 when a metric is below its eval.* threshold")
+    s.add_argument("--split", choices=["all", "calibration", "test"], default="all",
+                   help="only this half of the cases (see docs/evaluation.md#golden-sets); default all")
+    s.add_argument("--baseline", action="store_true",
+                   help="also rank pages with the naive baseline (300-word chunks, BM25 + dense, RRF)")
     s.set_defaults(fn=cmd_eval)
     s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
     s.add_argument("--host", default="127.0.0.1")

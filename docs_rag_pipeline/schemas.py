@@ -192,6 +192,7 @@ def parse_request(model: type[Scope], data: Any, ctx: Context | None = None) -> 
 # ---- eval cases (eval/<source>.jsonl): one line, one case --------------------------------------
 
 CATEGORIES = ("answerable", "refuse", "boundary")
+SPLITS = ("calibration", "test")
 _CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
                "should_refuse": "required, true or false",
                "expected_urls": "a list of URLs (absolute or relative to the source)",
@@ -210,6 +211,7 @@ class EvalCase(BaseModel):
     expected_keywords: list[Text] = []
     category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
     note: Text = ""
+    split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_split)
 
     @field_validator("id", "question")
     @classmethod
@@ -231,7 +233,8 @@ def case_problem(exc: ValidationError) -> str:
     if e["type"] == "extra_forbidden":
         return f"{field}: unknown field; allowed: {', '.join(sorted(EvalCase.model_fields))}"
     if e["type"] == "literal_error":
-        return f"{field}: {e['input']!r}; use one of {', '.join(CATEGORIES)}"
+        allowed = SPLITS if field == "split" else CATEGORIES
+        return f"{field}: {e['input']!r}; use one of {', '.join(allowed)}" + (" or leave it out" if field == "split" else "")
     if e["type"] in ("invalid_text", "expected_urls"):
         return f"{field}: {e['msg']}"
     return f"{field}: {_CASE_FIXES.get(field, e['msg'])}"

@@ -78,7 +78,8 @@ def test_metrics_from_known_results():
     assert rep["retrieval"] == {"recall_at_1": round(1 / 3, 4), "recall_at_5": round(2 / 3, 4),
                                 "mrr_at_10": round((1 + 1 / 3) / 3, 4)}
     assert rep["refusal"] == {"precision": 0.5, "recall": 0.5, "accuracy": 0.6}
-    assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75}
+    assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75,
+                                "cite_correct": 1.0}
     assert rep["ablations"]["vector"]["recall_at_5"] == 0.0
     assert rep["keyword_coverage"] == round((1 + 0 + 1) / 3, 4)
 

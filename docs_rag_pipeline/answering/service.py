@@ -16,6 +16,7 @@ from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, extractive_answer, judge
 from .llm import ChatClient, LlmError, build_prompt
+from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +67,11 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
     vocab = ctx.chunks.vocabulary()
+    stats = corpus_stats(ctx.chunks)
     if ctx.config.llm.provider == "none":
         return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
-                                 vocabulary=vocab)
-    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens).relevant:
+                                 vocabulary=vocab, stats=stats)
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats).relevant:
         # nothing relevant retrieved: no need to ask the model
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
@@ -79,7 +81,7 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     except LlmError as exc:
         log.warning("LLM failed, answering extractively: %s", exc)
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
-                                vocabulary=vocab)
+                                vocabulary=vocab, stats=stats)
         ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
         return ans
     try:
