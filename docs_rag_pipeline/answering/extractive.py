@@ -231,10 +231,8 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             citations[h.chunk_id] = c
         # a code block or a table is rendered as such: its marker goes on the line after it
         if sentence_kind(s) == "code" and s.count("```") % 2:
-            s = s.rstrip() + "
-```"  # a block cut by chunking: close it, or it swallows the rest
+            s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
         kind = sentence_kind(s)
         s = neutralise(s)  # a document's own [2] is not our citation 2
-        parts.append(f"{s}
-[{c.n}]" if kind in ("code", "table") else f"{s} [{c.n}]")
+        parts.append(f"{s}\n[{c.n}]" if kind in ("code", "table") else f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)
