@@ -136,16 +136,7 @@ def select_split(cases: Sequence[Case], split: str | None) -> list[Case]:
 
 def page_rank(hits: Iterable[Hit], expected: Sequence[str]) -> int | None:
     """1-based rank of the first expected page among retrieved pages (deduplicated in rank order)."""
-    want = {normalise_url(u) for u in expected}
-    pages: list[str] = []
-    for h in hits:
-        p = normalise_url(h.page_url)
-        if p not in pages:
-            pages.append(p)
-    for i, p in enumerate(pages, 1):
-        if p in want:
-            return i
-    return None
+    return url_rank((h.page_url for h in hits), expected)
 
 
 def url_rank(urls: Iterable[str], expected: Sequence[str]) -> int | None:
