@@ -173,6 +173,7 @@ class Config:
     path: Path | None = None  # the file it came from
     api: ApiConfig = field(default_factory=ApiConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    keep_versions_days: float = 7.0  # old chunks table versions stay restorable this long
 
     def source(self, name: str) -> SourceConfig:
         for s in self.sources:
