@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py"}  # ingest.py also runs refresh
+BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py", "cold_start": "cold_start.py"}  # ingest.py also runs refresh
 
 
 def machine() -> str:
