@@ -430,7 +430,7 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
     for k in raw:
         if k not in _TOP:
             raise ConfigError(f"{where}: {k}: unknown key; allowed top-level keys: {', '.join(_TOP)}")
-    storage = _check(raw.get("storage", "data"), str, "storage", where)
+    storage, keep_versions_days = _storage(raw.get("storage", "data"), where)
     if "://" not in storage:
         storage = str(Path(storage).expanduser())
         if not Path(storage).is_absolute():
@@ -475,7 +475,23 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
     if ev.top_k < 1:
         raise ConfigError(f"{where}: eval.top_k: must be ≥ 1")
     return Config(storage=storage, embedding=embedding, llm=llm, chunking=chunking,
-                  retrieval=retrieval, sources=sources, api=api, eval=ev)
+                  retrieval=retrieval, sources=sources, api=api, eval=ev, keep_versions_days=keep_versions_days)
+
+
+def _storage(raw: Any, where: str) -> tuple[str, float]:
+    """``storage: PATH`` or ``storage: {path: PATH, keep_versions_days: DAYS}``."""
+    keep = 7.0
+    key = "storage"
+    if isinstance(raw, dict):
+        for k in raw:
+            if k not in ("path", "keep_versions_days"):
+                raise ConfigError(f"{where}: storage.{k}: unknown key; allowed keys: path, keep_versions_days")
+        keep = float(_check(raw.get("keep_versions_days", keep), float, "storage.keep_versions_days", where))
+        if keep < 0:
+            raise ConfigError(f"{where}: storage.keep_versions_days: must be ≥ 0 (days old index versions "
+                              "stay restorable; 0 keeps only the two newest)")
+        raw, key = raw.get("path", "data"), "storage.path"
+    return _check(raw, str, key, where), keep
 
 
 def config_path() -> Path:

@@ -156,3 +156,23 @@ def test_expired_tags_are_deleted_so_cleanup_still_runs(tmp_path):
 def test_parse_version_rejects_garbage(raw):
     with pytest.raises(ValueError, match="docs-rag versions"):
         refresh.parse_version(raw)
+
+
+def test_keep_versions_days_in_the_config(tmp_path):
+    from docs_rag_pipeline.config import ConfigError, load_config
+
+    (tmp_path / "docs").mkdir()
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text("storage: data\n")
+    plain = load_config(cfg)
+    assert plain.keep_versions_days == 7.0 and plain.storage == str(tmp_path / "data")
+    cfg.write_text("storage:\n  path: store\n  keep_versions_days: 2.5\n")
+    mapped = load_config(cfg)
+    assert mapped.keep_versions_days == 2.5 and mapped.storage == str(tmp_path / "store")
+    assert get_context(cfg).chunks.keep_versions == timedelta(days=2.5)
+    for body, needle in (("storage: {keep_versions_days: -1}\n", "storage.keep_versions_days: must be ≥ 0"),
+                         ("storage: {keep_versions_days: a week}\n", "storage.keep_versions_days: expected a number"),
+                         ("storage: {path: data, keep_days: 3}\n", "storage.keep_days: unknown key")):
+        cfg.write_text(body)
+        with pytest.raises(ConfigError, match=needle):
+            load_config(cfg)
