@@ -176,3 +176,18 @@ def test_keep_versions_days_in_the_config(tmp_path):
         cfg.write_text(body)
         with pytest.raises(ConfigError, match=needle):
             load_config(cfg)
+
+
+def test_the_dagster_materialization_names_the_version_tag(guide):
+    from dagster import DagsterInstance
+
+    from .dagster_helpers import materialize_source
+
+    with DagsterInstance.ephemeral() as instance:
+        first = materialize_source(guide, "guide", instance)
+        again = materialize_source(guide, "guide", instance)  # nothing changed: no new version to tag
+    meta = first["_result"].asset_materializations_for_node("lancedb_chunks")[0].metadata
+    listed = refresh.versions(get_context(guide))
+    assert meta["version_tag"].value == listed[0]["tag"] and len(listed) == 1
+    assert meta["table_version"].value == listed[0]["version"]
+    assert "version_tag" not in again["_result"].asset_materializations_for_node("lancedb_chunks")[0].metadata
