@@ -7,7 +7,7 @@ export LANCEDB_LOG := error
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llm demo test ui serve bench clean
+.PHONY: install llm demo test ui serve bench clean eval-sets fit-refusal
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -45,6 +45,16 @@ serve: install
 
 bench: install
 	$(BIN)/python bench/run_all.py
+
+# The golden sets on docs nobody here wrote (eval/sets/*.yaml + *.jsonl): installs the Debian doc
+# packages they read when missing, ingests each under /tmp/docs-rag-eval (cached), evaluates the test
+# halves with the naive baseline side by side. fit-refusal re-fits the refusal model on the
+# calibration halves (eval/fit_refusal.py).
+eval-sets: install
+	$(BIN)/python eval/run_sets.py --split test
+
+fit-refusal: install
+	$(BIN)/python eval/fit_refusal.py
 
 clean:
 	rm -rf data/lancedb data/dagster_io data/dagster_home data/cache

@@ -200,11 +200,30 @@ def _filters(raw: list[str] | None) -> dict | None:
     return out
 
 
+def _request(model: type, args: argparse.Namespace, text_field: str, config: Config):  # noqa: ANN202
+    """The command's arguments, validated by the request model the HTTP API and MCP tools use."""
+    from .context import get_context
+    from .schemas import InputError, parse_request
+
+    ctx = get_context(config.path)
+    data = {text_field: getattr(args, text_field), "top_k": args.top_k, "source": args.source,
+            "filters": _filters(args.filter)}
+    try:
+        return ctx, parse_request(model, {k: v for k, v in data.items() if v is not None}, ctx)
+    except InputError as exc:
+        msg = exc.message
+        for name, flag in (("'top_k'", "--top-k"), ("'source'", "--source"), ("'filters'", "--filter"),
+                           ("filters:", "--filter:"), ("filters.", "--filter ")):
+            msg = msg.replace(name, flag, 1) if msg.startswith(name) else msg
+        raise InputError(exc.code, exc.field, msg, exc.status) from None
+
+
 def cmd_search(args: argparse.Namespace, config: Config) -> int:
     from .query import search
+    from .schemas import SearchRequest, resolve_top_k
 
-    hits = search(args.query, top_k=args.top_k, source=args.source, filters=_filters(args.filter),
-                  config=config.path)
+    ctx, req = _request(SearchRequest, args, "query", config)
+    hits = search(req.query, top_k=resolve_top_k(ctx, req), source=req.source, filters=req.filters, config=config.path)
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], indent=2))
     else:
@@ -214,8 +233,10 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_ask(args: argparse.Namespace, config: Config) -> int:
     from .query import ask
+    from .schemas import AskRequest, resolve_top_k
 
-    ans = ask(args.question, top_k=args.top_k, source=args.source, filters=_filters(args.filter), config=config.path)
+    ctx, req = _request(AskRequest, args, "question", config)
+    ans = ask(req.question, top_k=resolve_top_k(ctx, req), source=req.source, filters=req.filters, config=config.path)
     if args.json:
         print(json.dumps(ans.to_dict(), indent=2))
         return 0
@@ -263,8 +284,10 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         if not args.cases and not path.is_file():
             print(f"[{name}] no cases at {path}; skipped", file=sys.stderr)
             continue
-        cases = evaluation.load_cases(path, root_url=evaluation.source_root_url(src))
-        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k)
+        cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)),
+                                        args.split)
+        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
+                                     baseline=args.baseline)
         evaluation.write_results(report, evaluation.results_dir(config))
         evaluation.upload_to_langsmith(report, cases)
         reports[name] = report
@@ -272,7 +295,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         below += [f"{name}: {check} {value} < {threshold}"
                   for check, value, threshold in evaluation.threshold_results(report, config.eval) if value < threshold]
     if args.json:
-        out = reports[names[0]] if len(reports) == 1 else reports
+        # one source asked for: its report; several: a report per source that has cases
+        out = next(iter(reports.values()), {}) if len(names) == 1 else reports
         Path(args.json).write_text(json.dumps(out, indent=2))
         print(f"wrote {args.json}", file=sys.stderr)
     for line in below:
@@ -309,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     ("ask", "question", cmd_ask, "a cited answer")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument(arg)
-        s.add_argument("--top-k", type=int, default=None if name == "ask" else 5)
+        s.add_argument("--top-k", type=int, default=None, help="how many results (default: retrieval.top_k)")
         s.add_argument("--source")
         s.add_argument("--filter", action="append", metavar="KEY=VALUE")
         s.add_argument("--json", action="store_true")
@@ -327,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="OUT", help="write the full report as JSON")
     s.add_argument("--top-k", type=int, default=None)
     s.add_argument("--check", action="store_true", help="exit 3 when a metric is below its eval.* threshold")
+    s.add_argument("--split", choices=["all", "calibration", "test"], default="all",
+                   help="only this half of the cases (see docs/evaluation.md#golden-sets); default all")
+    s.add_argument("--baseline", action="store_true",
+                   help="also rank pages with the naive baseline (300-word chunks, BM25 + dense, RRF)")
     s.set_defaults(fn=cmd_eval)
     s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
     s.add_argument("--host", default="127.0.0.1")

@@ -1,19 +1,22 @@
 """The typed configuration: one YAML file, validated on load, before any work starts.
 
 ``load_config()`` reads ``DOCS_RAG_CONFIG`` (or ``docs_rag.yaml`` in the working directory).
-Every error names the key path and how to fix it.
+Each section is declared once as a pydantic model (unknown keys, wrong types and numbers out of
+range are errors); pydantic's errors are reworded so that every one names the key path and how
+to fix it: ``docs_rag.yaml: sources[0].timeout_seconds: must be > 0.0, got 0``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 DEFAULT_CONFIG_FILE = "docs_rag.yaml"
 SOURCE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -24,87 +27,177 @@ class ConfigError(ValueError):
     """A configuration problem, with the key path and the fix in the message."""
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddingConfig:
-    provider: str = "local"  # local | openai
+def _fail(message: str, sub: str | int | None = None, **ctx: Any) -> PydanticCustomError:
+    """A config problem at the current key (or at ``sub`` below it): the message is final."""
+    return PydanticCustomError("config", "{message}", {"message": message, "sub": sub, **ctx})
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise _fail(f"{pattern!r} is not a valid regular expression ({exc})") from exc
+    return pattern
+
+
+def _http_url(value: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise _fail(f"{value!r} is not an http(s) URL, e.g. 'https://docs.example.org/'")
+    return value
+
+
+def _listify(value: Any) -> Any:
+    """A YAML string or list → a tuple (one string is a list of one)."""
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+Regex = Annotated[str, AfterValidator(_regex)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
+Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
+HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+Seconds = Annotated[float, Field(gt=0.0)]
+
+# a hint added to "missing" for keys whose purpose is not obvious from their name
+_MISSING_HINTS = {
+    "name": "every source needs a name and a kind", "kind": "every source needs a name and a kind",
+    "path": "a local source needs the folder that holds its documents",
+    "seed_urls": "a web source needs at least one start URL",
+    "repo": "a git source needs a repository URL or local path",
+    "key": "name the metadata key this rule sets",
+}
+
+
+class _Shape(BaseModel):
+    """A config section: unknown keys, wrong types and out-of-range numbers are errors."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    _keys: ClassVar[tuple[str, ...] | None] = None  # the YAML keys, in the order to list them (default: every field)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = cls._keys or tuple(sorted(cls.model_fields))
+            what = "top-level keys" if cls._keys else "keys"
+            for k in data:
+                if k not in allowed:
+                    raise _fail(f"unknown key; allowed {what}: {', '.join(allowed)}", str(k))
+        return data
+
+
+class EmbeddingConfig(_Shape):
+    provider: Literal["local", "openai"] = "local"
     model: str = "all-MiniLM-L6-v2"
-    batch_size: int = 32
+    batch_size: int = Field(32, ge=1)
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    dimensions: int | None = None  # openai: vector size (asked of the server when unset)
-    max_tokens: int | None = None  # openai: the model's window, in tokens
-    timeout_seconds: float = 30.0
-    max_retries: int = 3
+    dimensions: int | None = Field(None, ge=1)  # openai: vector size (asked of the server when unset)
+    max_tokens: int | None = Field(None, ge=1)  # openai: the model's window, in tokens
+    timeout_seconds: Seconds = 30.0
+    max_retries: int = Field(3, ge=0)
+
+    @model_validator(mode="after")
+    def _openai_model(self) -> EmbeddingConfig:
+        if self.provider == "openai" and not self.base_url and "model" not in self.model_fields_set:
+            raise _fail("required for the openai provider", "model")
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class LlmConfig:
-    provider: str = "none"  # none | openai
+class LlmConfig(_Shape):
+    provider: Literal["none", "openai"] = "none"
     model: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    timeout_seconds: float = 30.0
-    max_tokens: int = 512  # of the generated answer
-    context_tokens: int = 1800  # budget for the retrieved chunks in the prompt
-    uncited: str = "refuse"  # a sentence without a citation: refuse the answer (strict) or drop it
-    min_support: float = 0.5  # a citation whose chunk supports its sentence less than this is flagged
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    timeout_seconds: Seconds = 30.0
+    max_tokens: int = Field(512, ge=1)  # of the generated answer
+    context_tokens: int = Field(1800, ge=1)  # budget for the retrieved chunks in the prompt
+    uncited: Literal["refuse", "drop"] = "refuse"  # a sentence without a citation: refuse the answer (strict) or drop it
+    min_support: Probability = 0.5  # a citation whose chunk supports its sentence less than this is flagged
+
+    @model_validator(mode="after")
+    def _openai_model(self) -> LlmConfig:
+        if self.provider == "openai" and not self.model:
+            raise _fail("required when llm.provider is 'openai'", "model")
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkingConfig:
-    target_tokens: int | None = None  # None: follow the embedding model's window
-    overlap_tokens: int = 32
+class ChunkingConfig(_Shape):
+    target_tokens: int | None = Field(None, ge=32)  # None: follow the embedding model's window
+    overlap_tokens: int = Field(32, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap(self) -> ChunkingConfig:
+        if self.target_tokens is not None and self.overlap_tokens >= self.target_tokens:
+            raise _fail("must be smaller than chunking.target_tokens", "overlap_tokens")
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalConfig:
-    top_k: int = 5
-    candidates: int = 40  # per retriever, before fusion
-    rrf_k: int = 60
-    nprobes: int = 24  # IVF partitions probed when the table has an ANN index (large tables)
+class RetrievalConfig(_Shape):
+    top_k: int = Field(5, ge=1)
+    candidates: int = Field(40, ge=1)  # per retriever, before fusion
+    rrf_k: int = Field(60, ge=0)
+    nprobes: int = Field(24, ge=1)  # IVF partitions probed when the table has an ANN index (large tables)
     # refusal: a question is answered only when the best retrieved chunk clears both gates
     # calibrated with `docs-rag eval` on eval/project-docs.jsonl (its report's "calibration")
-    min_similarity: float = 0.25
-    min_term_coverage: float = 0.6
-    confident_similarity: float = 0.45
+    min_similarity: Probability = 0.25
+    min_term_coverage: Probability = 0.6
+    # above 1 (a cosine similarity never is), the gate is off: calibration uses 1.01 for "never"
+    confident_similarity: float = Field(0.45, ge=0.0)
     # a question naming a term the indexed docs never use (e.g. a product they don't mention) is
     # refused unless a chunk is at least this similar
-    unknown_term_similarity: float = 0.7
+    unknown_term_similarity: float = Field(0.7, ge=0.0)
 
 
-@dataclass(frozen=True, slots=True)
-class EvalConfig:
+class EvalConfig(_Shape):
     """Thresholds of the eval_scores asset checks (a check fails below them)."""
 
-    top_k: int = 5
-    min_recall_at_5: float = 0.8
-    min_refusal_accuracy: float = 0.7
-    min_citation_precision: float = 0.95
+    top_k: int = Field(5, ge=1)
+    min_recall_at_5: Probability = 0.8
+    min_refusal_accuracy: Probability = 0.7
+    min_citation_precision: Probability = 0.95
 
 
-@dataclass(frozen=True, slots=True)
-class ApiConfig:
+class ApiConfig(_Shape):
     """The HTTP API (``docs-rag serve``): auth, limits, and where Dagster's GraphQL API is."""
 
     token_env: str | None = None  # env var holding the bearer token for every route but /health; unset: no auth
     admin_token_env: str | None = None  # env var holding the admin token (POST /sources/<name>/refresh)
-    rate_limit_per_minute: int = 60  # per client (token, else remote address); 0: no limit
-    max_question_chars: int = 2000
-    max_top_k: int = 8
-    dagster_graphql_url: str = "http://127.0.0.1:3000/graphql"
+    rate_limit_per_minute: int = Field(60, ge=0)  # per client (token, else remote address); 0: no limit
+    max_question_chars: int = Field(2000, ge=1)
+    max_top_k: int = Field(8, ge=1)
+    dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
 
 
-@dataclass(frozen=True, slots=True)
-class UrlRule:
+class UrlRule(_Shape):
     """``match``: a regex on the file's path; ``url``: its replacement (``\\1`` …), full URL."""
 
-    match: str
+    match: Regex
     url: str
 
+    def __init__(self, *args: str, **data: Any) -> None:  # UrlRule(match, url) reads best
+        super().__init__(**dict(zip(("match", "url"), args)), **data)
 
-@dataclass(frozen=True, slots=True)
-class MetadataRule:
+    @model_validator(mode="before")
+    @classmethod
+    def _exact_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and set(data) != {"match", "url"}:
+            raise _fail("a URL rule has exactly the keys 'match' (a regex on the path) and 'url'")
+        return data
+
+
+class MetadataRule(_Shape):
     """Derive one metadata key per page: from path globs (``values``: glob → value, first match
     wins), a regex on the path (``pattern``: the value is group 1) or a frontmatter key
     (``frontmatter``); else ``default``. A filter on ``key`` also matches ``default`` pages
@@ -112,46 +205,78 @@ class MetadataRule:
 
     key: str
     values: tuple[tuple[str, str], ...] = ()
-    pattern: str | None = None
+    pattern: Regex | None = None
     frontmatter: str | None = None
     default: str | None = None
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _glob_map(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            for g, value in v.items():
+                if not isinstance(value, str):
+                    raise _fail(f"expected a string, got {type(value).__name__} {value!r}", repr(str(g)))
+            return tuple((str(g), value) for g, value in v.items())
+        return v
+
+    @model_validator(mode="after")
+    def _some_source(self) -> MetadataRule:
+        if not (self.values or self.pattern or self.frontmatter or self.default is not None):
+            raise _fail("give at least one of values, pattern, frontmatter or default")
+        return self
 
 
 DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.html", "**/*.htm", "**/*.adoc",
                    "**/*.asciidoc", "**/*.rst")
+_COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
+SOURCE_KEYS = {
+    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules",
+                             "asciidoc_attributes"},
+    "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
+                           "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
+                           "max_bytes", "error_threshold", "user_agent", "respect_robots", "content_selector",
+                           "base_url"},
+    "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
+                           "token_env", "asciidoc_attributes"},
+}
+KINDS = tuple(SOURCE_KEYS)
+_REQUIRED = {"local": "path", "web": "seed_urls", "git": "repo"}
 
 
-@dataclass(frozen=True, slots=True)
-class SourceConfig:
+def _root(info: ValidationInfo) -> Path:
+    return (info.context or {}).get("root") or Path.cwd()
+
+
+class SourceConfig(_Shape):
     """One documentation source. Which keys apply depends on ``kind`` (see ``SOURCE_KEYS``)."""
 
     name: str
-    kind: str  # local | web | git
+    kind: Literal["local", "web", "git"]
     path: Path | None = None  # local
-    include: tuple[str, ...] = DEFAULT_INCLUDE  # local, git
-    exclude: tuple[str, ...] = ()  # local, git
+    include: Strings = DEFAULT_INCLUDE  # local, git
+    exclude: Strings = ()  # local, git
     base_url: str | None = None  # local, web
     url_template: str | None = None  # local, git
-    url_rules: tuple[UrlRule, ...] = ()  # local, git
+    url_rules: Annotated[tuple[UrlRule, ...], BeforeValidator(_tuple)] = ()  # local, git
     cron: str = "0 4 * * *"
-    metadata: dict[str, Any] = field(default_factory=dict)
-    metadata_rules: tuple[MetadataRule, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata_rules: Annotated[tuple[MetadataRule, ...], BeforeValidator(_tuple)] = ()
     # AsciiDoc attributes set above every .adoc file (e.g. the site's idprefix/idseparator, so
     # section anchors match the published site)
-    asciidoc_attributes: dict[str, str] = field(default_factory=dict)
+    asciidoc_attributes: dict[str, str] = Field(default_factory=dict)
     # web
-    seed_urls: tuple[str, ...] = ()
-    sitemaps: str | tuple[str, ...] = "auto"  # "auto" | "off" | explicit sitemap URLs
-    allow_patterns: tuple[str, ...] = ()
-    deny_patterns: tuple[str, ...] = ()
-    allowed_domains: tuple[str, ...] = ()  # default: the seeds' hosts
-    max_pages: int = 1000
-    max_depth: int = 10
-    delay_seconds: float = 0.2
-    timeout_seconds: float = 15.0
-    max_retries: int = 3
-    max_bytes: int = 5_000_000
-    error_threshold: float = 0.5  # share of failed fetches over which a crawl counts as stopped early
+    seed_urls: HttpUrls = ()
+    sitemaps: Literal["auto", "off"] | HttpUrls = "auto"  # "auto" | "off" | explicit sitemap URLs
+    allow_patterns: Regexes = ()
+    deny_patterns: Regexes = ()
+    allowed_domains: Strings = ()  # default: the seeds' hosts
+    max_pages: int = Field(1000, ge=1)
+    max_depth: int = Field(10, ge=0)
+    delay_seconds: float = Field(0.2, ge=0.0)
+    timeout_seconds: Seconds = 15.0
+    max_retries: int = Field(3, ge=0)
+    max_bytes: int = Field(5_000_000, ge=1)
+    error_threshold: Probability = 0.5  # share of failed fetches over which a crawl counts as stopped early
     user_agent: str = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
     respect_robots: bool = True
     content_selector: str | None = None
@@ -161,19 +286,173 @@ class SourceConfig:
     subpath: str = ""
     token_env: str | None = None  # name of the environment variable holding an access token
 
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_keys(cls, data: Any) -> Any:
+        """name and kind first, then the keys of that kind (a None value means: the default)."""
+        if not isinstance(data, dict):
+            return data
+        for required in ("name", "kind"):
+            if required not in data:
+                raise _fail("missing; every source needs a name and a kind", required)
+        name, kind = data["name"], data["kind"]
+        if isinstance(name, str) and not SOURCE_NAME_RE.match(name):
+            raise _fail(f"{name!r} is not a valid source name; use lowercase letters, digits, '-' and '_' "
+                        "(it becomes a Dagster partition key)", "name")
+        if not isinstance(kind, str) or kind not in KINDS:
+            return data  # the Literal says which kinds exist
+        for k in data:
+            if k not in SOURCE_KEYS[kind]:
+                raise _fail(f"unknown key for a {kind} source; allowed keys: {', '.join(sorted(SOURCE_KEYS[kind]))}",
+                            str(k))
+        if not data.get(_REQUIRED[kind]):
+            raise _fail(f"missing; {_MISSING_HINTS[_REQUIRED[kind]]}", _REQUIRED[kind])
+        return {k: v for k, v in data.items() if v is not None}
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    storage: str
-    embedding: EmbeddingConfig
-    llm: LlmConfig
-    chunking: ChunkingConfig
-    retrieval: RetrievalConfig
-    sources: tuple[SourceConfig, ...]
+    @field_validator("path", mode="before")
+    @classmethod
+    def _folder(cls, v: Any, info: ValidationInfo) -> Any:
+        if not isinstance(v, str):
+            return v
+        path = Path(v).expanduser()
+        path = path if path.is_absolute() else _root(info) / path
+        if not path.is_dir():
+            raise _fail(f"folder {str(path)!r} does not exist; create it or fix the path")
+        return path
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v and "://" not in v and not v.startswith("git@"):
+            repo = Path(v).expanduser()
+            return str(repo if repo.is_absolute() else (_root(info) / repo).resolve())
+        return v
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _lower(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(d.lower() for d in v)
+
+    @field_validator("sitemaps", mode="before")
+    @classmethod
+    def _sitemaps(cls, v: Any) -> Any:
+        if isinstance(v, str) and v not in ("auto", "off"):
+            raise _fail("use 'auto', 'off' or a list of sitemap URLs")
+        return tuple(v) if isinstance(v, list) else v
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        if not CRON_RE.match(v.strip()):
+            raise _fail(f"{v!r} is not a 5-field cron expression, e.g. '0 4 * * *'")
+        return v
+
+    @field_validator("url_template")
+    @classmethod
+    def _template(cls, v: str | None) -> str | None:
+        if v is not None and "{path}" not in v:
+            raise _fail("must contain {path}, e.g. 'https://example.org/{path}/'")
+        return v
+
+    @field_validator("asciidoc_attributes", mode="before")
+    @classmethod
+    def _attributes(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        for k, value in v.items():
+            if not isinstance(k, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]*", k):
+                raise _fail(f"{k!r} is not an attribute name")
+            if value is not None and not isinstance(value, (str, int, float, bool)):
+                raise _fail(f"expected a string, number or true/false, got {type(value).__name__}", k)
+        return {k: "" if value is None else str(value) for k, value in v.items()}
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SourceConfig:
+        if self.kind == "web" and self.base_url:
+            _http_url_at(self.base_url, "base_url")
+        if self.base_url and self.url_template:
+            raise _fail("set either base_url or url_template, not both")
+        return self
+
+
+def _http_url_at(value: str, sub: str) -> None:
+    try:
+        _http_url(value)
+    except PydanticCustomError as exc:
+        raise _fail(exc.context["message"], sub) from None
+
+
+_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api", "eval")
+
+
+class StorageConfig(_Shape):
+    """``storage:`` as a mapping; ``storage: PATH`` is ``{path: PATH}``."""
+
+    path: str = "data"
+    keep_versions_days: float = Field(7.0, ge=0)  # old chunks table versions stay restorable this long
+
+
+class Config(_Shape):
+    _keys: ClassVar[tuple[str, ...] | None] = _TOP
+
+    storage: str = "data"
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    sources: tuple[SourceConfig, ...] = ()
     path: Path | None = None  # the file it came from
-    api: ApiConfig = field(default_factory=ApiConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    keep_versions_days: float = 7.0  # old chunks table versions stay restorable this long
+    api: ApiConfig = Field(default_factory=ApiConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    #: from ``storage.keep_versions_days`` (``storage`` keeps the path, as with ``storage: PATH``)
+    keep_versions_days: float = 7.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return data  # checked by _sections, before it turns storage: {…} into two fields
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        """Unknown top-level keys are errors; an empty section (``llm:`` with nothing under it) is the
+        defaults; sources: a list; ``storage: {path, keep_versions_days}`` → ``storage`` (the path) and
+        ``keep_versions_days``."""
+        if not isinstance(data, dict):
+            return data
+        for k in data:
+            if k not in _TOP:
+                raise _fail(f"unknown key; allowed top-level keys: {', '.join(_TOP)}", str(k))
+        out = {k: _tuple(v) if k == "sources" else v for k, v in data.items() if not (v is None and k in _TOP)}
+        st_raw = out.get("storage")
+        if st_raw is not None and not isinstance(st_raw, (str, dict)):
+            raise _fail(f"expected a string (a folder or LanceDB URI) or a mapping {{path, keep_versions_days}}, "
+                        f"got {type(st_raw).__name__} {st_raw!r}", "storage")
+        if isinstance(st_raw, dict):
+            try:
+                st = StorageConfig.model_validate(out["storage"])
+            except ValidationError as exc:
+                path, message = _message(exc.errors(include_url=False)[0])
+                raise _fail(message, f"storage.{path}" if path else "storage") from None
+            out.update(storage=st.path, keep_versions_days=st.keep_versions_days)
+        return out
+
+    @field_validator("storage")
+    @classmethod
+    def _storage(cls, v: str, info: ValidationInfo) -> str:
+        if "://" in v:
+            return v
+        p = Path(v).expanduser()
+        return str(p if p.is_absolute() else _root(info) / p)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Config:
+        seen: set[str] = set()
+        for i, s in enumerate(self.sources):
+            if s.name in seen:
+                raise _fail(f"duplicate source name {s.name!r}; source names must be unique", f"sources[{i}].name")
+            seen.add(s.name)
+        return self
 
     def source(self, name: str) -> SourceConfig:
         for s in self.sources:
@@ -198,300 +477,69 @@ class Config:
         return str(Path(self.storage) / "lancedb") if self.storage_is_local else self.storage.rstrip("/") + "/lancedb"
 
 
-def _type_name(t: Any) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-            list: "a list", dict: "a mapping"}.get(t, str(t))
+# ---- pydantic's errors in this project's words: "<file>: <key path>: <problem>; <fix>" ----------
+
+_TYPE_WORDS = {"int_type": "an integer", "int_parsing": "an integer", "float_type": "a number",
+               "float_parsing": "a number", "string_type": "a string", "bool_type": "true or false",
+               "list_type": "a list", "tuple_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+               "model_attributes_type": "a mapping", "path_type": "a string"}
+_BOUNDS = {"greater_than_equal": ("≥", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("≤", "le"),
+           "less_than": ("<", "lt")}
 
 
-def _check(value: Any, expected: type | tuple[type, ...], key: str, where: str) -> Any:
-    types = expected if isinstance(expected, tuple) else (expected,)
-    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-    if float in types and isinstance(value, int) and not isinstance(value, bool):
-        ok = True
-    if not ok:
-        want = " or ".join(_type_name(t) for t in types)
-        raise ConfigError(f"{where}: {key}: expected {want}, got {type(value).__name__} {value!r}")
-    return value
+def _key_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "tuple[", "literal[")) or str(part) in ("str", "int", "float"):
+            continue  # a union or validator branch, not a key
+        else:
+            out += f".{part}" if out else str(part)
+    return out
 
 
-def _section(raw: Any, cls: type, key: str, where: str, spec: dict[str, Any]) -> Any:
-    if raw is None:
-        return cls()
-    _check(raw, dict, key, where)
-    allowed = {f.name for f in fields(cls)}
-    for k in raw:
-        if k not in allowed:
-            raise ConfigError(f"{where}: {key}.{k}: unknown key; allowed keys: {', '.join(sorted(allowed))}")
-    values = {}
-    for k, v in raw.items():
-        if v is None and k in spec and spec[k][1]:
-            values[k] = None
-            continue
-        values[k] = _check(v, spec[k][0], f"{key}.{k}", where)
-        if spec[k][0] == (int,) and values[k] < 0:
-            raise ConfigError(f"{where}: {key}.{k}: must be ≥ 0, got {v}")
-    return cls(**values)
+def _message(e: dict[str, Any]) -> tuple[str, str]:
+    """(key path, problem and fix) of one pydantic error."""
+    loc, kind, ctx, value = tuple(e["loc"]), e["type"], e.get("ctx") or {}, e.get("input")
+    path = _key_path(loc)
+    sub = ctx.get("sub")
+    if sub is not None and str(sub).startswith("sources["):
+        path = str(sub)
+    elif sub is not None:
+        path = f"{path}[{sub}]" if str(sub).startswith("'") else f"{path}.{sub}" if path else str(sub)
+    if kind == "config":
+        return path, e["msg"]
+    if kind == "missing":
+        hint = _MISSING_HINTS.get(str(loc[-1]) if loc else "")
+        return path, "missing" + (f"; {hint}" if hint else "; add it")
+    if kind in _TYPE_WORDS:
+        return path, f"expected {_TYPE_WORDS[kind]}, got {type(value).__name__} {value!r}"
+    if kind in _BOUNDS:
+        sign, key = _BOUNDS[kind]
+        return path, f"must be {sign} {ctx[key]:g}, got {value!r}"
+    if kind == "literal_error":
+        what = str(loc[-1]) if loc and loc[-1] in ("provider", "kind") else "value"
+        return path, f"unknown {what} {value!r}; use {ctx.get('expected')}"
+    if kind == "extra_forbidden":
+        return path, "unknown key"
+    return path, e["msg"]
 
 
-_EMBEDDING = {"provider": ((str,), False), "model": ((str,), False), "batch_size": ((int,), False),
-              "base_url": ((str,), True), "api_key_env": ((str,), False), "dimensions": ((int,), True),
-              "max_tokens": ((int,), True), "timeout_seconds": ((float,), False), "max_retries": ((int,), False)}
-_LLM = {"provider": ((str,), False), "model": ((str,), True), "base_url": ((str,), True),
-        "api_key_env": ((str,), False), "temperature": ((float,), False), "timeout_seconds": ((float,), False),
-        "max_tokens": ((int,), False), "context_tokens": ((int,), False), "uncited": ((str,), False),
-        "min_support": ((float,), False)}
-_CHUNKING = {"target_tokens": ((int,), True), "overlap_tokens": ((int,), False)}
-_RETRIEVAL = {"top_k": ((int,), False), "candidates": ((int,), False), "rrf_k": ((int,), False),
-              "nprobes": ((int,), False),
-              "min_similarity": ((float,), False), "min_term_coverage": ((float,), False),
-              "confident_similarity": ((float,), False), "unknown_term_similarity": ((float,), False)}
-_API = {"token_env": ((str,), True), "admin_token_env": ((str,), True),
-        "rate_limit_per_minute": ((int,), False), "max_question_chars": ((int,), False),
-        "max_top_k": ((int,), False), "dagster_graphql_url": ((str,), False)}
-_EVAL = {"top_k": ((int,), False), "min_recall_at_5": ((float,), False), "min_refusal_accuracy": ((float,), False),
-         "min_citation_precision": ((float,), False)}
-_TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api", "eval")
-_COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
-SOURCE_KEYS = {
-    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules",
-                             "asciidoc_attributes"},
-    "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
-                           "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
-                           "max_bytes", "error_threshold", "user_agent", "respect_robots", "content_selector",
-                           "base_url"},
-    "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
-                           "token_env", "asciidoc_attributes"},
-}
-KINDS = tuple(SOURCE_KEYS)
-_SOURCE_SCALARS: dict[str, tuple[type, ...]] = {
-    "base_url": (str,), "url_template": (str,), "cron": (str,), "sitemaps": (str, list),
-    "max_pages": (int,), "max_depth": (int,), "delay_seconds": (float,), "timeout_seconds": (float,),
-    "max_retries": (int,), "max_bytes": (int,), "error_threshold": (float,), "user_agent": (str,),
-    "respect_robots": (bool,), "content_selector": (str,), "repo": (str,), "branch": (str,),
-    "subpath": (str,), "token_env": (str,),
-}
-
-
-def _strings(raw: Any, key: str, where: str) -> tuple[str, ...]:
-    if isinstance(raw, str):
-        raw = [raw]
-    _check(raw, list, key, where)
-    for i, item in enumerate(raw):
-        _check(item, str, f"{key}[{i}]", where)
-    return tuple(raw)
-
-
-def _regex(pattern: str, key: str, where: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(f"{where}: {key}: {pattern!r} is not a valid regular expression ({exc})") from exc
-    return pattern
-
-
-def _url_rules(raw: Any, key: str, where: str) -> tuple[UrlRule, ...]:
-    _check(raw, list, key, where)
-    rules = []
-    for j, r in enumerate(raw):
-        k = f"{key}[{j}]"
-        _check(r, dict, k, where)
-        if set(r) != {"match", "url"}:
-            raise ConfigError(f"{where}: {k}: a URL rule has exactly the keys 'match' (a regex on the path) and 'url'")
-        rules.append(UrlRule(match=_regex(_check(r["match"], str, f"{k}.match", where), f"{k}.match", where),
-                             url=_check(r["url"], str, f"{k}.url", where)))
-    return tuple(rules)
-
-
-def _metadata_rules(raw: Any, key: str, where: str) -> tuple[MetadataRule, ...]:
-    _check(raw, list, key, where)
-    out = []
-    for j, r in enumerate(raw):
-        k = f"{key}[{j}]"
-        _check(r, dict, k, where)
-        unknown = set(r) - {"key", "values", "pattern", "frontmatter", "default"}
-        if unknown:
-            raise ConfigError(f"{where}: {k}.{sorted(unknown)[0]}: unknown key; allowed keys: "
-                              "key, values, pattern, frontmatter, default")
-        if "key" not in r:
-            raise ConfigError(f"{where}: {k}.key: missing; name the metadata key this rule sets")
-        values = _check(r.get("values", {}), dict, f"{k}.values", where)
-        for g, v in values.items():
-            _check(v, str, f"{k}.values[{g!r}]", where)
-        if not (values or r.get("pattern") or r.get("frontmatter") or r.get("default")):
-            raise ConfigError(f"{where}: {k}: give at least one of values, pattern, frontmatter or default")
-        out.append(MetadataRule(
-            key=_check(r["key"], str, f"{k}.key", where),
-            values=tuple((str(g), str(v)) for g, v in values.items()),
-            pattern=_regex(_check(r["pattern"], str, f"{k}.pattern", where), f"{k}.pattern", where)
-            if r.get("pattern") else None,
-            frontmatter=_check(r["frontmatter"], str, f"{k}.frontmatter", where) if r.get("frontmatter") else None,
-            default=_check(r["default"], str, f"{k}.default", where) if r.get("default") is not None else None))
-    return tuple(out)
-
-
-def _url(value: str, key: str, where: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{where}: {key}: {value!r} is not an http(s) URL, e.g. 'https://docs.example.org/'")
-    return value
-
-
-def _source(raw: Any, i: int, where: str, root: Path) -> SourceConfig:
-    key = f"sources[{i}]"
-    _check(raw, dict, key, where)
-    for required in ("name", "kind"):
-        if required not in raw:
-            raise ConfigError(f"{where}: {key}.{required}: missing; every source needs a name and a kind")
-    name = _check(raw["name"], str, f"{key}.name", where)
-    if not SOURCE_NAME_RE.match(name):
-        raise ConfigError(f"{where}: {key}.name: {name!r} is not a valid source name; use lowercase "
-                          "letters, digits, '-' and '_' (it becomes a Dagster partition key)")
-    kind = _check(raw["kind"], str, f"{key}.kind", where)
-    if kind not in KINDS:
-        raise ConfigError(f"{where}: {key}.kind: unknown kind {kind!r}; supported kinds: {', '.join(KINDS)}")
-    allowed = SOURCE_KEYS[kind]
-    for k in raw:
-        if k not in allowed:
-            raise ConfigError(f"{where}: {key}.{k}: unknown key for a {kind} source; allowed keys: "
-                              f"{', '.join(sorted(allowed))}")
-    values: dict[str, Any] = {"name": name, "kind": kind}
-    if kind == "local":
-        if "path" not in raw:
-            raise ConfigError(f"{where}: {key}.path: missing; a local source needs the folder that holds its documents")
-        path = Path(_check(raw["path"], str, f"{key}.path", where)).expanduser()
-        if not path.is_absolute():
-            path = root / path
-        if not path.is_dir():
-            raise ConfigError(f"{where}: {key}.path: folder {str(path)!r} does not exist; create it or fix the path")
-        values["path"] = path
-    if kind == "web":
-        if not raw.get("seed_urls"):
-            raise ConfigError(f"{where}: {key}.seed_urls: missing; a web source needs at least one start URL")
-        values["seed_urls"] = tuple(_url(u, f"{key}.seed_urls[{j}]", where)
-                                    for j, u in enumerate(_strings(raw["seed_urls"], f"{key}.seed_urls", where)))
-        for k in ("allow_patterns", "deny_patterns"):
-            if k in raw:
-                values[k] = tuple(_regex(p, f"{key}.{k}[{j}]", where)
-                                  for j, p in enumerate(_strings(raw[k], f"{key}.{k}", where)))
-        if "allowed_domains" in raw:
-            values["allowed_domains"] = tuple(d.lower() for d in _strings(raw["allowed_domains"], f"{key}.allowed_domains", where))
-    if kind == "git":
-        if not raw.get("repo"):
-            raise ConfigError(f"{where}: {key}.repo: missing; a git source needs a repository URL or local path")
-    for k in ("include", "exclude"):
-        if k in raw:
-            values[k] = _strings(raw[k], f"{key}.{k}", where)
-    for k, types in _SOURCE_SCALARS.items():
-        if k in raw and raw[k] is not None:
-            values[k] = _check(raw[k], types, f"{key}.{k}", where)
-            if int in types and float not in types and values[k] < 0:
-                raise ConfigError(f"{where}: {key}.{k}: must be ≥ 0, got {values[k]}")
-            if float in types and values[k] < 0:
-                raise ConfigError(f"{where}: {key}.{k}: must be ≥ 0, got {values[k]}")
-    if isinstance(values.get("sitemaps"), list):
-        values["sitemaps"] = tuple(_url(u, f"{key}.sitemaps[{j}]", where) for j, u in enumerate(values["sitemaps"]))
-    elif "sitemaps" in values and values["sitemaps"] not in ("auto", "off"):
-        raise ConfigError(f"{where}: {key}.sitemaps: use 'auto', 'off' or a list of sitemap URLs")
-    if "base_url" in values and kind == "web":
-        _url(values["base_url"], f"{key}.base_url", where)
-    if kind == "git" and values.get("repo") and "://" not in values["repo"] and not values["repo"].startswith("git@"):
-        repo = Path(values["repo"]).expanduser()
-        values["repo"] = str(repo if repo.is_absolute() else (root / repo).resolve())
-    if "url_rules" in raw:
-        values["url_rules"] = _url_rules(raw["url_rules"], f"{key}.url_rules", where)
-    if "metadata_rules" in raw:
-        values["metadata_rules"] = _metadata_rules(raw["metadata_rules"], f"{key}.metadata_rules", where)
-    if values.get("url_template") is not None and "{path}" not in values["url_template"]:
-        raise ConfigError(f"{where}: {key}.url_template: must contain {{path}}, e.g. 'https://example.org/{{path}}/'")
-    if values.get("base_url") and values.get("url_template"):
-        raise ConfigError(f"{where}: {key}: set either base_url or url_template, not both")
-    if "cron" in values and not CRON_RE.match(values["cron"].strip()):
-        raise ConfigError(f"{where}: {key}.cron: {values['cron']!r} is not a 5-field cron expression, e.g. '0 4 * * *'")
-    if "metadata" in raw:
-        values["metadata"] = dict(_check(raw["metadata"], dict, f"{key}.metadata", where))
-    if "asciidoc_attributes" in raw:
-        attrs = _check(raw["asciidoc_attributes"], dict, f"{key}.asciidoc_attributes", where)
-        for k, v in attrs.items():
-            if not isinstance(k, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]*", k):
-                raise ConfigError(f"{where}: {key}.asciidoc_attributes: {k!r} is not an attribute name")
-            _check(v, (str, int, float, bool), f"{key}.asciidoc_attributes.{k}", where)
-        values["asciidoc_attributes"] = {k: "" if v is None else str(v) for k, v in attrs.items()}
-    return SourceConfig(**values)
+def _config_error(exc: ValidationError, where: str) -> ConfigError:
+    errors = exc.errors(include_url=False)
+    # a union (sitemaps: 'auto' | 'off' | URLs) reports each branch: the project's own message is the one
+    e = next((x for x in errors if x["type"] == "config"), errors[0])
+    path, message = _message(e)
+    return ConfigError(f"{where}: {path or '(top level)'}: {message}")
 
 
 def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | None = None) -> Config:
     """Validate a parsed YAML document into a :class:`Config`."""
-    root = root or Path.cwd()
-    if raw is None:
-        raw = {}
-    _check(raw, dict, "(top level)", where)
-    for k in raw:
-        if k not in _TOP:
-            raise ConfigError(f"{where}: {k}: unknown key; allowed top-level keys: {', '.join(_TOP)}")
-    storage, keep_versions_days = _storage(raw.get("storage", "data"), where)
-    if "://" not in storage:
-        storage = str(Path(storage).expanduser())
-        if not Path(storage).is_absolute():
-            storage = str(root / storage)
-    embedding = _section(raw.get("embedding"), EmbeddingConfig, "embedding", where, _EMBEDDING)
-    if embedding.provider not in ("local", "openai"):
-        raise ConfigError(f"{where}: embedding.provider: unknown provider {embedding.provider!r}; use 'local' or 'openai'")
-    if embedding.provider == "openai" and not embedding.base_url and "embedding" in raw and "model" not in raw["embedding"]:
-        raise ConfigError(f"{where}: embedding.model: required for the openai provider")
-    if embedding.batch_size < 1:
-        raise ConfigError(f"{where}: embedding.batch_size: must be ≥ 1")
-    llm = _section(raw.get("llm"), LlmConfig, "llm", where, _LLM)
-    if llm.provider not in ("none", "openai"):
-        raise ConfigError(f"{where}: llm.provider: unknown provider {llm.provider!r}; use 'none' or 'openai'")
-    if llm.uncited not in ("refuse", "drop"):
-        raise ConfigError(f"{where}: llm.uncited: {llm.uncited!r}; use 'refuse' (strict) or 'drop'")
-    if llm.provider == "openai" and not llm.model:
-        raise ConfigError(f"{where}: llm.model: required when llm.provider is 'openai'")
-    chunking = _section(raw.get("chunking"), ChunkingConfig, "chunking", where, _CHUNKING)
-    if chunking.target_tokens is not None and chunking.target_tokens < 32:
-        raise ConfigError(f"{where}: chunking.target_tokens: {chunking.target_tokens} is too small; use ≥ 32 or omit it")
-    if chunking.target_tokens is not None and chunking.overlap_tokens >= chunking.target_tokens:
-        raise ConfigError(f"{where}: chunking.overlap_tokens: must be smaller than chunking.target_tokens")
-    retrieval = _section(raw.get("retrieval"), RetrievalConfig, "retrieval", where, _RETRIEVAL)
-    if retrieval.top_k < 1:
-        raise ConfigError(f"{where}: retrieval.top_k: must be ≥ 1")
-    raw_sources = raw.get("sources") or []
-    _check(raw_sources, list, "sources", where)
-    sources = tuple(_source(s, i, where, root) for i, s in enumerate(raw_sources))
-    seen: set[str] = set()
-    for i, s in enumerate(sources):
-        if s.name in seen:
-            raise ConfigError(f"{where}: sources[{i}].name: duplicate source name {s.name!r}; source names must be unique")
-        seen.add(s.name)
-    api = _section(raw.get("api"), ApiConfig, "api", where, _API)
-    if api.max_top_k < 1:
-        raise ConfigError(f"{where}: api.max_top_k: must be ≥ 1")
-    if api.max_question_chars < 1:
-        raise ConfigError(f"{where}: api.max_question_chars: must be ≥ 1")
-    _url(api.dagster_graphql_url, "api.dagster_graphql_url", where)
-    ev = _section(raw.get("eval"), EvalConfig, "eval", where, _EVAL)
-    if ev.top_k < 1:
-        raise ConfigError(f"{where}: eval.top_k: must be ≥ 1")
-    return Config(storage=storage, embedding=embedding, llm=llm, chunking=chunking,
-                  retrieval=retrieval, sources=sources, api=api, eval=ev, keep_versions_days=keep_versions_days)
-
-
-def _storage(raw: Any, where: str) -> tuple[str, float]:
-    """``storage: PATH`` or ``storage: {path: PATH, keep_versions_days: DAYS}``."""
-    keep = 7.0
-    key = "storage"
-    if isinstance(raw, dict):
-        for k in raw:
-            if k not in ("path", "keep_versions_days"):
-                raise ConfigError(f"{where}: storage.{k}: unknown key; allowed keys: path, keep_versions_days")
-        keep = float(_check(raw.get("keep_versions_days", keep), float, "storage.keep_versions_days", where))
-        if keep < 0:
-            raise ConfigError(f"{where}: storage.keep_versions_days: must be ≥ 0 (days old index versions "
-                              "stay restorable; 0 keeps only the two newest)")
-        raw, key = raw.get("path", "data"), "storage.path"
-    return _check(raw, str, key, where), keep
+    try:
+        return Config.model_validate({} if raw is None else raw, context={"root": root or Path.cwd()})
+    except ValidationError as exc:
+        raise _config_error(exc, where) from None
 
 
 def config_path() -> Path:
@@ -509,4 +557,4 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)
-    return dataclasses.replace(cfg, path=p)
+    return cfg.model_copy(update={"path": p})

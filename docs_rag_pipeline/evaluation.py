@@ -5,8 +5,10 @@ Plain Python: the ``eval_scores`` asset and ``docs-rag eval`` both call :func:`e
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -14,14 +16,17 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from pydantic import ValidationError
+
 from .answering.extractive import is_relevant, judge
+from .answering.refusal import corpus_stats
 from .answering.service import answer_question
 from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
 from .retrieval import search
+from .schemas import CATEGORIES, SPLITS, EvalCase, case_problem
 
-CATEGORIES = ("answerable", "refuse", "boundary")
 
 
 class EvalCaseError(ValueError):
@@ -37,6 +42,7 @@ class Case:
     should_refuse: bool
     category: str
     note: str = ""
+    split: str | None = None  # calibration | test; None: the deterministic split of split_of()
 
 
 def normalise_url(url: str) -> str:
@@ -88,41 +94,44 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raise EvalCaseError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
         if not isinstance(raw, dict):
             raise EvalCaseError(f"{where}: a case must be a JSON object")
-        allowed = {"id", "question", "expected_urls", "expected_keywords", "should_refuse", "category", "note"}
-        for k in raw:
-            if k not in allowed:
-                raise EvalCaseError(f"{where}: {k}: unknown field; allowed: {', '.join(sorted(allowed))}")
-        cid = raw.get("id")
-        if not isinstance(cid, str) or not cid.strip():
-            raise EvalCaseError(f"{where}: id: required, a non-empty string")
-        if cid in seen:
-            raise EvalCaseError(f"{where}: id: duplicate id {cid!r}")
-        seen.add(cid)
-        q = raw.get("question")
-        if not isinstance(q, str) or not q.strip():
-            raise EvalCaseError(f"{where}: question: required, a non-empty string")
-        refuse = raw.get("should_refuse")
-        if not isinstance(refuse, bool):
-            raise EvalCaseError(f"{where}: should_refuse: required, true or false")
-        urls = raw.get("expected_urls", [])
-        if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):
-            raise EvalCaseError(f"{where}: expected_urls: a list of URLs (absolute or relative to the source)")
-        if not refuse and not urls:
-            raise EvalCaseError(f"{where}: expected_urls: required unless should_refuse is true")
-        kws = raw.get("expected_keywords", [])
-        if not isinstance(kws, list) or not all(isinstance(k, str) for k in kws):
-            raise EvalCaseError(f"{where}: expected_keywords: a list of strings")
-        cat = raw.get("category", "refuse" if refuse else "answerable")
-        if cat not in CATEGORIES:
-            raise EvalCaseError(f"{where}: category: {cat!r}; use one of {', '.join(CATEGORIES)}")
-        note = raw.get("note", "")
-        if not isinstance(note, str):
-            raise EvalCaseError(f"{where}: note: a string")
-        cases.append(Case(id=cid, question=q, expected_urls=tuple(resolve_expected(u, root_url) for u in urls),
-                          expected_keywords=tuple(kws), should_refuse=refuse, category=cat, note=note))
+        try:
+            case = EvalCase.model_validate(raw)
+        except ValidationError as exc:
+            raise EvalCaseError(f"{where}: {case_problem(exc)}") from None
+        if case.id in seen:
+            raise EvalCaseError(f"{where}: id: duplicate id {case.id!r}")
+        seen.add(case.id)
+        cases.append(Case(id=case.id, question=case.question,
+                          expected_urls=tuple(resolve_expected(u, root_url) for u in case.expected_urls),
+                          expected_keywords=tuple(case.expected_keywords), should_refuse=case.should_refuse,
+                          category=case.category or ("refuse" if case.should_refuse else "answerable"),
+                          note=case.note, split=case.split))
     if not cases:
         raise EvalCaseError(f"{p}: no cases in the file")
     return cases
+
+
+def split_of(cases: Sequence[Case]) -> dict[str, str]:
+    """Case id → ``calibration`` or ``test``. A case's own ``split`` wins; the others are split per
+    category in the order of the SHA-1 of their id, alternately (so each half gets its share of
+    answerable, boundary and refuse cases, and adding a case moves few others)."""
+    out = {c.id: c.split for c in cases if c.split}
+    for cat in CATEGORIES:
+        free = sorted((c for c in cases if c.category == cat and not c.split),
+                      key=lambda c: hashlib.sha1(c.id.encode()).hexdigest())
+        for i, c in enumerate(free):
+            out[c.id] = SPLITS[i % 2]
+    return out
+
+
+def select_split(cases: Sequence[Case], split: str | None) -> list[Case]:
+    """The cases of one half (``calibration`` or ``test``); ``all`` or None: every case."""
+    if split in (None, "all"):
+        return list(cases)
+    if split not in SPLITS:
+        raise EvalCaseError(f"split: {split!r}; use all, {', '.join(SPLITS)}")
+    halves = split_of(cases)
+    return [c for c in cases if halves[c.id] == split]
 
 
 def page_rank(hits: Iterable[Hit], expected: Sequence[str]) -> int | None:
@@ -137,6 +146,45 @@ def page_rank(hits: Iterable[Hit], expected: Sequence[str]) -> int | None:
         if p in want:
             return i
     return None
+
+
+def url_rank(urls: Iterable[str], expected: Sequence[str]) -> int | None:
+    """:func:`page_rank` over plain page URLs."""
+    want = {normalise_url(u) for u in expected}
+    pages: list[str] = []
+    for u in urls:
+        p = normalise_url(u)
+        if p not in pages:
+            pages.append(p)
+    for i, p in enumerate(pages, 1):
+        if p in want:
+            return i
+    return None
+
+
+_CITED = re.compile(r"\s*\[(\d+)\]\s*$")
+
+
+def _norm_text(s: str) -> str:
+    return re.sub(r"\s+", " ", s.replace("```", " ")).strip().lower()  # fences are rendering, not text
+
+
+def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:
+    """(answer sentences whose cited chunk contains them, answer sentences with a citation).
+    ``chunk_text(chunk_id)`` gives a chunk's text (None when the chunk does not exist)."""
+    by_n = {c.n: c for c in citations}
+    ok = total = 0
+    for part in re.split(r"\n\s*\n", answer):
+        m = _CITED.search(part)
+        if not m:
+            continue
+        total += 1
+        c = by_n.get(int(m.group(1)))
+        body = _norm_text(_CITED.sub("", part))
+        text = chunk_text(c.chunk_id) if c is not None else None
+        if text is not None and body and body in _norm_text(text):
+            ok += 1
+    return ok, total
 
 
 def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
@@ -177,12 +225,22 @@ class CaseResult:
     answer: str
     warning: str | None = None
     top_urls: list[str] = field(default_factory=list)
+    rank_baseline: int | None = None
+    cite_ok: int = 0
+    cite_total: int = 0
+    features: dict[str, float] = field(default_factory=dict)
 
 
-def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5) -> dict[str, Any]:
+def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5,
+             baseline: bool = False) -> dict[str, Any]:
     """Run every case through the real ``search`` and ``ask`` (plus full-text-only and vector-only
-    ablations) and compute the metrics."""
+    ablations, and with ``baseline`` the naive baseline of :mod:`.baseline`) and compute the metrics."""
     results: list[CaseResult] = []
+    base = None
+    if baseline:
+        from .baseline import build
+
+        base = build(ctx, source)
     for case in cases:
         t0 = time.perf_counter()
         hits = search(ctx, case.question, top_k=10, source=source)
@@ -193,12 +251,13 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         ans = answer_question(ctx, case.question, top_k=top_k, source=source)
         ask_ms = (time.perf_counter() - t1) * 1000
         rel = judge(case.question, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
-                    ctx.embedder.count_tokens)
+                    ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
         text = ans.answer.lower()
         found = sum(1 for k in case.expected_keywords if k.lower() in text) if not ans.refused else 0
+        ok, total = cite_correct(ans.answer, ans.citations, _chunk_text(ctx)) if not ans.refused else (0, 0)
         results.append(CaseResult(
             id=case.id, category=case.category, question=case.question, should_refuse=case.should_refuse,
             refused=ans.refused, rank=page_rank(hits, case.expected_urls) if case.expected_urls else None,
@@ -209,8 +268,28 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             keywords_found=found, keywords_total=len(case.expected_keywords),
             similarity=rel.similarity, coverage=rel.coverage, unknown_terms=list(rel.unknown), search_ms=round(search_ms, 2),
             ask_ms=round(ask_ms, 2), answer=ans.answer, warning=ans.warning,
-            top_urls=[h.url for h in hits[:5]]))
-    return summarise(source, results)
+            top_urls=[h.url for h in hits[:5]],
+            rank_baseline=url_rank(base.search_pages(case.question), case.expected_urls)
+            if base is not None and case.expected_urls else None,
+            cite_ok=ok, cite_total=total, features=refusal_features(ctx, case.question, hits[:top_k])))
+    report = summarise(source, results)
+    if base is not None:
+        report["baseline"] = retrieval_metrics([r.rank_baseline for r in results if not r.should_refuse])
+    return report
+
+
+def _chunk_text(ctx: Context):  # noqa: ANN202
+    def get(chunk_id: str) -> str | None:
+        row = ctx.chunks.get(chunk_id)
+        return row["text"] if row else None
+
+    return get
+
+
+def refusal_features(ctx: Context, question: str, hits: Sequence[Hit]) -> dict[str, float]:
+    from .answering.refusal import features
+
+    return features(question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
 
 
 def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
@@ -231,7 +310,9 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         "citations": {"precision": round((cited - sum(r.invalid_cited for r in results)) / cited, 4) if cited else 1.0,
                       "grounding": round(sum(1 for r in answered if r.invalid_cited == 0) / len(answered), 4)
                       if answered else 1.0,
-                      "supported": round((cited - sum(r.unsupported for r in results)) / cited, 4) if cited else 1.0},
+                      "supported": round((cited - sum(r.unsupported for r in results)) / cited, 4) if cited else 1.0,
+                      "cite_correct": round(sum(r.cite_ok for r in results) / sum(r.cite_total for r in results), 4)
+                      if sum(r.cite_total for r in results) else 1.0},
         "keyword_coverage": round(statistics.fmean(r.keywords_found / r.keywords_total for r in kw_cases), 4)
         if kw_cases else 0.0,
         "latency_ms": {"search_p50": _pct([r.search_ms for r in results], 0.5),
@@ -283,19 +364,27 @@ def _would_refuse(r: CaseResult, cfg: RetrievalConfig) -> bool:
 
 
 def cases_path(config: Config, source: str) -> Path:
-    """``eval/<source>.jsonl`` beside the config file."""
+    """``eval/<source>.jsonl`` beside the config file, else ``<source>.jsonl`` beside it (a golden
+    set: ``eval/sets/<name>.yaml`` with ``eval/sets/<name>.jsonl``)."""
     root = config.path.parent if config.path else Path.cwd()
-    return root / "eval" / f"{source}.jsonl"
+    default = root / "eval" / f"{source}.jsonl"
+    beside = root / f"{source}.jsonl"
+    return beside if not default.is_file() and beside.is_file() else default
 
 
 def results_dir(config: Config) -> Path:
+    """``eval/results/`` beside the config file; for a config without an ``eval/`` folder beside it
+    (a golden set, ``eval/sets/<name>.yaml``), ``eval_results/`` in its storage folder."""
     root = config.path.parent if config.path else Path.cwd()
+    if not (root / "eval").is_dir() and any(root.glob("*.jsonl")):
+        return config.storage_path / "eval_results"
     return root / "eval" / "results"
 
 
 METRIC_KEYS = (("retrieval", "recall_at_1"), ("retrieval", "recall_at_5"), ("retrieval", "mrr_at_10"),
                ("refusal", "precision"), ("refusal", "recall"), ("refusal", "accuracy"),
                ("citations", "precision"), ("citations", "grounding"), ("citations", "supported"),
+               ("citations", "cite_correct"),
                ("keyword_coverage", None))
 
 
@@ -380,12 +469,20 @@ def print_table(report: dict[str, Any]) -> str:
         ("refusal precision", rf["precision"], "", ""), ("refusal recall", rf["recall"], "", ""),
         ("refusal accuracy", rf["accuracy"], "", ""), ("citation precision", c["precision"], "", ""),
         ("grounding", c["grounding"], "", ""), ("supported", c["supported"], "", ""),
+        ("cite-correct", c.get("cite_correct", 1.0), "", ""),
         ("keyword coverage", report["keyword_coverage"], "", ""),
         ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
         ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
     ]
-    out = [f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}"]
-    out += [f"{a:<20} {b!s:>12} {c_!s:>10} {d!s:>10}" for a, b, c_, d in rows]
+    base = report.get("baseline")
+    head = f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}" + (f" {'baseline':>10}" if base else "")
+    out = [head]
+    for a, b, c_, d in rows:
+        line = f"{a:<20} {b!s:>12} {c_!s:>10} {d!s:>10}"
+        if base:
+            key = {"recall@1": "recall_at_1", "recall@5": "recall_at_5", "MRR@10": "mrr_at_10"}.get(a)
+            line += f" {base[key]!s:>10}" if key else ""
+        out.append(line)
     return "\n".join(out)
 
 

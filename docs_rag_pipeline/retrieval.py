@@ -61,8 +61,46 @@ def _cosine(qv: np.ndarray, vec: Iterable[float]) -> float:
 
 
 def _fts_query(query: str) -> str:
-    # BM25 over words: punctuation of the question must not reach the query parser
-    return " ".join(re.findall(r"\w+", query))
+    """BM25 over the question's words: punctuation must not reach the query parser, and function
+    words ("how", "do", "I") only add noise to the scores on a small corpus. A question made only of
+    function words keeps them."""
+    from .answering.extractive import STOPWORDS
+
+    words = re.findall(r"\w+", query)
+    if not FTS_STOPWORDS:
+        return " ".join(words)
+    kept = [w for w in words if w.lower() not in STOPWORDS]
+    return " ".join(kept or words)
+
+
+# Tuning knobs of the fusion, chosen on the calibration halves of the golden sets (eval/sets) with
+# eval/tune_retrieval.py; module constants so the experiments can vary them.
+FTS_STOPWORDS = True
+VECTOR_WEIGHT = 1.0
+FULLTEXT_WEIGHT = 1.0
+#: weight of the page-level fusion added to every chunk's score (0: chunk-level RRF only)
+PAGE_WEIGHT = 0.5
+#: a chunk that reads like a list (an index, release-note bullets, names) or a release-notes
+#: section counts this much in the fusion, unless the question is about releases
+LIST_LIKE_FACTOR = 0.5
+_FUNCTION_SHARE = 0.1
+_RELEASE_HEADING = re.compile(r"\b\d+\.\d+\.\d+\b")
+_RELEASE_QUERY = re.compile(r"\d|\b(release|released|releases|version|versions|changelog|changed|changes|added|"
+                            r"deprecated|removed|dropped|history|latest|new)\b", re.I)
+
+
+def is_list_like(text: str, headings: Iterable[str]) -> bool:
+    """A chunk with almost no function words outside code (an index, a list of names, terse
+    bullets) or under a release-notes heading (a version number such as 2.28.1)."""
+    from .answering.extractive import STOPWORDS
+
+    if any(_RELEASE_HEADING.search(h or "") for h in headings):
+        return True
+    prose = re.sub(r"```.*?(```|$)", " ", text, flags=re.S)
+    words = re.findall(r"[a-z]+", prose.lower())
+    if len(words) < 8:
+        return False
+    return sum(w in STOPWORDS for w in words) / len(words) < _FUNCTION_SHARE
 
 
 def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = None,
@@ -105,14 +143,33 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         ranked["fulltext"] = q.limit(n).to_arrow().to_pylist()
     k = ctx.config.retrieval.rrf_k
     fused: dict[str, Hit] = {}
+    about_releases = bool(_RELEASE_QUERY.search(query))
+    factor: dict[str, float] = {}
     for name, rows in ranked.items():
+        weight = VECTOR_WEIGHT if name == "vector" else FULLTEXT_WEIGHT
         for rank, r in enumerate(rows):
             hit = fused.get(r["chunk_id"])
             if hit is None:
                 hit = _row_hit(r)
                 hit.vector_similarity = _cosine(qv, r["vector"])
                 fused[r["chunk_id"]] = hit
-            hit.score += 1.0 / (k + rank + 1)
+                factor[r["chunk_id"]] = (LIST_LIKE_FACTOR if not about_releases and mode == "hybrid"
+                                         and is_list_like(hit.text, hit.headings) else 1.0)
+            hit.score += weight * factor[r["chunk_id"]] / (k + rank + 1)
+    if PAGE_WEIGHT and mode == "hybrid":
+        # page-level fusion: each retriever's pages in order of their first chunk, so that many
+        # chunks of one page do not push the other pages down; every chunk gets its page's share
+        page_score: dict[str, float] = {}
+        for name, rows in ranked.items():
+            weight = VECTOR_WEIGHT if name == "vector" else FULLTEXT_WEIGHT
+            seen_pages: list[str] = []
+            for r in rows:
+                if r["page_url"] in seen_pages or factor.get(r["chunk_id"], 1.0) < 1.0:
+                    continue
+                seen_pages.append(r["page_url"])
+                page_score[r["page_url"]] = page_score.get(r["page_url"], 0.0) + weight / (k + len(seen_pages))
+        for hit in fused.values():
+            hit.score += PAGE_WEIGHT * page_score.get(hit.page_url, 0.0)
             if name == "fulltext":
                 hit.fulltext_score = float(r.get("_score") or 0.0)
     hits = sorted(fused.values(), key=lambda h: (-h.score, -(h.vector_similarity or 0.0)))

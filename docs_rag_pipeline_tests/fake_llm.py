@@ -2,7 +2,8 @@
 
 The requested ``model`` picks the behaviour: ``valid`` (cites real sources with their sentences),
 ``invent`` (cites a source number that was not given), ``uncited`` (no citations), ``refuse``
-(the NO_ANSWER form), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
+(the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
+model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``error500``, ``error429``, ``malformed`` (not JSON).
 """
 
@@ -59,6 +60,9 @@ class ChatServer(LocalServer):
                     content = f"{first_sentence(sources[1])} [1] It also supports quantum mode [{len(sources) + 7}]."
                 elif model == "uncited":
                     content = f"{first_sentence(sources[1])} [1] And here is a claim with no source."
+                elif model == "echo":
+                    text = sources[1].split("\n(Context from")[0].replace("\n", " ").strip()
+                    content = " ".join(f"{s} [1]" for s in re.split(r"(?<=[.!?])\s+", text) if s.strip())
                 elif model == "refuse":
                     content = "NO_ANSWER: the sources do not say"
                 elif model == "unsupported":

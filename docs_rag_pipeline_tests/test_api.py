@@ -59,7 +59,7 @@ def server(index):
         yield url
 
 
-def test_search_ask_health(server):
+def test_search_ask_health(server, index):
     r = requests.post(f"{server}/search", json={"query": "ZX81_QUANTUM_FLUX", "top_k": 2}, timeout=30)
     assert r.status_code == 200
     hits = r.json()["hits"]
@@ -74,7 +74,9 @@ def test_search_ask_health(server):
     assert "[1]" in body["answer"] and body["trace_id"]
     off = requests.post(f"{server}/ask", json={"question": "Best temperature for sourdough bread?"}, timeout=30).json()
     assert off["refused"] is True and off["citations"] == []
-    health = requests.get(f"{server}/health", timeout=30).json()
+    r = requests.get(f"{server}/health", timeout=30)
+    assert str(index.parent) not in r.text and ".yaml" not in r.text  # no storage or config path
+    health = r.json()
     assert health["sources"]["guide"] > 5 and health["embedding_model"].endswith("all-MiniLM-L6-v2")
     assert isinstance(health["table_version"], int) and health["table"].startswith("chunks__")
 
@@ -132,21 +134,81 @@ def test_odd_input_never_gives_a_500(server, text):
     assert r.status_code in (404, 413) and "error" in r.json()
 
 
-def test_top_k_is_clamped(server):
-    r = requests.post(f"{server}/search", json={"query": "forms", "top_k": 100}, timeout=30)
+@pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
+@pytest.mark.parametrize("top_k", [-3, 0, 9, 100])
+def test_top_k_out_of_range_is_a_400(server, route, field, top_k):
+    r = requests.post(f"{server}{route}", json={field: "forms", "top_k": top_k}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_top_k", r.text
+    assert "'top_k'" in r.json()["error"]["message"]
+    r = requests.post(f"{server}/search", json={"query": "forms", "top_k": 8}, timeout=30)
     assert r.status_code == 200 and 1 <= len(r.json()["hits"]) <= 8
-    r = requests.post(f"{server}/search", json={"query": "forms", "top_k": -3}, timeout=30)
-    assert r.status_code == 200 and len(r.json()["hits"]) == 1
-    r = requests.post(f"{server}/ask", json={"question": "How do validators work in forms?", "top_k": 0}, timeout=30)
-    assert r.status_code == 200 and len(r.json()["citations"]) <= 1
 
 
 def test_top_k_limit_comes_from_the_config(index):
     with serve(create_app(config_path=str(variant(index, "k2.yaml", "max_top_k: 2\nmax_question_chars: 10")))) as url:
         r = requests.post(f"{url}/search", json={"query": "forms", "top_k": 8}, timeout=30)
+        assert r.status_code == 400 and "from 1 to 2 (api.max_top_k)" in r.json()["error"]["message"]
+        r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30)  # retrieval.top_k 5, capped at 2
         assert r.status_code == 200 and len(r.json()["hits"]) == 2
         r = requests.post(f"{url}/search", json={"query": "forms and binding"}, timeout=30)
         assert r.status_code == 413 and "10 characters" in r.json()["error"]["message"]
+        spec = requests.get(f"{url}/openapi.json", timeout=30).json()
+        top_k = spec["components"]["schemas"]["SearchRequest"]["properties"]["top_k"]["anyOf"][0]
+        assert top_k == {"type": "integer", "minimum": 1, "maximum": 2}
+
+
+# what the JSON encoder writes for a lone surrogate: requests' json= cannot send one
+LONE = "\\ud800"
+
+
+@pytest.mark.parametrize("route, body, field", [
+    ("/search", '{"query": "refresh %s"}', "query"),
+    ("/ask", '{"question": "refresh %s"}', "question"),
+    ("/search", '{"query": "forms", "source": "gui%sde"}', "source"),
+    ("/ask", '{"question": "forms", "filters": {"section": "a%s"}}', "filters.section"),
+    ("/search", '{"query": "forms", "filters": {"section": ["a", "%s"]}}', "filters.section"),
+    ("/search", '{"query": "forms", "filters": {"sec%s": "a"}}', "filters"),
+    ("/search", '{"query": "\\udc00 alone"}', "query"),
+])
+def test_lone_surrogates_are_a_400_naming_the_field(server, route, body, field):
+    data = body % LONE if "%s" in body else body
+    r = requests.post(f"{server}{route}", data=data.encode(), headers={"Content-Type": "application/json"}, timeout=30)
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["code"] == "invalid_text" and err["message"].startswith(f"'{field}") and "not valid Unicode" in err["message"]
+
+
+@pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
+def test_unknown_source_and_filter_key_are_400s(server, route, field):
+    r = requests.post(f"{server}{route}", json={field: "forms", "source": "nope"}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_source"
+    assert r.json()["error"]["message"] == "'source': no source named 'nope'; configured sources: guide"
+    r = requests.post(f"{server}{route}", json={field: "forms", "filters": {"colour": "red"}}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_filter"
+    msg = r.json()["error"]["message"]
+    assert msg.startswith("filters: unknown metadata key 'colour'; keys that exist: ") and "audience" in msg
+    assert "source" in msg.split("exist: ")[1].split(", ")
+    r = requests.post(f"{server}{route}", json={field: "forms", "filters": {"audience": "beginners"}}, timeout=30)
+    assert r.status_code == 200, r.text  # a key the index knows (frontmatter of install.md)
+
+
+def test_openapi_document_is_derived_from_the_models(server):
+    from docs_rag_pipeline.schemas import AskRequest, SearchRequest
+
+    r = requests.get(f"{server}/openapi.json", timeout=30)
+    assert r.status_code == 200
+    spec = r.json()
+    assert spec["openapi"].startswith("3.1") and set(spec["paths"]) == {
+        "/search", "/ask", "/chunks/{chunk_id}", "/pages", "/health", "/sources/{name}/refresh"}
+    schemas = spec["components"]["schemas"]
+    for model in (SearchRequest, AskRequest):
+        mine = model.model_json_schema()
+        theirs = schemas[model.__name__]
+        assert set(theirs["properties"]) == set(mine["properties"]) and theirs["required"] == mine["required"]
+        assert theirs["additionalProperties"] is False
+    assert schemas["SearchRequest"]["properties"]["source"]["anyOf"][0]["enum"] == ["guide"]
+    assert spec["paths"]["/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/AskRequest"}
 
 
 def test_chunk_with_parent_chain(server):
@@ -354,8 +416,30 @@ def test_unusable_lancedb_is_503(tmp_path):
                                  ("get", "/health", {}), ("get", "/chunks/abc", {})):
             r = requests.request(method, url + path, timeout=30, **kw)
             assert r.status_code == 503, (path, r.text)
-            assert r.json()["error"]["code"] == "backend_unavailable"
+            err = r.json()["error"]
+            assert err["code"] == "backend_unavailable" and len(err["trace_id"]) == 32
+            assert str(tmp_path) not in r.text and "/" not in err["message"] and ".rs" not in r.text, r.text
         assert requests.get(f"{url}/", timeout=30).status_code == 200  # the page itself still loads
+
+
+def test_backend_details_go_to_the_log_not_the_client(tmp_path):
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("docs_rag_pipeline.serve.api")
+    logger.addHandler(handler)
+    try:
+        with serve(create_app(config_path=str(tmp_path / "missing" / "docs_rag.yaml"))) as url:
+            r = requests.get(f"{url}/health", timeout=30)
+    finally:
+        logger.removeHandler(handler)
+    assert r.status_code == 503 and str(tmp_path) not in r.text, r.text
+    err = r.json()["error"]
+    assert err["code"] == "backend_unavailable" and "configuration" in err["message"]
+    logged = [rec for rec in records if err["trace_id"] in rec.getMessage()]
+    assert logged and logged[0].exc_info and str(tmp_path) in logged[0].getMessage()
 
 
 def test_embedding_server_down_is_503(tmp_path):
@@ -384,6 +468,7 @@ def test_embedding_server_down_is_503(tmp_path):
             r = requests.post(url + path, json=body, timeout=60)
             assert r.status_code == 503, r.text
             assert r.json()["error"]["code"] == "backend_unavailable" and "embedding server" in r.json()["error"]["message"]
+            assert "127.0.0.1" not in r.text and str(tmp_path) not in r.text
 
 
 def test_a_genuine_fault_is_a_json_500_and_is_logged(index):
@@ -406,6 +491,7 @@ def test_a_genuine_fault_is_a_json_500_and_is_logged(index):
     finally:
         logger.removeHandler(handler)
     assert r.status_code == 500
-    assert r.json()["error"] == {"code": "internal_error",
-                                 "message": "an unexpected server error; the server log has the details"}
+    err = r.json()["error"]
+    assert err == {"code": "internal_error", "message": "an unexpected server error; the server log has the details",
+                   "trace_id": err["trace_id"]} and len(err["trace_id"]) == 32
     assert any(rec.exc_info and isinstance(rec.exc_info[1], KeyError) for rec in records)

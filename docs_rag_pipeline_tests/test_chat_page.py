@@ -17,7 +17,7 @@ from dagster import DagsterInstance
 
 from docs_rag_pipeline.serve.api import create_app
 
-from .conftest import GUIDE, REPO, write_config, write_docs
+from .conftest import FAKE_MARKERS, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .test_api import serve, variant
 
@@ -95,7 +95,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -171,6 +171,20 @@ def test_answer_with_markers_linked_to_source_cards(page, server):
     page.screenshot(path=str(ARTIFACTS / "chat-page.png"), full_page=True)
     page.click("#source-2 .toggle")
     assert page.is_hidden("#source-2 .chunk") and page.get_attribute("#source-2 .toggle", "aria-expanded") == "false"
+
+
+def test_document_markers_are_not_citations_on_the_page(page, server):
+    ask(page, REFRESH_Q)
+    expected = requests.post(f"{server}/ask", json={"question": REFRESH_Q}, timeout=30).json()
+    assert not expected["refused"] and expected["citations"]
+    shown = page.inner_text("#answer")
+    assert "04:00 UTC" in shown and not any(m in shown for m in FAKE_MARKERS), shown
+    links = page.locator("#answer a.cite")
+    numbers = [int(links.nth(i).get_attribute("data-n")) for i in range(links.count())]
+    assert numbers and set(numbers) == {c["n"] for c in expected["citations"]}
+    # every [n] on the page is a link to a card: none is plain text that looks like a citation
+    assert shown.count("[") == len(numbers)
+    assert page.locator("#sources li.card").count() == len(expected["citations"])
 
 
 def test_question_outside_the_docs_shows_the_banner(page):

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from .dagster_helpers import index_guide
+
 DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
 
 
@@ -53,3 +57,28 @@ def test_cli_errors_are_clear(guide):
     broken.write_text("sources:\n  - {name: x, kind: local, path: missing-folder}\n")
     out = _run(["--config", str(broken), "search", "x"], guide)
     assert out.returncode == 2 and "sources[0].path" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    return index_guide(tmp_path_factory.mktemp("cli"))
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["search", "forms", "--source", "nope"], "error: --source: no source named 'nope'; configured sources: guide"),
+    (["ask", "How do forms validate?", "--source", "nope"], "error: --source: no source named 'nope'; configured "
+                                                            "sources: guide"),
+    (["search", "forms", "--filter", "colour=red"], "error: --filter: unknown metadata key 'colour'; keys that exist: "),
+    (["ask", "How do forms validate?", "--filter", "a b=1"], "error: --filter: invalid key 'a b'"),
+    (["ask", "How do forms validate?", "--top-k", "-3"], "error: --top-k must be an integer ≥ 1"),
+    (["search", "forms", "--top-k", "0"], "error: --top-k must be an integer ≥ 1"),
+    (["search", "forms", "--top-k", "9"], "error: --top-k must be an integer from 1 to 8 (api.max_top_k)"),
+    (["ask", "  "], "error: 'question' must be a non-empty string"),
+    (["search", ""], "error: 'query' must be a non-empty string"),
+    (["ask", "refresh \udcff"], "error: 'question' is not valid Unicode text (a lone surrogate U+DCFF at position 8)"),
+    (["search", "forms", "--source", "gu\udcffide"], "error: --source is not valid Unicode text"),
+])
+def test_bad_input_is_exit_2_naming_the_argument(index, args, needle):
+    out = _run(args, index)
+    assert out.returncode == 2 and needle in out.stderr, out.stderr
+    assert out.stdout == "" and "Traceback" not in out.stderr

@@ -42,7 +42,7 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: w, kind: web, seed_urls: [ftp://x]}\n", "sources[0].seed_urls[0]: 'ftp://x' is not an http(s) URL"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], allow_patterns: ['(']}\n",
      "sources[0].allow_patterns[0]: '(' is not a valid regular expression"),
-    ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], max_pages: -1}\n", "sources[0].max_pages: must be ≥ 0"),
+    ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], max_pages: -1}\n", "sources[0].max_pages: must be ≥ 1, got -1"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], path: docs}\n",
      "sources[0].path: unknown key for a web source"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], sitemaps: sometimes}\n",
@@ -64,6 +64,50 @@ def test_bad_config_names_the_key(tmp_path, body, needle):
     with pytest.raises(ConfigError) as e:
         load_config(_cfg(tmp_path, body))
     assert needle in str(e.value)
+
+
+WEB = "sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], %s}\n"
+
+
+@pytest.mark.parametrize("body, needle", [
+    (WEB % "timeout_seconds: 0", "sources[0].timeout_seconds: must be > 0, got 0"),
+    (WEB % "delay_seconds: -0.5", "sources[0].delay_seconds: must be ≥ 0, got -0.5"),
+    (WEB % "max_bytes: 0", "sources[0].max_bytes: must be ≥ 1, got 0"),
+    (WEB % "max_retries: -1", "sources[0].max_retries: must be ≥ 0, got -1"),
+    (WEB % "error_threshold: 1.5", "sources[0].error_threshold: must be ≤ 1, got 1.5"),
+    (WEB % "respect_robots: 1", "sources[0].respect_robots: expected true or false, got int 1"),
+    ("embedding:\n  timeout_seconds: 0\n", "embedding.timeout_seconds: must be > 0, got 0"),
+    ("embedding:\n  batch_size: 0\n", "embedding.batch_size: must be ≥ 1, got 0"),
+    ("embedding:\n  dimensions: 0\n", "embedding.dimensions: must be ≥ 1, got 0"),
+    ("llm:\n  timeout_seconds: 0\n", "llm.timeout_seconds: must be > 0, got 0"),
+    ("llm:\n  min_support: 1.5\n", "llm.min_support: must be ≤ 1, got 1.5"),
+    ("llm:\n  temperature: -1\n", "llm.temperature: must be ≥ 0, got -1"),
+    ("llm:\n  max_tokens: 0\n", "llm.max_tokens: must be ≥ 1, got 0"),
+    ("llm:\n  uncited: maybe\n", "llm.uncited: unknown value 'maybe'; use 'refuse' or 'drop'"),
+    ("retrieval:\n  top_k: 0\n", "retrieval.top_k: must be ≥ 1, got 0"),
+    ("retrieval:\n  candidates: 0\n", "retrieval.candidates: must be ≥ 1, got 0"),
+    ("retrieval:\n  min_similarity: 2\n", "retrieval.min_similarity: must be ≤ 1, got 2"),
+    ("retrieval:\n  min_term_coverage: -0.1\n", "retrieval.min_term_coverage: must be ≥ 0, got -0.1"),
+    ("eval:\n  min_recall_at_5: 1.2\n", "eval.min_recall_at_5: must be ≤ 1, got 1.2"),
+    ("eval:\n  top_k: 0\n", "eval.top_k: must be ≥ 1, got 0"),
+    ("api:\n  rate_limit_per_minute: -1\n", "api.rate_limit_per_minute: must be ≥ 0, got -1"),
+    ("api:\n  max_question_chars: 0\n", "api.max_question_chars: must be ≥ 1, got 0"),
+    ("chunking:\n  target_tokens: 10\n", "chunking.target_tokens: must be ≥ 32, got 10"),
+    ("chunking:\n  overlap_tokens: -1\n", "chunking.overlap_tokens: must be ≥ 0, got -1"),
+])
+def test_numbers_out_of_range_name_the_key(tmp_path, body, needle):
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, body))
+    assert needle in str(e.value)
+
+
+def test_values_in_range_load(tmp_path):
+    cfg = load_config(_cfg(tmp_path, WEB % "timeout_seconds: 0.5, max_depth: 0, delay_seconds: 0, error_threshold: 1"
+                                 + "llm:\n  min_support: 0\n  temperature: 0\napi:\n  rate_limit_per_minute: 0\n"))
+    src = cfg.source("w")
+    assert (src.timeout_seconds, src.max_depth, src.delay_seconds, src.error_threshold) == (0.5, 0, 0.0, 1.0)
+    assert cfg.llm.min_support == 0.0 and cfg.api.rate_limit_per_minute == 0
+    assert isinstance(src.seed_urls, tuple) and src.seed_urls == ("https://x.org/",)
 
 
 def test_api_section(tmp_path):

@@ -54,6 +54,9 @@ def test_url_matching_rules():
     ('{"id": "a", "question": "q", "should_refuse": true}\n{"id": "a", "question": "r", "should_refuse": true}',
      ":2: id: duplicate id 'a'"),
     ('{"id": "a", "question": "q", "should_refuse": true}\n{not json', ":2: not valid JSON"),
+    ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
+    ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
+    ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
 ])
 def test_bad_cases_name_line_and_field(tmp_path, line, needle):
     p = tmp_path / "cases.jsonl"
@@ -75,7 +78,8 @@ def test_metrics_from_known_results():
     assert rep["retrieval"] == {"recall_at_1": round(1 / 3, 4), "recall_at_5": round(2 / 3, 4),
                                 "mrr_at_10": round((1 + 1 / 3) / 3, 4)}
     assert rep["refusal"] == {"precision": 0.5, "recall": 0.5, "accuracy": 0.6}
-    assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75}
+    assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75,
+                                "cite_correct": 1.0}
     assert rep["ablations"]["vector"]["recall_at_5"] == 0.0
     assert rep["keyword_coverage"] == round((1 + 0 + 1) / 3, 4)
 
@@ -119,12 +123,22 @@ def test_eval_asset_reports_metrics_checks_and_files(evaluated):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and md["chart"].value == str(png)
 
 
+def strict_config(root, cfg, name: str):  # noqa: ANN001, ANN201
+    """The same index with one more answerable case whose page does not exist, so recall@5 is
+    3/4, below an eval.min_recall_at_5 of 0.8: the config's path."""
+    (root / name / "eval").mkdir(parents=True)
+    cases = [*CASES, {"id": "nowhere", "question": "How do I configure the frobnicator?",
+                      "expected_urls": ["nowhere.md"], "should_refuse": False}]
+    (root / name / "eval" / "guide.jsonl").write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    strict = root / name / "docs_rag.yaml"
+    strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 0.8")
+                      .replace("path: docs", f"path: {root / 'docs'}"))
+    return strict
+
+
 def test_eval_check_fails_below_threshold(evaluated):
     root, cfg, _ = evaluated
-    strict = root / "strict.yaml"
-    strict.write_text(cfg.read_text().replace("min_citation_precision: 0.9", "min_citation_precision: 0.9\n  "
-                                                                           "min_recall_at_5: 1.01").replace(
-        "  min_recall_at_5: 0.5\n", ""))
+    strict = strict_config(root, cfg, "strict")
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("sources", ["guide"])
         res = materialize([eval_scores], partition_key="guide", instance=instance, raise_on_error=False,
@@ -153,6 +167,17 @@ def test_cli_eval_json_and_errors(evaluated):
     bad.write_text('{"id": "x", "question": "q", "should_refuse": true}\n{"id": "y", "should_refuse": false}\n')
     out = _cli(["eval", "--source", "guide", "--cases", str(bad)], cfg)
     assert out.returncode == 2 and "bad.jsonl:2: question" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_cli_eval_json_with_a_source_without_cases(evaluated):
+    root, cfg, _ = evaluated
+    two = root / "two.yaml"  # the first source has no eval/alpha.jsonl; guide has cases
+    two.write_text(cfg.read_text().replace("sources:\n", "sources:\n  - {name: alpha, kind: local, path: docs}\n"))
+    out = _cli(["--config", str(two), "eval", "--json", str(root / "two.json")], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "[alpha] no cases at" in out.stderr and "skipped" in out.stderr
+    rep = json.loads((root / "two.json").read_text())
+    assert set(rep) == {"guide"} and rep["guide"]["cases"] == len(CASES)
 
 
 def test_langsmith_dataset_and_experiment(evaluated):
@@ -188,8 +213,7 @@ def test_langsmith_dataset_and_experiment(evaluated):
 
 def test_ingest_with_eval_exits_non_zero_when_a_check_fails(evaluated):
     root, cfg, _ = evaluated
-    strict = root / "strict-cli.yaml"
-    strict.write_text(cfg.read_text().replace("min_recall_at_5: 0.5", "min_recall_at_5: 1.01"))
+    strict = strict_config(root, cfg, "strict-cli")
     env = {"DAGSTER_HOME": str(root / "dh")}
     out = _cli(["--config", str(strict), "ingest", "--eval", "--source", "guide"], strict, env)
     assert out.returncode == 1, out.stderr

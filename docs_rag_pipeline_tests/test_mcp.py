@@ -141,6 +141,7 @@ def test_backend_unavailable(tmp_path):
 
     for err, text in with_client(cfg, session):
         assert err and text.startswith("BACKEND_UNAVAILABLE: the search backend is unavailable"), text
+        assert str(tmp_path) not in text and ".rs" not in text and "(trace " in text, text
 
 
 def test_mcp_command_reports_a_missing_config(tmp_path):
@@ -148,3 +149,70 @@ def test_mcp_command_reports_a_missing_config(tmp_path):
     p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "mcp"], env=env, cwd=REPO, capture_output=True,
                        text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 2 and "not found" in p.stderr and p.stdout == ""
+
+
+def test_lone_surrogates_are_tool_errors(index):
+    """The SDK's client cannot even send a lone surrogate, so this speaks JSON-RPC over the server's
+    stdio itself, as any client may: ``"\\ud800"`` is valid JSON."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    cases = [
+        ("search", {"query": "refresh \ud800"}, "INVALID_QUERY: 'query' is not valid Unicode text"),
+        ("ask", {"question": "refresh \udfff"}, "INVALID_QUERY: 'question' is not valid Unicode text"),
+        ("search", {"query": "forms", "source": "gu\ud800ide"}, "INVALID_QUERY: 'source' is not valid Unicode text"),
+        ("ask", {"question": "forms", "filters": {"section": "\ud800"}},
+         "INVALID_QUERY: 'filters.section' is not valid Unicode text"),
+        ("get_chunk", {"chunk_id": "abc\ud800"}, "INVALID_QUERY: 'chunk_id' is not valid Unicode text"),
+        ("search", {"query": "forms \ud83d\ude42", "top_k": 1}, None),  # a valid pair is fine
+    ]
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def rpc(msg: dict[str, Any]) -> dict[str, Any] | None:
+        line = json.dumps(msg, ensure_ascii=True)  # a lone surrogate becomes the escape \ud800
+        p.stdin.write(line.encode() + b"\n")
+        p.stdin.flush()
+        return json.loads(p.stdout.readline()) if "id" in msg else None
+
+    try:
+        init = rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in init, init
+        rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for i, (tool, args, expected) in enumerate(cases, 1):
+            reply = rpc({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+            assert reply["id"] == i, reply
+            result = reply["result"]
+            if expected is None:
+                assert not result.get("isError") and len(result["structuredContent"]["hits"]) == 1, result
+            else:
+                assert result["isError"] and result["content"][0]["text"].startswith(expected), result
+    finally:
+        p.stdin.close()
+        p.wait(timeout=120)
+
+
+def test_bad_scope_and_top_k_are_tool_errors(index):
+    cases = [
+        ("search", {"query": "forms", "source": "nope"},
+         "INVALID_QUERY: 'source': no source named 'nope'; configured sources: guide"),
+        ("ask", {"question": "forms", "source": "nope"}, "INVALID_QUERY: 'source': no source named 'nope'"),
+        ("search", {"query": "forms", "filters": {"colour": "red"}},
+         "INVALID_QUERY: filters: unknown metadata key 'colour'; keys that exist: "),
+        ("ask", {"question": "forms", "top_k": -3}, "INVALID_QUERY: 'top_k' must be an integer ≥ 1"),
+        ("search", {"query": "forms", "top_k": 9}, "INVALID_QUERY: 'top_k' must be an integer from 1 to 8"),
+        ("ask", {"question": ""}, "INVALID_QUERY: 'question' must be a non-empty string"),
+    ]
+
+    async def session(client: Client) -> list[tuple[bool, Any]]:
+        results = [await call(client, tool, args) for tool, args, _ in cases]
+        results.append(await call(client, "search", {"query": "forms", "top_k": 1}))  # still serving
+        return results
+
+    results = with_client(index, session)
+    for (tool, args, expected), (err, text) in zip(cases, results):
+        assert err and text.startswith(expected), (tool, args, text)
+    assert "audience" in results[2][1]
+    err, res = results[-1]
+    assert not err and len(res["hits"]) == 1

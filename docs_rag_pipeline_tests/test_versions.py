@@ -191,3 +191,17 @@ def test_the_dagster_materialization_names_the_version_tag(guide):
     assert meta["version_tag"].value == listed[0]["tag"] and len(listed) == 1
     assert meta["table_version"].value == listed[0]["version"]
     assert "version_tag" not in again["_result"].asset_materializations_for_node("lancedb_chunks")[0].metadata
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("keep_versions_days: 3\n", "keep_versions_days: unknown key; allowed top-level keys: storage,"),
+    ("storage: {path: 3}\n", "storage.path: expected a string"),
+    ("storage: 3\n", r"storage: expected a string \(a folder or LanceDB URI\) or a mapping"),
+])
+def test_storage_key_errors(tmp_path, body, needle):
+    from docs_rag_pipeline.config import ConfigError, load_config
+
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text(body)
+    with pytest.raises(ConfigError, match=needle):
+        load_config(cfg)

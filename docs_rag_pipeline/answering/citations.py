@@ -16,9 +16,9 @@ import numpy as np
 
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
+from .markers import MARKER_RE
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
-MARKER_RE = re.compile(r"\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
+from .markers import neutralise
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -98,13 +99,20 @@ def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg:
 
 
 def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
-          vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None) -> Relevance:
+          vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None,
+          stats: tuple[int, dict[str, int]] | None = None) -> Relevance:
     if not hits:
         return Relevance(0.0, 0.0, (), False)
+    from .refusal import answerable, features
+
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
     unknown = unknown_terms(question, vocabulary, count)
-    return Relevance(round(sim, 4), round(cov, 4), unknown, is_relevant(sim, cov, unknown, cfg))
+    # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
+    # as a floor; else the threshold rule
+    verdict = answerable(features(question, hits, vocabulary, count, stats))
+    relevant = (verdict and sim >= cfg.min_similarity) if verdict is not None else is_relevant(sim, cov, unknown, cfg)
+    return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant))
 
 
 def sentences(text: str) -> list[str]:
@@ -123,6 +131,52 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}", re.M)
+_QUOTED = re.compile(r"""^\W{0,3}["“'`].{4,}["”'`]\W{0,3}$""", re.S)
+_ERRORISH = re.compile(r"^\W{0,3}(\w+(Error|Exception|Warning)\b|Traceback|error:|warning:|fatal:|ERROR\b|WARN(ING)?\b)")
+_ASKS_ERROR = re.compile(r"\b(error|errors|exception|exceptions|warning|warnings|message|messages|traceback|fails?|failed)\b",
+                         re.I)
+_ASKS_TABLE = re.compile(r"\b(table|tables|list|lists|options|values|which|compare|comparison)\b", re.I)
+
+
+def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
+    """``code``, ``table``, ``question``, ``heading`` (echoes a heading or the title), ``quote`` (a
+    quoted string or an error message) or ``prose``."""
+    body = s.strip()
+    if body.startswith("```"):
+        return "code"
+    if body.count("|") >= 2 and (" | " in body or body.startswith("|")):
+        return "table"
+    if body.endswith("?"):
+        return "question"
+    norm = re.sub(r"\W+", " ", body).strip().lower()
+    for h in headings:
+        hn = re.sub(r"\W+", " ", h or "").strip().lower()
+        if hn and (norm == hn or (len(norm) <= len(hn) + 12 and norm.startswith(hn))):
+            return "heading"
+    if _QUOTED.match(body) or _ERRORISH.match(body):
+        return "quote"
+    return "prose"
+
+
+def allowed(kind: str, s: str, question: str) -> bool:
+    """Never an answer sentence unless asked: a question copied from the docs, a heading echo, a
+    quoted error string (unless the question is about errors) or a piece of a table (a whole table
+    with its header is fine when the question asks for a list or a comparison)."""
+    if kind in ("question", "heading"):
+        return False
+    if kind == "quote":
+        return bool(_ASKS_ERROR.search(question))
+    if kind == "table":
+        return bool(_ASKS_TABLE.search(question)) and bool(_TABLE_SEP.search(s))
+    return True
+
+
+def _near_duplicate(a: str, b: str) -> bool:
+    na, nb = re.sub(r"\W+", " ", a).strip().lower(), re.sub(r"\W+", " ", b).strip().lower()
+    return na in nb or nb in na or _jaccard(a, b) >= 0.5
+
+
 def _jaccard(a: str, b: str) -> float:
     sa, sb = set(content_terms(a)), set(content_terms(b))
     return len(sa & sb) / max(1, len(sa | sb))
@@ -135,15 +189,17 @@ def snippet(text: str, n: int = 240) -> str:
 
 def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cfg: RetrievalConfig, *,
                       max_sentences: int = 3, trace_id: str | None = None,
-                      vocabulary: frozenset[str] | None = None) -> Answer:
+                      vocabulary: frozenset[str] | None = None,
+                      stats: tuple[int, dict[str, int]] | None = None) -> Answer:
     trace_id = trace_id or uuid.uuid4().hex
-    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None))
+    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None), stats)
     if not rel.relevant:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     pool: list[tuple[Hit, str]] = []
     for h in hits[:4]:
+        heads = [h.title, *h.headings]
         for s in sentences(h.text):
-            if len(content_terms(s)) >= 2 and len(s) <= 1200:
+            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
                 pool.append((h, s))
     if not pool:
         pool = [(hits[0], hits[0].text)]
@@ -158,7 +214,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     chosen: list[tuple[Hit, str, float]] = []
     for i in order:
         h, s = pool[i]
-        if any(_jaccard(s, c) >= 0.6 for _, c, _ in chosen):
+        if any(_near_duplicate(s, c) for _, c, _ in chosen):
             continue
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
@@ -173,5 +229,10 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
                          snippet=snippet(h.text), score=round(h.score, 6), supported=True)
             citations[h.chunk_id] = c
-        parts.append(f"{s} [{c.n}]")
+        # a code block or a table is rendered as such: its marker goes on the line after it
+        if sentence_kind(s) == "code" and s.count("```") % 2:
+            s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
+        kind = sentence_kind(s)
+        s = neutralise(s)  # a document's own [2] is not our citation 2
+        parts.append(f"{s}\n[{c.n}]" if kind in ("code", "table") else f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)

@@ -11,11 +11,12 @@ from typing import Any
 
 from ..context import Context
 from ..records import Answer, Hit
-from ..retrieval import search
+from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, extractive_answer, judge
 from .llm import ChatClient, LlmError, build_prompt
+from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +38,22 @@ def validate_answer(ctx: Context, output: str, hits: list[Hit], trace_id: str) -
     if v.refused:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
                       warning=None)
+    # hits are what the prompt numbered (a parent section included): support is read from them
     mark_support(v, {h.chunk_id: h for h in hits}, ctx.embedder.embed, threshold=ctx.config.llm.min_support)
     return Answer(answer=v.answer, citations=v.citations, refused=False, trace_id=trace_id, mode="llm",
                   warning=v.reason)
 
 
-def _parent_text(ctx: Context):  # noqa: ANN202
-    def get(h: Hit) -> str | None:
-        if not h.parent_id:
+def _parent(ctx: Context):  # noqa: ANN202
+    """A hit's parent section as a hit of its own (its text cut to 1200 characters: what the prompt
+    shows is what its citations are checked against)."""
+    def get(h: Hit) -> Hit | None:
+        row = ctx.chunks.get(h.parent_id) if h.parent_id else None
+        if not row:
             return None
-        row = ctx.chunks.get(h.parent_id)
-        return row["text"][:1200] if row else None
+        return Hit(chunk_id=row["chunk_id"], source=row["source"], url=row["url"], page_url=row["page_url"],
+                   title=row["title"], headings=list(row["headings"] or []), text=row["text"][:1200],
+                   score=0.0, parent_id=row["parent_id"], chunk_index=row["chunk_index"], metadata=row["metadata"])
 
     return get
 
@@ -55,24 +61,27 @@ def _parent_text(ctx: Context):  # noqa: ANN202
 @traceable("ask")
 def answer_question(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
                     filters: dict[str, Any] | None = None) -> Answer:
+    if not isinstance(question, str) or not question.strip():
+        raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
     vocab = ctx.chunks.vocabulary()
+    stats = corpus_stats(ctx.chunks)
     if ctx.config.llm.provider == "none":
         return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
-                                 vocabulary=vocab)
-    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens).relevant:
+                                 vocabulary=vocab, stats=stats)
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats).relevant:
         # nothing relevant retrieved: no need to ask the model
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
-                          parent_text=_parent_text(ctx))
+                          parent=_parent(ctx))
     try:
         output = generate(ctx, prompt.messages)
     except LlmError as exc:
         log.warning("LLM failed, answering extractively: %s", exc)
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
-                                vocabulary=vocab)
+                                vocabulary=vocab, stats=stats)
         ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
         return ans
     try:

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +25,7 @@ from werkzeug.exceptions import HTTPException
 from ..config import ApiConfig, ConfigError
 from ..context import Context, get_context
 from ..retrieval import QueryError
+from ..schemas import AskRequest, InputError, Scope, SearchRequest, parse_request, resolve_top_k
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +36,7 @@ MAX_URL_CHARS = 4096
 HIT_KEYS = ("chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id")
 CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "parent_id", "chunk_index", "text",
               "token_count", "updated_at", "metadata")
-PUBLIC_ENDPOINTS = {"health", "chat_page", "static"}  # no token, no rate limit
+PUBLIC_ENDPOINTS = {"health", "chat_page", "static", "openapi"}  # no token, no rate limit
 REFRESH_JOB = "refresh_source"
 PAGE_HEADERS = {
     "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -92,6 +94,75 @@ def is_backend_failure(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "lance" in str(exc).lower()
 
 
+def backend_message(exc: BaseException) -> str:
+    """What a client is told about a backend failure: which part failed, never a path or a traceback
+    (those go to the server log, with the trace id)."""
+    from ..embedding import EmbeddingError
+
+    if isinstance(exc, EmbeddingError):
+        return "the search backend is unavailable: the embedding server did not answer; retry later"
+    if isinstance(exc, ConfigError):
+        return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
+    return "the search backend is unavailable: the index cannot be read; see the server log"
+
+
+def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of this API, its request bodies derived from the pydantic models
+    (with this server's limits: ``api.max_top_k``, ``api.max_question_chars``, the source names)."""
+    from pydantic.json_schema import models_json_schema
+
+    _, defs = models_json_schema([(SearchRequest, "validation"), (AskRequest, "validation")],
+                                 ref_template="#/components/schemas/{model}")
+    schemas = defs["$defs"]
+    for name, text_field in (("SearchRequest", "query"), ("AskRequest", "question")):
+        props = schemas[name]["properties"]
+        props["top_k"]["anyOf"][0]["maximum"] = api.max_top_k
+        props[text_field].update(minLength=1, maxLength=api.max_question_chars, pattern=r"\S")
+        if sources:
+            props["source"]["anyOf"][0]["enum"] = sources
+    schemas["Error"] = {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "message"],
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                       "trace_id": {"type": ["string", "null"]}}}}}
+    error = {"description": "an error: a code, what to fix, the trace id",
+             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    ok = {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}
+    errors = {"400": error, "401": error, "404": error, "413": error, "415": error, "429": error, "503": error}
+
+    def body(name: str) -> dict[str, Any]:
+        return {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+
+    def param(name: str, where: str, required: bool, description: str) -> dict[str, Any]:
+        return {"name": name, "in": where, "required": required, "description": description,
+                "schema": {"type": "string", "minLength": 1,
+                           "maxLength": MAX_URL_CHARS if name == "url" else MAX_ID_CHARS}}
+
+    paths = {
+        "/search": {"post": {"summary": "hybrid search", "operationId": "search", "requestBody": body("SearchRequest"),
+                             "responses": {"200": ok, **errors}}},
+        "/ask": {"post": {"summary": "a cited answer", "operationId": "ask", "requestBody": body("AskRequest"),
+                          "responses": {"200": ok, **errors}}},
+        "/chunks/{chunk_id}": {"get": {"summary": "one chunk with its parent chain", "operationId": "get_chunk",
+                                       "parameters": [param("chunk_id", "path", True, "a chunk id")],
+                                       "responses": {"200": ok, **errors}}},
+        "/pages": {"get": {"summary": "a page's chunks in reading order", "operationId": "get_page",
+                           "parameters": [param("url", "query", True, "the page URL (an anchor is ignored)"),
+                                          param("source", "query", False, "only this source")],
+                           "responses": {"200": ok, **errors}}},
+        "/health": {"get": {"summary": "index status (no token needed)", "operationId": "health",
+                            "security": [], "responses": {"200": ok, "503": error}}},
+        "/sources/{name}/refresh": {"post": {
+            "summary": "launch a refresh run in Dagster (admin token)", "operationId": "refresh_source",
+            "parameters": [param("name", "path", True, "a configured source name")],
+            "responses": {"202": ok, "403": error, "502": error, **errors}}},
+    }
+    return {"openapi": "3.1.0",
+            "info": {"title": "docs-rag", "version": "1", "description": "Cited answers from indexed documentation."},
+            "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearer": []}] if api.token_env else []}
+
+
 # ---- rate limit ---------------------------------------------------------------------------------
 
 class RateLimiter:
@@ -126,35 +197,15 @@ class RateLimiter:
 
 # ---- request helpers ----------------------------------------------------------------------------
 
-def _body(required: str, api: ApiConfig, default_top_k: int) -> dict[str, Any]:
+def _body(model: type[Scope], ctx: Context) -> Scope:
+    """The JSON body, validated by ``model`` (and against the config and index)."""
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
     try:
         data = request.get_json(silent=True)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "invalid_json", "the body must be a JSON object")
-    allowed = {required, "top_k", "source", "filters"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ApiError(400, "unknown_field", f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
-    text = data.get(required)
-    if not isinstance(text, str) or not text.strip():
-        raise ApiError(400, "missing_" + required, f"'{required}' must be a non-empty string")
-    if len(text) > api.max_question_chars:
-        raise ApiError(413, "too_long", f"'{required}' is longer than {api.max_question_chars} characters")
-    top_k = data.get("top_k")
-    if top_k is None:
-        top_k = default_top_k
-    if not isinstance(top_k, int) or isinstance(top_k, bool):
-        raise ApiError(400, "invalid_top_k", "'top_k' must be an integer")
-    data["top_k"] = max(1, min(api.max_top_k, top_k))
-    if data.get("source") is not None and not isinstance(data["source"], str):
-        raise ApiError(400, "invalid_source", "'source' must be a string")
-    if data.get("filters") is not None and not isinstance(data["filters"], dict):
-        raise ApiError(400, "invalid_filters", "'filters' must be an object of key → value")
-    return data
+    return parse_request(model, data, ctx)
 
 
 def _bearer() -> str | None:
@@ -168,7 +219,7 @@ def _matches(token: str | None, secret: str | None) -> bool:
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None):  # noqa: ANN202
-    resp = jsonify({"error": {"code": code, "message": message}})
+    resp = jsonify({"error": {"code": code, "message": message, "trace_id": g.get("trace_id")}})
     resp.status_code = status
     for k, v in (headers or {}).items():
         resp.headers[k] = v
@@ -266,6 +317,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
     @app.before_request
     def _guard():  # noqa: ANN202
+        g.trace_id = uuid.uuid4().hex
         if request.endpoint in PUBLIC_ENDPOINTS:
             return None
         api = ctx().config.api
@@ -310,6 +362,10 @@ def create_app(*, config_path: str | None = None) -> Flask:
     def _api_error(e: ApiError):  # noqa: ANN202
         return _error(e.status, e.code, e.message, e.headers)
 
+    @app.errorhandler(InputError)
+    def _input_error(e: InputError):  # noqa: ANN202
+        return _error(e.status, e.code, e.message)
+
     @app.errorhandler(QueryError)
     def _query_error(e: QueryError):  # noqa: ANN202
         return _error(400, "invalid_query", str(e))
@@ -335,9 +391,10 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if isinstance(e, HTTPException):
             return _error(e.code or 500, (e.name or "error").lower().replace(" ", "_"), str(e.description))
         if is_backend_failure(e):
-            log.warning("backend unavailable on %s %s: %s", request.method, request.path, e)
-            return _error(503, "backend_unavailable", f"the search backend is unavailable: {e}")
-        log.exception("unhandled error on %s %s", request.method, request.path)
+            log.warning("backend unavailable on %s %s (trace %s): %s", request.method, request.path,
+                        g.get("trace_id"), e, exc_info=e)
+            return _error(503, "backend_unavailable", backend_message(e))
+        log.exception("unhandled error on %s %s (trace %s)", request.method, request.path, g.get("trace_id"))
         return _error(500, "internal_error", "an unexpected server error; the server log has the details")
 
     # ---- routes ---------------------------------------------------------------------------
@@ -350,8 +407,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
         from ..retrieval import search
 
         c = ctx()
-        d = _body("query", g.api, c.config.retrieval.top_k)
-        hits = search(c, d["query"], top_k=d["top_k"], source=d.get("source"), filters=d.get("filters"))
+        d = _body(SearchRequest, c)
+        hits = search(c, d.query, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters)
         return jsonify({"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]})
 
     @app.post("/ask")
@@ -359,9 +416,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
         from ..query import ask
 
         c = ctx()
-        d = _body("question", g.api, c.config.retrieval.top_k)
-        ans = ask(d["question"], top_k=d["top_k"], source=d.get("source"), filters=d.get("filters"),
-                  config=config_path)
+        d = _body(AskRequest, c)
+        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path)
         return jsonify(ans.to_dict())
 
     @app.get("/chunks/<chunk_id>")
@@ -387,6 +443,10 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if page is None:
             raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
         return jsonify(page)
+
+    @app.get("/openapi.json")
+    def openapi():  # noqa: ANN202
+        return jsonify(openapi_document(ctx().config.api, [s.name for s in ctx().config.sources]))
 
     @app.get("/health")
     def health():  # noqa: ANN202

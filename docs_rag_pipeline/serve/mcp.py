@@ -7,7 +7,11 @@ error whose message starts with a code: ``INVALID_QUERY``, ``NOT_FOUND`` or ``BA
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+import sys
+import uuid
 from pathlib import Path
 from typing import Annotated, Any, Callable
 
@@ -17,7 +21,8 @@ from pydantic import WithJsonSchema
 
 from ..context import get_context
 from ..retrieval import QueryError
-from .api import HIT_KEYS, MAX_ID_CHARS, MAX_URL_CHARS, chunk_view, is_backend_failure, page_chunks
+from ..schemas import AskRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
+from .api import HIT_KEYS, MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks
 
 log = logging.getLogger(__name__)
 
@@ -29,21 +34,21 @@ INSTRUCTIONS = """Search and cite this project's indexed documentation.
 - ask: a cited answer ([n] markers map to citations) or refused=true when the docs don't cover the question.
 A failed call is a tool error whose text starts with INVALID_QUERY, NOT_FOUND or BACKEND_UNAVAILABLE."""
 
-# Arguments are checked here, not by the SDK, so that every bad input is answered the same way
-# (INVALID_QUERY: …); the schemas still tell the client the expected types.
+# Arguments are checked here with the request models the HTTP API uses (docs_rag_pipeline.schemas),
+# not by the SDK, so that every bad input is answered the same way (INVALID_QUERY: …); the tool
+# schemas are those models' JSON schemas.
 
 
 def _arg(schema: dict[str, Any]) -> Any:
     return Annotated[Any, WithJsonSchema(schema)]
 
 
-QUERY = _arg({"type": "string", "description": "what to look for, in words"})
-QUESTION = _arg({"type": "string", "description": "the question, in words"})
-FILTERS = _arg({"type": ["object", "null"], "default": None,
-                "description": "metadata filters: key → value or list of values, e.g. {\"section\": \"guides\"}"})
-TOP_K = _arg({"type": ["integer", "null"], "default": None, "minimum": 1,
-              "description": "how many results (default: retrieval.top_k; at most api.max_top_k)"})
-SOURCE = _arg({"type": ["string", "null"], "default": None, "description": "only this documentation source"})
+_PROPS = {**SearchRequest.model_json_schema()["properties"], **AskRequest.model_json_schema()["properties"]}
+QUERY = _arg(_PROPS["query"])
+QUESTION = _arg(_PROPS["question"])
+FILTERS = _arg(_PROPS["filters"])
+TOP_K = _arg(_PROPS["top_k"])
+SOURCE = _arg(_PROPS["source"])
 CHUNK_ID = _arg({"type": "string", "description": "a chunk_id from search, get_page, a citation or a parent_id"})
 URL = _arg({"type": "string", "description": "the page URL, or a chunk URL (its #anchor is ignored)"})
 
@@ -65,28 +70,34 @@ def _run(fn: Callable[[], dict[str, Any]]) -> Any:
         return fn()
     except Failure as exc:
         return _failed(exc.code, exc.message)
+    except InputError as exc:
+        return _failed("INVALID_QUERY", exc.message)
     except QueryError as exc:
         return _failed("INVALID_QUERY", str(exc))
     except Exception as exc:  # noqa: BLE001 - every failure is answered, the server stays up
+        trace_id = uuid.uuid4().hex
         if is_backend_failure(exc):
-            log.warning("backend unavailable: %s", exc)
-            return _failed("BACKEND_UNAVAILABLE", f"the search backend is unavailable: {exc}")
-        log.exception("tool failed")
-        return _failed("INTERNAL_ERROR", f"an unexpected server error ({type(exc).__name__}); see the server's stderr")
+            log.warning("backend unavailable (trace %s): %s", trace_id, exc, exc_info=exc)
+            return _failed("BACKEND_UNAVAILABLE", f"{backend_message(exc)} (trace {trace_id})")
+        log.exception("tool failed (trace %s)", trace_id)
+        return _failed("INTERNAL_ERROR", f"an unexpected server error; the server's stderr has the details "
+                                         f"(trace {trace_id})")
 
 
 def _text(name: str, value: Any, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Failure("INVALID_QUERY", f"'{name}' must be a non-empty string")
+    try:
+        valid_text(value)
+    except ValueError as exc:
+        raise Failure("INVALID_QUERY", f"'{name}' {exc}") from None
     if len(value) > limit:
         raise Failure("INVALID_QUERY", f"'{name}' is longer than {limit} characters")
     return value
 
 
-def _optional(name: str, value: Any, types: tuple[type, ...], what: str) -> Any:
-    if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
-        raise Failure("INVALID_QUERY", f"'{name}' must be {what}")
-    return value
+def _args(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def create_server(config_path: str | Path | None = None) -> MCPServer:
@@ -96,15 +107,6 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
     def ctx():  # noqa: ANN202
         return get_context(config_path)
 
-    def common(top_k: Any, source: Any, filters: Any) -> tuple[int, str | None, dict[str, Any] | None]:
-        cfg = ctx().config
-        k = _optional("top_k", top_k, (int,), "an integer ≥ 1")
-        if k is not None and k < 1:
-            raise Failure("INVALID_QUERY", "'top_k' must be an integer ≥ 1")
-        k = min(cfg.retrieval.top_k if k is None else k, cfg.api.max_top_k)
-        return (k, _optional("source", source, (str,), "a string"),
-                _optional("filters", filters, (dict,), "an object of key → value"))
-
     @server.tool()
     def search(query: QUERY, filters: FILTERS = None, top_k: TOP_K = None,
                source: SOURCE = None) -> dict[str, Any]:
@@ -113,9 +115,9 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
         def run() -> dict[str, Any]:
             from ..retrieval import search as _search
 
-            q = _text("query", query, ctx().config.api.max_question_chars)
-            k, src, flt = common(top_k, source, filters)
-            hits = _search(ctx(), q, top_k=k, source=src, filters=flt)
+            c = ctx()
+            r = parse_request(SearchRequest, _args(query=query, top_k=top_k, source=source, filters=filters), c)
+            hits = _search(c, r.query, top_k=resolve_top_k(c, r), source=r.source, filters=r.filters)
             return {"hits": [{key: getattr(h, key) for key in HIT_KEYS} for h in hits]}
 
         return _run(run)
@@ -157,15 +159,70 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
         def run() -> dict[str, Any]:
             from ..query import ask as _ask
 
-            q = _text("question", question, ctx().config.api.max_question_chars)
-            k, src, flt = common(top_k, source, filters)
-            return _ask(q, top_k=k, source=src, filters=flt, config=config_path).to_dict()
+            c = ctx()
+            r = parse_request(AskRequest, _args(question=question, top_k=top_k, source=source, filters=filters), c)
+            return _ask(r.question, top_k=resolve_top_k(c, r), source=r.source, filters=r.filters,
+                        config=config_path).to_dict()
 
         return _run(run)
 
     return server
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mend_line(line: str) -> str:
+    """A JSON-RPC line whose strings hold lone UTF-16 surrogates (``"\\ud800"``), which the SDK's JSON
+    parser rejects without a reply: each becomes U+FFFF, which the tools refuse as not valid text,
+    so the call gets a tool error instead of silence."""
+    if "\\u" not in line.lower():
+        return line
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return line
+
+    def mend(v: Any) -> Any:
+        if isinstance(v, str):
+            return _LONE_SURROGATE.sub("\uffff", v)
+        if isinstance(v, list):
+            return [mend(x) for x in v]
+        if isinstance(v, dict):
+            return {mend(k): mend(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(mend(msg)) + "\n"
+
+
+class _MendedStdin:
+    """stdin, line by line, through :func:`mend_line`."""
+
+    def __init__(self) -> None:
+        import io
+
+        import anyio
+
+        self._file = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+
+    def __aiter__(self):  # noqa: ANN204
+        return self._lines()
+
+    async def _lines(self):  # noqa: ANN202
+        async for line in self._file:
+            yield mend_line(line)
+
+
 def run_stdio(config_path: str | Path | None = None) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
-    create_server(config_path).run("stdio")
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = create_server(config_path)
+
+    async def main() -> None:
+        async with stdio_server(stdin=_MendedStdin()) as (read, write):  # type: ignore[arg-type]
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(main)

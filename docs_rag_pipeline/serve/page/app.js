@@ -150,7 +150,23 @@
 
     const byN = new Map((ans.citations || []).map((c) => [c.n, c]));
     clear(answerEl);
-    const text = String(ans.answer || "");
+    // Only the markers the system placed are links: those listed in `citations`, outside code
+    // (a document's own "items[1]" in a code span or block stays text).
+    const parts = String(ans.answer || "").split(/(```[\s\S]*?(?:```|$)|`[^`\n]*`)/);
+    parts.forEach((part, i) => {
+      if (i % 2 === 1) answerEl.appendChild(document.createTextNode(part));
+      else linkMarkers(part, byN);
+    });
+
+    clear(sourcesEl);
+    for (const c of ans.citations || []) sourcesEl.appendChild(card(c));
+    sourcesHeading.hidden = !(ans.citations || []).length;
+
+    traceEl.textContent = ans.trace_id || "";
+    copyBtn.textContent = "Copy";
+  }
+
+  function linkMarkers(text, byN) {
     const re = /\[(\d+)\]/g;
     let last = 0;
     let m;
@@ -171,13 +187,6 @@
       last = re.lastIndex;
     }
     if (last < text.length) answerEl.appendChild(document.createTextNode(text.slice(last)));
-
-    clear(sourcesEl);
-    for (const c of ans.citations || []) sourcesEl.appendChild(card(c));
-    sourcesHeading.hidden = !(ans.citations || []).length;
-
-    traceEl.textContent = ans.trace_id || "";
-    copyBtn.textContent = "Copy";
   }
 
   function card(c) {

@@ -1,0 +1,131 @@
+"""Should a question be refused? Signals of the retrieved hits combined by a small logistic model.
+
+Each signal is computed from the question, the retrieved hits and the index's statistics only (no
+corpus-specific rule or word list). The coefficients in ``refusal_model.json`` were fitted by
+``eval/fit_refusal.py`` on the calibration halves of the golden sets in ``eval/sets`` (plus the
+project's own cases). The model is shipped disabled (``"enabled": false``): in leave-one-set-out
+checks on calibration halves it did not generalise better than the threshold rule of
+``extractive.is_relevant`` (see docs/evaluation.md), so the rule decides. ``fit_refusal.py --enable``
+writes an enabled model.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..records import Hit
+
+MODEL_FILE = Path(__file__).with_name("refusal_model.json")
+
+#: the model's inputs, in order
+FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
+            "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage")
+
+_stats_cache: dict[tuple[int, int | None], tuple[int, dict[str, int]]] = {}
+
+
+def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
+    """(number of chunks, stemmed word → number of chunks using it), cached per table version."""
+    import re
+
+    from .extractive import _stem
+
+    if chunks is None or not chunks.exists():
+        return None
+    key = (id(chunks), chunks.version())
+    if key not in _stats_cache:
+        df: dict[str, int] = {}
+        t = chunks._scan(None, ["search_text"])
+        n = 0
+        for text in (t.column("search_text").to_pylist() if t is not None else []):
+            n += 1
+            for w in {_stem(w) for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower())}:
+                df[w] = df.get(w, 0) + 1
+        _stats_cache.clear()
+        _stats_cache[key] = (n, df)
+    return _stats_cache[key]
+
+
+def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
+             count: Callable[[str], int] | None = None,
+             stats: tuple[int, dict[str, int]] | None = None) -> dict[str, float]:
+    """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
+    :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
+    from .extractive import _WORD, _stem, content_terms, term_coverage, unknown_terms
+
+    if not hits:
+        return {k: 0.0 for k in FEATURES}
+    sims = sorted((h.vector_similarity or 0.0 for h in hits), reverse=True)
+    terms = content_terms(question)
+    texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
+    # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits)
+    specific = [t for t in terms if any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2)]
+    vocab = {_stem(w) for t in texts[:3] for w in _WORD.findall(t.lower())}
+    spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
+    unknown = unknown_terms(question, vocabulary, count)
+    ft = [h.fulltext_score or 0.0 for h in hits]
+    top = hits[0]
+    heads = f"{top.title} {' '.join(top.headings)}"
+    # rarity-weighted coverage: a missing rare word says more than a missing common one
+    n, df = stats if stats else (1, {})
+    top_idf = math.log(n + 1)
+    stems = [_stem(t) for t in terms]
+    # a word the docs never use weighs fully only when it is a specific one (several word pieces):
+    # a common English word the docs happen not to use ("stuck", "breaks") says little
+    idf = [(math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0)
+           * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for s, t in zip(stems, terms)]
+    found = [s in vocab for s in stems]
+    idf_cov = sum(w for w, f in zip(idf, found) if f) / sum(idf) if terms and sum(idf) else 1.0
+    missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
+    # the best BM25 score against what the question's words could score at most (their IDF sum)
+    from ..retrieval import _fts_query
+
+    qwords = [_stem(w) for w in _fts_query(question).lower().split()]
+    bm25_max = sum(math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in qwords) if stats else 0.0
+    # adjacent pairs of the question's words found adjacent in the top hits ("rate limit")
+    pairs = list(zip(stems, stems[1:]))
+    seqs = [[_stem(w) for w in _WORD.findall(t.lower())] for t in texts[:3]]
+    adj = {(a, b) for s in seqs for a, b in zip(s, s[1:])}
+    bigram = sum(p in adj for p in pairs) / len(pairs) if pairs else 1.0
+    return {
+        "sim": round(sims[0], 4),
+        "sim_gap": round(sims[0] - (sims[1] if len(sims) > 1 else 0.0), 4),
+        "coverage": round(term_coverage(question, texts[:3]), 4),
+        "coverage_top1": round(term_coverage(question, texts[:1]), 4),
+        "specific_coverage": round(spec_cov, 4),
+        "unknown_share": round(len(unknown) / len(terms), 4) if terms else 0.0,
+        "bm25_norm": round(max(ft) / bm25_max, 4) if bm25_max else 0.0,
+        "title_coverage": round(term_coverage(question, [heads]), 4) if heads.strip() else 0.0,
+        "idf_coverage": round(idf_cov, 4),
+        "max_missing_idf": round(missing, 4),
+        "bigram_coverage": round(bigram, 4),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def load_model(path: str = str(MODEL_FILE)) -> dict | None:
+    p = Path(path)
+    if not p.is_file():
+        return None
+    return json.loads(p.read_text())
+
+
+def probability(feats: dict[str, float], model: dict) -> float:
+    """P(the docs answer the question) under the logistic model."""
+    z = model["intercept"]
+    for name, w, mu, sd in zip(model["features"], model["weights"], model["mean"], model["std"]):
+        z += w * (feats.get(name, 0.0) - mu) / (sd or 1.0)
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def answerable(feats: dict[str, float], model: dict | None = None) -> bool | None:
+    """True/False from the fitted model, None when no model is installed or it is not enabled (then
+    the threshold rule decides)."""
+    model = model if model is not None else load_model()
+    if model is None or not model.get("enabled", True):
+        return None
+    return probability(feats, model) >= model["threshold"]

@@ -1,0 +1,240 @@
+"""Request shapes, declared once (pydantic): the HTTP API, the MCP tools and the CLI validate
+``search`` and ``ask`` with them, and ``/openapi.json`` is derived from them.
+
+Validation against the running configuration (``top_k`` ≤ ``api.max_top_k``, a configured
+``source``, metadata keys the index knows) takes a :class:`Context` as validation context.
+Any problem becomes one :class:`InputError`: an error code, the field the caller used, and a
+message that says what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
+                      ValidationError, ValidationInfo, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:
+    from .config import SourceConfig
+    from .context import Context
+
+FILTER_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
+class InputError(ValueError):
+    """Bad input: ``code`` (e.g. ``invalid_top_k``), the ``field`` at fault and what to fix."""
+
+    def __init__(self, code: str, field: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code, self.field, self.message, self.status = code, field, message, status
+
+
+def valid_text(value: str) -> str:
+    """Unicode text only: a lone UTF-16 surrogate (or a noncharacter U+FFFE/U+FFFF) is refused."""
+    m = _NOT_TEXT.search(value)
+    if m:
+        what = "a lone surrogate" if m.group() < "\ue000" else "the noncharacter"
+        raise PydanticCustomError("invalid_text", "is not valid Unicode text ({what} at position {pos}); "
+                                  "send UTF-8 text", {"what": f"{what} U+{ord(m.group()):04X}", "pos": m.start()})
+    return value
+
+
+Text = Annotated[str, AfterValidator(valid_text)]
+FilterValue = Union[Text, StrictInt, StrictFloat, StrictBool]
+FilterKey = Annotated[Text, Field(pattern=FILTER_KEY_RE.pattern)]
+Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(min_length=1)]]]
+
+
+def filter_keys(ctx: Context, sources: list[SourceConfig]) -> set[str]:
+    """The metadata keys a filter may name: ``source``, the keys of the sources' ``metadata`` and
+    ``metadata_rules``, and every key tagged in the index (cached per table version)."""
+    keys = {"source"}
+    for s in sources:
+        keys.update(s.metadata)
+        keys.update(r.key for r in s.metadata_rules)
+    chunks = ctx.chunks
+    version = chunks.version()
+    cached = getattr(chunks, "_filter_keys", None)
+    if not cached or cached[0] != version:
+        tagged: set[str] = set()
+        if version is not None:
+            for tags in chunks._scan(None, ["tags"]).column("tags").to_pylist():
+                tagged.update(t.split("=", 1)[0] for t in tags or [])
+        cached = (version, frozenset(tagged))
+        chunks._filter_keys = cached
+    return keys | cached[1]
+
+
+class Scope(BaseModel):
+    """What the search and ask requests share: how many results, which source, which metadata."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    top_k: StrictInt | None = Field(None, ge=1, description="how many results (default: retrieval.top_k; at most "
+                                                            "api.max_top_k)")
+    source: Text | None = Field(None, description="only this documentation source (a configured source name)")
+    filters: Filters | None = Field(None, description='metadata filters: key → value or a list of values (any of), '
+                                                      'e.g. {"section": "guides"}')
+
+    @model_validator(mode="after")
+    def _in_scope(self, info: ValidationInfo) -> Scope:
+        ctx = (info.context or {}).get("ctx")
+        if ctx is None:
+            return self
+        cfg = ctx.config
+        if self.top_k is not None and self.top_k > cfg.api.max_top_k:
+            raise PydanticCustomError("invalid_top_k", "must be an integer from 1 to {max} (api.max_top_k)",
+                                      {"max": cfg.api.max_top_k})
+        names = [s.name for s in cfg.sources]
+        if self.source is not None and self.source not in names:
+            raise PydanticCustomError("unknown_source", "no source named {name}; configured sources: {known}",
+                                      {"name": repr(self.source), "known": ", ".join(names) or "none"})
+        if self.filters:
+            known = filter_keys(ctx, [s for s in cfg.sources if self.source in (None, s.name)])
+            unknown = sorted(set(self.filters) - known)
+            if unknown:
+                raise PydanticCustomError("unknown_filter", "unknown metadata key {key}; keys that exist: {known}",
+                                          {"key": repr(unknown[0]), "known": ", ".join(sorted(known))})
+        return self
+
+
+class SearchRequest(Scope):
+    """``POST /search``, the MCP tool ``search`` and ``docs-rag search``."""
+
+    query: Text = Field(description="what to look for, in words")
+
+    @field_validator("query")
+    @classmethod
+    def _words(cls, v: str, info: ValidationInfo) -> str:
+        return _non_empty(v, info)
+
+
+class AskRequest(Scope):
+    """``POST /ask``, the MCP tool ``ask`` and ``docs-rag ask``."""
+
+    question: Text = Field(description="the question, in words")
+
+    @field_validator("question")
+    @classmethod
+    def _words(cls, v: str, info: ValidationInfo) -> str:
+        return _non_empty(v, info)
+
+
+def _non_empty(v: str, info: ValidationInfo) -> str:
+    if not v.strip():
+        raise PydanticCustomError("empty", "must be a non-empty string")
+    ctx = (info.context or {}).get("ctx")
+    limit = ctx.config.api.max_question_chars if ctx is not None else None
+    if limit is not None and len(v) > limit:
+        raise PydanticCustomError("too_long", "is longer than {limit} characters", {"limit": limit})
+    return v
+
+
+def explain(exc: ValidationError, text_field: str) -> InputError:
+    """The first problem of a failed validation, as one :class:`InputError` naming the caller's field."""
+    errors = exc.errors(include_url=False)
+    # a union (a filter value) reports each branch: text that is not Unicode is the real problem
+    e = next((x for x in errors if x["type"] == "invalid_text"), errors[0])
+    loc = [str(x) for x in e["loc"]]
+    kind = e["type"]
+    field = loc[0] if loc else ""
+    msg = e["msg"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(sorted({text_field, *Scope.model_fields}))
+        return InputError("unknown_field", field, f"unknown field {field!r}; allowed: {allowed}")
+    if kind == "invalid_text":
+        where = ".".join(loc[:2]) if field == "filters" else field
+        return InputError("invalid_text", where, f"'{where}' {msg}")
+    if kind == "invalid_top_k":
+        return InputError("invalid_top_k", "top_k", f"'top_k' {msg}")
+    if kind == "unknown_source":
+        return InputError("unknown_source", "source", f"'source': {msg}")
+    if kind == "unknown_filter":
+        return InputError("unknown_filter", "filters", f"filters: {msg}")
+    if field == text_field:
+        if kind == "too_long":
+            return InputError("too_long", field, f"'{field}' {msg}", 413)
+        return InputError("missing_" + field, field, f"'{field}' must be a non-empty string")
+    if field == "top_k":
+        return InputError("invalid_top_k", field, "'top_k' must be an integer ≥ 1")
+    if field == "source":
+        return InputError("invalid_source", field, "'source' must be a string (a configured source name)")
+    if field == "filters" and len(loc) == 1:
+        return InputError("invalid_filters", field, "'filters' must be an object of key → value")
+    if field == "filters" and kind == "string_pattern_mismatch":
+        return InputError("invalid_query", field, f"filters: invalid key {loc[1]!r}; use letters, digits, '_', '-' "
+                                                  "or '.'")
+    if field == "filters":
+        return InputError("invalid_query", field, f"filters.{loc[1]}: expected a string, number, boolean or a "
+                                                  "non-empty list of them")
+    return InputError("invalid_request", field, f"{'.'.join(loc) or 'the request'}: {msg}")
+
+
+def resolve_top_k(ctx: Context, req: Scope) -> int:
+    """The request's ``top_k``, else ``retrieval.top_k`` (at most ``api.max_top_k``)."""
+    return req.top_k or min(ctx.config.retrieval.top_k, ctx.config.api.max_top_k)
+
+
+def parse_request(model: type[Scope], data: Any, ctx: Context | None = None) -> Scope:
+    """Validate ``data`` (a dict) with ``model``; with ``ctx`` also against the configuration and index."""
+    text_field = "question" if model is AskRequest else "query"
+    if not isinstance(data, dict):
+        raise InputError("invalid_json", "", "the body must be a JSON object")
+    try:
+        return model.model_validate(data, context={"ctx": ctx} if ctx is not None else None)
+    except ValidationError as exc:
+        raise explain(exc, text_field) from None
+
+
+# ---- eval cases (eval/<source>.jsonl): one line, one case --------------------------------------
+
+CATEGORIES = ("answerable", "refuse", "boundary")
+SPLITS = ("calibration", "test")
+_CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
+               "should_refuse": "required, true or false",
+               "expected_urls": "a list of URLs (absolute or relative to the source)",
+               "expected_keywords": "a list of strings", "note": "a string"}
+
+
+class EvalCase(BaseModel):
+    """A golden case: the question, whether it must be refused, and the pages that answer it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: Text
+    question: Text
+    should_refuse: bool
+    expected_urls: list[Annotated[Text, Field(min_length=1)]] = []
+    expected_keywords: list[Text] = []
+    category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
+    note: Text = ""
+    split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_split)
+
+    @field_validator("id", "question")
+    @classmethod
+    def _words(cls, v: str, info: ValidationInfo) -> str:
+        return _non_empty(v, info)
+
+    @model_validator(mode="after")
+    def _answerable_has_pages(self) -> EvalCase:
+        if not self.should_refuse and not self.expected_urls:
+            raise PydanticCustomError("expected_urls", "required unless should_refuse is true")
+        return self
+
+
+def case_problem(exc: ValidationError) -> str:
+    """``field: what is wrong`` for a case that failed :class:`EvalCase`."""
+    e = next((x for x in exc.errors(include_url=False) if x["type"] == "invalid_text"),
+             exc.errors(include_url=False)[0])
+    field = str(e["loc"][0]) if e["loc"] else e["type"]
+    if e["type"] == "extra_forbidden":
+        return f"{field}: unknown field; allowed: {', '.join(sorted(EvalCase.model_fields))}"
+    if e["type"] == "literal_error":
+        allowed = SPLITS if field == "split" else CATEGORIES
+        return f"{field}: {e['input']!r}; use one of {', '.join(allowed)}" + (" or leave it out" if field == "split" else "")
+    if e["type"] in ("invalid_text", "expected_urls"):
+        return f"{field}: {e['msg']}"
+    return f"{field}: {_CASE_FIXES.get(field, e['msg'])}"

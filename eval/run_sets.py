@@ -1,0 +1,96 @@
+"""Run the golden sets of ``eval/sets``: ingest each (cached), evaluate one half with the naive
+baseline side by side, print the tables and write ``eval/results/sets/<set>-<split>.json``.
+
+    python eval/run_sets.py                      # every set, test halves
+    python eval/run_sets.py sphinx --split calibration
+
+Each set is ``eval/sets/<name>.yaml`` (a docs-rag config whose storage is under /tmp and whose
+documents are read where they are installed) and ``eval/sets/<name>.jsonl`` (its cases). A set whose
+documents come from a Debian package names it in a ``# debian-package: <pkg>`` line; it is installed
+when missing (needs root). The same figures come from
+``docs-rag --config eval/sets/<name>.yaml eval --split test --baseline`` after an ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = ROOT / "eval" / "sets"
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+def ensure_documents(cfg_file: Path) -> None:
+    m = re.search(r"^# debian-package: (\S+)", cfg_file.read_text(), re.M)
+    if not m:
+        return
+    pkg = m.group(1)
+    if subprocess.run(["dpkg", "-s", pkg], capture_output=True).returncode == 0:
+        return
+    if os.geteuid() != 0:
+        sys.exit(f"{cfg_file.name}: Debian package {pkg} is missing; apt-get install -y {pkg}")
+    print(f"installing {pkg}", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", pkg], check=True, capture_output=True)
+
+
+def run_set(name: str, split: str, *, ingest: bool = True) -> dict:
+    from docs_rag_pipeline import evaluation
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import refresh
+
+    cfg_file = SETS / f"{name}.yaml"
+    ensure_documents(cfg_file)
+    ctx = get_context(cfg_file)
+    src = ctx.config.sources[0]
+    if ingest:
+        st = refresh(ctx, src.name)
+        print(f"[{name}] ingest: {st.chunks_total} chunks, {st.chunks_embedded} embedded", file=sys.stderr)
+    cases = evaluation.load_cases(evaluation.cases_path(ctx.config, src.name),
+                                  root_url=evaluation.source_root_url(src))
+    cases = evaluation.select_split(cases, split)
+    t0 = time.perf_counter()
+    report = evaluation.evaluate(ctx, src.name, cases, top_k=ctx.config.eval.top_k, baseline=True)
+    report["split"] = split
+    print(f"[{name}] {len(cases)} {split} cases ({time.perf_counter() - t0:.0f}s)\n"
+          f"{evaluation.print_table(report)}\n")
+    out = ROOT / "eval" / "results" / "sets"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}-{split}.json").write_text(json.dumps(report, indent=2))
+    return report
+
+
+def summary_table(reports: dict[str, dict]) -> str:
+    lines = ["| set | split | cases | recall@1 ours / baseline | recall@5 ours / baseline | MRR@10 ours / baseline "
+             "| refusal P | refusal R | cite-correct |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in reports.items():
+        m, b = r["retrieval"], r["baseline"]
+        lines.append(f"| {name} | {r['split']} | {r['cases']} | {m['recall_at_1']:.2f} / {b['recall_at_1']:.2f} | "
+                     f"{m['recall_at_5']:.2f} / {b['recall_at_5']:.2f} | {m['mrr_at_10']:.2f} / {b['mrr_at_10']:.2f} | "
+                     f"{r['refusal']['precision']:.2f} | {r['refusal']['recall']:.2f} | "
+                     f"{r['citations']['cite_correct']:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="*", help="set names (default: every eval/sets/*.yaml)")
+    ap.add_argument("--split", default="test", choices=["test", "calibration", "all"])
+    ap.add_argument("--no-ingest", action="store_true", help="evaluate what is indexed")
+    args = ap.parse_args()
+    names = args.sets or sorted(p.stem for p in SETS.glob("*.yaml"))
+    reports = {n: run_set(n, args.split, ingest=not args.no_ingest) for n in names}
+    print(summary_table(reports))
+
+
+if __name__ == "__main__":
+    main()

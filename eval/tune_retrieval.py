@@ -1,0 +1,71 @@
+"""Retrieval experiments on the calibration halves of the golden sets (never the test halves):
+page-level recall@1 / MRR@10 of hybrid search for variants of the fusion knobs in retrieval.py.
+
+    python eval/tune_retrieval.py        # needs the sets ingested (python eval/run_sets.py)
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+from docs_rag_pipeline import evaluation, retrieval  # noqa: E402
+from docs_rag_pipeline.context import get_context  # noqa: E402
+
+# first round (FTS_STOPWORDS × LIST_LIKE_FACTOR 1/.5/.25 × FULLTEXT_WEIGHT .7/1/1.3) chose
+# stopwords on, .5, 1.0; this round varies the page-level fusion
+VARIANTS = {
+    "FTS_STOPWORDS": [True],
+    "LIST_LIKE_FACTOR": [0.5],
+    "FULLTEXT_WEIGHT": [1.0],
+    "PAGE_WEIGHT": [0.0, 0.5, 1.0],
+}
+
+
+def _memo_queries(emb) -> None:  # noqa: ANN001 - the same questions are embedded once per run
+    if getattr(emb, "_memo", None) is not None:
+        return
+    emb._memo = {}
+    inner = emb.embed
+
+    def embed(texts):  # noqa: ANN001, ANN202
+        if len(texts) == 1:
+            if texts[0] not in emb._memo:
+                emb._memo[texts[0]] = inner(texts)
+            return emb._memo[texts[0]]
+        return inner(texts)
+
+    emb.embed = embed
+
+
+def main() -> None:
+    sets = []
+    for cfg in sorted((ROOT / "eval" / "sets").glob("*.yaml")):
+        ctx = get_context(cfg)
+        _memo_queries(ctx.embedder)
+        src = ctx.config.sources[0]
+        cases = evaluation.select_split(evaluation.load_cases(evaluation.cases_path(ctx.config, src.name),
+                                                              root_url=evaluation.source_root_url(src)), "calibration")
+        sets.append((cfg.stem, ctx, src.name, [c for c in cases if c.expected_urls]))
+    keys = list(VARIANTS)
+    for values in itertools.product(*(VARIANTS[k] for k in keys)):
+        for k, v in zip(keys, values):
+            setattr(retrieval, k, v)
+        row = []
+        for name, ctx, source, cases in sets:
+            ranks = [evaluation.page_rank(retrieval.search(ctx, c.question, top_k=10, source=source), c.expected_urls)
+                     for c in cases]
+            m = evaluation.retrieval_metrics(ranks)
+            row.append(f"{name} {m['recall_at_1']:.2f}/{m['mrr_at_10']:.2f}")
+        print(dict(zip(keys, values)), " | ".join(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
