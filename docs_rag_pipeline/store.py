@@ -275,7 +275,8 @@ class ChunksTable:
     def ensure_indexes_and_optimize(self, *, changed: bool = True,
                                     log: Callable[[str], None] | None = None) -> dict[str, str]:
         """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
-        index new rows, prune old versions. Best effort: the rows are committed before this runs, so
+        index new rows, prune versions older than ``keep_versions`` (deleting expired version tags first:
+        see :func:`retention_plan`). Best effort: the rows are committed before this runs, so
         a failure here is logged and reported (``fts_index``, ``ann_index``, ``optimize`` notes),
         never raised; search falls back to a flat vector scan without an ANN index."""
         from lancedb.index import FTS
@@ -437,6 +438,7 @@ class EmbeddingCache:
         return len(items)
 
     def optimize(self) -> None:
+        """Compact and drop old versions at once: the cache only grows and is never restored."""
         tbl = self._open()
         if tbl is not None:
             tbl.optimize(cleanup_older_than=timedelta(minutes=5))
