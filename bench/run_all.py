@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py"}  # ingest.py also runs refresh
+BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py", "cold_start": "cold_start.py"}  # ingest.py also runs refresh
 
 
 def machine() -> str:
@@ -50,9 +50,12 @@ def main() -> None:
     names = sys.argv[1:] or list(BENCHES)
     results = HERE / "RESULTS.md"
     sections = previous_sections(results)
+    # the machine line names where the sections without their own ran; a section written now names its own
+    old = results.read_text().split("\nMachine: ", 1) if results.is_file() else []
+    first_machine = old[1].split("\n", 1)[0] if len(old) == 2 else machine()
     parts = [f"# Benchmark results\n\nWritten by `make bench` (`python bench/run_all.py [names]`); each section "
              "says when it ran.\n\n"
-             f"Machine: {machine()}\n\nEach section is one script's output; ratios are measured in the same run "
+             f"Machine: {first_machine}\n\nEach section is one script's output; ratios are measured in the same run "
              "against the baseline named in the script's docstring.\n"]
     for name in names:
         script = HERE / BENCHES[name]
@@ -62,7 +65,8 @@ def main() -> None:
         text = out.stdout.strip() + (f"\n\n(exit {out.returncode})\n{out.stderr[-2000:]}" if out.returncode else "")
         print(text, flush=True)
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        sections[name] = f"\n## {name} ({when}, {time.perf_counter() - t0:.0f} s)\n\n```\n{text}\n```\n"
+        here = "" if machine() == first_machine else f"Machine: {machine()}\n\n"
+        sections[name] = f"\n## {name} ({when}, {time.perf_counter() - t0:.0f} s)\n\n{here}```\n{text}\n```\n"
     parts += [sections[n] for n in BENCHES if n in sections]
     results.write_text("".join(parts))
     print(f"wrote {HERE / 'RESULTS.md'}")

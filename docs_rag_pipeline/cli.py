@@ -141,6 +141,44 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_versions(args: argparse.Namespace, config: Config) -> int:
+    from .context import get_context
+    from .refresh import versions
+
+    ctx = get_context(config.path)
+    rows = versions(ctx)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print(f"no restorable versions of {ctx.chunks.name} yet: each `docs-rag ingest` that changes the index "
+              "records one", file=sys.stderr)
+        return 0
+    print(f"{'VERSION':>9}  {'TIME (UTC)':<20} {'ACTION':<8} {'SOURCE':<16} {'WRITTEN':>8} {'DELETED':>8} "
+          f"{'CHUNKS':>7}  DETAIL")
+    for r in rows:
+        mark = "*" if r["current"] else " "
+        print(f"{mark}{r['version']:>8}  {r['time'].replace('+00:00', 'Z'):<20} {r['action']:<8} "
+              f"{r['source'] or '-':<16} {r['rows_written']:>8} {r['rows_deleted']:>8} {r['chunks_total']:>7}  "
+              f"{r['detail'] or ''}")
+    print(f"\n* = served now (table {ctx.chunks.name}); `docs-rag restore VERSION` brings back another",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, config: Config) -> int:
+    from .context import get_context
+    from .refresh import parse_version, restore
+
+    res = restore(get_context(config.path), parse_version(args.version), log=lambda m: print(m, file=sys.stderr))
+    if args.json:
+        print(json.dumps(res, indent=2))
+    elif res["changed"]:
+        print(f"restored version {res['restored']} as version {res['version']} ({res['chunks_total']} chunks); "
+              f"`docs-rag restore {res['previous']}` undoes this, the next `docs-rag ingest` re-applies source changes")
+    return 0
+
+
 def _print_hits(hits) -> None:  # noqa: ANN001
     if not hits:
         print("no results")
@@ -325,6 +363,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("prune", help="delete the rows and local state of sources no longer in the config")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_prune)
+    s = sub.add_parser("versions", help="the restorable versions of the index: what each refresh wrote")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_versions)
+    s = sub.add_parser("restore", help="roll the index back to a version listed by `docs-rag versions`")
+    s.add_argument("version", help="a version number from `docs-rag versions`")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_restore)
     s = sub.add_parser("sources", help="list the configured sources")
     s.set_defaults(fn=cmd_sources)
     return p

@@ -385,6 +385,13 @@ def _http_url_at(value: str, sub: str) -> None:
 _TOP = ("storage", "embedding", "llm", "chunking", "retrieval", "sources", "api", "eval")
 
 
+class StorageConfig(_Shape):
+    """``storage:`` as a mapping; ``storage: PATH`` is ``{path: PATH}``."""
+
+    path: str = "data"
+    keep_versions_days: float = Field(7.0, ge=0)  # old chunks table versions stay restorable this long
+
+
 class Config(_Shape):
     _keys: ClassVar[tuple[str, ...] | None] = _TOP
 
@@ -397,14 +404,38 @@ class Config(_Shape):
     path: Path | None = None  # the file it came from
     api: ApiConfig = Field(default_factory=ApiConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    #: from ``storage.keep_versions_days`` (``storage`` keeps the path, as with ``storage: PATH``)
+    keep_versions_days: float = 7.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return data  # checked by _sections, before it turns storage: {…} into two fields
 
     @model_validator(mode="before")
     @classmethod
     def _sections(cls, data: Any) -> Any:
-        """An empty section (``llm:`` with nothing under it) is the defaults; sources: a list."""
+        """Unknown top-level keys are errors; an empty section (``llm:`` with nothing under it) is the
+        defaults; sources: a list; ``storage: {path, keep_versions_days}`` → ``storage`` (the path) and
+        ``keep_versions_days``."""
         if not isinstance(data, dict):
             return data
-        return {k: _tuple(v) if k == "sources" else v for k, v in data.items() if not (v is None and k in _TOP)}
+        for k in data:
+            if k not in _TOP:
+                raise _fail(f"unknown key; allowed top-level keys: {', '.join(_TOP)}", str(k))
+        out = {k: _tuple(v) if k == "sources" else v for k, v in data.items() if not (v is None and k in _TOP)}
+        st_raw = out.get("storage")
+        if st_raw is not None and not isinstance(st_raw, (str, dict)):
+            raise _fail(f"expected a string (a folder or LanceDB URI) or a mapping {{path, keep_versions_days}}, "
+                        f"got {type(st_raw).__name__} {st_raw!r}", "storage")
+        if isinstance(st_raw, dict):
+            try:
+                st = StorageConfig.model_validate(out["storage"])
+            except ValidationError as exc:
+                path, message = _message(exc.errors(include_url=False)[0])
+                raise _fail(message, f"storage.{path}" if path else "storage") from None
+            out.update(storage=st.path, keep_versions_days=st.keep_versions_days)
+        return out
 
     @field_validator("storage")
     @classmethod

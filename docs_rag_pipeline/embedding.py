@@ -112,7 +112,11 @@ class LocalEmbedder:
         self.batch_size = batch_size
         cfg = self.model_dir / "sentence_bert_config.json"
         self.max_tokens = int(json.loads(cfg.read_text()).get("max_seq_length", 256)) if cfg.is_file() else 256
-        self.dimensions = 384 if model == "all-MiniLM-L6-v2" else self._model.get_embedding_dimension()
+        from . import numpy_bert
+
+        self._numpy_ok = numpy_bert.supports(self.model_dir)
+        self.dimensions = (int(json.loads((self.model_dir / "config.json").read_text())["hidden_size"])
+                           if self._numpy_ok else self._model.get_embedding_dimension())
         self.space = vector_space(self.name, provider="local", dimensions=self.dimensions,
                                   weights=_model_identity(self.model_dir))
         self._tokenizer = _wordpiece_tokenizer(str(self.model_dir))
@@ -133,12 +137,24 @@ class LocalEmbedder:
         m.max_seq_length = self.max_tokens
         return m
 
+    @functools.cached_property
+    def _numpy(self):  # noqa: ANN202 - numpy_bert.NumpyBert
+        from .numpy_bert import NumpyBert
+
+        return NumpyBert(self.model_dir, max_tokens=self.max_tokens)
+
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    #: batches up to this size (a query, an answer's candidate sentences) go through numpy_bert when
+    #: the model allows: no torch import, the same vectors; larger ones through sentence-transformers
+    numpy_max_texts = 256
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        if self._numpy_ok and len(texts) <= self.numpy_max_texts:
+            return self._numpy.embed(texts)
         out = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                  show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(out, dtype=np.float32)

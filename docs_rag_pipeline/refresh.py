@@ -317,6 +317,11 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
             ctx.cache.optimize()
         total = ctx.chunks.count(source_name)
         version = ctx.chunks.version()
+        if stats.rows_written or stats.rows_deleted or pruned:
+            notes.update(record_version(ctx, "refresh", source=source_name, rows_written=stats.rows_written,
+                                        rows_deleted=stats.rows_deleted + sum(pruned.values()),
+                                        detail=f"sources pruned: {', '.join(sorted(pruned))}" if pruned else "",
+                                        log=log))
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
         f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
     return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,
@@ -330,7 +335,81 @@ def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
         pruned = prune_removed_sources(ctx, log=log)
         if pruned:
             ctx.chunks.ensure_indexes_and_optimize(changed=True, log=log)
+            record_version(ctx, "prune", source="", rows_written=0, rows_deleted=sum(pruned.values()),
+                           detail=f"sources pruned: {', '.join(sorted(pruned))}", log=log)
     return pruned
+
+
+def record_version(ctx: Context, action: str, *, source: str, rows_written: int, rows_deleted: int,
+                   detail: str = "", log: Log = _quiet) -> dict[str, str]:
+    """Tag the chunks table's current version and log what wrote it (``docs-rag versions``).
+    Call under the writer lock. Best effort: the rows are committed; a failure is reported as a
+    ``version_tag`` note, never raised (that version is then kept only ``storage.keep_versions_days``)."""
+    from .store import VersionLog
+
+    now = datetime.now(timezone.utc)
+    try:
+        tag = ctx.chunks.tag(action, now)
+        VersionLog(ctx.db).append({"chunks_table": ctx.chunks.name, "version": ctx.chunks.version(),
+                                   "time": now.isoformat(timespec="seconds"), "action": action, "source": source,
+                                   "rows_written": rows_written, "rows_deleted": rows_deleted,
+                                   "chunks_total": ctx.chunks.count(), "tag": tag, "detail": detail})
+    except Exception as exc:  # noqa: BLE001 - reported; the write itself is done
+        log(f"[VERSION] could not tag or log version {ctx.chunks.version()}: {type(exc).__name__}: {exc}")
+        return {"version_tag": f"failed ({type(exc).__name__}: {exc})"}
+    return {"version_tag": tag or ""}
+
+
+def versions(ctx: Context) -> list[dict[str, Any]]:
+    """``docs-rag versions``: the logged versions of the chunks table that can still be restored,
+    newest first. The newest is ``current``: every write that changes rows (a refresh, a restore, a
+    prune) logs its version; later versions only compact files or update indexes."""
+    from .store import VersionLog
+
+    kept = set(ctx.chunks.kept_versions())
+    rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name)) if e["version"] in kept]
+    return [{**e, "current": i == 0} for i, e in enumerate(rows)]
+
+
+def parse_version(raw: str) -> int:
+    """``12`` or ``v12`` (as ``docs-rag versions`` prints it) → 12."""
+    text = raw.strip().lower().removeprefix("v")
+    if not text.isdigit():
+        raise ValueError(f"version {raw!r}: expected a version number such as 12 (or v12); "
+                         "`docs-rag versions` lists the restorable ones")
+    return int(text)
+
+
+def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
+    """``docs-rag restore``: make an earlier version of the chunks table the current one (a new
+    version with its rows and indexes), under the writer lock. Nothing is lost: the version being
+    replaced stays restorable. The next refresh compares each source with the restored rows and
+    re-applies what changed since (embeddings come from the cache, which is never rolled back)."""
+    with writer_lock(ctx.config.storage_path, purpose=f"restore of {ctx.chunks.name} to v{version}", log=log):
+        current = ctx.chunks.version()
+        if current is None:
+            raise ValueError(f"nothing to restore: the chunks table {ctx.chunks.name} does not exist yet "
+                             "(no refresh has written it with this embedding model); run `docs-rag ingest`")
+        listed = versions(ctx)
+        if version not in {e["version"] for e in listed}:
+            why = ("was cleaned up (older than storage.keep_versions_days)" if version < current
+                   and version not in ctx.chunks.kept_versions() else
+                   "is not a version a refresh, restore or prune wrote" if version <= current else "does not exist")
+            raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: it {why}; restorable: "
+                             f"{', '.join(str(e['version']) for e in listed) or 'none'}; "
+                             "run `docs-rag versions` to see what each holds")
+        if listed[0]["version"] == version:
+            log(f"[RESTORE] {ctx.chunks.name}: version {version} is the one served already; nothing to do")
+            return {"restored": version, "version": current, "changed": False, "chunks_total": ctx.chunks.count()}
+        served = listed[0]["version"]
+        new = ctx.chunks.restore(version)
+        total = ctx.chunks.count()
+        notes = record_version(ctx, "restore", source="", rows_written=0, rows_deleted=0,
+                               detail=f"restored v{version} (was v{served})", log=log)
+    log(f"[RESTORE] {ctx.chunks.name}: version {version} restored as version {new} ({total} chunks; "
+        f"version {served} that it replaces stays restorable)")
+    return {"restored": version, "version": new, "previous": served, "changed": True, "chunks_total": total,
+            **notes}
 
 
 def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStats:

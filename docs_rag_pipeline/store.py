@@ -3,6 +3,9 @@
 - :class:`ChunksTable` — one per embedding model (``chunks__<model>``), so a model change
   re-embeds into a fresh table and a table never mixes models. Vector + full-text (BM25) index.
 - :class:`EmbeddingCache` — vectors keyed by (model, sha256 of the embedded text).
+- :class:`VersionLog` — one row per chunks table version a refresh, restore or prune wrote, for
+  ``docs-rag versions`` / ``docs-rag restore``. Those versions are also LanceDB tags
+  (``refresh-20261123T095001Z-v12``); versions are kept ``storage.keep_versions_days``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -67,6 +70,43 @@ def chunk_schema(dimensions: int) -> pa.Schema:
     ])
 
 
+#: how long old versions of the chunks table stay restorable (``storage.keep_versions_days``)
+DEFAULT_KEEP_VERSIONS_DAYS = 7.0
+#: the newest tagged versions kept whatever their age: the last refresh can always be undone
+KEEP_NEWEST_TAGS = 2
+#: added to the cleanup window: a version is committed a little before its tag is stamped
+_CLEANUP_SLACK = timedelta(hours=1)
+TAG_ACTIONS = ("refresh", "restore", "prune")
+_TAG_RE = re.compile(r"^(refresh|restore|prune)-(\d{8}T\d{6}Z)-v(\d+)$")
+
+
+def tag_name(action: str, when: datetime, version: int) -> str:
+    """``refresh-20261123T095001Z-v12``: LanceDB tags allow letters, digits, ``.``, ``-`` and ``_``."""
+    return f"{action}-{when.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-v{version}"
+
+
+def parse_tag(name: str) -> tuple[str, datetime, int] | None:
+    """(action, time, version) of a tag this project wrote, else None."""
+    m = _TAG_RE.match(name)
+    if not m:
+        return None
+    when = datetime.strptime(m.group(2), "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    return m.group(1), when, int(m.group(3))
+
+
+def retention_plan(tags: Iterable[str], *, now: datetime, keep: timedelta,
+                   keep_newest: int = KEEP_NEWEST_TAGS) -> tuple[list[str], timedelta]:
+    """(tags to delete, ``cleanup_older_than``) for one optimize.
+
+    A tag older than ``keep`` goes, except the ``keep_newest`` newest; versions are cleaned up when
+    older than ``keep`` or than the oldest tag that stays (LanceDB refuses to clean up a tagged version),
+    plus an hour of slack, so every remaining tag stays restorable."""
+    ours = sorted(((parsed[2], parsed[1], n) for n in tags if (parsed := parse_tag(n))), reverse=True)
+    expired = [n for _, when, n in ours[keep_newest:] if now - when > keep]
+    oldest_kept = max((now - when for _, when, n in ours if n not in expired), default=timedelta(0))
+    return expired, max(keep, oldest_kept) + _CLEANUP_SLACK
+
+
 @dataclass(slots=True)
 class WriteStats:
     rows_written: int = 0
@@ -79,7 +119,9 @@ class ChunksTable:
 
     fts_column = "search_text"  # title + heading path + text: BM25 sees what the embedding sees
 
-    def __init__(self, db, *, model: str, dimensions: int) -> None:  # noqa: ANN001
+    def __init__(self, db, *, model: str, dimensions: int,  # noqa: ANN001
+                 keep_versions_days: float = DEFAULT_KEEP_VERSIONS_DAYS) -> None:
+        self.keep_versions = timedelta(days=keep_versions_days)
         self._vocab: tuple[int | None, frozenset[str]] | None = None
         self._handle = None
         self._ann: tuple[int | None, int] | None = None
@@ -233,7 +275,8 @@ class ChunksTable:
     def ensure_indexes_and_optimize(self, *, changed: bool = True,
                                     log: Callable[[str], None] | None = None) -> dict[str, str]:
         """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
-        index new rows, prune old versions. Best effort: the rows are committed before this runs, so
+        index new rows, prune versions older than ``keep_versions`` (deleting expired version tags first:
+        see :func:`retention_plan`). Best effort: the rows are committed before this runs, so
         a failure here is logged and reported (``fts_index``, ``ann_index``, ``optimize`` notes),
         never raised; search falls back to a flat vector scan without an ANN index."""
         from lancedb.index import FTS
@@ -258,11 +301,36 @@ class ChunksTable:
         elif "vector_idx" not in names or changed:
             notes["ann_index"] = self._build_ann(tbl, n, rebuild="vector_idx" not in names, say=say)
         try:
-            tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+            expired, window = retention_plan(tbl.tags.list(), now=datetime.now(timezone.utc), keep=self.keep_versions)
+            for tag in expired:
+                tbl.tags.delete(tag)
+            tbl.optimize(cleanup_older_than=window)
         except Exception as exc:  # noqa: BLE001
             notes["optimize"] = f"failed ({_short(exc)}); retried on the next refresh"
             say(f"[INDEX] optimize failed: {_short(exc)}")
         return notes
+
+    # ---- versions ----------------------------------------------------------------------------
+    def tag(self, action: str, when: datetime) -> str | None:
+        """Tag the current version (``refresh-<UTC time>-v<version>``), so it outlives cleanup."""
+        tbl = self.open()
+        if tbl is None:
+            return None
+        name = tag_name(action, when, tbl.version)
+        tbl.tags.create(name, tbl.version)
+        return name
+
+    def kept_versions(self) -> list[int]:
+        """The versions that still exist (restorable), oldest first."""
+        tbl = self.open()
+        return sorted(int(v["version"]) for v in tbl.list_versions()) if tbl is not None else []
+
+    def restore(self, version: int) -> int:
+        """Make ``version``'s rows and indexes the current ones (a new version); returns it."""
+        tbl = self.open()
+        tbl.restore(version)
+        tbl.checkout_latest()
+        return tbl.version
 
     @staticmethod
     def target_partitions(n: int) -> int:
@@ -370,6 +438,38 @@ class EmbeddingCache:
         return len(items)
 
     def optimize(self) -> None:
+        """Compact and drop old versions at once: the cache only grows and is never restored."""
         tbl = self._open()
         if tbl is not None:
             tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+
+
+class VersionLog:
+    """What wrote each chunks table version: time, action, source, rows written and deleted, total.
+
+    Append-only; not part of a restore (it is the history restore chooses from)."""
+
+    name = "version_log"
+    schema = pa.schema([("chunks_table", pa.string()), ("version", pa.int64()), ("time", pa.string()),
+                        ("action", pa.string()), ("source", pa.string()), ("rows_written", pa.int64()),
+                        ("rows_deleted", pa.int64()), ("chunks_total", pa.int64()), ("tag", pa.string()),
+                        ("detail", pa.string())])
+
+    def __init__(self, db) -> None:  # noqa: ANN001
+        self.db = db
+
+    def append(self, entry: dict[str, Any]) -> None:
+        tbl = (self.db.open_table(self.name) if self.name in _list_tables(self.db)
+               else self.db.create_table(self.name, schema=self.schema, exist_ok=True))
+        tbl.add(pa.Table.from_pylist([{c: entry.get(c) for c in self.schema.names}], schema=self.schema))
+        if tbl.version % 50 == 0:  # one small file per entry: compact now and then
+            tbl.optimize(cleanup_older_than=timedelta(hours=1))
+
+    def entries(self, table: str) -> list[dict[str, Any]]:
+        """The entries of one chunks table, oldest first."""
+        if self.name not in _list_tables(self.db):
+            return []
+        tbl = self.db.open_table(self.name)
+        n = tbl.count_rows()
+        rows = tbl.search().where(f"chunks_table = {sql_str(table)}").limit(max(n, 1)).to_arrow().to_pylist() if n else []
+        return sorted(rows, key=lambda r: (r["version"], r["time"]))

@@ -25,6 +25,20 @@ def test_local_model_is_offline_and_semantic(local):
     assert local.count_tokens("unbelievably") > 1 and local.count_tokens("") == 0
 
 
+def test_numpy_encoder_matches_sentence_transformers(local):
+    """Short batches skip torch (numpy_bert); their vectors are sentence-transformers' to float32 rounding,
+    so query vectors and the torch-embedded chunk vectors live in one space."""
+    texts = ["How do I fix the ZX81_QUANTUM_FLUX import error?", "données, façade, 日本語 🎉", "a",
+             "binding " * 600,  # longer than the window: truncated the same way
+             "Binding connects a form field to a property of a Python object, so that edits update it."]
+    assert local._numpy_ok and len(texts) <= local.numpy_max_texts
+    fast = local.embed(texts)
+    reference = local._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    assert fast.shape == reference.shape == (5, 384) and fast.dtype == np.float32
+    assert np.abs(fast - reference).max() < 1e-5
+    assert np.abs(local.embed([texts[0]])[0] - fast[0]).max() < 1e-6  # batching and padding change nothing
+
+
 def test_fake_embedder_is_deterministic():
     f = FakeEmbedder()
     assert np.array_equal(f.embed(["a b c"]), f.embed(["a b c"]))

@@ -115,7 +115,7 @@ def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, em
     summary["seconds"] = round(sum(seconds.values()), 3)
     return MaterializeResult(metadata={
         **summary, "table": w["table"], "table_version": w["table_version"],
-        **{k: w[k] for k in ("ann_index", "fts_index", "optimize") if k in w},
+        **{k: w[k] for k in ("ann_index", "fts_index", "optimize", "version_tag") if k in w},
         **({"sources_pruned": MetadataValue.json(w["sources_pruned"])} if w["sources_pruned"] else {}),
         "seconds_by_stage": MetadataValue.json(seconds),
         "summary": MetadataValue.json(summary),
