@@ -395,7 +395,7 @@ class StorageConfig(_Shape):
 class Config(_Shape):
     _keys: ClassVar[tuple[str, ...] | None] = _TOP
 
-    storage: str = "data"
+    storage: str = Field(default="data", validate_default=True)  # relative: to the config file
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     llm: LlmConfig = Field(default_factory=LlmConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)

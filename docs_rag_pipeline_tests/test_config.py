@@ -127,3 +127,11 @@ def test_env_var_selects_config(tmp_path, monkeypatch):
     p = write_config(tmp_path)
     monkeypatch.setenv("DOCS_RAG_CONFIG", str(p))
     assert load_config().path == p.resolve()
+
+
+@pytest.mark.parametrize("body", ["sources: []\n", "storage:\nsources: []\n"])
+def test_default_storage_is_beside_the_config_file(tmp_path, body, monkeypatch):
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text(body)
+    monkeypatch.chdir("/")  # not the config's folder: a bare 'data' would land in the working directory
+    assert load_config(cfg).storage == str(tmp_path / "data")
