@@ -174,3 +174,68 @@ def test_llm_rewrites_a_follow_up_into_a_standalone_question(index, llm):
     assert second.searched == second.standalone_question  # the rewritten question is what was searched
     rewrite = [b for b in llm.requests if b["messages"][0]["content"].startswith("You rewrite")][-1]
     assert FIRST_Q in rewrite["messages"][1]["content"]
+
+
+# ---- the chat page, in headless Chromium -----------------------------------------------------------
+
+from .test_chat_page import ask as page_ask  # noqa: E402
+from .test_chat_page import browser, chromium  # noqa: E402, F401 - fixtures
+
+
+def open_page(browser, url: str):  # noqa: ANN001, ANN201
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900}, base_url=url)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    sent: list[dict] = []
+    pg.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/ask") else None)
+    pg.goto("/")
+    pg.wait_for_selector("#question")
+    return ctx, pg, errors, sent
+
+
+def test_chat_page_keeps_the_conversation_on_screen(browser, server):
+    ctx, pg, errors, sent = open_page(browser, server)
+    page_ask(pg, FIRST_Q)
+    first_answer = pg.inner_text("#answer")
+    assert "container platform" in first_answer
+    assert pg.is_hidden("#conversation") and pg.is_visible("#new-thread")
+    page_ask(pg, FOLLOW_UP)
+    pg.wait_for_selector("#answer a.cite")
+    # both turns on screen: the first moved up into the conversation, the follow-up answered below
+    turns = pg.locator("#turns li.turn")
+    assert turns.count() == 1 and pg.is_visible("#conversation")
+    assert turns.nth(0).locator(".you").inner_text() == FIRST_Q
+    assert turns.nth(0).locator(".turn-answer").inner_text().startswith(first_answer.split("[")[0].strip())
+    assert "Deploying to the cloud" in turns.nth(0).locator(".turn-sources").inner_text()
+    assert pg.inner_text("#current-question") == FOLLOW_UP
+    assert "ACME_SECRET_KEY" in pg.inner_text("#answer") and pg.is_hidden("#refused-banner")
+    # the page streamed both, and sent the first answer's thread with the follow-up
+    assert [s.get("stream") for s in sent] == [True, True]
+    assert "thread_id" not in sent[0] and len(sent[1]["thread_id"]) == 32
+    # a new conversation: the thread is dropped
+    pg.click("#new-thread")
+    assert pg.is_hidden("#conversation") and pg.locator("#turns li").count() == 0
+    page_ask(pg, FOLLOW_UP)
+    assert pg.is_visible("#refused-banner") and "thread_id" not in sent[2]
+    assert errors == [], errors
+    ctx.close()
+
+
+def test_chat_page_shows_the_replacement_of_an_invalid_streamed_answer(browser, index, llm):
+    with serve(create_app(config_path=str(llm_config(index, llm, "invent")))) as url:
+        ctx, pg, errors, sent = open_page(browser, url)
+        # everything the answer box showed, as it changed
+        pg.evaluate("""() => { window.__seen = []; const a = document.getElementById('answer');
+            new MutationObserver(() => window.__seen.push(a.textContent))
+              .observe(a, {childList: true, characterData: true, subtree: true}); }""")
+        page_ask(pg, CONVERTER_Q)
+        seen = pg.evaluate("window.__seen")
+        assert any("quantum mode" in t for t in seen), seen  # the model's words were shown as they came
+        assert pg.is_visible("#replaced-note") and pg.is_visible("#refused-banner")
+        shown = pg.inner_text("#answer")
+        assert "quantum" not in shown and "documentation doesn't cover" in shown
+        assert pg.locator("#sources li").count() == 0 and pg.inner_text("#trace-id")
+        assert "not one of the" in pg.inner_text("#warning")
+        assert errors == [], errors
+        ctx.close()
