@@ -207,7 +207,8 @@ SPLITS = ("calibration", "test")
 _CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
                "should_refuse": "required, true or false",
                "expected_urls": "a list of URLs (absolute or relative to the source)",
-               "expected_keywords": "a list of strings", "note": "a string"}
+               "expected_keywords": "a list of strings", "note": "a string",
+               "turns": "a list of the earlier questions of the conversation (non-empty strings), oldest first"}
 
 
 class EvalCase(BaseModel):
@@ -223,6 +224,9 @@ class EvalCase(BaseModel):
     category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
     note: Text = ""
     split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_split)
+    # a multi-turn case: the earlier questions of the conversation, oldest first; ``question`` is the
+    # follow-up that is scored, asked in their thread
+    turns: list[Annotated[Text, Field(min_length=1, pattern=r"\S")]] = []
 
     @field_validator("id", "question")
     @classmethod

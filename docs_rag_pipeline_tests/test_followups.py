@@ -239,3 +239,33 @@ def test_chat_page_shows_the_replacement_of_an_invalid_streamed_answer(browser, 
         assert "not one of the" in pg.inner_text("#warning")
         assert errors == [], errors
         ctx.close()
+
+
+# ---- eval: multi-turn cases ---------------------------------------------------------------------------
+
+def test_eval_scores_multi_turn_cases(index, tmp_path):
+    from docs_rag_pipeline.evaluation import EvalCaseError, evaluate, load_cases, print_table
+
+    cases_file = tmp_path / "cases.jsonl"
+    cases = [
+        {"id": "env-follow-up", "turns": [FIRST_Q], "question": FOLLOW_UP, "expected_urls": ["deploy/cloud.md"],
+         "expected_keywords": ["ACME_SECRET_KEY"], "should_refuse": False},
+        {"id": "bread-follow-up", "turns": [FIRST_Q], "question": "and what is the best sourdough temperature?",
+         "should_refuse": True, "category": "refuse"},
+        {"id": "env-alone", "question": FOLLOW_UP, "expected_urls": ["deploy/cloud.md"], "should_refuse": False},
+    ]
+    cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    loaded = load_cases(cases_file, root_url="https://docs.example.org/")
+    assert loaded[0].turns == (FIRST_Q,) and loaded[2].turns == ()
+    report = evaluate(get_context(str(index)), "guide", loaded, top_k=5)
+    assert report["follow_ups"] == {"cases": 2, "correct": 1.0}
+    per = {r["id"]: r for r in report["per_case"]}
+    assert per["env-follow-up"]["refused"] is False and per["env-follow-up"]["keywords_found"] == 1
+    assert "cloud" in per["env-follow-up"]["searched"] and per["env-follow-up"]["rank"] == 1
+    # the same question without its thread is refused: the metric measures the thread's context
+    assert per["env-alone"]["refused"] is True and per["env-alone"]["follow_up_ok"] is None
+    assert "follow-ups (2)" in print_table(report)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "turns": ["", "q"], "question": "q", "should_refuse": True}) + "\n")
+    with pytest.raises(EvalCaseError, match=r":1: turns: a list of the earlier questions"):
+        load_cases(bad)
