@@ -141,7 +141,11 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
         "/search": {"post": {"summary": "hybrid search", "operationId": "search", "requestBody": body("SearchRequest"),
                              "responses": {"200": ok, **errors}}},
         "/ask": {"post": {"summary": "a cited answer", "operationId": "ask", "requestBody": body("AskRequest"),
-                          "responses": {"200": ok, **errors}}},
+                          "responses": {"200": {**ok, "content": {
+                              **ok["content"],
+                              "text/event-stream": {"schema": {"type": "string", "description": (
+                                  "with \"stream\": true: events sources, delta…, final (or error)")}}}},
+                              **errors}}},
         "/chunks/{chunk_id}": {"get": {"summary": "one chunk with its parent chain", "operationId": "get_chunk",
                                        "parameters": [param("chunk_id", "path", True, "a chunk id")],
                                        "responses": {"200": ok, **errors}}},
