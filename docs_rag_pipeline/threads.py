@@ -5,6 +5,7 @@ CLI exit 2). No Dagster here."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
@@ -13,6 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from .schemas import InputError
 
@@ -47,8 +49,15 @@ class ThreadStore:
             db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
                        "PRIMARY KEY (thread_id, n))")
 
-    def _db(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one operation: committed (or rolled back) and closed at the end."""
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
 
     def new(self) -> Thread:
         tid = uuid.uuid4().hex
