@@ -162,6 +162,14 @@ def test_llm_stream_final_event_replaces_an_invalid_answer(index, llm):
     assert final["replaced"] is False and final["refused"] is False and final["validation"]["valid"] is True
     assert "".join(d["text"] for n, d in events if n == "delta").startswith(final["answer"].split("[")[0].strip())
 
+    # the model failing before it wrote anything: the extractive answer is streamed, with the warning
+    with serve(create_app(config_path=str(llm_config(index, llm, "error500")))) as url:
+        events = sse(requests.post(f"{url}/ask", json={"question": CONVERTER_Q, "stream": True}, stream=True,
+                                   timeout=60))
+    final = events[-1][1]
+    assert final["mode"] == "extractive" and "HTTP 500" in final["warning"] and final["replaced"] is False
+    assert "".join(d["text"] for n, d in events if n == "delta") == final["answer"] and not final["refused"]
+
 
 def test_llm_rewrites_a_follow_up_into_a_standalone_question(index, llm):
     from docs_rag_pipeline import ask

@@ -159,8 +159,8 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
                   history: Sequence[Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``ask`` as events, in order: ``sources`` (what was retrieved), ``delta`` (the answer as it is
     produced, ``{"text": …}``), then ``final``: the answer (``Answer.to_dict()``) with ``validation``
-    (``{"valid", "reason"}``) and ``replaced`` (true when the streamed text is not the answer: a
-    streamed LLM answer that failed validation is replaced by the refusal). The validator decides."""
+    (``{"valid", "reason"}``) and ``replaced`` (true when the streamed text was rejected: a streamed
+    LLM answer that failed validation is replaced by the refusal). The validator decides."""
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")
     asked = question
@@ -173,14 +173,16 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     head: dict[str, Any] = {"standalone_question": rewritten, "searched": question if question != asked else None}
     streamed: list[str] = []
 
-    def final(ans: Answer, valid: bool, reason: str | None) -> tuple[str, dict[str, Any]]:
+    def final(ans: Answer, valid: bool, reason: str | None, replaced: bool = False) -> tuple[str, dict[str, Any]]:
+        """``replaced``: the streamed text was rejected (refused by the validator, or the model failed
+        mid-stream): the final answer is not a cleaned-up version of it but something else."""
         ans.standalone_question, ans.searched = head["standalone_question"], head["searched"]
         body = ans.to_dict()
         body["validation"] = {"valid": valid, "reason": reason}
-        body["replaced"] = bool(streamed) and "".join(streamed) != ans.answer
+        body["replaced"] = replaced
         return "final", body
 
-    def extractive(warning: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    def extractive(warning: str | None = None, replaced: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
                                 vocabulary=vocab, stats=stats)
         if warning:
@@ -190,7 +192,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
             piece = "".join(words[i:i + 6])
             streamed.append(piece)
             yield "delta", {"text": piece}
-        yield final(ans, True, None)
+        yield final(ans, True, None, replaced)
 
     if ctx.config.llm.provider == "none":
         yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(hits)], **head}
@@ -210,7 +212,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
             yield "delta", {"text": piece}
     except LlmError as exc:
         log.warning("LLM failed while streaming, answering extractively: %s", exc)
-        yield from extractive(f"{exc}; this answer was extracted from the docs without the LLM")
+        yield from extractive(f"{exc}; this answer was extracted from the docs without the LLM", bool(streamed))
         return
     output = "".join(streamed)
     try:
@@ -218,6 +220,6 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     except CitationError as exc:
         reason = f"the model's answer was refused: {exc}"
         yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
-                           warning=reason), False, reason)
+                           warning=reason), False, reason, replaced=True)
         return
     yield final(ans, True, ans.warning)
