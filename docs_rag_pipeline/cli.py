@@ -208,12 +208,15 @@ def _request(model: type, args: argparse.Namespace, text_field: str, config: Con
     ctx = get_context(config.path)
     data = {text_field: getattr(args, text_field), "top_k": args.top_k, "source": args.source,
             "filters": _filters(args.filter)}
+    if getattr(args, "thread", None) is not None:
+        data["thread_id"] = args.thread
     try:
         return ctx, parse_request(model, {k: v for k, v in data.items() if v is not None}, ctx)
     except InputError as exc:
         msg = exc.message
         for name, flag in (("'top_k'", "--top-k"), ("'source'", "--source"), ("'filters'", "--filter"),
-                           ("filters:", "--filter:"), ("filters.", "--filter ")):
+                           ("filters:", "--filter:"), ("filters.", "--filter "),
+                           ("'thread_id'", "--thread")):
             msg = msg.replace(name, flag, 1) if msg.startswith(name) else msg
         raise InputError(exc.code, exc.field, msg, exc.status) from None
 
@@ -236,7 +239,8 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
     from .schemas import AskRequest, resolve_top_k
 
     ctx, req = _request(AskRequest, args, "question", config)
-    ans = ask(req.question, top_k=resolve_top_k(ctx, req), source=req.source, filters=req.filters, config=config.path)
+    ans = ask(req.question, thread_id=req.thread_id, top_k=resolve_top_k(ctx, req), source=req.source,
+              filters=req.filters, config=config.path)
     if args.json:
         print(json.dumps(ans.to_dict(), indent=2))
         return 0
@@ -246,6 +250,7 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
         for c in ans.citations:
             print(f"[{c.n}] {c.title} — {c.url}")
     print(f"\ntrace: {ans.trace_id}")
+    print(f"thread: {ans.thread_id} (ask a follow-up with --thread {ans.thread_id})")
     return 0
 
 
@@ -337,6 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--source")
         s.add_argument("--filter", action="append", metavar="KEY=VALUE")
         s.add_argument("--json", action="store_true")
+        if name == "ask":
+            s.add_argument("--thread", metavar="ID", help="continue the conversation of a previous answer's thread id")
         s.set_defaults(fn=fn)
     s = sub.add_parser("serve", help="the HTTP API under waitress")
     s.add_argument("--host", default="127.0.0.1")

@@ -178,6 +178,7 @@ class ApiConfig(_Shape):
     max_question_chars: int = Field(2000, ge=1)
     max_top_k: int = Field(8, ge=1)
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
+    thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
 
 
 class UrlRule(_Shape):

@@ -43,6 +43,7 @@ class Case:
     category: str
     note: str = ""
     split: str | None = None  # calibration | test; None: the deterministic split of split_of()
+    turns: tuple[str, ...] = ()  # a multi-turn case: the earlier questions, oldest first
 
 
 def normalise_url(url: str) -> str:
@@ -105,7 +106,7 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
                           expected_urls=tuple(resolve_expected(u, root_url) for u in case.expected_urls),
                           expected_keywords=tuple(case.expected_keywords), should_refuse=case.should_refuse,
                           category=case.category or ("refuse" if case.should_refuse else "answerable"),
-                          note=case.note, split=case.split))
+                          note=case.note, split=case.split, turns=tuple(case.turns)))
     if not cases:
         raise EvalCaseError(f"{p}: no cases in the file")
     return cases
@@ -220,6 +221,22 @@ class CaseResult:
     cite_ok: int = 0
     cite_total: int = 0
     features: dict[str, float] = field(default_factory=dict)
+    turns: int = 0  # earlier turns of a multi-turn case
+    searched: str | None = None  # what a follow-up searched (its carried terms or the LLM's rewrite)
+    follow_up_ok: bool | None = None  # a multi-turn case: refused as it should, or answered citing an expected page
+
+
+def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str) -> list[Any]:
+    """The earlier turns of a multi-turn case, asked in order in one (in-memory) thread."""
+    from .threads import Turn
+
+    history: list[Turn] = []
+    for q in turns:
+        a = answer_question(ctx, q, top_k=top_k, source=source, history=history)
+        history.append(Turn(question=q, standalone=a.searched or a.standalone_question or q, answer=a.answer,
+                            refused=a.refused, cited_urls=[c.url for c in a.citations],
+                            cited_titles=[c.title for c in a.citations]))
+    return history
 
 
 def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5,
@@ -233,15 +250,17 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
 
         base = build(ctx, source)
     for case in cases:
-        t0 = time.perf_counter()
-        hits = search(ctx, case.question, top_k=10, source=source)
-        search_ms = (time.perf_counter() - t0) * 1000
-        ft = search(ctx, case.question, top_k=10, source=source, mode="fulltext")
-        vec = search(ctx, case.question, top_k=10, source=source, mode="vector")
+        history = conversation(ctx, case.turns, top_k=top_k, source=source) if case.turns else None
         t1 = time.perf_counter()
-        ans = answer_question(ctx, case.question, top_k=top_k, source=source)
+        ans = answer_question(ctx, case.question, top_k=top_k, source=source, history=history)
         ask_ms = (time.perf_counter() - t1) * 1000
-        rel = judge(case.question, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
+        query = ans.searched or case.question  # a follow-up is searched as its thread made it
+        t0 = time.perf_counter()
+        hits = search(ctx, query, top_k=10, source=source)
+        search_ms = (time.perf_counter() - t0) * 1000
+        ft = search(ctx, query, top_k=10, source=source, mode="fulltext")
+        vec = search(ctx, query, top_k=10, source=source, mode="vector")
+        rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
                     ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
@@ -262,7 +281,11 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             top_urls=[h.url for h in hits[:5]],
             rank_baseline=url_rank(base.search_pages(case.question), case.expected_urls)
             if base is not None and case.expected_urls else None,
-            cite_ok=ok, cite_total=total, features=refusal_features(ctx, case.question, hits[:top_k])))
+            cite_ok=ok, cite_total=total, features=refusal_features(ctx, query, hits[:top_k]),
+            turns=len(case.turns), searched=ans.searched,
+            follow_up_ok=(ans.refused if case.should_refuse else
+                          not ans.refused and url_rank([c.url for c in ans.citations], case.expected_urls) is not None)
+            if case.turns else None))
     report = summarise(source, results)
     if base is not None:
         report["baseline"] = retrieval_metrics([r.rank_baseline for r in results if not r.should_refuse])
@@ -291,6 +314,7 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     cited = sum(r.cited for r in results)
     answered = [r for r in results if not r.refused]
     kw_cases = [r for r in answerable if r.keywords_total]
+    multi = [r for r in results if r.turns]
     out: dict[str, Any] = {
         "source": source,
         "cases": len(results),
@@ -313,6 +337,9 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         "ablations": {"fulltext": retrieval_metrics([r.rank_fulltext for r in answerable]),
                       "vector": retrieval_metrics([r.rank_vector for r in answerable])},
         "by_category": {},
+        # multi-turn cases: the follow-up refused as it should, or answered citing an expected page
+        "follow_ups": {"cases": len(multi), "correct": round(sum(1 for r in multi if r.follow_up_ok) / len(multi), 4)
+                       if multi else None},
         "calibration": calibrate_refusal(results),
         "per_case": [asdict(r) for r in results],
     }
@@ -400,6 +427,8 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
     for name, m in report["ablations"].items():
         for k, v in m.items():
             out[f"{name}_only_{k}"] = float(v)
+    if (report.get("follow_ups") or {}).get("correct") is not None:
+        out["follow_up_correct"] = float(report["follow_ups"]["correct"])
     return out
 
 
@@ -465,6 +494,9 @@ def print_table(report: dict[str, Any]) -> str:
         ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
         ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
     ]
+    fu = report.get("follow_ups") or {}
+    if fu.get("cases"):
+        rows.append((f"follow-ups ({fu['cases']})", fu["correct"], "", ""))
     base = report.get("baseline")
     head = f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}" + (f" {'baseline':>10}" if base else "")
     out = [head]

@@ -111,9 +111,13 @@ class Answer:
     trace_id: str
     mode: str = "extractive"
     warning: str | None = None
+    thread_id: str | None = None  # the conversation this answer belongs to (ask's thread_id)
+    standalone_question: str | None = None  # a follow-up rewritten by the LLM into a standalone question
+    searched: str | None = None  # what was searched for a follow-up, when not the question itself
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if out["warning"] is None:
-            del out["warning"]
+        for k in ("warning", "thread_id", "standalone_question", "searched"):
+            if out[k] is None:
+                del out[k]
         return out

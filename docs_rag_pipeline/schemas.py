@@ -116,6 +116,11 @@ class AskRequest(Scope):
     """``POST /ask``, the MCP tool ``ask`` and ``docs-rag ask``."""
 
     question: Text = Field(description="the question, in words")
+    thread_id: Annotated[Text, Field(pattern=r"^[0-9a-f]{32}$")] | None = Field(
+        None, description="the conversation to continue: the thread_id a previous answer returned (a follow-up "
+                          "such as 'why?' is answered in its context); leave it out to start a new one")
+    stream: StrictBool = Field(False, description="HTTP only: answer with server-sent events (sources, the answer "
+                                                  "as it is produced, then a final event with citations)")
 
     @field_validator("question")
     @classmethod
@@ -143,7 +148,8 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     field = loc[0] if loc else ""
     msg = e["msg"]
     if kind == "extra_forbidden":
-        allowed = ", ".join(sorted({text_field, *Scope.model_fields}))
+        extra = ("thread_id", "stream") if text_field == "question" else ()
+        allowed = ", ".join(sorted({text_field, *Scope.model_fields, *extra}))
         return InputError("unknown_field", field, f"unknown field {field!r}; allowed: {allowed}")
     if kind == "invalid_text":
         where = ".".join(loc[:2]) if field == "filters" else field
@@ -160,6 +166,11 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
         return InputError("missing_" + field, field, f"'{field}' must be a non-empty string")
     if field == "top_k":
         return InputError("invalid_top_k", field, "'top_k' must be an integer ≥ 1")
+    if field == "thread_id":
+        return InputError("invalid_thread_id", field, "'thread_id' must be the 32-character hex id a previous "
+                                                      "answer returned; leave it out to start a new conversation")
+    if field == "stream":
+        return InputError("invalid_stream", field, "'stream' must be true or false")
     if field == "source":
         return InputError("invalid_source", field, "'source' must be a string (a configured source name)")
     if field == "filters" and len(loc) == 1:
@@ -196,7 +207,8 @@ SPLITS = ("calibration", "test")
 _CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
                "should_refuse": "required, true or false",
                "expected_urls": "a list of URLs (absolute or relative to the source)",
-               "expected_keywords": "a list of strings", "note": "a string"}
+               "expected_keywords": "a list of strings", "note": "a string",
+               "turns": "a list of the earlier questions of the conversation (non-empty strings), oldest first"}
 
 
 class EvalCase(BaseModel):
@@ -212,6 +224,9 @@ class EvalCase(BaseModel):
     category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
     note: Text = ""
     split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_split)
+    # a multi-turn case: the earlier questions of the conversation, oldest first; ``question`` is the
+    # follow-up that is scored, asked in their thread
+    turns: list[Annotated[Text, Field(min_length=1, pattern=r"\S")]] = []
 
     @field_validator("id", "question")
     @classmethod

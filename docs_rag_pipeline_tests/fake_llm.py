@@ -5,6 +5,10 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``error500``, ``error429``, ``malformed`` (not JSON).
+
+With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
+deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
+rewrite prompt is answered with a standalone question: the previous question, then the follow-up.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ def first_sentence(text: str) -> str:
 class ChatServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict] = []
+        self.streamed = 0  # answers sent as server-sent events
         self.stop = threading.Event()
         outer = self
 
@@ -38,6 +43,10 @@ class ChatServer(LocalServer):
                 model = body["model"]
                 user = body["messages"][-1]["content"]
                 sources = {int(n): t for n, t in SOURCE_RE.findall(user)}
+                if body["messages"][0]["content"].startswith("You rewrite") and model not in ("slow", "error500"):
+                    prev = re.findall(r"^User: (.*)$", user, re.M)[-1].rstrip("?")
+                    last = user.rsplit("Last question: ", 1)[1].strip()
+                    return self.reply(model, f"{prev}: {last}", body.get("stream"))
                 if model == "slow":
                     outer.stop.wait(30)
                     return
@@ -69,10 +78,31 @@ class ChatServer(LocalServer):
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:
                     return self.send_json(404, {"error": {"message": f"unknown model {model}"}})
-                self.send_json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
-                                 "model": model, "choices": [{"index": 0, "finish_reason": "stop",
-                                                              "message": {"role": "assistant", "content": content}}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                self.reply(model, content, body.get("stream"))
+
+            def reply(self, model: str, content: str, stream: bool | None) -> None:
+                if not stream:
+                    return self.send_json(200, {
+                        "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()), "model": model,
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": content}}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                pieces = [content[i:i + 7] for i in range(0, len(content), 7)]
+                for i, piece in enumerate([None, *pieces, ""]):
+                    delta = {"role": "assistant", "content": ""} if piece is None else {"content": piece}
+                    done = i == len(pieces) + 1
+                    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                             "model": model, "choices": [{"index": 0, "delta": {} if done else delta,
+                                                          "finish_reason": "stop" if done else None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                outer.streamed += 1
 
         super().__init__(Handler, path="/v1")
 

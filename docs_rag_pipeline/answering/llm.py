@@ -19,6 +19,22 @@ Rules:
 - If the sources do not answer the question, reply with exactly one line: NO_ANSWER: <short reason>"""
 
 
+REWRITE_PROMPT = """You rewrite the last question of a conversation about a product's documentation into one
+standalone question that can be understood without the conversation: resolve "it", "that", "why?",
+"an example" and the like with the conversation's own terms. Do not answer it. Reply with the
+question only, on one line."""
+
+
+def rewrite_messages(question: str, history: Sequence[object]) -> list[dict[str, str]]:
+    """The prompt that turns a follow-up into a standalone question (the last turns, oldest first)."""
+    lines = []
+    for t in list(history)[-3:]:
+        lines.append(f"User: {neutralise(getattr(t, 'question', ''))}")
+        lines.append(f"Assistant: {neutralise(getattr(t, 'answer', ''))[:600]}")
+    user = "Conversation:\n" + "\n".join(lines) + f"\n\nLast question: {neutralise(question)}"
+    return [{"role": "system", "content": REWRITE_PROMPT}, {"role": "user", "content": user}]
+
+
 class LlmError(RuntimeError):
     """The LLM server failed (unreachable, timeout, rate limit, server error, malformed output)."""
 
@@ -75,6 +91,34 @@ class ChatClient:
             raise LlmError(f"llm.api_key_env: environment variable {cfg.api_key_env} is not set")
         self.cfg = cfg
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds, max_retries=0)
+
+    def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
+        """The answer as the server produces it (``stream=True``): its text pieces, in order."""
+        import openai
+
+        got = False
+        try:
+            events = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
+                                                          temperature=self.cfg.temperature,
+                                                          max_tokens=self.cfg.max_tokens, stream=True)
+            for ev in events:
+                choices = getattr(ev, "choices", None) or []
+                piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                if isinstance(piece, str) and piece:
+                    got = True
+                    yield piece
+        except openai.APITimeoutError as exc:
+            raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise LlmError(f"the LLM server at {self._client.base_url} is unreachable") from exc
+        except openai.RateLimitError as exc:
+            raise LlmError("the LLM server is rate limiting requests (429)") from exc
+        except openai.APIStatusError as exc:
+            raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
+        except (openai.APIError, ValueError, KeyError, TypeError) as exc:
+            raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
+        if not got:
+            raise LlmError("the LLM server returned an empty answer")
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         import openai

@@ -7,15 +7,16 @@ or missing citation refuses the answer. Each stage is a LangSmith run when traci
 from __future__ import annotations
 
 import logging
-from typing import Any
+import re
+from typing import Any, Iterator, Sequence
 
 from ..context import Context
 from ..records import Answer, Hit
 from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
-from .extractive import REFUSAL, extractive_answer, judge
-from .llm import ChatClient, LlmError, build_prompt
+from .extractive import REFUSAL, content_terms, extractive_answer, judge
+from .llm import ChatClient, LlmError, build_prompt, rewrite_messages
 from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
@@ -58,11 +59,66 @@ def _parent(ctx: Context):  # noqa: ANN202
     return get
 
 
+# ---- follow-ups: a question read in the context of its thread ---------------------------------
+
+CARRIED_TERMS = 8  # at most this many terms of the previous turns join a follow-up's search
+
+
+def carried_terms(question: str, history: Sequence[Any], vocabulary: frozenset[str] | None = None) -> list[str]:
+    """The previous turns' specific terms (newest first: their searched question, then the titles of
+    the pages they cited) that the follow-up does not already use."""
+    have = set(content_terms(question))
+    out: list[str] = []
+    for turn in reversed(list(history)[-2:]):
+        for text in [turn.standalone or turn.question, *turn.cited_titles]:
+            for t in content_terms(text):
+                if t in have or t in out or (vocabulary is not None and t not in vocabulary):
+                    continue
+                out.append(t)
+    return out[:CARRIED_TERMS]
+
+
+@traceable("rewrite")
+def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> str:
+    """The follow-up rewritten by the LLM into a standalone question (raises LlmError)."""
+    out = ChatClient(ctx.config.llm).complete(rewrite_messages(question, history)).strip()
+    out = out.splitlines()[0].strip().strip('"') if out else ""
+    if not out or out.upper().startswith("NO_ANSWER"):
+        raise LlmError("the LLM server did not rewrite the follow-up")
+    return out[: ctx.config.api.max_question_chars]
+
+
+def standalone(ctx: Context, question: str, history: Sequence[Any] | None) -> tuple[str, str | None]:
+    """What to search and answer for ``question`` in its thread, and the standalone question when an
+    LLM wrote one. Without an LLM (or when it fails), the previous turns' terms are carried."""
+    if not history:
+        return question, None
+    if ctx.config.llm.provider != "none":
+        try:
+            q = rewrite_question(ctx, question, history)
+            return q, q
+        except LlmError as exc:
+            log.warning("LLM could not rewrite the follow-up, carrying terms instead: %s", exc)
+    terms = carried_terms(question, history, ctx.chunks.vocabulary())
+    return (f"{question} ({' '.join(terms)})" if terms else question), None
+
+
 @traceable("ask")
 def answer_question(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
-                    filters: dict[str, Any] | None = None) -> Answer:
+                    filters: dict[str, Any] | None = None, history: Sequence[Any] | None = None) -> Answer:
+    """``history``: the previous turns of the thread (threads.Turn), oldest first."""
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
+    asked = question
+    question, rewritten = standalone(ctx, question, history)
+    ans = _answer(ctx, question, top_k=top_k, source=source, filters=filters)
+    ans.standalone_question = rewritten
+    ans.searched = question if question != asked else None
+    return ans
+
+
+def _answer(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
+            filters: dict[str, Any] | None = None) -> Answer:
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
@@ -89,3 +145,81 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     except CitationError as exc:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
                       warning=f"the model's answer was refused: {exc}")
+
+
+# ---- streaming -----------------------------------------------------------------------------------
+
+def _source_view(h: Hit, n: int) -> dict[str, Any]:
+    return {"n": n, "chunk_id": h.chunk_id, "url": h.url, "title": h.title, "headings": list(h.headings),
+            "source": h.source}
+
+
+def answer_events(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
+                  filters: dict[str, Any] | None = None,
+                  history: Sequence[Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``ask`` as events, in order: ``sources`` (what was retrieved), ``delta`` (the answer as it is
+    produced, ``{"text": …}``), then ``final``: the answer (``Answer.to_dict()``) with ``validation``
+    (``{"valid", "reason"}``) and ``replaced`` (true when the streamed text was rejected: a streamed
+    LLM answer that failed validation is replaced by the refusal). The validator decides."""
+    if not isinstance(question, str) or not question.strip():
+        raise QueryError("question: must be a non-empty string")
+    asked = question
+    question, rewritten = standalone(ctx, question, history)
+    trace_id = current_trace_id()
+    k = top_k or ctx.config.retrieval.top_k
+    hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
+    vocab = ctx.chunks.vocabulary()
+    stats = corpus_stats(ctx.chunks)
+    head: dict[str, Any] = {"standalone_question": rewritten, "searched": question if question != asked else None}
+    streamed: list[str] = []
+
+    def final(ans: Answer, valid: bool, reason: str | None, replaced: bool = False) -> tuple[str, dict[str, Any]]:
+        """``replaced``: the streamed text was rejected (refused by the validator, or the model failed
+        mid-stream): the final answer is not a cleaned-up version of it but something else."""
+        ans.standalone_question, ans.searched = head["standalone_question"], head["searched"]
+        body = ans.to_dict()
+        body["validation"] = {"valid": valid, "reason": reason}
+        body["replaced"] = replaced
+        return "final", body
+
+    def extractive(warning: str | None = None, replaced: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
+                                vocabulary=vocab, stats=stats)
+        if warning:
+            ans.warning = warning
+        words = re.findall(r"\s*\S+\s*", ans.answer) or [ans.answer]
+        for i in range(0, len(words), 6):  # the answer text, a few words at a time, exactly as it is
+            piece = "".join(words[i:i + 6])
+            streamed.append(piece)
+            yield "delta", {"text": piece}
+        yield final(ans, True, None, replaced)
+
+    if ctx.config.llm.provider == "none":
+        yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(hits)], **head}
+        yield from extractive()
+        return
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats).relevant:
+        yield "sources", {"sources": [], **head}
+        yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm"), True,
+                    "nothing relevant was retrieved")
+        return
+    prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
+                          parent=_parent(ctx))
+    yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(prompt.hits)], **head}
+    try:
+        for piece in ChatClient(ctx.config.llm).stream(prompt.messages):
+            streamed.append(piece)
+            yield "delta", {"text": piece}
+    except LlmError as exc:
+        log.warning("LLM failed while streaming, answering extractively: %s", exc)
+        yield from extractive(f"{exc}; this answer was extracted from the docs without the LLM", bool(streamed))
+        return
+    output = "".join(streamed)
+    try:
+        ans = validate_answer(ctx, output, prompt.hits, trace_id)
+    except CitationError as exc:
+        reason = f"the model's answer was refused: {exc}"
+        yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
+                           warning=reason), False, reason, replaced=True)
+        return
+    yield final(ans, True, ans.warning)

@@ -141,7 +141,11 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
         "/search": {"post": {"summary": "hybrid search", "operationId": "search", "requestBody": body("SearchRequest"),
                              "responses": {"200": ok, **errors}}},
         "/ask": {"post": {"summary": "a cited answer", "operationId": "ask", "requestBody": body("AskRequest"),
-                          "responses": {"200": ok, **errors}}},
+                          "responses": {"200": {**ok, "content": {
+                              **ok["content"],
+                              "text/event-stream": {"schema": {"type": "string", "description": (
+                                  "with \"stream\": true: events sources, delta…, final (or error)")}}}},
+                              **errors}}},
         "/chunks/{chunk_id}": {"get": {"summary": "one chunk with its parent chain", "operationId": "get_chunk",
                                        "parameters": [param("chunk_id", "path", True, "a chunk id")],
                                        "responses": {"200": ok, **errors}}},
@@ -417,8 +421,37 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         c = ctx()
         d = _body(AskRequest, c)
-        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path)
+        if d.stream:
+            return _stream_answer(c, d)
+        ans = ask(d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
+                  filters=d.filters, config=config_path)
         return jsonify(ans.to_dict())
+
+    def _stream_answer(c: Context, d: AskRequest):  # noqa: ANN202
+        """``/ask`` with ``"stream": true``: server-sent events (see docs/interfaces/http.md). Bad input
+        and an unknown thread are answered before the stream starts, as JSON errors."""
+        import json
+
+        from flask import Response, stream_with_context
+
+        from ..query import ask_stream
+
+        events = ask_stream(d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
+                            filters=d.filters, config=config_path)
+        trace = g.get("trace_id")
+
+        def sse():  # noqa: ANN202
+            try:
+                for name, data in events:
+                    yield f"event: {name}\ndata: {json.dumps(data, sort_keys=True)}\n\n"
+            except Exception as exc:  # noqa: BLE001 - the status line is sent: the failure is an event
+                code, msg = (("backend_unavailable", backend_message(exc)) if is_backend_failure(exc)
+                             else ("internal_error", "an unexpected server error; the server log has the details"))
+                log.warning("stream failed (trace %s): %s", trace, exc, exc_info=exc)
+                yield f"event: error\ndata: {json.dumps({'code': code, 'message': msg, 'trace_id': trace})}\n\n"
+
+        return Response(stream_with_context(sse()), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/chunks/<chunk_id>")
     def chunk_route(chunk_id: str):  # noqa: ANN202

@@ -32,7 +32,9 @@ INSTRUCTIONS = """Search and cite this project's indexed documentation.
 - get_chunk: one chunk by id, with parent_id; call get_chunk(parent_id) to walk up to the enclosing section/page.
 - get_page: every chunk of a page, in order, by its URL.
 - ask: a cited answer ([n] markers map to citations) or refused=true when the docs don't cover the question.
-A failed call is a tool error whose text starts with INVALID_QUERY, NOT_FOUND or BACKEND_UNAVAILABLE."""
+- ask takes thread_id (from a previous answer) to answer a follow-up in its conversation.
+A failed call is a tool error whose text starts with INVALID_QUERY, NOT_FOUND or BACKEND_UNAVAILABLE
+(an unknown or expired thread_id: NOT_FOUND)."""
 
 # Arguments are checked here with the request models the HTTP API uses (docs_rag_pipeline.schemas),
 # not by the SDK, so that every bad input is answered the same way (INVALID_QUERY: …); the tool
@@ -49,6 +51,7 @@ QUESTION = _arg(_PROPS["question"])
 FILTERS = _arg(_PROPS["filters"])
 TOP_K = _arg(_PROPS["top_k"])
 SOURCE = _arg(_PROPS["source"])
+THREAD_ID = _arg(_PROPS["thread_id"])
 CHUNK_ID = _arg({"type": "string", "description": "a chunk_id from search, get_page, a citation or a parent_id"})
 URL = _arg({"type": "string", "description": "the page URL, or a chunk URL (its #anchor is ignored)"})
 
@@ -71,6 +74,8 @@ def _run(fn: Callable[[], dict[str, Any]]) -> Any:
     except Failure as exc:
         return _failed(exc.code, exc.message)
     except InputError as exc:
+        if exc.code in ("unknown_thread", "expired_thread"):
+            return _failed("NOT_FOUND", exc.message)
         return _failed("INVALID_QUERY", exc.message)
     except QueryError as exc:
         return _failed("INVALID_QUERY", str(exc))
@@ -152,17 +157,19 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
 
     @server.tool()
     def ask(question: QUESTION, top_k: TOP_K = None, source: SOURCE = None,
-            filters: FILTERS = None) -> dict[str, Any]:
+            filters: FILTERS = None, thread_id: THREAD_ID = None) -> dict[str, Any]:
         """A cited answer from the documentation: `answer` with [n] markers, `citations` (n, chunk_id, url,
         title, snippet, score, supported), `refused` (true when the docs don't cover the question, with no
-        citations), `trace_id`, `mode` and, when something degraded, `warning`."""
+        citations), `trace_id`, `mode`, `thread_id` and, when something degraded, `warning`. Pass `thread_id`
+        back to ask a follow-up ("why?", "show me an example") in the same conversation."""
         def run() -> dict[str, Any]:
             from ..query import ask as _ask
 
             c = ctx()
-            r = parse_request(AskRequest, _args(question=question, top_k=top_k, source=source, filters=filters), c)
-            return _ask(r.question, top_k=resolve_top_k(c, r), source=r.source, filters=r.filters,
-                        config=config_path).to_dict()
+            r = parse_request(AskRequest, _args(question=question, top_k=top_k, source=source, filters=filters,
+                                                thread_id=thread_id), c)
+            return _ask(r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
+                        filters=r.filters, config=config_path).to_dict()
 
         return _run(run)
 

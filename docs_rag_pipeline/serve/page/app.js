@@ -20,6 +20,15 @@
   const authEl = $("auth");
   const tokenInput = $("token");
   const TOKEN_KEY = "docs-rag-token";
+  const conversation = $("conversation");
+  const turnsEl = $("turns");
+  const currentQuestion = $("current-question");
+  const standaloneEl = $("standalone");
+  const replacedNote = $("replaced-note");
+  const newThreadBtn = $("new-thread");
+
+  let threadId = null; // the conversation the next question continues (the last answer's thread_id)
+  let shown = null; // the turn on screen: {question, ans}, moved up into the conversation by the next one
 
   let seq = 0; // the number of the latest question; older answers are dropped
   let inflight = null; // the AbortController of the question in flight
@@ -85,13 +94,20 @@
     lastQuestion = text;
     errorEl.hidden = true;
     setBusy(true);
+    const payload = { question: text, stream: true };
+    if (threadId) payload.thread_id = threadId;
     try {
       const resp = await fetch("/ask", {
         method: "POST",
         headers: { "Content-Type": "application/json", ...authHeaders() },
-        body: JSON.stringify({ question: text }),
+        body: JSON.stringify(payload),
         signal: controller.signal,
       });
+      const type = resp.headers.get("Content-Type") || "";
+      if (resp.ok && type.startsWith("text/event-stream") && resp.body) {
+        await readStream(resp.body, mine, text);
+        return;
+      }
       let body = null;
       try {
         body = await resp.json();
@@ -101,10 +117,17 @@
       if (mine !== seq) return;
       if (!resp.ok) {
         if (resp.status === 401) authEl.hidden = false;
+        const code = body && body.error ? body.error.code : "";
         const msg = body && body.error ? body.error.message : "HTTP " + resp.status;
+        if (code === "unknown_thread" || code === "expired_thread") {
+          threadId = null; // the next question starts a new conversation
+          showError("This conversation is no longer available: " + msg);
+          return;
+        }
         showError("The question could not be answered: " + msg);
         return;
       }
+      begin(text);
       render(body);
     } catch (err) {
       if (err && err.name === "AbortError") return; // replaced by a newer question
@@ -116,6 +139,104 @@
       }
     }
   }
+
+  // server-sent events over fetch: "sources", then "delta"s, then "final" (or "error")
+  async function readStream(stream, mine, text) {
+    const reader = stream.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    let started = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (mine !== seq) {
+        reader.cancel().catch(() => {});
+        return;
+      }
+      buf += decoder.decode(value || new Uint8Array(), { stream: !done });
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        let name = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) name = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        let ev = null;
+        try {
+          ev = JSON.parse(data.join("\n"));
+        } catch (e) {
+          continue;
+        }
+        if (!started) {
+          begin(text);
+          started = true;
+        }
+        if (name === "sources") {
+          statusEl.textContent = "Found " + (ev.sources || []).length + " sources; writing the answer…";
+          showStandalone(ev.standalone_question);
+        } else if (name === "delta") {
+          answerEl.classList.add("streaming");
+          answerEl.appendChild(document.createTextNode(String(ev.text || "")));
+        } else if (name === "final") {
+          render(ev);
+        } else if (name === "error") {
+          showError("The question could not be answered: " + (ev.message || "the stream failed"));
+        }
+      }
+      if (done) return;
+    }
+  }
+
+  // a new turn on screen: the turn shown so far moves up into the conversation
+  function begin(text) {
+    if (shown && threadId) archive(shown);
+    shown = null;
+    result.hidden = false;
+    currentQuestion.textContent = text;
+    banner.hidden = true;
+    warningEl.hidden = true;
+    replacedNote.hidden = true;
+    showStandalone(null);
+    clear(answerEl);
+    clear(sourcesEl);
+    sourcesHeading.hidden = true;
+    traceEl.textContent = "";
+    answerEl.dataset.question = text;
+  }
+
+  function archive(turn) {
+    const a = turn.ans;
+    const sources = el("ol", { className: "turn-sources" });
+    for (const c of a.citations || []) {
+      const href = safeHref(c.url);
+      sources.appendChild(el("li", null, href
+        ? el("a", { href: href, target: "_blank", rel: "noopener noreferrer", text: c.title || c.url })
+        : el("span", { text: c.title || c.url })));
+    }
+    turnsEl.appendChild(el("li", { className: "turn" + (a.refused ? " refused" : ""), "data-thread-id": a.thread_id },
+      el("p", { className: "you", text: turn.question }),
+      el("p", { className: "turn-answer", text: a.answer || "" }),
+      (a.citations || []).length ? sources : null));
+    conversation.hidden = false;
+  }
+
+  function showStandalone(q) {
+    standaloneEl.hidden = !q;
+    standaloneEl.textContent = q ? "Understood as: " + q : "";
+  }
+
+  newThreadBtn.addEventListener("click", () => {
+    threadId = null;
+    shown = null;
+    clear(turnsEl);
+    conversation.hidden = true;
+    result.hidden = true;
+    newThreadBtn.hidden = true;
+    question.value = "";
+    question.focus();
+  });
 
   function submit() {
     const text = question.value.trim();
@@ -142,6 +263,14 @@
   // ---- rendering ---------------------------------------------------------------------------
   function render(ans) {
     result.hidden = false;
+    answerEl.classList.remove("streaming");
+    replacedNote.hidden = !ans.replaced;
+    showStandalone(ans.standalone_question);
+    if (ans.thread_id) {
+      threadId = ans.thread_id;
+      newThreadBtn.hidden = false;
+    }
+    shown = { question: answerEl.dataset.question || lastQuestion, ans: ans };
     banner.hidden = !ans.refused;
     warningEl.hidden = !ans.warning;
     warningEl.textContent = ans.warning ? "Note: " + ans.warning : "";

@@ -1,0 +1,115 @@
+"""Conversation threads: the turns of a follow-up conversation, kept in SQLite under the storage
+folder (``<storage>/threads.sqlite``). A thread expires ``api.thread_ttl_minutes`` after its last
+turn; an unknown or expired ``thread_id`` is an :class:`InputError` (HTTP 404, MCP tool error,
+CLI exit 2). No Dagster here."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from .schemas import InputError
+
+THREAD_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+MAX_TURNS_KEPT = 20  # the newest turns a follow-up sees
+_LOCK = threading.Lock()
+
+
+@dataclass(slots=True)
+class Turn:
+    question: str
+    standalone: str  # what was searched / the rewritten question
+    answer: str
+    refused: bool
+    cited_urls: list[str] = field(default_factory=list)
+    cited_titles: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Thread:
+    thread_id: str
+    turns: list[Turn]
+
+
+class ThreadStore:
+    def __init__(self, folder: str | Path, ttl_minutes: int) -> None:
+        self.path = Path(folder) / "threads.sqlite"
+        self.ttl = ttl_minutes * 60
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")
+            db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
+                       "PRIMARY KEY (thread_id, n))")
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one operation: committed (or rolled back) and closed at the end."""
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def new(self) -> Thread:
+        tid = uuid.uuid4().hex
+        now = time.time()
+        with _LOCK, self._db() as db:
+            db.execute("INSERT INTO threads VALUES (?, ?, ?)", (tid, now, now))
+            # forget expired threads now and then
+            old = [r[0] for r in db.execute("SELECT id FROM threads WHERE updated < ?", (now - self.ttl - 86400,))]
+            for o in old:
+                db.execute("DELETE FROM turns WHERE thread_id = ?", (o,))
+                db.execute("DELETE FROM threads WHERE id = ?", (o,))
+        return Thread(tid, [])
+
+    def get(self, thread_id: str) -> Thread:
+        """The thread, or an InputError: ``invalid_thread_id`` (400), ``unknown_thread`` or
+        ``expired_thread`` (404)."""
+        if not isinstance(thread_id, str) or not THREAD_ID_RE.match(thread_id):
+            raise InputError("invalid_thread_id", "thread_id",
+                             "'thread_id' must be the 32-character hex id a previous answer returned; "
+                             "leave it out to start a new conversation")
+        with _LOCK, self._db() as db:
+            row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            if row is None:
+                raise InputError("unknown_thread", "thread_id",
+                                 f"no conversation with thread_id {thread_id!r}; leave thread_id out to start a "
+                                 "new one", 404)
+            if row[0] < time.time() - self.ttl:
+                raise InputError("expired_thread", "thread_id",
+                                 f"the conversation {thread_id!r} expired (no question for more than "
+                                 f"{self.ttl // 60} minutes, api.thread_ttl_minutes); leave thread_id out to "
+                                 "start a new one", 404)
+            rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
+                              (thread_id, MAX_TURNS_KEPT)).fetchall()
+        return Thread(thread_id, [Turn(**json.loads(b)) for (b,) in reversed(rows)])
+
+    def add(self, thread_id: str, turn: Turn) -> None:
+        from dataclasses import asdict
+
+        with _LOCK, self._db() as db:
+            n = db.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+            db.execute("INSERT INTO turns VALUES (?, ?, ?)", (thread_id, n, json.dumps(asdict(turn))))
+            db.execute("UPDATE threads SET updated = ? WHERE id = ?", (time.time(), thread_id))
+
+    def touch(self, thread_id: str, when: float) -> None:
+        """Set the time of the last turn (for expiry)."""
+        with _LOCK, self._db() as db:
+            db.execute("UPDATE threads SET updated = ? WHERE id = ?", (when, thread_id))
+
+
+def thread_store(ctx) -> ThreadStore:  # noqa: ANN001
+    store = getattr(ctx, "_threads", None)
+    if store is None:
+        store = ThreadStore(ctx.config.storage_path, ctx.config.api.thread_ttl_minutes)
+        ctx._threads = store
+    return store

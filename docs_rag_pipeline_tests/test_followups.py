@@ -1,0 +1,279 @@
+"""Follow-ups (``thread_id``) and streamed answers (``"stream": true``), over a real index, a real
+waitress server, a real streaming chat-completions server, the MCP SDK client and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from docs_rag_pipeline.context import get_context
+from docs_rag_pipeline.serve.api import create_app
+from docs_rag_pipeline.threads import thread_store
+
+from .conftest import write_config
+from .dagster_helpers import index_guide
+from .fake_llm import ChatServer
+from .test_api import serve, variant
+from .test_mcp import call, with_client
+
+FIRST_Q = "How do I deploy dashboards to the cloud?"
+FOLLOW_UP = "which environment variable must be set?"  # only answerable with the first turn's context
+CONVERTER_Q = "What does a converter do in data binding?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    return index_guide(tmp_path_factory.mktemp("followups"))
+
+
+@pytest.fixture(scope="module")
+def server(index):
+    with serve(create_app(config_path=str(variant(index, "fu.yaml", "rate_limit_per_minute: 100000")))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def llm():
+    with ChatServer() as srv:
+        yield srv
+
+
+def llm_config(index: Path, srv: ChatServer, model: str) -> Path:
+    p = index.parent / f"llm-{model}.yaml"
+    p.write_text(index.read_text() + f"llm:\n  provider: openai\n  model: {model}\n  base_url: {srv.url}\n"
+                 "  timeout_seconds: 5\napi:\n  rate_limit_per_minute: 100000\n")
+    return p
+
+
+def sse(resp: requests.Response) -> list[tuple[str, dict]]:
+    """The server-sent events of a response, in the order they arrived."""
+    out, name, data = [], None, []
+    for line in resp.iter_lines(decode_unicode=True):
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data.append(line[6:])
+        elif line == "" and name:
+            out.append((name, json.loads("\n".join(data))))
+            name, data = None, []
+    return out
+
+
+def test_follow_up_is_answered_in_its_thread(server):
+    alone = requests.post(f"{server}/ask", json={"question": FOLLOW_UP}, timeout=60).json()
+    assert alone["refused"] is True  # on its own, the follow-up is not answerable
+    first = requests.post(f"{server}/ask", json={"question": FIRST_Q}, timeout=60).json()
+    assert first["refused"] is False and len(first["thread_id"]) == 32
+    assert first["thread_id"] != alone["thread_id"]  # each new question starts its own thread
+    r = requests.post(f"{server}/ask", json={"question": FOLLOW_UP, "thread_id": first["thread_id"]}, timeout=60)
+    second = r.json()
+    assert r.status_code == 200 and second["refused"] is False, second
+    assert "ACME_SECRET_KEY" in second["answer"]
+    assert second["citations"][0]["url"] == "https://docs.example.org/deploy/cloud.md"
+    assert second["thread_id"] == first["thread_id"]
+    assert second["searched"].startswith(FOLLOW_UP) and "cloud" in second["searched"]  # the carried terms
+
+
+def test_unknown_expired_and_malformed_threads_are_clear_errors(server, index):
+    cfg = index.parent / "fu.yaml"
+    r = requests.post(f"{server}/ask", json={"question": CONVERTER_Q, "thread_id": "0" * 32}, timeout=60)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_thread"
+    assert "leave thread_id out" in r.json()["error"]["message"]
+    r = requests.post(f"{server}/ask", json={"question": CONVERTER_Q, "thread_id": "nope"}, timeout=60)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_thread_id"
+    tid = requests.post(f"{server}/ask", json={"question": CONVERTER_Q}, timeout=60).json()["thread_id"]
+    ctx = get_context(str(cfg))
+    thread_store(ctx).touch(tid, time.time() - (ctx.config.api.thread_ttl_minutes + 1) * 60)
+    for stream in (False, True):  # checked before the stream starts: a JSON error, not an event
+        r = requests.post(f"{server}/ask", json={"question": "why?", "thread_id": tid, "stream": stream}, timeout=60)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "expired_thread", r.text
+        assert "api.thread_ttl_minutes" in r.json()["error"]["message"]
+    r = requests.post(f"{server}/ask", json={"question": CONVERTER_Q, "stream": "yes"}, timeout=60)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_stream"
+    spec = requests.get(f"{server}/openapi.json", timeout=30).json()
+    assert {"thread_id", "stream"} <= set(spec["components"]["schemas"]["AskRequest"]["properties"])
+
+    # MCP: the same errors as tool errors
+    async def session(client):
+        return (await call(client, "ask", {"question": "why?", "thread_id": "0" * 32}),
+                await call(client, "ask", {"question": "why?", "thread_id": tid}),
+                await call(client, "ask", {"question": FIRST_Q}))
+
+    unknown, expired, ok = with_client(cfg, session)
+    assert unknown[0] is True and unknown[1].startswith("NOT_FOUND: no conversation with thread_id")
+    assert expired[0] is True and expired[1].startswith("NOT_FOUND: the conversation") and "expired" in expired[1]
+    assert ok[0] is False and len(ok[1]["thread_id"]) == 32
+
+    # CLI: exit 2 with the message; a known thread works
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg)}
+    for tid_arg, code in (("0" * 32, "no conversation"), (tid, "expired"), ("nope", "--thread must be")):
+        p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ask", "why?", "--thread", tid_arg],
+                           capture_output=True, text=True, env=env, cwd=index.parent, timeout=300)
+        assert p.returncode == 2 and code in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ask", FOLLOW_UP, "--thread", ok[1]["thread_id"],
+                        "--json"], capture_output=True, text=True, env=env, cwd=index.parent, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "ACME_SECRET_KEY" in json.loads(p.stdout)["answer"]
+
+
+def test_extractive_stream_events_in_order(server):
+    r = requests.post(f"{server}/ask", json={"question": CONVERTER_Q, "stream": True}, stream=True, timeout=60)
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/event-stream")
+    events = sse(r)
+    names = [n for n, _ in events]
+    assert names[0] == "sources" and names[-1] == "final" and set(names[1:-1]) == {"delta"}, names
+    assert events[0][1]["sources"][0]["url"].startswith("https://docs.example.org/forms/binding.md")
+    final = events[-1][1]
+    assert "".join(d["text"] for n, d in events if n == "delta") == final["answer"]
+    assert final["refused"] is False and final["replaced"] is False and final["validation"]["valid"] is True
+    assert final["citations"] and final["trace_id"] and len(final["thread_id"]) == 32
+    # the streamed turn is part of its thread
+    r = requests.post(f"{server}/ask", json={"question": "show me an example", "thread_id": final["thread_id"]},
+                      timeout=60)
+    assert r.status_code == 200 and "datetime" in r.json()["answer"]
+
+
+def test_llm_stream_final_event_replaces_an_invalid_answer(index, llm):
+    with serve(create_app(config_path=str(llm_config(index, llm, "invent")))) as url:
+        before = llm.streamed
+        r = requests.post(f"{url}/ask", json={"question": CONVERTER_Q, "stream": True}, stream=True, timeout=60)
+        events = sse(r)
+    assert llm.streamed == before + 1  # the model's answer did come as a stream
+    names = [n for n, _ in events]
+    assert names[0] == "sources" and names[-1] == "final" and names.count("delta") >= 3, names
+    streamed = "".join(d["text"] for n, d in events if n == "delta")
+    assert "quantum mode" in streamed  # what the model wrote, as it wrote it
+    final = events[-1][1]
+    assert final["replaced"] is True and final["refused"] is True and final["citations"] == []
+    assert final["validation"]["valid"] is False and "not one of the" in final["validation"]["reason"]
+    assert "quantum" not in final["answer"] and final["trace_id"] and final["mode"] == "llm"
+
+    with serve(create_app(config_path=str(llm_config(index, llm, "valid")))) as url:
+        events = sse(requests.post(f"{url}/ask", json={"question": CONVERTER_Q, "stream": True}, stream=True,
+                                   timeout=60))
+    final = events[-1][1]
+    assert final["replaced"] is False and final["refused"] is False and final["validation"]["valid"] is True
+    assert "".join(d["text"] for n, d in events if n == "delta").startswith(final["answer"].split("[")[0].strip())
+
+    # the model failing before it wrote anything: the extractive answer is streamed, with the warning
+    with serve(create_app(config_path=str(llm_config(index, llm, "error500")))) as url:
+        events = sse(requests.post(f"{url}/ask", json={"question": CONVERTER_Q, "stream": True}, stream=True,
+                                   timeout=60))
+    final = events[-1][1]
+    assert final["mode"] == "extractive" and "HTTP 500" in final["warning"] and final["replaced"] is False
+    assert "".join(d["text"] for n, d in events if n == "delta") == final["answer"] and not final["refused"]
+
+
+def test_llm_rewrites_a_follow_up_into_a_standalone_question(index, llm):
+    from docs_rag_pipeline import ask
+
+    cfg = llm_config(index, llm, "valid")
+    first = ask(FIRST_Q, config=cfg)
+    second = ask(FOLLOW_UP, thread_id=first.thread_id, config=cfg)
+    assert second.standalone_question == f"{FIRST_Q.rstrip('?')}: {FOLLOW_UP}"
+    assert second.refused is False and second.citations[0].url == "https://docs.example.org/deploy/cloud.md"
+    assert second.searched == second.standalone_question  # the rewritten question is what was searched
+    rewrite = [b for b in llm.requests if b["messages"][0]["content"].startswith("You rewrite")][-1]
+    assert FIRST_Q in rewrite["messages"][1]["content"]
+
+
+# ---- the chat page, in headless Chromium -----------------------------------------------------------
+
+from .test_chat_page import ask as page_ask  # noqa: E402
+from .test_chat_page import browser, chromium  # noqa: E402, F401 - fixtures
+
+
+def open_page(browser, url: str):  # noqa: ANN001, ANN201
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900}, base_url=url)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    sent: list[dict] = []
+    pg.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith("/ask") else None)
+    pg.goto("/")
+    pg.wait_for_selector("#question")
+    return ctx, pg, errors, sent
+
+
+def test_chat_page_keeps_the_conversation_on_screen(browser, server):
+    ctx, pg, errors, sent = open_page(browser, server)
+    page_ask(pg, FIRST_Q)
+    first_answer = pg.inner_text("#answer")
+    assert "container platform" in first_answer
+    assert pg.is_hidden("#conversation") and pg.is_visible("#new-thread")
+    page_ask(pg, FOLLOW_UP)
+    pg.wait_for_selector("#answer a.cite")
+    # both turns on screen: the first moved up into the conversation, the follow-up answered below
+    turns = pg.locator("#turns li.turn")
+    assert turns.count() == 1 and pg.is_visible("#conversation")
+    assert turns.nth(0).locator(".you").inner_text() == FIRST_Q
+    assert turns.nth(0).locator(".turn-answer").inner_text().startswith(first_answer.split("[")[0].strip())
+    assert "Deploying to the cloud" in turns.nth(0).locator(".turn-sources").inner_text()
+    assert pg.inner_text("#current-question") == FOLLOW_UP
+    assert "ACME_SECRET_KEY" in pg.inner_text("#answer") and pg.is_hidden("#refused-banner")
+    # the page streamed both, and sent the first answer's thread with the follow-up
+    assert [s.get("stream") for s in sent] == [True, True]
+    assert "thread_id" not in sent[0] and len(sent[1]["thread_id"]) == 32
+    # a new conversation: the thread is dropped
+    pg.click("#new-thread")
+    assert pg.is_hidden("#conversation") and pg.locator("#turns li").count() == 0
+    page_ask(pg, FOLLOW_UP)
+    assert pg.is_visible("#refused-banner") and "thread_id" not in sent[2]
+    assert errors == [], errors
+    ctx.close()
+
+
+def test_chat_page_shows_the_replacement_of_an_invalid_streamed_answer(browser, index, llm):
+    with serve(create_app(config_path=str(llm_config(index, llm, "invent")))) as url:
+        ctx, pg, errors, sent = open_page(browser, url)
+        # everything the answer box showed, as it changed
+        pg.evaluate("""() => { window.__seen = []; const a = document.getElementById('answer');
+            new MutationObserver(() => window.__seen.push(a.textContent))
+              .observe(a, {childList: true, characterData: true, subtree: true}); }""")
+        page_ask(pg, CONVERTER_Q)
+        seen = pg.evaluate("window.__seen")
+        assert any("quantum mode" in t for t in seen), seen  # the model's words were shown as they came
+        assert pg.is_visible("#replaced-note") and pg.is_visible("#refused-banner")
+        shown = pg.inner_text("#answer")
+        assert "quantum" not in shown and "documentation doesn't cover" in shown
+        assert pg.locator("#sources li").count() == 0 and pg.inner_text("#trace-id")
+        assert "not one of the" in pg.inner_text("#warning")
+        assert errors == [], errors
+        ctx.close()
+
+
+# ---- eval: multi-turn cases ---------------------------------------------------------------------------
+
+def test_eval_scores_multi_turn_cases(index, tmp_path):
+    from docs_rag_pipeline.evaluation import EvalCaseError, evaluate, load_cases, print_table
+
+    cases_file = tmp_path / "cases.jsonl"
+    cases = [
+        {"id": "env-follow-up", "turns": [FIRST_Q], "question": FOLLOW_UP, "expected_urls": ["deploy/cloud.md"],
+         "expected_keywords": ["ACME_SECRET_KEY"], "should_refuse": False},
+        {"id": "bread-follow-up", "turns": [FIRST_Q], "question": "and what is the best sourdough temperature?",
+         "should_refuse": True, "category": "refuse"},
+        {"id": "env-alone", "question": FOLLOW_UP, "expected_urls": ["deploy/cloud.md"], "should_refuse": False},
+    ]
+    cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    loaded = load_cases(cases_file, root_url="https://docs.example.org/")
+    assert loaded[0].turns == (FIRST_Q,) and loaded[2].turns == ()
+    report = evaluate(get_context(str(index)), "guide", loaded, top_k=5)
+    assert report["follow_ups"] == {"cases": 2, "correct": 1.0}
+    per = {r["id"]: r for r in report["per_case"]}
+    assert per["env-follow-up"]["refused"] is False and per["env-follow-up"]["keywords_found"] == 1
+    assert "cloud" in per["env-follow-up"]["searched"] and per["env-follow-up"]["rank"] == 1
+    # the same question without its thread is refused: the metric measures the thread's context
+    assert per["env-alone"]["refused"] is True and per["env-alone"]["follow_up_ok"] is None
+    assert "follow-ups (2)" in print_table(report)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "turns": ["", "q"], "question": "q", "should_refuse": True}) + "\n")
+    with pytest.raises(EvalCaseError, match=r":1: turns: a list of the earlier questions"):
+        load_cases(bad)
