@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from .answering.extractive import is_relevant, judge
 from .answering.refusal import corpus_stats
 from .answering.service import answer_question
-from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
+from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
 from .retrieval import search
@@ -229,6 +229,9 @@ class CaseResult:
     cite_ok: int = 0
     cite_total: int = 0
     features: dict[str, float] = field(default_factory=dict)
+    rank_no_rerank: int | None = None  # with retrieval.rerank configured: the fused order's rank
+    prompt_tokens: int = 0  # what the LLM server reported for this case's answer (0: no LLM call)
+    completion_tokens: int = 0
 
 
 def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5,
@@ -247,6 +250,8 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         search_ms = (time.perf_counter() - t0) * 1000
         ft = search(ctx, case.question, top_k=10, source=source, mode="fulltext")
         vec = search(ctx, case.question, top_k=10, source=source, mode="vector")
+        fused = (search(ctx, case.question, top_k=10, source=source, rerank=False)
+                 if ctx.config.retrieval.rerank is not None else None)
         t1 = time.perf_counter()
         ans = answer_question(ctx, case.question, top_k=top_k, source=source)
         ask_ms = (time.perf_counter() - t1) * 1000
@@ -271,11 +276,35 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             top_urls=[h.url for h in hits[:5]],
             rank_baseline=url_rank(base.search_pages(case.question), case.expected_urls)
             if base is not None and case.expected_urls else None,
-            cite_ok=ok, cite_total=total, features=refusal_features(ctx, case.question, hits[:top_k])))
+            cite_ok=ok, cite_total=total, features=refusal_features(ctx, case.question, hits[:top_k]),
+            rank_no_rerank=page_rank(fused, case.expected_urls) if fused is not None and case.expected_urls else None,
+            prompt_tokens=(ans.usage or {}).get("prompt_tokens", 0),
+            completion_tokens=(ans.usage or {}).get("completion_tokens", 0)))
     report = summarise(source, results)
+    report["cost"] = cost_report(results, ctx.config.llm)
+    if ctx.config.retrieval.rerank is not None:
+        # the main numbers are reranked; this is the same search in fused order
+        report["ablations"]["no_rerank"] = retrieval_metrics([r.rank_no_rerank for r in results
+                                                              if not r.should_refuse])
+        report["rerank"] = {"url": ctx.config.retrieval.rerank.url,
+                            "warnings": sum(1 for r in results if r.warning and "rerank" in r.warning)}
     if base is not None:
         report["baseline"] = retrieval_metrics([r.rank_baseline for r in results if not r.should_refuse])
     return report
+
+
+def cost_report(results: Sequence[CaseResult], llm: LlmConfig) -> dict[str, Any]:
+    """Tokens the LLM server reported over the eval's ``ask`` calls, and what 100 calls cost at
+    ``llm.price_per_1k_prompt_tokens`` / ``price_per_1k_completion_tokens`` (0 on the extractive
+    path: no LLM call, no tokens)."""
+    calls = len(results)
+    prompt = sum(r.prompt_tokens for r in results)
+    completion = sum(r.completion_tokens for r in results)
+    total = prompt / 1000 * llm.price_per_1k_prompt_tokens + completion / 1000 * llm.price_per_1k_completion_tokens
+    return {"calls": calls, "llm": llm.provider != "none", "prompt_tokens": prompt, "completion_tokens": completion,
+            "price_per_1k_prompt_tokens": llm.price_per_1k_prompt_tokens,
+            "price_per_1k_completion_tokens": llm.price_per_1k_completion_tokens,
+            "cost_per_100_calls": round(total / calls * 100, 6) if calls else 0.0}
 
 
 def _chunk_text(ctx: Context):  # noqa: ANN202
@@ -408,7 +437,9 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
         out[f"latency_{k}_ms"] = float(v)
     for name, m in report["ablations"].items():
         for k, v in m.items():
-            out[f"{name}_only_{k}"] = float(v)
+            out[f"{name}_only_{k}" if name != "no_rerank" else f"{name}_{k}"] = float(v)
+    if "cost" in report:
+        out["cost_per_100_calls"] = float(report["cost"]["cost_per_100_calls"])
     return out
 
 
@@ -474,6 +505,11 @@ def print_table(report: dict[str, Any]) -> str:
         ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
         ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
     ]
+    if "no_rerank" in ab:
+        nr = ab["no_rerank"]
+        rows.insert(4, ("no-rerank R@1/R@5/MRR", f"{nr['recall_at_1']}/{nr['recall_at_5']}/{nr['mrr_at_10']}", "", ""))
+    if "cost" in report:
+        rows.append(("cost / 100 calls", report["cost"]["cost_per_100_calls"], "", ""))
     base = report.get("baseline")
     head = f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}" + (f" {'baseline':>10}" if base else "")
     out = [head]

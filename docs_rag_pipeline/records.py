@@ -111,9 +111,12 @@ class Answer:
     trace_id: str
     mode: str = "extractive"
     warning: str | None = None
+    #: token usage the LLM server reported ({prompt_tokens, completion_tokens}); None: no LLM call
+    usage: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if out["warning"] is None:
-            del out["warning"]
+        for key in ("warning", "usage"):
+            if out[key] is None:
+                del out[key]
         return out

@@ -5,6 +5,9 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``error500``, ``error429``, ``malformed`` (not JSON).
+
+Each completion reports ``usage`` as a real server does: ``prompt_tokens`` the words of the messages,
+``completion_tokens`` the words of the answer (a deterministic stand-in for a tokenizer).
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ def first_sentence(text: str) -> str:
     text = text.split("\n(Context from")[0].strip().lstrip("… ")
     s = re.split(r"(?<=[.!?])\s+", text.replace("\n", " "))[0]
     return s.rstrip(".") + "."
+
+
+def usage(messages: list[dict], content: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion = len(content.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 class ChatServer(LocalServer):
@@ -72,7 +81,7 @@ class ChatServer(LocalServer):
                 self.send_json(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "finish_reason": "stop",
                                                               "message": {"role": "assistant", "content": content}}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                                 "usage": usage(body["messages"], content)})
 
         super().__init__(Handler, path="/v1")
 

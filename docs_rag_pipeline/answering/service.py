@@ -27,9 +27,21 @@ def retrieve(ctx: Context, question: str, *, top_k: int, source: str | None,
     return search(ctx, question, top_k=top_k, source=source, filters=filters)
 
 
-@traceable("generate", run_type="llm")
 def generate(ctx: Context, messages: list[dict[str, str]]) -> str:
-    return ChatClient(ctx.config.llm).complete(messages)
+    return generate_with_usage(ctx, messages)["content"]
+
+
+@traceable("generate", run_type="llm")
+def generate_with_usage(ctx: Context, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """The completion and its token usage: ``{"content", "usage", "usage_metadata"}`` (the last is
+    how a LangSmith ``llm`` run records tokens, so the trace carries them too)."""
+    client = ChatClient(ctx.config.llm)
+    content = client.complete(messages)
+    out: dict[str, Any] = {"content": content, "usage": client.usage}
+    if client.usage is not None:
+        p, c = client.usage["prompt_tokens"], client.usage["completion_tokens"]
+        out["usage_metadata"] = {"input_tokens": p, "output_tokens": c, "total_tokens": p + c}
+    return out
 
 
 @traceable("validate")
@@ -66,6 +78,14 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
+    search_warning = getattr(hits, "warning", None)  # the reranker failed: fused order
+    ans = _answer(ctx, question, hits, trace_id)
+    if search_warning:
+        ans.warning = f"{ans.warning}; {search_warning}" if ans.warning else search_warning
+    return ans
+
+
+def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str) -> Answer:
     vocab = ctx.chunks.vocabulary()
     stats = corpus_stats(ctx.chunks)
     if ctx.config.llm.provider == "none":
@@ -77,7 +97,7 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
                           parent=_parent(ctx))
     try:
-        output = generate(ctx, prompt.messages)
+        generated = generate_with_usage(ctx, prompt.messages)
     except LlmError as exc:
         log.warning("LLM failed, answering extractively: %s", exc)
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
@@ -85,7 +105,9 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
         ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
         return ans
     try:
-        return validate_answer(ctx, output, prompt.hits, trace_id)
+        ans = validate_answer(ctx, generated["content"], prompt.hits, trace_id)
     except CitationError as exc:
-        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
-                      warning=f"the model's answer was refused: {exc}")
+        ans = Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
+                     warning=f"the model's answer was refused: {exc}")
+    ans.usage = generated["usage"]
+    return ans
