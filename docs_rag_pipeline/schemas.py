@@ -163,7 +163,8 @@ def parse_a2a(data: Any, ctx: Context | None = None) -> AskRequest:
         raise InputError("unknown_field", extra[0], f"unknown field {extra[0]!r}; allowed: agent, params, task")
     agent = data.get("agent")
     if agent not in AGENTS:
-        got = "missing" if "agent" not in data else repr(agent) if isinstance(agent, str) else "not a string"
+        got = ("missing" if "agent" not in data else f"no agent named {agent[:64]!r}" if isinstance(agent, str)
+               else "must be a string")
         raise InputError("unknown_agent", "agent", f"'agent': {got}; agents: {', '.join(AGENTS)}")
     task = data.get("task")
     if not isinstance(task, dict):

@@ -109,9 +109,9 @@ def test_a2a_and_agent_card_are_in_openapi(a2a):
 
 
 @pytest.mark.parametrize("body, status, code, needle", [
-    ({"agent": "weather", "task": {"question": "x"}}, 400, "unknown_agent", "agents: docs"),
+    ({"agent": "weather", "task": {"question": "x"}}, 400, "unknown_agent", "'agent': no agent named 'weather'; agents: docs"),
     ({"task": {"question": "x"}}, 400, "unknown_agent", "'agent': missing; agents: docs"),
-    ({"agent": 7, "task": {"question": "x"}}, 400, "unknown_agent", "agents: docs"),
+    ({"agent": 7, "task": {"question": "x"}}, 400, "unknown_agent", "'agent': must be a string; agents: docs"),
     ({"agent": "docs"}, 400, "invalid_task", "'task' must be an object"),
     ({"agent": "docs", "task": "hello"}, 400, "invalid_task", "'task' must be an object"),
     ({"agent": "docs", "task": {}}, 400, "missing_question", "'task.question' must be a non-empty string"),
