@@ -125,6 +125,9 @@ class LlmConfig(_Shape):
     context_tokens: int = Field(1800, ge=1)  # budget for the retrieved chunks in the prompt
     uncited: Literal["refuse", "drop"] = "refuse"  # a sentence without a citation: refuse the answer (strict) or drop it
     min_support: Probability = 0.5  # a citation whose chunk supports its sentence less than this is flagged
+    # cost: prices per 1000 tokens (the eval reports cost per 100 calls from the usage the server returns)
+    price_per_1k_prompt_tokens: float = Field(0.0, ge=0.0)
+    price_per_1k_completion_tokens: float = Field(0.0, ge=0.0)
 
     @model_validator(mode="after")
     def _openai_model(self) -> LlmConfig:
@@ -144,6 +147,18 @@ class ChunkingConfig(_Shape):
         return self
 
 
+class RerankConfig(_Shape):
+    """A rerank endpoint of the common ``/rerank`` shape (query, documents, top_n, model → results
+    [{index, relevance_score}]). Any failure keeps the fused order, with a warning."""
+
+    url: HttpUrl  # the full endpoint URL, e.g. http://127.0.0.1:8080/rerank
+    model: str | None = None
+    api_key_env: str | None = None  # env var holding a bearer token for the endpoint; unset: none sent
+    timeout_seconds: Seconds = 5.0
+    candidates: int = Field(20, ge=1, le=1000)  # fused results sent to the reranker
+    top_n: int | None = Field(None, ge=1)  # asked of the reranker (default: all candidates)
+
+
 class RetrievalConfig(_Shape):
     top_k: int = Field(5, ge=1)
     candidates: int = Field(40, ge=1)  # per retriever, before fusion
@@ -158,6 +173,7 @@ class RetrievalConfig(_Shape):
     # a question naming a term the indexed docs never use (e.g. a product they don't mention) is
     # refused unless a chunk is at least this similar
     unknown_term_similarity: float = Field(0.7, ge=0.0)
+    rerank: RerankConfig | None = None  # a rerank endpoint; unset: the fused order
 
 
 class EvalConfig(_Shape):

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from .answering.extractive import is_relevant, judge
 from .answering.refusal import corpus_stats
 from .answering.service import answer_question
-from .config import Config, EvalConfig, RetrievalConfig, SourceConfig
+from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
 from .retrieval import search
@@ -224,6 +224,9 @@ class CaseResult:
     turns: int = 0  # earlier turns of a multi-turn case
     searched: str | None = None  # what a follow-up searched (its carried terms or the LLM's rewrite)
     follow_up_ok: bool | None = None  # a multi-turn case: refused as it should, or answered citing an expected page
+    rank_no_rerank: int | None = None  # with retrieval.rerank configured: the fused order's rank
+    prompt_tokens: int = 0  # what the LLM server reported for this case's answer (0: no LLM call)
+    completion_tokens: int = 0
 
 
 def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str) -> list[Any]:
@@ -260,6 +263,8 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         search_ms = (time.perf_counter() - t0) * 1000
         ft = search(ctx, query, top_k=10, source=source, mode="fulltext")
         vec = search(ctx, query, top_k=10, source=source, mode="vector")
+        fused = (search(ctx, query, top_k=10, source=source, rerank=False)
+                 if ctx.config.retrieval.rerank is not None else None)
         rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
                     ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
         retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
@@ -285,11 +290,35 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             turns=len(case.turns), searched=ans.searched,
             follow_up_ok=(ans.refused if case.should_refuse else
                           not ans.refused and url_rank([c.url for c in ans.citations], case.expected_urls) is not None)
-            if case.turns else None))
+            if case.turns else None,
+            rank_no_rerank=page_rank(fused, case.expected_urls) if fused is not None and case.expected_urls else None,
+            prompt_tokens=(ans.usage or {}).get("prompt_tokens", 0),
+            completion_tokens=(ans.usage or {}).get("completion_tokens", 0)))
     report = summarise(source, results)
+    report["cost"] = cost_report(results, ctx.config.llm)
+    if ctx.config.retrieval.rerank is not None:
+        # the main numbers are reranked; this is the same search in fused order
+        report["ablations"]["no_rerank"] = retrieval_metrics([r.rank_no_rerank for r in results
+                                                              if not r.should_refuse])
+        report["rerank"] = {"url": ctx.config.retrieval.rerank.url,
+                            "warnings": sum(1 for r in results if r.warning and "rerank" in r.warning)}
     if base is not None:
         report["baseline"] = retrieval_metrics([r.rank_baseline for r in results if not r.should_refuse])
     return report
+
+
+def cost_report(results: Sequence[CaseResult], llm: LlmConfig) -> dict[str, Any]:
+    """Tokens the LLM server reported over the eval's ``ask`` calls, and what 100 calls cost at
+    ``llm.price_per_1k_prompt_tokens`` / ``price_per_1k_completion_tokens`` (0 on the extractive
+    path: no LLM call, no tokens)."""
+    calls = len(results)
+    prompt = sum(r.prompt_tokens for r in results)
+    completion = sum(r.completion_tokens for r in results)
+    total = prompt / 1000 * llm.price_per_1k_prompt_tokens + completion / 1000 * llm.price_per_1k_completion_tokens
+    return {"calls": calls, "llm": llm.provider != "none", "prompt_tokens": prompt, "completion_tokens": completion,
+            "price_per_1k_prompt_tokens": llm.price_per_1k_prompt_tokens,
+            "price_per_1k_completion_tokens": llm.price_per_1k_completion_tokens,
+            "cost_per_100_calls": round(total / calls * 100, 6) if calls else 0.0}
 
 
 def _chunk_text(ctx: Context):  # noqa: ANN202
@@ -426,7 +455,9 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
         out[f"latency_{k}_ms"] = float(v)
     for name, m in report["ablations"].items():
         for k, v in m.items():
-            out[f"{name}_only_{k}"] = float(v)
+            out[f"{name}_only_{k}" if name != "no_rerank" else f"{name}_{k}"] = float(v)
+    if "cost" in report:
+        out["cost_per_100_calls"] = float(report["cost"]["cost_per_100_calls"])
     if (report.get("follow_ups") or {}).get("correct") is not None:
         out["follow_up_correct"] = float(report["follow_ups"]["correct"])
     return out
@@ -494,6 +525,11 @@ def print_table(report: dict[str, Any]) -> str:
         ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
         ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
     ]
+    if "no_rerank" in ab:
+        nr = ab["no_rerank"]
+        rows.insert(4, ("no-rerank R@1/R@5/MRR", f"{nr['recall_at_1']}/{nr['recall_at_5']}/{nr['mrr_at_10']}", "", ""))
+    if "cost" in report:
+        rows.append(("cost / 100 calls", report["cost"]["cost_per_100_calls"], "", ""))
     fu = report.get("follow_ups") or {}
     if fu.get("cases"):
         rows.append((f"follow-ups ({fu['cases']})", fu["correct"], "", ""))

@@ -114,10 +114,12 @@ class Answer:
     thread_id: str | None = None  # the conversation this answer belongs to (ask's thread_id)
     standalone_question: str | None = None  # a follow-up rewritten by the LLM into a standalone question
     searched: str | None = None  # what was searched for a follow-up, when not the question itself
+    #: token usage the LLM server reported ({prompt_tokens, completion_tokens}); None: no LLM call
+    usage: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for k in ("warning", "thread_id", "standalone_question", "searched"):
+        for k in ("warning", "thread_id", "standalone_question", "searched", "usage"):
             if out[k] is None:
                 del out[k]
         return out

@@ -23,6 +23,13 @@ class QueryError(ValueError):
     """A malformed query or filter, with what to change."""
 
 
+class Hits(list):
+    """Search results: a list of :class:`Hit`, with a ``warning`` when a part failed and was
+    skipped (the reranker: the results are then in fused order)."""
+
+    warning: str | None = None
+
+
 def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None) -> str | None:
     """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of).
     ``shared`` maps a key to the value of pages shared by all values (a filter on the key matches it too)."""
@@ -104,7 +111,10 @@ def is_list_like(text: str, headings: Iterable[str]) -> bool:
 
 
 def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = None,
-           filters: dict[str, Any] | None = None, mode: str = "hybrid") -> list[Hit]:
+           filters: dict[str, Any] | None = None, mode: str = "hybrid", rerank: bool = True) -> Hits:
+    """The ``top_k`` best chunks. With ``retrieval.rerank`` configured (and ``rerank``, in hybrid
+    mode) the best fused candidates are reordered by the rerank endpoint; when it fails, the fused
+    order is kept and the result's ``warning`` says why."""
     if not isinstance(query, str) or not query.strip():
         raise QueryError("query: must be a non-empty string")
     if mode not in MODES:
@@ -113,7 +123,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         raise QueryError("top_k: must be a positive integer")
     tbl = ctx.chunks.open()
     if tbl is None:
-        return []
+        return Hits()
     shared: dict[str, str] = {}
     for src in ctx.config.sources:
         if source is None or src.name == source:
@@ -173,8 +183,10 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
             if name == "fulltext":
                 hit.fulltext_score = float(r.get("_score") or 0.0)
     hits = sorted(fused.values(), key=lambda h: (-h.score, -(h.vector_similarity or 0.0)))
+    rr = ctx.config.retrieval.rerank if rerank and mode == "hybrid" else None
+    pool = max(top_k, rr.candidates) if rr is not None else top_k
     seen_text: set[str] = set()
-    out: list[Hit] = []
+    out = Hits()
     for h in hits:
         key = re.sub(r"\s+", " ", h.text).strip().lower()
         if key in seen_text:
@@ -182,8 +194,14 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         seen_text.add(key)
         h.score = round(h.score, 6)
         out.append(h)
-        if len(out) == top_k:
+        if len(out) == pool:
             break
+    if rr is not None:
+        from .rerank import rerank as rerank_hits
+
+        ranked, warning = rerank_hits(rr, query, list(out))
+        out = Hits(ranked[:top_k])
+        out.warning = warning
     return out
 
 

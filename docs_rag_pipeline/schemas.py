@@ -128,6 +128,78 @@ class AskRequest(Scope):
         return _non_empty(v, info)
 
 
+AGENTS = ("docs",)  # the agents POST /a2a/invoke serves
+
+
+class A2ATask(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: Text = Field(description="the question, in words")
+
+
+class A2AParams(BaseModel):
+    """``params`` of an A2A invocation: what ``/ask`` takes besides the question."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    top_k: StrictInt | None = Field(None, ge=1, description="how many passages to answer from (at most api.max_top_k)")
+    source: Text | None = Field(None, description="only this documentation source (a configured source name)")
+    filters: Filters | None = Field(None, description="metadata filters: key → value or a list of values (any of)")
+
+
+class A2ARequest(BaseModel):
+    """``POST /a2a/invoke``: an agent-to-agent call of the ``docs`` agent. Its task and params are
+    validated as an :class:`AskRequest` (the same rules and messages as ``/ask``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    agent: Literal[AGENTS] = Field(description="the agent to invoke: " + ", ".join(AGENTS))
+    task: A2ATask = Field(description="what to do: {\"question\": ...}")
+    params: A2AParams | None = Field(None, description="top_k, source, filters: as for /ask")
+
+
+def parse_a2a(data: Any, ctx: Context | None = None) -> AskRequest:
+    """An A2A invocation → the :class:`AskRequest` it stands for, or one :class:`InputError` naming
+    the field (``agent``, ``task.question``, ``params.top_k`` …) and the fix."""
+    if not isinstance(data, dict):
+        raise InputError("invalid_json", "", "the body must be a JSON object")
+    extra = sorted(set(data) - {"agent", "task", "params"})
+    if extra:
+        raise InputError("unknown_field", extra[0], f"unknown field {extra[0]!r}; allowed: agent, params, task")
+    agent = data.get("agent")
+    if agent not in AGENTS:
+        got = ("missing" if "agent" not in data else f"no agent named {agent[:64]!r}" if isinstance(agent, str)
+               else "must be a string")
+        raise InputError("unknown_agent", "agent", f"'agent': {got}; agents: {', '.join(AGENTS)}")
+    task = data.get("task")
+    if not isinstance(task, dict):
+        raise InputError("invalid_task", "task", "'task' must be an object: {\"question\": \"...\"}")
+    extra = sorted(set(task) - {"question"})
+    if extra:
+        raise InputError("unknown_field", f"task.{extra[0]}", f"unknown field 'task.{extra[0]}'; allowed: "
+                                                              "task.question")
+    params = data.get("params")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InputError("invalid_params", "params", "'params' must be an object: top_k, source, filters")
+    extra = sorted(set(params) - set(Scope.model_fields))
+    if extra:
+        raise InputError("unknown_field", f"params.{extra[0]}", f"unknown field 'params.{extra[0]}'; allowed: "
+                         + ", ".join(f"params.{k}" for k in sorted(Scope.model_fields)))
+    try:
+        req = parse_request(AskRequest, {"question": task.get("question"), **params}, ctx)
+    except InputError as exc:
+        where = "task." if exc.field == "question" else "params." if exc.field else ""
+        if where:
+            exc.message = exc.message.replace(f"'{exc.field}'", f"'{where}{exc.field}'", 1)
+            if exc.message.startswith(f"{exc.field}"):
+                exc.message = where + exc.message
+            exc.field = where + exc.field
+        raise
+    return req  # type: ignore[return-value]
+
+
 def _non_empty(v: str, info: ValidationInfo) -> str:
     if not v.strip():
         raise PydanticCustomError("empty", "must be a non-empty string")

@@ -9,6 +9,8 @@ model fooled by the text it was given would write), ``unsupported`` (cites a sou
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
 rewrite prompt is answered with a standalone question: the previous question, then the follow-up.
+Each completion reports ``usage`` as a real server does: ``prompt_tokens`` the words of the messages,
+``completion_tokens`` the words of the answer (a deterministic stand-in for a tokenizer).
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ def first_sentence(text: str) -> str:
     text = text.split("\n(Context from")[0].strip().lstrip("… ")
     s = re.split(r"(?<=[.!?])\s+", text.replace("\n", " "))[0]
     return s.rstrip(".") + "."
+
+
+def usage(messages: list[dict], content: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion = len(content.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 class ChatServer(LocalServer):
@@ -78,15 +86,15 @@ class ChatServer(LocalServer):
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:
                     return self.send_json(404, {"error": {"message": f"unknown model {model}"}})
-                self.reply(model, content, body.get("stream"))
+                self.reply(model, content, body.get("stream"), body["messages"])
 
-            def reply(self, model: str, content: str, stream: bool | None) -> None:
+            def reply(self, model: str, content: str, stream: bool | None, messages: list) -> None:
                 if not stream:
                     return self.send_json(200, {
                         "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()), "model": model,
                         "choices": [{"index": 0, "finish_reason": "stop",
                                      "message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                        "usage": usage(messages, content)})
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")

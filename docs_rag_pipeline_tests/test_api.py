@@ -199,7 +199,8 @@ def test_openapi_document_is_derived_from_the_models(server):
     assert r.status_code == 200
     spec = r.json()
     assert spec["openapi"].startswith("3.1") and set(spec["paths"]) == {
-        "/search", "/ask", "/chunks/{chunk_id}", "/pages", "/health", "/sources/{name}/refresh"}
+        "/search", "/ask", "/chunks/{chunk_id}", "/pages", "/health", "/sources/{name}/refresh",
+        "/a2a/invoke", "/.well-known/agent.json"}
     schemas = spec["components"]["schemas"]
     for model in (SearchRequest, AskRequest):
         mine = model.model_json_schema()

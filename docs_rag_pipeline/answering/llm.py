@@ -90,6 +90,7 @@ class ChatClient:
         if not key:
             raise LlmError(f"llm.api_key_env: environment variable {cfg.api_key_env} is not set")
         self.cfg = cfg
+        self.usage: dict[str, int] | None = None  # of the last completion, when the server reported it
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds, max_retries=0)
 
     def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
@@ -137,6 +138,7 @@ class ChatClient:
             raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
         except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
             raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
+        self.usage = read_usage(getattr(resp, "usage", None))
         try:
             content = resp.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:
@@ -144,3 +146,14 @@ class ChatClient:
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
         return content
+
+
+def read_usage(usage: object) -> dict[str, int] | None:
+    """``{prompt_tokens, completion_tokens}`` from a completion's ``usage``; None when it has none."""
+    if usage is None:
+        return None
+    out = {}
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = getattr(usage, key, None)
+        out[key] = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return out

@@ -28,9 +28,21 @@ def retrieve(ctx: Context, question: str, *, top_k: int, source: str | None,
     return search(ctx, question, top_k=top_k, source=source, filters=filters)
 
 
-@traceable("generate", run_type="llm")
 def generate(ctx: Context, messages: list[dict[str, str]]) -> str:
-    return ChatClient(ctx.config.llm).complete(messages)
+    return generate_with_usage(ctx, messages)["content"]
+
+
+@traceable("generate", run_type="llm")
+def generate_with_usage(ctx: Context, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """The completion and its token usage: ``{"content", "usage", "usage_metadata"}`` (the last is
+    how a LangSmith ``llm`` run records tokens, so the trace carries them too)."""
+    client = ChatClient(ctx.config.llm)
+    content = client.complete(messages)
+    out: dict[str, Any] = {"content": content, "usage": client.usage}
+    if client.usage is not None:
+        p, c = client.usage["prompt_tokens"], client.usage["completion_tokens"]
+        out["usage_metadata"] = {"input_tokens": p, "output_tokens": c, "total_tokens": p + c}
+    return out
 
 
 @traceable("validate")
@@ -111,17 +123,25 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     asked = question
     question, rewritten = standalone(ctx, question, history)
-    ans = _answer(ctx, question, top_k=top_k, source=source, filters=filters)
+    ans = _ask(ctx, question, top_k=top_k, source=source, filters=filters)
     ans.standalone_question = rewritten
     ans.searched = question if question != asked else None
     return ans
 
 
-def _answer(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
-            filters: dict[str, Any] | None = None) -> Answer:
+def _ask(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
+         filters: dict[str, Any] | None = None) -> Answer:
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
+    search_warning = getattr(hits, "warning", None)  # the reranker failed: fused order
+    ans = _answer(ctx, question, hits, trace_id)
+    if search_warning:
+        ans.warning = f"{ans.warning}; {search_warning}" if ans.warning else search_warning
+    return ans
+
+
+def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str) -> Answer:
     vocab = ctx.chunks.vocabulary()
     stats = corpus_stats(ctx.chunks)
     if ctx.config.llm.provider == "none":
@@ -133,7 +153,7 @@ def _answer(ctx: Context, question: str, *, top_k: int | None = None, source: st
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
                           parent=_parent(ctx))
     try:
-        output = generate(ctx, prompt.messages)
+        generated = generate_with_usage(ctx, prompt.messages)
     except LlmError as exc:
         log.warning("LLM failed, answering extractively: %s", exc)
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
@@ -141,10 +161,12 @@ def _answer(ctx: Context, question: str, *, top_k: int | None = None, source: st
         ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
         return ans
     try:
-        return validate_answer(ctx, output, prompt.hits, trace_id)
+        ans = validate_answer(ctx, generated["content"], prompt.hits, trace_id)
     except CitationError as exc:
-        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
-                      warning=f"the model's answer was refused: {exc}")
+        ans = Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
+                     warning=f"the model's answer was refused: {exc}")
+    ans.usage = generated["usage"]
+    return ans
 
 
 # ---- streaming -----------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from werkzeug.exceptions import HTTPException
 from ..config import ApiConfig, ConfigError
 from ..context import Context, get_context
 from ..retrieval import QueryError
-from ..schemas import AskRequest, InputError, Scope, SearchRequest, parse_request, resolve_top_k
+from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
+                       resolve_top_k)
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ MAX_URL_CHARS = 4096
 HIT_KEYS = ("chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id")
 CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "parent_id", "chunk_index", "text",
               "token_count", "updated_at", "metadata")
-PUBLIC_ENDPOINTS = {"health", "chat_page", "static", "openapi"}  # no token, no rate limit
+PUBLIC_ENDPOINTS = {"health", "chat_page", "static", "openapi", "agent_card_route"}  # no token, no rate limit
 REFRESH_JOB = "refresh_source"
 PAGE_HEADERS = {
     "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -111,9 +112,16 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
     (with this server's limits: ``api.max_top_k``, ``api.max_question_chars``, the source names)."""
     from pydantic.json_schema import models_json_schema
 
-    _, defs = models_json_schema([(SearchRequest, "validation"), (AskRequest, "validation")],
+    _, defs = models_json_schema([(SearchRequest, "validation"), (AskRequest, "validation"),
+                                  (A2ARequest, "validation")],
                                  ref_template="#/components/schemas/{model}")
     schemas = defs["$defs"]
+    schemas["A2ARequest"]["properties"]["agent"]["enum"] = list(AGENTS)
+    a2a_params = schemas["A2AParams"]["properties"]
+    a2a_params["top_k"]["anyOf"][0]["maximum"] = api.max_top_k
+    if sources:
+        a2a_params["source"]["anyOf"][0]["enum"] = sources
+    schemas["A2ATask"]["properties"]["question"].update(minLength=1, maxLength=api.max_question_chars, pattern=r"\S")
     for name, text_field in (("SearchRequest", "query"), ("AskRequest", "question")):
         props = schemas[name]["properties"]
         props["top_k"]["anyOf"][0]["maximum"] = api.max_top_k
@@ -153,6 +161,11 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
                            "parameters": [param("url", "query", True, "the page URL (an anchor is ignored)"),
                                           param("source", "query", False, "only this source")],
                            "responses": {"200": ok, **errors}}},
+        "/a2a/invoke": {"post": {"summary": "A2A: invoke the docs agent (a cited answer)", "operationId": "a2a_invoke",
+                                 "requestBody": body("A2ARequest"), "responses": {"200": ok, **errors}}},
+        "/.well-known/agent.json": {"get": {"summary": "the A2A agent card (no token needed)",
+                                            "operationId": "agent_card", "security": [],
+                                            "responses": {"200": ok}}},
         "/health": {"get": {"summary": "index status (no token needed)", "operationId": "health",
                             "security": [], "responses": {"200": ok, "503": error}}},
         "/sources/{name}/refresh": {"post": {
@@ -165,6 +178,45 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
             "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"}}},
             "security": [{"bearer": []}] if api.token_env else []}
+
+
+def agent_card(api: ApiConfig, base_url: str, sources: list[str]) -> dict[str, Any]:
+    """The A2A agent card served at ``/.well-known/agent.json``: who the agent is, where to call it,
+    its skill and how to authenticate."""
+    from .. import __version__
+
+    auth = ({"schemes": ["bearer"], "credentials": "Authorization: Bearer <token>"} if api.token_env
+            else {"schemes": []})
+    return {
+        "name": "docs-rag",
+        "description": "Answers questions about the indexed documentation with cited sources; refuses when "
+                       "the docs do not cover the question.",
+        "url": f"{base_url}/a2a/invoke",
+        "version": __version__,
+        "protocolVersion": "0.2",
+        "provider": {"organization": "docs-rag-pipeline"},
+        "capabilities": {"streaming": False, "pushNotifications": False, "stateTransitionHistory": False},
+        "authentication": auth,
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}} if api.token_env else {},
+        "security": [{"bearer": []}] if api.token_env else [],
+        "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "skills": [{
+            "id": "docs.ask",
+            "name": "Ask the docs",
+            "description": "A short answer to a question about the documentation, every sentence cited "
+                           "({title, url}); refused when the docs don't answer it.",
+            "agent": AGENTS[0],
+            "tags": ["documentation", "question-answering", "citations", "rag"],
+            "examples": ['{"agent": "docs", "task": {"question": "How do I install it?"}, "params": {"top_k": 5}}'],
+            "inputModes": ["application/json"],
+            "outputModes": ["application/json"],
+            "input": {"task": {"question": "string"}, "params": {"top_k": f"integer 1..{api.max_top_k}",
+                                                                 "source": sources, "filters": "object"}},
+            "output": {"answer": "string", "citations": [{"title": "string", "url": "string"}],
+                       "refused": "boolean", "latency_ms": "number", "trace_id": "string"},
+        }],
+    }
 
 
 # ---- rate limit ---------------------------------------------------------------------------------
@@ -413,7 +465,10 @@ def create_app(*, config_path: str | None = None) -> Flask:
         c = ctx()
         d = _body(SearchRequest, c)
         hits = search(c, d.query, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters)
-        return jsonify({"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]})
+        out: dict[str, Any] = {"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]}
+        if getattr(hits, "warning", None):
+            out["warning"] = hits.warning  # the reranker failed: fused order
+        return jsonify(out)
 
     @app.post("/ask")
     def ask_route():  # noqa: ANN202
@@ -452,6 +507,34 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         return Response(stream_with_context(sse()), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.post("/a2a/invoke")
+    def a2a_invoke():  # noqa: ANN202
+        from ..query import ask
+
+        t0 = time.perf_counter()
+        c = ctx()
+        if not request.is_json:
+            raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+        try:
+            data = request.get_json(silent=True)
+        except RecursionError:
+            raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
+        d = parse_a2a(data, c)
+        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path)
+        out: dict[str, Any] = {"answer": ans.answer, "refused": ans.refused, "trace_id": ans.trace_id,
+                               "citations": [{"title": x.title, "url": x.url} for x in ans.citations],
+                               "latency_ms": round((time.perf_counter() - t0) * 1000, 2)}
+        if ans.warning:
+            out["warning"] = ans.warning
+        if ans.usage is not None:
+            out["usage"] = ans.usage
+        return jsonify(out)
+
+    @app.get("/.well-known/agent.json")
+    def agent_card_route():  # noqa: ANN202
+        c = ctx()
+        return jsonify(agent_card(c.config.api, request.host_url.rstrip("/"), [s.name for s in c.config.sources]))
 
     @app.get("/chunks/<chunk_id>")
     def chunk_route(chunk_id: str):  # noqa: ANN202
