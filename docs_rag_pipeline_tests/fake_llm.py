@@ -54,7 +54,7 @@ class ChatServer(LocalServer):
                 if body["messages"][0]["content"].startswith("You rewrite") and model not in ("slow", "error500"):
                     prev = re.findall(r"^User: (.*)$", user, re.M)[-1].rstrip("?")
                     last = user.rsplit("Last question: ", 1)[1].strip()
-                    return self.reply(model, f"{prev}: {last}", body.get("stream"))
+                    return self.reply(model, f"{prev}: {last}", body.get("stream"), body["messages"])
                 if model == "slow":
                     outer.stop.wait(30)
                     return
