@@ -178,6 +178,7 @@ class ApiConfig(_Shape):
     max_question_chars: int = Field(2000, ge=1)
     max_top_k: int = Field(8, ge=1)
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
+    log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
 
 
 class UrlRule(_Shape):

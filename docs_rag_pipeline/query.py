@@ -22,4 +22,9 @@ def ask(question: str, *, top_k: int | None = None, source: str | None = None,
     """An answer built only from retrieved text, every sentence cited; refuses when the docs
     don't cover the question. With ``llm.provider: openai`` the model writes it (cite-first,
     validated); otherwise, or when the model fails, sentences are extracted from the docs."""
-    return answer_question(get_context(config), question, top_k=top_k, source=source, filters=filters)
+    ctx = get_context(config)
+    ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters)
+    from .feedback import log_answer  # the question log (api.log_questions): feedback and doc_gaps read it
+
+    log_answer(ctx.config, question, ans, source=source)
+    return ans
