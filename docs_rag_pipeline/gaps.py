@@ -21,7 +21,7 @@ def _terms(text: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9_+-]{1,}", text.lower()) if w not in STOP]
 
 
-def cluster(vectors: np.ndarray, *, threshold: float = 0.35) -> list[int]:
+def cluster(vectors: np.ndarray, *, threshold: float = 0.65) -> list[int]:
     """Agglomerative clustering (average linkage, cosine distance) cut at ``threshold``: a label per
     row. Unit vectors in; the number of clusters follows from the data."""
     n = len(vectors)
@@ -58,7 +58,7 @@ def name_clusters(texts: Sequence[str], labels: Sequence[int], *, top: int = 3) 
 
 
 def gap_report(rows: Sequence[dict[str, Any]], embed: Callable[[list[str]], Any], *,
-               threshold: float = 0.35, examples: int = 3) -> list[dict[str, Any]]:
+               threshold: float = 0.65, examples: int = 3) -> list[dict[str, Any]]:
     """Clusters of gap questions, largest first: ``name``, ``terms``, ``count``, ``refused``, ``examples``."""
     rows = [r for r in rows if r.get("refused") or r.get("low_confidence")]
     if not rows:
