@@ -46,11 +46,12 @@
     while (node.firstChild) node.removeChild(node.firstChild);
   }
 
-  // only http(s) links from the corpus become clickable; a relative URL (a local source without
-  // base_url, e.g. "docs/refresh.md#x") opens the indexed page on this server: /view?url=…#x
+  // only http(s) links from the corpus become clickable as they are; a local source's URL (relative,
+  // e.g. "docs/refresh.md#x", or file:///…) opens the indexed page on this server: /view?url=…#x
   function safeHref(url) {
     const s = String(url);
-    if (!/^[a-z][a-z0-9+.-]*:/i.test(s) && !s.startsWith("//")) {
+    const local = /^file:/i.test(s) || (!/^[a-z][a-z0-9+.-]*:/i.test(s) && !s.startsWith("//"));
+    if (local) {
       const i = s.indexOf("#");
       const page = i < 0 ? s : s.slice(0, i);
       return page ? "/view?url=" + encodeURIComponent(page) + (i < 0 ? "" : s.slice(i)) : null;
