@@ -100,7 +100,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                 if not summary:
                     continue
             if args.eval:
-                _print_eval(name, result)
+                _print_eval(name, result, sys.stderr if args.json else sys.stdout)
             print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
                   f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
                   f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "
@@ -110,21 +110,21 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     return 1 if failed else 0
 
 
-def _print_eval(name: str, result) -> None:  # noqa: ANN001 - dagster.ExecuteInProcessResult
-    """The eval_scores metrics of an ``ingest --eval`` run, as a table on stdout."""
+def _print_eval(name: str, result, out) -> None:  # noqa: ANN001 - dagster.ExecuteInProcessResult, a file
+    """The eval_scores metrics of an ``ingest --eval`` run (stdout; stderr with ``--json``)."""
     mats = result.asset_materializations_for_node("eval_scores")
     if not mats:
-        print(f"[{name}] eval_scores did not run (see the failed step above)")
+        print(f"[{name}] eval_scores did not run (see the failed step above)", file=out)
         return
     meta = {k: v.value for k, v in mats[0].metadata.items()}
     if not meta.get("cases"):
-        print(f"[{name}] eval: no golden cases ({meta.get('cases_file')}); nothing evaluated")
+        print(f"[{name}] eval: no golden cases ({meta.get('cases_file')}); nothing evaluated", file=out)
         return
-    print(f"[{name}] eval: {meta['cases']} cases")
+    print(f"[{name}] eval: {meta['cases']} cases", file=out)
     for key in ("retrieval_recall_at_1", "retrieval_recall_at_5", "retrieval_mrr_at_10", "refusal_accuracy",
                 "citations_precision", "citations_supported", "keyword_coverage"):
         if key in meta:
-            print(f"  {key:<24} {float(meta[key]):.3f}")
+            print(f"  {key:<24} {float(meta[key]):.3f}", file=out)
 
 
 def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
