@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=8, help="worker threads")
     s.set_defaults(fn=cmd_serve)
-    s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask)")
+    s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask, feedback)")
     s.set_defaults(fn=cmd_mcp)
     s = sub.add_parser("eval", help="run golden cases through search and ask; print the metrics")
     s.add_argument("--source", help="only this source")
