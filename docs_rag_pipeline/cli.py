@@ -99,6 +99,8 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                         print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
                 if not summary:
                     continue
+            if args.eval:
+                _print_eval(name, result, sys.stderr if args.json else sys.stdout)
             print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
                   f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
                   f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "
@@ -106,6 +108,58 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(summaries, indent=2))
     return 1 if failed else 0
+
+
+def _print_eval(name: str, result, out) -> None:  # noqa: ANN001 - dagster.ExecuteInProcessResult, a file
+    """The eval_scores metrics of an ``ingest --eval`` run (stdout; stderr with ``--json``)."""
+    mats = result.asset_materializations_for_node("eval_scores")
+    if not mats:
+        print(f"[{name}] eval_scores did not run (see the failed step above)", file=out)
+        return
+    meta = {k: v.value for k, v in mats[0].metadata.items()}
+    if not meta.get("cases"):
+        print(f"[{name}] eval: no golden cases ({meta.get('cases_file')}); nothing evaluated", file=out)
+        return
+    print(f"[{name}] eval: {meta['cases']} cases", file=out)
+    for key in ("retrieval_recall_at_1", "retrieval_recall_at_5", "retrieval_mrr_at_10", "refusal_accuracy",
+                "citations_precision", "citations_supported", "keyword_coverage"):
+        if key in meta:
+            print(f"  {key:<24} {float(meta[key]):.3f}", file=out)
+
+
+def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
+    from . import feedback
+
+    if args.action == "export":
+        out = Path(args.out)
+        cases = feedback.export_cases(config, out)
+        print(f"wrote {len(cases)} draft eval case(s) from thumbs-down feedback to {out}; review each `note`, "
+              f"then run: docs-rag eval --cases {out} --source NAME", file=sys.stderr)
+        return 0
+    rows = feedback.feedback_rows(config)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no feedback yet")
+    for r in rows:
+        print(f"{r['rating']:>4}  {r['trace_id']}  {r['question']}" + (f"  — {r['comment']}" if r["comment"] else ""))
+    return 0
+
+
+def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
+    from . import feedback, gaps
+    from .context import get_context
+
+    if args.source:
+        config.source(args.source)
+    rows = feedback.questions(config, source=args.source, gaps_only=True)
+    report = gaps.gap_report(rows, get_context(config.path).embedder.embed) if rows else []
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(gaps.markdown_table(report))
+    return 0
 
 
 class Terminated(KeyboardInterrupt):
@@ -350,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=8, help="worker threads")
     s.set_defaults(fn=cmd_serve)
-    s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask)")
+    s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask, feedback)")
     s.set_defaults(fn=cmd_mcp)
     s = sub.add_parser("eval", help="run golden cases through search and ask; print the metrics")
     s.add_argument("--source", help="only this source")
@@ -363,6 +417,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--baseline", action="store_true",
                    help="also rank pages with the naive baseline (300-word chunks, BM25 + dense, RRF)")
     s.set_defaults(fn=cmd_eval)
+    s = sub.add_parser("feedback", help="answer feedback: list it, or export thumbs-down answers as eval cases")
+    s.add_argument("action", choices=["list", "export"], help="list: every rating; export: draft eval cases")
+    s.add_argument("--out", default="eval/feedback-drafts.jsonl", help="export: the cases file to write "
+                                                                        "(default eval/feedback-drafts.jsonl)")
+    s.add_argument("--json", action="store_true", help="list: as JSON")
+    s.set_defaults(fn=cmd_feedback)
+    s = sub.add_parser("gaps", help="doc-gap report: refused and low-confidence questions, clustered")
+    s.add_argument("--source", help="only questions asked of this source (or of all sources)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_gaps)
     s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=3000)

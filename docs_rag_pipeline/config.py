@@ -195,6 +195,7 @@ class ApiConfig(_Shape):
     max_top_k: int = Field(8, ge=1)
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
     thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
+    log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
 
 
 class UrlRule(_Shape):

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 from .answering.service import answer_events, answer_question
 from .context import get_context
-from .records import Answer, Hit
+from .records import Answer, Citation, Hit
 from .retrieval import QueryError
 from .retrieval import search as _search
 from .threads import Turn, thread_store
@@ -34,6 +34,7 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters,
                           history=thread.turns if thread else None)
     ans.thread_id = _remember(store, thread, question, ans.to_dict())
+    _log(ctx, question, ans, source)
     return ans
 
 
@@ -53,6 +54,9 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
                                         history=thread.turns if thread else None):
             if name == "final":
                 data["thread_id"] = _remember(store, thread, question, data)
+                _log(ctx, question, Answer(answer=data["answer"], refused=data["refused"], trace_id=data["trace_id"],
+                                           citations=[Citation(**c) for c in data.get("citations") or []],
+                                           mode=data.get("mode", "extractive"), warning=data.get("warning")), source)
             yield name, data
 
     return events()
@@ -67,3 +71,10 @@ def _remember(store: Any, thread: Any, question: str, ans: dict[str, Any]) -> st
                                      answer=ans["answer"], refused=ans["refused"],
                                      cited_urls=[c["url"] for c in cites], cited_titles=[c["title"] for c in cites]))
     return thread.thread_id
+
+
+def _log(ctx: Any, question: str, ans: Answer, source: str | None) -> None:
+    """The question log (api.log_questions): feedback and the doc_gaps asset read it."""
+    from .feedback import log_answer
+
+    log_answer(ctx.config, question, ans, source=source)

@@ -325,3 +325,38 @@ def case_problem(exc: ValidationError) -> str:
     if e["type"] in ("invalid_text", "expected_urls"):
         return f"{field}: {e['msg']}"
     return f"{field}: {_CASE_FIXES.get(field, e['msg'])}"
+
+
+# ---- feedback on an answer (POST /feedback, the MCP tool ``feedback``) --------------------------
+
+class FeedbackRequest(BaseModel):
+    """Thumbs up or down (and an optional comment) on an answer, named by its ``trace_id``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    trace_id: Annotated[Text, Field(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9_-]+$")] = Field(
+        description="the trace_id of the answer (from /ask or the ask tool)")
+    rating: Literal["up", "down"] = Field(description='"up" (helpful) or "down" (wrong or unhelpful)')
+    comment: Annotated[Text, Field(max_length=2000)] = Field("", description="optional: what was wrong or missing")
+
+
+def parse_feedback(data: Any) -> FeedbackRequest:
+    """Validate a feedback body; a problem becomes an :class:`InputError` that names the field."""
+    if not isinstance(data, dict):
+        raise InputError("invalid_json", "", "the body must be a JSON object")
+    try:
+        return FeedbackRequest.model_validate(data)
+    except ValidationError as exc:
+        e = exc.errors(include_url=False)[0]
+        field = str(e["loc"][0]) if e["loc"] else ""
+        if e["type"] == "extra_forbidden":
+            return_msg = f"unknown field {field!r}; allowed: comment, rating, trace_id"
+            raise InputError("unknown_field", field, return_msg) from None
+        fixes = {"trace_id": ("invalid_trace_id", "'trace_id' must be the trace_id string of an answer from /ask "
+                                                  "(letters, digits, '-' or '_', at most 256 characters)"),
+                 "rating": ("invalid_rating", "'rating' must be \"up\" or \"down\""),
+                 "comment": ("invalid_comment", "'comment' must be a string of at most 2000 characters")}
+        code, msg = fixes.get(field, ("invalid_request", f"{field or 'the request'}: {e['msg']}"))
+        if e["type"] == "invalid_text":
+            msg = f"'{field}' {e['msg']}"
+        raise InputError(code, field, msg) from None

@@ -193,16 +193,16 @@ def test_unknown_source_and_filter_key_are_400s(server, route, field):
 
 
 def test_openapi_document_is_derived_from_the_models(server):
-    from docs_rag_pipeline.schemas import AskRequest, SearchRequest
+    from docs_rag_pipeline.schemas import AskRequest, FeedbackRequest, SearchRequest
 
     r = requests.get(f"{server}/openapi.json", timeout=30)
     assert r.status_code == 200
     spec = r.json()
     assert spec["openapi"].startswith("3.1") and set(spec["paths"]) == {
         "/search", "/ask", "/chunks/{chunk_id}", "/pages", "/health", "/sources/{name}/refresh",
-        "/a2a/invoke", "/.well-known/agent.json"}
+        "/a2a/invoke", "/.well-known/agent.json", "/feedback", "/view"}
     schemas = spec["components"]["schemas"]
-    for model in (SearchRequest, AskRequest):
+    for model in (SearchRequest, AskRequest, FeedbackRequest):
         mine = model.model_json_schema()
         theirs = schemas[model.__name__]
         assert set(theirs["properties"]) == set(mine["properties"]) and theirs["required"] == mine["required"]

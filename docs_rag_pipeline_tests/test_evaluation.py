@@ -120,7 +120,9 @@ def test_eval_asset_reports_metrics_checks_and_files(evaluated):
     latest = json.loads((root / "eval" / "results" / "guide-latest.json").read_text())
     assert [c["id"] for c in latest["per_case"]] == [c["id"] for c in CASES]
     png = root / "eval" / "results" / "guide-history.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and md["chart"].value == str(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and md["chart_file"].value == str(png)
+    # the chart itself is an image in the metadata (a base64 data URI the UI shows), not a path
+    assert md["chart"].value.startswith("![eval history: guide](data:image/png;base64,iVBORw0KGgo")
 
 
 def strict_config(root, cfg, name: str):  # noqa: ANN001, ANN201
@@ -220,3 +222,21 @@ def test_ingest_with_eval_exits_non_zero_when_a_check_fails(evaluated):
     assert "check eval_recall_at_5 failed" in out.stderr
     ok = _cli(["--config", str(cfg), "ingest", "--eval", "--source", "guide"], cfg, env)
     assert ok.returncode == 0, ok.stderr
+    # the metrics are printed
+    assert f"[guide] eval: {len(CASES)} cases" in ok.stdout
+    assert "retrieval_recall_at_5" in ok.stdout and "refusal_accuracy" in ok.stdout
+
+
+def test_refresh_job_runs_eval_when_cases_exist_and_passes_without(evaluated):
+    root, cfg, _ = evaluated
+    (root / "nocases").mkdir()
+    nocases = root / "nocases" / "docs_rag.yaml"
+    nocases.write_text(cfg.read_text().replace("path: docs", f"path: {root / 'docs'}"))
+    for path, cases in ((cfg, len(CASES)), (nocases, 0)):
+        defs = build_definitions(config_path=str(path))
+        with DagsterInstance.ephemeral() as instance:
+            instance.add_dynamic_partitions("sources", ["guide"])
+            res = defs.get_job_def("refresh_source").execute_in_process(partition_key="guide", instance=instance)
+            assert res.success
+            md = res.asset_materializations_for_node("eval_scores")[0].metadata
+            assert md["cases"].value == cases

@@ -68,7 +68,7 @@ def test_tools_over_stdio(index):
 
     out = with_client(index, session)
     tools = out["tools"]
-    assert set(tools) == {"search", "get_page", "get_chunk", "ask"}
+    assert set(tools) == {"search", "get_page", "get_chunk", "ask", "feedback"}
     assert set(tools["search"].input_schema["properties"]) == {"query", "filters", "top_k", "source"}
     assert tools["search"].input_schema["required"] == ["query"]
     assert tools["get_page"].input_schema["required"] == ["url"]

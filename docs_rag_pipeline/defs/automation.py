@@ -6,11 +6,13 @@ from dagster import (AssetSelection, DefaultScheduleStatus, DefaultSensorStatus,
 
 from ..config import Config, load_config
 from .assets import ingest_assets
+from .evaluation import eval_scores
 from .partitions import sources_partitions
 
-refresh_job = define_asset_job("refresh_source", selection=AssetSelection.assets(*ingest_assets),
+refresh_job = define_asset_job("refresh_source", selection=AssetSelection.assets(*ingest_assets, eval_scores),
                                partitions_def=sources_partitions,
-                               description="Refresh one documentation source: pages → chunks → embeddings → LanceDB.")
+                               description="Refresh one documentation source: pages → chunks → embeddings → LanceDB, then "
+                                           "eval_scores (a source without eval/<source>.jsonl records 0 cases).")
 
 
 def schedules_for(config: Config) -> list[ScheduleDefinition]:

@@ -12,6 +12,7 @@ from .assets import ingest_assets
 from .automation import refresh_job, schedules_for, sources_sensor
 from .checks import ingest_checks
 from .evaluation import eval_scores
+from .gaps import doc_gaps, question_log
 from .resources import DocsRagResource
 
 
@@ -19,7 +20,7 @@ def build_definitions(config: Config | None = None, *, config_path: str | None =
     config = config or load_config(config_path)
     io_dir = Path(config.storage_path) / "dagster_io"
     return Definitions(
-        assets=[*ingest_assets, eval_scores],
+        assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
         jobs=[refresh_job],
         schedules=schedules_for(config),

@@ -14,6 +14,13 @@ from .resources import DocsRagResource
 CHECKS = evaluation.THRESHOLD_CHECKS
 
 
+def _chart_md(path, source: str) -> str:  # noqa: ANN001
+    """The history chart as an image in the metadata (a base64 data URI, not a path)."""
+    from ..gaps import png_markdown
+
+    return png_markdown(path.read_bytes(), f"eval history: {source}")
+
+
 @asset(partitions_def=sources_partitions, group_name="evaluation", deps=[lancedb_chunks], kinds={"python"},
        check_specs=[AssetCheckSpec(f"eval_{name}", asset="eval_scores",
                                    description=f"{name.replace('_', ' ')} stays above its threshold (config eval.)")
@@ -43,7 +50,8 @@ def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
         "by_category": MetadataValue.md(evaluation.markdown_table(report)),
         "calibrated_refusal": MetadataValue.json(report["calibration"]),
         "results": MetadataValue.path(str(files["latest"])),
-        "chart": MetadataValue.path(str(files["chart"])),
+        "chart": MetadataValue.md(_chart_md(files["chart"], source)),
+        "chart_file": MetadataValue.path(str(files["chart"])),
         "langsmith_experiment": project or "not configured",
         "seconds": round(time.perf_counter() - t0, 3),
     })

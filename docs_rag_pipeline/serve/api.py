@@ -112,8 +112,10 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
     (with this server's limits: ``api.max_top_k``, ``api.max_question_chars``, the source names)."""
     from pydantic.json_schema import models_json_schema
 
+    from ..schemas import FeedbackRequest
+
     _, defs = models_json_schema([(SearchRequest, "validation"), (AskRequest, "validation"),
-                                  (A2ARequest, "validation")],
+                                  (A2ARequest, "validation"), (FeedbackRequest, "validation")],
                                  ref_template="#/components/schemas/{model}")
     schemas = defs["$defs"]
     schemas["A2ARequest"]["properties"]["agent"]["enum"] = list(AGENTS)
@@ -154,6 +156,12 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
                               "text/event-stream": {"schema": {"type": "string", "description": (
                                   "with \"stream\": true: events sources, delta…, final (or error)")}}}},
                               **errors}}},
+        "/feedback": {"post": {"summary": "thumbs up/down on an answer, by its trace_id", "operationId": "feedback",
+                               "requestBody": body("FeedbackRequest"), "responses": {"200": ok, **errors}}},
+        "/view": {"get": {"summary": "an indexed page as HTML (what a local source link opens)",
+                          "operationId": "view_page",
+                          "parameters": [param("url", "query", True, "the page URL (an anchor is ignored)")],
+                          "responses": {"200": {"description": "HTML"}, **errors}}},
         "/chunks/{chunk_id}": {"get": {"summary": "one chunk with its parent chain", "operationId": "get_chunk",
                                        "parameters": [param("chunk_id", "path", True, "a chunk id")],
                                        "responses": {"200": ok, **errors}}},
@@ -217,6 +225,27 @@ def agent_card(api: ApiConfig, base_url: str, sources: list[str]) -> dict[str, A
                        "refused": "boolean", "latency_ms": "number", "trace_id": "string"},
         }],
     }
+
+def render_page(page: dict[str, Any]) -> str:
+    """An indexed page as a small HTML document: its chunks in reading order, each under its heading
+    path with an ``id`` of its URL anchor (so ``/view?url=…#anchor`` lands on the section). Every
+    piece of text is escaped; no script, no link but the stylesheet."""
+    from html import escape
+
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(page['title'] or '')}</title>"
+             '<link rel=stylesheet href="/static/style.css"></head><body class=view><main>'
+             f"<h1>{escape(page['title'] or page['url'])}</h1><p class=source>{escape(page['url'])}</p>"]
+    seen: set[str] = set()
+    for ch in page["chunks"]:
+        anchor = (ch.get("url") or "").partition("#")[2]
+        attr = f' id="{escape(anchor)}"' if anchor and anchor not in seen else ""
+        seen.add(anchor)
+        heads = " › ".join(ch.get("headings") or [])
+        parts.append(f"<section{attr}>" + (f"<h2>{escape(heads)}</h2>" if heads else "")
+                     + "".join(f"<p>{escape(p)}</p>" for p in (ch.get("text") or "").split("\n\n") if p.strip())
+                     + "</section>")
+    parts.append("</main></body></html>")
+    return "".join(parts)
 
 
 # ---- rate limit ---------------------------------------------------------------------------------
@@ -535,6 +564,34 @@ def create_app(*, config_path: str | None = None) -> Flask:
     def agent_card_route():  # noqa: ANN202
         c = ctx()
         return jsonify(agent_card(c.config.api, request.host_url.rstrip("/"), [s.name for s in c.config.sources]))
+
+    @app.post("/feedback")
+    def feedback_route():  # noqa: ANN202
+        from ..feedback import FeedbackError, record_feedback
+        from ..schemas import parse_feedback
+
+        if not request.is_json:
+            raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+        d = parse_feedback(request.get_json(silent=True))
+        try:
+            return jsonify(record_feedback(ctx().config, d.trace_id, d.rating, d.comment))
+        except FeedbackError as exc:
+            raise ApiError(exc.status, exc.code, exc.message) from None
+
+    @app.get("/view")
+    def view_page():  # noqa: ANN202
+        url = request.args.get("url", "").strip()
+        if not url:
+            raise ApiError(400, "missing_url", "give the page's URL: GET /view?url=<page url>")
+        if len(url) > MAX_URL_CHARS:
+            raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
+        page = page_chunks(ctx(), url)
+        if page is None:
+            raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
+        resp = app.response_class(render_page(page), mimetype="text/html")
+        for k, v in PAGE_HEADERS.items():
+            resp.headers[k] = v
+        return resp
 
     @app.get("/chunks/<chunk_id>")
     def chunk_route(chunk_id: str):  # noqa: ANN202

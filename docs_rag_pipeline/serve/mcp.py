@@ -21,7 +21,7 @@ from pydantic import WithJsonSchema
 
 from ..context import get_context
 from ..retrieval import QueryError
-from ..schemas import AskRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
+from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
 from .api import HIT_KEYS, MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ INSTRUCTIONS = """Search and cite this project's indexed documentation.
 - get_page: every chunk of a page, in order, by its URL.
 - ask: a cited answer ([n] markers map to citations) or refused=true when the docs don't cover the question.
 - ask takes thread_id (from a previous answer) to answer a follow-up in its conversation.
+- feedback: thumbs up/down (rating "up"/"down", optional comment) on an answer, by its trace_id.
 A failed call is a tool error whose text starts with INVALID_QUERY, NOT_FOUND or BACKEND_UNAVAILABLE
 (an unknown or expired thread_id: NOT_FOUND)."""
 
@@ -52,6 +53,10 @@ FILTERS = _arg(_PROPS["filters"])
 TOP_K = _arg(_PROPS["top_k"])
 SOURCE = _arg(_PROPS["source"])
 THREAD_ID = _arg(_PROPS["thread_id"])
+_FB = FeedbackRequest.model_json_schema()["properties"]
+TRACE_ID = _arg(_FB["trace_id"])
+RATING = _arg(_FB["rating"])
+COMMENT = _arg(_FB["comment"])
 CHUNK_ID = _arg({"type": "string", "description": "a chunk_id from search, get_page, a citation or a parent_id"})
 URL = _arg({"type": "string", "description": "the page URL, or a chunk URL (its #anchor is ignored)"})
 
@@ -170,6 +175,23 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
                                                 thread_id=thread_id), c)
             return _ask(r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
                         filters=r.filters, config=config_path).to_dict()
+
+        return _run(run)
+
+    @server.tool()
+    def feedback(trace_id: TRACE_ID, rating: RATING, comment: COMMENT = None) -> dict[str, Any]:
+        """Thumbs up or down on an answer from `ask`, by its trace_id, with an optional comment (what was
+        wrong or missing). Stored with the question and answer; thumbs-down answers become draft eval cases
+        (`docs-rag feedback export`)."""
+        def run() -> dict[str, Any]:
+            from ..feedback import FeedbackError, record_feedback
+            from ..schemas import parse_feedback
+
+            r = parse_feedback(_args(trace_id=trace_id, rating=rating, comment=comment))
+            try:
+                return record_feedback(ctx().config, r.trace_id, r.rating, r.comment)
+            except FeedbackError as exc:
+                raise Failure("NOT_FOUND" if exc.status == 404 else "INVALID_QUERY", exc.message) from None
 
         return _run(run)
 

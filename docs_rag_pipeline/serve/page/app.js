@@ -55,10 +55,18 @@
     while (node.firstChild) node.removeChild(node.firstChild);
   }
 
-  // only http(s) links from the corpus become clickable
+  // only http(s) links from the corpus become clickable as they are; a local source's URL (relative,
+  // e.g. "docs/refresh.md#x", or file:///…) opens the indexed page on this server: /view?url=…#x
   function safeHref(url) {
+    const s = String(url);
+    const local = /^file:/i.test(s) || (!/^[a-z][a-z0-9+.-]*:/i.test(s) && !s.startsWith("//"));
+    if (local) {
+      const i = s.indexOf("#");
+      const page = i < 0 ? s : s.slice(0, i);
+      return page ? "/view?url=" + encodeURIComponent(page) + (i < 0 ? "" : s.slice(i)) : null;
+    }
     try {
-      const u = new URL(String(url), window.location.href);
+      const u = new URL(s);
       return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
     } catch (e) {
       return null;
@@ -293,6 +301,7 @@
 
     traceEl.textContent = ans.trace_id || "";
     copyBtn.textContent = "Copy";
+    resetFeedback();
   }
 
   function linkMarkers(text, byN) {
@@ -428,6 +437,44 @@
       copyBtn.textContent = "Copy";
     }, 2000);
   });
+
+  // ---- feedback: thumbs up/down and a comment, POST /feedback with the trace id ----------------
+  const fbStatus = $("feedback-status");
+  const fbComment = $("feedback-comment");
+  const fbButtons = [$("feedback-up"), $("feedback-down")];
+
+  function resetFeedback() {
+    fbStatus.textContent = "";
+    fbComment.value = "";
+    for (const b of fbButtons) {
+      b.disabled = false;
+      b.setAttribute("aria-pressed", "false");
+    }
+  }
+
+  async function sendFeedback(rating, btn) {
+    const body = { trace_id: traceEl.textContent, rating: rating };
+    const comment = fbComment.value.trim();
+    if (comment) body.comment = comment;
+    fbStatus.textContent = "Sending…";
+    try {
+      const r = await fetch("/feedback", { method: "POST", headers: { "Content-Type": "application/json", ...authHeaders() },
+                                           body: JSON.stringify(body) });
+      const data = await r.json().catch(() => null);
+      if (!r.ok) {
+        fbStatus.textContent = "Feedback not saved: " + ((data && data.error && data.error.message) || "HTTP " + r.status);
+        return;
+      }
+      for (const b of fbButtons) b.disabled = true;
+      btn.setAttribute("aria-pressed", "true");
+      fbStatus.textContent = "Thanks, feedback saved.";
+    } catch (e) {
+      fbStatus.textContent = "Feedback not saved: the server did not answer.";
+    }
+  }
+
+  $("feedback-up").addEventListener("click", (e) => sendFeedback("up", e.currentTarget));
+  $("feedback-down").addEventListener("click", (e) => sendFeedback("down", e.currentTarget));
 
   // ---- token (when the server asks for one) --------------------------------------------------
   $("save-token").addEventListener("click", () => {

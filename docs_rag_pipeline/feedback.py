@@ -1,0 +1,197 @@
+"""The question log and answer feedback, in one SQLite file under the storage folder
+(``<storage>/feedback.sqlite``). No Dagster here.
+
+* :func:`log_answer` records every ask (question, source, refused, confidence signals, cited pages,
+  trace id, time) unless ``api.log_questions: false``. The ``doc_gaps`` asset reads this log.
+* :func:`record_feedback` stores a thumbs up/down (and a comment) for an answer, found by its
+  ``trace_id``; it is also sent to LangSmith (``create_feedback`` on run id = trace id) when tracing
+  is configured.
+* :func:`export_cases` writes thumbs-down answers as draft eval cases (``schemas.EvalCase``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from .config import Config
+from .records import Answer
+
+_lock = threading.Lock()
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS questions (
+  trace_id TEXT PRIMARY KEY, at REAL NOT NULL, question TEXT NOT NULL, source TEXT,
+  refused INTEGER NOT NULL, low_confidence INTEGER NOT NULL, top_score REAL, supported REAL,
+  warning TEXT, answer TEXT NOT NULL, citations TEXT NOT NULL, cited_urls TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS feedback (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT NOT NULL, at REAL NOT NULL, rating TEXT NOT NULL,
+  comment TEXT NOT NULL DEFAULT '', langsmith INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+class FeedbackError(ValueError):
+    """Bad feedback: ``code`` and what to fix (``status`` for HTTP)."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+def db_path(config: Config) -> Path:
+    return Path(config.storage_path) / "feedback.sqlite"
+
+
+def connect(config: Config) -> sqlite3.Connection:
+    p = db_path(config)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(p, timeout=30)
+    con.row_factory = sqlite3.Row
+    con.executescript(SCHEMA)
+    return con
+
+
+def confidence(ans: Answer) -> dict[str, Any]:
+    """The confidence signals an answer carries: its best citation score, the supported share of its
+    citations, and ``low_confidence`` (refused, a warning, or a citation not supported)."""
+    scores = [c.score for c in ans.citations]
+    judged = [c.supported for c in ans.citations if c.supported is not None]
+    supported = (sum(1 for s in judged if s) / len(judged)) if judged else None
+    low = bool(ans.refused or ans.warning or (supported is not None and supported < 1.0))
+    return {"top_score": max(scores) if scores else None, "supported": supported, "low_confidence": low}
+
+
+def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None) -> None:
+    """Log one ask (skipped when ``api.log_questions`` is false). Never breaks an answer."""
+    if not config.api.log_questions:
+        return
+    try:
+        sig = confidence(ans)
+        cites = [c.to_dict() for c in ans.citations]
+        with _lock, connect(config) as con:
+            con.execute("INSERT OR REPLACE INTO questions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (ans.trace_id, time.time(), question, source, int(ans.refused), int(sig["low_confidence"]),
+                         sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
+                         json.dumps(sorted({c.url for c in ans.citations}))))
+    except Exception:  # noqa: BLE001 - the log must never break an answer
+        import logging
+
+        logging.getLogger(__name__).warning("could not log the question", exc_info=True)
+
+
+def questions(config: Config, *, source: str | None = None, gaps_only: bool = False) -> list[dict[str, Any]]:
+    """Logged asks, oldest first; ``source``: those asked of that source or of all sources;
+    ``gaps_only``: refused or low-confidence ones."""
+    if not db_path(config).is_file():
+        return []
+    sql, args = "SELECT * FROM questions WHERE 1=1", []
+    if source:
+        sql += " AND (source = ? OR source IS NULL)"
+        args.append(source)
+    if gaps_only:
+        sql += " AND (refused = 1 OR low_confidence = 1)"
+    with _lock, connect(config) as con:
+        rows = [dict(r) for r in con.execute(sql + " ORDER BY at", args)]
+    for r in rows:
+        r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])
+        r["refused"], r["low_confidence"] = bool(r["refused"]), bool(r["low_confidence"])
+    return rows
+
+
+def record_feedback(config: Config, trace_id: str, rating: str, comment: str = "") -> dict[str, Any]:
+    """Store feedback for the answer with ``trace_id``; post it to LangSmith when configured."""
+    if rating not in ("up", "down"):
+        raise FeedbackError("invalid_rating", f"'rating' must be \"up\" or \"down\", not {rating!r}")
+    with _lock, connect(config) as con:
+        row = con.execute("SELECT question FROM questions WHERE trace_id = ?", (trace_id,)).fetchone()
+    if row is None:
+        hint = ("question logging is off (api.log_questions: false), so no answer can take feedback"
+                if not config.api.log_questions else "use the trace_id of an answer from /ask (or the ask tool)")
+        raise FeedbackError("unknown_trace_id", f"no answer with trace_id {trace_id!r}; {hint}", 404)
+    sent = _to_langsmith(trace_id, rating, comment)
+    with _lock, connect(config) as con:
+        cur = con.execute("INSERT INTO feedback (trace_id, at, rating, comment, langsmith) VALUES (?,?,?,?,?)",
+                          (trace_id, time.time(), rating, comment, int(sent)))
+        fid = cur.lastrowid
+    return {"id": fid, "trace_id": trace_id, "rating": rating, "comment": comment, "langsmith": sent}
+
+
+def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
+    from . import tracing
+
+    if not tracing.enabled():
+        return False
+    try:
+        from langsmith import Client
+
+        client = Client()
+        client.create_feedback(run_id=trace_id, key="user_rating", score=1.0 if rating == "up" else 0.0,
+                               value=rating, comment=comment or None, trace_id=trace_id)
+        client.flush()
+        return True
+    except Exception:  # noqa: BLE001 - LangSmith down: the local copy is kept
+        import logging
+
+        logging.getLogger(__name__).warning("LangSmith feedback failed for %s", trace_id, exc_info=True)
+        return False
+
+
+def feedback_rows(config: Config, *, rating: str | None = None) -> list[dict[str, Any]]:
+    """Feedback joined with its logged answer (question, answer, citations, scores), oldest first."""
+    if not db_path(config).is_file():
+        return []
+    sql = ("SELECT f.id, f.trace_id, f.at, f.rating, f.comment, f.langsmith, q.question, q.source, q.answer, "
+           "q.citations, q.cited_urls, q.refused, q.top_score, q.supported FROM feedback f "
+           "JOIN questions q ON q.trace_id = f.trace_id")
+    args: list[Any] = []
+    if rating:
+        sql += " WHERE f.rating = ?"
+        args.append(rating)
+    with _lock, connect(config) as con:
+        rows = [dict(r) for r in con.execute(sql + " ORDER BY f.id", args)]
+    for r in rows:
+        r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])
+        r["refused"] = bool(r["refused"])
+    return rows
+
+
+def _slug(text: str) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:6]) or "case"
+
+
+def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Thumbs-down answers as draft eval cases (one per question), marked for review in ``note``.
+
+    Best known: an answer that was *given* and judged wrong keeps its cited pages as
+    ``expected_urls`` with ``should_refuse: false`` (a reviewer corrects the pages); a *refused*
+    answer judged wrong has no known page, so it is drafted as ``should_refuse: true``, and the note
+    says to flip it once the right page is known (or the docs are written).
+    """
+    out, seen = [], set()
+    for r in rows:
+        if r["rating"] != "down" or r["question"] in seen:
+            continue
+        seen.add(r["question"])
+        urls = [u for u in r["cited_urls"] if u]
+        answered = not r["refused"] and bool(urls)
+        note = (f"DRAFT from thumbs-down feedback (trace {r['trace_id']}); REVIEW: "
+                + ("the answer cited these pages and was judged wrong: set expected_urls to the right pages"
+                   if answered else "the question was refused: if the docs cover it, set should_refuse false "
+                                    "and expected_urls to the page")
+                + (f". Comment: {r['comment']}" if r["comment"] else ""))
+        out.append({"id": f"fb-{r['trace_id'][:8]}-{_slug(r['question'])}", "question": r["question"],
+                    "should_refuse": not answered, "expected_urls": urls if answered else [],
+                    "expected_keywords": [], "category": "answerable" if answered else "refuse", "note": note})
+    return out
+
+
+def export_cases(config: Config, out: Path) -> list[dict[str, Any]]:
+    cases = draft_cases(feedback_rows(config, rating="down"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
+    return cases

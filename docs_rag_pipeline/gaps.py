@@ -1,0 +1,109 @@
+"""Doc-gap report: refused and low-confidence questions from the question log, clustered by
+embedding, each cluster named by its distinctive terms (tf-idf of the cluster against the others).
+No Dagster here: the ``doc_gaps`` asset and ``docs-rag gaps`` both call :func:`gap_report`."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being do does did
+how what why when where which who whom can could should would will shall may might must i you he she it we they me my
+your our their this that these those there here not no yes so than then too very just about into over under again
+any all some each more most other such only own same get got use using used set""".split())
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z][a-z0-9_+-]{1,}", text.lower()) if w not in STOP]
+
+
+def cluster(vectors: np.ndarray, *, threshold: float = 0.65) -> list[int]:
+    """Agglomerative clustering (average linkage, cosine distance) cut at ``threshold``: a label per
+    row. Unit vectors in; the number of clusters follows from the data."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    if n == 1:
+        return [0]
+    from sklearn.cluster import AgglomerativeClustering
+
+    model = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
+                                    distance_threshold=threshold)
+    return [int(x) for x in model.fit_predict(np.asarray(vectors, dtype=np.float32))]
+
+
+def name_clusters(texts: Sequence[str], labels: Sequence[int], *, top: int = 3) -> dict[int, list[str]]:
+    """Each cluster's distinctive terms: tf-idf with one document per cluster (its questions joined),
+    so a term common to every cluster weighs nothing."""
+    groups: dict[int, list[str]] = {}
+    for t, lab in zip(texts, labels):
+        groups.setdefault(lab, []).extend(_terms(t))
+    n = len(groups)
+    df: dict[str, int] = {}
+    for words in groups.values():
+        for w in set(words):
+            df[w] = df.get(w, 0) + 1
+    out = {}
+    for lab, words in groups.items():
+        tf: dict[str, int] = {}
+        for w in words:
+            tf[w] = tf.get(w, 0) + 1
+        score = {w: c * (np.log((1 + n) / (1 + df[w])) + 1.0) for w, c in tf.items()}
+        out[lab] = [w for w, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
+    return out
+
+
+def gap_report(rows: Sequence[dict[str, Any]], embed: Callable[[list[str]], Any], *,
+               threshold: float = 0.65, examples: int = 3) -> list[dict[str, Any]]:
+    """Clusters of gap questions, largest first: ``name``, ``terms``, ``count``, ``refused``, ``examples``."""
+    rows = [r for r in rows if r.get("refused") or r.get("low_confidence")]
+    if not rows:
+        return []
+    texts = [r["question"] for r in rows]
+    labels = cluster(np.asarray(embed(texts)), threshold=threshold)
+    names = name_clusters(texts, labels)
+    out = []
+    for lab in sorted(set(labels)):
+        members = [r for r, x in zip(rows, labels) if x == lab]
+        uniq = list(dict.fromkeys(r["question"] for r in members))
+        out.append({"name": " / ".join(names[lab]) or "(no terms)", "terms": names[lab], "count": len(members),
+                    "refused": sum(1 for r in members if r.get("refused")), "examples": uniq[:examples]})
+    return sorted(out, key=lambda c: (-c["count"], c["name"]))
+
+
+def markdown_table(report: Sequence[dict[str, Any]]) -> str:
+    if not report:
+        return "No refused or low-confidence questions logged."
+    lines = ["| gap | questions | refused | examples |", "|---|---|---|---|"]
+    for c in report:
+        ex = "; ".join(e.replace("|", "\\|").replace("\n", " ") for e in c["examples"])
+        lines.append(f"| {c['name']} | {c['count']} | {c['refused']} | {ex} |")
+    return "\n".join(lines)
+
+
+def chart_png(report: Sequence[dict[str, Any]], *, title: str = "doc gaps") -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [c["name"] for c in report][::-1]
+    counts = [c["count"] for c in report][::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * max(2, len(names)) + 1), dpi=100)
+    ax.barh(names or ["(none)"], counts or [0], color="#c0504d")
+    ax.set_xlabel("questions")
+    ax.set_title(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def png_markdown(png: bytes, alt: str) -> str:
+    """An image inside Markdown metadata: a base64 data URI (the Dagster UI shows it; no file path)."""
+    return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})"

@@ -1,0 +1,151 @@
+"""Feedback into eval: thumbs up/down over HTTP, MCP and LangSmith; stored with the question and answer;
+thumbs-down answers exported as draft eval cases that ``docs-rag eval`` runs. Real server, real index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from docs_rag_pipeline import feedback
+from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.serve.api import create_app
+
+from .dagster_helpers import index_guide
+from .fake_langsmith import LangSmithServer
+from .test_api import serve, variant
+from .test_cli import _run
+
+ANSWERED_Q = "What does a converter do in data binding?"
+REFUSED_Q = "Best temperature for sourdough bread?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    return index_guide(tmp_path_factory.mktemp("feedback"))
+
+
+@pytest.fixture(scope="module")
+def server(index):
+    with serve(create_app(config_path=str(variant(index, "fb.yaml", "rate_limit_per_minute: 100000")))) as url:
+        yield url
+
+
+def test_feedback_over_http_is_stored_and_exported_as_cases_that_eval_runs(server, index):
+    answered = requests.post(f"{server}/ask", json={"question": ANSWERED_Q}, timeout=60).json()
+    refused = requests.post(f"{server}/ask", json={"question": REFUSED_Q}, timeout=60).json()
+    assert answered["refused"] is False and refused["refused"] is True
+    # every ask is logged, with its confidence signals and cited pages
+    log = {r["trace_id"]: r for r in feedback.questions(load_config(index))}
+    assert log[answered["trace_id"]]["question"] == ANSWERED_Q
+    assert log[answered["trace_id"]]["cited_urls"] == sorted({c["url"] for c in answered["citations"]})
+    assert log[refused["trace_id"]]["refused"] is True and log[refused["trace_id"]]["low_confidence"] is True
+
+    r = requests.post(f"{server}/feedback", json={"trace_id": answered["trace_id"], "rating": "down",
+                                                  "comment": "should mention datetime parsing"}, timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.json()["rating"] == "down" and r.json()["langsmith"] is False
+    assert requests.post(f"{server}/feedback", json={"trace_id": refused["trace_id"], "rating": "down"},
+                         timeout=30).status_code == 200
+    assert requests.post(f"{server}/feedback", json={"trace_id": refused["trace_id"], "rating": "up"},
+                         timeout=30).status_code == 200
+
+    # bad input: what is wrong and how to fix it
+    bad = requests.post(f"{server}/feedback", json={"trace_id": answered["trace_id"], "rating": "meh"}, timeout=30)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_rating"
+    assert '"up" or "down"' in bad.json()["error"]["message"]
+    unknown = requests.post(f"{server}/feedback", json={"trace_id": "0" * 32, "rating": "up"}, timeout=30)
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_trace_id"
+    assert "0" * 32 in unknown.json()["error"]["message"] and "/ask" in unknown.json()["error"]["message"]
+    missing = requests.post(f"{server}/feedback", json={"rating": "up"}, timeout=30)
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == "invalid_trace_id"
+    extra = requests.post(f"{server}/feedback", json={"trace_id": "x", "rating": "up", "stars": 5}, timeout=30)
+    assert extra.status_code == 400 and "stars" in extra.json()["error"]["message"]
+    assert "/feedback" in requests.get(f"{server}/openapi.json", timeout=30).json()["paths"]
+
+    # stored with the question, answer, citations and scores
+    rows = feedback.feedback_rows(load_config(index))
+    assert [(r["question"], r["rating"]) for r in rows] == [(ANSWERED_Q, "down"), (REFUSED_Q, "down"),
+                                                            (REFUSED_Q, "up")]
+    assert rows[0]["answer"] == answered["answer"] and rows[0]["comment"] == "should mention datetime parsing"
+    assert rows[0]["citations"][0]["chunk_id"] == answered["citations"][0]["chunk_id"]
+    assert rows[0]["top_score"] is not None
+
+    # thumbs-down → draft eval cases → `docs-rag eval` runs them
+    out = index.parent / "drafts.jsonl"
+    ex = _run(["feedback", "export", "--out", str(out)], index)
+    assert ex.returncode == 0, ex.stderr
+    cases = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [c["question"] for c in cases] == [ANSWERED_Q, REFUSED_Q]
+    assert cases[0]["should_refuse"] is False and cases[0]["expected_urls"] == log[answered["trace_id"]]["cited_urls"]
+    assert cases[1]["should_refuse"] is True and all("REVIEW" in c["note"] for c in cases)
+    assert "datetime parsing" in cases[0]["note"]
+    report = index.parent / "report.json"
+    ev = _run(["eval", "--cases", str(out), "--source", "guide", "--json", str(report)], index)
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(report.read_text())["cases"] == 2
+    assert "2 cases from" in ev.stdout
+
+
+def test_log_questions_off(index):
+    cfg = variant(index, "nolog.yaml", "log_questions: false")
+    before = len(feedback.questions(load_config(index)))
+    with serve(create_app(config_path=str(cfg))) as url:
+        ans = requests.post(f"{url}/ask", json={"question": ANSWERED_Q}, timeout=60).json()
+        assert len(feedback.questions(load_config(index))) == before
+        r = requests.post(f"{url}/feedback", json={"trace_id": ans["trace_id"], "rating": "up"}, timeout=30)
+    assert r.status_code == 404 and "api.log_questions: false" in r.json()["error"]["message"]
+
+
+def test_feedback_mcp_tool(index):
+    from .test_mcp import call, with_client
+
+    async def session(client):  # noqa: ANN001, ANN202
+        tools = {t.name for t in (await client.list_tools()).tools}
+        _, ans = await call(client, "ask", {"question": ANSWERED_Q})
+        ok = await call(client, "feedback", {"trace_id": ans["trace_id"], "rating": "down", "comment": "via mcp"})
+        bad = await call(client, "feedback", {"trace_id": ans["trace_id"], "rating": "5"})
+        unknown = await call(client, "feedback", {"trace_id": "nope", "rating": "up"})
+        return tools, ans, ok, bad, unknown
+
+    tools, ans, ok, bad, unknown = with_client(index, session)
+    assert "feedback" in tools
+    assert ok[0] is False and ok[1]["rating"] == "down"
+    assert bad[0] is True and bad[1].startswith("INVALID_QUERY") and '"up" or "down"' in bad[1]
+    assert unknown[0] is True and unknown[1].startswith("NOT_FOUND")
+    rows = [r for r in feedback.feedback_rows(load_config(index)) if r["trace_id"] == ans["trace_id"]]
+    assert [(r["rating"], r["comment"], r["question"]) for r in rows] == [("down", "via mcp", ANSWERED_Q)]
+
+
+SCRIPT = """
+import json, sys
+from docs_rag_pipeline import ask
+from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.feedback import record_feedback
+from docs_rag_pipeline.tracing import flush
+a = ask("What does a converter do in data binding?", config=sys.argv[1])
+flush()
+print(json.dumps(record_feedback(load_config(sys.argv[1]), a.trace_id, "down", "wrong page")))
+"""
+
+
+def test_feedback_goes_to_langsmith_when_configured(index):
+    with LangSmithServer() as ls:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
+                             timeout=180)
+        assert out.returncode == 0, out.stderr
+        sent = json.loads(out.stdout.strip().splitlines()[-1])
+        posts = [(p, b) for m, p, b in ls.requests if "feedback" in p or b'"user_rating"' in b]
+    assert sent["langsmith"] is True
+    assert posts, [p for _, p, _ in ls.requests]
+    body = b"".join(b for _, b in posts)
+    assert b"user_rating" in body and b"wrong page" in body
+    tid = sent["trace_id"]
+    assert tid.encode() in body or f"{tid[:8]}-{tid[8:12]}".encode() in body  # the run id = the trace id

@@ -1,0 +1,78 @@
+"""Doc-gap report: the ``doc_gaps`` asset (real Dagster) and ``docs-rag gaps`` over a real question log."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+from dagster import DagsterInstance, materialize
+
+from docs_rag_pipeline import feedback
+from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.defs.definitions import build_definitions
+from docs_rag_pipeline.defs.gaps import doc_gaps
+from docs_rag_pipeline.records import Answer, Citation
+
+from .conftest import write_config
+from .test_cli import _run
+
+KUBERNETES = ["How do I deploy the dashboard on a Kubernetes cluster?",
+              "Is there a Kubernetes helm chart for the dashboards?",
+              "Kubernetes pod keeps restarting after deploy, what now?"]
+PDF = ["How can I export a dashboard as a PDF file?",
+       "Is PDF export of reports supported?",
+       "Print the dashboard to PDF with the charts included"]
+
+
+def _log(cfg: Path) -> None:
+    config = load_config(cfg)
+    for i, q in enumerate(KUBERNETES + PDF):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
+                                              trace_id=f"refused{i}"), source="guide" if i % 2 else None)
+    # a confident answer is not a gap; a question asked of another source is not this source's
+    good = Citation(n=1, chunk_id="c1", url="https://docs.example.org/forms.md", title="Forms", snippet="…",
+                    score=0.9, supported=True)
+    feedback.log_answer(config, "How do forms validate input?", Answer(answer="Validators [1].", citations=[good],
+                                                                      refused=False, trace_id="good"))
+    feedback.log_answer(config, "Kubernetes operator for the other product?",
+                        Answer(answer="no", citations=[], refused=True, trace_id="other"), source="other")
+
+
+def test_doc_gaps_asset_clusters_and_names_two_topics(tmp_path):
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+      - name: other
+        kind: local
+        path: docs
+    """)
+    (tmp_path / "docs").mkdir()
+    _log(cfg)
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["guide"])
+        result = materialize([doc_gaps], partition_key="guide", instance=instance,
+                             resources=build_definitions(config_path=str(cfg)).resources)
+        assert result.success
+        meta = {k: v.value for k, v in result.asset_materializations_for_node("doc_gaps")[0].metadata.items()}
+    assert meta["questions"] == 6 and meta["clusters"] == 2
+    report = meta["report"]
+    names = [c["name"] for c in report]
+    assert any("kubernetes" in n for n in names) and any("pdf" in n for n in names), names
+    by = {("kubernetes" if "kubernetes" in c["name"] else "pdf"): c for c in report}
+    assert by["kubernetes"]["count"] == 3 and by["pdf"]["count"] == 3
+    assert set(by["kubernetes"]["examples"]) == set(KUBERNETES) and set(by["pdf"]["examples"]) == set(PDF)
+    assert "forms" not in meta["gaps"].lower() and "operator" not in meta["gaps"].lower()
+    assert "| gap | questions |" in meta["gaps"] and by["pdf"]["name"] in meta["gaps"]
+    # the bar chart is an image inside the metadata (a data URI), not a path
+    m = re.fullmatch(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)", meta["chart"])
+    assert m, meta["chart"][:80]
+    assert base64.b64decode(m.group(1)).startswith(b"\x89PNG")
+
+    # the CLI prints the same table
+    out = _run(["gaps", "--source", "guide"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == meta["gaps"].strip()
+    bad = _run(["gaps", "--source", "nope"], cfg)
+    assert bad.returncode == 2 and "nope" in bad.stderr
