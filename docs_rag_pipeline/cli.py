@@ -250,13 +250,15 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
-    from waitress import serve
+    from .serve import workers
 
-    from .serve.api import create_app
-
-    app = create_app(config_path=str(config.path) if config.path else None)
-    print(f"serving on http://{args.host}:{args.port} ({args.workers} threads)", file=sys.stderr)
-    serve(app, host=args.host, port=args.port, threads=args.workers, ident="docs-rag")
+    if args.workers < 1 or args.threads < 1:
+        raise ConfigError("--workers and --threads must be at least 1")
+    path = str(config.path) if config.path else None
+    if args.workers == 1:
+        workers.serve_waitress(path, args.host, args.port, args.threads)
+    else:
+        workers.serve_gunicorn(path, args.host, args.port, args.workers, args.threads)
     return 0
 
 
@@ -338,10 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--filter", action="append", metavar="KEY=VALUE")
         s.add_argument("--json", action="store_true")
         s.set_defaults(fn=fn)
-    s = sub.add_parser("serve", help="the HTTP API under waitress")
+    s = sub.add_parser("serve", help="the HTTP API (waitress; gunicorn with --workers > 1)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--workers", type=int, default=8, help="worker threads")
+    s.add_argument("--workers", type=int, default=1,
+                   help="worker processes sharing the port and the table (> 1: gunicorn); default 1")
+    s.add_argument("--threads", type=int, default=8, help="threads per worker process; default 8")
     s.set_defaults(fn=cmd_serve)
     s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask)")
     s.set_defaults(fn=cmd_mcp)
