@@ -90,7 +90,7 @@ def http_bench(cfg: Path, workers: int, threads: int, clients: int, total: int) 
     try:
         for _ in range(600):
             try:
-                requests.get(url.replace("/search", "/health"), timeout=5)
+                requests.get(url.replace("/search", "/health"), timeout=300)  # loads the model
                 break
             except requests.ConnectionError:
                 time.sleep(0.2)
@@ -110,7 +110,7 @@ def http_bench(cfg: Path, workers: int, threads: int, clients: int, total: int) 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--requests", type=int, default=400)
+    ap.add_argument("--requests", type=int, default=240)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     cfg = build_index(tmp)

@@ -30,7 +30,23 @@ def ensure_dagster_home(config: Config) -> Path:
     if not cfg.exists():
         cfg.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
+    _create_instance_once(home)
     return home
+
+
+def _create_instance_once(home: Path) -> None:
+    """Create the Dagster instance's storage under a file lock: two processes creating a fresh
+    sqlite storage at once both stamp its schema version, and the home is unusable after."""
+    if (home / "history" / "runs.db").exists():
+        return
+    import fcntl
+
+    with open(home / ".create.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        from dagster import DagsterInstance
+
+        with DagsterInstance.get():  # creates and migrates the storage (a no-op when it exists)
+            pass
 
 
 def _progress_to_stderr() -> None:

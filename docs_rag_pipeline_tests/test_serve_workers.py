@@ -35,7 +35,7 @@ def _start(cfg: Path, *args: str) -> tuple[subprocess.Popen, str]:
         if proc.poll() is not None:
             pytest.fail(f"docs-rag serve exited {proc.returncode}: {proc.stdout.read()}")
         try:
-            requests.get(f"{url}/health", timeout=5)
+            requests.get(f"{url}/health", timeout=300)  # the first /health loads the model
             return proc, url
         except requests.ConnectionError:
             time.sleep(0.2)
