@@ -6,7 +6,7 @@ searches called in-process from 16 threads (one Python process, the floor the HT
 It builds its own index: the project's docs/ folder, ingested by ``docs-rag ingest`` into a
 temporary storage. The servers are real ``docs-rag serve`` subprocesses; each worker is warmed up
 (its model loaded) before the clock starts.
-Run: ``python bench/serve.py [--clients 16] [--requests 400]``.
+Run: ``python bench/serve.py [--clients 16] [--requests 240]``.
 """
 
 from __future__ import annotations
