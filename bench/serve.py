@@ -1,15 +1,24 @@
-"""Serve benchmark: requests/s and p95 of POST /search under 16 concurrent clients on 127.0.0.1,
-against the same searches called in-process from 16 threads (the floor the HTTP layer adds to).
+"""Serve benchmark: requests/s and p50/p95 of POST /search under 16 concurrent clients on 127.0.0.1,
+for ``docs-rag serve`` with 1 worker process (waitress, 8 threads) and with 2 worker processes
+(gunicorn, 4 threads each: the same 8 threads in all), side by side with the baseline: the same
+searches called in-process from 16 threads (one Python process, the floor the HTTP layer adds to).
 
-Needs an index: run ``docs-rag ingest`` first (uses the config in DOCS_RAG_CONFIG or ./docs_rag.yaml).
-Run: ``python bench/serve.py [--clients 16] [--requests 400]``.
+It builds its own index: the project's docs/ folder, ingested by ``docs-rag ingest`` into a
+temporary storage. The servers are real ``docs-rag serve`` subprocesses; each worker is warmed up
+(its model loaded) before the clock starts.
+Run: ``python bench/serve.py [--clients 16] [--requests 240]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -17,14 +26,12 @@ from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from docs_rag_pipeline.context import get_context  # noqa: E402
-from docs_rag_pipeline.retrieval import search  # noqa: E402
-from docs_rag_pipeline.serve.api import create_app  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 QUERIES = ["how does refresh work", "configure a source", "what is stored in data", "chunk size",
            "why was my question refused", "run the Dagster UI", "HTTP API errors", "embedding cache"]
+DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
 
 
 def run(fn, clients: int, total: int) -> tuple[float, list[float]]:
@@ -47,45 +54,88 @@ def p95(xs: list[float]) -> float:
     return sorted(xs)[int(0.95 * (len(xs) - 1))]
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_index(tmp: Path) -> Path:
+    cfg = tmp / "docs_rag.yaml"
+    cfg.write_text(f"storage: {tmp / 'data'}\napi:\n  rate_limit_per_minute: 0\nsources:\n"
+                   f"  - name: project-docs\n    kind: local\n    path: {ROOT / 'docs'}\n"
+                   "    base_url: https://docs.example.org/\n")
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp / "dagster_home")}
+    out = subprocess.run([*DOCS_RAG, "ingest"], env=env, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"ingest failed:\n{out.stderr[-3000:]}")
+    return cfg
+
+
+def http_bench(cfg: Path, workers: int, threads: int, clients: int, total: int) -> tuple[float, list[float], int]:
+    port = free_port()
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(cfg.parent / "dagster_home")}
+    proc = subprocess.Popen([*DOCS_RAG, "serve", "--port", str(port), "--workers", str(workers), "--threads",
+                             str(threads)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/search"
+    session = threading.local()
+
+    def http(q: str) -> int:
+        s = getattr(session, "s", None) or requests.Session()
+        session.s = s
+        r = s.post(url, json={"query": q, "top_k": 5}, timeout=120)
+        r.raise_for_status()
+        return int(r.headers.get("X-Worker-Pid", 0))
+
+    try:
+        for _ in range(600):
+            try:
+                requests.get(url.replace("/search", "/health"), timeout=300)  # loads the model
+                break
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        pids: set[int] = set()
+        with ThreadPoolExecutor(clients) as pool:  # warm up: every worker has loaded its model
+            for _ in range(50):
+                pids |= set(pool.map(lambda i: http(QUERIES[i % len(QUERIES)]), range(clients)))
+                if len(pids) >= workers:
+                    break
+        rps, lat = run(http, clients, total)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    return rps, lat, len(pids)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--requests", type=int, default=400)
-    ap.add_argument("--threads", type=int, default=8, help="waitress worker threads")
+    ap.add_argument("--requests", type=int, default=240)
     args = ap.parse_args()
-    from waitress.server import create_server
+    tmp = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    cfg = build_index(tmp)
+    os.environ["DOCS_RAG_CONFIG"] = str(cfg)
 
-    import tempfile
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.retrieval import search
 
-    from docs_rag_pipeline.config import config_path
-
-    base = config_path()
-    cfg = Path(tempfile.mkdtemp()) / "bench.yaml"  # the same config, without the per-client rate limit
-    text = base.read_text().replace("storage: data", f"storage: {base.parent / 'data'}")
-    text = text.replace("path: docs", f"path: {base.parent / 'docs'}")
-    cfg.write_text(text + "\napi:\n  rate_limit_per_minute: 0\n")
     ctx = get_context(cfg)
     search(ctx, "warm up", top_k=5)
-    srv = create_server(create_app(config_path=str(cfg)), host="127.0.0.1", port=0, threads=args.threads)
-    threading.Thread(target=srv.run, daemon=True).start()
-    url = f"http://127.0.0.1:{srv.effective_port}/search"
-    session = threading.local()
-
-    def http(q: str) -> None:
-        s = getattr(session, "s", None) or requests.Session()
-        session.s = s
-        r = s.post(url, json={"query": q, "top_k": 5}, timeout=60)
-        r.raise_for_status()
-
-    http("warm up")
+    chunks = ctx.chunks.count()
     direct_rps, direct_lat = run(lambda q: search(ctx, q, top_k=5), args.clients, args.requests)
-    http_rps, http_lat = run(http, args.clients, args.requests)
-    srv.close()
-    print(f"{'path':<22} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, rps, lat in (("in-process search()", direct_rps, direct_lat), ("POST /search (HTTP)", http_rps, http_lat)):
-        print(f"{name:<22} {rps:>8.1f} {statistics.median(lat):>8.1f} {p95(lat):>8.1f}")
-    print(f"\nratio HTTP / in-process: throughput {http_rps / direct_rps:.2f}x, p95 {p95(http_lat) / p95(direct_lat):.2f}x "
-          f"({args.clients} clients, {args.requests} requests)")
+    one_rps, one_lat, _ = http_bench(cfg, 1, 8, args.clients, args.requests)
+    two_rps, two_lat, seen = http_bench(cfg, 2, 4, args.clients, args.requests)
+    print(f"index: the project's docs/ ({chunks} chunks); {args.clients} clients, {args.requests} requests; "
+          f"{os.cpu_count()} cores")
+    print(f"{'path':<44} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, rps, lat in (("in-process search(), 16 threads (baseline)", direct_rps, direct_lat),
+                           ("HTTP, 1 worker (waitress, 8 threads)", one_rps, one_lat),
+                           ("HTTP, 2 workers (gunicorn, 2 x 4 threads)", two_rps, two_lat)):
+        print(f"{name:<44} {rps:>8.1f} {statistics.median(lat):>8.1f} {p95(lat):>8.1f}")
+    print(f"\nratio 2 workers / 1 worker: throughput {two_rps / one_rps:.2f}x, p95 {p95(two_lat) / p95(one_lat):.2f}x "
+          f"({seen} worker pids answered)")
+    print(f"ratio 1 worker / in-process: throughput {one_rps / direct_rps:.2f}x; "
+          f"2 workers / in-process: {two_rps / direct_rps:.2f}x")
 
 
 if __name__ == "__main__":

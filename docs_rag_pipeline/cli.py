@@ -30,7 +30,23 @@ def ensure_dagster_home(config: Config) -> Path:
     if not cfg.exists():
         cfg.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
+    _create_instance_once(home)
     return home
+
+
+def _create_instance_once(home: Path) -> None:
+    """Create the Dagster instance's storage under a file lock: two processes creating a fresh
+    sqlite storage at once both stamp its schema version, and the home is unusable after."""
+    if (home / "history" / "runs.db").exists():
+        return
+    import fcntl
+
+    with open(home / ".create.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        from dagster import DagsterInstance
+
+        with DagsterInstance.get():  # creates and migrates the storage (a no-op when it exists)
+            pass
 
 
 def _progress_to_stderr() -> None:
@@ -49,7 +65,11 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     if not names:
         print("no sources configured: add one under `sources:` in the config", file=sys.stderr)
         return 2
+    if args.parallel < 1:
+        raise ConfigError("--parallel must be at least 1")
     ensure_dagster_home(config)
+    if args.parallel > 1 and len(names) > 1:
+        return _ingest_parallel(args, config, names)
     _progress_to_stderr()
     from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
@@ -160,6 +180,67 @@ def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
     else:
         print(gaps.markdown_table(report))
     return 0
+
+
+def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str]) -> int:
+    """``--parallel N``: each source is ingested by its own ``docs-rag ingest --source NAME`` process
+    (its own Dagster run in the same DAGSTER_HOME), N at a time. Scanning, parsing, chunking and
+    embedding overlap; the LanceDB writes do not: every process takes the storage's writer lock
+    (locks.py) around its embedding-cache and index writes, so they run one after the other."""
+    import subprocess
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dagster import DagsterInstance
+
+    from .defs.partitions import sources_partitions
+
+    with DagsterInstance.get() as instance:  # once, here: the children would race to add them
+        missing = [n for n in names if n not in set(instance.get_dynamic_partitions(sources_partitions.name))]
+        if missing:
+            instance.add_dynamic_partitions(sources_partitions.name, missing)
+    workers = min(args.parallel, len(names))
+    print(f"ingesting {len(names)} sources in {workers} processes; LanceDB writes wait for the writer lock "
+          f"({config.storage_path / 'locks'})", file=sys.stderr, flush=True)
+    base = [sys.executable, "-m", "docs_rag_pipeline"] + (["--config", str(config.path)] if config.path else [])
+    out_lock = threading.Lock()
+    procs: list[subprocess.Popen] = []
+
+    def one(name: str) -> tuple[str, int, dict]:
+        cmd = [*base, "ingest", "--source", name, "--json"] + (["--eval"] if args.eval else [])
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        procs.append(proc)
+        for line in proc.stderr:  # the child's progress, a line at a time, each naming its source
+            with out_lock:
+                sys.stderr.write(line if line.startswith(f"[{name}]") else f"[{name}] {line}")
+                sys.stderr.flush()
+        stdout = proc.stdout.read()
+        proc.wait()
+        try:
+            summary = json.loads(stdout).get(name, {}) if stdout.strip() else {}
+        except ValueError:
+            summary = {}
+        return name, proc.returncode, summary
+
+    summaries: dict[str, dict] = {}
+    codes: dict[str, int] = {}
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for name, code, summary in pool.map(one, names):
+                codes[name] = code
+                if summary:
+                    summaries[name] = summary
+    except KeyboardInterrupt:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        raise
+    if args.json:
+        print(json.dumps(summaries, indent=2))
+    failed = {n: c for n, c in codes.items() if c}
+    for n, c in failed.items():
+        print(f"[{n}] ingest failed (exit {c})", file=sys.stderr)
+    return 0 if not failed else (130 if 130 in failed.values() else max(failed.values()))
 
 
 class Terminated(KeyboardInterrupt):
@@ -309,13 +390,15 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
-    from waitress import serve
+    from .serve import workers
 
-    from .serve.api import create_app
-
-    app = create_app(config_path=str(config.path) if config.path else None)
-    print(f"serving on http://{args.host}:{args.port} ({args.workers} threads)", file=sys.stderr)
-    serve(app, host=args.host, port=args.port, threads=args.workers, ident="docs-rag")
+    if args.workers < 1 or args.threads < 1:
+        raise ConfigError("--workers and --threads must be at least 1")
+    path = str(config.path) if config.path else None
+    if args.workers == 1:
+        workers.serve_waitress(path, args.host, args.port, args.threads)
+    else:
+        workers.serve_gunicorn(path, args.host, args.port, args.workers, args.threads)
     return 0
 
 
@@ -387,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", help="only this source")
     s.add_argument("--json", action="store_true", help="end with one JSON object of counts per source")
     s.add_argument("--eval", action="store_true", help="also materialize eval_scores (its checks gate the exit status)")
+    s.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="ingest N sources at a time, each in its own process (LanceDB writes stay serialized)")
     s.set_defaults(fn=cmd_ingest)
     for name, arg, fn, helptext in (("search", "query", cmd_search, "hybrid search"),
                                     ("ask", "question", cmd_ask, "a cited answer")):
@@ -399,10 +484,12 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "ask":
             s.add_argument("--thread", metavar="ID", help="continue the conversation of a previous answer's thread id")
         s.set_defaults(fn=fn)
-    s = sub.add_parser("serve", help="the HTTP API under waitress")
+    s = sub.add_parser("serve", help="the HTTP API (waitress; gunicorn with --workers > 1)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--workers", type=int, default=8, help="worker threads")
+    s.add_argument("--workers", type=int, default=1,
+                   help="worker processes sharing the port and the table (> 1: gunicorn); default 1")
+    s.add_argument("--threads", type=int, default=8, help="threads per worker process; default 8")
     s.set_defaults(fn=cmd_serve)
     s = sub.add_parser("mcp", help="a Model Context Protocol server on stdio (tools: search, get_page, get_chunk, ask, feedback)")
     s.set_defaults(fn=cmd_mcp)

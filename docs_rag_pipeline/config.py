@@ -459,6 +459,7 @@ class Config(_Shape):
     @classmethod
     def _storage(cls, v: str, info: ValidationInfo) -> str:
         if "://" in v:
+            _object_store_env(v)
             return v
         p = Path(v).expanduser()
         return str(p if p.is_absolute() else _root(info) / p)
@@ -485,14 +486,40 @@ class Config(_Shape):
 
     @property
     def storage_path(self) -> Path:
-        """Local folder for caches and state (the storage folder, or a local cache for URIs)."""
+        """Local folder for caches and state: the storage folder, or for a URI
+        ``$DOCS_RAG_CACHE_DIR/<uri slug>`` (default ``~/.cache/docs_rag_pipeline/<uri slug>``), one folder
+        per URI so that two buckets never share a source's state (a web manifest, a git clone) or a lock."""
         if self.storage_is_local:
             return Path(self.storage)
-        return Path(os.environ.get("DOCS_RAG_CACHE_DIR", Path.home() / ".cache" / "docs_rag_pipeline"))
+        base = Path(os.environ.get("DOCS_RAG_CACHE_DIR") or Path.home() / ".cache" / "docs_rag_pipeline")
+        return base.expanduser() / (re.sub(r"[^A-Za-z0-9._-]+", "_", self.storage.rstrip("/")).strip("_") or "uri")
 
     @property
     def lancedb_uri(self) -> str:
         return str(Path(self.storage) / "lancedb") if self.storage_is_local else self.storage.rstrip("/") + "/lancedb"
+
+
+#: env vars that give S3 credentials without a key pair in the environment
+_AWS_CREDENTIAL_SOURCES = ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                           "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+
+
+def _object_store_env(uri: str) -> None:
+    """An ``s3://`` storage is reached with credentials and endpoint from the environment (LanceDB's
+    object_store reads ``AWS_*``), never from the config file: say what is missing, before any work."""
+    scheme = uri.split("://", 1)[0].lower()
+    if scheme not in ("s3", "s3+ddb"):
+        return  # gs://, az://, db:// …: their own env vars, checked by LanceDB when it connects
+    env = os.environ
+    if not (env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY")) and not any(
+            env.get(k) for k in _AWS_CREDENTIAL_SOURCES):
+        raise _fail(f"{uri!r} needs S3 credentials in the environment, not in this file: set AWS_ACCESS_KEY_ID "
+                    "and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or a web identity / container role), and "
+                    "AWS_REGION; for an S3-compatible server also AWS_ENDPOINT_URL (docs/deploy.md)")
+    endpoint = env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT") or ""
+    if endpoint.lower().startswith("http://") and env.get("AWS_ALLOW_HTTP", "").lower() not in ("1", "true"):
+        raise _fail(f"the S3 endpoint {endpoint!r} is plain http: set AWS_ALLOW_HTTP=true to allow it, "
+                    "or use an https:// endpoint")
 
 
 # ---- pydantic's errors in this project's words: "<file>: <key path>: <problem>; <fix>" ----------

@@ -13,6 +13,15 @@ ingest never wedges the next one, whatever Dagster instance (or none) ran it. A 
 holds the lock (pid, what it is doing, since when) every few seconds and gives up with a clear error
 after ``timeout`` seconds (``DOCS_RAG_LOCK_TIMEOUT``, default 1800). Re-entrant within a process:
 ``docs-rag ingest`` holds a source's lock while its Dagster steps, in the same process, take it again.
+
+Each hold is appended to ``<storage>/locks/<name>.history.jsonl`` when it ends (pid, purpose, when it
+was asked for, acquired and released; rotated at 256 KiB), so ``docs-rag ingest --parallel N`` can be
+audited: the writer holds of its processes never overlap. A waiter that got the lock says how long it
+waited.
+
+The locks are local files: they serialize the processes of one machine (one Dagster deployment). For
+``storage: s3://…`` the lock folder is under the local cache folder, so writers of one object store
+must run on one machine at a time (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from typing import Callable, Iterator
 
 DEFAULT_TIMEOUT_SECONDS = 1800.0
 PROGRESS_EVERY_SECONDS = 5.0
+HISTORY_MAX_BYTES = 256 * 1024
 _POLL_SECONDS = 0.2
 
 Log = Callable[[str], None]
@@ -68,6 +78,38 @@ _thread_locks: dict[str, threading.Lock] = {}
 
 def lock_path(storage: str | os.PathLike[str], name: str) -> Path:
     return Path(storage) / "locks" / f"{name}.lock"
+
+
+def history_path(storage: str | os.PathLike[str], name: str) -> Path:
+    return Path(storage) / "locks" / f"{name}.history.jsonl"
+
+
+def history(storage: str | os.PathLike[str], name: str) -> list[dict]:
+    """The finished holds of lock ``name``, oldest first (times: seconds since the epoch)."""
+    out: list[dict] = []
+    for p in (history_path(storage, name).with_suffix(".jsonl.1"), history_path(storage, name)):
+        try:
+            lines = p.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut by a crash
+    return out
+
+
+def _record(storage: str | os.PathLike[str], name: str, entry: dict) -> None:
+    """Append one finished hold to the lock's history (best effort: never fails the work it guarded)."""
+    path = history_path(storage, name)
+    try:
+        if path.exists() and path.stat().st_size > HISTORY_MAX_BYTES:
+            os.replace(path, path.with_suffix(".jsonl.1"))
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+    except OSError:
+        pass
 
 
 def holder(path: Path) -> dict | None:
@@ -111,9 +153,12 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
     timeout = default_timeout() if timeout is None else timeout
     deadline = time.monotonic() + timeout
     next_note = 0.0
+    asked = time.time()
+    waited = False
 
     def wait_once() -> None:
-        nonlocal next_note
+        nonlocal next_note, waited
+        waited = True
         now = time.monotonic()
         info = holder(path)
         if now >= deadline:
@@ -141,11 +186,16 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
         os.pwrite(fd, json.dumps(info).encode(), 0)
         with _registry_lock:
             _held[key] = _Held(fd=fd, count=1, owner=me)
+        acquired = time.time()
+        if waited and log is not None:
+            log(f"[LOCK] got the {name} lock after waiting {acquired - asked:.1f} s")
         try:
             yield
         finally:
             with _registry_lock:
                 del _held[key]
+            _record(storage, name, {**info, "asked": asked, "acquired": acquired, "released": time.time(),
+                                    "waited": waited})
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         if fd >= 0:

@@ -5,6 +5,7 @@ Each asset is a few lines around one core function; metadata says what the stage
 
 
 import logging
+import os
 import time
 
 import polars as pl
@@ -26,6 +27,10 @@ CHUNKS_SCHEMA = {"chunk_id": pl.String, "source": pl.String, "page_url": pl.Stri
 EMBEDDINGS_SCHEMA = {**CHUNKS_SCHEMA, "vector": pl.List(pl.Float32), "from_cache": pl.Boolean}
 
 COMMON = dict(partitions_def=sources_partitions, group_name="ingest")
+#: ``DOCS_RAG_WRITER_POOL``: a Dagster concurrency pool for the steps that write LanceDB (embeddings,
+#: lancedb_chunks), for deployments whose steps run on several machines, where the writer lock (a local
+#: file lock) cannot serialize them; give the pool a limit of 1 and turn on run monitoring (docs/deploy.md)
+WRITER = {"pool": os.environ["DOCS_RAG_WRITER_POOL"]} if os.environ.get("DOCS_RAG_WRITER_POOL") else {}
 
 
 def _logger(context: AssetExecutionContext):  # noqa: ANN202
@@ -83,7 +88,7 @@ def chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, scraped_pa
                                 "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0})
 
 
-@asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"},
+@asset(**COMMON, **WRITER, io_manager_key="parquet_io", kinds={"python", "polars"},
        description="A vector per chunk: from the cache (model, sha256 of text) or from the embedding model.")
 def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks: pl.DataFrame) -> Output[pl.DataFrame]:
     t0 = time.perf_counter()
@@ -95,7 +100,7 @@ def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks
                                 "model": ctx.embedder.name, "seconds": round(time.perf_counter() - t0, 3)})
 
 
-@asset(**COMMON, kinds={"lancedb"},
+@asset(**COMMON, **WRITER, kinds={"lancedb"},
        description="The LanceDB table (vector + full-text index): one merge_insert per refresh, then optimize. "
                    "Writes hold the storage's writer lock (an OS file lock: it dies with its process).")
 def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, embeddings: pl.DataFrame,

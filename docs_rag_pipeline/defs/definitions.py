@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dagster import Definitions
@@ -18,7 +19,9 @@ from .resources import DocsRagResource
 
 def build_definitions(config: Config | None = None, *, config_path: str | None = None) -> Definitions:
     config = config or load_config(config_path)
-    io_dir = Path(config.storage_path) / "dagster_io"
+    # DOCS_RAG_DAGSTER_IO: where the Parquet between assets goes when a run's steps do not share a disk
+    # (k8s_job_executor, celery): an object-store URI (needs s3fs), docs/deploy.md; default: local
+    io_dir = os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
     return Definitions(
         assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
@@ -27,7 +30,7 @@ def build_definitions(config: Config | None = None, *, config_path: str | None =
         sensors=[sources_sensor],
         resources={
             "docs_rag": DocsRagResource(config_path=str(config.path) if config.path else config_path),
-            "parquet_io": PolarsParquetIOManager(base_dir=str(io_dir)),
+            "parquet_io": PolarsParquetIOManager(base_dir=io_dir),
         },
     )
 

@@ -1,0 +1,158 @@
+"""``storage: s3://bucket/prefix``: the LanceDB tables on a real S3-compatible server (moto's server
+mode on 127.0.0.1), credentials and endpoint from the environment; the per-source state stays local."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import GUIDE, write_docs
+
+boto3 = pytest.importorskip("boto3")
+moto_server = pytest.importorskip("moto.server")
+
+DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
+BUCKET = "docs-rag-test"
+PREFIX = "team/prod"
+AWS_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+            "AWS_ENDPOINT_URL", "AWS_ENDPOINT", "AWS_ALLOW_HTTP", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's request log
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server, monkeypatch, tmp_path):
+    """This process's environment as a deployment would set it; returns the env for subprocesses."""
+    for k in AWS_KEYS:
+        monkeypatch.delenv(k, raising=False)
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": s3_server, "AWS_ALLOW_HTTP": "true",
+           "DOCS_RAG_CACHE_DIR": str(tmp_path / "cache")}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    s3.create_bucket(Bucket=BUCKET)
+    yield s3
+    for obj in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        s3.delete_object(Bucket=BUCKET, Key=obj["Key"])
+    s3.delete_bucket(Bucket=BUCKET)
+
+
+def _s3_config(root: Path) -> Path:
+    write_docs(root / "docs", GUIDE)
+    cfg = root / "docs_rag.yaml"
+    cfg.write_text(f"storage: s3://{BUCKET}/{PREFIX}\nsources:\n  - name: guide\n    kind: local\n    path: docs\n"
+                   "    base_url: https://docs.example.org/\n")
+    return cfg
+
+
+def _run(args, cfg: Path, env: dict | None = None):
+    env = {**(env if env is not None else os.environ), "DOCS_RAG_CONFIG": str(cfg)}
+    env.pop("DAGSTER_HOME", None)  # the default: under the local cache folder
+    return subprocess.run([*DOCS_RAG, *args], capture_output=True, text=True, env=env, cwd=cfg.parent,
+                          timeout=600)
+
+
+def _keys(s3) -> list[str]:
+    keys: list[str] = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        keys += [o["Key"] for o in page.get("Contents", [])]
+    return keys
+
+
+def test_s3_storage_end_to_end(tmp_path, s3_env):
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.query import search
+
+    from .dagster_helpers import materialize_source
+
+    s3 = s3_env
+    cfg = _s3_config(tmp_path)
+    config = load_config(cfg)
+    cache = tmp_path / "cache"
+    assert config.lancedb_uri == f"s3://{BUCKET}/{PREFIX}/lancedb"
+    assert config.storage_path.parent == cache  # local state: one folder per URI under the cache folder
+    assert _keys(s3) == []
+
+    # 1. through real Dagster
+    with DagsterInstance.ephemeral() as instance:
+        first = materialize_source(cfg, "guide", instance)
+    assert first["pages_new"] == 5 and first["rows_written"] > 0 and all(first["_checks"].values())
+
+    # the tables are objects in the bucket, under the prefix; none is on local disk
+    keys = _keys(s3)
+    tables = {k.split("/")[3] for k in keys if k.startswith(f"{PREFIX}/lancedb/")}
+    assert {"embedding_cache.lance", "version_log.lance"} <= tables, tables
+    assert any(t.startswith("chunks__") and t.endswith(".lance") for t in tables), tables
+    assert all(k.startswith(f"{PREFIX}/lancedb/") for k in keys), keys
+    assert not list(cache.rglob("*.lance"))
+    # what must stay local is local: the locks, Dagster's IO parquet (and a web/git source's state)
+    local = config.storage_path
+    assert (local / "locks" / "writer.lock").is_file() and (local / "locks" / "source-guide.lock").is_file()
+    assert (local / "dagster_io" / "scraped_pages" / "guide.parquet").is_file()
+
+    hits = search("ZX81_QUANTUM_FLUX", top_k=3, config=cfg)
+    assert hits[0].url.endswith("install.md#troubleshooting")
+
+    # 2. through the CLI, a subprocess with only the environment to find the bucket: nothing to write
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    again = json.loads(out.stdout)["guide"]
+    assert again["rows_written"] == 0 and again["rows_deleted"] == 0 and again["chunks_embedded"] == 0, again
+    assert again["chunks_total"] == first["chunks_total"]
+    assert "telemetry" in (local / "dagster_home" / "dagster.yaml").read_text()  # DAGSTER_HOME: local too
+    assert not list(cache.rglob("*.lance"))
+
+    hits = json.loads(_run(["search", "data binding converters", "--json"], cfg).stdout)
+    assert hits[0]["url"] == "https://docs.example.org/forms/binding.md#converters"
+    ans = json.loads(_run(["ask", "How do I fix the ZX81_QUANTUM_FLUX import error?", "--json"], cfg).stdout)
+    assert ans["refused"] is False and ans["citations"][0]["url"].endswith("install.md#troubleshooting")
+
+    # one version of the index: the first ingest's (the second wrote nothing)
+    versions = json.loads(_run(["versions", "--json"], cfg).stdout)
+    assert [v["action"] for v in versions if v["source"] == "guide"] == ["refresh"], versions
+
+
+def test_s3_storage_cli_ingest_from_scratch(tmp_path, s3_env):
+    """A first ingest by the CLI alone writes the tables to the bucket."""
+    cfg = _s3_config(tmp_path)
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)["guide"]
+    assert summary["pages_new"] == 5 and summary["rows_written"] == summary["chunks_total"] > 0
+    assert any(k.startswith(f"{PREFIX}/lancedb/chunks__") for k in _keys(s3_env))
+    hits = json.loads(_run(["search", "ZX81_QUANTUM_FLUX", "--json"], cfg).stdout)
+    assert hits[0]["url"].endswith("install.md#troubleshooting")
+
+
+@pytest.mark.parametrize("drop, expect", [
+    (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+    (("AWS_ALLOW_HTTP",), "set AWS_ALLOW_HTTP=true"),
+])
+def test_s3_storage_without_env_is_a_clear_error(tmp_path, s3_env, drop, expect):
+    cfg = _s3_config(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    out = _run(["ingest"], cfg, env)
+    assert out.returncode == 2, out.stderr
+    assert f"storage: 's3://{BUCKET}/{PREFIX}'" in out.stderr or "storage: " in out.stderr
+    assert expect in out.stderr and "Traceback" not in out.stderr
+    assert _keys(s3_env) == []

@@ -1,0 +1,105 @@
+"""``docs-rag serve --workers N``: N processes (gunicorn) answer on one port from one table."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from .dagster_helpers import index_guide
+
+pytest.importorskip("gunicorn")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(cfg: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "--config", str(cfg), "serve",
+                             "--port", str(port), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=cfg.parent, env={**os.environ, "DAGSTER_HOME": str(cfg.parent / "dh")})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):  # wait for the port (model loading is lazy; the workers start in seconds)
+        if proc.poll() is not None:
+            pytest.fail(f"docs-rag serve exited {proc.returncode}: {proc.stdout.read()}")
+        try:
+            requests.get(f"{url}/health", timeout=300)  # the first /health loads the model
+            return proc, url
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    proc.terminate()
+    pytest.fail("docs-rag serve never listened")
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    return out
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    cfg = index_guide(tmp_path_factory.mktemp("serve_workers"))
+    cfg.write_text(cfg.read_text() + "\napi:\n  rate_limit_per_minute: 0\n")
+    return cfg
+
+
+def test_two_worker_processes_answer_from_one_table(index):
+    proc, url = _start(index, "--workers", "2", "--threads", "1")
+    try:
+        pids: set[int] = set()
+
+        def one(i: int) -> int:
+            r = requests.post(f"{url}/search", json={"query": "ZX81_QUANTUM_FLUX", "top_k": 3}, timeout=120,
+                              headers={"Connection": "close"})
+            assert r.status_code == 200, r.text
+            assert r.json()["hits"][0]["url"].endswith("install.md#troubleshooting")
+            return int(r.headers["X-Worker-Pid"])
+
+        with ThreadPoolExecutor(8) as pool:
+            for _ in range(25):  # batches of concurrent requests until both workers have answered
+                pids |= set(pool.map(one, range(8)))
+                if len(pids) >= 2:
+                    break
+        assert len(pids) == 2, pids
+        assert proc.pid not in pids and {_parent(p) for p in pids} == {proc.pid}  # gunicorn's workers
+        health = requests.get(f"{url}/health", timeout=60).json()
+        assert health["status"] == "ok" and health["sources"]["guide"] > 0
+        ans = requests.post(f"{url}/ask", json={"question": "How do I fix the ZX81_QUANTUM_FLUX import error?"},
+                            timeout=120).json()
+        assert ans["refused"] is False and ans["citations"][0]["url"].endswith("#troubleshooting")
+    finally:
+        out = _stop(proc)
+    assert "2 processes × 1 threads" in out and proc.returncode == 0, out
+
+
+def test_one_worker_is_waitress_threads(index):
+    proc, url = _start(index, "--threads", "4")
+    try:
+        r = requests.post(f"{url}/search", json={"query": "data binding converters"}, timeout=120)
+        assert r.status_code == 200 and int(r.headers["X-Worker-Pid"]) == proc.pid
+    finally:
+        out = _stop(proc)
+    assert "1 process, 4 threads" in out, out
+
+
+def test_bad_worker_count_is_a_clear_error(index):
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
+                          "0"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--workers and --threads must be at least 1" in out.stderr
