@@ -23,14 +23,34 @@ from .local_http import LocalServer, QuietHandler
 
 @contextlib.contextmanager
 def serve(app) -> Iterator[str]:  # noqa: ANN001
-    """A real waitress server on 127.0.0.1 (a free port) for a Flask app."""
-    srv = create_server(app, host="127.0.0.1", port=0, threads=4)
+    """A real waitress server on 127.0.0.1 (a free port) for a Flask app.
+
+    Shut down in order. ``srv.close()`` alone is not a shutdown: it closes the trigger pipe (and the
+    listening socket) under the running loop thread and leaves the worker threads running, and a worker
+    that ends its task (``HTTPChannel.service``) after a client already has its response still pulls the
+    trigger, ``os.write(fd, b"x")`` to the closed pipe's number, by then reused by another socket: a
+    stray ``x`` before the next response of another server in this process. So: the workers finish and
+    exit; the loop thread empties its map (which ends its loop) and is joined; only then is any file
+    descriptor closed, when no thread of this server is left to use one.
+    """
+    sockets: dict = {}
+    srv = create_server(app, map=sockets, host="127.0.0.1", port=0, threads=4)
     t = threading.Thread(target=srv.run, daemon=True)
     t.start()
     try:
         yield f"http://127.0.0.1:{srv.effective_port}"
     finally:
-        srv.close()
+        srv.task_dispatcher.shutdown(timeout=60)  # joins the worker threads (each ends its current task)
+        taken: list = []
+
+        def stop() -> None:  # in the loop thread
+            taken.extend(sockets.values())
+            sockets.clear()
+
+        srv.trigger.pull_trigger(stop)
+        t.join(timeout=60)
+        for dispatcher in taken + list(sockets.values()):  # the listening socket, channels, the trigger pipe
+            dispatcher.close()
 
 
 def variant(cfg: Path, name: str, api: str) -> Path:
