@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..config import LlmConfig
 from ..records import Hit
@@ -93,41 +94,13 @@ class ChatClient:
         self.usage: dict[str, int] | None = None  # of the last completion, when the server reported it
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds, max_retries=0)
 
-    def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
-        """The answer as the server produces it (``stream=True``): its text pieces, in order."""
-        import openai
-
-        got = False
-        try:
-            events = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
-                                                          temperature=self.cfg.temperature,
-                                                          max_tokens=self.cfg.max_tokens, stream=True)
-            for ev in events:
-                choices = getattr(ev, "choices", None) or []
-                piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
-                if isinstance(piece, str) and piece:
-                    got = True
-                    yield piece
-        except openai.APITimeoutError as exc:
-            raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
-        except openai.APIConnectionError as exc:
-            raise LlmError(f"the LLM server at {self._client.base_url} is unreachable") from exc
-        except openai.RateLimitError as exc:
-            raise LlmError("the LLM server is rate limiting requests (429)") from exc
-        except openai.APIStatusError as exc:
-            raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
-        except (openai.APIError, ValueError, KeyError, TypeError) as exc:
-            raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
-        if not got:
-            raise LlmError("the LLM server returned an empty answer")
-
-    def complete(self, messages: list[dict[str, str]]) -> str:
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The openai client's failures as one :class:`LlmError` each, saying what went wrong."""
         import openai
 
         try:
-            resp = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
-                                                        temperature=self.cfg.temperature,
-                                                        max_tokens=self.cfg.max_tokens)
+            yield
         except openai.APITimeoutError as exc:
             raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
         except openai.APIConnectionError as exc:
@@ -138,6 +111,28 @@ class ChatClient:
             raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
         except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
             raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
+
+    def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
+        """The answer as the server produces it (``stream=True``): its text pieces, in order."""
+        got = False
+        with self._errors():
+            events = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
+                                                          temperature=self.cfg.temperature,
+                                                          max_tokens=self.cfg.max_tokens, stream=True)
+            for ev in events:
+                choices = getattr(ev, "choices", None) or []
+                piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                if isinstance(piece, str) and piece:
+                    got = True
+                    yield piece
+        if not got:
+            raise LlmError("the LLM server returned an empty answer")
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        with self._errors():
+            resp = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
+                                                        temperature=self.cfg.temperature,
+                                                        max_tokens=self.cfg.max_tokens)
         self.usage = read_usage(getattr(resp, "usage", None))
         try:
             content = resp.choices[0].message.content

@@ -282,15 +282,19 @@ class RateLimiter:
 
 # ---- request helpers ----------------------------------------------------------------------------
 
-def _body(model: type[Scope], ctx: Context) -> Scope:
-    """The JSON body, validated by ``model`` (and against the config and index)."""
+def _json() -> Any:
+    """The request's JSON body (None when it does not parse); 415 for another media type."""
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
     try:
-        data = request.get_json(silent=True)
+        return request.get_json(silent=True)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
-    return parse_request(model, data, ctx)
+
+
+def _body(model: type[Scope], ctx: Context) -> Scope:
+    """The JSON body, validated by ``model`` (and against the config and index)."""
+    return parse_request(model, _json(), ctx)
 
 
 def _bearer() -> str | None:
@@ -543,13 +547,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         t0 = time.perf_counter()
         c = ctx()
-        if not request.is_json:
-            raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-        try:
-            data = request.get_json(silent=True)
-        except RecursionError:
-            raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
-        d = parse_a2a(data, c)
+        d = parse_a2a(_json(), c)
         ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path)
         out: dict[str, Any] = {"answer": ans.answer, "refused": ans.refused, "trace_id": ans.trace_id,
                                "citations": [{"title": x.title, "url": x.url} for x in ans.citations],
