@@ -533,8 +533,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _default_signals() -> None:
+    """Ctrl-C and SIGTERM stop every command, even when the parent left them ignored (a job started
+    with ``&`` from a script ignores SIGINT, and Dagster maps SIGTERM to the SIGINT handler)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None:  # the console script, not a call from Python code that owns its signals
+        _default_signals()
     try:
         if args.config:
             os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())

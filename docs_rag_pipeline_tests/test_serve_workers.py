@@ -25,11 +25,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(cfg: Path, *args: str) -> tuple[subprocess.Popen, str]:
+def _start(cfg: Path, *args: str, preexec_fn=None) -> tuple[subprocess.Popen, str]:  # noqa: ANN001
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "--config", str(cfg), "serve",
                              "--port", str(port), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, cwd=cfg.parent, env={**os.environ, "DAGSTER_HOME": str(cfg.parent / "dh")})
+                            text=True, cwd=cfg.parent, env={**os.environ, "DAGSTER_HOME": str(cfg.parent / "dh")},
+                            preexec_fn=preexec_fn)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):  # wait for the port (model loading is lazy; the workers start in seconds)
         if proc.poll() is not None:
@@ -103,3 +104,15 @@ def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "--workers and --threads must be at least 1" in out.stderr
+
+
+def test_sigterm_stops_serve_even_when_its_parent_ignored_signals(index):
+    """A server started from a script's background job inherits SIGINT (and, after Dagster mapped it,
+    SIGTERM) as ignored: it must still stop on SIGTERM."""
+    def ignore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    proc, _ = _start(index, "--threads", "2", preexec_fn=ignore)
+    out = _stop(proc)
+    assert proc.returncode == -signal.SIGTERM, out
