@@ -16,9 +16,7 @@ from docs_rag_pipeline.serve.api import create_app
 from .conftest import GUIDE, MARKERS, REFRESH_Q, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .test_api import serve, variant
-from .test_chat_page import browser, chromium  # noqa: F401 - fixtures
-
-CONVERTER_Q = "What does a converter do in data binding?"
+from .test_chat_page import CONVERTER_Q, ask, browser, chromium  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +50,6 @@ def page(browser, server):  # noqa: F811
     yield pg
     assert errors == [], errors
     ctx.close()
-
-
-def ask(page, question: str) -> None:  # noqa: ANN001
-    page.fill("#question", question)
-    page.click("#ask")
-    page.wait_for_selector("#result[aria-busy='false']:not([hidden])")
 
 
 def test_thumbs_down_with_a_comment_is_stored(page, index):
