@@ -173,6 +173,16 @@ class RetrievalConfig(_Shape):
     # a question naming a term the indexed docs never use (e.g. a product they don't mention) is
     # refused unless a chunk is at least this similar
     unknown_term_similarity: float = Field(0.7, ge=0.0)
+    # the answer's own evidence (chosen on the calibration halves of eval/sets, docs/evaluation.md):
+    # one chunk must hold this rarity-weighted share of the question's words,
+    min_chunk_coverage: Probability = 0.25
+    # one sentence of the top chunks must be at least this similar to the question,
+    min_sentence_similarity: float = Field(0.35, ge=0.0)
+    # and a specific question word (several word pieces) at least this rare in the docs (1: never
+    # used) that the top chunks lack
+    # needs a sentence at least this similar (above 1: such questions are always refused)
+    missing_word_rarity: float = Field(0.8, ge=0.0)
+    missing_word_sentence_similarity: float = Field(0.6, ge=0.0)
     rerank: RerankConfig | None = None  # a rerank endpoint; unset: the fused order
 
 

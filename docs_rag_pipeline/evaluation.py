@@ -227,6 +227,9 @@ class CaseResult:
     rank_no_rerank: int | None = None  # with retrieval.rerank configured: the fused order's rank
     prompt_tokens: int = 0  # what the LLM server reported for this case's answer (0: no LLM call)
     completion_tokens: int = 0
+    sentence_similarity: float | None = None  # the refusal rule's sentence-level evidence (judge)
+    chunk_coverage: float = 1.0
+    missing_rarity: float = 0.0
 
 
 def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str) -> list[Any]:
@@ -266,7 +269,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         fused = (search(ctx, query, top_k=10, source=source, rerank=False)
                  if ctx.config.retrieval.rerank is not None else None)
         rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
-                    ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
+                    ctx.embedder.count_tokens, corpus_stats(ctx.chunks), embedder=ctx.embedder)
         retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
@@ -293,7 +296,9 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             if case.turns else None,
             rank_no_rerank=page_rank(fused, case.expected_urls) if fused is not None and case.expected_urls else None,
             prompt_tokens=(ans.usage or {}).get("prompt_tokens", 0),
-            completion_tokens=(ans.usage or {}).get("completion_tokens", 0)))
+            completion_tokens=(ans.usage or {}).get("completion_tokens", 0),
+            sentence_similarity=rel.sentence_similarity, chunk_coverage=rel.chunk_coverage,
+            missing_rarity=rel.missing_rarity))
     report = summarise(source, results)
     report["cost"] = cost_report(results, ctx.config.llm)
     if ctx.config.retrieval.rerank is not None:
@@ -407,7 +412,8 @@ def calibrate_refusal(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 
 def _would_refuse(r: CaseResult, cfg: RetrievalConfig) -> bool:
-    return not is_relevant(r.similarity, r.coverage, r.unknown_terms, cfg)
+    return not is_relevant(r.similarity, r.coverage, r.unknown_terms, cfg, sentence_similarity=r.sentence_similarity,
+                           chunk_coverage=r.chunk_coverage, missing_rarity=r.missing_rarity)
 
 
 def cases_path(config: Config, source: str) -> Path:

@@ -67,40 +67,99 @@ class Relevance:
     coverage: float  # share of the question's content words found in the top chunks
     unknown: tuple[str, ...]  # content words the indexed docs never use
     relevant: bool
+    # best cosine similarity of one sentence of the top chunks (None: not computed, no embedder)
+    sentence_similarity: float | None = None
+    chunk_coverage: float = 1.0  # rarity-weighted share of the question's words found in one chunk
+    missing_rarity: float = 0.0  # rarity (0-1) of the rarest specific question word the top chunks lack
 
 
 _stem_cache: dict[int, frozenset[str]] = {}
+
+
+_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)")
+_VOCAB_WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]")  # store.ChunksTable.vocabulary's words
+_SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
 def unknown_terms(question: str, vocabulary: frozenset[str] | None,
                   count: Callable[[str], int] | None = None) -> tuple[str, ...]:
     """Specific words of the question that appear nowhere in the docs: alphabetic, 4+ letters and,
     when ``count`` (the model's word-piece count) is given, rare enough to be split into several
-    word pieces — common English words ("actually", "difference") are single pieces."""
+    word pieces — common English words ("actually", "difference") are single pieces. Also the names
+    the question gives (see :func:`unknown_names`)."""
     if not vocabulary:
         return ()
+    stems = _stems_of(vocabulary)
+    words = tuple(t for t in content_terms(question)
+                  if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t) not in stems
+                  and (count is None or count(t) >= 2))
+    return tuple(dict.fromkeys(words + unknown_names(question, vocabulary)))
+
+
+def _stems_of(vocabulary: frozenset[str]) -> frozenset[str]:
     stems = _stem_cache.get(id(vocabulary))
     if stems is None:
         stems = frozenset(_stem(w) for w in vocabulary)
         _stem_cache.clear()
         _stem_cache[id(vocabulary)] = stems
-    return tuple(t for t in content_terms(question)
-                 if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t) not in stems
-                 and (count is None or count(t) >= 2))
+    return stems
 
 
-def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg: RetrievalConfig) -> bool:
+def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """Names in the question that the docs never use: words written with a capital letter where a
+    sentence does not start (*Docusaurus*, *Mermaid*, *PostgreSQL*, *CSRF*), lowercased. A question
+    about a named thing the docs never mention is one they don't answer, whether or not the model's
+    tokenizer happens to know the word."""
+    if not vocabulary:
+        return ()
+    stems = _stems_of(vocabulary)
+    out = []
+    for m in _NAME.finditer(question):
+        w = m.group(1)
+        if not any(ch.isupper() for ch in w) or w == "I" or len(w) < 2 or _SENTENCE_START.search(question[:m.start()]):
+            continue
+        low = re.sub(r"'s$", "", w.lower())
+        # tokenized as the index's words are ("C++" is the word "c" there)
+        parts = _VOCAB_WORD.findall(low)
+        if not parts or low in STOPWORDS or low in vocabulary or _stem(low) in stems:
+            continue
+        if all(p in vocabulary or _stem(p) in stems or p in STOPWORDS for p in parts):
+            continue
+        if any(p in vocabulary for p in re.split(r"[.-]", low) if len(p) > 2) and ("." in low or "-" in low):
+            continue  # a compound of known words ("Sphinx-Build", "conf.PY")
+        out.append(low)
+    return tuple(dict.fromkeys(out))
+
+
+def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg: RetrievalConfig, *,
+                sentence_similarity: float | None = None, chunk_coverage: float = 1.0,
+                missing_rarity: float = 0.0) -> bool:
     """The refusal rule: dense similarity and lexical evidence must agree (field notes: on small sites
-    out-of-corpus words tell best, on large ones the dense similarity)."""
+    out-of-corpus words tell best, on large ones the dense similarity). Then three gates of the
+    answer's own evidence: one sentence must be close enough to the question, one chunk must hold
+    enough of the question's words (weighted by rarity), and a specific question word (several word
+    pieces, or digits) that is rare in the docs and missing from the retrieved chunks (the thing a near
+    miss asks about) needs a close sentence."""
     if unknown and similarity < cfg.unknown_term_similarity:
         return False
-    return similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
-                                                 similarity >= cfg.confident_similarity)
+    if not (similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
+                                                  similarity >= cfg.confident_similarity)):
+        return False
+    if chunk_coverage < cfg.min_chunk_coverage:
+        return False
+    if sentence_similarity is None:
+        return True
+    if sentence_similarity < cfg.min_sentence_similarity:
+        return False
+    return missing_rarity < cfg.missing_word_rarity or sentence_similarity >= cfg.missing_word_sentence_similarity
 
 
 def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
           vocabulary: frozenset[str] | None = None, count: Callable[[str], int] | None = None,
-          stats: tuple[int, dict[str, int]] | None = None) -> Relevance:
+          stats: tuple[int, dict[str, int]] | None = None, *,
+          embedder: Embedder | None = None, pool: SentencePool | None = None) -> Relevance:
+    """Is what was retrieved enough to answer? ``pool`` (or ``embedder``, to build it) adds the
+    sentence-level gates; without either only the chunk-level rule decides."""
     if not hits:
         return Relevance(0.0, 0.0, (), False)
     from .refusal import answerable, features
@@ -108,11 +167,48 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
     unknown = unknown_terms(question, vocabulary, count)
+    feats = features(question, hits, vocabulary, count, stats)
+    if pool is None and embedder is not None:
+        pool = sentence_pool(question, hits, embedder)
+    sent = pool.best if pool is not None else None
+    chunk_cov = feats["chunk_coverage"] if stats else 1.0
+    rarity = feats["missing_specific"] if stats else 0.0
     # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
     # as a floor; else the threshold rule
-    verdict = answerable(features(question, hits, vocabulary, count, stats))
-    relevant = (verdict and sim >= cfg.min_similarity) if verdict is not None else is_relevant(sim, cov, unknown, cfg)
-    return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant))
+    verdict = answerable(feats)
+    relevant = ((verdict and sim >= cfg.min_similarity) if verdict is not None else
+                is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
+                            missing_rarity=rarity))
+    return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant),
+                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4))
+
+
+@dataclass(frozen=True, slots=True)
+class SentencePool:
+    """The candidate answer sentences of the top chunks, embedded once for the refusal gates and
+    for picking the answer."""
+
+    items: list[tuple[Hit, str]]
+    question_vector: np.ndarray
+    vectors: np.ndarray
+
+    @property
+    def best(self) -> float:
+        return float(np.max(self.vectors @ self.question_vector)) if len(self.items) else 0.0
+
+
+def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
+    pool: list[tuple[Hit, str]] = []
+    for h in hits[:chunks]:
+        heads = [h.title, *h.headings]
+        for s in sentences(h.text):
+            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
+                pool.append((h, s))
+    if not pool and hits:
+        pool = [(hits[0], hits[0].text)]
+    qv = np.asarray(embedder.embed([question])[0])
+    sv = np.asarray(embedder.embed([s for _, s in pool])) if pool else np.zeros((0, len(qv)))
+    return SentencePool(pool, qv, sv)
 
 
 def sentences(text: str) -> list[str]:
@@ -192,19 +288,11 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
                       vocabulary: frozenset[str] | None = None,
                       stats: tuple[int, dict[str, int]] | None = None) -> Answer:
     trace_id = trace_id or uuid.uuid4().hex
-    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None), stats)
-    if not rel.relevant:
+    sp = sentence_pool(question, hits, embedder) if hits else None
+    rel = judge(question, hits, cfg, vocabulary, getattr(embedder, "count_tokens", None), stats, pool=sp)
+    if not rel.relevant or sp is None:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
-    pool: list[tuple[Hit, str]] = []
-    for h in hits[:4]:
-        heads = [h.title, *h.headings]
-        for s in sentences(h.text):
-            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
-                pool.append((h, s))
-    if not pool:
-        pool = [(hits[0], hits[0].text)]
-    qv = embedder.embed([question])[0]
-    sv = embedder.embed([s for _, s in pool])
+    pool, qv, sv = sp.items, sp.question_vector, sp.vectors
     qterms = {_stem(t) for t in content_terms(question)}
     scores = []
     for (h, s), v in zip(pool, sv):

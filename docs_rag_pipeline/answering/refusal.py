@@ -23,7 +23,8 @@ MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 
 #: the model's inputs, in order
 FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
-            "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage")
+            "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage",
+            "chunk_coverage", "missing_specific")
 
 _stats_cache: dict[tuple[int, int | None], tuple[int, dict[str, int]]] = {}
 
@@ -79,8 +80,21 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     idf = [(math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0)
            * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for s, t in zip(stems, terms)]
     found = [s in vocab for s in stems]
+    # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
+    # usually in one place, while a near miss gathers its words from several chunks
+    chunk_cov = 0.0
+    for t in texts[:5]:
+        words = {_stem(w) for w in _WORD.findall(t.lower())}
+        chunk_cov = max(chunk_cov, sum(w for w, s in zip(idf, stems) if s in words) / sum(idf)
+                        if terms and sum(idf) else 1.0)
     idf_cov = sum(w for w, f in zip(idf, found) if f) / sum(idf) if terms and sum(idf) else 1.0
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
+    # the same for specific words only (several word pieces, or digits): a named thing the top chunks
+    # lack is what a near miss asks about; a plain English word they lack says little, least of all
+    # in a small corpus where every word is rare
+    is_specific = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
+    raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
+    missing_specific = max((w for w, f, sp in zip(raw, found, is_specific) if sp and not f), default=0.0)
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query
 
@@ -103,6 +117,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         "idf_coverage": round(idf_cov, 4),
         "max_missing_idf": round(missing, 4),
         "bigram_coverage": round(bigram, 4),
+        "chunk_coverage": round(chunk_cov, 4),
+        "missing_specific": round(missing_specific, 4),
     }
 
 

@@ -147,7 +147,8 @@ def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str) -> Answ
     if ctx.config.llm.provider == "none":
         return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
                                  vocabulary=vocab, stats=stats)
-    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats).relevant:
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats,
+                 embedder=ctx.embedder).relevant:
         # nothing relevant retrieved: no need to ask the model
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
@@ -220,7 +221,8 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
         yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(hits)], **head}
         yield from extractive()
         return
-    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats).relevant:
+    if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats,
+                 embedder=ctx.embedder).relevant:
         yield "sources", {"sources": [], **head}
         yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm"), True,
                     "nothing relevant was retrieved")
