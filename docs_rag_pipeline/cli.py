@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import re
 import sys
+import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .config import Config, ConfigError, load_config
 from .evaluation import EvalCaseError
@@ -68,10 +71,11 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     if args.parallel < 1:
         raise ConfigError("--parallel must be at least 1")
     ensure_dagster_home(config)
+    _progress_to_stderr()
+    _sigterm_stops_ingest()
     if args.parallel > 1 and len(names) > 1:
         return _ingest_parallel(args, config, names)
-    _progress_to_stderr()
-    from dagster import AssetCheckSeverity, DagsterInstance, materialize
+    from dagster import DagsterInstance, materialize
 
     from .defs.assets import ingest_assets
     from .defs.checks import ingest_checks
@@ -84,7 +88,6 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     resources = build_definitions(config).resources
     summaries: dict[str, dict] = {}
     failed = False
-    _sigterm_stops_ingest()
     with DagsterInstance.get() as instance:
         existing = set(instance.get_dynamic_partitions(sources_partitions.name))
         missing = [n for n in names if n not in existing]
@@ -98,36 +101,62 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                              log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
                 result = materialize(selection, partition_key=name, instance=instance,
                                      resources=resources, raise_on_error=False, tags={"source": name},
-                                     run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
+                                     run_config=QUIET_CONSOLE)
             if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
                 raise Terminated()
             mats = result.asset_materializations_for_node("lancedb_chunks")
             summary = mats[0].metadata["summary"].value if mats else {}
             if summary:
                 summaries[name] = summary
-            for check in result.get_asset_check_evaluations():
-                if not check.passed:
-                    failed = failed or check.severity == AssetCheckSeverity.ERROR
-                    print(f"[{name}] check {check.asset_check_key.name} failed: "
-                          f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
+            failed = _check_failures(name, result) or failed
             if not result.success:
                 failed = True
-                for ev in result.all_events:
-                    if ev.is_step_failure:
-                        err = ev.step_failure_data.error
-                        msg = (err.cause or err).message.strip() if err else ev.message
-                        print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
+                _print_step_failures(result.all_events, lambda _key, _n=name: _n)
                 if not summary:
                     continue
             if args.eval:
                 _print_eval(name, result, sys.stderr if args.json else sys.stdout)
-            print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
-                  f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
-                  f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "
-                  f"(run {result.run_id})", file=sys.stderr)
+            _print_done(name, summary, result.run_id)
     if args.json:
         print(json.dumps(summaries, indent=2))
     return 1 if failed else 0
+
+
+#: Dagster's own console logger stays quiet: the progress lines are ours (stderr, prefixed by source)
+QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def _check_failures(name: str, result) -> bool:  # noqa: ANN001 - a Dagster execution result
+    """Print the failed asset checks of a run; True when one of them has severity ERROR."""
+    from dagster import AssetCheckSeverity
+
+    failed = False
+    for check in result.get_asset_check_evaluations():
+        if not check.passed:
+            failed = failed or check.severity == AssetCheckSeverity.ERROR
+            print(f"[{name}] check {check.asset_check_key.name} failed: "
+                  f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
+    return failed
+
+
+def _print_step_failures(events, source_of) -> set[str]:  # noqa: ANN001 - DagsterEvents, step key → source
+    """Print each failed step with its error's message; the sources whose steps failed."""
+    failed: set[str] = set()
+    for ev in events:
+        if ev.is_step_failure:
+            err = ev.step_failure_data.error
+            msg = (err.cause or err).message.strip() if err else ev.message
+            name = source_of(ev.step_key)
+            failed.add(name)
+            print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
+    return failed
+
+
+def _print_done(name: str, summary: dict, run_id: str) -> None:
+    print(f"[{name}] done in {summary.get('seconds')} s: {summary.get('chunks_total')} chunks indexed, "
+          f"{summary.get('chunks_embedded')} embedded, {summary.get('chunks_cached')} from cache, "
+          f"{summary.get('rows_written')} rows written, {summary.get('rows_deleted')} deleted "
+          f"(run {run_id})", file=sys.stderr)
 
 
 def _print_eval(name: str, result, out) -> None:  # noqa: ANN001 - dagster.ExecuteInProcessResult, a file
@@ -182,65 +211,192 @@ def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+#: the tag that finds the run of one ``docs-rag ingest --parallel`` (its id is not known before it ends)
+INGEST_TAG = "docs_rag/ingest"
+
+
 def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str]) -> int:
-    """``--parallel N``: each source is ingested by its own ``docs-rag ingest --source NAME`` process
-    (its own Dagster run in the same DAGSTER_HOME), N at a time. Scanning, parsing, chunking and
-    embedding overlap; the LanceDB writes do not: every process takes the storage's writer lock
-    (locks.py) around its embedding-cache and index writes, so they run one after the other."""
-    import subprocess
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
+    """``--parallel N``: one Dagster run of the ``refresh_all_sources`` job for all the sources, under
+    the multiprocess executor with at most N steps at a time, each step in a process of its own: one
+    source is scanned while another is parsed or embedded. The LanceDB writes do not overlap: the
+    steps take the storage's writer lock (locks.py) around the embedding-cache and index writes.
+    Then a short run per refreshed source for the ingest checks (and ``eval_scores`` with ``--eval``),
+    which the one-source-at-a-time ingest runs in its own run."""
+    import uuid
 
-    from dagster import DagsterInstance
+    from dagster import AssetKey, DagsterInstance, build_reconstructable_job, execute_job
 
-    from .defs.partitions import sources_partitions
+    from .defs.all_sources import step_labels
 
-    with DagsterInstance.get() as instance:  # once, here: the children would race to add them
-        missing = [n for n in names if n not in set(instance.get_dynamic_partitions(sources_partitions.name))]
-        if missing:
-            instance.add_dynamic_partitions(sources_partitions.name, missing)
-    workers = min(args.parallel, len(names))
-    print(f"ingesting {len(names)} sources in {workers} processes; LanceDB writes wait for the writer lock "
+    print(f"ingesting {len(names)} sources in one Dagster run of refresh_all_sources, up to {args.parallel} steps "
+          f"at a time, each in its own process; LanceDB writes wait for the writer lock "
           f"({config.storage_path / 'locks'})", file=sys.stderr, flush=True)
-    base = [sys.executable, "-m", "docs_rag_pipeline"] + (["--config", str(config.path)] if config.path else [])
-    out_lock = threading.Lock()
-    procs: list[subprocess.Popen] = []
-
-    def one(name: str) -> tuple[str, int, dict]:
-        cmd = [*base, "ingest", "--source", name, "--json"] + (["--eval"] if args.eval else [])
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-        procs.append(proc)
-        for line in proc.stderr:  # the child's progress, a line at a time, each naming its source
-            with out_lock:
-                sys.stderr.write(line if line.startswith(f"[{name}]") else f"[{name}] {line}")
-                sys.stderr.flush()
-        stdout = proc.stdout.read()
-        proc.wait()
-        try:
-            summary = json.loads(stdout).get(name, {}) if stdout.strip() else {}
-        except ValueError:
-            summary = {}
-        return name, proc.returncode, summary
-
+    job = build_reconstructable_job("docs_rag_pipeline.defs.definitions", "refresh_all_sources_job",
+                                    reconstructable_kwargs={"config_path": str(config.path) if config.path else None})
+    # forkserver: a step process forks from a server that imported the project once (spawn imports
+    # Dagster, LanceDB and the project again for every step)
+    run_config = {**QUIET_CONSOLE, "ops": {"source_names": {"config": {"sources": names}}},
+                  "execution": {"config": {"max_concurrent": args.parallel, "start_method": {"forkserver": {}}}}}
+    token = uuid.uuid4().hex
+    label_to_name = {label: name for name, label in step_labels(names).items()}
+    tail_done = threading.Event()
+    tail = threading.Thread(target=_print_run_log, daemon=True,
+                            kwargs={"tags": {INGEST_TAG: token}, "done": tail_done,
+                                    "source_of": lambda key: label_to_name.get(_mapping_key(key))})
+    tail.start()
     summaries: dict[str, dict] = {}
-    codes: dict[str, int] = {}
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            for name, code, summary in pool.map(one, names):
-                codes[name] = code
-                if summary:
-                    summaries[name] = summary
-    except KeyboardInterrupt:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        raise
+    with DagsterInstance.get() as instance:
+        try:
+            with _stderr_without_dagster_debug():
+                try:
+                    result = execute_job(job, instance=instance, run_config=run_config,
+                                         tags={INGEST_TAG: token, "sources": ",".join(names)})
+                finally:
+                    tail_done.set()
+                    tail.join(timeout=60)
+        except KeyboardInterrupt:
+            raise Terminated() from None
+        with result:
+            if _interrupted(result):
+                raise Terminated()
+            if result.success:
+                _forget_run_outputs(config, result.run_id)
+            events = result.all_events
+            for ev in events:
+                mat = ev.event_specific_data.materialization if ev.is_step_materialization else None
+                if mat is not None and mat.asset_key == AssetKey("lancedb_chunks"):
+                    summaries[mat.partition] = mat.metadata["summary"].value
+            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key))
+            if not result.success and not failed:
+                failed = {n for n in names if n not in summaries}
+                print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
+            for name in names:
+                if name in summaries and name not in failed and _after_run(args, config, name, instance):
+                    failed.add(name)
+                if name in summaries:
+                    _print_done(name, summaries[name], result.run_id)
     if args.json:
         print(json.dumps(summaries, indent=2))
-    failed = {n: c for n, c in codes.items() if c}
-    for n, c in failed.items():
-        print(f"[{n}] ingest failed (exit {c})", file=sys.stderr)
-    return 0 if not failed else (130 if 130 in failed.values() else max(failed.values()))
+    for name in sorted(set(names) & failed):
+        print(f"[{name}] ingest failed", file=sys.stderr)
+    return 1 if failed else 0
+
+
+#: a line of Dagster's default console logger at DEBUG, as a step process prints it while it starts
+#: (before the run's logger config applies): ``2026-01-02 03:04:05 +0000 - dagster - DEBUG - …``
+DAGSTER_DEBUG_LINE = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4} - dagster - DEBUG - ")
+
+
+@contextlib.contextmanager
+def _stderr_without_dagster_debug() -> Iterator[None]:
+    """While the block runs, this process's stderr, and so that of every step process it starts, goes
+    through a pipe that drops :data:`DAGSTER_DEBUG_LINE` lines (``STEP_WORKER_STARTED`` for each
+    step) and passes everything else on, in order: the progress lines and any traceback."""
+    end = b"\0docs-rag: end of the run's stderr\n"
+    sys.stderr.flush()
+    real = os.dup(2)
+    read, write = os.pipe()
+    os.dup2(write, 2)
+    os.close(write)
+
+    def pump() -> None:
+        with os.fdopen(read, "rb") as pipe:
+            for line in pipe:
+                if line == end:
+                    return
+                if not DAGSTER_DEBUG_LINE.match(line):
+                    os.write(real, line)
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        # the step processes have ended; a forkserver may keep the pipe open, so the pump stops at a
+        # marker written after everything else rather than at the end of the pipe
+        os.write(2, end)
+        os.dup2(real, 2)
+        os.close(real)
+        thread.join()
+
+
+def _forget_run_outputs(config: Config, run_id: str) -> None:
+    """Delete what the steps of a successful run handed each other (every page's text and every
+    vector, per run): nothing re-executes a run that succeeded. A failed run's are kept, for
+    re-execution from the failed step in the UI. Local folders only (expire object-store ones with
+    a lifecycle rule)."""
+    import shutil
+
+    from .defs.definitions import run_io_folder
+
+    folder = run_io_folder(config)
+    if "://" not in folder:
+        shutil.rmtree(Path(folder) / run_id, ignore_errors=True)
+
+
+def _mapping_key(step_key: str) -> str:
+    """``scan_source[guide]`` → ``guide``."""
+    return step_key.rpartition("[")[2].rstrip("]")
+
+
+def _after_run(args: argparse.Namespace, config: Config, name: str, instance) -> bool:  # noqa: ANN001
+    """The ingest checks of one source refreshed by ``refresh_all_sources`` (and ``eval_scores`` with
+    ``--eval``), in a run of that source's partition; True when a check with severity ERROR failed."""
+    from dagster import AssetSelection, materialize
+
+    from .defs.assets import ingest_assets, lancedb_chunks
+    from .defs.checks import ingest_checks
+    from .defs.definitions import build_definitions
+    from .defs.evaluation import eval_scores
+
+    selection = AssetSelection.checks_for_assets(lancedb_chunks)
+    if args.eval:
+        selection = selection | AssetSelection.assets(eval_scores)
+    # the partition as a tag: materialize() wants a partition_key to belong to a selected asset, and
+    # the checks alone select none
+    result = materialize([*ingest_assets, *ingest_checks, eval_scores], selection=selection, instance=instance,
+                         resources=build_definitions(config).resources, raise_on_error=False,
+                         tags={"source": name, "dagster/partition": name}, run_config=QUIET_CONSOLE)
+    if _interrupted(result):
+        raise Terminated()
+    failed = _check_failures(name, result)
+    if not result.success:
+        failed = bool(_print_step_failures(result.all_events, lambda _key: name)) or failed
+    if args.eval:
+        _print_eval(name, result, sys.stderr if args.json else sys.stdout)
+    return failed
+
+
+def _print_run_log(*, tags: dict[str, str], done: threading.Event, source_of) -> None:  # noqa: ANN001
+    """Print the log lines of the run tagged ``tags`` as its steps log them, from the run's event log,
+    until ``done`` is set and all are printed. Each line starts with its source (``[guide] …``): the
+    steps' progress lines do, Dagster's own (``Dependencies for step … failed``) get the source of
+    their step (``source_of(step key)``)."""
+    from dagster import DagsterInstance, RunsFilter
+
+    with DagsterInstance.get() as instance:
+        run_id, cursor = None, None
+        while True:
+            finished = done.is_set()  # read before the last poll, so nothing logged before it is missed
+            if run_id is None:
+                runs = instance.get_runs(filters=RunsFilter(tags=tags), limit=1)
+                run_id = runs[0].run_id if runs else None
+            if run_id is not None:
+                conn = instance.get_records_for_run(run_id, cursor=cursor)
+                cursor = conn.cursor
+                for rec in conn.records:
+                    entry = rec.event_log_entry
+                    if entry.dagster_event is None and entry.level >= logging.INFO:
+                        msg = entry.user_message
+                        name = source_of(entry.step_key) if entry.step_key else None
+                        print(msg if not name or msg.startswith(f"[{name}]") else f"[{name}] {msg}",
+                              file=sys.stderr, flush=True)
+                if conn.has_more:
+                    continue
+            if finished:
+                return
+            done.wait(0.3)
 
 
 class Terminated(KeyboardInterrupt):
@@ -471,7 +627,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="end with one JSON object of counts per source")
     s.add_argument("--eval", action="store_true", help="also materialize eval_scores (its checks gate the exit status)")
     s.add_argument("--parallel", type=int, default=1, metavar="N",
-                   help="ingest N sources at a time, each in its own process (LanceDB writes stay serialized)")
+                   help="ingest the sources in one Dagster run, N steps at a time in their own processes "
+                        "(refresh_all_sources; LanceDB writes stay serialized)")
     s.set_defaults(fn=cmd_ingest)
     for name, arg, fn, helptext in (("search", "query", cmd_search, "hybrid search"),
                                     ("ask", "question", cmd_ask, "a cited answer")):

@@ -81,6 +81,32 @@ def refresh_stats(pages: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]
                         rows_pruned=written.get("rows_pruned", 0))
 
 
+@dataclass(frozen=True)
+class Batch:
+    """One source's rows on their way from one stage to the next, with the seconds each stage took so
+    far: what the ``refresh_all_sources`` job hands from step to step (pickled, so steps in other
+    processes can read it). The rows are those the stage functions take and return."""
+
+    source: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def next(self, stage: str, rows: Sequence[dict[str, Any]], seconds: float) -> Batch:
+        """The batch a stage made of this one: its rows, and what it took added to the seconds."""
+        return Batch(self.source, list(rows), {**self.seconds, stage: round(seconds, 3)})
+
+
+def sources_overview(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per refreshed source (``summaries``: :meth:`RefreshStats.summary` plus ``source``):
+    pages seen, chunks indexed, chunks embedded, seconds; for a run that refreshed several."""
+    kinds = ("new", "changed", "unchanged", "deleted", "skipped", "failed")
+    return [{"source": s["source"], "pages": sum(s.get(f"pages_{k}", 0) for k in kinds),
+             "changed": s.get("pages_new", 0) + s.get("pages_changed", 0) + s.get("pages_deleted", 0),
+             "chunks": s.get("chunks_total", 0), "embedded": s.get("chunks_embedded", 0),
+             "written": s.get("rows_written", 0), "seconds": s.get("seconds", 0.0)}
+            for s in sorted(summaries, key=lambda s: s["source"])]
+
+
 def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Log = _quiet,
                notes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Scan a source against what is indexed; parse new and changed pages.
@@ -253,16 +279,22 @@ def embedding_text(r: dict[str, Any]) -> str:
 
 
 def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
-                 pages: Sequence[dict[str, Any]]) -> None:
+                 pages: Sequence[dict[str, Any]], *, latest_scan: str | None = None) -> None:
     """Refuse a write whose inputs were not computed together against the index as it is now.
 
     Page statuses are relative to the index at scan time; chunks and vectors must come from that
     same scan. Materializing ``lancedb_chunks`` alone after ``embeddings`` failed (stale vectors of
-    an earlier scan), or after another writer changed the source, would drop pages.
+    an earlier scan), or after another writer changed the source, would drop pages. ``latest_scan``
+    is the id of the source's latest recorded scan, where the caller knows it: inputs of an older
+    scan are refused even when the index happens to be back in the state they were scanned against
+    (a page added by that scan and deleted by a later refresh would come back).
     """
     fix = (f"nothing was written; re-run the whole refresh (`docs-rag ingest --source {source_name}`, "
            "or materialize scraped_pages → chunks → embeddings → lancedb_chunks together)")
     scans = {p.get("scan_id") for p in pages}
+    if latest_scan and pages and scans != {latest_scan}:
+        raise StaleInputsError(f"{source_name}: the pages are from scan {', '.join(sorted(map(str, scans)))}, but "
+                               f"the source was scanned again since (scan {latest_scan}, by another run); {fix}")
     row_scans = {r.get("scan_id") for r in rows}
     if len(scans) > 1 or (rows and row_scans != scans):
         raise StaleInputsError(f"{source_name}: the chunks and vectors were computed from another scan than the "
@@ -302,13 +334,15 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
 
 
 def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
-                pages: Sequence[dict[str, Any]], *, log: Log = _quiet) -> dict[str, Any]:
-    """Under the writer lock: check the inputs belong together, prune removed sources, one
-    merge_insert for the source (upserts + deletion of stale rows), then the indexes (best effort:
-    a failed index build is reported, never fails a refresh whose rows are written) and optimize."""
+                pages: Sequence[dict[str, Any]], *, latest_scan: str | None = None,
+                log: Log = _quiet) -> dict[str, Any]:
+    """Under the writer lock: check the inputs belong together (:func:`check_inputs`), prune removed
+    sources, one merge_insert for the source (upserts + deletion of stale rows), then the indexes
+    (best effort: a failed index build is reported, never fails a refresh whose rows are written)
+    and optimize."""
     replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
     with writer_lock(ctx.config.storage_path, purpose=f"index write of {source_name}", log=log):
-        check_inputs(ctx, source_name, rows, pages)
+        check_inputs(ctx, source_name, rows, pages, latest_scan=latest_scan)
         pruned = prune_removed_sources(ctx, log=log)
         stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
         notes = ctx.chunks.ensure_indexes_and_optimize(changed=bool(stats.rows_written or stats.rows_deleted

@@ -24,6 +24,12 @@ def test_definitions_have_the_lineage_and_schedules(guide):
         # no Dagster pool: a killed run keeps its pool slot and wedges every later run; writers are
         # serialized by an OS file lock instead (test_ingest_safety.py)
         assert defs.resolve_assets_def(key).op.pool is None
+    # several sources in one run: the multiprocess executor, a step per source and stage, no pool either
+    job = defs.resolve_job_def("refresh_all_sources")
+    assert job.executor_def.name == "multiprocess"
+    assert {n.name for n in job.graph.nodes} == {"source_names", "scan_source", "chunk_source", "embed_source",
+                                                 "write_source", "summarize_sources"}
+    assert all(n.definition.pool is None for n in job.graph.nodes)
     sched = defs.resolve_schedule_def("refresh_guide")
     assert sched.cron_schedule == "0 4 * * *"
     assert graph.get(AssetKey("scraped_pages")).partitions_def.name == "sources"

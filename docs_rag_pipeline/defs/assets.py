@@ -9,7 +9,8 @@ import os
 import time
 
 import polars as pl
-from dagster import AssetExecutionContext, AssetKey, Config, MaterializeResult, MetadataValue, Output, asset
+from dagster import (AssetExecutionContext, AssetKey, AssetRecordsFilter, Config, MaterializeResult, MetadataValue,
+                     Output, asset)
 
 from .. import refresh
 from .partitions import sources_partitions
@@ -45,7 +46,7 @@ def _rows(df: pl.DataFrame) -> list[dict]:
     return df.to_dicts()
 
 
-def _md_table(rows: list[dict], cols: list[str], limit: int = 50) -> MetadataValue:
+def md_table(rows: list[dict], cols: list[str], limit: int = 50) -> MetadataValue:
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = "".join("| " + " | ".join(str(r.get(c, "")).replace("|", "\\|")[:120] for c in cols) + " |\n"
                    for r in rows[:limit])
@@ -60,6 +61,55 @@ class ScrapeConfig(Config):
     mode: str = "refresh"
 
 
+def pages_metadata(rows: list[dict], *, notes: dict, mode: str, seconds: float) -> dict:
+    """What ``scraped_pages`` reports (also logged by the refresh_all_sources job's scan step)."""
+    counts = refresh.page_counts(rows)
+    notable = [r for r in rows if r["status"] != "unchanged"]
+    extra = {f"scan_{k}": (v if isinstance(v, (int, float, str)) else MetadataValue.json(v)) for k, v in notes.items()}
+    scan = next((r["scan_id"] for r in rows), None)
+    return {**{f"pages_{k}": v for k, v in counts.items()}, **extra, "mode": mode, "seconds": round(seconds, 3),
+            **({"scan_id": scan} if scan else {}),
+            "pages": md_table(notable, ["status", "path", "title", "error"])}
+
+
+def chunks_metadata(rows: list[dict], *, seconds: float) -> dict:
+    """What ``chunks`` reports."""
+    tokens = [r["token_count"] for r in rows]
+    return {"chunks": len(rows), "seconds": round(seconds, 3), "tokens_max": max(tokens, default=0),
+            "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0}
+
+
+def embeddings_metadata(rows: list[dict], *, model: str, seconds: float) -> dict:
+    """What ``embeddings`` reports."""
+    embedded = sum(not r["from_cache"] for r in rows)
+    return {"chunks_embedded": embedded, "chunks_cached": len(rows) - embedded, "model": model,
+            "seconds": round(seconds, 3)}
+
+
+def index_metadata(summary: dict, written: dict, seconds: dict[str, float]) -> dict:
+    """What ``lancedb_chunks`` reports: the refresh summary (with ``seconds``, the sum of the stages')
+    and the write's notes."""
+    summary = {**summary, "seconds": round(sum(seconds.values()), 3)}
+    return {
+        **summary, "table": written["table"], "table_version": written["table_version"],
+        **{k: written[k] for k in ("ann_index", "fts_index", "optimize", "version_tag") if k in written},
+        **({"sources_pruned": MetadataValue.json(written["sources_pruned"])} if written["sources_pruned"] else {}),
+        "seconds_by_stage": MetadataValue.json(seconds),
+        "summary": MetadataValue.json(summary),
+    }
+
+
+def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def _latest(context: AssetExecutionContext, key: str):  # noqa: ANN202 - dagster.AssetMaterialization | None
+    """The latest materialization of asset ``key`` for this run's partition."""
+    records = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey(key), asset_partitions=[context.partition_key]), limit=1).records
+    return records[0].asset_materialization if records else None
+
+
 @asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"},
        description="The source's pages now, with their status against the index; new and changed pages parsed.")
 def scraped_pages(context: AssetExecutionContext, config: ScrapeConfig, docs_rag: DocsRagResource) -> Output[pl.DataFrame]:
@@ -67,13 +117,8 @@ def scraped_pages(context: AssetExecutionContext, config: ScrapeConfig, docs_rag
     notes: dict = {}
     rows = refresh.scan_pages(docs_rag.context(), context.partition_key, mode=config.mode, log=_logger(context),
                               notes=notes)
-    counts = refresh.page_counts(rows)
-    notable = [r for r in rows if r["status"] != "unchanged"]
-    extra = {f"scan_{k}": (v if isinstance(v, (int, float, str)) else MetadataValue.json(v)) for k, v in notes.items()}
-    return Output(pl.DataFrame(rows, schema=PAGES_SCHEMA, orient="row") if rows else pl.DataFrame(schema=PAGES_SCHEMA),
-                  metadata={**{f"pages_{k}": v for k, v in counts.items()}, **extra, "mode": config.mode,
-                            "seconds": round(time.perf_counter() - t0, 3),
-                            "pages": _md_table(notable, ["status", "path", "title", "error"])})
+    return Output(_frame(rows, PAGES_SCHEMA),
+                  metadata=pages_metadata(rows, notes=notes, mode=config.mode, seconds=time.perf_counter() - t0))
 
 
 @asset(**COMMON, io_manager_key="parquet_io", kinds={"python", "polars"},
@@ -81,11 +126,7 @@ def scraped_pages(context: AssetExecutionContext, config: ScrapeConfig, docs_rag
 def chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, scraped_pages: pl.DataFrame) -> Output[pl.DataFrame]:
     t0 = time.perf_counter()
     rows = refresh.build_chunks(docs_rag.context(), context.partition_key, _rows(scraped_pages), log=_logger(context))
-    df = pl.DataFrame(rows, schema=CHUNKS_SCHEMA) if rows else pl.DataFrame(schema=CHUNKS_SCHEMA)
-    tokens = df["token_count"].to_list()
-    return Output(df, metadata={"chunks": len(rows), "seconds": round(time.perf_counter() - t0, 3),
-                                "tokens_max": max(tokens, default=0),
-                                "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0})
+    return Output(_frame(rows, CHUNKS_SCHEMA), metadata=chunks_metadata(rows, seconds=time.perf_counter() - t0))
 
 
 @asset(**COMMON, **WRITER, io_manager_key="parquet_io", kinds={"python", "polars"},
@@ -94,10 +135,8 @@ def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks
     t0 = time.perf_counter()
     ctx = docs_rag.context()
     rows = refresh.embed_rows(ctx, _rows(chunks), log=_logger(context))
-    df = pl.DataFrame(rows, schema=EMBEDDINGS_SCHEMA) if rows else pl.DataFrame(schema=EMBEDDINGS_SCHEMA)
-    embedded = int((~df["from_cache"]).sum()) if rows else 0
-    return Output(df, metadata={"chunks_embedded": embedded, "chunks_cached": len(rows) - embedded,
-                                "model": ctx.embedder.name, "seconds": round(time.perf_counter() - t0, 3)})
+    return Output(_frame(rows, EMBEDDINGS_SCHEMA),
+                  metadata=embeddings_metadata(rows, model=ctx.embedder.name, seconds=time.perf_counter() - t0))
 
 
 @asset(**COMMON, **WRITER, kinds={"lancedb"},
@@ -106,25 +145,20 @@ def embeddings(context: AssetExecutionContext, docs_rag: DocsRagResource, chunks
 def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, embeddings: pl.DataFrame,
                    scraped_pages: pl.DataFrame) -> MaterializeResult:
     t0 = time.perf_counter()
-    ctx = docs_rag.context()
     pages = _rows(scraped_pages)
     rows = _rows(embeddings)
-    w = refresh.write_index(ctx, context.partition_key, rows, pages, log=_logger(context))
-    summary = refresh.refresh_stats(pages, rows, w).summary()
+    # the pages must be the latest recorded scan of the source: a refresh_all_sources run scans and
+    # writes without updating the Parquet files this asset reads
+    scanned = _latest(context, "scraped_pages")
+    latest_scan = scanned.metadata["scan_id"].value if scanned and "scan_id" in scanned.metadata else None
+    w = refresh.write_index(docs_rag.context(), context.partition_key, rows, pages, latest_scan=latest_scan,
+                            log=_logger(context))
     seconds = {"index": round(time.perf_counter() - t0, 3)}
     for key in ("scraped_pages", "chunks", "embeddings"):
-        ev = context.instance.get_latest_materialization_event(AssetKey(key))
-        mat = ev.asset_materialization if ev else None
-        if mat and mat.partition == context.partition_key and "seconds" in mat.metadata:
+        mat = _latest(context, key)
+        if mat and "seconds" in mat.metadata:
             seconds[key] = float(mat.metadata["seconds"].value)
-    summary["seconds"] = round(sum(seconds.values()), 3)
-    return MaterializeResult(metadata={
-        **summary, "table": w["table"], "table_version": w["table_version"],
-        **{k: w[k] for k in ("ann_index", "fts_index", "optimize", "version_tag") if k in w},
-        **({"sources_pruned": MetadataValue.json(w["sources_pruned"])} if w["sources_pruned"] else {}),
-        "seconds_by_stage": MetadataValue.json(seconds),
-        "summary": MetadataValue.json(summary),
-    })
+    return MaterializeResult(metadata=index_metadata(refresh.refresh_stats(pages, rows, w).summary(), w, seconds))
 
 
 ingest_assets = [scraped_pages, chunks, embeddings, lancedb_chunks]

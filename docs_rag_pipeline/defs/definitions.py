@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dagster import Definitions
+from dagster import Definitions, FilesystemIOManager, JobDefinition
 from dagster_polars import PolarsParquetIOManager
 
 from ..config import Config, load_config
+from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
 from .automation import refresh_job, schedules_for, sources_sensor
 from .checks import ingest_checks
@@ -17,22 +18,39 @@ from .gaps import doc_gaps, question_log
 from .resources import DocsRagResource
 
 
+def io_folder(config: Config) -> str:
+    """Where the Parquet between assets goes: ``DOCS_RAG_DAGSTER_IO``, for runs whose steps do not
+    share a disk (k8s_job_executor, celery), an object-store URI (needs s3fs), docs/deploy.md; by
+    default ``<storage>/dagster_io``."""
+    return os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
+
+
+def run_io_folder(config: Config) -> str:
+    """Where ``refresh_all_sources`` keeps its steps' outputs: ``<io folder>/runs/<run id>/``."""
+    return f"{io_folder(config).rstrip('/')}/runs"
+
+
 def build_definitions(config: Config | None = None, *, config_path: str | None = None) -> Definitions:
     config = config or load_config(config_path)
-    # DOCS_RAG_DAGSTER_IO: where the Parquet between assets goes when a run's steps do not share a disk
-    # (k8s_job_executor, celery): an object-store URI (needs s3fs), docs/deploy.md; default: local
-    io_dir = os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
+    io_dir = io_folder(config)
     return Definitions(
         assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
-        jobs=[refresh_job],
+        jobs=[refresh_job, refresh_all_job],
         schedules=schedules_for(config),
         sensors=[sources_sensor],
         resources={
             "docs_rag": DocsRagResource(config_path=str(config.path) if config.path else config_path),
             "parquet_io": PolarsParquetIOManager(base_dir=io_dir),
+            RUN_IO: FilesystemIOManager(base_dir=run_io_folder(config)),
         },
     )
+
+
+def refresh_all_sources_job(config_path: str | None = None) -> JobDefinition:
+    """``refresh_all_sources`` with its resources: what ``docs-rag ingest --parallel`` executes, and
+    what each of its step processes rebuilds (``build_reconstructable_job`` names this function)."""
+    return build_definitions(config_path=config_path).resolve_job_def(refresh_all_job.name)
 
 
 defs = build_definitions()
