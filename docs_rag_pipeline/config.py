@@ -49,6 +49,15 @@ def _http_url(value: str) -> str:
     return value
 
 
+def _public_url(value: str) -> str:
+    """The base URL clients reach the API at: http(s), no query or fragment; no trailing slash."""
+    _http_url(value)
+    if "?" in value or "#" in value:
+        raise _fail(f"{value!r} has a query or fragment; give the base URL clients reach the API at, "
+                    "e.g. 'https://docs.example.org/rag'")
+    return value.rstrip("/")
+
+
 def _listify(value: Any) -> Any:
     """A YAML string or list → a tuple (one string is a list of one)."""
     if isinstance(value, str):
@@ -62,6 +71,7 @@ def _tuple(value: Any) -> Any:
 
 Regex = Annotated[str, AfterValidator(_regex)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+PublicUrl = Annotated[str, AfterValidator(_public_url)]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
 HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
@@ -204,6 +214,8 @@ class ApiConfig(_Shape):
     max_question_chars: int = Field(2000, ge=1)
     max_top_k: int = Field(8, ge=1)
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
+    #: the URL clients reach the API at (behind a reverse proxy); unset: the request's host
+    public_url: PublicUrl | None = None
     thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
     log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
 

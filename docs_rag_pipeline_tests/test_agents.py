@@ -97,6 +97,18 @@ def test_a2a_needs_the_token_but_the_agent_card_does_not(a2a):
     assert requests.post(card["url"], json=ex, headers=AUTH, timeout=60).status_code == 200
 
 
+def test_agent_card_url_is_public_url_when_set(index):
+    """Behind a proxy the request's host is the internal one: ``api.public_url`` names the public base."""
+    cfg = variant(index, "a2a-public.yaml", "public_url: https://docs.example.org/rag/")
+    with serve(create_app(config_path=str(cfg))) as url:
+        card = requests.get(f"{url}/.well-known/agent.json", headers={"Host": "10.0.0.7:8000"}, timeout=30).json()
+        assert card["url"] == "https://docs.example.org/rag/a2a/invoke"
+    # unset: the host the request named
+    with serve(create_app(config_path=str(index))) as url:
+        card = requests.get(f"{url}/.well-known/agent.json", headers={"Host": "docs.internal:8000"}, timeout=30).json()
+        assert card["url"] == "http://docs.internal:8000/a2a/invoke"
+
+
 def test_a2a_and_agent_card_are_in_openapi(a2a):
     spec = requests.get(f"{a2a}/openapi.json", timeout=30).json()
     op = spec["paths"]["/a2a/invoke"]["post"]

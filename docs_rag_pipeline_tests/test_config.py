@@ -56,6 +56,9 @@ def test_valid_config_defaults(guide):
     ("api:\n  token_env: 42\n", "api.token_env: expected a string"),
     ("api:\n  max_top_k: 0\n", "api.max_top_k: must be ≥ 1"),
     ("api:\n  dagster_graphql_url: localhost:3000\n", "api.dagster_graphql_url: 'localhost:3000' is not an http(s) URL"),
+    ("api:\n  public_url: docs.example.org\n", "api.public_url: 'docs.example.org' is not an http(s) URL"),
+    ("api:\n  public_url: 'https://docs.example.org/rag?x=1'\n", "api.public_url: 'https://docs.example.org/rag?x=1' has a query"),
+    ("api:\n  public_url: 'https://docs.example.org/#top'\n", "api.public_url: 'https://docs.example.org/#top' has a query or fragment"),
     ("api: [1]\n", "api: expected a mapping"),
     ("- just\n- a list\n", "(top level): expected a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
@@ -114,7 +117,11 @@ def test_api_section(tmp_path):
     cfg = load_config(_cfg(tmp_path, "api:\n  token_env: DOCS_TOKEN\n  max_top_k: 4\n"))
     assert cfg.api.token_env == "DOCS_TOKEN" and cfg.api.max_top_k == 4
     assert cfg.api.admin_token_env is None and cfg.api.rate_limit_per_minute == 60
-    assert load_config(_cfg(tmp_path, "storage: data\n")).api.dagster_graphql_url == "http://127.0.0.1:3000/graphql"
+    plain = load_config(_cfg(tmp_path, "storage: data\n")).api
+    assert plain.dagster_graphql_url == "http://127.0.0.1:3000/graphql" and plain.public_url is None
+    # public_url: a trailing slash is dropped, a path prefix kept
+    assert load_config(_cfg(tmp_path, "api:\n  public_url: https://docs.example.org/rag/\n")).api.public_url \
+        == "https://docs.example.org/rag"
 
 
 def test_missing_file(tmp_path):

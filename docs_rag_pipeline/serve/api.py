@@ -561,7 +561,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/.well-known/agent.json")
     def agent_card_route():  # noqa: ANN202
         c = ctx()
-        return jsonify(agent_card(c.config.api, request.host_url.rstrip("/"), [s.name for s in c.config.sources]))
+        base = c.config.api.public_url or request.host_url.rstrip("/")
+        return jsonify(agent_card(c.config.api, base, [s.name for s in c.config.sources]))
 
     @app.post("/feedback")
     def feedback_route():  # noqa: ANN202
