@@ -518,6 +518,8 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
 
     ctx, req = _request(SearchRequest, args, "query", config)
     hits = search(req.query, top_k=resolve_top_k(ctx, req), source=req.source, filters=req.filters, config=config.path)
+    if hits.warning:  # the reranker failed: fused order
+        print(f"warning: {hits.warning}", file=sys.stderr)
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], indent=2))
     else:

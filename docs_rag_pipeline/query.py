@@ -7,15 +7,16 @@ from typing import Any, Iterator
 
 from .answering.service import answer_events, answer_question
 from .context import get_context
-from .records import Answer, Citation, Hit
-from .retrieval import QueryError
+from .records import Answer, Citation
+from .retrieval import Hits, QueryError
 from .retrieval import search as _search
 from .threads import Turn, thread_store
 
 
 def search(query: str, *, top_k: int = 5, source: str | None = None, filters: dict[str, Any] | None = None,
-           mode: str = "hybrid", config: str | Path | None = None) -> list[Hit]:
-    """Hybrid (BM25 + dense, RRF) search over the indexed chunks."""
+           mode: str = "hybrid", config: str | Path | None = None) -> Hits:
+    """Hybrid (BM25 + dense, RRF) search over the indexed chunks: a list of :class:`Hit`, whose
+    ``warning`` says why when a configured reranker failed (the hits are then in fused order)."""
     return _search(get_context(config), query, top_k=top_k, source=source, filters=filters, mode=mode)
 
 

@@ -22,7 +22,10 @@ from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 from .local_http import LocalServer, QuietHandler
 from .test_api import closed_port, serve, variant
+from .test_cli import _run as run_cli
 from .test_evaluation import CASES
+from .test_mcp import call as call_tool
+from .test_mcp import with_client
 
 TOKEN_ENV = "DOCS_RAG_TEST_A2A_TOKEN"
 AUTH = {"Authorization": "Bearer a2a-s3cret"}
@@ -278,6 +281,42 @@ def test_rerank_failure_falls_back_to_the_fused_order_with_a_warning(index, path
         with serve(create_app(config_path=cfg)) as api:
             r = requests.post(f"{api}/search", json={"query": RQ, "top_k": 4}, timeout=60)
             assert r.status_code == 200 and why in r.json()["warning"]
+
+
+def test_rerank_failure_warning_in_the_cli_and_mcp(index):
+    """The CLI prints the failed reranker's warning on stderr (with or without --json); the MCP search
+    result carries it beside ``hits`` as ``/search`` does, and the MCP answer as ``/ask`` does."""
+    async def session(client) -> dict:  # noqa: ANN001
+        return {"search": await call_tool(client, "search", {"query": RQ, "top_k": 4}),
+                "ask": await call_tool(client, "ask", {"question": RQ})}
+
+    with RerankServer() as srv:
+        cfg = Path(rerank_config(index, "rr-fail-clients.yaml", f"{srv.url}/error500"))
+        fused = [h.chunk_id for h in search(get_context(str(cfg)), RQ, top_k=4, rerank=False)]
+        text = run_cli(["search", RQ, "--top-k", "4"], cfg, timeout=300)
+        as_json = run_cli(["search", RQ, "--top-k", "4", "--json"], cfg, timeout=300)
+        n = len(srv.requests)
+        out = with_client(cfg, session)
+        assert len(srv.requests) > n  # the MCP server called the (failing) endpoint too
+    for res in (text, as_json):
+        assert res.returncode == 0, res.stderr
+        warned = [line for line in res.stderr.splitlines() if line.startswith("warning: ")]
+        assert len(warned) == 1 and "answered HTTP 500" in warned[0] and "fused (unreranked) order" in warned[0]
+        assert not any(line.startswith("warning") for line in res.stdout.splitlines())
+    assert [h["chunk_id"] for h in json.loads(as_json.stdout)] == fused  # still the list of hits
+    assert text.stdout.startswith("1. ")
+    err, found = out["search"]
+    assert not err and [h["chunk_id"] for h in found["hits"]] == fused
+    assert set(found) == {"hits", "warning"} and "answered HTTP 500" in found["warning"]
+    err, ans = out["ask"]
+    assert not err and "answered HTTP 500" in ans["warning"] and not ans["refused"]
+    # a reranker that works: no warning anywhere
+    with RerankServer() as srv:
+        cfg = Path(rerank_config(index, "rr-ok-clients.yaml", f"{srv.url}/rerank"))
+        ok = run_cli(["search", RQ, "--top-k", "4"], cfg, timeout=300)
+        err, found = with_client(cfg, lambda client: call_tool(client, "search", {"query": RQ, "top_k": 4}))
+    assert ok.returncode == 0 and not any(line.startswith("warning") for line in ok.stderr.splitlines())
+    assert not err and set(found) == {"hits"}
 
 
 def test_rerank_config_errors_name_the_key():

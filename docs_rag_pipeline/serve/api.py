@@ -24,7 +24,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..config import ApiConfig, ConfigError
 from ..context import Context, get_context
-from ..retrieval import QueryError
+from ..retrieval import Hits, QueryError
 from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
                        resolve_top_k)
 
@@ -54,6 +54,15 @@ class ApiError(Exception):
 
 
 # ---- the query path, shaped for the wire (shared with the MCP server) -------------------------
+
+def search_view(hits: Hits) -> dict[str, Any]:
+    """A search result as ``/search`` and the MCP ``search`` tool answer it: ``hits``, and ``warning``
+    only when the reranker failed (the hits are then in fused order)."""
+    out: dict[str, Any] = {"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]}
+    if hits.warning:
+        out["warning"] = hits.warning
+    return out
+
 
 def chunk_view(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row.get(k) for k in CHUNK_KEYS}
@@ -497,11 +506,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         c = ctx()
         d = _body(SearchRequest, c)
-        hits = search(c, d.query, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters)
-        out: dict[str, Any] = {"hits": [{k: getattr(h, k) for k in HIT_KEYS} for h in hits]}
-        if getattr(hits, "warning", None):
-            out["warning"] = hits.warning  # the reranker failed: fused order
-        return jsonify(out)
+        return jsonify(search_view(search(c, d.query, top_k=resolve_top_k(c, d), source=d.source,
+                                          filters=d.filters)))
 
     @app.post("/ask")
     def ask_route():  # noqa: ANN202

@@ -22,13 +22,14 @@ from pydantic import WithJsonSchema
 from ..context import get_context
 from ..retrieval import QueryError
 from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
-from .api import HIT_KEYS, MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks
+from .api import (MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks,
+                  search_view)
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = """Search and cite this project's indexed documentation.
 - search: hybrid (BM25 + vector) search; returns chunks with chunk_id, url (with the section anchor),
-  title, headings, text, score, source and parent_id.
+  title, headings, text, score, source and parent_id (and a warning when the reranker failed).
 - get_chunk: one chunk by id, with parent_id; call get_chunk(parent_id) to walk up to the enclosing section/page.
 - get_page: every chunk of a page, in order, by its URL.
 - ask: a cited answer ([n] markers map to citations) or refused=true when the docs don't cover the question.
@@ -121,14 +122,14 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
     def search(query: QUERY, filters: FILTERS = None, top_k: TOP_K = None,
                source: SOURCE = None) -> dict[str, Any]:
         """Hybrid search (BM25 + vector) over the documentation chunks. Returns {"hits": [...]}, each hit
-        with chunk_id, url (with its section anchor), title, headings, text, score, source and parent_id."""
+        with chunk_id, url (with its section anchor), title, headings, text, score, source and parent_id,
+        and `warning` when the reranker failed (the hits are then in fused order)."""
         def run() -> dict[str, Any]:
             from ..retrieval import search as _search
 
             c = ctx()
             r = parse_request(SearchRequest, _args(query=query, top_k=top_k, source=source, filters=filters), c)
-            hits = _search(c, r.query, top_k=resolve_top_k(c, r), source=r.source, filters=r.filters)
-            return {"hits": [{key: getattr(h, key) for key in HIT_KEYS} for h in hits]}
+            return search_view(_search(c, r.query, top_k=resolve_top_k(c, r), source=r.source, filters=r.filters))
 
         return _run(run)
 
