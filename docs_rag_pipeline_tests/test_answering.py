@@ -283,3 +283,16 @@ def test_names_the_docs_never_use_are_unknown_terms():
     # lowercase words are left to the word-piece test of unknown_terms
     assert "docusaurus" in unknown_terms("How do I add a page to the Docusaurus sidebar?", vocab)
     assert unknown_names("how do i add a page to the docusaurus sidebar?", vocab) == ()
+
+
+def test_neutralise_keeps_the_documents_own_spacing():
+    """Only a removed marker takes spaces along; the docs' text is otherwise copied as written, or an
+    answer would misquote it ("in .astro files" once became "in.astro files")."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    assert neutralise("Use components in .astro files.") == "Use components in .astro files."
+    assert neutralise("Set it in .env , then restart .") == "Set it in .env , then restart ."
+    assert neutralise("see below [2].") == "see below."
+    assert neutralise("a [1][2] b [3]") == "a b"
+    assert neutralise("NO_ANSWER: hi") == "hi"
+    assert neutralise("code `items[1]` and [3] end") == "code `items[1]` and end"

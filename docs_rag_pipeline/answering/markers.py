@@ -18,7 +18,16 @@ def neutralise(text: str) -> str:
     """``text`` without bracketed numbers or ``NO_ANSWER`` outside code."""
     parts = _CODE_RE.split(text)
     for i in range(0, len(parts), 2):  # the even parts are outside code
-        p = _REFUSAL_RE.sub("", MARKER_RE.sub("", parts[i]))
-        p = re.sub(r"[ \t]+(?=[.,;:!?]|\n)", "", p)
-        parts[i] = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", p)
+        if not (MARKER_RE.search(parts[i]) or _REFUSAL_RE.search(parts[i])):
+            continue  # the document's own spacing stays as written ("in .astro files")
+        p = _REFUSAL_RE.sub(_CUT, MARKER_RE.sub(_CUT, parts[i].replace(_CUT, "")))
+        # a removed marker takes the spaces before it along where punctuation or a line end follows
+        # ("see below [2]." → "see below."), else it just goes
+        p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
+        p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
+        p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)
+        parts[i] = p.replace(_CUT, "")
     return re.sub(r"[ \t]+$", "", "".join(parts))
+
+
+_CUT = "\x00"  # where a marker was cut out (a NUL in a document's text is dropped with it)
