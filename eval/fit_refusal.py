@@ -37,18 +37,23 @@ from docs_rag_pipeline.retrieval import search  # noqa: E402
 L2 = float(os.environ.get("REFUSAL_L2", "1.0"))
 
 
-def collect(cfg: Path, split: str = "calibration", cases: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Features, labels (1: answerable) and the threshold rule's refusals of one set's half."""
+def collect(cfg: Path, split: str = "calibration",
+            cases: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Features, labels (1: answerable) and the threshold rule's refusals of one set's half; None
+    when the half is empty (a fully held-out set such as astro pins every case to the test half)."""
     from docs_rag_pipeline.answering.extractive import is_relevant, unknown_terms
 
     ctx = get_context(cfg)
     src = ctx.config.sources[0]
-    if cases is None:
+    path = cases or evaluation.cases_path(ctx.config, src.name)
+    ingest = cases is None
+    cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)), split)
+    if not cases:
+        return None
+    if ingest:
         from docs_rag_pipeline.refresh import refresh
 
         refresh(ctx, src.name)  # cached: only what changed is embedded
-    path = cases or evaluation.cases_path(ctx.config, src.name)
-    cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)), split)
     top_k = ctx.config.retrieval.top_k
     X, y, rule = [], [], []
     for c in cases:
@@ -140,7 +145,7 @@ def main() -> None:
                     help="write the model enabled (ask then uses it instead of the threshold rule)")
     args = ap.parse_args()
     cfgs = sorted((ROOT / "eval" / "sets").glob("*.yaml"))
-    data = {c.stem: collect(c) for c in cfgs}
+    data = {c.stem: d for c in cfgs if (d := collect(c)) is not None}  # sets with a calibration half
     data["project-docs"] = collect(project_config(), cases=ROOT / "eval" / "project-docs.jsonl")
     for held in data:
         rest = [v for k, v in data.items() if k != held]

@@ -53,7 +53,8 @@ def main() -> None:
         src = ctx.config.sources[0]
         cases = evaluation.select_split(evaluation.load_cases(evaluation.cases_path(ctx.config, src.name),
                                                               root_url=evaluation.source_root_url(src)), "calibration")
-        sets.append((cfg.stem, ctx, src.name, [c for c in cases if c.expected_urls]))
+        if cases:  # a fully held-out set (every case pinned to the test half) has none
+            sets.append((cfg.stem, ctx, src.name, [c for c in cases if c.expected_urls]))
     keys = list(VARIANTS)
     for values in itertools.product(*(VARIANTS[k] for k in keys)):
         for k, v in zip(keys, values):
