@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -116,3 +117,22 @@ def test_sigterm_stops_serve_even_when_its_parent_ignored_signals(index):
     proc, _ = _start(index, "--threads", "2", preexec_fn=ignore)
     out = _stop(proc)
     assert proc.returncode == -signal.SIGTERM, out
+
+
+def test_each_worker_gets_its_share_of_the_cpus_for_native_threads():
+    """In a fresh process (as a gunicorn worker after its fork): numpy's BLAS pool is limited to
+    cpus // workers threads, at least 1, and libraries loaded later read the same limit."""
+    code = """
+import json, os, numpy, threadpoolctl
+from docs_rag_pipeline.serve.workers import cpu_count, limit_native_threads
+n = limit_native_threads(2)
+blas = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+print(json.dumps({"n": n, "cpus": cpu_count(), "blas": blas, "omp": os.environ["OMP_NUM_THREADS"]}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["n"] == max(1, got["cpus"] // 2)
+    assert got["blas"] and all(t == got["n"] for t in got["blas"])
+    assert got["omp"] == str(got["n"])
