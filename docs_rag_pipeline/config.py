@@ -189,8 +189,7 @@ class RetrievalConfig(_Shape):
     # one sentence of the top chunks must be at least this similar to the question,
     min_sentence_similarity: float = Field(0.35, ge=0.0)
     # and a specific question word (several word pieces) at least this rare in the docs (1: never
-    # used) that the top chunks lack
-    # needs a sentence at least this similar (above 1: such questions are always refused)
+    # used) that the top chunks lack needs a sentence at least this similar (above 1: the gate is off)
     missing_word_rarity: float = Field(0.8, ge=0.0)
     missing_word_sentence_similarity: float = Field(0.6, ge=0.0)
     rerank: RerankConfig | None = None  # a rerank endpoint; unset: the fused order

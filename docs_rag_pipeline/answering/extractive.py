@@ -77,7 +77,6 @@ _stem_cache: dict[int, frozenset[str]] = {}
 
 
 _NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)")
-_VOCAB_WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]")  # store.ChunksTable.vocabulary's words
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
@@ -119,8 +118,8 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
         if not any(ch.isupper() for ch in w) or w == "I" or len(w) < 2 or _SENTENCE_START.search(question[:m.start()]):
             continue
         low = re.sub(r"'s$", "", w.lower())
-        # tokenized as the index's words are ("C++" is the word "c" there)
-        parts = _VOCAB_WORD.findall(low)
+        # tokenized as the index's words are (store.ChunksTable.vocabulary: "C++" is the word "c" there)
+        parts = _WORD.findall(low)
         if not parts or low in STOPWORDS or low in vocabulary or _stem(low) in stems:
             continue
         if all(p in vocabulary or _stem(p) in stems or p in STOPWORDS for p in parts):

@@ -75,25 +75,25 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     n, df = stats if stats else (1, {})
     top_idf = math.log(n + 1)
     stems = [_stem(t) for t in terms]
-    # a word the docs never use weighs fully only when it is a specific one (several word pieces):
-    # a common English word the docs happen not to use ("stuck", "breaks") says little
-    idf = [(math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0)
-           * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for s, t in zip(stems, terms)]
+    # rarity of each word (its IDF over the largest possible); a word the docs never use weighs fully
+    # only when it is a specific one (several word pieces): a common English word the docs happen not
+    # to use ("stuck", "breaks") says little
+    raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
+    idf = [r * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for r, s, t in zip(raw, stems, terms)]
+    total = sum(idf)
     found = [s in vocab for s in stems]
     # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
     # usually in one place, while a near miss gathers its words from several chunks
-    chunk_cov = 0.0
-    for t in texts[:5]:
-        words = {_stem(w) for w in _WORD.findall(t.lower())}
-        chunk_cov = max(chunk_cov, sum(w for w, s in zip(idf, stems) if s in words) / sum(idf)
-                        if terms and sum(idf) else 1.0)
-    idf_cov = sum(w for w, f in zip(idf, found) if f) / sum(idf) if terms and sum(idf) else 1.0
+    chunk_cov = 1.0
+    if terms and total:
+        chunk_words = [{_stem(x) for x in _WORD.findall(t.lower())} for t in texts[:5]]
+        chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in words) for words in chunk_words) / total
+    idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else 1.0
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
     # the same for specific words only (several word pieces, or digits): a named thing the top chunks
     # lack is what a near miss asks about; a plain English word they lack says little, least of all
     # in a small corpus where every word is rare
     is_specific = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
-    raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
     missing_specific = max((w for w, f, sp in zip(raw, found, is_specific) if sp and not f), default=0.0)
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query

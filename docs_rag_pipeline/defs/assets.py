@@ -155,7 +155,7 @@ def lancedb_chunks(context: AssetExecutionContext, docs_rag: DocsRagResource, em
                             log=_logger(context))
     seconds = {"index": round(time.perf_counter() - t0, 3)}
     for key in ("scraped_pages", "chunks", "embeddings"):
-        mat = _latest(context, key)
+        mat = scanned if key == "scraped_pages" else _latest(context, key)
         if mat and "seconds" in mat.metadata:
             seconds[key] = float(mat.metadata["seconds"].value)
     return MaterializeResult(metadata=index_metadata(refresh.refresh_stats(pages, rows, w).summary(), w, seconds))
