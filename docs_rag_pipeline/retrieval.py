@@ -166,6 +166,8 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
                 factor[r["chunk_id"]] = (LIST_LIKE_FACTOR if not about_releases and mode == "hybrid"
                                          and is_list_like(hit.text, hit.headings) else 1.0)
             hit.score += weight * factor[r["chunk_id"]] / (k + rank + 1)
+            if name == "fulltext":
+                hit.fulltext_score = float(r.get("_score") or 0.0)
     if PAGE_WEIGHT and mode == "hybrid":
         # page-level fusion: each retriever's pages in order of their first chunk, so that many
         # chunks of one page do not push the other pages down; every chunk gets its page's share
@@ -180,8 +182,6 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
                 page_score[r["page_url"]] = page_score.get(r["page_url"], 0.0) + weight / (k + len(seen_pages))
         for hit in fused.values():
             hit.score += PAGE_WEIGHT * page_score.get(hit.page_url, 0.0)
-            if name == "fulltext":
-                hit.fulltext_score = float(r.get("_score") or 0.0)
     hits = sorted(fused.values(), key=lambda h: (-h.score, -(h.vector_similarity or 0.0)))
     rr = ctx.config.retrieval.rerank if rerank and mode == "hybrid" else None
     pool = max(top_k, rr.candidates) if rr is not None else top_k

@@ -120,3 +120,20 @@ def test_eval_with_baseline_on_a_real_index(guide, tmp_path):
     assert all(set(c["features"]) == set(FEATURES) for c in report["per_case"])
     again = evaluation.evaluate(ctx, "guide", cases[:1], baseline=True)  # the baseline index is reused
     assert again["baseline"]["recall_at_1"] in (0.0, 1.0)
+
+
+def test_each_hit_carries_its_own_bm25_score(guide):
+    """The refusal model's bm25 signal reads ``fulltext_score``: every hit must carry the score of its
+    own full-text match (it once got the last full-text row's score, the same for every hit)."""
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import refresh
+    from docs_rag_pipeline.retrieval import search
+
+    ctx = get_context(guide)
+    refresh(ctx, "guide")
+    hybrid = search(ctx, "install the package with pip", top_k=10, source="guide")
+    fulltext = {h.chunk_id: h.fulltext_score for h in search(ctx, "install the package with pip", top_k=10,
+                                                             source="guide", mode="fulltext")}
+    assert len(set(fulltext.values())) > 1  # several chunks match, with different scores
+    for h in hybrid:
+        assert h.fulltext_score == (fulltext[h.chunk_id] if h.chunk_id in fulltext else None), h.chunk_id
