@@ -285,6 +285,20 @@ def test_names_the_docs_never_use_are_unknown_terms():
     assert unknown_names("how do i add a page to the docusaurus sidebar?", vocab) == ()
 
 
+def test_a_word_the_docs_use_in_another_inflection_is_known():
+    """Stems come from the Snowball stemmer: the hand-written suffix stripper made "decompress" and
+    "decompresses" two stems, so a question saying "decompress" to docs saying "decompresses" was
+    refused for an unknown word."""
+    from docs_rag_pipeline.answering.extractive import _stem, term_coverage, unknown_terms
+
+    for a, b in [("decompress", "decompresses"), ("install", "installation"), ("query", "queries"),
+                 ("cache", "caches"), ("refuse", "refusal")]:
+        assert _stem(a) == _stem(b), (a, b)
+    vocab = frozenset("requests automatically decompresses gzip encoded responses".split())
+    assert unknown_terms("Does requests decompress gzip-encoded responses for me?", vocab) == ()
+    assert term_coverage("Does requests decompress gzip responses?", ["Requests automatically decompresses gzip responses."]) == 1.0
+
+
 def test_neutralise_keeps_the_documents_own_spacing():
     """Only a removed marker takes spaces along; the docs' text is otherwise copied as written, or an
     answer would misquote it ("in .astro files" once became "in.astro files")."""

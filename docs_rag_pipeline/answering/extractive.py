@@ -7,12 +7,15 @@ is very close.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
+import snowballstemmer
 
 from ..config import RetrievalConfig
 from ..embedding import Embedder
@@ -43,13 +46,16 @@ def content_terms(text: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+_SNOWBALL = snowballstemmer.stemmer("english")
+_SNOWBALL_LOCK = threading.Lock()  # a Snowball stemmer keeps state while it stems a word
+
+
+@functools.lru_cache(maxsize=1 << 18)
 def _stem(w: str) -> str:
-    """A light suffix stripper: refuse/refused/refusing/refusal → refus."""
-    for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "al", "s"):
-        if len(w) > len(suf) + 3 and w.endswith(suf):
-            w = w[: -len(suf)]
-            break
-    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+    """The English Snowball (Porter2) stem of a lowercase word: refuse/refused/refusing/refusal →
+    refus, decompress/decompresses → decompress, install/installation → instal."""
+    with _SNOWBALL_LOCK:
+        return _SNOWBALL.stemWord(w)
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
