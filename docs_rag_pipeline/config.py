@@ -192,6 +192,9 @@ class RetrievalConfig(_Shape):
     # used) that the top chunks lack needs a sentence at least this similar (above 1: the gate is off)
     missing_word_rarity: float = Field(0.8, ge=0.0)
     missing_word_sentence_similarity: float = Field(0.6, ge=0.0)
+    # the full-text and the vector ranking must share at least this many pages among their first 5
+    # (0: the gate is off)
+    min_shared_pages: int = Field(1, ge=0, le=5)
     rerank: RerankConfig | None = None  # a rerank endpoint; unset: the fused order
 
 

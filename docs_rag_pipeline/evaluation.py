@@ -230,6 +230,7 @@ class CaseResult:
     sentence_similarity: float | None = None  # the refusal rule's sentence-level evidence (judge)
     chunk_coverage: float = 1.0
     missing_rarity: float = 0.0
+    shared_pages: int | None = None  # pages both rankings put in their first 5 (judge)
 
 
 def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str) -> list[Any]:
@@ -298,7 +299,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             prompt_tokens=(ans.usage or {}).get("prompt_tokens", 0),
             completion_tokens=(ans.usage or {}).get("completion_tokens", 0),
             sentence_similarity=rel.sentence_similarity, chunk_coverage=rel.chunk_coverage,
-            missing_rarity=rel.missing_rarity))
+            missing_rarity=rel.missing_rarity, shared_pages=rel.shared_pages))
     report = summarise(source, results)
     report["cost"] = cost_report(results, ctx.config.llm)
     if ctx.config.retrieval.rerank is not None:
@@ -413,7 +414,8 @@ def calibrate_refusal(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 def _would_refuse(r: CaseResult, cfg: RetrievalConfig) -> bool:
     return not is_relevant(r.similarity, r.coverage, r.unknown_terms, cfg, sentence_similarity=r.sentence_similarity,
-                           chunk_coverage=r.chunk_coverage, missing_rarity=r.missing_rarity)
+                           chunk_coverage=r.chunk_coverage, missing_rarity=r.missing_rarity,
+                           shared_pages=r.shared_pages)
 
 
 def cases_path(config: Config, source: str) -> Path:

@@ -28,6 +28,17 @@ class Hits(list):
     skipped (the reranker: the results are then in fused order)."""
 
     warning: str | None = None
+    #: pages the full-text and the vector ranking both put among their first 5 (of their first 10
+    #: chunks; None unless a hybrid search had both): sharing none, neither found what was asked
+    shared_pages: int | None = None
+
+    def __getitem__(self, index):  # noqa: ANN001, ANN204 - a slice keeps the search's warning and agreement
+        got = super().__getitem__(index)
+        if isinstance(index, slice):
+            out = Hits(got)
+            out.warning, out.shared_pages = self.warning, self.shared_pages
+            return out
+        return got
 
 
 def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None) -> str | None:
@@ -187,6 +198,8 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     pool = max(top_k, rr.candidates) if rr is not None else top_k
     seen_text: set[str] = set()
     out = Hits()
+    if mode == "hybrid" and "vector" in ranked and "fulltext" in ranked:
+        out.shared_pages = len(_first_pages(ranked["vector"]) & _first_pages(ranked["fulltext"]))
     for h in hits:
         key = re.sub(r"\s+", " ", h.text).strip().lower()
         if key in seen_text:
@@ -200,9 +213,15 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         from .rerank import rerank as rerank_hits
 
         ranked, warning = rerank_hits(rr, query, list(out))
+        shared = out.shared_pages
         out = Hits(ranked[:top_k])
-        out.warning = warning
+        out.warning, out.shared_pages = warning, shared
     return out
+
+
+def _first_pages(rows: list[dict[str, Any]], n: int = 5, depth: int = 10) -> set[str]:
+    """The first ``n`` pages of a ranking's first ``depth`` chunks."""
+    return set(list(dict.fromkeys(r["page_url"] for r in rows[:depth]))[:n])
 
 
 def _has_fts(tbl) -> bool:  # noqa: ANN001

@@ -137,3 +137,23 @@ def test_each_hit_carries_its_own_bm25_score(guide):
     assert len(set(fulltext.values())) > 1  # several chunks match, with different scores
     for h in hybrid:
         assert h.fulltext_score == (fulltext[h.chunk_id] if h.chunk_id in fulltext else None), h.chunk_id
+
+
+def test_hybrid_search_reports_the_pages_both_rankings_agree_on(guide):
+    """``shared_pages``: the pages the full-text and the vector ranking both put first (the refusal
+    rule's agreement gate). Computed on a real index; kept when the hits are sliced."""
+    from docs_rag_pipeline.answering.service import answer_question
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import refresh
+    from docs_rag_pipeline.retrieval import search
+
+    ctx = get_context(guide)
+    refresh(ctx, "guide")
+    hits = search(ctx, "How do I install the package with pip?", top_k=5, source="guide")
+    assert hits.shared_pages is not None and 1 <= hits.shared_pages <= 5
+    assert hits[:2].shared_pages == hits.shared_pages and len(hits[:2]) == 2 and hits[0] is hits[:1][0]
+    assert search(ctx, "install the package", top_k=5, source="guide", mode="vector").shared_pages is None
+    # no word of the question is in the docs: the full-text ranking is empty, so no page is shared
+    off = search(ctx, "sourdough starter hydration", top_k=5, source="guide")
+    assert off.shared_pages == 0
+    assert answer_question(ctx, "sourdough starter hydration", source="guide").refused

@@ -77,9 +77,10 @@ class Relevance:
     sentence_similarity: float | None = None
     chunk_coverage: float = 1.0  # rarity-weighted share of the question's words found in one chunk
     missing_rarity: float = 0.0  # rarity (0-1) of the rarest specific question word the top chunks lack
+    shared_pages: int | None = None  # pages both rankings put in their first 5 (None: unknown)
 
 
-_stem_cache: dict[int, frozenset[str]] = {}
+_stem_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
 
 _NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)")
@@ -102,12 +103,13 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
 
 
 def _stems_of(vocabulary: frozenset[str]) -> frozenset[str]:
-    stems = _stem_cache.get(id(vocabulary))
-    if stems is None:
-        stems = frozenset(_stem(w) for w in vocabulary)
-        _stem_cache.clear()
-        _stem_cache[id(vocabulary)] = stems
-    return stems
+    # the last vocabulary is kept with its stems: a cache keyed by id() alone once served the stems of
+    # a vocabulary that had been freed to one that got its id
+    cached = _stem_cache.get("last")
+    if cached is None or cached[0] is not vocabulary:
+        cached = (vocabulary, frozenset(_stem(w) for w in vocabulary))
+        _stem_cache["last"] = cached
+    return cached[1]
 
 
 def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
@@ -138,14 +140,18 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
 
 def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg: RetrievalConfig, *,
                 sentence_similarity: float | None = None, chunk_coverage: float = 1.0,
-                missing_rarity: float = 0.0) -> bool:
+                missing_rarity: float = 0.0, shared_pages: int | None = None) -> bool:
     """The refusal rule: dense similarity and lexical evidence must agree (field notes: on small sites
     out-of-corpus words tell best, on large ones the dense similarity). Then three gates of the
     answer's own evidence: one sentence must be close enough to the question, one chunk must hold
     enough of the question's words (weighted by rarity), and a specific question word (several word
     pieces, or digits) that is rare in the docs and missing from the retrieved chunks (the thing a near
-    miss asks about) needs a close sentence."""
+    miss asks about) needs a close sentence. And the full-text and the vector ranking must agree on at
+    least ``min_shared_pages`` of their first five pages: when the pages with the question's words and
+    the pages closest in meaning are all different ones, neither found what was asked."""
     if unknown and similarity < cfg.unknown_term_similarity:
+        return False
+    if shared_pages is not None and shared_pages < cfg.min_shared_pages:
         return False
     if not (similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
                                                   similarity >= cfg.confident_similarity)):
@@ -178,14 +184,15 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     sent = pool.best if pool is not None else None
     chunk_cov = feats["chunk_coverage"] if stats else 1.0
     rarity = feats["missing_specific"] if stats else 0.0
+    shared = getattr(hits, "shared_pages", None)  # retrieval.Hits of a hybrid search
     # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
     # as a floor; else the threshold rule
     verdict = answerable(feats)
     relevant = ((verdict and sim >= cfg.min_similarity) if verdict is not None else
                 is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
-                            missing_rarity=rarity))
+                            missing_rarity=rarity, shared_pages=shared))
     return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant),
-                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4))
+                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4), shared)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,9 @@ MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 #: the model's inputs, in order
 FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
             "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage",
-            "chunk_coverage", "missing_specific")
+            "chunk_coverage", "missing_specific", "page_agreement")
 
-_stats_cache: dict[tuple[int, int | None], tuple[int, dict[str, int]]] = {}
+_stats_cache: dict[tuple[int, int | None], tuple[object, tuple[int, dict[str, int]]]] = {}
 
 
 def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
@@ -37,8 +37,10 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
 
     if chunks is None or not chunks.exists():
         return None
+    # keyed by the table object itself (held here, so its id cannot be reused by another table) and
+    # its version
     key = (id(chunks), chunks.version())
-    if key not in _stats_cache:
+    if key not in _stats_cache or _stats_cache[key][0] is not chunks:
         df: dict[str, int] = {}
         t = chunks._scan(None, ["search_text"])
         n = 0
@@ -47,8 +49,8 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
             for w in {_stem(w) for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower())}:
                 df[w] = df.get(w, 0) + 1
         _stats_cache.clear()
-        _stats_cache[key] = (n, df)
-    return _stats_cache[key]
+        _stats_cache[key] = (chunks, (n, df))
+    return _stats_cache[key][1]
 
 
 def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
@@ -119,6 +121,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         "bigram_coverage": round(bigram, 4),
         "chunk_coverage": round(chunk_cov, 4),
         "missing_specific": round(missing_specific, 4),
+        # share of the first 5 pages the full-text and vector rankings agree on (unknown: no evidence)
+        "page_agreement": round(shared / 5, 4) if (shared := getattr(hits, "shared_pages", None)) is not None else 1.0,
     }
 
 
