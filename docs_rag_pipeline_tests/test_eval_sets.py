@@ -90,7 +90,8 @@ def test_packaged_refusal_model_is_complete():
     assert len(model["weights"]) == len(model["mean"]) == len(model["std"]) == len(FEATURES)
     feats = dict.fromkeys(FEATURES, 0.0)
     strong = {**feats, "sim": 0.8, "sim_gap": 0.1, "coverage": 1.0, "coverage_top1": 1.0, "specific_coverage": 1.0,
-              "bm25_norm": 0.6, "title_coverage": 1.0, "idf_coverage": 1.0, "bigram_coverage": 1.0}
+              "bm25_norm": 0.6, "title_coverage": 1.0, "idf_coverage": 1.0, "bigram_coverage": 1.0,
+              "chunk_coverage": 0.9, "page_agreement": 0.8, "sentence_sim": 0.75}
     weak = {**feats, "sim": 0.1, "unknown_share": 1.0}
     assert probability(strong, model) > model["threshold"] > probability(weak, model)
     # shipped disabled: the threshold rule decides (see docs/evaluation.md); enabled, it decides

@@ -39,9 +39,9 @@ L2 = float(os.environ.get("REFUSAL_L2", "1.0"))
 
 def collect(cfg: Path, split: str = "calibration",
             cases: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Features, labels (1: answerable) and the threshold rule's refusals of one set's half; None
+    """Features, labels (1: answerable) and the shipped rule's refusals (every gate) of one set's half; None
     when the half is empty (a fully held-out set such as astro pins every case to the test half)."""
-    from docs_rag_pipeline.answering.extractive import is_relevant, unknown_terms
+    from docs_rag_pipeline.answering.extractive import judge, sentence_pool
 
     ctx = get_context(cfg)
     src = ctx.config.sources[0]
@@ -58,11 +58,14 @@ def collect(cfg: Path, split: str = "calibration",
     X, y, rule = [], [], []
     for c in cases:
         hits = _cached_search(ctx, c.question, top_k, src.name)
-        f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks))
+        pool = sentence_pool(c.question, hits, ctx.embedder) if hits else None
+        f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks),
+                     sentence_similarity=pool.best if pool is not None else None)
         X.append([f[k] for k in FEATURES])
         y.append(0.0 if c.should_refuse else 1.0)
-        unknown = unknown_terms(c.question, ctx.chunks.vocabulary(), ctx.embedder.count_tokens)
-        rule.append(not hits or not is_relevant(f["sim"], f["coverage"], unknown, ctx.config.retrieval))
+        # the shipped rule, every gate included (what the model has to beat)
+        rule.append(not hits or not judge(c.question, hits, ctx.config.retrieval, ctx.chunks.vocabulary(),
+                                          ctx.embedder.count_tokens, corpus_stats(ctx.chunks), pool=pool).relevant)
     return np.asarray(X, dtype=float), np.asarray(y), np.asarray(rule, dtype=bool)
 
 

@@ -178,10 +178,10 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
     unknown = unknown_terms(question, vocabulary, count)
-    feats = features(question, hits, vocabulary, count, stats)
     if pool is None and embedder is not None:
         pool = sentence_pool(question, hits, embedder)
     sent = pool.best if pool is not None else None
+    feats = features(question, hits, vocabulary, count, stats, sentence_similarity=sent)
     chunk_cov = feats["chunk_coverage"] if stats else 1.0
     rarity = feats["missing_specific"] if stats else 0.0
     shared = getattr(hits, "shared_pages", None)  # retrieval.Hits of a hybrid search

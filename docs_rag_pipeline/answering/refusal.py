@@ -24,7 +24,7 @@ MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 #: the model's inputs, in order
 FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
             "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage",
-            "chunk_coverage", "missing_specific", "page_agreement")
+            "chunk_coverage", "missing_specific", "page_agreement", "sentence_sim")
 
 _stats_cache: dict[tuple[int, int | None], tuple[object, tuple[int, dict[str, int]]]] = {}
 
@@ -55,7 +55,8 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
 
 def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
              count: Callable[[str], int] | None = None,
-             stats: tuple[int, dict[str, int]] | None = None) -> dict[str, float]:
+             stats: tuple[int, dict[str, int]] | None = None,
+             sentence_similarity: float | None = None) -> dict[str, float]:
     """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
     :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
     from .extractive import _WORD, _stem, content_terms, term_coverage, unknown_terms
@@ -123,6 +124,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         "missing_specific": round(missing_specific, 4),
         # share of the first 5 pages the full-text and vector rankings agree on (unknown: no evidence)
         "page_agreement": round(shared / 5, 4) if (shared := getattr(hits, "shared_pages", None)) is not None else 1.0,
+        # the best similarity of one answer sentence of the top chunks (without an embedder: the chunk's)
+        "sentence_sim": round(sentence_similarity if sentence_similarity is not None else sims[0], 4),
     }
 
 
