@@ -1,11 +1,16 @@
-"""A schedule per source (cron from the config) and a sensor that keeps partitions = sources."""
+"""A schedule per source (cron from the config), a sensor that keeps partitions = sources, and one
+that evaluates the sources a ``refresh_all_sources`` run refreshed."""
 
+from collections.abc import Iterator
 
-from dagster import (AssetSelection, DefaultScheduleStatus, DefaultSensorStatus, RunRequest,
-                     ScheduleDefinition, SensorEvaluationContext, SensorResult, define_asset_job, sensor)
+from dagster import (AssetKey, AssetSelection, DagsterEventType, DagsterInstance, DagsterRunStatus,
+                     DefaultScheduleStatus, DefaultSensorStatus, RunRequest, RunStatusSensorContext,
+                     ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, define_asset_job,
+                     run_status_sensor, sensor)
 
 from ..config import Config, load_config
-from .assets import ingest_assets
+from .all_sources import refresh_all_job
+from .assets import ingest_assets, lancedb_chunks
 from .evaluation import eval_scores
 from .partitions import sources_partitions
 
@@ -46,3 +51,51 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
         requests.append(sources_partitions.build_delete_request(remove))
     return SensorResult(run_requests=[RunRequest(partition_key=n, run_key=f"new-source-{n}") for n in add],
                         dynamic_partitions_requests=requests)
+
+
+evaluate_job = define_asset_job(
+    "evaluate_source", selection=AssetSelection.assets(eval_scores) | AssetSelection.checks_for_assets(lancedb_chunks),
+    partitions_def=sources_partitions,
+    description="The quality gates of one source whose index is already written: the asset checks of "
+                "lancedb_chunks, then eval_scores and its checks. Launched by evaluate_refreshed_sources after "
+                "each successful refresh_all_sources run (which runs neither).")
+
+#: runs of ``docs-rag ingest --parallel`` carry this tag (cli.INGEST_TAG); the CLI runs the checks (and
+#: with ``--eval`` eval_scores) itself after them, so the sensor leaves them alone
+CLI_INGEST_TAG = "docs_rag/ingest"
+
+
+def refreshed_sources(instance: DagsterInstance, run_id: str) -> list[str]:
+    """The ``lancedb_chunks`` partitions that the run ``run_id`` materialized, in the order it wrote
+    them, from the run's event log."""
+    out: list[str] = []
+    cursor = None
+    while True:
+        conn = instance.get_records_for_run(run_id, cursor=cursor, of_type=DagsterEventType.ASSET_MATERIALIZATION,
+                                            limit=1000)
+        for record in conn.records:
+            mat = record.event_log_entry.asset_materialization
+            if mat is not None and mat.asset_key == AssetKey("lancedb_chunks") and mat.partition \
+                    and mat.partition not in out:
+                out.append(mat.partition)
+        if not conn.has_more:
+            return out
+        cursor = conn.cursor
+
+
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
+                   default_status=DefaultSensorStatus.RUNNING,
+                   description="After a successful refresh_all_sources run: one evaluate_source run (lancedb_chunks' "
+                               "checks, eval_scores) per source whose lancedb_chunks partition that run materialized.")
+def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+    run = context.dagster_run
+    if CLI_INGEST_TAG in run.tags:
+        yield SkipReason(f"run {run.run_id} is a `docs-rag ingest --parallel` run: the CLI ran the checks itself")
+        return
+    existing = set(context.instance.get_dynamic_partitions(sources_partitions.name))
+    sources = [s for s in refreshed_sources(context.instance, run.run_id) if s in existing]
+    if not sources:
+        yield SkipReason(f"run {run.run_id} materialized no lancedb_chunks partition that still exists")
+    for source in sources:
+        yield RunRequest(partition_key=source, run_key=f"{run.run_id}:{source}",
+                         tags={"source": source, "docs_rag/refreshed_by": run.run_id})

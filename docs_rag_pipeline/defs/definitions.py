@@ -11,7 +11,7 @@ from dagster_polars import PolarsParquetIOManager
 from ..config import Config, load_config
 from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
-from .automation import refresh_job, schedules_for, sources_sensor
+from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, schedules_for, sources_sensor
 from .checks import ingest_checks
 from .evaluation import eval_scores
 from .gaps import doc_gaps, question_log
@@ -36,9 +36,9 @@ def build_definitions(config: Config | None = None, *, config_path: str | None =
     return Definitions(
         assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
-        jobs=[refresh_job, refresh_all_job],
+        jobs=[refresh_job, refresh_all_job, evaluate_job],
         schedules=schedules_for(config),
-        sensors=[sources_sensor],
+        sensors=[sources_sensor, evaluate_refreshed_sources],
         resources={
             "docs_rag": DocsRagResource(config_path=str(config.path) if config.path else config_path),
             "parquet_io": PolarsParquetIOManager(base_dir=io_dir),
