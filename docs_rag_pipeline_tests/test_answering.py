@@ -304,23 +304,6 @@ def test_a_word_the_docs_use_in_another_inflection_is_known():
     assert term_coverage("Does requests decompress gzip responses?", ["Requests automatically decompresses gzip responses."]) == 1.0
 
 
-def test_ordinary_english_words_are_no_unknown_terms_but_names_and_jargon_are():
-    """A word the tokenizer splits into pieces is not a name when it is ordinary English ("coworker",
-    "signup"): a paraphrase the docs word differently must not be refused for it. Jargon the docs
-    never use and names still are unknown terms."""
-    from docs_rag_pipeline.answering.extractive import is_specific, unknown_terms
-    from docs_rag_pipeline.embedding import LocalEmbedder
-
-    count = LocalEmbedder().count_tokens
-    assert count("coworker") >= 2 and count("pydocstyle") >= 2  # both split: word pieces alone can't tell
-    vocab = frozenset("my can t open the app running on laptop from their machine how do i make it lint docstrings "
-                      "in ci add a page to sidebar".split())
-    assert unknown_terms("My coworker can't open the app running on my laptop from their machine", vocab, count) == ()
-    assert unknown_terms("How do I lint my docstrings with pydocstyle in CI?", vocab, count) == ("pydocstyle",)
-    assert unknown_terms("How do I add a page to the Docusaurus sidebar?", vocab, count) == ("docusaurus",)
-    assert not is_specific("signup", count) and is_specific("mkdocstrings", count) and is_specific("2.0", count)
-
-
 def test_neutralise_keeps_the_documents_own_spacing():
     """Only a removed marker takes spaces along; the docs' text is otherwise copied as written, or an
     answer would misquote it ("in .astro files" once became "in.astro files")."""

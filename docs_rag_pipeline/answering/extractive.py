@@ -87,30 +87,6 @@ _NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
-#: a word at least this frequent in English (wordfreq's Zipf scale: 3 = once per million words) is an
-#: ordinary word, however many word pieces the model's tokenizer splits it into ("coworker",
-#: "signup", "unreadable"); rarer ones are the names and jargon a near miss asks about
-COMMON_WORD_ZIPF = 2.5
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def is_common_word(word: str) -> bool:
-    """An ordinary English word (wordfreq's word lists, shipped in the package; imported on first use)."""
-    if COMMON_WORD_ZIPF > 7:  # off
-        return False
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en") >= COMMON_WORD_ZIPF
-
-
-def is_specific(term: str, count: Callable[[str], int] | None) -> bool:
-    """A word that names something: with digits, or split into several word pieces by the model's
-    tokenizer (rare words are; common ones are single pieces) and not an ordinary English word."""
-    if any(ch.isdigit() for ch in term):
-        return True
-    return count is not None and count(term) >= 2 and not is_common_word(term)
-
-
 def unknown_terms(question: str, vocabulary: frozenset[str] | None,
                   count: Callable[[str], int] | None = None) -> tuple[str, ...]:
     """Specific words of the question that appear nowhere in the docs: alphabetic, 4+ letters and,
@@ -122,7 +98,7 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
     stems = _stems_of(vocabulary)
     words = tuple(t for t in content_terms(question)
                   if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t) not in stems
-                  and (count is None or is_specific(t, count)))
+                  and (count is None or count(t) >= 2))
     return tuple(dict.fromkeys(words + unknown_names(question, vocabulary)))
 
 

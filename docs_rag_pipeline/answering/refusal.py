@@ -59,7 +59,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
              sentence_similarity: float | None = None) -> dict[str, float]:
     """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
     :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
-    from .extractive import _WORD, _stem, content_terms, is_specific, term_coverage, unknown_terms
+    from .extractive import _WORD, _stem, content_terms, term_coverage, unknown_terms
 
     if not hits:
         return {k: 0.0 for k in FEATURES}
@@ -67,7 +67,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     terms = content_terms(question)
     texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
     # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits)
-    specific = [t for t in terms if is_specific(t, count)]
+    specific = [t for t in terms if any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2)]
     vocab = {_stem(w) for t in texts[:3] for w in _WORD.findall(t.lower())}
     spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
     unknown = unknown_terms(question, vocabulary, count)
@@ -82,7 +82,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     # only when it is a specific one (several word pieces): a common English word the docs happen not
     # to use ("stuck", "breaks") says little
     raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
-    idf = [r * (1.0 if df.get(s, 0) or count is None or is_specific(t, count) else 0.3) for r, s, t in zip(raw, stems, terms)]
+    idf = [r * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for r, s, t in zip(raw, stems, terms)]
     total = sum(idf)
     found = [s in vocab for s in stems]
     # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
@@ -96,8 +96,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     # the same for specific words only (several word pieces, or digits): a named thing the top chunks
     # lack is what a near miss asks about; a plain English word they lack says little, least of all
     # in a small corpus where every word is rare
-    specific_flags = [is_specific(t, count) for t in terms]
-    missing_specific = max((w for w, f, sp in zip(raw, found, specific_flags) if sp and not f), default=0.0)
+    is_specific = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
+    missing_specific = max((w for w, f, sp in zip(raw, found, is_specific) if sp and not f), default=0.0)
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query
 
