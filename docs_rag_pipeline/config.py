@@ -193,8 +193,9 @@ class RetrievalConfig(_Shape):
     missing_word_rarity: float = Field(0.8, ge=0.0)
     missing_word_sentence_similarity: float = Field(0.6, ge=0.0)
     # the full-text and the vector ranking must share at least this many pages among their first 5
-    # (0: the gate is off)
+    # (0: the gate is off), unless a sentence is at least this similar to the question
     min_shared_pages: int = Field(1, ge=0, le=5)
+    shared_pages_sentence_similarity: float = Field(0.65, ge=0.0)
     rerank: RerankConfig | None = None  # a rerank endpoint; unset: the fused order
 
 

@@ -227,10 +227,14 @@ def test_each_evidence_gate_refuses_on_its_own_and_turns_off():
     off = _gates(min_chunk_coverage=0, min_sentence_similarity=0, missing_word_rarity=1.01)
     assert is_relevant(0.6, 1.0, (), off, sentence_similarity=0.1, chunk_coverage=0.0, missing_rarity=1.0)
     # the two rankings must share a page among their first five; unknown agreement (None) does not refuse
-    good = dict(sentence_similarity=0.7, chunk_coverage=0.9, missing_rarity=0.0)
+    good = dict(sentence_similarity=0.6, chunk_coverage=0.9, missing_rarity=0.0)
     assert not is_relevant(**base, **good, shared_pages=0)
     assert is_relevant(**base, **good, shared_pages=1) and is_relevant(**base, **good, shared_pages=None)
     assert is_relevant(0.6, 1.0, (), _gates(min_shared_pages=0), **good, shared_pages=0)
+    # ... unless one sentence is very close to the question
+    assert is_relevant(**base, **{**good, "sentence_similarity": 0.66}, shared_pages=0)
+    strict = _gates(shared_pages_sentence_similarity=1.01)
+    assert not is_relevant(0.6, 1.0, (), strict, **{**good, "sentence_similarity": 0.66}, shared_pages=0)
 
 
 def test_a_near_miss_naming_what_the_docs_only_mention_is_refused_with_the_real_model():

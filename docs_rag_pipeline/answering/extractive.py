@@ -147,11 +147,13 @@ def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg:
     enough of the question's words (weighted by rarity), and a specific question word (several word
     pieces, or digits) that is rare in the docs and missing from the retrieved chunks (the thing a near
     miss asks about) needs a close sentence. And the full-text and the vector ranking must agree on at
-    least ``min_shared_pages`` of their first five pages: when the pages with the question's words and
-    the pages closest in meaning are all different ones, neither found what was asked."""
+    least ``min_shared_pages`` of their first five pages, unless a sentence is very close: when the
+    pages with the question's words and the pages closest in meaning are all different ones, neither
+    found what was asked."""
     if unknown and similarity < cfg.unknown_term_similarity:
         return False
-    if shared_pages is not None and shared_pages < cfg.min_shared_pages:
+    if shared_pages is not None and shared_pages < cfg.min_shared_pages and (
+            sentence_similarity is None or sentence_similarity < cfg.shared_pages_sentence_similarity):
         return False
     if not (similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
                                                   similarity >= cfg.confident_similarity)):
