@@ -303,6 +303,12 @@ def test_a_word_the_docs_use_in_another_inflection_is_known():
     for a, b in [("decompress", "decompresses"), ("install", "installation"), ("query", "queries"),
                  ("cache", "caches"), ("refuse", "refusal")]:
         assert _stem(a) == _stem(b), (a, b)
+    # stems are cached, but not those of very long words (a hostile question must not fill the memory)
+    from docs_rag_pipeline.answering.extractive import _stem_cached
+
+    before = _stem_cached.cache_info().currsize
+    _stem("x" * 5000 + "ing")
+    assert _stem_cached.cache_info().currsize == before
     vocab = frozenset("requests automatically decompresses gzip encoded responses".split())
     assert unknown_terms("Does requests decompress gzip-encoded responses for me?", vocab) == ()
     assert term_coverage("Does requests decompress gzip responses?", ["Requests automatically decompresses gzip responses."]) == 1.0

@@ -50,12 +50,22 @@ _SNOWBALL = snowballstemmer.stemmer("english")
 _SNOWBALL_LOCK = threading.Lock()  # a Snowball stemmer keeps state while it stems a word
 
 
-@functools.lru_cache(maxsize=1 << 18)
 def _stem(w: str) -> str:
     """The English Snowball (Porter2) stem of a lowercase word: refuse/refused/refusing/refusal →
-    refus, decompress/decompresses → decompress, install/installation → instal."""
+    refus, decompress/decompresses → decompress, install/installation → instal. Words of up to 40
+    characters are cached (a question made of long made-up words must not fill the memory)."""
+    return _stem_cached(w) if len(w) <= _STEM_CACHE_MAX_LEN else _snowball(w)
+
+
+_STEM_CACHE_MAX_LEN = 40
+
+
+def _snowball(w: str) -> str:
     with _SNOWBALL_LOCK:
         return _SNOWBALL.stemWord(w)
+
+
+_stem_cached = functools.lru_cache(maxsize=1 << 17)(_snowball)
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
