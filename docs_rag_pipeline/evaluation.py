@@ -290,7 +290,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             top_urls=[h.url for h in hits[:5]],
             rank_baseline=url_rank(base.search_pages(case.question), case.expected_urls)
             if base is not None and case.expected_urls else None,
-            cite_ok=ok, cite_total=total, features=refusal_features(ctx, query, hits[:top_k], rel.sentence_similarity),
+            cite_ok=ok, cite_total=total, features=rel.features,
             turns=len(case.turns), searched=ans.searched,
             follow_up_ok=(ans.refused if case.should_refuse else
                           not ans.refused and url_rank([c.url for c in ans.citations], case.expected_urls) is not None)
@@ -333,14 +333,6 @@ def _chunk_text(ctx: Context):  # noqa: ANN202
         return row["text"] if row else None
 
     return get
-
-
-def refusal_features(ctx: Context, question: str, hits: Sequence[Hit],
-                     sentence_similarity: float | None = None) -> dict[str, float]:
-    from .answering.refusal import features
-
-    return features(question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks),
-                    sentence_similarity=sentence_similarity)
 
 
 def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:

@@ -197,9 +197,9 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     rr = ctx.config.retrieval.rerank if rerank and mode == "hybrid" else None
     pool = max(top_k, rr.candidates) if rr is not None else top_k
     seen_text: set[str] = set()
+    shared = (len(_first_pages(ranked["vector"]) & _first_pages(ranked["fulltext"]))
+              if mode == "hybrid" and "vector" in ranked and "fulltext" in ranked else None)
     out = Hits()
-    if mode == "hybrid" and "vector" in ranked and "fulltext" in ranked:
-        out.shared_pages = len(_first_pages(ranked["vector"]) & _first_pages(ranked["fulltext"]))
     for h in hits:
         key = re.sub(r"\s+", " ", h.text).strip().lower()
         if key in seen_text:
@@ -213,9 +213,9 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         from .rerank import rerank as rerank_hits
 
         ranked, warning = rerank_hits(rr, query, list(out))
-        shared = out.shared_pages
         out = Hits(ranked[:top_k])
-        out.warning, out.shared_pages = warning, shared
+        out.warning = warning
+    out.shared_pages = shared
     return out
 
 

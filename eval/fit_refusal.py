@@ -2,8 +2,8 @@
 
 For every calibration case of the golden sets in eval/sets (and of the project's own
 eval/project-docs.jsonl, indexed with docs_rag.yaml's source when available), the real hybrid search
-gives the hits and answering.refusal.features their signals; a logistic regression (numpy, L2,
-Newton steps) on standardised features predicts "the docs answer it". The decision threshold is the
+gives the hits and the shipped rule (extractive.judge) their refusal signals; a logistic regression
+(numpy, L2, Newton steps) on standardised features predicts "the docs answer it". The decision threshold is the
 one that maximises the smaller of refusal precision and recall on the pooled calibration cases.
 
 Leave-one-set-out figures are printed too: fitted without a set, scored on that set's calibration
@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from docs_rag_pipeline import evaluation  # noqa: E402
-from docs_rag_pipeline.answering.refusal import FEATURES, MODEL_FILE, corpus_stats, features  # noqa: E402
+from docs_rag_pipeline.answering.refusal import FEATURES, MODEL_FILE, corpus_stats  # noqa: E402
 from docs_rag_pipeline.context import get_context  # noqa: E402
 from docs_rag_pipeline.retrieval import search  # noqa: E402
 
@@ -41,7 +41,7 @@ def collect(cfg: Path, split: str = "calibration",
             cases: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Features, labels (1: answerable) and the shipped rule's refusals (every gate) of one set's half; None
     when the half is empty (a fully held-out set such as astro pins every case to the test half)."""
-    from docs_rag_pipeline.answering.extractive import judge, sentence_pool
+    from docs_rag_pipeline.answering.extractive import judge
 
     ctx = get_context(cfg)
     src = ctx.config.sources[0]
@@ -58,14 +58,12 @@ def collect(cfg: Path, split: str = "calibration",
     X, y, rule = [], [], []
     for c in cases:
         hits = _cached_search(ctx, c.question, top_k, src.name)
-        pool = sentence_pool(c.question, hits, ctx.embedder) if hits else None
-        f = features(c.question, hits, ctx.chunks.vocabulary(), ctx.embedder.count_tokens, corpus_stats(ctx.chunks),
-                     sentence_similarity=pool.best if pool is not None else None)
-        X.append([f[k] for k in FEATURES])
+        # the shipped rule, every gate included (what the model has to beat), and the signals it computed
+        rel = judge(c.question, hits, ctx.config.retrieval, ctx.chunks.vocabulary(), ctx.embedder.count_tokens,
+                    corpus_stats(ctx.chunks), embedder=ctx.embedder)
+        X.append([rel.features[k] for k in FEATURES])
         y.append(0.0 if c.should_refuse else 1.0)
-        # the shipped rule, every gate included (what the model has to beat)
-        rule.append(not hits or not judge(c.question, hits, ctx.config.retrieval, ctx.chunks.vocabulary(),
-                                          ctx.embedder.count_tokens, corpus_stats(ctx.chunks), pool=pool).relevant)
+        rule.append(not rel.relevant)
     return np.asarray(X, dtype=float), np.asarray(y), np.asarray(rule, dtype=bool)
 
 

@@ -48,15 +48,6 @@ def content_terms(text: str) -> list[str]:
 
 _SNOWBALL = snowballstemmer.stemmer("english")
 _SNOWBALL_LOCK = threading.Lock()  # a Snowball stemmer keeps state while it stems a word
-
-
-def _stem(w: str) -> str:
-    """The English Snowball (Porter2) stem of a lowercase word: refuse/refused/refusing/refusal →
-    refus, decompress/decompresses → decompress, install/installation → instal. Words of up to 40
-    characters are cached (a question made of long made-up words must not fill the memory)."""
-    return _stem_cached(w) if len(w) <= _STEM_CACHE_MAX_LEN else _snowball(w)
-
-
 _STEM_CACHE_MAX_LEN = 40
 
 
@@ -66,6 +57,13 @@ def _snowball(w: str) -> str:
 
 
 _stem_cached = functools.lru_cache(maxsize=1 << 17)(_snowball)
+
+
+def _stem(w: str) -> str:
+    """The English Snowball (Porter2) stem of a lowercase word: refuse/refused/refusing/refusal →
+    refus, decompress/decompresses → decompress, install/installation → instal. Words of up to 40
+    characters are cached (a question made of long made-up words must not fill the memory)."""
+    return _stem_cached(w) if len(w) <= _STEM_CACHE_MAX_LEN else _snowball(w)
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
@@ -88,9 +86,11 @@ class Relevance:
     chunk_coverage: float = 1.0  # rarity-weighted share of the question's words found in one chunk
     missing_rarity: float = 0.0  # rarity (0-1) of the rarest specific question word the top chunks lack
     shared_pages: int | None = None  # pages both rankings put in their first 5 (None: unknown)
+    features: dict[str, float] | None = None  # the refusal model's signals (answering/refusal.py)
 
 
-_stem_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+#: the last vocabulary and its stems (the vocabulary object is held, so no other can take its id)
+_last_stems: tuple[frozenset[str], frozenset[str]] | None = None
 
 
 _NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)")
@@ -113,13 +113,10 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
 
 
 def _stems_of(vocabulary: frozenset[str]) -> frozenset[str]:
-    # the last vocabulary is kept with its stems: a cache keyed by id() alone once served the stems of
-    # a vocabulary that had been freed to one that got its id
-    cached = _stem_cache.get("last")
-    if cached is None or cached[0] is not vocabulary:
-        cached = (vocabulary, frozenset(_stem(w) for w in vocabulary))
-        _stem_cache["last"] = cached
-    return cached[1]
+    global _last_stems
+    if _last_stems is None or _last_stems[0] is not vocabulary:
+        _last_stems = (vocabulary, frozenset(_stem(w) for w in vocabulary))
+    return _last_stems[1]
 
 
 def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
@@ -183,9 +180,10 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
           embedder: Embedder | None = None, pool: SentencePool | None = None) -> Relevance:
     """Is what was retrieved enough to answer? ``pool`` (or ``embedder``, to build it) adds the
     sentence-level gates; without either only the chunk-level rule decides."""
-    if not hits:
-        return Relevance(0.0, 0.0, (), False)
     from .refusal import answerable, features
+
+    if not hits:
+        return Relevance(0.0, 0.0, (), False, features=features(question, hits, vocabulary, count, stats))
 
     sim = max(h.vector_similarity or 0.0 for h in hits)
     cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
@@ -204,7 +202,8 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
                 is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
                             missing_rarity=rarity, shared_pages=shared))
     return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant),
-                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4), shared)
+                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4), shared,
+                     feats)
 
 
 @dataclass(frozen=True, slots=True)

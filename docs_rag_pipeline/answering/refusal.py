@@ -26,7 +26,8 @@ FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", 
             "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage",
             "chunk_coverage", "missing_specific", "page_agreement", "sentence_sim")
 
-_stats_cache: dict[tuple[int, int | None], tuple[object, tuple[int, dict[str, int]]]] = {}
+#: the last table, its version and its stats (the table object is held, so no other can take its id)
+_last_stats: tuple[object, int | None, tuple[int, dict[str, int]]] | None = None
 
 
 def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
@@ -37,10 +38,9 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
 
     if chunks is None or not chunks.exists():
         return None
-    # keyed by the table object itself (held here, so its id cannot be reused by another table) and
-    # its version
-    key = (id(chunks), chunks.version())
-    if key not in _stats_cache or _stats_cache[key][0] is not chunks:
+    global _last_stats
+    version = chunks.version()
+    if _last_stats is None or _last_stats[0] is not chunks or _last_stats[1] != version:
         df: dict[str, int] = {}
         t = chunks._scan(None, ["search_text"])
         n = 0
@@ -48,9 +48,8 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
             n += 1
             for w in {_stem(w) for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower())}:
                 df[w] = df.get(w, 0) + 1
-        _stats_cache.clear()
-        _stats_cache[key] = (chunks, (n, df))
-    return _stats_cache[key][1]
+        _last_stats = (chunks, version, (n, df))
+    return _last_stats[2]
 
 
 def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
@@ -67,7 +66,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     terms = content_terms(question)
     texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
     # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits)
-    specific = [t for t in terms if any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2)]
+    specific_flags = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
+    specific = [t for t, sp in zip(terms, specific_flags) if sp]
     vocab = {_stem(w) for t in texts[:3] for w in _WORD.findall(t.lower())}
     spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
     unknown = unknown_terms(question, vocabulary, count)
@@ -93,11 +93,10 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in words) for words in chunk_words) / total
     idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else 1.0
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
-    # the same for specific words only (several word pieces, or digits): a named thing the top chunks
-    # lack is what a near miss asks about; a plain English word they lack says little, least of all
-    # in a small corpus where every word is rare
-    is_specific = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
-    missing_specific = max((w for w, f, sp in zip(raw, found, is_specific) if sp and not f), default=0.0)
+    # the same for specific words only: a named thing the top chunks lack is what a near miss asks
+    # about; a plain English word they lack says little, least of all in a small corpus where every
+    # word is rare
+    missing_specific = max((w for w, f, sp in zip(raw, found, specific_flags) if sp and not f), default=0.0)
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query
 
