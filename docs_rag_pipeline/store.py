@@ -196,7 +196,7 @@ class ChunksTable:
 
     def vocabulary(self) -> frozenset[str]:
         """Every lowercase word of the indexed text (title, headings, text), cached per table version."""
-        import re
+        from .words import words as split_words
 
         v = self.version()
         cached = getattr(self, "_vocab", None)
@@ -206,7 +206,7 @@ class ChunksTable:
         t = self._scan(None, ["search_text"]) if self.exists() else None
         if t is not None and t.num_rows:
             for text in t.column("search_text").to_pylist():
-                words.update(re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower()))
+                words.update(split_words(text or ""))
         self._vocab = (v, frozenset(words))
         return self._vocab[1]
 

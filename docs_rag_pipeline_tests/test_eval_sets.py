@@ -158,3 +158,39 @@ def test_hybrid_search_reports_the_pages_both_rankings_agree_on(guide):
     off = search(ctx, "sourdough starter hydration", top_k=5, source="guide")
     assert off.shared_pages == 0
     assert answer_question(ctx, "sourdough starter hydration", source="guide").refused
+
+
+def test_words_in_emphasis_underscores_are_the_words_themselves(tmp_path):
+    """Sphinx builds that did not parse their Markdown leave ``_Black_`` (emphasis) and reST link
+    references (``Frobnicator_``) in the text. The refusal signals split words one way everywhere
+    (docs_rag_pipeline/words.py) and drop those underscores: the index's vocabulary and word counts
+    then know the word a question uses (they once held ``_blacken_`` and refused "blacken" as unknown)."""
+    from docs_rag_pipeline.answering.extractive import term_coverage, unknown_terms
+    from docs_rag_pipeline.answering.refusal import corpus_stats
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import refresh
+    from docs_rag_pipeline.words import words
+
+    from .conftest import write_config, write_docs
+
+    write_docs(tmp_path, {"docs/formatter.html": (
+        "<html><head><title>Formatter</title></head><body><h1>Formatter</h1>"
+        "<p>_Blacken_ reformats your modules in place. Read the Frobnicator_ guide to call __init__ "
+        "hooks and _private helpers.</p></body></html>")})
+    ctx = get_context(write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["**/*.html"]
+    """))
+    refresh(ctx, "guide")
+    vocab = ctx.chunks.vocabulary()
+    assert {"blacken", "frobnicator", "__init__", "private"} <= vocab and "_blacken_" not in vocab
+    n, df = corpus_stats(ctx.chunks)
+    assert df.get("blacken") == 1 and df.get("frobnic") == 1
+    assert unknown_terms("Does Blacken reformat modules with the Frobnicator?", vocab) == ()
+    text = ctx.chunks.rows(None)[0]["text"]
+    assert "_Blacken_" in text  # the stored text is the docs' own, only the word split changes
+    assert term_coverage("blacken frobnicator modules", [text]) == 1.0
+    assert words("_Blacken_ Frobnicator_ __init__ _not installed_ snake_case") == [
+        "blacken", "frobnicator", "__init__", "not", "installed", "snake_case"]

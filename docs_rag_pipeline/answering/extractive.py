@@ -20,6 +20,7 @@ import snowballstemmer
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
+from ..words import words
 from .markers import neutralise
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
@@ -34,13 +35,12 @@ use used using very want was way we were what when where which while who whom wh
 your yours tell explain show give know need work works document documentation docs doc page
 """.split())
 
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n\n+")
 
 
 def content_terms(text: str) -> list[str]:
     terms = []
-    for w in _WORD.findall(text.lower()):
+    for w in words(text):
         if w not in STOPWORDS and len(w) > 2:
             terms.append(w)
     return list(dict.fromkeys(terms))
@@ -71,7 +71,7 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
     terms = content_terms(question)
     if not terms:
         return 1.0
-    vocab = {_stem(w) for t in texts for w in _WORD.findall(t.lower())}
+    vocab = {_stem(w) for t in texts for w in words(t)}
     return sum(_stem(t) in vocab for t in terms) / len(terms)
 
 
@@ -134,7 +134,7 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
             continue
         low = re.sub(r"'s$", "", w.lower())
         # tokenized as the index's words are (store.ChunksTable.vocabulary: "C++" is the word "c" there)
-        parts = _WORD.findall(low)
+        parts = words(low)
         if not parts or low in STOPWORDS or low in vocabulary or _stem(low) in stems:
             continue
         if all(p in vocabulary or _stem(p) in stems or p in STOPWORDS for p in parts):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..records import Hit
+from ..words import words
 
 MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 
@@ -32,8 +33,6 @@ _last_stats: tuple[object, int | None, tuple[int, dict[str, int]]] | None = None
 
 def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
     """(number of chunks, stemmed word → number of chunks using it), cached per table version."""
-    import re
-
     from .extractive import _stem
 
     if chunks is None or not chunks.exists():
@@ -46,7 +45,7 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
         n = 0
         for text in (t.column("search_text").to_pylist() if t is not None else []):
             n += 1
-            for w in {_stem(w) for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]", (text or "").lower())}:
+            for w in {_stem(w) for w in words(text or "")}:
                 df[w] = df.get(w, 0) + 1
         _last_stats = (chunks, version, (n, df))
     return _last_stats[2]
@@ -58,7 +57,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
              sentence_similarity: float | None = None) -> dict[str, float]:
     """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
     :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
-    from .extractive import _WORD, _stem, content_terms, term_coverage, unknown_terms
+    from .extractive import _stem, content_terms, term_coverage, unknown_terms
 
     if not hits:
         return {k: 0.0 for k in FEATURES}
@@ -68,7 +67,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits)
     specific_flags = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
     specific = [t for t, sp in zip(terms, specific_flags) if sp]
-    vocab = {_stem(w) for t in texts[:3] for w in _WORD.findall(t.lower())}
+    vocab = {_stem(w) for t in texts[:3] for w in words(t)}
     spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
     unknown = unknown_terms(question, vocabulary, count)
     ft = [h.fulltext_score or 0.0 for h in hits]
@@ -89,8 +88,8 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     # usually in one place, while a near miss gathers its words from several chunks
     chunk_cov = 1.0
     if terms and total:
-        chunk_words = [{_stem(x) for x in _WORD.findall(t.lower())} for t in texts[:5]]
-        chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in words) for words in chunk_words) / total
+        chunk_words = [{_stem(x) for x in words(t)} for t in texts[:5]]
+        chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in cw) for cw in chunk_words) / total
     idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else 1.0
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
     # the same for specific words only: a named thing the top chunks lack is what a near miss asks
@@ -104,7 +103,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     bm25_max = sum(math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in qwords) if stats else 0.0
     # adjacent pairs of the question's words found adjacent in the top hits ("rate limit")
     pairs = list(zip(stems, stems[1:]))
-    seqs = [[_stem(w) for w in _WORD.findall(t.lower())] for t in texts[:3]]
+    seqs = [[_stem(w) for w in words(t)] for t in texts[:3]]
     adj = {(a, b) for s in seqs for a, b in zip(s, s[1:])}
     bigram = sum(p in adj for p in pairs) / len(pairs) if pairs else 1.0
     return {
