@@ -259,10 +259,9 @@ def test_a_near_miss_naming_what_the_docs_only_mention_is_refused_with_the_real_
     # was not retrieved, so it is no unknown term and only the missing-word gate can see it is missing
     stats = (200, {"acm": 120, "plugin": 8, "gradl": 1, "kotlin": 1, "configur": 30, "option": 40, "build": 25,
                    "convert": 60})
-    import re
+    from docs_rag_pipeline.words import words
 
-    vocab = frozenset(w for h in hits for w in re.findall(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]",
-                                                          f"{h.title} {' '.join(h.headings)} {h.text}".lower())) | {"kotlin"}
+    vocab = frozenset(w for h in hits for w in words(f"{h.title} {' '.join(h.headings)} {h.text}")) | {"kotlin"}
     q = "How do I set the Kotlin options of the Gradle plugin?"
     rel = judge(q, hits, _gates(), vocab, emb.count_tokens, stats, embedder=emb)
     assert not rel.unknown and rel.missing_rarity >= 0.8 and rel.sentence_similarity is not None and rel.sentence_similarity < 0.6
@@ -275,6 +274,31 @@ def test_a_near_miss_naming_what_the_docs_only_mention_is_refused_with_the_real_
     # a question the chunk does answer passes every gate
     ok = "Where is the converter configured?"
     assert judge(ok, hits, _gates(), vocab, emb.count_tokens, stats, embedder=emb).relevant
+
+
+def test_a_lead_in_brings_the_block_it_introduces_and_markdown_headings_are_no_answer():
+    """A sentence ending with a colon announces what follows ("Install the server with:"): the code
+    block, list or table after it in its chunk comes along, once, with the same citation. A Markdown
+    heading line left in a page's text ("## Running the server") is a heading, never an answer."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentence_kind
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    assert sentence_kind("## Running the server") == "heading"
+    assert sentence_kind("# Widget server") == "heading"
+    assert sentence_kind("#include <stdio.h> pulls in the header.") == "prose"
+    emb = LocalEmbedder()
+    text = ("## Running the server\n\nThe widget server formats code over HTTP. Install the widget server "
+            "with:\n\n```console\n$ pipx run acme-ws-setup --yes\n```\n\nThen start it with widgetd.")
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/server#run", page_url="https://x.org/server",
+                title="Widget server", headings=["Running the server"], text=text, score=0.03, parent_id=None,
+                vector_similarity=0.7)]
+    ans = extractive_answer("How do I install the widget server?", hits, emb, _gates(min_chunk_coverage=0))
+    assert not ans.refused
+    assert "Install the widget server with:" in ans.answer
+    # the block the lead-in announced (its words alone would never have picked it), once
+    assert ans.answer.count("pipx run acme-ws-setup --yes") == 1
+    assert "## Running" not in ans.answer
+    assert [c.chunk_id for c in ans.citations] == ["c1"]
 
 
 def test_names_the_docs_never_use_are_unknown_terms():

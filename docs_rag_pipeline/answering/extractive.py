@@ -250,6 +250,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}", re.M)
 _QUOTED = re.compile(r"""^\W{0,3}["“'`].{4,}["”'`]\W{0,3}$""", re.S)
 _ERRORISH = re.compile(r"^\W{0,3}(\w+(Error|Exception|Warning)\b|Traceback|error:|warning:|fatal:|ERROR\b|WARN(ING)?\b)")
@@ -268,6 +269,8 @@ def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
         return "table"
     if body.endswith("?"):
         return "question"
+    if _MD_HEADING.match(body):  # a Markdown heading left in the text ("## Where Black looks")
+        return "heading"
     norm = re.sub(r"\W+", " ", body).strip().lower()
     for h in headings:
         hn = re.sub(r"\W+", " ", h or "").strip().lower()
@@ -299,6 +302,25 @@ def _near_duplicate(a: str, b: str) -> bool:
 def _jaccard(a: str, b: str) -> float:
     sa, sb = set(content_terms(a)), set(content_terms(b))
     return len(sa & sb) / max(1, len(sa | sb))
+
+
+def _with_introduced_blocks(chosen: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
+    """A sentence that ends with a colon introduces what follows it ("Install it with:", "blackd can
+    produce the following response codes:"): the code block, list or table right after it in its
+    chunk is the answer it announces, so it comes along (once)."""
+    out: list[tuple[Hit, str]] = []
+    for h, s in chosen:
+        if (h, s) in out:
+            continue
+        out.append((h, s))
+        if not s.rstrip().endswith(":"):
+            continue
+        seq = sentences(h.text)
+        nxt = next((seq[i + 1] for i, x in enumerate(seq[:-1]) if x == s), None)
+        if nxt is not None and (h, nxt) not in out and (
+                sentence_kind(nxt) in ("code", "table") or nxt.lstrip().startswith(("- ", "* ", "1. "))):
+            out.append((h, nxt))
+    return out
 
 
 def snippet(text: str, n: int = 240) -> str:
@@ -334,7 +356,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             break
     citations: dict[str, Citation] = {}
     parts: list[str] = []
-    for h, s, _ in chosen:
+    for h, s in _with_introduced_blocks([(h, s) for h, s, _ in chosen]):
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
