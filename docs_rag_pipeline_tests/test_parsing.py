@@ -466,6 +466,23 @@ def test_html_title_from_h1_or_url_when_no_title_tag() -> None:
     assert parse_html("<body><p>text</p></body>", url="https://x.dev/docs/quick-start.html").title == "Quick start"
 
 
+def test_html_placeholder_titles_fall_back_to_the_h1_or_the_file_name() -> None:
+    """Sphinx titles a page whose source it could not read ``<no title>``, and a broken build can leave
+    bare punctuation; a citation titled so names nothing, so the H1 and then the file name stand in."""
+    def title(doc_title: str, h1: str, url: str = "https://x.dev/usage/the_basics.html") -> str:
+        return parse_html(f"<html><head><title>{doc_title}</title></head><body><h1>{h1}</h1><p>Some text.</p>"
+                          "</body></html>", url=url).title
+
+    assert title("&lt;no title&gt; &#8212; Black 23.1.0 documentation", "") == "The basics"
+    assert title(") &#8212; Black 23.1.0 documentation", ")") == "The basics"
+    assert title("&lt;no title&gt;", "Configuration files") == "Configuration files"
+    assert title("Untitled", "", url="https://x.dev/faq.html") == "Faq"
+    # real titles, however short or odd, are kept
+    assert title("C++ &#8212; docs", "") == "C++"
+    assert title("None of the above", "") == "None of the above"
+    assert title("Quickstart &#8212; Flask 2.2 documentation", "Quickstart") == "Quickstart"
+
+
 def test_latin1_bytes_with_meta_charset() -> None:
     html = '<html><head><meta charset="ISO-8859-1"><title>Caf\xe9</title></head><body><h1>Caf\xe9</h1><p>Cr\xe8me br\xfbl\xe9e \x96 yes</p></body></html>'
     page = parse_html(html.encode("latin-1"), url="https://x.dev/cafe")  # 0x96: an en dash in windows-1252

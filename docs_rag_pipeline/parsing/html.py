@@ -471,6 +471,16 @@ def _strip_site_suffix(title: str, site_name: str) -> str:
     return title
 
 
+#: a title that names nothing: Sphinx's ``<no title>`` placeholder (a page whose source has no heading it
+#: understood), "untitled", or bare punctuation left by a broken build (``)``)
+_PLACEHOLDER_TITLE = re.compile(r"^\W*(no title|untitled|undefined|null|none)?\W*$", re.I)
+
+
+def _named(title: str) -> str:
+    """``title``, or "" when it names nothing (see ``_PLACEHOLDER_TITLE``)."""
+    return "" if _PLACEHOLDER_TITLE.match(title or "") else title
+
+
 def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
     """``<title>`` minus a site suffix: the part before a separator when the H1 equals it, else
     without a last part that names the site."""
@@ -531,5 +541,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
 
     site = soup.find("meta", attrs={"property": "og:site_name"})
     site_name = _norm(_attr(site, "content")) if isinstance(site, Tag) else ""
-    title = _page_title(doc_title, first_h1, site_name) or humanize_stem(url)
+    # a citation needs a title a reader recognises: a placeholder falls back to the H1, then to the
+    # page's file name
+    title = _named(_page_title(doc_title, first_h1, site_name)) or _named(first_h1) or humanize_stem(url)
     return ParsedPage(title=title, sections=builder.finish(), metadata=metadata)
