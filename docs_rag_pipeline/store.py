@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .words import words as split_words
+
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 log_ = logging.getLogger(__name__)
@@ -196,8 +198,6 @@ class ChunksTable:
 
     def vocabulary(self) -> frozenset[str]:
         """Every lowercase word of the indexed text (title, headings, text), cached per table version."""
-        from .words import words as split_words
-
         v = self.version()
         cached = getattr(self, "_vocab", None)
         if cached and cached[0] == v:

@@ -87,7 +87,7 @@ def test_the_job_and_sensor_are_registered(setup: Setup):
     assert sensor.job_name == "evaluate_source"
     assert [j.name for j in sensor._monitored_jobs] == ["refresh_all_sources"]  # noqa: SLF001 - no public accessor
     # runs of `docs-rag ingest --parallel` are left to the CLI, which runs the checks itself
-    assert automation.CLI_INGEST_TAG == cli.INGEST_TAG
+    assert automation.INGEST_TAG is cli.INGEST_TAG
 
 
 def test_a_run_of_two_sources_requests_one_evaluation_each_and_it_runs_the_gates(setup: Setup):

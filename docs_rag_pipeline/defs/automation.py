@@ -9,6 +9,7 @@ from dagster import (AssetKey, AssetSelection, DagsterEventType, DagsterInstance
                      run_status_sensor, sensor)
 
 from ..config import Config, load_config
+from ..cli import INGEST_TAG
 from .all_sources import refresh_all_job
 from .assets import ingest_assets, lancedb_chunks
 from .evaluation import eval_scores
@@ -60,10 +61,6 @@ evaluate_job = define_asset_job(
                 "lancedb_chunks, then eval_scores and its checks. Launched by evaluate_refreshed_sources after "
                 "each successful refresh_all_sources run (which runs neither).")
 
-#: runs of ``docs-rag ingest --parallel`` carry this tag (cli.INGEST_TAG); the CLI runs the checks (and
-#: with ``--eval`` eval_scores) itself after them, so the sensor leaves them alone
-CLI_INGEST_TAG = "docs_rag/ingest"
-
 
 def refreshed_sources(instance: DagsterInstance, run_id: str) -> list[str]:
     """The ``lancedb_chunks`` partitions that the run ``run_id`` materialized, in the order it wrote
@@ -89,7 +86,9 @@ def refreshed_sources(instance: DagsterInstance, run_id: str) -> list[str]:
                                "checks, eval_scores) per source whose lancedb_chunks partition that run materialized.")
 def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
     run = context.dagster_run
-    if CLI_INGEST_TAG in run.tags:
+    # runs of `docs-rag ingest --parallel` carry the CLI's tag; the CLI runs the checks (and with
+    # --eval eval_scores) itself after them, so they are left alone
+    if INGEST_TAG in run.tags:
         yield SkipReason(f"run {run.run_id} is a `docs-rag ingest --parallel` run: the CLI ran the checks itself")
         return
     existing = set(context.instance.get_dynamic_partitions(sources_partitions.name))
