@@ -578,11 +578,17 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
     ctx = get_context(config.path)
     reports = {}
     below = []
+    unindexed = []
     for name in names:
         src = config.source(name)
         path = Path(args.cases) if args.cases else evaluation.cases_path(config, name)
         if not args.cases and not path.is_file():
             print(f"[{name}] no cases at {path}; skipped", file=sys.stderr)
+            continue
+        if ctx.chunks.count(name) == 0:  # every case would score 0 and every question be refused
+            print(f"error: [{name}] nothing is indexed for this source (table {ctx.chunks.name}); "
+                  f"run `docs-rag ingest --source {name}` first", file=sys.stderr)
+            unindexed.append(name)
             continue
         cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)),
                                         args.split)
@@ -601,6 +607,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         print(f"wrote {args.json}", file=sys.stderr)
     for line in below:
         print(f"below threshold: {line}", file=sys.stderr)
+    if unindexed:
+        return 2
     return 3 if (args.check and below) else 0
 
 

@@ -26,6 +26,7 @@ from .context import Context
 from .records import Hit
 from .retrieval import search
 from .schemas import CATEGORIES, SPLITS, EvalCase, case_problem
+from .significance import bootstrap_mean, compare_ranks, rank_scores, wilson
 
 
 
@@ -310,6 +311,9 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
                             "warnings": sum(1 for r in results if r.warning and "rerank" in r.warning)}
     if base is not None:
         report["baseline"] = retrieval_metrics([r.rank_baseline for r in results if not r.should_refuse])
+        # the same cases ranked both ways: which side won each, and how sure the difference is
+        report["baseline_comparison"] = compare_ranks([r.rank for r in results if not r.should_refuse],
+                                                      [r.rank_baseline for r in results if not r.should_refuse])
     return report
 
 
@@ -365,6 +369,12 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
                        "ask_p95": _pct([r.ask_ms for r in results], 0.95)},
         "ablations": {"fulltext": retrieval_metrics([r.rank_fulltext for r in answerable]),
                       "vector": retrieval_metrics([r.rank_vector for r in answerable])},
+        # 95% intervals: Wilson for the proportions, a bootstrap of the cases for MRR
+        "intervals": {"recall_at_1": wilson(sum(1 for r in answerable if r.rank == 1), len(answerable)),
+                      "recall_at_5": wilson(sum(1 for r in answerable if r.rank is not None and r.rank <= 5),
+                                            len(answerable)),
+                      "mrr_at_10": bootstrap_mean(rank_scores([r.rank for r in answerable])["mrr_at_10"]),
+                      "refusal_precision": wilson(tp, tp + fp), "refusal_recall": wilson(tp, tp + fn)},
         "by_category": {},
         # multi-turn cases: the follow-up refused as it should, or answered citing an expected page
         "follow_ups": {"cases": len(multi), "correct": round(sum(1 for r in multi if r.follow_up_ok) / len(multi), 4)
@@ -544,7 +554,30 @@ def print_table(report: dict[str, Any]) -> str:
             key = {"recall@1": "recall_at_1", "recall@5": "recall_at_5", "MRR@10": "mrr_at_10"}.get(a)
             line += f" {base[key]!s:>10}" if key else ""
         out.append(line)
+    out.extend(interval_lines(report))
     return "\n".join(out)
+
+
+def _iv(ci: Sequence[float], signed: bool = False) -> str:
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"[{f.format(ci[0])}, {f.format(ci[1])}]"
+
+
+def interval_lines(report: dict[str, Any]) -> list[str]:
+    """The 95% intervals of the headline figures and, with a baseline, the paired comparison."""
+    iv = report.get("intervals")
+    out = []
+    if iv:
+        out.append("95% intervals: " + ", ".join(f"{label} {_iv(iv[key])}" for label, key in (
+            ("recall@1", "recall_at_1"), ("recall@5", "recall_at_5"), ("MRR@10", "mrr_at_10"),
+            ("refusal precision", "refusal_precision"), ("refusal recall", "refusal_recall"))))
+    cmp = report.get("baseline_comparison")
+    if cmp:
+        parts = [f"{label} {cmp[key]['diff']:+.2f} {_iv(cmp[key]['ci95'], True)} won {cmp[key]['won']} "
+                 f"lost {cmp[key]['lost']} p={cmp[key]['p_value']:.2f}"
+                 for label, key in (("recall@1", "recall_at_1"), ("recall@5", "recall_at_5"), ("MRR@10", "mrr_at_10"))]
+        out.append(f"vs baseline ({cmp['cases']} cases): " + "; ".join(parts))
+    return out
 
 
 def upload_to_langsmith(report: dict[str, Any], cases: Sequence[Case], *, experiment: str | None = None) -> str | None:

@@ -121,6 +121,46 @@ def test_eval_with_baseline_on_a_real_index(guide, tmp_path):
     assert all(set(c["features"]) == set(FEATURES) for c in report["per_case"])
     again = evaluation.evaluate(ctx, "guide", cases[:1], baseline=True)  # the baseline index is reused
     assert again["baseline"]["recall_at_1"] in (0.0, 1.0)
+    # the paired comparison counts, case by case, what the two rankings did on the same questions
+    answerable = [c for c in report["per_case"] if not c["should_refuse"]]
+    cmp = report["baseline_comparison"]
+    assert cmp["cases"] == len(answerable) == 2
+    first = [(c["rank"] == 1, c["rank_baseline"] == 1) for c in answerable]
+    assert cmp["recall_at_1"]["won"] == sum(o and not b for o, b in first)
+    assert cmp["recall_at_1"]["lost"] == sum(b and not o for o, b in first)
+    assert cmp["recall_at_1"]["diff"] == pytest.approx(report["retrieval"]["recall_at_1"]
+                                                       - report["baseline"]["recall_at_1"], abs=1e-4)
+    lo, hi = report["intervals"]["recall_at_1"]
+    assert 0.0 <= lo <= report["retrieval"]["recall_at_1"] <= hi <= 1.0
+    table = evaluation.print_table(report)
+    assert "vs baseline (2 cases): recall@1" in table and "95% intervals: recall@1 [" in table
+
+
+def test_intervals_and_the_paired_comparison_on_known_values():
+    from docs_rag_pipeline.significance import compare_ranks, paired, sign_test, wilson
+
+    # Wilson score interval, checked against the textbook value for 8 of 10 (0.490, 0.943)
+    assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    assert wilson(0, 20)[0] == 0.0 and wilson(20, 20)[1] == 1.0 and wilson(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="successes"):
+        wilson(11, 10)
+    # exact sign test: 5 wins, no loss is 2 / 2**5; an even split is no evidence at all
+    assert sign_test(5, 0) == pytest.approx(0.0625)
+    assert sign_test(0, 5) == sign_test(5, 0) and sign_test(3, 3) == 1.0 and sign_test(0, 0) == 1.0
+    assert sign_test(10, 0) < 0.01
+    # the same rankings: no difference and nothing won; a one-case lead among 40 ties is not significant
+    same = compare_ranks([1, 2, None, 1], [1, 2, None, 1])
+    assert same["recall_at_1"] == {"diff": 0.0, "ci95": [0.0, 0.0], "won": 0, "lost": 0, "p_value": 1.0}
+    one = compare_ranks([1] * 41, [1] * 40 + [3])
+    assert one["recall_at_1"]["won"] == 1 and one["recall_at_1"]["p_value"] == 1.0
+    assert one["recall_at_1"]["ci95"][0] == 0.0 < one["recall_at_1"]["ci95"][1]
+    assert one["mrr_at_10"]["diff"] == pytest.approx((1 - 1 / 3) / 41, abs=1e-4)
+    # better on every case: the whole interval is above zero, the same figures on every run
+    better = paired([1.0] * 15 + [0.5] * 15, [0.0] * 15 + [0.25] * 15)
+    assert better["ci95"][0] > 0 and better["won"] == 30 and better["p_value"] < 0.001
+    assert better == paired([1.0] * 15 + [0.5] * 15, [0.0] * 15 + [0.25] * 15)
+    with pytest.raises(ValueError, match="the same cases"):
+        paired([1.0], [1.0, 0.0])
 
 
 def test_each_hit_carries_its_own_bm25_score(guide):

@@ -115,6 +115,11 @@ def test_eval_asset_reports_metrics_checks_and_files(evaluated):
     assert md["retrieval_recall_at_5"].value == 1.0 and md["refusal_accuracy"].value >= 0.8
     assert md["citations_precision"].value == 1.0
     assert "| answerable |" in md["by_category"].value and "| refuse |" in md["by_category"].value
+    # each headline figure with its 95% interval (Wilson; a bootstrap for MRR), which contains it
+    iv = md["intervals_95"].value
+    assert iv["recall_at_5"][0] <= md["retrieval_recall_at_5"].value <= iv["recall_at_5"][1]
+    assert iv["refusal_precision"][0] <= md["refusal_precision"].value <= iv["refusal_precision"][1]
+    assert iv["mrr_at_10"][0] <= md["retrieval_mrr_at_10"].value <= iv["mrr_at_10"][1]
     checks = {c.asset_check_key.name: c.passed for c in res.get_asset_check_evaluations()}
     assert checks == {"eval_recall_at_5": True, "eval_refusal_accuracy": True, "eval_citation_precision": True}
     latest = json.loads((root / "eval" / "results" / "guide-latest.json").read_text())
@@ -180,6 +185,24 @@ def test_cli_eval_json_with_a_source_without_cases(evaluated):
     assert "[alpha] no cases at" in out.stderr and "skipped" in out.stderr
     rep = json.loads((root / "two.json").read_text())
     assert set(rep) == {"guide"} and rep["guide"]["cases"] == len(CASES)
+
+
+def test_cli_eval_of_a_source_with_nothing_indexed_is_an_error_not_zeros(evaluated):
+    """A source with cases but no ingest would score 0 everywhere and refuse every question, which
+    reads like a broken pipeline; the command says what to run instead, and still evaluates the rest."""
+    root, cfg, _ = evaluated
+    three = root / "three.yaml"
+    three.write_text(cfg.read_text().replace("sources:\n", "sources:\n  - {name: beta, kind: local, path: docs}\n"))
+    (root / "eval" / "beta.jsonl").write_text((root / "eval" / "guide.jsonl").read_text())
+    try:
+        out = _cli(["--config", str(three), "eval", "--json", str(root / "three.json")], cfg)
+    finally:
+        (root / "eval" / "beta.jsonl").unlink()
+    assert out.returncode == 2, out.stderr
+    assert "error: [beta] nothing is indexed for this source" in out.stderr
+    assert "run `docs-rag ingest --source beta` first" in out.stderr and "Traceback" not in out.stderr
+    rep = json.loads((root / "three.json").read_text())
+    assert set(rep) == {"guide"} and rep["guide"]["retrieval"]["recall_at_5"] == 1.0
 
 
 def test_langsmith_dataset_and_experiment(evaluated):

@@ -70,14 +70,30 @@ def run_set(name: str, split: str, *, ingest: bool = True) -> dict:
 
 
 def summary_table(reports: dict[str, dict]) -> str:
-    lines = ["| set | split | cases | recall@1 ours / baseline | recall@5 ours / baseline | MRR@10 ours / baseline "
-             "| refusal P | refusal R | cite-correct |", "|---|---|---|---|---|---|---|---|---|"]
+    """One row per set: ours / baseline, the cases each ranking put first that the other did not
+    (with the sign test's p), the MRR difference with its 95% interval, and refusal with its intervals."""
+    lines = ["| set | split | cases | recall@1 ours / baseline | recall@1 won / lost (p) | recall@5 ours / baseline "
+             "| MRR@10 ours / baseline | MRR diff [95%] | refusal P [95%] | refusal R [95%] | cite-correct |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in reports.items():
-        m, b = r["retrieval"], r["baseline"]
+        m, b, c, iv = r["retrieval"], r["baseline"], r["baseline_comparison"], r["intervals"]
+        r1, mrr = c["recall_at_1"], c["mrr_at_10"]
         lines.append(f"| {name} | {r['split']} | {r['cases']} | {m['recall_at_1']:.2f} / {b['recall_at_1']:.2f} | "
+                     f"{r1['won']} / {r1['lost']} ({r1['p_value']:.2f}) | "
                      f"{m['recall_at_5']:.2f} / {b['recall_at_5']:.2f} | {m['mrr_at_10']:.2f} / {b['mrr_at_10']:.2f} | "
-                     f"{r['refusal']['precision']:.2f} | {r['refusal']['recall']:.2f} | "
+                     f"{mrr['diff']:+.2f} [{mrr['ci95'][0]:+.2f}, {mrr['ci95'][1]:+.2f}] | "
+                     f"{r['refusal']['precision']:.2f} [{iv['refusal_precision'][0]:.2f}, {iv['refusal_precision'][1]:.2f}] | "
+                     f"{r['refusal']['recall']:.2f} [{iv['refusal_recall'][0]:.2f}, {iv['refusal_recall'][1]:.2f}] | "
                      f"{r['citations']['cite_correct']:.2f} |")
+    if len(reports) > 1:  # every set's cases together: is ours ahead overall, beyond the noise of one set?
+        from docs_rag_pipeline.significance import compare_ranks
+
+        cases = [c for r in reports.values() for c in r["per_case"] if not c["should_refuse"]]
+        c = compare_ranks([x["rank"] for x in cases], [x["rank_baseline"] for x in cases])
+        r1, mrr = c["recall_at_1"], c["mrr_at_10"]
+        lines.append(f"| all sets, pooled | | {c['cases']} answerable | {r1['diff']:+.2f} | "
+                     f"{r1['won']} / {r1['lost']} ({r1['p_value']:.3f}) | | | "
+                     f"{mrr['diff']:+.2f} [{mrr['ci95'][0]:+.2f}, {mrr['ci95'][1]:+.2f}] | | | |")
     return "\n".join(lines)
 
 

@@ -49,6 +49,7 @@ def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
         "cases": len(cases),
         "by_category": MetadataValue.md(evaluation.markdown_table(report)),
         "calibrated_refusal": MetadataValue.json(report["calibration"]),
+        "intervals_95": MetadataValue.json(report["intervals"]),
         "results": MetadataValue.path(str(files["latest"])),
         "chart": MetadataValue.md(_chart_md(files["chart"], source)),
         "chart_file": MetadataValue.path(str(files["chart"])),
