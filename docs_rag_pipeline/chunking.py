@@ -72,10 +72,27 @@ def split_blocks(text: str) -> list[str]:
 
 def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     """Split one block that exceeds ``limit``: by sentences (prose) or lines (code), then by words.
-    Word-piece counts add up across whitespace joins, so every unit and word is counted once."""
-    is_code = bool(_FENCE.match(block))
-    units = block.split("\n") if is_code or "\n" in block else _SENTENCE_END.split(block)
-    joiner = "\n" if is_code or "\n" in block else " "
+    Word-piece counts add up across whitespace joins, so every unit and word is counted once. A
+    fenced code block's pieces are each fenced again (the opening line with its language, and the
+    closing fence), so no chunk starts or ends inside code: a piece read alone is still code."""
+    lines = block.split("\n")
+    m = _FENCE.match(block)
+    if m and len(lines) > 2:
+        opening = lines[0]
+        closed = _FENCE.match(lines[-1]) is not None and lines[-1].strip().startswith(m.group(1))
+        body = lines[1:-1] if closed else lines[1:]
+        close = m.group(1)
+        room = max(1, limit - count(opening) - count(close))
+        inner = _pack(body, "\n", room, count) if body else []
+        return [f"{opening}\n{p}\n{close}" for p in inner] or [block]
+    if "\n" in block:
+        return _pack(lines, "\n", limit, count)
+    return _pack(_SENTENCE_END.split(block), " ", limit, count)
+
+
+def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str]:
+    """Units (lines or sentences) packed greedily into pieces of at most ``limit`` tokens; a unit
+    longer than that is cut by words, and a word longer than that by characters."""
     pieces: list[str] = []
     cur: list[str] = []
     used = 0

@@ -19,8 +19,10 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from pydantic import ValidationError
 
 from .answering.extractive import is_relevant, judge
+from .answering.markers import neutralise
 from .answering.refusal import corpus_stats
 from .answering.service import answer_question
+from .chunking import split_blocks
 from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
 from .context import Context
 from .records import Hit
@@ -164,10 +166,12 @@ def _norm_text(s: str) -> str:
 
 def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:
     """(answer sentences whose cited chunk contains them, answer sentences with a citation).
-    ``chunk_text(chunk_id)`` gives a chunk's text (None when the chunk does not exist)."""
+    ``chunk_text(chunk_id)`` gives a chunk's text (None when the chunk does not exist). The chunk
+    counts as written or as answers quote it, without the document's own bracketed numbers
+    (:func:`~.answering.markers.neutralise`: a "[2]" in a document is never shown as a citation)."""
     by_n = {c.n: c for c in citations}
     ok = total = 0
-    for part in re.split(r"\n\s*\n", answer):
+    for part in split_blocks(answer):  # a code block (blank lines and all) is one part
         m = _CITED.search(part)
         if not m:
             continue
@@ -175,7 +179,7 @@ def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tupl
         c = by_n.get(int(m.group(1)))
         body = _norm_text(_CITED.sub("", part))
         text = chunk_text(c.chunk_id) if c is not None else None
-        if text is not None and body and body in _norm_text(text):
+        if text is not None and body and (body in _norm_text(text) or body in _norm_text(neutralise(text))):
             ok += 1
     return ok, total
 

@@ -349,3 +349,15 @@ def test_neutralise_keeps_the_documents_own_spacing():
     assert neutralise("a [1][2] b [3]") == "a b"
     assert neutralise("NO_ANSWER: hi") == "hi"
     assert neutralise("code `items[1]` and [3] end") == "code `items[1]` and end"
+
+
+def test_a_code_block_with_blank_lines_is_one_answer_unit():
+    """Sentences are cut at blank lines, but never inside a fenced code block: its second half would
+    otherwise read as prose ending in a stray fence, and lose its bracketed numbers as if they were
+    document markers."""
+    from docs_rag_pipeline.answering.extractive import sentences, sentence_kind
+
+    code = "```yaml\nsources:\n  - name: a\n\n  - name: b  # items[1]\n```"
+    got = sentences(f"Two sources look like this.\n\n{code}\n\nThat is all.")
+    assert got == ["Two sources look like this.", code, "That is all."]
+    assert sentence_kind(got[1]) == "code"

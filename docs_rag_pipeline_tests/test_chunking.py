@@ -57,6 +57,29 @@ def test_code_blocks_are_not_split_when_they_fit(count):
     assert any(code in c.text for c in chunks)
 
 
+def test_a_code_block_too_long_for_one_chunk_is_fenced_again_in_every_piece(count):
+    """A long block is cut by lines; each piece opens with the block's own fence line (its language
+    kept) and closes it, so a chunk never starts inside code or ends with a stray fence, and the
+    lines of code are all there, in order."""
+    lines = [f"config_option_{i} = 'value number {i}'  # [1] note" for i in range(80)]
+    code = "```python\n" + "\n".join(lines[:40]) + "\n\n" + "\n".join(lines[40:]) + "\n```"
+    for overlap in (0, 32):
+        pieces = split_text("Before the code.\n\n" + code + "\n\nAfter the code.", 120, overlap, count)
+        code_pieces = [p for p in pieces if "config_option_" in p]
+        assert len(code_pieces) > 2 and all(count(p) <= 120 for p in pieces)
+        for p in code_pieces:
+            body = p.split("\n")
+            start, end = body.index("```python"), len(body) - 1 - body[::-1].index("```")
+            assert p.count("```") == 2 and start < end, p  # one balanced fence per piece
+            assert all(start < i < end for i, x in enumerate(body) if "config_option_" in x), p
+            assert not p.startswith("…")  # no overlap words taken from inside code
+        got = [x for p in code_pieces for x in p.split("\n") if "config_option_" in x]
+        assert got == lines
+    # an unterminated fence (a broken page) is split the same way and closed
+    open_only = split_text("```\n" + "\n".join(lines), 120, 0, count)
+    assert len(open_only) > 2 and all(p.startswith("```\n") and p.endswith("\n```") for p in open_only)
+
+
 def test_ids_are_stable_and_parents_follow_sections(count):
     kw = dict(source="s", page_url="https://x.org/p", content_hash="h", budget=Budget(window=256), count=count)
     a = chunk_page(_page("Some text."), updated_at="t1", **kw)

@@ -61,6 +61,14 @@ def test_cite_correct_counts_sentences_found_in_their_cited_chunk():
     texts = {"c1": "Install it with pip.\n\nThen   run it.", "c2": "Something else entirely."}
     answer = "Install it with pip. [1]\n\nThen run it. [1]\n\nIt flies. [2]"
     assert cite_correct(answer, cits, texts.get) == (2, 3)
+    # an answer shows a document's own bracketed numbers removed (they are never our citations): the
+    # sentence is still the chunk's, as quoted
+    texts["c2"] = "Numbers are replaced by [1], [2], … in order of use, see [3]."
+    assert cite_correct("Numbers are replaced by,, … in order of use, see. [2]", cits, texts.get) == (1, 1)
+    assert cite_correct("Numbers are replaced by letters. [2]", cits, texts.get) == (0, 1)
+    # a quoted code block is one part, whatever it holds: blank lines, lines that end like "[1]"
+    texts["c1"] = "Run it:\n\n```text\nDone. [1]\n\n[1] Guide\n```"
+    assert cite_correct("Run it: [1]\n\n```text\nDone. [1]\n\n[1] Guide\n```\n[1]", cits, texts.get) == (2, 2)
 
 
 @pytest.mark.parametrize("text,question,ok", [

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 import snowballstemmer
 
+from ..chunking import split_blocks
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
@@ -237,7 +238,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
 def sentences(text: str) -> list[str]:
     """Split chunk text into sentences, keeping code blocks and list items whole."""
     out: list[str] = []
-    for block in re.split(r"\n\s*\n", text):
+    for block in split_blocks(text):  # a fenced code block with blank lines in it stays one block
         block = block.strip()
         if not block or block.startswith("…"):
             block = block.lstrip("… ").strip()
