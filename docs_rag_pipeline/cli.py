@@ -101,7 +101,8 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
                              log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
                 result = materialize(selection, partition_key=name, instance=instance,
                                      resources=resources, raise_on_error=False, tags={"source": name},
-                                     run_config=QUIET_CONSOLE)
+                                     run_config={**QUIET_CONSOLE,
+                                                 "ops": {"scraped_pages": {"config": {"mode": args.mode}}}})
             if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
                 raise Terminated()
             mats = result.asset_materializations_for_node("lancedb_chunks")
@@ -235,7 +236,8 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                                     reconstructable_kwargs={"config_path": str(config.path) if config.path else None})
     # forkserver: a step process forks from a server that imported the project once (spawn imports
     # Dagster, LanceDB and the project again for every step)
-    run_config = {**QUIET_CONSOLE, "ops": {"source_names": {"config": {"sources": names}}},
+    run_config = {**QUIET_CONSOLE, "ops": {"source_names": {"config": {"sources": names}},
+                                           "scan_source": {"config": {"mode": args.mode}}},
                   "execution": {"config": {"max_concurrent": args.parallel, "start_method": {"forkserver": {}}}}}
     token = uuid.uuid4().hex
     label_to_name = {label: name for name, label in step_labels(names).items()}
@@ -636,6 +638,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", help="only this source")
     s.add_argument("--json", action="store_true", help="end with one JSON object of counts per source")
     s.add_argument("--eval", action="store_true", help="also materialize eval_scores (its checks gate the exit status)")
+    s.add_argument("--mode", choices=["refresh", "reparse", "force"], default="refresh",
+                   help="refresh: only changed pages (default); reparse: parse and chunk every page again from "
+                        "what is stored (after an upgrade of docs-rag; no network, unchanged chunks keep their "
+                        "embeddings); force: fetch and process everything again")
     s.add_argument("--parallel", type=int, default=1, metavar="N",
                    help="ingest the sources in one Dagster run, N steps at a time in their own processes "
                         "(refresh_all_sources; LanceDB writes stay serialized)")

@@ -446,12 +446,14 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
             **notes}
 
 
-def refresh(ctx: Context, source_name: str, *, log: Log = _quiet) -> RefreshStats:
+def refresh(ctx: Context, source_name: str, *, mode: str = "refresh", log: Log = _quiet) -> RefreshStats:
     """The whole refresh without Dagster (for benchmarks and tests of the core), holding the source's
-    lock from scan to write so two refreshes of one source run one after the other."""
+    lock from scan to write so two refreshes of one source run one after the other. ``mode`` as for
+    :func:`scan_pages` (``reparse``: every page parsed and chunked again, e.g. after a parser or
+    chunker change; chunks whose text is unchanged keep their ids and embeddings)."""
     with source_lock(ctx.config.storage_path, source_name, purpose=f"refresh of {source_name}", log=log):
         t0 = time.perf_counter()
-        pages = scan_pages(ctx, source_name, log=log)
+        pages = scan_pages(ctx, source_name, mode=mode, log=log)
         t1 = time.perf_counter()
         rows = build_chunks(ctx, source_name, pages, log=log)
         t2 = time.perf_counter()

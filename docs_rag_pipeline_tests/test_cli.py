@@ -38,6 +38,12 @@ def test_ingest_search_ask(guide):
 
     again = json.loads(_run(["ingest", "--json", "--source", "guide"], guide).stdout)
     assert again["guide"]["chunks_embedded"] == 0 and again["guide"]["rows_written"] == 0
+    # --mode reparse parses and chunks every page again (after an upgrade); nothing changed, so every
+    # chunk is rewritten with its id and its embedding (none computed again) and none is deleted
+    rp = json.loads(_run(["ingest", "--json", "--mode", "reparse"], guide).stdout)
+    assert rp["guide"]["pages_changed"] == 5 and rp["guide"]["pages_unchanged"] == 0
+    assert rp["guide"]["chunks_embedded"] == 0 and rp["guide"]["rows_deleted"] == 0
+    assert rp["guide"]["chunks_total"] == again["guide"]["chunks_total"]
 
     hits = json.loads(_run(["search", "ZX81_QUANTUM_FLUX", "--json"], guide).stdout)
     assert hits[0]["url"].endswith("install.md#troubleshooting")

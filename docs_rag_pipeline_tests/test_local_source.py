@@ -104,6 +104,30 @@ def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     assert "UTF-8 é with one bad byte \ufffd here" in pages[BASE + "broken.md"][0]["text"]
 
 
+def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
+    """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
+    parser or chunker (here: another token budget) stay; ``mode="reparse"`` re-parses and re-chunks
+    every page, and a chunk whose text is the same keeps its id and its embedding."""
+    long = "\n\n".join(f"Paragraph {i} describes how the sensor number {i} reports its readings to the "
+                        "dashboard, with enough words to fill a chunk." for i in range(12))
+    write_docs(tmp_path / "docs", {"index.md": "# Home\n\nHello.\n", "sensors.md": f"# Sensors\n\n{long}\n"})
+    cfg = write_config(tmp_path, extra="chunking: {target_tokens: 200}")
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    before = _chunks(cfg)
+    cfg = write_config(tmp_path, extra="chunking: {target_tokens: 60}")
+    again = refresh.refresh(Context(load_config(cfg)), "guide")
+    assert again.pages_unchanged == 2 and again.chunks_embedded == 0 and _chunks(cfg) == before  # stale
+    st = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")
+    after = _chunks(cfg)
+    assert st.pages_changed == 2 and st.pages_new == 0
+    assert len(after[BASE + "sensors.md"]) > len(before[BASE + "sensors.md"])
+    assert all(r["token_count"] <= 60 for r in after[BASE + "sensors.md"])
+    assert [r["chunk_id"] for r in after[BASE + "index.md"]] == [r["chunk_id"] for r in before[BASE + "index.md"]]
+    assert st.chunks_embedded == len(after[BASE + "sensors.md"])  # only the new texts were embedded
+    with pytest.raises(ValueError, match="mode: 'again' is not one of refresh, reparse, force"):
+        refresh.refresh(Context(load_config(cfg)), "guide", mode="again")
+
+
 # --------------------------------------------------------------------------------------------
 # An unreadable file. Tests run as root, and root reads a chmod-000 file (the capabilities
 # CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH let it bypass permissions). So the ingest runs as the real

@@ -52,8 +52,8 @@ def run_set(name: str, split: str, *, ingest: bool = True) -> dict:
     ensure_documents(cfg_file)
     ctx = get_context(cfg_file)
     src = ctx.config.sources[0]
-    if ingest:
-        st = refresh(ctx, src.name)
+    if ingest:  # re-parsed, so the figures are of this code's parser and chunker (embeddings are cached)
+        st = refresh(ctx, src.name, mode="reparse")
         print(f"[{name}] ingest: {st.chunks_total} chunks, {st.chunks_embedded} embedded", file=sys.stderr)
     cases = evaluation.load_cases(evaluation.cases_path(ctx.config, src.name),
                                   root_url=evaluation.source_root_url(src))
