@@ -44,20 +44,37 @@ def chunk_id_for(source: str, page_url: str, headings: Iterable[str], text: str,
     return h.hexdigest()[:32]
 
 
+def _fence_pairs(lines: list[str]) -> dict[int, int]:
+    """Opening fence line → its closing line. A fence line with no closing one after it is not a
+    fence: text with stray backticks (a page that shows raw Markdown, ``"``` augroup … end ```"``)
+    must not turn the rest of a section into one code block."""
+    marks = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _FENCE.match(line))]
+    pairs: dict[int, int] = {}
+    k = 0
+    while k < len(marks):
+        i, kind = marks[k]
+        close = next((j for j in range(k + 1, len(marks)) if marks[j][1] == kind), None)
+        if close is None:
+            k += 1
+            continue
+        pairs[i] = marks[close][0]
+        k = close + 1
+    return pairs
+
+
 def split_blocks(text: str) -> list[str]:
-    """Blank-line separated blocks, keeping fenced code blocks whole."""
+    """Blank-line separated blocks, keeping fenced code blocks (with their closing fence) whole."""
     blocks: list[str] = []
     cur: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if fence:
+    lines = text.split("\n")
+    pairs = _fence_pairs(lines)
+    end = -1  # the closing line of the code block being read
+    for i, line in enumerate(lines):
+        if i <= end:
             cur.append(line)
-            if m and m.group(1) == fence:
-                fence = None
             continue
-        if m:
-            fence = m.group(1)
+        if i in pairs:
+            end = pairs[i]
             cur.append(line)
             continue
         if line.strip():
@@ -77,10 +94,9 @@ def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     closing fence), so no chunk starts or ends inside code: a piece read alone is still code."""
     lines = block.split("\n")
     m = _FENCE.match(block)
-    if m and len(lines) > 2:
+    if m and len(lines) > 2 and _fence_pairs(lines).get(0) == len(lines) - 1:  # one whole code block
         opening = lines[0]
-        closed = _FENCE.match(lines[-1]) is not None and lines[-1].strip().startswith(m.group(1))
-        body = lines[1:-1] if closed else lines[1:]
+        body = lines[1:-1]
         close = m.group(1)
         room = max(1, limit - count(opening) - count(close))
         inner = _pack(body, "\n", room, count) if body else []

@@ -361,3 +361,6 @@ def test_a_code_block_with_blank_lines_is_one_answer_unit():
     got = sentences(f"Two sources look like this.\n\n{code}\n\nThat is all.")
     assert got == ["Two sources look like this.", code, "That is all."]
     assert sentence_kind(got[1]) == "code"
+    # a fence that is never closed is no code block: the text after it is still split into sentences
+    raw = "``` augroup black_on_save\n\nautocmd! autocmd BufWritePre *.py Black\n\naugroup end ```\n\nTo run it on a key press, add this."
+    assert sentences(raw)[-1] == "To run it on a key press, add this."

@@ -75,9 +75,12 @@ def test_a_code_block_too_long_for_one_chunk_is_fenced_again_in_every_piece(coun
             assert not p.startswith("…")  # no overlap words taken from inside code
         got = [x for p in code_pieces for x in p.split("\n") if "config_option_" in x]
         assert got == lines
-    # an unterminated fence (a broken page) is split the same way and closed
-    open_only = split_text("```\n" + "\n".join(lines), 120, 0, count)
-    assert len(open_only) > 2 and all(p.startswith("```\n") and p.endswith("\n```") for p in open_only)
+    # a fence line that is never closed (stray backticks of a page showing raw Markdown) is text: it
+    # does not make the rest of the section one code block, and no fence is added to the pieces
+    stray = "``` augroup black_on_save\n\nautocmd BufWritePre *.py Black\n\naugroup end ```\n\n" + "\n\n".join(lines)
+    pieces = split_text(stray, 120, 0, count)
+    assert sum(p.count("```") for p in pieces) == 2 and len(pieces) > 2
+    assert [x for p in pieces for x in p.split("\n") if "config_option_" in x] == lines
 
 
 def test_ids_are_stable_and_parents_follow_sections(count):
