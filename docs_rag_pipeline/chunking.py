@@ -102,8 +102,48 @@ def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
         inner = _pack(body, "\n", room, count) if body else []
         return [f"{opening}\n{p}\n{close}" for p in inner] or [block]
     if "\n" in block:
-        return _pack(lines, "\n", limit, count)
+        return _pack_fenced_lines(lines, limit, count) or _pack(lines, "\n", limit, count)
     return _pack(_SENTENCE_END.split(block), " ", limit, count)
+
+
+def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str] | None:
+    """Lines packed into pieces of at most ``limit`` tokens where a cut inside a closed code block
+    (one inside a list item, say) closes the fence at the end of the piece and opens it again, with
+    its language, at the start of the next. None when there is no such block, or a line is too long
+    to fit with its fences (then it is cut by words elsewhere)."""
+    pairs = _fence_pairs(lines)
+    if not pairs:
+        return None
+    inside: dict[int, tuple[str, str]] = {}  # line → (its block's opening line, the closing fence)
+    close_of: dict[int, str] = {}  # a line after which a cut must close a fence → that fence
+    for o, c in pairs.items():
+        fence = _FENCE.match(lines[o]).group(1)  # type: ignore[union-attr] - pairs open on fence lines
+        for i in range(o + 1, c + 1):
+            inside[i] = (lines[o], fence)
+        for i in range(o, c):
+            close_of[i] = fence
+    pieces: list[str] = []
+    cur: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        n = count(line)
+        fence = inside.get(i)
+        room = count(fence[0]) + count(fence[1]) if fence else 0
+        if n + room > limit:
+            return None
+        closing = count(close_of[i]) if i in close_of else 0
+        if cur and used + n + closing > limit:
+            if fence:  # a cut inside code: close it here, open it again in the next piece
+                pieces.append("\n".join([*cur, fence[1]]))
+                cur, used = [fence[0]], count(fence[0])
+            else:
+                pieces.append("\n".join(cur))
+                cur, used = [], 0
+        cur.append(line)
+        used += n
+    if cur:
+        pieces.append("\n".join(cur))
+    return [p for p in pieces if p.strip()]
 
 
 def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str]:

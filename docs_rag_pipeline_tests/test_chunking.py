@@ -127,3 +127,21 @@ def test_metadata_rules_and_shared_filter_values():
     assert derive_metadata(rules, path="intro.md", frontmatter={}) == {"framework": "common"}
     sql = filter_sql("docs", {"framework": "flow"}, shared=shared_values(rules))
     assert sql == "source = 'docs' AND array_has_any(tags, ['framework=flow', 'framework=common'])"
+
+
+def test_a_code_block_inside_a_list_item_cut_between_chunks_is_closed_and_opened_again(count):
+    """A block that is not itself a code block (a list whose item holds a long example) is cut by
+    lines; a cut inside its code closes the fence and opens it again, with its language."""
+    code = [f"    settings_{i} = compute_value({i}, cache=True)  # step {i}" for i in range(40)]
+    block = "- The proxy API has changed slightly. The scheme is now required.\n```python\n" + "\n".join(code) + \
+        "\n```\n- Another change, described in a sentence after the example."
+    pieces = split_text(block, 100, 0, count)
+    assert len(pieces) > 2 and all(count(p) <= 100 for p in pieces)
+    for p in pieces:
+        lines = p.split("\n")
+        assert sum(1 for x in lines if x.startswith("```")) % 2 == 0, p  # every piece's fences balanced
+        if any("settings_" in x for x in lines):
+            first = next(i for i, x in enumerate(lines) if "settings_" in x)
+            assert lines[first - 1] == "```python", p  # code in a piece always follows its opening fence
+    assert [x for p in pieces for x in p.split("\n") if "settings_" in x] == code
+    assert pieces[0].startswith("- The proxy API") and pieces[-1].endswith("after the example.")
