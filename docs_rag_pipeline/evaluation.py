@@ -186,9 +186,7 @@ def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tupl
 
 def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
     n = len(ranks) or 1
-    return {"recall_at_1": round(sum(1 for r in ranks if r == 1) / n, 4),
-            "recall_at_5": round(sum(1 for r in ranks if r is not None and r <= 5) / n, 4),
-            "mrr_at_10": round(sum(1 / r for r in ranks if r is not None and r <= 10) / n, 4)}
+    return {k: round(sum(v) / n, 4) for k, v in rank_scores(ranks).items()}
 
 
 def _pct(values: Sequence[float], q: float) -> float:
@@ -352,6 +350,7 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     answered = [r for r in results if not r.refused]
     kw_cases = [r for r in answerable if r.keywords_total]
     multi = [r for r in results if r.turns]
+    scores = rank_scores([r.rank for r in answerable])  # per case: the means are recall@1, @5, MRR
     out: dict[str, Any] = {
         "source": source,
         "cases": len(results),
@@ -374,10 +373,9 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         "ablations": {"fulltext": retrieval_metrics([r.rank_fulltext for r in answerable]),
                       "vector": retrieval_metrics([r.rank_vector for r in answerable])},
         # 95% intervals: Wilson for the proportions, a bootstrap of the cases for MRR
-        "intervals": {"recall_at_1": wilson(sum(1 for r in answerable if r.rank == 1), len(answerable)),
-                      "recall_at_5": wilson(sum(1 for r in answerable if r.rank is not None and r.rank <= 5),
-                                            len(answerable)),
-                      "mrr_at_10": bootstrap_mean(rank_scores([r.rank for r in answerable])["mrr_at_10"]),
+        "intervals": {"recall_at_1": wilson(int(sum(scores["recall_at_1"])), len(answerable)),
+                      "recall_at_5": wilson(int(sum(scores["recall_at_5"])), len(answerable)),
+                      "mrr_at_10": bootstrap_mean(scores["mrr_at_10"]),
                       "refusal_precision": wilson(tp, tp + fp), "refusal_recall": wilson(tp, tp + fn)},
         "by_category": {},
         # multi-turn cases: the follow-up refused as it should, or answered citing an expected page

@@ -54,10 +54,7 @@ def paired(ours: Sequence[float], base: Sequence[float], *, resamples: int = 200
     if not len(a):
         return {"diff": 0.0, "ci95": [0.0, 0.0], "won": 0, "lost": 0, "p_value": 1.0}
     d = a - b
-    idx = np.random.default_rng(seed).integers(0, len(d), size=(resamples, len(d)))
-    means = d[idx].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return {"diff": round(float(d.mean()), 4), "ci95": [round(float(lo), 4), round(float(hi), 4)],
+    return {"diff": round(float(d.mean()), 4), "ci95": bootstrap_mean(d, resamples=resamples, seed=seed),
             "won": won, "lost": lost, "p_value": sign_test(won, lost)}
 
 
