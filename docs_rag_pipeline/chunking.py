@@ -88,29 +88,21 @@ def split_blocks(text: str) -> list[str]:
 
 
 def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
-    """Split one block that exceeds ``limit``: by sentences (prose) or lines (code), then by words.
-    Word-piece counts add up across whitespace joins, so every unit and word is counted once. A
-    fenced code block's pieces are each fenced again (the opening line with its language, and the
-    closing fence), so no chunk starts or ends inside code: a piece read alone is still code."""
-    lines = block.split("\n")
-    m = _FENCE.match(block)
-    if m and len(lines) > 2 and _fence_pairs(lines).get(0) == len(lines) - 1:  # one whole code block
-        opening = lines[0]
-        body = lines[1:-1]
-        close = m.group(1)
-        room = max(1, limit - count(opening) - count(close))
-        inner = _pack(body, "\n", room, count) if body else []
-        return [f"{opening}\n{p}\n{close}" for p in inner] or [block]
+    """Split one block that exceeds ``limit``: by sentences (prose) or lines (code, lists, tables),
+    then by words. Word-piece counts add up across whitespace joins, so every unit and word is
+    counted once. Code keeps its fences: see :func:`_pack_fenced_lines`."""
     if "\n" in block:
+        lines = block.split("\n")
         return _pack_fenced_lines(lines, limit, count) or _pack(lines, "\n", limit, count)
     return _pack(_SENTENCE_END.split(block), " ", limit, count)
 
 
 def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str] | None:
     """Lines packed into pieces of at most ``limit`` tokens where a cut inside a closed code block
-    (one inside a list item, say) closes the fence at the end of the piece and opens it again, with
-    its language, at the start of the next. None when there is no such block, or a line is too long
-    to fit with its fences (then it is cut by words elsewhere)."""
+    (a whole block, or one inside a list item) closes the fence at the end of the piece and opens it
+    again, with its language, at the start of the next: no piece starts or ends inside code, and a
+    piece read alone is still code. A line too long for a piece (with its fences) is cut by words
+    into several lines. None when there is no closed code block, or a fence line itself is too long."""
     pairs = _fence_pairs(lines)
     if not pairs:
         return None
@@ -122,16 +114,23 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
             inside[i] = (lines[o], fence)
         for i in range(o, c):
             close_of[i] = fence
+    fence_lines = set(pairs) | set(pairs.values())
+    units: list[tuple[str, tuple[str, str] | None, str | None]] = []  # (line, its block, the fence a cut after it closes)
+    for i, line in enumerate(lines):
+        fence = inside.get(i)
+        room = limit - (count(fence[0]) + count(fence[1]) if fence else 0)
+        if count(line) <= room:
+            units.append((line, fence, close_of.get(i)))
+        elif i in fence_lines or room < 1:
+            return None
+        else:
+            units.extend((part, fence, close_of.get(i)) for part in _pack([line], " ", room, count))
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
-    for i, line in enumerate(lines):
+    for line, fence, close in units:
         n = count(line)
-        fence = inside.get(i)
-        room = count(fence[0]) + count(fence[1]) if fence else 0
-        if n + room > limit:
-            return None
-        closing = count(close_of[i]) if i in close_of else 0
+        closing = count(close) if close else 0
         if cur and used + n + closing > limit:
             if fence:  # a cut inside code: close it here, open it again in the next piece
                 pieces.append("\n".join([*cur, fence[1]]))

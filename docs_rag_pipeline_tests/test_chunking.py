@@ -145,3 +145,21 @@ def test_a_code_block_inside_a_list_item_cut_between_chunks_is_closed_and_opened
             assert lines[first - 1] == "```python", p  # code in a piece always follows its opening fence
     assert [x for p in pieces for x in p.split("\n") if "settings_" in x] == code
     assert pieces[0].startswith("- The proxy API") and pieces[-1].endswith("after the example.")
+
+
+def test_a_code_line_too_long_for_a_chunk_is_cut_inside_its_fences(count):
+    """A code line longer than the budget (a long literal in a list item's example, or in a whole
+    code block) is cut by words into lines of the same code block: every piece still has balanced
+    fences and its code still follows the opening fence, so no piece holds a stray fence."""
+    long_line = "    payload = [" + ", ".join(f"'item_{i}'" for i in range(120)) + "]"
+    for block in ("- Send the whole list at once:\n```python\n    import json\n" + long_line + "\n    send(payload)\n```\n- Then wait.",
+                  "```python\n    import json\n" + long_line + "\n    send(payload)\n```"):
+        pieces = split_text(block, 100, 0, count)
+        assert len(pieces) > 2 and all(count(p) <= 100 for p in pieces)
+        for p in pieces:
+            lines = p.split("\n")
+            assert sum(1 for x in lines if x.startswith("```")) % 2 == 0, p
+            code = [i for i, x in enumerate(lines) if "item_" in x or "send(" in x or "import json" in x]
+            assert code and lines[code[0] - 1] == "```python" or not code, p
+        words = " ".join(x for p in pieces for x in p.split("\n") if not x.startswith("```")).split()
+        assert words == " ".join(x for x in block.split("\n") if not x.startswith("```")).split()
