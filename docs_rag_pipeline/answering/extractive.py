@@ -181,18 +181,17 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
           embedder: Embedder | None = None, pool: SentencePool | None = None) -> Relevance:
     """Is what was retrieved enough to answer? ``pool`` (or ``embedder``, to build it) adds the
     sentence-level gates; without either only the chunk-level rule decides."""
-    from .refusal import answerable, features
+    from .refusal import answerable, signals
 
     if not hits:
-        return Relevance(0.0, 0.0, (), False, features=features(question, hits, vocabulary, count, stats))
+        return Relevance(0.0, 0.0, (), False, features=signals(question, hits, vocabulary, count, stats)[0])
 
-    sim = max(h.vector_similarity or 0.0 for h in hits)
-    cov = term_coverage(question, [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits[:3]])
-    unknown = unknown_terms(question, vocabulary, count)
     if pool is None and embedder is not None:
         pool = sentence_pool(question, hits, embedder)
     sent = pool.best if pool is not None else None
-    feats = features(question, hits, vocabulary, count, stats, sentence_similarity=sent)
+    feats, unknown = signals(question, hits, vocabulary, count, stats, sentence_similarity=sent)
+    sim = max(h.vector_similarity or 0.0 for h in hits)
+    cov = feats["coverage"]  # term coverage of the top three chunks
     chunk_cov = feats["chunk_coverage"] if stats else 1.0
     rarity = feats["missing_specific"] if stats else 0.0
     shared = getattr(hits, "shared_pages", None)  # retrieval.Hits of a hybrid search

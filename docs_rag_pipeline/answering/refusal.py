@@ -57,10 +57,20 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
              sentence_similarity: float | None = None) -> dict[str, float]:
     """The refusal signals of one question (all 0 when nothing was retrieved). ``stats`` (see
     :func:`corpus_stats`) weighs the question's words by their rarity in the indexed docs."""
+    return signals(question, hits, vocabulary, count, stats, sentence_similarity)[0]
+
+
+def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
+            count: Callable[[str], int] | None = None,
+            stats: tuple[int, dict[str, int]] | None = None,
+            sentence_similarity: float | None = None) -> tuple[dict[str, float], tuple[str, ...]]:
+    """:func:`features` and the question's unknown terms (``extractive.unknown_terms``), computed
+    once for both the model's signals and the threshold rule."""
     from .extractive import _stem, content_terms, term_coverage, unknown_terms
 
+    unknown = unknown_terms(question, vocabulary, count)
     if not hits:
-        return {k: 0.0 for k in FEATURES}
+        return {k: 0.0 for k in FEATURES}, unknown
     sims = sorted((h.vector_similarity or 0.0 for h in hits), reverse=True)
     terms = content_terms(question)
     texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
@@ -69,7 +79,6 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
     specific = [t for t, sp in zip(terms, specific_flags) if sp]
     vocab = {_stem(w) for t in texts[:3] for w in words(t)}
     spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
-    unknown = unknown_terms(question, vocabulary, count)
     ft = [h.fulltext_score or 0.0 for h in hits]
     top = hits[0]
     heads = f"{top.title} {' '.join(top.headings)}"
@@ -124,7 +133,7 @@ def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | No
         "page_agreement": round(shared / 5, 4) if (shared := getattr(hits, "shared_pages", None)) is not None else 1.0,
         # the best similarity of one answer sentence of the top chunks (without an embedder: the chunk's)
         "sentence_sim": round(sentence_similarity if sentence_similarity is not None else sims[0], 4),
-    }
+    }, unknown
 
 
 @functools.lru_cache(maxsize=1)
