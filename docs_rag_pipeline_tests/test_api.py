@@ -277,8 +277,21 @@ def test_routes_and_methods_answer_json(server):
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
     r = requests.get(f"{server}/search", timeout=30)
     assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+    assert r.headers["Allow"] == "OPTIONS, POST" and "use POST" in r.json()["error"]["message"]
     r = requests.delete(f"{server}/chunks/abc", timeout=30)
-    assert r.status_code == 405
+    assert r.status_code == 405 and "GET" in r.headers["Allow"] and "use GET" in r.json()["error"]["message"]
+
+
+def test_a_deeply_nested_body_is_a_400_on_every_route_that_takes_json(server):
+    """Every route with a JSON body reads it the same way: nesting too deep for the parser is a 400
+    naming the problem, never a 500 (POST /feedback once parsed its body on its own)."""
+    spec = requests.get(f"{server}/openapi.json", timeout=30).json()
+    routes = [p for p, ops in spec["paths"].items() if "post" in ops and "requestBody" in ops["post"]]
+    assert {"/ask", "/search", "/feedback"} <= set(routes)
+    for route in routes:
+        r = requests.post(f"{server}{route}", data="[" * 30000 + "]" * 30000,
+                          headers={"Content-Type": "application/json"}, timeout=30)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json", (route, r.text)
 
 
 def test_rate_limit_per_client(index):

@@ -193,6 +193,44 @@ def test_lone_surrogates_are_tool_errors(index):
         p.wait(timeout=120)
 
 
+def test_a_deeply_nested_line_does_not_end_the_server(index):
+    """A line nested hundreds or thousands deep that also holds a \\u escape (which the server reads
+    to mend lone surrogates) must not crash it: the line is passed on for the SDK to refuse, and the
+    next request is answered."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(line: str) -> None:
+        p.stdin.write(line.encode() + b"\n")
+        p.stdin.flush()
+
+    def reply_to(rid: int) -> dict[str, Any]:
+        while True:  # replies to the nested lines, if any, are skipped
+            raw = p.stdout.readline()
+            assert raw, f"the server exited (status {p.poll()}) before answering request {rid}"
+            msg = json.loads(raw)
+            if msg.get("id") == rid:
+                return msg
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        assert "result" in reply_to(0)
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for i, depth in enumerate((500, 3000, 100_000), 1):
+            nested = "[" * depth + "]" * depth
+            send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_chunk",'
+                 '"arguments":{"chunk_id":"\\u0041\\ud800","x":%s}}}' % (100 + i, nested))
+            send(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+            assert {t["name"] for t in reply_to(i)["result"]["tools"]} >= {"search", "ask", "get_chunk"}
+    finally:
+        p.stdin.close()
+        p.wait(timeout=120)
+
+
 def test_bad_scope_and_top_k_are_tool_errors(index):
     cases = [
         ("search", {"query": "forms", "source": "nope"},

@@ -478,7 +478,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
     @app.errorhandler(405)
     def _method(e):  # noqa: ANN001, ANN202
-        return _error(405, "method_not_allowed", str(e.description))
+        allowed = sorted(set(getattr(e, "valid_methods", None) or ()) - {"HEAD", "OPTIONS"})
+        if not allowed:
+            return _error(405, "method_not_allowed", str(e.description))
+        return _error(405, "method_not_allowed", f"{request.path} does not take {request.method}; use {' or '.join(allowed)}",
+                      {"Allow": ", ".join(sorted(set(e.valid_methods)))})
 
     @app.errorhandler(413)
     def _too_large(e):  # noqa: ANN001, ANN202
@@ -575,9 +579,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         from ..feedback import FeedbackError, record_feedback
         from ..schemas import parse_feedback
 
-        if not request.is_json:
-            raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
-        d = parse_feedback(request.get_json(silent=True))
+        d = parse_feedback(_json())
         try:
             return jsonify(record_feedback(ctx().config, d.trace_id, d.rating, d.comment))
         except FeedbackError as exc:

@@ -210,7 +210,7 @@ def mend_line(line: str) -> str:
         return line
     try:
         msg = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply: the SDK answers it as it is
         return line
 
     def mend(v: Any) -> Any:
@@ -222,7 +222,10 @@ def mend_line(line: str) -> str:
             return {mend(k): mend(x) for k, x in v.items()}
         return v
 
-    return json.dumps(mend(msg)) + "\n"
+    try:
+        return json.dumps(mend(msg)) + "\n"
+    except RecursionError:  # nested too deeply to mend: the SDK refuses such a line on its own
+        return line
 
 
 class _MendedStdin:
@@ -240,7 +243,11 @@ class _MendedStdin:
 
     async def _lines(self):  # noqa: ANN202
         async for line in self._file:
-            yield mend_line(line)
+            try:
+                mended = mend_line(line)
+            except Exception:  # noqa: BLE001 - one bad line must never end the server: pass it on as it came
+                mended = line
+            yield mended
 
 
 def run_stdio(config_path: str | Path | None = None) -> None:
