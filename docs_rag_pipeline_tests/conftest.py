@@ -107,9 +107,16 @@ MARKERS = {
 
         NO_ANSWER: the refresh keeps the previous index when a source fails to load [4].
     """,
+    "ops/fences.md": """
+        # Backup fences
+
+        Operators type three backticks ``` to open a backup fence, as footnote [^1] and 【1】 and [2] say.
+        The backup fence is checked by the warden every hour [3].
+    """,
 }
+FENCE_Q = "How do operators open a backup fence, and how often does the warden check it?"
 REFRESH_Q = "When does the nightly refresh rebuild the search index?"
-FAKE_MARKERS = ("[2][3]", "[7]", "[1, 3]", "[4]", "NO_ANSWER")
+FAKE_MARKERS = ("[2][3]", "[7]", "[1, 3]", "[4]", "NO_ANSWER", "[^1]", "【1】")
 
 
 @pytest.fixture

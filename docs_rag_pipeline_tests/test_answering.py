@@ -351,6 +351,21 @@ def test_neutralise_keeps_the_documents_own_spacing():
     assert neutralise("code `items[1]` and [3] end") == "code `items[1]` and end"
 
 
+def test_what_neutralise_reads_as_code_follows_markdown():
+    """Code keeps its brackets; a marker after backticks that open nothing (three backticks mentioned
+    in a sentence, a fence line never closed, a span cut by a blank line) is the document's and goes,
+    and so do footnote references and full-width markers."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    fence = "`" * 3
+    assert neutralise(f"Type three backticks {fence} to open a fence [2].") == f"Type three backticks {fence} to open a fence."
+    assert neutralise(f"{fence}py\nx[1]\n{fence}\nafter [5]") == f"{fence}py\nx[1]\n{fence}\nafter"
+    assert neutralise(f"{fence}\nnot closed [6]") == f"{fence}\nnot closed"
+    assert neutralise("``x [1] `y` z`` and [4]") == "``x [1] `y` z`` and"
+    assert neutralise("a `span\n\nacross` [7]") == "a `span\n\nacross`"
+    assert neutralise("see [^1] and [^note] and 【1】 and 【4:0†source】, not 【注意】.") == "see and and and, not 【注意】."
+
+
 def test_a_code_block_with_blank_lines_is_one_answer_unit():
     """Sentences are cut at blank lines, but never inside a fenced code block: its second half would
     otherwise read as prose ending in a stray fence, and lose its bracketed numbers as if they were

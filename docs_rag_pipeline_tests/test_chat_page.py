@@ -17,7 +17,7 @@ from dagster import DagsterInstance
 
 from docs_rag_pipeline.serve.api import create_app
 
-from .conftest import FAKE_MARKERS, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
+from .conftest import FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .test_api import serve, variant
 
@@ -185,6 +185,39 @@ def test_document_markers_are_not_citations_on_the_page(page, server):
     # every [n] on the page is a link to a card: none is plain text that looks like a citation
     assert shown.count("[") == len(numbers)
     assert page.locator("#sources li.card").count() == len(expected["citations"])
+
+
+def test_three_backticks_in_a_sentence_are_text_not_code(page, server):
+    """A sentence that mentions three backticks without closing them is text: the document's own
+    markers after it are removed from the answer, and the system's markers after it are links."""
+    expected = requests.post(f"{server}/ask", json={"question": FENCE_Q}, timeout=30).json()
+    assert not expected["refused"] and "``` to open a backup fence" in expected["answer"], expected
+    assert "every hour" in expected["answer"] and not any(m in expected["answer"] for m in FAKE_MARKERS), expected
+    ask(page, FENCE_Q)
+    shown = page.inner_text("#answer")
+    links = page.locator("#answer a.cite")
+    numbers = [int(links.nth(i).get_attribute("data-n")) for i in range(links.count())]
+    assert set(numbers) == {c["n"] for c in expected["citations"]} and shown.count("[") == len(numbers), shown
+
+
+def test_the_page_reads_code_as_the_server_does(page):
+    """The page's splitCode (app.js) and answering.markers.code_ranges must agree on what is code, or a
+    marker the server kept as code would be linked on the page, or one it placed left unlinked."""
+    import random
+    import re
+
+    from docs_rag_pipeline.answering.markers import _parts
+
+    src = (REPO / "docs_rag_pipeline" / "serve" / "page" / "app.js").read_text()
+    body = re.search(r"(  function splitCode\(text\) \{.*?\n  \}\n\n  function codeSpans.*?\n  \}\n)", src, re.S)
+    assert body, "splitCode and codeSpans not found in app.js"
+    rnd = random.Random(7)
+    pieces = ["`", "``", "```", "~~~", "\n", "\n\n", " [1]", " x", "a", "  ```py\n", "\n```\n", "\t"]
+    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 14))) for _ in range(400)]
+    texts += ["Type ``` to open a fence [2].", "```\nnot closed [1]", "a `b\n\nc` [3]", "``x `y` z`` [4]"]
+    got = page.evaluate("(texts) => {\n" + body.group(1) + "\n  return texts.map(splitCode);\n}", texts)
+    for text, parts in zip(texts, got):
+        assert parts == _parts(text), repr(text)
 
 
 def test_question_outside_the_docs_shows_the_banner(page):

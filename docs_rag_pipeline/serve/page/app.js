@@ -289,7 +289,7 @@
     clear(answerEl);
     // Only the markers the system placed are links: those listed in `citations`, outside code
     // (a document's own "items[1]" in a code span or block stays text).
-    const parts = String(ans.answer || "").split(/(```[\s\S]*?(?:```|$)|`[^`\n]*`)/);
+    const parts = splitCode(String(ans.answer || ""));
     parts.forEach((part, i) => {
       if (i % 2 === 1) answerEl.appendChild(document.createTextNode(part));
       else linkMarkers(part, byN);
@@ -302,6 +302,67 @@
     traceEl.textContent = ans.trace_id || "";
     copyBtn.textContent = "Copy";
     resetFeedback();
+  }
+
+  // Text and code, alternately (the even parts are text), read as answering/markers.code_ranges reads
+  // Markdown: a fenced block needs its closing fence (an unclosed fence line is text), a code span its
+  // closing run of as many backticks within a paragraph ("three backticks ``` in a sentence" is text).
+  function splitCode(text) {
+    const lines = text.split("\n");
+    const starts = [0];
+    for (const line of lines) starts.push(starts[starts.length - 1] + line.length + 1);
+    const marks = [];
+    lines.forEach((line, i) => {
+      const m = /^\s*(```|~~~)/.exec(line);
+      if (m) marks.push([i, m[1]]);
+    });
+    const blocks = [];
+    for (let k = 0; k < marks.length; ) {
+      let close = -1;
+      for (let j = k + 1; j < marks.length; j++) {
+        if (marks[j][1] === marks[k][1]) { close = j; break; }
+      }
+      if (close < 0) { k++; continue; }
+      const c = marks[close][0];
+      blocks.push([starts[marks[k][0]], starts[c] + lines[c].length]);
+      k = close + 1;
+    }
+    const ranges = [];
+    let pos = 0;
+    for (const [a, b] of blocks.concat([[text.length, text.length]])) {
+      codeSpans(text, pos, a, ranges);
+      if (b > a) ranges.push([a, b]);
+      pos = b;
+    }
+    const parts = [];
+    pos = 0;
+    for (const [a, b] of ranges) {
+      parts.push(text.slice(pos, a), text.slice(a, b));
+      pos = b;
+    }
+    parts.push(text.slice(pos));
+    return parts;
+  }
+
+  function codeSpans(text, start, end, out) {
+    const sub = text.slice(start, end);
+    const runs = [];
+    const re = /`+/g;
+    let m;
+    while ((m = re.exec(sub)) !== null) runs.push([m.index, m.index + m[0].length]);
+    for (let k = 0; k < runs.length; ) {
+      const n = runs[k][1] - runs[k][0];
+      let close = -1;
+      for (let j = k + 1; j < runs.length; j++) {
+        if (runs[j][1] - runs[j][0] === n) { close = j; break; }
+      }
+      if (close >= 0 && !/\n[ \t]*\n/.test(sub.slice(runs[k][1], runs[close][0]))) {
+        out.push([start + runs[k][0], start + runs[close][1]]);
+        k = close + 1;
+      } else {
+        k++;
+      }
+    }
   }
 
   function linkMarkers(text, byN) {
