@@ -42,6 +42,18 @@ def test_validator_refuses_invented_and_uncited():
         validate("   ", HITS)
 
 
+def test_validator_leaves_code_alone():
+    """Brackets in the model's code are code: `sys.argv[1]` is not a citation of source 1 (nor is
+    `items[0]` an invented source 0 that refuses the answer), and the code is shipped as written. A
+    statement that ends with a code block gets its marker after the closing fence, on its own line."""
+    v = validate("Read the first argument with `sys.argv[1]` [3].", HITS)
+    assert v.answer == "Read the first argument with `sys.argv[1]`. [1]" and [c.chunk_id for c in v.citations] == ["c3"]
+    assert validate("Index from `items[0]` [2].", HITS).answer == "Index from `items[0]`. [1]"
+    fence = "`" * 3
+    v = validate(f"Run this [1]:\n{fence}py\nx = a[1] , b\n{fence}\nThen restart. [2]", HITS)
+    assert v.answer == f"Run this:\n{fence}py\nx = a[1] , b\n{fence}\n[1] Then restart. [2]"
+
+
 def test_statements_keep_code_blocks_and_markers():
     parts = split_statements("Run this [1]:\n```\npip install x\n```\nThen restart. [2]")
     assert parts[0].startswith("Run this [1]:") and "pip install x" in parts[0]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
-from .markers import MARKER_RE
+from .markers import MARKER_RE, _parts
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
@@ -70,7 +70,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     kept: list[tuple[str, list[int]]] = []
     dropped = 0
     for stmt in split_statements(text):
-        numbers = [int(n) for grp in MARKER_RE.findall(stmt) for n in re.split(r"[,;]", grp)]
+        parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
+        numbers = [int(n) for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
         bad = [n for n in numbers if not 1 <= n <= len(hits)]
         if bad:
             raise CitationError(f"the model cited [{bad[0]}], which is not one of the {len(hits)} sources it was given")
@@ -81,8 +82,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                 raise CitationError(f"the model made a statement without a citation: {snippet(stmt, 120)!r}")
             dropped += 1
             continue
-        clean = MARKER_RE.sub("", stmt).strip()
-        clean = re.sub(r"\s+([.,;:!?])", r"\1", clean)
+        parts[0::2] = [re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", p)) for p in parts[0::2]]
+        clean = "".join(parts).strip()
         new = []
         for n in dict.fromkeys(numbers):
             renumber.setdefault(n, len(renumber) + 1)
@@ -95,7 +96,10 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         h = hits[old - 1]
         citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
                                   score=round(h.score, 6)))
-    answer = " ".join(f"{s} {''.join(f'[{n}]' for n in nums)}" for s, nums in kept)
+    # a statement that ends with a code block gets its markers on the line after the closing fence
+    # (text after a fence on its line would keep the fence from closing), as in extractive answers
+    answer = " ".join(f"{s}{chr(10) if s.endswith(('```', '~~~')) else ' '}{''.join(f'[{n}]' for n in nums)}"
+                      for s, nums in kept)
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
 
