@@ -10,14 +10,33 @@ from .context import get_context
 from .records import Answer, Citation
 from .retrieval import Hits, QueryError
 from .retrieval import search as _search
+from .schemas import AskRequest, InputError, SearchRequest, parse_request
 from .threads import Turn, thread_store
+
+#: the library's own bound on top_k (api.max_top_k bounds what HTTP, MCP and the CLI serve)
+MAX_TOP_K = 10_000
+
+
+def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, **scope: Any) -> None:
+    """The checks every interface shares (schemas.parse_request): text that is Unicode, a configured
+    source, metadata keys that exist, a well-formed thread id; a bad one raises QueryError naming it."""
+    if not isinstance(text, str) or not text.strip():
+        raise QueryError(f"{text_field}: must be a non-empty string", code=f"missing_{text_field}", field=text_field)
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+        raise QueryError(f"top_k: must be an integer from 1 to {MAX_TOP_K}", code="invalid_top_k", field="top_k")
+    try:
+        parse_request(model, {text_field: text, **{k: v for k, v in scope.items() if v is not None}}, ctx)
+    except InputError as exc:
+        raise QueryError(exc.message, code=exc.code, field=exc.field) from None
 
 
 def search(query: str, *, top_k: int = 5, source: str | None = None, filters: dict[str, Any] | None = None,
            mode: str = "hybrid", config: str | Path | None = None) -> Hits:
     """Hybrid (BM25 + dense, RRF) search over the indexed chunks: a list of :class:`Hit`, whose
     ``warning`` says why when a configured reranker failed (the hits are then in fused order)."""
-    return _search(get_context(config), query, top_k=top_k, source=source, filters=filters, mode=mode)
+    ctx = get_context(config)
+    _check(ctx, SearchRequest, "query", query, top_k=top_k, source=source, filters=filters)
+    return _search(ctx, query, top_k=top_k, source=source, filters=filters, mode=mode)
 
 
 def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None, source: str | None = None,
@@ -30,6 +49,7 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     ("why?", "show me an example"). An unknown or expired ``thread_id`` raises
     :class:`~docs_rag_pipeline.schemas.InputError` (code ``unknown_thread`` / ``expired_thread``)."""
     ctx = get_context(config)
+    _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     store = thread_store(ctx)
     thread = store.get(thread_id) if thread_id is not None else None
     ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters,
@@ -45,10 +65,9 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
     """``ask`` as events (``sources``, ``delta``…, ``final``; see ``answer_events``). The thread is
     checked before the first event: an unknown or expired ``thread_id`` raises here, not mid-stream."""
     ctx = get_context(config)
+    _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     store = thread_store(ctx)
     thread = store.get(thread_id) if thread_id is not None else None
-    if not isinstance(question, str) or not question.strip():
-        raise QueryError("question: must be a non-empty string")
 
     def events() -> Iterator[tuple[str, dict[str, Any]]]:
         for name, data in answer_events(ctx, question, top_k=top_k, source=source, filters=filters,

@@ -20,7 +20,12 @@ MODES = ("hybrid", "fulltext", "vector")
 
 
 class QueryError(ValueError):
-    """A malformed query or filter, with what to change."""
+    """A malformed query or filter, with what to change; ``code`` and ``field`` as the HTTP API names
+    them (e.g. ``unknown_source``, ``source``) when the check is one the interfaces share."""
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code, self.field = code, field
 
 
 class Hits(list):

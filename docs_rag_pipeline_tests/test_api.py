@@ -272,6 +272,35 @@ def test_pages_in_order(server):
         assert r.status_code == status and r.json()["error"]["code"] == code
 
 
+@pytest.mark.parametrize("route, field, extra", [
+    ("/search", "query", {"source": "nope"}),
+    ("/ask", "question", {"source": "nope"}),
+    ("/search", "query", {"filters": ["section"]}),
+    ("/ask", "question", {"filters": "section=guides"}),
+    ("/search", "query", {"filters": {"colour": "red"}}),
+    ("/ask", "question", {"filters": {"colour": "red"}}),
+    ("/search", "query", {"query": "forms \ud800"}),
+    ("/ask", "question", {"question": "forms \udfff"}),
+    ("/ask", "question", {"thread_id": "../etc/passwd"}),
+    ("/ask", "question", {"top_k": 0}),
+    ("/search", "query", {"top_k": -2}),
+])
+def test_the_python_api_refuses_what_http_refuses(server, index, route, field, extra):
+    """``from docs_rag_pipeline import search, ask`` checks its input as the HTTP API does: an unknown
+    source or metadata key, filters that are not an object, text that is not Unicode, a malformed
+    thread id or a top_k below 1 are errors with the same code, not an empty result or a refusal."""
+    from docs_rag_pipeline import ask, search
+    from docs_rag_pipeline.retrieval import QueryError
+
+    body = {field: "forms", **extra}
+    r = requests.post(f"{server}{route}", json=body, timeout=30)
+    assert r.status_code == 400, r.text
+    fn = search if route == "/search" else ask
+    with pytest.raises(QueryError) as err:
+        fn(body.pop(field), config=str(index), **body)
+    assert err.value.code == r.json()["error"]["code"], (str(err.value), r.json())
+
+
 def test_routes_and_methods_answer_json(server):
     r = requests.get(f"{server}/nope", timeout=30)
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
