@@ -549,11 +549,26 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _port(value: str) -> int:
+    """A TCP port for --port: 1 to 65535 (not folded modulo 65536, as a raw socket would)."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number; give one from 1 to 65535") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number; give one from 1 to 65535")
+    return port
+
+
 def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     from .serve import workers
 
     if args.workers < 1 or args.threads < 1:
         raise ConfigError("--workers and --threads must be at least 1")
+    try:
+        workers.check_bind(args.host, args.port)
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None
     path = str(config.path) if config.path else None
     if args.workers == 1:
         workers.serve_waitress(path, args.host, args.port, args.threads)
@@ -659,7 +674,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.set_defaults(fn=fn)
     s = sub.add_parser("serve", help="the HTTP API (waitress; gunicorn with --workers > 1)")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=_port, default=8000)
     s.add_argument("--workers", type=int, default=1,
                    help="worker processes sharing the port and the table (> 1: gunicorn); default 1")
     s.add_argument("--threads", type=int, default=8, help="threads per worker process; default 8")
@@ -689,7 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_gaps)
     s = sub.add_parser("ui", help="the Dagster UI (dagster dev)")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=3000)
+    s.add_argument("--port", type=_port, default=3000)
     s.set_defaults(fn=cmd_ui)
     s = sub.add_parser("prune", help="delete the rows and local state of sources no longer in the config")
     s.add_argument("--json", action="store_true")

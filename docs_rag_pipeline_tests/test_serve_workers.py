@@ -107,6 +107,26 @@ def test_bad_worker_count_is_a_clear_error(index):
     assert out.returncode == 2 and "--workers and --threads must be at least 1" in out.stderr
 
 
+def test_a_port_it_cannot_listen_on_is_a_clear_error(index):
+    """A port in use, out of range (a socket would fold 99999 to 34463 and serve there) or on an address
+    this machine does not have: exit 2 with a line that says what to change, before any 'serving on'."""
+    def serve(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        out = serve("--port", str(taken.getsockname()[1]))
+    assert out.returncode == 2 and "Address already in use; stop what uses that port" in out.stderr, out.stderr
+    assert "serving on" not in out.stderr and "Traceback" not in out.stderr
+    for port in ("99999", "-5", "http"):
+        out = serve("--port", port)
+        assert out.returncode == 2 and "is not a port number; give one from 1 to 65535" in out.stderr, out.stderr
+    out = serve("--host", "host.invalid", "--port", str(_free_port()))
+    assert out.returncode == 2 and "unknown host 'host.invalid'" in out.stderr, out.stderr
+
+
 def test_sigterm_stops_serve_even_when_its_parent_ignored_signals(index):
     """A server started from a script's background job inherits SIGINT (and, after Dagster mapped it,
     SIGTERM) as ignored: it must still stop on SIGTERM."""

@@ -35,11 +35,39 @@ def make_app(config_path: str | None) -> Callable:
     return WorkerPid(create_app(config_path=config_path))
 
 
-def serve_waitress(config_path: str | None, host: str, port: int, threads: int) -> None:
-    from waitress import serve
+def check_bind(host: str, port: int) -> None:
+    """Raise OSError (with the reason: address in use, not an address of this machine, unknown host)
+    when ``host:port`` cannot be listened on, before a server starts and says it serves there."""
+    import errno
+    import socket
 
-    print(f"serving on http://{host}:{port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
-    serve(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag")
+    where = f"cannot listen on {host}:{port}"
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise OSError(f"{where}: unknown host {host!r} ({exc.strerror}); give an address of this machine "
+                      "with --host, e.g. 127.0.0.1 or 0.0.0.0") from None
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no conflict
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            hint = ("stop what uses that port or pick another with --port" if exc.errno == errno.EADDRINUSE else
+                    "give an address of this machine with --host, e.g. 127.0.0.1 or 0.0.0.0"
+                    if exc.errno == errno.EADDRNOTAVAIL else "pick a port above 1023 with --port, or run as root"
+                    if exc.errno == errno.EACCES else "check --host and --port")
+            raise OSError(f"{where}: {exc.strerror or exc}; {hint}") from None
+
+
+def serve_waitress(config_path: str | None, host: str, port: int, threads: int) -> None:
+    import logging
+
+    from waitress import create_server
+
+    logging.basicConfig()  # as waitress.serve does: its warnings (queue depth) reach stderr
+    server = create_server(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag")
+    print(f"serving on http://{host}:{server.effective_port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
+    server.run()
 
 
 def cpu_count() -> int:
