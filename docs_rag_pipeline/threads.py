@@ -51,11 +51,19 @@ class ThreadStore:
 
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        """A connection for one operation: committed (or rolled back) and closed at the end."""
-        db = sqlite3.connect(self.path, timeout=30)
+        """A connection for one operation, in one transaction that takes the write lock at its start
+        (``BEGIN IMMEDIATE``): committed (or rolled back) and closed at the end. Another process on the
+        same storage (``serve --workers``, the MCP server, the CLI) waits for it instead of reading the
+        same last turn number and writing a duplicate (the in-process lock covers only this process)."""
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
-            with db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
                 yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
         finally:
             db.close()
 

@@ -277,3 +277,34 @@ def test_eval_scores_multi_turn_cases(index, tmp_path):
     bad.write_text(json.dumps({"id": "x", "turns": ["", "q"], "question": "q", "should_refuse": True}) + "\n")
     with pytest.raises(EvalCaseError, match=r":1: turns: a list of the earlier questions"):
         load_cases(bad)
+
+
+def _add_turns(path: str, thread_id: str, n: int) -> None:
+    from docs_rag_pipeline.threads import ThreadStore, Turn
+
+    store = ThreadStore(path, 60)
+    for i in range(n):
+        store.add(thread_id, Turn(question=f"q{i}", standalone=f"q{i}", answer="a", refused=False))
+
+
+def test_processes_adding_turns_to_one_thread_lose_none(tmp_path):
+    """Four processes on one storage (serve --workers, or the server and the MCP server) add turns to the
+    same thread at once: each takes the next number in turn, none fails on a duplicate and none is lost."""
+    import multiprocessing
+
+    from docs_rag_pipeline.threads import ThreadStore
+
+    store = ThreadStore(tmp_path, 60)
+    tid = store.new().thread_id
+    mp = multiprocessing.get_context("spawn")
+    procs = [mp.Process(target=_add_turns, args=(str(tmp_path), tid, 300)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        numbers = [n for (n,) in db.execute("SELECT n FROM turns WHERE thread_id = ? ORDER BY n", (tid,))]
+    assert numbers == list(range(1, 1201))
