@@ -109,6 +109,12 @@ def test_errors_are_tool_errors_with_a_code(index):
         ("get_chunk", {"chunk_id": "x' OR '1'='1"}, "NOT_FOUND: no chunk with id"),
         ("get_page", {"url": "https://docs.example.org/nope.md"}, "NOT_FOUND: no indexed page with URL"),
         ("get_page", {"url": "  "}, "INVALID_QUERY: 'url' must be a non-empty string"),
+        # checked before the SDK binds arguments, as HTTP checks a body: no untagged SDK text, nothing dropped
+        ("search", {}, "INVALID_QUERY: 'query' is required: search needs query"),
+        ("search", {"query": "forms", "colour": "red"}, "INVALID_QUERY: unknown argument 'colour'; search takes:"),
+        ("ask", {"question": "forms", "stream": True}, "INVALID_QUERY: unknown argument 'stream'; ask takes:"),
+        ("feedback", {"rating": "up"}, "INVALID_QUERY: 'trace_id' is required"),
+        ("nope", {"query": "forms"}, "NOT_FOUND: no tool named 'nope'; tools: ask, feedback, get_chunk"),
     ]
 
     async def session(client: Client) -> list[tuple[bool, Any]]:
@@ -188,6 +194,13 @@ def test_lone_surrogates_are_tool_errors(index):
                 assert not result.get("isError") and len(result["structuredContent"]["hits"]) == 1, result
             else:
                 assert result["isError"] and result["content"][0]["text"].startswith(expected), result
+        # bytes that are not UTF-8 at all are refused the same way (not read as U+FFFD and searched)
+        p.stdin.write(b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"search",'
+                      b'"arguments":{"query":"forms \xff\xfe"}}}\n')
+        p.stdin.flush()
+        result = json.loads(p.stdout.readline())["result"]
+        assert result["isError"] and result["content"][0]["text"].startswith(
+            "INVALID_QUERY: 'query' is not valid Unicode text"), result
     finally:
         p.stdin.close()
         p.wait(timeout=120)

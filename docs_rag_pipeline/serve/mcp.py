@@ -111,9 +111,29 @@ def _args(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+class _Server(MCPServer):
+    """MCPServer whose calls are checked as HTTP requests are before the SDK binds the arguments: an
+    unknown tool, an argument the tool does not take, or a required one missing is a tool error with
+    a code (the SDK would answer with its own untagged text, or silently drop the unknown argument)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            known = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+            return _failed("NOT_FOUND", f"no tool named {name!r}; tools: {known}")
+        props = tool.parameters.get("properties", {})
+        extra = sorted(str(k) for k in set(arguments) - set(props))
+        if extra:
+            return _failed("INVALID_QUERY", f"unknown argument {extra[0]!r}; {name} takes: {', '.join(sorted(props))}")
+        missing = [k for k in tool.parameters.get("required", []) if arguments.get(k) is None]
+        if missing:
+            return _failed("INVALID_QUERY", f"'{missing[0]}' is required: {name} needs {', '.join(tool.parameters['required'])}")
+        return await super().call_tool(name, arguments, context)
+
+
 def create_server(config_path: str | Path | None = None) -> MCPServer:
     """The MCP server over the index that ``config_path`` (else $DOCS_RAG_CONFIG, ./docs_rag.yaml) names."""
-    server = MCPServer(name="docs-rag", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server(name="docs-rag", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def ctx():  # noqa: ANN202
         return get_context(config_path)
@@ -206,6 +226,8 @@ def mend_line(line: str) -> str:
     """A JSON-RPC line whose strings hold lone UTF-16 surrogates (``"\\ud800"``), which the SDK's JSON
     parser rejects without a reply: each becomes U+FFFF, which the tools refuse as not valid text,
     so the call gets a tool error instead of silence."""
+    if _LONE_SURROGATE.search(line):  # undecodable input bytes (surrogateescape): never valid text
+        line = _LONE_SURROGATE.sub("\uffff", line)
     if "\\u" not in line.lower():
         return line
     try:
@@ -236,7 +258,9 @@ class _MendedStdin:
 
         import anyio
 
-        self._file = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        # bytes that are not UTF-8 become lone surrogates (not U+FFFD, which would pass as text), and
+        # mend_line turns those into U+FFFF: the tools refuse them as not valid Unicode text
+        self._file = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
 
     def __aiter__(self):  # noqa: ANN204
         return self._lines()
