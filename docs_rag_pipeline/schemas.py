@@ -223,6 +223,13 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
         extra = ("thread_id", "stream") if text_field == "question" else ()
         allowed = ", ".join(sorted({text_field, *Scope.model_fields, *extra}))
         return InputError("unknown_field", field, f"unknown field {field!r}; allowed: {allowed}")
+    if kind == "string_unicode" or (kind == "invalid_text" and "[key]" in loc):
+        # a field name (of the body, or a key of filters) that is not Unicode text: say where, not the
+        # key itself (pydantic shows it with its surrogates replaced, so it would read as another key)
+        where = "filters" if kind == "invalid_text" and field == "filters" else ""
+        what = f"a key of '{where}'" if where else "a field name of the body"
+        return InputError("invalid_text", where or "body", f"{what} is not valid Unicode text (a lone surrogate); "
+                                                           "send UTF-8 text")
     if kind == "invalid_text":
         where = ".".join(loc[:2]) if field == "filters" else field
         return InputError("invalid_text", where, f"'{where}' {msg}")

@@ -187,7 +187,8 @@ LONE = "\\ud800"
     ("/search", '{"query": "forms", "source": "gui%sde"}', "source"),
     ("/ask", '{"question": "forms", "filters": {"section": "a%s"}}', "filters.section"),
     ("/search", '{"query": "forms", "filters": {"section": ["a", "%s"]}}', "filters.section"),
-    ("/search", '{"query": "forms", "filters": {"sec%s": "a"}}', "filters"),
+    ("/search", '{"query": "forms", "filters": {"sec%s": "a"}}', "a key of 'filters'"),
+    ("/ask", '{"question": "forms", "%s": 1}', "a field name of the body"),
     ("/search", '{"query": "\\udc00 alone"}', "query"),
 ])
 def test_lone_surrogates_are_a_400_naming_the_field(server, route, body, field):
@@ -195,7 +196,21 @@ def test_lone_surrogates_are_a_400_naming_the_field(server, route, body, field):
     r = requests.post(f"{server}{route}", data=data.encode(), headers={"Content-Type": "application/json"}, timeout=30)
     assert r.status_code == 400, r.text
     err = r.json()["error"]
-    assert err["code"] == "invalid_text" and err["message"].startswith(f"'{field}") and "not valid Unicode" in err["message"]
+    start = field if " " in field else f"'{field}"  # a key is named by where it is, never shown garbled
+    assert err["code"] == "invalid_text" and err["message"].startswith(start) and "not valid Unicode" in err["message"]
+    assert "\ufffd" not in err["message"], err
+
+
+def test_pages_with_an_unknown_source_and_a_body_that_is_not_utf8(server):
+    r = requests.get(f"{server}/pages", params={"url": "install.md", "source": "nope"}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_source", r.text
+    assert "configured sources: guide" in r.json()["error"]["message"]
+    r = requests.post(f"{server}/search", data='{"query": "café"}'.encode("latin-1"),
+                      headers={"Content-Type": "application/json; charset=latin-1"}, timeout=30)
+    assert r.status_code == 415 and "send the JSON body as UTF-8" in r.json()["error"]["message"], r.text
+    r = requests.post(f"{server}/search", data='{"query": "café"}'.encode("utf-16"),
+                      headers={"Content-Type": "application/json; charset=utf-16"}, timeout=30)
+    assert r.status_code == 200, r.text
 
 
 @pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])

@@ -295,6 +295,10 @@ def _json() -> Any:
     """The request's JSON body (None when it does not parse); 415 for another media type."""
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+    charset = (request.mimetype_params.get("charset") or "utf-8").lower().replace("-", "").replace("_", "")
+    if charset not in ("utf8", "utf16", "utf16le", "utf16be", "utf32", "utf32le", "utf32be"):
+        raise ApiError(415, "unsupported_media_type", f"send the JSON body as UTF-8 (Content-Type: application/json; "
+                                                      f"charset=utf-8), not {request.mimetype_params['charset']}")
     try:
         return request.get_json(silent=True)
     except RecursionError:
@@ -619,7 +623,12 @@ def create_app(*, config_path: str | None = None) -> Flask:
             raise ApiError(400, "missing_url", "give the page's URL: GET /pages?url=<page url>")
         if len(url) > MAX_URL_CHARS:
             raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
-        page = page_chunks(ctx(), url, source=request.args.get("source") or None)
+        source = request.args.get("source") or None
+        names = [s.name for s in ctx().config.sources]
+        if source is not None and source not in names:
+            raise ApiError(400, "unknown_source", f"'source': no source named {source!r}; configured sources: "
+                                                  f"{', '.join(names) or 'none'}")
+        page = page_chunks(ctx(), url, source=source)
         if page is None:
             raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
         return jsonify(page)
