@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -50,9 +50,10 @@ class Case:
 
 
 def normalise_url(url: str) -> str:
-    """Compare pages, not sections: no fragment, no trailing ``index.html`` or slash."""
+    """Compare pages, not sections: no fragment, no trailing ``index.html`` or slash, and the path's
+    percent-encoding undone (``my%20page.md`` is ``my page.md``)."""
     parts = urlsplit(url.strip())
-    path = parts.path
+    path = unquote(parts.path)
     for suffix in ("index.html", "index.htm"):
         if path.endswith("/" + suffix) or path == suffix:
             path = path[: -len(suffix)]

@@ -104,6 +104,25 @@ def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     assert "UTF-8 é with one bad byte \ufffd here" in pages[BASE + "broken.md"][0]["text"]
 
 
+def test_file_names_with_url_characters_and_newlines_are_pages(tmp_path: Path) -> None:
+    """A file is named as its system allows: `#`, `?` and spaces are part of the name (not a URL's
+    fragment and query, which once made `C# and F#?.md` no page at all), the page URL a user clicks
+    encodes them, and a newline in a name is shown escaped in the progress log, never as a line break."""
+    docs = tmp_path / "docs"
+    write_docs(docs, GUIDE)
+    (docs / "C# and F#?.md").write_text("# Sharp languages\n\nThe gorbleflax compiler builds both languages.\n")
+    (docs / "new\nline.md").write_text("# Odd name\n\nThe wimbleshank page has a newline in its file name.\n")
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        out = materialize_source(cfg, "guide", instance)
+    pages = _chunks(cfg)
+    assert BASE + "C%23%20and%20F%23%3F.md" in pages and BASE + "new%0Aline.md" in pages, sorted(pages)
+    hit = search("gorbleflax compiler", config=cfg, top_k=1)[0]
+    assert hit.page_url == BASE + "C%23%20and%20F%23%3F.md" and hit.url.startswith(hit.page_url)
+    log = out["_log"]
+    assert "[PARSE] new\\nline.md: new" in log and "[PARSE] new\nline.md" not in log
+
+
 def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
     """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
     parser or chunker (here: another token budget) stay; ``mode="reparse"`` re-parses and re-chunks

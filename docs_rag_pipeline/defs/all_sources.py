@@ -25,7 +25,7 @@ from dagster import (AssetMaterialization, Config, DynamicOut, DynamicOutput, Me
 
 from .. import refresh
 from .assets import (WRITER, ScrapeConfig, md_table, chunks_metadata, embeddings_metadata, index_metadata,
-                     pages_metadata, progress_log)
+                     one_line, pages_metadata, progress_log)
 from .partitions import sources_partitions
 from .resources import DocsRagResource
 
@@ -55,7 +55,7 @@ def step_labels(names: Sequence[str]) -> dict[str, str]:
 def _logger(context: OpExecutionContext, source: str):  # noqa: ANN202
     """Progress lines name their source: one run's log holds several sources' lines."""
     def log(msg: str) -> None:
-        line = f"[{source}] {msg}"
+        line = one_line(f"[{source}] {msg}")
         context.log.info(line)
         progress_log.info(line)
 

@@ -6,6 +6,7 @@ Each asset is a few lines around one core function; metadata says what the stage
 
 import logging
 import os
+import re
 import time
 
 import polars as pl
@@ -17,6 +18,13 @@ from .partitions import sources_partitions
 from .resources import DocsRagResource
 
 progress_log = logging.getLogger("docs_rag_pipeline.progress")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]|\n")
+
+
+def one_line(msg: str) -> str:
+    """A progress line stays one line: a control character from a file name or a page title (a
+    newline in ``new\nline.md``) is shown escaped, so it cannot forge or split log lines."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), msg)
 
 PAGES_SCHEMA = {"source": pl.String, "page_url": pl.String, "path": pl.String, "format": pl.String,
                 "content_hash": pl.String, "status": pl.String, "title": pl.String, "sections": pl.String,
@@ -36,6 +44,7 @@ WRITER = {"pool": os.environ["DOCS_RAG_WRITER_POOL"]} if os.environ.get("DOCS_RA
 
 def _logger(context: AssetExecutionContext):  # noqa: ANN202
     def log(msg: str) -> None:
+        msg = one_line(msg)
         context.log.info(msg)
         progress_log.info(msg)
 

@@ -18,8 +18,10 @@ _EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html
 
 
 def format_for_path(path: str) -> str | None:
-    """The document format for a file path or URL from its extension, or None when unsupported."""
-    clean = path.split("?", 1)[0].split("#", 1)[0]
+    """The document format for a file path or URL from its extension, or None when unsupported. A
+    URL's query and fragment are not part of its path; a file's name may hold ``#`` and ``?``
+    (``C# and F#?.md``), which are then part of the name."""
+    clean = path.split("?", 1)[0].split("#", 1)[0] if "://" in path else path
     return _EXTENSIONS.get(PurePosixPath(clean).suffix.lower())
 
 

@@ -13,6 +13,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+from urllib.parse import quote
 
 from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
@@ -61,12 +62,26 @@ def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | 
     for rule in url_rules:
         m = re.search(rule.match, rel)
         if m:
-            return _collapse(m.expand(rule.url))
+            return _collapse(_GROUP_REF.sub(lambda g: _quote(_group(m, g[1] or g[2])), rule.url))
     if url_template:
-        return _collapse(url_template.replace("{path}", template_path(rel)))
+        return _collapse(url_template.replace("{path}", _quote(template_path(rel))))
     if base_url:
-        return base_url.rstrip("/") + "/" + rel
+        return base_url.rstrip("/") + "/" + _quote(rel)
     return None
+
+
+#: a group reference in a url rule's ``url``: ``\1`` or ``\g<name>`` (``\g<1>``)
+_GROUP_REF = re.compile(r"\\(?:(\d+)|g<(\w+)>)")
+
+
+def _group(m: re.Match, ref: str) -> str:
+    return m.group(int(ref) if ref.isdigit() else ref) or ""  # a group that did not take part is empty
+
+
+def _quote(path: str) -> str:
+    """A file path as it goes into a URL: ``#``, ``?``, spaces and other characters a URL path cannot
+    hold as they are are percent-encoded (a ``#`` in a file name must not become the fragment)."""
+    return quote(path, safe="/")
 
 
 def file_url(rel: str, *, base_url: str | None, url_template: str | None, root: Path,
