@@ -243,7 +243,8 @@ def test_git_unmapped_files_and_default_branch(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "repo")
     git(repo.remote, "symbolic-ref", "HEAD", "refs/heads/trunk")  # the remote's default is trunk
     repo.commit("initial", {"docs/modules/ROOT/pages/index.adoc": "= Home\n\nHello.\n",
-                            "docs/modules/ROOT/nav.adoc": "* xref:index.adoc[]\n"})
+                            "docs/modules/ROOT/nav.adoc": "* xref:index.adoc[]\n",
+                            "docs/modules/ROOT/pages/C# and F#?.adoc": "= Sharp\n\nBoth languages.\n"})
     git(repo.work, "push", "-q", "origin", "HEAD:trunk")
     cfg = write_config(tmp_path, sources=f"""
       - name: acme
@@ -260,7 +261,9 @@ def test_git_unmapped_files_and_default_branch(tmp_path: Path) -> None:
     assert pages["modules/ROOT/pages/index.adoc"]["page_url"] == "https://docs.acme.dev/"
     # a file no rule maps: indexed under its repository path, with a warning
     assert pages["modules/ROOT/nav.adoc"]["page_url"] == "docs/modules/ROOT/nav.adoc"
-    assert notes["unmapped_files"] == 1
+    # a file name with URL characters is a page, its path percent-encoded where it becomes a URL
+    assert pages["modules/ROOT/pages/C# and F#?.adoc"]["page_url"] == "docs/modules/ROOT/pages/C%23%20and%20F%23%3F.adoc"
+    assert notes["unmapped_files"] == 2
     assert any("warning" in ln and "modules/ROOT/nav.adoc" in ln for ln in lines)
 
 

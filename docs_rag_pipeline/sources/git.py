@@ -46,7 +46,7 @@ from ..config import SourceConfig
 from ..parsing import format_for_path
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
-from .local import asciidoc_body, map_url, path_glob
+from .local import _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -322,7 +322,7 @@ class GitSource(Source):
             fmt = format_for_path(rel) or "markdown"
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template)
             if url is None:
-                url = repo_path
+                url = _quote(repo_path)  # a path as a (relative) URL: "C# notes.md" → "C%23%20notes.md"
                 unmapped += 1
                 if self.cfg.url_rules or self.cfg.url_template:
                     log(f"[DISCOVER] {self.name}: warning: no url_rules entry or url_template maps {rel}; "
