@@ -465,3 +465,26 @@ def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     pages = {p.path: p for p in scan.pages}
     assert "Crème brûlée on Fridays." in pages["latin1.md"].body
     assert "Naïve café." in pages["page.adoc"].body
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named(tmp_path: Path) -> None:
+    """A repository file named in latin-1 bytes once ended the whole git source (UnicodeEncodeError
+    where its path became a URL); it is skipped with its bytes shown escaped, the rest is synced,
+    and the next sync still works (the state file holds no such name)."""
+    from docs_rag_pipeline.config import parse_config
+
+    repo = Repo(tmp_path / "repo")
+    write_docs(repo.work, {"ok.md": "# Fine\n\nA fine page.\n"})
+    with open(bytes(repo.work) + b"/caf\xe9.md", "w") as f:
+        f.write("# Cafe\n\nA page with a latin-1 file name.\n")
+    repo.commit("initial")
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
+        "name": "acme", "kind": "git", "repo": str(repo.remote)}]})
+    src = GitSource(cfg.sources[0], workdir=tmp_path / "data" / "sources" / "acme")
+    lines: list[str] = []
+    scan = src.scan({}, log=lines.append)
+    assert [p.path for p in scan.pages] == ["ok.md"] and scan.notes["names_not_utf8"] == ["caf\\xe9.md"]
+    assert any("skipped caf\\xe9.md: its name is not valid UTF-8; rename it" in ln for ln in lines)
+    repo.commit("more", {"two.md": "# Two\n\nAnother page.\n"})
+    again = src.scan({p.page_url: p.content_hash for p in scan.pages}, log=lambda _: None)
+    assert sorted((p.path, p.status) for p in again.pages) == [("ok.md", "unchanged"), ("two.md", "new")]

@@ -123,6 +123,42 @@ def test_file_names_with_url_characters_and_newlines_are_pages(tmp_path: Path) -
     assert "[PARSE] new\\nline.md: new" in log and "[PARSE] new\nline.md" not in log
 
 
+def test_folders_linked_to_each_other_and_names_that_are_not_utf8(tmp_path: Path) -> None:
+    """Four folders that each link to the other three once made the listing walk every ordering of
+    them (pages without end); now a folder is walked through at most one link, so each page is
+    indexed at most twice (at its own path and under one link). Two files linked to each other are
+    a loop of links, not "points to nothing". A file or folder whose name is not UTF-8 (the bytes a
+    latin-1 system writes) once ended the whole source with UnicodeEncodeError: now it is skipped,
+    logged and listed, and everything else is indexed."""
+    docs = tmp_path / "docs"
+    write_docs(docs, GUIDE)
+    for n in "abcd":
+        write_docs(docs / n, {"page.md": f"# Folder {n}\n\nThe folder {n} page.\n"})
+        for m in "abcd":
+            if m != n:
+                (docs / n / f"to_{m}").symlink_to(f"../{m}")
+    (docs / "loop1.md").symlink_to("loop2.md")
+    (docs / "loop2.md").symlink_to("loop1.md")
+    raw = os.fsencode(docs)
+    os.mkdir(raw + b"/d\xe9j\xe0")
+    for name in (b"/d\xe9j\xe0/vu.md", b"/caf\xe9.md"):
+        with open(raw + name, "w") as f:
+            f.write("# Latin-1 name\n\nThe zorbulon page has a latin-1 file name.\n")
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        out = materialize_source(cfg, "guide", instance)
+    linked = {"a/page.md", "a/to_b/page.md", "a/to_b/to_c/page.md", "a/to_b/to_c/to_d/page.md", "b/page.md",
+              "b/to_a/page.md", "c/page.md", "d/page.md"}
+    assert set(_chunks(cfg)) == {BASE + p for p in (*GUIDE, *linked)}
+    mat = out["_result"].asset_materializations_for_node("scraped_pages")[0].metadata
+    assert mat["scan_names_not_utf8"].value == ["caf\\xe9.md", "d\\xe9j\\xe0"]
+    listed = mat["scan_skipped_link_list"].value
+    assert "a/to_c -> ../c: that folder is already listed through the link a/to_b/to_c" in listed
+    assert "skipped the symlink loop1.md -> loop2.md: a loop of links" in out["_log"]
+    assert "[DISCOVER] guide: skipped caf\\xe9.md: its name is not valid UTF-8; rename it to UTF-8" in out["_log"]
+    assert search("zorbulon latin-1", config=cfg, top_k=1)[0].page_url != BASE + "caf%E9.md"
+
+
 def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
     """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
     parser or chunker (here: another token budget) stay; ``mode="reparse"`` re-parses and re-chunks

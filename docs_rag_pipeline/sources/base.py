@@ -44,6 +44,21 @@ def decode_body(data: bytes, charset: str | None) -> str:
         return data.decode("cp1252", "replace")
 
 
+def undecodable_name(path: str) -> str | None:
+    """None when the file name ``path`` is text (valid UTF-8); else the name as shown to a user, its
+    bytes escaped (``caf\\xe9.md``). A name that is not UTF-8 comes from the file system or git with
+    its bytes as lone surrogates; it cannot go into a URL, the index or a JSON state file."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+#: what to tell a user about a file name that is not UTF-8
+RENAME_HINT = "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r FOLDER) to index it"
+
+
 @dataclass(slots=True)
 class ScanResult:
     pages: list[Page]  # every current page: new/changed ones carry their body

@@ -45,8 +45,8 @@ from typing import Any
 from ..config import SourceConfig
 from ..parsing import format_for_path
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash, decode_body
-from .local import _quote, asciidoc_body, map_url, path_glob
+from .base import RENAME_HINT, Log, ScanResult, Source, content_hash, decode_body, undecodable_name
+from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -314,9 +314,15 @@ class GitSource(Source):
         unmapped = 0
         unresolved_total = 0
         read_count = 0
+        bad_names: list[str] = []
         for repo_path in sorted(tree):
             rel = self._rel(repo_path)
             if rel is None:
+                continue
+            shown = undecodable_name(repo_path)
+            if shown is not None:
+                bad_names.append(shown)
+                log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
                 continue
             blob = tree[repo_path]
             fmt = format_for_path(rel) or "markdown"
@@ -382,6 +388,8 @@ class GitSource(Source):
             notes["unmapped_files"] = unmapped
         if unresolved_total:
             notes["unresolved_includes"] = unresolved_total
+        if bad_names:
+            notes["names_not_utf8"] = bad_names[:MAX_LISTED]
         self.save_state({"version": STATE_VERSION, "repo": _public(self.cfg.repo or ""), "branch": branch,
                          "subpath": self.cfg.subpath, "commit": head, "previous_commit": last,
                          "synced_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": new_cache})

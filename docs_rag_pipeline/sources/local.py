@@ -7,6 +7,7 @@ is prepared (its ``include::`` directives resolved inside the folder, :func:`asc
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -19,7 +20,7 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash, decode_body
+from .base import RENAME_HINT, Log, ScanResult, Source, content_hash, decode_body, undecodable_name
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -120,16 +121,20 @@ class Listing:
     files: list[tuple[str, Path]] = field(default_factory=list)  # (path relative to the root, real path)
     skipped_links: list[str] = field(default_factory=list)  # "rel -> target: reason"
     unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: "rel: reason"
+    bad_names: list[str] = field(default_factory=list)  # files/folders whose name is not UTF-8 (escaped)
 
 
 class LocalSource(Source):
     """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
     inside it is read like a copy at the link's own path; a linked folder inside it is walked
-    under the link's path, except a link back to one of its own parent folders (a loop). A link
-    whose real path is outside the folder or hidden (a ``.`` name), or that points nowhere, is
-    never read: it is logged and listed in the scan notes (``skipped_links``). A file that cannot
-    be read is a ``failed`` page (its indexed chunks stay); a folder that cannot be listed makes
-    the scan incomplete (nothing is removed)."""
+    under the link's path, except a link back to one of its own parent folders (a loop) and a
+    second link to a folder already walked through a link (so folders that link to each other
+    cannot multiply the pages). A link whose real path is outside the folder or hidden (a ``.``
+    name), that points nowhere or into a loop of links, is never read: it is logged and listed in
+    the scan notes (``skipped_links``). A file or folder whose name is not UTF-8 is skipped, logged
+    and listed (``names_not_utf8``): it cannot go into a URL. A file that cannot be read is a
+    ``failed`` page (its indexed chunks stay); a folder that cannot be listed makes the scan
+    incomplete (nothing is removed)."""
 
     cfg: SourceConfig
 
@@ -148,6 +153,8 @@ class LocalSource(Source):
             out.skipped_links.append(f"{rel} -> {target}: {reason}")
             log(f"[DISCOVER] {self.name}: skipped the symlink {rel} -> {target}: {reason}")
 
+        linked: dict[Path, str] = {}  # real folder → the link path it was walked under
+
         def walk(folder: Path, prefix: str, parents: tuple[Path, ...]) -> None:
             try:
                 with os.scandir(folder) as it:
@@ -161,14 +168,22 @@ class LocalSource(Source):
                 if e.name.startswith("."):
                     continue
                 rel = prefix + e.name
+                shown = undecodable_name(rel)
+                if shown is not None:
+                    if e.is_dir() or self.wanted(rel):
+                        out.bad_names.append(shown)
+                        log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
+                    continue
                 real = Path(e.path)
                 target = os.readlink(e.path) if e.is_symlink() else ""
+                target = undecodable_name(target) or target  # shown in the log and notes
                 if target:
                     try:
                         real = real.resolve(strict=True)
-                    except (OSError, RuntimeError):
-                        if self.wanted(rel):
-                            skip_link(rel, target, "it points to nothing")
+                    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop (Python < 3.13)
+                        if self.wanted(rel) or e.is_dir():
+                            loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+                            skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
                         continue
                     if not real.is_relative_to(root):
                         if real.is_dir() or self.wanted(rel):
@@ -182,6 +197,11 @@ class LocalSource(Source):
                     if real in parents:
                         skip_link(rel, target, "a loop (it points to a folder it is inside)")
                         continue
+                    if target:
+                        if real in linked:
+                            skip_link(rel, target, f"that folder is already listed through the link {linked[real]}")
+                            continue
+                        linked[real] = rel
                     walk(real, rel + "/", (*parents, real))
                 elif e.is_file() and self.wanted(rel):
                     out.files.append((rel, real))
@@ -272,4 +292,6 @@ class LocalSource(Source):
             notes["skipped_link_list"] = found.skipped_links[:MAX_LISTED]
         if found.unlisted:
             notes["unlisted_folders"] = found.unlisted[:MAX_LISTED]
+        if found.bad_names:
+            notes["names_not_utf8"] = found.bad_names[:MAX_LISTED]
         return ScanResult(pages=pages, deleted=deleted, complete=complete, notes=notes)
