@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -241,6 +242,19 @@ class UrlRule(_Shape):
             raise _fail("a URL rule has exactly the keys 'match' (a regex on the path) and 'url'")
         return data
 
+    @model_validator(mode="after")
+    def _groups(self) -> UrlRule:
+        """Every ``\\1`` / ``\\g<name>`` in ``url`` names a group of ``match`` (else every scan would
+        fail on the first path the rule matches)."""
+        rx = re.compile(self.match)
+        for num, name in re.findall(r"\\(?:(\d+)|g<(\w+)>)", self.url):
+            ref = num or name
+            if not (ref.isdigit() and int(ref) <= rx.groups or ref in rx.groupindex):
+                have = f"it has {rx.groups} group(s)" + (f" named {', '.join(rx.groupindex)}" if rx.groupindex else "")
+                raise _fail(f"{chr(92)}{ref if num else f'g<{ref}>'} names no group of match {self.match!r} ({have}); "
+                            "use a group the regex has, or add one with (...)", "url")
+        return self
+
 
 class MetadataRule(_Shape):
     """Derive one metadata key per page: from path globs (``values``: glob → value, first match
@@ -357,13 +371,14 @@ class SourceConfig(_Shape):
     @field_validator("path", mode="before")
     @classmethod
     def _folder(cls, v: Any, info: ValidationInfo) -> Any:
-        if not isinstance(v, str):
+        if isinstance(v, Path):
             return v
+        if not isinstance(v, str):
+            raise _fail(f"expected a folder path (a string), got {type(v).__name__} {v!r}")
         path = Path(v).expanduser()
-        path = path if path.is_absolute() else _root(info) / path
-        if not path.is_dir():
-            raise _fail(f"folder {str(path)!r} does not exist; create it or fix the path")
-        return path
+        # whether the folder exists is checked when the source is scanned (LocalSource.scan), so
+        # one missing folder fails that source's refresh, not every command (ask, search, serve)
+        return path if path.is_absolute() else _root(info) / path
 
     @field_validator("repo")
     @classmethod
@@ -388,9 +403,18 @@ class SourceConfig(_Shape):
     @field_validator("cron")
     @classmethod
     def _cron(cls, v: str) -> str:
+        from croniter import CroniterError, croniter
+
+        example = "minute hour day-of-month month day-of-week, e.g. '0 4 * * *' (daily at 04:00)"
         if not CRON_RE.match(v.strip()):
-            raise _fail(f"{v!r} is not a 5-field cron expression, e.g. '0 4 * * *'")
-        return v
+            raise _fail(f"{v!r} is not a 5-field cron expression: {example}")
+        if not croniter.is_valid(v.strip()):
+            raise _fail(f"{v!r} is not a valid cron expression (a field out of range, or a step of 0?): {example}")
+        try:
+            croniter(v.strip(), datetime(2000, 1, 1), max_years_between_matches=8).get_next(datetime)
+        except CroniterError:
+            raise _fail(f"{v!r} never fires (no such date, e.g. 31 February): {example}") from None
+        return v.strip()
 
     @field_validator("url_template")
     @classmethod

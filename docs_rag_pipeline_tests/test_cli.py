@@ -60,9 +60,16 @@ def test_cli_errors_are_clear(guide):
     bad = _run(["ingest", "--source", "nope"], guide)
     assert bad.returncode == 2 and "unknown source 'nope'" in bad.stderr
     broken = guide.parent / "broken.yaml"
-    broken.write_text("sources:\n  - {name: x, kind: local, path: missing-folder}\n")
+    broken.write_text("sources:\n  - {name: x, kind: local, path: docs, cron: '0 0 30 2 *'}\n")
     out = _run(["--config", str(broken), "search", "x"], guide)
-    assert out.returncode == 2 and "sources[0].path" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "sources[0].cron: '0 0 30 2 *' never fires" in out.stderr
+    assert "Traceback" not in out.stderr
+    gone = guide.parent / "gone.yaml"  # a missing folder fails that source's refresh, not the config
+    gone.write_text("storage: gone-data\nsources:\n  - {name: x, kind: local, path: missing-folder}\n")
+    out = _run(["--config", str(gone), "ingest"], guide)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "step scraped_pages failed: docs_rag_pipeline.sources.base.SourceError: sources.x.path: " in out.stderr
+    assert "missing-folder' does not exist; create it or fix the path" in out.stderr
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,12 @@ def test_valid_config_defaults(guide):
     ("embedding:\n  provider: magic\n", "embedding.provider: unknown provider 'magic'"),
     ("sources:\n  - {name: a, kind: local, path: docs}\n  - {name: a, kind: local, path: docs}\n",
      "sources[1].name: duplicate source name 'a'"),
-    ("sources:\n  - {name: a, kind: local, path: nowhere}\n", "sources[0].path: folder"),
+    ("sources:\n  - {name: a, kind: local, path: 5}\n", "sources[0].path: expected a folder path (a string), got int 5"),
+    ("sources:\n  - {name: a, kind: local, path: docs, cron: '99 99 * * *'}\n",
+     "sources[0].cron: '99 99 * * *' is not a valid cron expression"),
+    ("sources:\n  - {name: a, kind: local, path: docs, cron: '*/0 * * * *'}\n", "a step of 0?"),
+    ("sources:\n  - {name: a, kind: local, path: docs, cron: '0 0 31 2 *'}\n",
+     "sources[0].cron: '0 0 31 2 *' never fires (no such date"),
     ("sources:\n  - {name: a, kind: ftp, path: docs}\n", "sources[0].kind: unknown kind 'ftp'"),
     ("sources:\n  - {name: 'Has Spaces', kind: local, path: docs}\n", "sources[0].name: 'Has Spaces' is not a valid"),
     ("sources:\n  - {name: a, kind: local, path: docs, colour: red}\n", "sources[0].colour: unknown key"),
@@ -49,6 +54,10 @@ def test_valid_config_defaults(guide):
      "sources[0].sitemaps: use 'auto', 'off'"),
     ("sources:\n  - {name: g, kind: git}\n", "sources[0].repo: missing"),
     ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: a}]}\n", "sources[0].url_rules[0]: a URL rule"),
+    ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: '^a/(.*)', url: 'https://x.org/\\2'}]}\n",
+     "sources[0].url_rules[0].url: \\2 names no group of match '^a/(.*)' (it has 1 group(s))"),
+    ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: '^(?P<p>.*)', url: 'https://x.org/\\g<q>'}]}\n",
+     "url_rules[0].url: \\g<q> names no group of match '^(?P<p>.*)' (it has 1 group(s) named p)"),
     ("sources:\n  - {name: g, kind: git, repo: x, metadata_rules: [{values: {'**/a/**': a}}]}\n",
      "sources[0].metadata_rules[0].key: missing"),
     ("api:\n  colour: red\n", "api.colour: unknown key"),
@@ -122,6 +131,57 @@ def test_api_section(tmp_path):
     # public_url: a trailing slash is dropped, a path prefix kept
     assert load_config(_cfg(tmp_path, "api:\n  public_url: https://docs.example.org/rag/\n")).api.public_url \
         == "https://docs.example.org/rag"
+
+
+def test_every_cron_the_config_accepts_makes_a_schedule_or_a_config_error(tmp_path):
+    """A cron once passed the config (any five words) and then ended every Dagster command in a
+    DagsterInvalidDefinitionError traceback. Now the config checks it with croniter, and what
+    croniter reads but Dagster does not is a ConfigError naming the key when the schedules are made."""
+    from docs_rag_pipeline.defs.automation import schedules_for
+
+    crons = ["0 4 * * *", "*/15 * * * mon-fri", "5,10 */2 1-15 jan *", "0 4 * * 7", "0 4 L * *", "0 0 29 2 *",
+             "0 4 15W * *", "0 4 * * 1#2", "*/60 * * * *", "0 4 ? * *", "99 99 * * *", "60 * * * *", "0 24 * * *",
+             "0 0 0 * *", "0 0 * 13 *", "1-70 * * * *", "0 4 * * 8", "H 4 * * *", "0 0 31 2 *", "0 4 * * * *"]
+    accepted = 0
+    for cron in crons:
+        try:
+            cfg = load_config(_cfg(tmp_path, f"sources:\n  - {{name: a, kind: local, path: docs, cron: '{cron}'}}\n"))
+        except ConfigError as exc:
+            assert f"sources[0].cron: '{cron}'" in str(exc)
+            continue
+        accepted += 1
+        try:
+            assert schedules_for(cfg)[0].cron_schedule == cron
+        except ConfigError as exc:
+            assert f"sources[0].cron: '{cron}' is not a cron expression Dagster schedules accept" in str(exc)
+    assert accepted >= 9
+
+
+def test_a_missing_local_folder_fails_its_refresh_not_the_config(tmp_path):
+    """A local source whose folder is gone once made every command fail at config load (ask and
+    search of the other sources too). Now the config loads, the other source answers, and the
+    missing folder's refresh stops with an error naming the key; what it indexed before stays."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.query import search
+    from docs_rag_pipeline.sources.base import SourceError
+
+    from .conftest import GUIDE, write_docs
+
+    write_docs(tmp_path / "docs", GUIDE)
+    write_docs(tmp_path / "other", {"index.md": "# Other\n\nThe quillmaster tool polishes feathers.\n"})
+    body = ("storage: data\nsources:\n  - {name: guide, kind: local, path: docs}\n"
+            "  - {name: other, kind: local, path: other}\n")
+    (tmp_path / "docs_rag.yaml").write_text(body)
+    cfg = tmp_path / "docs_rag.yaml"
+    for name in ("guide", "other"):
+        refresh.refresh(Context(load_config(cfg)), name)
+    before = sorted(r["chunk_id"] for r in Context(load_config(cfg)).chunks.rows("source = 'guide'"))
+    (tmp_path / "docs").rename(tmp_path / "moved")
+    assert search("quillmaster feathers", config=cfg, top_k=1)[0].source == "other"
+    with pytest.raises(SourceError, match=r"sources.guide.path: '.*/docs' does not exist; create it or fix the path"):
+        refresh.refresh(Context(load_config(cfg)), "guide")
+    assert sorted(r["chunk_id"] for r in Context(load_config(cfg)).chunks.rows("source = 'guide'")) == before
 
 
 def test_missing_file(tmp_path):

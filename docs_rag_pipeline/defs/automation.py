@@ -3,12 +3,12 @@ that evaluates the sources a ``refresh_all_sources`` run refreshed."""
 
 from collections.abc import Iterator
 
-from dagster import (AssetKey, AssetSelection, DagsterEventType, DagsterInstance, DagsterRunStatus,
+from dagster import (AssetKey, DagsterInvalidDefinitionError, AssetSelection, DagsterEventType, DagsterInstance, DagsterRunStatus,
                      DefaultScheduleStatus, DefaultSensorStatus, RunRequest, RunStatusSensorContext,
                      ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, define_asset_job,
                      run_status_sensor, sensor)
 
-from ..config import Config, load_config
+from ..config import Config, ConfigError, load_config
 from ..cli import INGEST_TAG
 from .all_sources import refresh_all_job
 from .assets import ingest_assets, lancedb_chunks
@@ -23,14 +23,19 @@ refresh_job = define_asset_job("refresh_source", selection=AssetSelection.assets
 
 def schedules_for(config: Config) -> list[ScheduleDefinition]:
     out = []
-    for src in config.sources:
+    for i, src in enumerate(config.sources):
         def run_for(context, _name=src.name):  # noqa: ANN001, ANN202
             return RunRequest(partition_key=_name, run_key=None, tags={"source": _name})
 
-        out.append(ScheduleDefinition(name=f"refresh_{src.name.replace('-', '_')}", cron_schedule=src.cron,
-                                      job=refresh_job, execution_fn=run_for,
-                                      default_status=DefaultScheduleStatus.RUNNING,
-                                      description=f"Refresh source {src.name!r} ({src.cron})"))
+        try:
+            out.append(ScheduleDefinition(name=f"refresh_{src.name.replace('-', '_')}", cron_schedule=src.cron,
+                                          job=refresh_job, execution_fn=run_for,
+                                          default_status=DefaultScheduleStatus.RUNNING,
+                                          description=f"Refresh source {src.name!r} ({src.cron})"))
+        except DagsterInvalidDefinitionError:  # a cron croniter reads but Dagster does not (e.g. '15W')
+            raise ConfigError(f"{config.path or 'docs_rag.yaml'}: sources[{i}].cron: {src.cron!r} is not a cron "
+                              "expression Dagster schedules accept; use minute hour day-of-month month day-of-week "
+                              "with numbers, names, '*', ',', '-' and '/', e.g. '0 4 * * *'") from None
     return out
 
 

@@ -44,6 +44,11 @@ def decode_body(data: bytes, charset: str | None) -> str:
         return data.decode("cp1252", "replace")
 
 
+class SourceError(RuntimeError):
+    """A source that cannot be scanned at all (a folder that is gone, a repository that cannot be
+    fetched): the message names the key and the fix. Nothing in the index is changed."""
+
+
 def undecodable_name(path: str) -> str | None:
     """None when the file name ``path`` is text (valid UTF-8); else the name as shown to a user, its
     bytes escaped (``caf\\xe9.md``). A name that is not UTF-8 comes from the file system or git with

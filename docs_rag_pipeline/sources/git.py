@@ -45,14 +45,14 @@ from typing import Any
 from ..config import SourceConfig
 from ..parsing import format_for_path
 from ..records import Page
-from .base import RENAME_HINT, Log, ScanResult, Source, content_hash, decode_body, undecodable_name
+from .base import RENAME_HINT, Log, SourceError, ScanResult, Source, content_hash, decode_body, undecodable_name
 from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
 
 
-class GitError(RuntimeError):
+class GitError(SourceError):
     """A git command failed; the message says which and how to fix it (never a credential)."""
 
 

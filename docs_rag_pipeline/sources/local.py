@@ -20,7 +20,7 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import RENAME_HINT, Log, ScanResult, Source, content_hash, decode_body, undecodable_name
+from .base import RENAME_HINT, Log, SourceError, ScanResult, Source, content_hash, decode_body, undecodable_name
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -232,6 +232,10 @@ class LocalSource(Source):
         unresolved = 0
         seen: dict[str, str] = {}
         root = self.cfg.path.resolve()
+        if not root.is_dir():
+            what = "is not a folder" if root.exists() else "does not exist"
+            raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} {what}; create it or fix the path "
+                              "in the config (nothing was removed from the index)")
         found = self.listing(log)
         for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
