@@ -540,6 +540,66 @@ def test_hostile_site_never_breaks_the_crawl(tmp_path: Path, instance) -> None:
     assert took < 60
 
 
+def test_a_body_that_trickles_in_is_cut_off_at_its_deadline(tmp_path: Path) -> None:
+    """A server that sends a byte every 0.05 s never trips the read timeout; the crawl read it in
+    64 KiB pieces, so the whole-body deadline was only checked once 64 KiB had come (hours at a
+    byte a second). Now the page fails at its deadline (4 × timeout_seconds) with that reason, and
+    the server sees the crawler hang up long before it sent the whole body."""
+    sent: list[int] = []
+    total = 2000  # 100 s at 0.05 s a byte; the deadline is 4 × 0.5 s
+
+    def trickle(h) -> None:  # noqa: ANN001
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(total))
+        h.end_headers()
+        n = 0
+        try:
+            for n in range(1, total + 1):
+                h.wfile.write(b"<")
+                h.wfile.flush()
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        sent.append(n)
+
+    with scripted_server({"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("slow.html",))),
+                          "/slow.html": trickle}) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", timeout_seconds=0.5, max_retries=0)
+        lines: list[str] = []
+        scan = src.scan({}, log=lines.append)
+        deadline = time.monotonic() + 30
+        while not sent and time.monotonic() < deadline:  # the handler notices the hang-up on its next write
+            time.sleep(0.05)
+    assert [p.page_url for p in scan.pages] == [srv.url + "/"]
+    assert f"[FETCH] failed {srv.url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines
+    assert sent and sent[0] < total
+
+
+def test_a_huge_sitemap_is_counted_not_logged_url_by_url(tmp_path: Path) -> None:
+    """A sitemap of 5,000 URLs once wrote 5,000 [DISCOVER] lines into the Dagster event log (which
+    stores each; a 50,000-URL sitemap took 36 s of logging for a 100-page crawl). The first
+    MAX_URL_LINES URLs are listed, then one line says the rest are only counted; the counts stay."""
+    from docs_rag_pipeline.sources.web import MAX_URL_LINES
+
+    def sitemap(h) -> None:  # noqa: ANN001
+        host = f"http://{h.headers['Host']}"
+        urls = "".join(f"<url><loc>{host}/p{i}.html</loc></url>" for i in range(5000))
+        h.reply(200, f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>',
+                ctype="application/xml")
+
+    with scripted_server({"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>")), "/sitemap.xml": sitemap},
+                         prefix_routes=[("/p", lambda h: h.reply(200, page("P", "<p>A page.</p>")))]) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_pages=5)
+        lines: list[str] = []
+        scan = src.scan({}, log=lines.append)
+    url_lines = [ln for ln in lines if ln.startswith(f"[DISCOVER] {srv.url}/")]
+    assert len(url_lines) == MAX_URL_LINES < 5000
+    assert sum("the rest are not logged one by one" in ln for ln in lines) == 1
+    assert scan.notes["discovered"] == 5001 and len(scan.pages) == 5 and not scan.complete
+    assert any(ln.startswith("[DISCOVER] site: crawl stopped early") and "5001 URLs seen" in ln for ln in lines)
+
+
 # --------------------------------------------------------------------------------------------
 # Removals, early stops, modes
 # --------------------------------------------------------------------------------------------

@@ -366,6 +366,36 @@ class Manifest:
 # --------------------------------------------------------------------------------------------
 
 
+#: lines a crawl logs for URLs it discovered or skipped, one each, before it only counts them
+MAX_URL_LINES = 1000
+
+#: a page's whole body must arrive within this many ``timeout_seconds`` (each read within one)
+BODY_TIMEOUTS = 4
+
+
+class _SlowBody(requests.Timeout):
+    """The body trickled in so slowly that it missed the whole-body deadline."""
+
+
+def _read1(resp: requests.Response) -> bytes:
+    """The next piece of the (decoded) body, b"" at its end: at most one socket read per call, so a
+    deadline is checked however slowly the body trickles (``iter_content``'s ``read(65536)`` waits
+    for 64 KiB: hours at a byte a second). urllib3's errors become the requests ones
+    ``iter_content`` would raise."""
+    from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
+
+    try:
+        return resp.raw.read1(65536, decode_content=True)
+    except ReadTimeoutError as exc:
+        raise requests.ReadTimeout(exc) from None
+    except ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
+    except DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from None
+    except SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from None
+
+
 class FetchError(Exception):
     """A request that failed for good (after its retries)."""
 
@@ -395,6 +425,7 @@ class _Crawl:
         self.cfg: SourceConfig = src.cfg
         self.state = state
         self.log = log
+        self.url_lines = 0  # see _log_url
         self.mode = mode
         self.manifest = Manifest(src.workdir / "raw")
         self.session = requests.Session()
@@ -465,6 +496,8 @@ class _Crawl:
                         return out
                 finally:
                     resp.close()
+            except _SlowBody as exc:
+                reason = str(exc)
             except requests.Timeout:
                 reason = f"timed out after {self.cfg.timeout_seconds:g} s"
             except requests.ConnectionError as exc:
@@ -489,9 +522,9 @@ class _Crawl:
             out.skip = ("non-HTML content type", f"non-HTML content type {mime!r}")
             return out
         body = bytearray()
-        budget = max(self.cfg.timeout_seconds * 4, 30.0)  # a whole body, however slowly it trickles
+        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # a whole body, however slowly it trickles
         deadline = time.monotonic() + budget
-        for chunk in resp.iter_content(chunk_size=65536):
+        while chunk := _read1(resp):
             if not body and page and _looks_binary(chunk):
                 out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
                 return out
@@ -501,7 +534,7 @@ class _Crawl:
                 del body[limit:]
                 break
             if time.monotonic() > deadline:
-                raise requests.Timeout(f"the body took over {budget:g} s")
+                raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
         if page and not mime and b"<" not in bytes(body[:1024]):
             out.skip = ("non-HTML content type", "no content type and the body does not look like HTML")
             return out
@@ -592,10 +625,21 @@ class _Crawl:
         why = self.reject(url, depth=depth, seed=seed)
         if why:
             self.skipped[why.category] += 1
-            self.log(f"[DISCOVER] skipped {url}: {why.detail}")
+            self._log_url(f"[DISCOVER] skipped {url}: {why.detail}")
             return
         self.queue.append((url, depth, seed))
-        self.log(f"[DISCOVER] {url} (depth {depth}{', ' + via if via else ''})")
+        self._log_url(f"[DISCOVER] {url} (depth {depth}{', ' + via if via else ''})")
+
+    def _log_url(self, line: str) -> None:
+        """One line per discovered or skipped URL, up to :data:`MAX_URL_LINES` a crawl: a sitemap
+        of 50,000 URLs must not become 50,000 lines of a Dagster run's event log (which stores
+        each). The counts are in the crawl's last line and the scan metadata."""
+        self.url_lines += 1
+        if self.url_lines <= MAX_URL_LINES:
+            self.log(line)
+        elif self.url_lines == MAX_URL_LINES + 1:
+            self.log(f"[DISCOVER] {self.src.name}: over {MAX_URL_LINES} URLs discovered or skipped; the rest are "
+                     "not logged one by one (counts at the end of the crawl and in the scan metadata)")
 
     def sitemap_urls(self) -> list[str]:
         """Page URLs from the sitemaps: explicit ones, or (``auto``) those robots.txt names and
@@ -860,7 +904,8 @@ class _Crawl:
         if stopped:
             notes["stopped_early"] = stopped
         took = time.perf_counter() - t0
-        summary = (f"{len(present)} pages ({self.fetched} downloaded, {self.not_modified} not modified), "
+        summary = (f"{len(self.seen)} URLs seen, {len(present)} pages ({self.fetched} downloaded, "
+                   f"{self.not_modified} not modified), "
                    f"{sum(self.skipped.values())} URLs skipped, {len(self.failed_urls)} failed, "
                    f"{self.requests} requests in {took:.1f} s")
         if complete:
