@@ -239,9 +239,14 @@ def chunk_row(c: Chunk) -> dict[str, Any]:
     return d
 
 
+#: batches of the embedder per step of :func:`embed_rows` (a step's vectors are cached together)
+EMBED_STEP_BATCHES = 64
+
+
 def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quiet) -> list[dict[str, Any]]:
     """Attach a vector to each chunk row: from the cache where the same text was embedded by the same
-    model before, else from the model (in batches), stored in the cache."""
+    model before, else from the model (in batches), stored in the cache step by step, so an ingest
+    killed while embedding keeps what it embedded: the next run takes those vectors from the cache."""
     emb = ctx.embedder
     texts = [embedding_text(r) for r in rows]
     shas = [text_sha(t) for t in texts]
@@ -253,15 +258,16 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     fresh: dict[str, np.ndarray] = {}
     if todo:
         keys = list(todo)
-        # large steps let the model sort texts by length across all its batches (less padding)
-        step = max(getattr(emb, "batch_size", 32) * 256, 32)
+        # steps of many batches let the model sort texts by length across them (less padding); each
+        # step's vectors go into the cache before the next step starts
+        step = max(getattr(emb, "batch_size", 32) * EMBED_STEP_BATCHES, 32)
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
-            vecs = emb.embed([todo[k] for k in part])
-            fresh.update(zip(part, vecs))
-            log(f"[EMBED] {min(i + step, len(keys))}/{len(keys)} texts embedded with {emb.name}")
-        with writer_lock(ctx.config.storage_path, purpose=f"embedding cache write ({emb.name})", log=log):
-            ctx.cache.put_many(emb.space, fresh)
+            vecs = dict(zip(part, emb.embed([todo[k] for k in part])))
+            with writer_lock(ctx.config.storage_path, purpose=f"embedding cache write ({emb.name})", log=log):
+                ctx.cache.put_many(emb.space, vecs)
+            fresh.update(vecs)
+            log(f"[EMBED] {min(i + step, len(keys))}/{len(keys)} texts embedded with {emb.name}, kept in the cache")
     out = []
     for r, sha in zip(rows, shas):
         from_cache = sha in cached

@@ -279,3 +279,32 @@ def test_locks_are_reentrant_in_a_process_and_exclusive_across_processes(tmp_pat
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.stdout.startswith("got it"), out.stdout + out.stderr
     shutil.rmtree(tmp_path / "locks")
+
+
+def test_an_ingest_killed_while_embedding_keeps_what_it_embedded(tmp_path):
+    """The embedding cache was written once, after every text was embedded: an ingest killed an
+    hour into embedding a large source lost the hour. Each step of batches is now cached as it is
+    done, so after SIGKILL the next ingest takes those vectors from the cache and embeds only the
+    rest, and the index equals a clean ingest's."""
+    from docs_rag_pipeline.refresh import EMBED_STEP_BATCHES
+
+    pages = {f"topic{i}.md": f"# Topic {i}\n\n" + "\n\n".join(
+        f"Paragraph {j} of topic {i} explains setting number {i * 10 + j} and what it changes in the "
+        f"widget renderer, with enough words to be a chunk of its own." for j in range(8)) for i in range(24)}
+    write_docs(tmp_path / "docs", pages)
+    cfg = write_config(tmp_path, extra="embedding: {batch_size: 1}\nchunking: {target_tokens: 40, overlap_tokens: 0}")
+    step = max(EMBED_STEP_BATCHES, 32)  # texts per step with batch_size 1
+    proc = _start(["ingest"], cfg)
+    _stderr_until(proc, f"[EMBED] {step}/")
+    proc.kill()
+    assert proc.wait() == -signal.SIGKILL
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)["guide"]
+    assert summary["chunks_cached"] >= step and summary["chunks_embedded"] + summary["chunks_cached"] > 2 * step
+
+    clean = tmp_path / "clean"
+    write_docs(clean / "docs", pages)
+    clean_cfg = write_config(clean, extra="embedding: {batch_size: 1}\nchunking: {target_tokens: 40, overlap_tokens: 0}")
+    assert _run(["ingest"], clean_cfg).returncode == 0
+    assert _ids(cfg) == _ids(clean_cfg)
