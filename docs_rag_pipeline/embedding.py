@@ -75,6 +75,25 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return v / n
 
 
+#: a run of letters and digits longer than this is one [UNK] token to a word-piece tokenizer
+#: (BERT's ``max_input_chars_per_word``), however long
+_MAX_WORD = 100
+_LONG_WORD = re.compile(r"[^\W_]{%d,}" % (_MAX_WORD + 1))
+
+
+def wordpiece_count(tok, text: str) -> int:  # noqa: ANN001 - tokenizers.Tokenizer
+    """Tokens of ``text`` for sizing chunks and prompts: its word pieces, where a word too long for
+    the tokenizer (a blob, a hash, minified code) counts the pieces of its 100-character slices
+    instead of the one [UNK] the model sees, so a chunk holding a 100,000-character word is not
+    "29 tokens" long, and a piece of such a word never counts more than the whole."""
+    n = len(tok.encode(text, add_special_tokens=False).ids)
+    for m in _LONG_WORD.finditer(text):
+        w = m.group()
+        slices = [w[i:i + _MAX_WORD] for i in range(0, len(w), _MAX_WORD)]
+        n += sum(len(e.ids) for e in tok.encode_batch(slices, add_special_tokens=False)) - 1
+    return n
+
+
 @functools.lru_cache(maxsize=4)
 def _wordpiece_tokenizer(model_dir: str):  # noqa: ANN202 - tokenizers.Tokenizer
     from tokenizers import Tokenizer
@@ -144,7 +163,7 @@ class LocalEmbedder:
         return NumpyBert(self.model_dir, max_tokens=self.max_tokens)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return wordpiece_count(self._tokenizer, text)
 
     #: batches up to this size (a query, an answer's candidate sentences) go through numpy_bert when
     #: the model allows: no torch import, the same vectors; larger ones through sentence-transformers
@@ -186,7 +205,7 @@ class OpenAIEmbedder:
                                   requested_dimensions=cfg.dimensions)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return wordpiece_count(self._tokenizer, text)
 
     def _call(self, batch: list[str]) -> list[list[float]]:
         import openai

@@ -163,3 +163,21 @@ def test_a_code_line_too_long_for_a_chunk_is_cut_inside_its_fences(count):
             assert code and lines[code[0] - 1] == "```python" or not code, p
         words = " ".join(x for p in pieces for x in p.split("\n") if not x.startswith("```")).split()
         assert words == " ".join(x for x in block.split("\n") if not x.startswith("```")).split()
+
+
+def test_a_word_too_long_for_the_tokenizer_is_sized_by_its_length(count):
+    """A word-piece tokenizer turns a word of over 100 letters (a blob, a hash, a data URI) into
+    one [UNK] token: a page holding a 100,000-character blob became one chunk of 100,000 characters
+    counted as 29 tokens. Such a word now counts the word pieces of its 100-character slices, so it
+    is cut like any text too long for a chunk, and every piece is the size of a chunk."""
+    blob = "".join("QWxhZGRpbjpvcGVuIHNlc2FtZQ"[i % 26] for i in range(100_000))
+    tok = LocalEmbedder()._tokenizer
+    assert count(blob) >= 100_000 // 8 and len(tok.encode(blob).ids) <= 3  # the model: one [UNK]
+    assert count(blob[:100]) == len(tok.encode(blob[:100], add_special_tokens=False).ids) > 20  # as before
+    text = f"The blob below is a test fixture.\n\n{blob}\n\nAfter the blob comes the conclusion."
+    chunks = chunk_page(_page(text), source="s", page_url="u", content_hash="h", updated_at="t",
+                        budget=Budget(window=256, overlap=32), count=count)
+    assert len(chunks) > 40 and max(len(c.text) for c in chunks) < 256 * 8
+    assert all(count(c.embedding_text()) + 2 <= 256 for c in chunks)
+    assert "".join(c.text for c in chunks if "conclusion" not in c.text and "fixture" not in c.text
+                   and c.headings == ["Big"]).replace("… ", "").count("Q") >= blob.count("Q") - 200
