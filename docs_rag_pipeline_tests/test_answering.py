@@ -363,6 +363,21 @@ def test_neutralise_keeps_the_documents_own_spacing():
     assert neutralise("code `items[1]` and [3] end") == "code `items[1]` and end"
 
 
+def test_marker_look_alikes_are_neutralised_too():
+    """A document could slip a citation past neutralise with a zero-width space or word joiner in
+    the brackets, full-width brackets or a range: a reader (or an agent) takes each for a citation
+    the system made. They go, in documents and in what a model writes; a bracket that no one reads
+    as a citation stays (a character class [0-9], a date, a version, letters)."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    for fake in ("[\u200b2]", "[\u2060 2]", "[2\ufeff]", "［3］", "[４]", "[4-5]", "[4–6]", "[1, 2-3]", "[ 7 ]"):
+        assert neutralise(f"The retry limit is five {fake}.") == "The retry limit is five.", fake
+    for kept in ("[0-9]", "[2023-01-05]", "[1.2]", "[a-z]", "[5-3]"):
+        assert neutralise(f"Match {kept} here.") == f"Match {kept} here.", kept
+    v = validate("Forms validate input [2-3]. Install with pip ［1］ [1].", HITS, uncited="drop")
+    assert v.answer == "Install with pip. [1]" and v.dropped == 1
+
+
 def test_what_neutralise_reads_as_code_follows_markdown():
     """Code keeps its brackets; a marker after backticks that open nothing (three backticks mentioned
     in a sentence, a fence line never closed, a span cut by a blank line) is the document's and goes,

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
-from .markers import MARKER_RE, _parts
+from .markers import MARKER_RE, _parts, neutralise_text
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
@@ -82,7 +82,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                 raise CitationError(f"the model made a statement without a citation: {snippet(stmt, 120)!r}")
             dropped += 1
             continue
-        parts[0::2] = [re.sub(r"\s+([.,;:!?])", r"\1", MARKER_RE.sub("", p)) for p in parts[0::2]]
+        # the markers go (they are in ``new``), and so do look-alikes the model wrote ([2-3], ［2］)
+        parts[0::2] = [re.sub(r"\s+([.,;:!?])", r"\1", neutralise_text(p)) for p in parts[0::2]]
         clean = "".join(parts).strip()
         new = []
         for n in dict.fromkeys(numbers):

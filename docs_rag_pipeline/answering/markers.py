@@ -2,8 +2,9 @@
 ``NO_ANSWER:`` (footnotes, copied answers, a prompt injection); before such text reaches an
 answer or a prompt, :func:`neutralise` removes them, so every marker in an answer is one that
 the system placed and that ``citations`` lists. Footnote references (``[^1]``) and full-width
-markers (``【1】``, ``【4:0†source】``) go too: an agent reading the answer could take them for
-citations. Code is left as written (``items[1]`` in a code span or block is code, and the chat page
+markers (``【1】``, ``【4:0†source】``) go too, and so do look-alikes: a zero-width space or word
+joiner inside the brackets (``[\u200b2]``), full-width brackets (``［3］``), a range (``[4-5]``): an
+agent or a person reading the answer could take them for citations. Code is left as written (``items[1]`` in a code span or block is code, and the chat page
 never links inside code). What is code follows Markdown, as the chat page reads it (``app.js``
 mirrors :func:`code_ranges`): a fenced block needs its closing fence (an unclosed fence line is text,
 as in chunking), a code span its closing run of as many backticks (three backticks in a sentence
@@ -17,6 +18,12 @@ import re
 MARKER_RE = re.compile(r"\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
 #: a document's footnote reference ([^1], [^note]) or a full-width marker that starts with a number
 _OTHER_MARKER_RE = re.compile(r"\[\^[^\]\s]{1,40}\]|【\s*\d[^】\n]{0,40}】")
+#: what reads as a citation marker without being one to MARKER_RE: invisible characters inside the
+#: brackets ([\u200b2]), full-width brackets (［3］), a range ([4-5], [4–6]); see :func:`_lookalike`
+_DASH = r"[-–—‐‑−~]"
+_INVISIBLE = r"[\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]"
+_LOOKALIKE_RE = re.compile(rf"[\[［]{_INVISIBLE}*\d+(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*\d+)*"
+                           rf"{_INVISIBLE}*[\]］]")
 _REFUSAL_RE = re.compile(r"\bNO_ANSWER\b\s*:?", re.I)
 _TICKS = re.compile(r"`+")
 
@@ -66,21 +73,37 @@ def _parts(text: str) -> list[str]:
     return [*parts, text[pos:]]
 
 
+def _lookalike(m: re.Match) -> str:
+    """A bracketed number, list or range, as a reader takes a citation: cut. A "range" that does
+    not go up from 1 or more (``[0-9]``, a character class in prose; ``[2023-01-05]``, a date) is
+    no citation and stays."""
+    for a, b in re.findall(rf"(\d+){_INVISIBLE}*{_DASH}{_INVISIBLE}*(\d+)", m.group()):
+        if not 1 <= int(a) < int(b):
+            return m.group()
+    return _CUT
+
+
 def neutralise(text: str) -> str:
-    """``text`` without bracketed numbers, footnote references or ``NO_ANSWER`` outside code."""
+    """``text`` without bracketed numbers, footnote references or ``NO_ANSWER`` outside code,
+    nor look-alikes of a marker (invisible characters inside, full-width brackets, a range)."""
     parts = _parts(text)
-    for i in range(0, len(parts), 2):  # the even parts are outside code
-        if not (MARKER_RE.search(parts[i]) or _OTHER_MARKER_RE.search(parts[i]) or _REFUSAL_RE.search(parts[i])):
-            continue  # the document's own spacing stays as written ("in .astro files")
-        p = parts[i].replace(_CUT, "")
-        p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, MARKER_RE.sub(_CUT, p)))
-        # a removed marker takes the spaces before it along where punctuation or a line end follows
-        # ("see below [2]." → "see below."), else it just goes
-        p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
-        p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
-        p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)
-        parts[i] = p.replace(_CUT, "")
+    parts[0::2] = [neutralise_text(p) for p in parts[0::2]]  # the even parts are outside code
     return re.sub(r"[ \t]+$", "", "".join(parts))
+
+
+def neutralise_text(p: str) -> str:
+    """One piece of text with no code in it, without markers, look-alikes and ``NO_ANSWER``."""
+    if not (_LOOKALIKE_RE.search(p) or _OTHER_MARKER_RE.search(p) or _REFUSAL_RE.search(p)):
+        return p  # the document's own spacing stays as written ("in .astro files")
+    p = p.replace(_CUT, "")
+    p = _LOOKALIKE_RE.sub(_lookalike, p)  # MARKER_RE's matches are among these
+    p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, p))
+    # a removed marker takes the spaces before it along where punctuation or a line end follows
+    # ("see below [2]." → "see below."), else it just goes
+    p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
+    p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
+    p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)
+    return p.replace(_CUT, "")
 
 
 _CUT = "\x00"  # where a marker was cut out (a NUL in a document's text is dropped with it)
