@@ -103,8 +103,9 @@ class _Git:
             raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s; check that "
                            f"{_public(self.repo)} is reachable") from exc
         if check and proc.returncode != 0:
-            err = self.scrub(proc.stderr.decode("utf-8", "replace").strip())
-            raise GitError(f"git {args[0]} failed ({proc.returncode}): {err}")
+            err = self.scrub(proc.stderr.decode("utf-8", "replace"))
+            err = "; ".join(ln.strip() for ln in err.splitlines() if ln.strip())  # one line, for logs
+            raise GitError(f"git {args[0]} failed ({proc.returncode}): {err[:600]}")
         return proc
 
     def out(self, *args: str) -> str:
