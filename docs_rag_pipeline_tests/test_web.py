@@ -600,6 +600,63 @@ def test_a_huge_sitemap_is_counted_not_logged_url_by_url(tmp_path: Path) -> None
     assert any(ln.startswith("[DISCOVER] site: crawl stopped early") and "5001 URLs seen" in ln for ln in lines)
 
 
+def test_pages_that_say_noindex_or_nofollow_are_obeyed(tmp_path: Path, instance) -> None:
+    """A polite crawler obeys a page's own robots rules, not only robots.txt: ``<meta name="robots"
+    content="noindex">``, a meta named after our user agent and an ``X-Robots-Tag: noindex`` header
+    keep a page out of the index (an indexed copy goes when the crawl completes; a reparse from the
+    cache obeys too), its links still followed; ``nofollow`` leaves its links alone. A rule for
+    another crawler (``otherbot: noindex``) is not ours, and ``respect_robots: false`` ignores all."""
+    hidden = {"on": False}
+
+    def head_page(meta: str, body: str, links: tuple[str, ...] = ()):  # noqa: ANN202
+        return lambda h: h.reply(200, page("T", body, links=links).replace("<head>", f"<head>{meta}"))
+
+    def maybe_hidden(h) -> None:  # noqa: ANN001
+        meta = '<meta name="ROBOTS" content="NoIndex">' if hidden["on"] else ""
+        head_page(meta, "<p>The hidden page talks about quokkas.</p>", ("via-hidden.html",))(h)
+
+    routes = {
+        "/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=(
+            "hidden.html", "nofollow.html", "header.html", "other-bot.html", "ours.html"))),
+        "/hidden.html": maybe_hidden,
+        "/via-hidden.html": lambda h: h.reply(200, page("Via", "<p>Reached through a noindex page.</p>")),
+        "/nofollow.html": head_page('<meta name="robots" content="nofollow">', "<p>Indexed, links not followed.</p>",
+                                    ("only-via-nofollow.html",)),
+        "/only-via-nofollow.html": lambda h: h.reply(200, page("Never", "<p>Never fetched.</p>")),
+        "/header.html": lambda h: h.reply(200, page("Header", "<p>x</p>"), headers={"X-Robots-Tag": "none"}),
+        "/other-bot.html": lambda h: h.reply(200, page("Other", "<p>Other bots only.</p>"),
+                                             headers={"X-Robots-Tag": "otherbot: noindex, nofollow"}),
+        "/ours.html": head_page('<meta name="docs-rag-pipeline-test" content="noindex">', "<p>Not for us.</p>"),
+    }
+    with scripted_server(routes) as srv:
+        base = srv.url
+        cfg = write_web_config(tmp_path, "polite", seed_urls=[base + "/"], sitemaps="off")
+        materialize_source(cfg, "polite", instance)
+        assert base + "/hidden.html" in indexed(cfg, "polite")
+        hidden["on"] = True
+        out = materialize_source(cfg, "polite", instance)
+        pages = set(indexed(cfg, "polite"))
+        want = {base + p for p in ("/", "/via-hidden.html", "/nofollow.html", "/other-bot.html")}
+        assert pages == want, sorted(pages ^ want)
+        log = out["_log"]
+        assert f"[FETCH] skipped {base}/hidden.html: noindex (200, " in log
+        assert "indexed: removed when the crawl completes" in log.split(f"{base}/hidden.html: noindex", 1)[1][:200]
+        assert scan_meta(out)["scan_skipped"]["noindex"] == 3
+        assert "/only-via-nofollow.html" not in [a.path for a in srv.access]
+        # a reparse reads the cache and obeys the same rules, with no network
+        from docs_rag_pipeline import refresh
+        from docs_rag_pipeline.context import Context
+        from docs_rag_pipeline.config import load_config
+
+        refresh.refresh(Context(load_config(cfg)), "polite", mode="reparse")
+        assert set(indexed(cfg, "polite")) == want
+        # respect_robots: false indexes them all
+        cfg = write_web_config(tmp_path, "polite", seed_urls=[base + "/"], sitemaps="off", respect_robots=False)
+        materialize_source(cfg, "polite", instance)
+        assert set(indexed(cfg, "polite")) == want | {base + p for p in (
+            "/hidden.html", "/header.html", "/ours.html", "/only-via-nofollow.html")}
+
+
 # --------------------------------------------------------------------------------------------
 # Removals, early stops, modes
 # --------------------------------------------------------------------------------------------

@@ -256,6 +256,39 @@ def extract_links(html: str, base_url: str) -> list[str]:
     return out
 
 
+#: X-Robots-Tag rules that take a value after a colon (not a user agent's name)
+_VALUED_RULES = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+
+
+def robots_directives(html: str, x_robots_tag: str | None, user_agent: str) -> frozenset[str]:
+    """The robots rules a page sets for us (``noindex``, ``nofollow``; ``none`` is both): from
+    ``<meta name="robots">`` or a meta named after our user agent's product token, and from the
+    ``X-Robots-Tag`` header, whose rules after ``otherbot:`` are another crawler's."""
+    token = user_agent.split("/", 1)[0].strip().lower()
+    out: set[str] = set()
+    agent: str | None = None
+    for part in (x_robots_tag or "").split(","):
+        rule = part.strip().lower()
+        m = re.match(r"^([a-z0-9_.-]+)\s*:\s*(.*)$", rule)
+        if m and m.group(1) not in _VALUED_RULES:
+            agent, rule = m.group(1), m.group(2).strip()
+        if agent in (None, token) and rule:
+            out.add(rule)
+    if "<meta" in html.lower():
+        import lxml.html
+
+        try:
+            doc = lxml.html.document_fromstring(_XML_DECLARATION_RE.sub("", html, count=1))
+        except Exception:  # lxml rejects some inputs outright; such a page sets no rule
+            doc = None
+        for el in doc.xpath("//meta[@name][@content]") if doc is not None else []:
+            if (el.get("name") or "").strip().lower() in ("robots", token):
+                out.update(r.strip().lower() for r in (el.get("content") or "").split(","))
+    if "none" in out:
+        out |= {"noindex", "nofollow"}
+    return frozenset(out & {"noindex", "nofollow"})
+
+
 def _header_charset(content_type: str | None) -> str | None:
     m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", content_type or "", re.I)
     if not m:
@@ -426,6 +459,8 @@ class _Crawl:
         self.state = state
         self.log = log
         self.url_lines = 0  # see _log_url
+        self.noindex: set[str] = set()  # pages that asked not to be indexed (their bodies stay cached)
+        self.nofollow: set[str] = set()  # pages whose links are not followed
         self.mode = mode
         self.manifest = Manifest(src.workdir / "raw")
         self.session = requests.Session()
@@ -707,7 +742,28 @@ class _Crawl:
                                    content_hash=self.state[url], format="html", body=None, status="unchanged",
                                    metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
 
+    def robots_rules(self, url: str, text: str, entry: dict[str, Any], how: str, depth: int) -> bool:
+        """Whether the page asks not to be indexed (meta robots or X-Robots-Tag ``noindex``): then it
+        is skipped (an indexed copy is removed when the crawl completes), its body stays cached for
+        the next conditional GET, and its links are followed unless it also says ``nofollow``.
+        Nothing is skipped with ``respect_robots: false``."""
+        if not self.cfg.respect_robots:
+            return False
+        rules = robots_directives(text, entry.get("x_robots_tag"), self.cfg.user_agent)
+        if "noindex" not in rules:
+            if "nofollow" in rules:
+                self.nofollow.add(url)
+            return False
+        self.noindex.add(url)
+        gone = ", indexed: removed when the crawl completes" if url in self.state else ""
+        self.skip(url, "noindex", f"noindex ({how}; meta robots or X-Robots-Tag){gone}")
+        if "nofollow" not in rules:
+            self.follow_links(text, url, depth)
+        return True
+
     def follow_links(self, text: str, url: str, depth: int) -> None:
+        if url in self.nofollow:
+            return
         for link in extract_links(text, url):
             self.consider(link, depth + 1)
 
@@ -801,6 +857,8 @@ class _Crawl:
         digest = entry["content_hash"]
         status = self.src.status(url, digest, self.state, self.mode)
         text = decode_body(data, entry.get("charset"))
+        if self.robots_rules(url, text, entry, "304", depth):
+            return True
         self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
                                format="html", body=text if status != "unchanged" else None, status=status,
                                metadata={"fetched_at": entry.get("fetched_at")})
@@ -817,10 +875,13 @@ class _Crawl:
         fetched_at = _now()
         entry = self.manifest.put(url, body, status=200, etag=f.headers.get("ETag"),
                                   last_modified=f.headers.get("Last-Modified"), fetched_at=fetched_at,
-                                  checked_at=fetched_at, charset=charset, truncated=f.truncated)
+                                  checked_at=fetched_at, charset=charset, truncated=f.truncated,
+                                  x_robots_tag=f.headers.get("X-Robots-Tag"))
         digest = entry["content_hash"]
         status = self.src.status(url, digest, self.state, self.mode)
         text = decode_body(body, charset)
+        if self.robots_rules(url, text, entry, f"200, {_size(len(body))}", depth):
+            return
         self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
                                format="html", body=text if status != "unchanged" else None, status=status,
                                metadata={"fetched_at": fetched_at})
@@ -887,7 +948,7 @@ class _Crawl:
         present = set(self.pages)
         if complete:
             deleted = sorted(u for u in self.state if u not in present)
-            self.manifest.save(keep=present)
+            self.manifest.save(keep=present | self.noindex)
         else:
             deleted = []
             for url in self.state:  # nothing is removed: what was not reached stays as indexed
@@ -972,6 +1033,7 @@ class WebSource(Source):
         manifest = Manifest(self.workdir / "raw")
         pages: dict[str, Page] = {}
         missing = 0
+        noindex: list[str] = []  # cached pages that ask not to be indexed: an indexed copy goes
         for url, entry in sorted(manifest.pages.items()):
             data = manifest.read_body(url)
             if data is None:
@@ -980,13 +1042,18 @@ class WebSource(Source):
                 continue
             digest = entry["content_hash"]
             status = self.status(url, digest, state, "reparse")
+            text = decode_body(data, entry.get("charset"))
+            if self.cfg.respect_robots and "noindex" in robots_directives(text, entry.get("x_robots_tag"),
+                                                                          self.cfg.user_agent):
+                noindex.append(url)
+                log(f"[FETCH] cache {url}: skipped: noindex (meta robots or X-Robots-Tag)")
+                continue
             pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest, format="html",
-                              body=decode_body(data, entry.get("charset")), status=status,
-                              metadata={"fetched_at": entry.get("fetched_at")})
+                              body=text, status=status, metadata={"fetched_at": entry.get("fetched_at")})
             log(f"[FETCH] cache {url}: {status}, {_size(len(data))} from the cache")
         kept = 0
         for url, digest in state.items():
-            if url not in pages:
+            if url not in pages and url not in noindex:
                 kept += 1
                 pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest,
                                   format="html", body=None, status="unchanged")
@@ -994,5 +1061,7 @@ class WebSource(Source):
             f"{kept} indexed pages not in the cache are kept as they are")
         notes: dict[str, object] = {"from_cache": len(pages) - kept, "cache_missing": missing,
                                     "kept_without_cache": kept, "fetched": 0, "not_modified": 0,
-                                    "skipped": {}, "failed": 0, "removed": 0}
-        return ScanResult(pages=list(pages.values()), deleted=[], complete=True, notes=notes)
+                                    "skipped": {"noindex": len(noindex)} if noindex else {}, "failed": 0,
+                                    "removed": sum(u in state for u in noindex)}
+        return ScanResult(pages=list(pages.values()), deleted=sorted(u for u in noindex if u in state), complete=True,
+                          notes=notes)
