@@ -335,6 +335,33 @@ def test_asciidoc_includes_conditionals_and_unresolved(tmp_path: Path) -> None:
     assert "missing.adoc" in direct.metadata["unresolved_includes"]
 
 
+def test_asciidoc_attribute_and_include_bombs_stay_bounded(tmp_path: Path) -> None:
+    """Hostile AsciiDoc: forty attributes that each double the one before ("billion laughs") once
+    made one page need terabytes (an ingest was OOM-killed at 23 GB); a page that includes a
+    partial 500 times, which includes another 500 times, would be 250,000 copies. Expansion now has
+    a budget per document: past it, references stay as written and includes stay unresolved with
+    the reason, and the page's ordinary attributes and includes still work."""
+    from docs_rag_pipeline.parsing.asciidoc import MAX_ATTRIBUTE_EXPANSION, MAX_INCLUDED_CHARS
+
+    laughs = "".join(f":a{i}: {{a{i - 1 if i else ''}}}{{a{i - 1 if i else ''}}}\n" for i in range(40))
+    text = f"= Laughs\n:product: Widgets\n:a: xxxxxxxxxx\n{laughs}\n== Use\n\n{{product}} expand {{a39}}.\n"
+    page = parse_asciidoc(text, path="laughs.adoc")
+    body = " ".join(sec.text for sec in page.sections)
+    assert len(body) < 2 * MAX_ATTRIBUTE_EXPANSION and "Widgets expand" in body
+    ten = parse_asciidoc(f"= T\n:a: xxxxxxxxxx\n{laughs[:laughs.index(':a10:')]}\n{{a9}}\n", path="ten.adoc")
+    assert "x" * 5120 in ten.sections[0].text  # within the budget, attributes expand as before
+
+    files = {"inner.adoc": "A line of the inner partial that is about one hundred characters long, give or take.\n",
+             "outer.adoc": "include::inner.adoc[]\n" * 500,
+             "page.adoc": "= Page\n\ninclude::small.adoc[]\n\n" + "include::outer.adoc[]\n" * 500,
+             "small.adoc": "The small partial is included whole.\n"}
+    body, res = prepare_asciidoc(files["page.adoc"], path="page.adoc", read=files.get)
+    assert MAX_INCLUDED_CHARS // 2 < len(body) <= MAX_INCLUDED_CHARS
+    assert "The small partial is included whole." in body
+    assert res.unresolved and res.unresolved[0].startswith("inner.adoc (not included: the page with its includes "
+                                                           "would be over 5,000,000 characters)")
+
+
 def test_asciidoc_inline_edge_cases() -> None:
     assert inline_text("Use `+*.adoc+` and `**/*.md`", {}) == "Use *.adoc and **/*.md"
     assert inline_text("a [.path]_my-doc.adoc_ file", {}) == "a my-doc.adoc file"

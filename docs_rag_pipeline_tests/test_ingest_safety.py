@@ -308,3 +308,56 @@ def test_an_ingest_killed_while_embedding_keeps_what_it_embedded(tmp_path):
     clean_cfg = write_config(clean, extra="embedding: {batch_size: 1}\nchunking: {target_tokens: 40, overlap_tokens: 0}")
     assert _run(["ingest"], clean_cfg).returncode == 0
     assert _ids(cfg) == _ids(clean_cfg)
+
+
+def test_queries_never_miss_a_page_while_ingests_rewrite_the_index(tmp_path):
+    """An operator's usual day: the API answers while the schedule refreshes the source. Three
+    ingests in a subprocess rewrite every page (new chunk ids), add one page and remove another,
+    with index builds and compaction; meanwhile a reader in this process searches for each lasting
+    page by a word only that page has. Every search must succeed and find its page: a page is never
+    half written or briefly gone, and the reader sees each new version."""
+    from docs_rag_pipeline.query import search
+
+    animals = ["aardvark", "bonobo", "caracal", "dugong", "echidna", "fossa", "gharial", "hoatzin"]
+
+    def write(gen: int) -> None:
+        pages = {f"{a}.md": f"# The {a} page\n\nRevision {gen} of the page about the {a}, the only page that "
+                            f"names it.\n\n" + "\n\n".join(f"Paragraph {j} of revision {gen} covers detail {j} "
+                                                          f"of the {a}." for j in range(6)) for a in animals}
+        pages[f"extra{gen}.md"] = f"# Extra {gen}\n\nA page that exists only in revision {gen}.\n"
+        shutil.rmtree(tmp_path / "docs", ignore_errors=True)
+        write_docs(tmp_path / "docs", pages)
+
+    write(0)
+    cfg = write_config(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    stop = threading.Event()
+    errors: list[str] = []
+    searches = [0]
+
+    def reader() -> None:
+        while not stop.is_set():
+            for a in animals:
+                try:
+                    hits = search(f"the {a}", config=cfg, top_k=3)
+                except Exception as exc:  # noqa: BLE001 - any error is a failure of the test
+                    errors.append(f"{a}: {type(exc).__name__}: {exc}")
+                    continue
+                searches[0] += 1
+                if not hits or not hits[0].page_url.endswith(f"/{a}.md"):
+                    errors.append(f"{a}: {[h.page_url for h in hits]}")
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        for gen in (1, 2, 3):
+            write(gen)
+            out = _run(["ingest"], cfg)
+            assert out.returncode == 0, out.stderr
+    finally:
+        stop.set()
+        t.join(timeout=60)
+    assert not errors, errors[:5]
+    assert searches[0] >= 4 * len(animals)
+    hits = search("the aardvark revision", config=cfg, top_k=1)
+    assert "Revision 3" in hits[0].text or "revision 3" in hits[0].text

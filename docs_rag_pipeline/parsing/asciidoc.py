@@ -28,6 +28,8 @@ implements the subset below directly:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import html as _html
 import io
@@ -35,7 +37,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..records import ParsedPage
 from .markdown import OutLine, SectionBuilder, check_not_binary, fence_block, humanize_stem, strip_html
@@ -117,16 +119,40 @@ def _parse_attrlist(raw: str) -> tuple[list[str], dict[str, str]]:
     return positional, named
 
 
+#: characters attribute references may add to one document (its own length counts on top): a
+#: document whose attributes double each other (``:a1: {a0}{a0}``, ``:a2: {a1}{a1}`` … a "billion
+#: laughs") would otherwise need terabytes; past the budget references stay as written
+MAX_ATTRIBUTE_EXPANSION = 2_000_000
+_expansion: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("asciidoc_expansion", default=None)
+
+
+@contextlib.contextmanager
+def _expansion_budget(text: str) -> Iterator[None]:
+    """One budget for a document's attribute substitutions (nested calls share the outer one)."""
+    if _expansion.get() is not None:
+        yield
+        return
+    token = _expansion.set([MAX_ATTRIBUTE_EXPANSION + len(text)])
+    try:
+        yield
+    finally:
+        _expansion.reset(token)
+
+
 def _substitute_attrs(text: str, attrs: dict[str, str]) -> str:
+    budget = _expansion.get() or [MAX_ATTRIBUTE_EXPANSION]
+
     def repl(m: re.Match[str]) -> str:
         if m.group(1):
             return m.group(0)[1:]
         name = m.group(2).lower()
-        if name in attrs:
-            return attrs[name]
-        if name in _BUILTIN_ATTRS:
-            return _BUILTIN_ATTRS[name]
-        return m.group(0)
+        value = attrs[name] if name in attrs else _BUILTIN_ATTRS.get(name)
+        if value is None:
+            return m.group(0)
+        if len(value) > budget[0]:
+            return m.group(0)  # over the document's budget: the reference stays as written
+        budget[0] -= len(value)
+        return value
 
     return _ATTR_REF_RE.sub(repl, text)
 
@@ -206,18 +232,31 @@ def _select_lines(lines: list[str], named: dict[str, str]) -> list[str]:
     return out
 
 
+#: characters a document may grow to with its includes: a file that includes a partial a thousand
+#: times, each of which includes another a thousand times, must not fill the memory
+MAX_INCLUDED_CHARS = 5_000_000
+
+
 def resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[str, str] | None = None) -> IncludeResult:
+    """:func:`_resolve_includes` within one budget for attribute substitution."""
+    with _expansion_budget(text):
+        return _resolve_includes(text, path=path, read=read, attributes=attributes)
+
+
+def _resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[str, str] | None = None) -> IncludeResult:
     """Replace ``include::target[...]`` lines by the files they name, read with ``read(repo_path)``
     (None when the file does not exist). ``path`` is the document's repository path.
 
     Unresolvable includes (a URL, a path leaving the repository, a missing file, another Antora
     component) stay in the text as they are, for the parser to report and drop; they are listed
-    in ``unresolved``. Escaped ``\\include::`` lines are left alone.
+    in ``unresolved``. Escaped ``\\include::`` lines are left alone. Once the document has grown
+    past :data:`MAX_INCLUDED_CHARS`, further includes stay unresolved too, with that reason.
     """
     result = IncludeResult("")
     attrs = {k.lower(): v for k, v in (attributes or {}).items()}
     out: list[str] = []
     offset = [0]
+    size = [len(text)]
 
     def expand(lines: list[str], current: str, depth: int, chain: tuple[str, ...]) -> None:
         in_comment = False
@@ -252,10 +291,16 @@ def resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[str
             if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
                 body = read(repo_path)
                 result.deps[repo_path] = body is not None
+            if body is not None and size[0] + len(body) > MAX_INCLUDED_CHARS:
+                result.unresolved.append(f"{target} (not included: the page with its includes would be over "
+                                         f"{MAX_INCLUDED_CHARS:,} characters)")
+                out.append(line)
+                continue
             if body is None:
                 result.unresolved.append(target)
                 out.append(line)
                 continue
+            size[0] += len(body)
             inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
             if inc and inc[-1] == "":
                 inc.pop()
@@ -1198,6 +1243,13 @@ def _has_parts(lines: list[str]) -> bool:
 
 def parse_asciidoc(text: str, *, path: str, root: Path | None = None,
                    attributes: dict[str, str] | None = None) -> ParsedPage:
+    """:func:`_parse_asciidoc` within one budget for attribute substitution."""
+    with _expansion_budget(text):
+        return _parse_asciidoc(text, path=path, root=root, attributes=attributes)
+
+
+def _parse_asciidoc(text: str, *, path: str, root: Path | None = None,
+                    attributes: dict[str, str] | None = None) -> ParsedPage:
     """Parse an AsciiDoc document into title, sections and metadata.
 
     ``root``: the folder of the repository, to resolve ``include::`` directives still in the text
