@@ -590,3 +590,20 @@ def test_astro_netlify_page_structure(astro_pages: dict[Path, tuple[str, ParsedP
     steps = sections[("How to deploy", "CLI deployment")].text
     assert steps.startswith("You can also create")
     assert "[Steps]\n\n1. Install Netlify's CLI globally\n```bash\nnpm install --global netlify-cli\n```\n2. Run" in steps
+
+
+def test_html_nested_too_deep_is_flattened_not_a_crash() -> None:
+    """Broken HTML nests every unclosed <div> in the one before (a thousand unclosed tags are a
+    thousand levels), and a hostile page can nest 50,000: the walker once hit Python's recursion
+    limit from 900 levels on and the page was skipped with a RecursionError. Such a page is
+    flattened (wrappers first): the headings, the paragraphs kept apart and all the text, in order."""
+    unclosed = "<html><body><h1>Broken page</h1>" + "<div><p>filler" * 1000 + "<h2 id='end'>The end</h2>" \
+               "<p>The lighthouse keeper signs the log.</p></body></html>"
+    page = parse_html(unclosed, url="https://x.org/broken.html")
+    assert page.title == "Broken page" and [s.headings for s in page.sections] == [(), ("The end",)]
+    assert page.sections[-1].anchor == "end" and "lighthouse keeper signs the log" in page.sections[-1].text
+    assert page.sections[0].text.split("\n\n") == ["filler"] * 1000
+    hostile = ("<html><body><h1>Deep</h1>" + "<div><span>" * 25_000 + "bottom text" + "</span></div>" * 25_000
+               + "<p>After the pit.</p></body></html>")
+    text = " ".join(s.text for s in parse_html(hostile, url="https://x.org/deep.html").sections)
+    assert text.index("bottom text") < text.index("After the pit.")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
-from bs4.element import CData, Declaration, Doctype, ProcessingInstruction
+from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
 from .errors import ParseError
@@ -499,6 +499,71 @@ def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
     return _strip_site_suffix(doc_title, site_name)
 
 
+#: elements nested deeper than this are unwrapped (their content kept, one level up): a page of
+#: 1,000 unclosed <div>s (broken HTML nests them) or 50,000 nested elements would otherwise exceed
+#: Python's recursion limit in the walker; real documentation nests a few dozen levels at most
+MAX_NESTING = 120
+
+
+#: elements that only wrap others: unwrapped first when a page nests too deep (headings,
+#: paragraphs, lists, tables and code keep their meaning)
+_WRAPPERS = frozenset({"div", "section", "article", "main", "aside", "header", "footer", "nav", "form", "center",
+                       "span", "font", "b", "i", "u", "em", "strong", "small", "big", "a", "abbr", "label"})
+
+
+def _unwrap(el: Tag, soup: BeautifulSoup) -> None:
+    """Replace ``el`` by its content. For a block, each run of text and inline elements inside it
+    becomes a paragraph first, so what the block kept apart stays apart."""
+    if el.name in _BLOCKS:
+        run: list[PageElement] = []
+
+        def close() -> None:
+            if any(_norm(c.get_text() if isinstance(c, Tag) else str(c)) for c in run):
+                p = soup.new_tag("p")
+                run[0].insert_before(p)
+                for c in run:
+                    p.append(c.extract())
+            run.clear()
+
+        for child in list(el.contents):
+            if isinstance(child, Tag) and child.name in _BLOCKS:
+                close()
+            else:
+                run.append(child)
+        close()
+    el.unwrap()
+
+
+def _deep_tags(soup: BeautifulSoup, limit: int) -> list[tuple[int, Tag]]:
+    """(depth, element) of every element deeper than ``limit``, without recursion."""
+    deep: list[tuple[int, Tag]] = []
+    stack: list[tuple[Tag, int]] = [(soup, 0)]
+    while stack:
+        el, depth = stack.pop()
+        for child in el.contents:
+            if isinstance(child, Tag):
+                if depth + 1 > limit:
+                    deep.append((depth + 1, child))
+                stack.append((child, depth + 1))
+    return deep
+
+
+def _flatten_deep(soup: BeautifulSoup) -> int:
+    """On a page nested deeper than :data:`MAX_NESTING`, unwrap the mere wrappers (``div``,
+    ``span``, …) below half that depth, which leaves room below them for what matters (a page of
+    unclosed ``<div>``s keeps its headings and paragraphs), then every element still too deep;
+    deepest first, so each unwrap moves only what is left inside it. Returns how many."""
+    if not _deep_tags(soup, MAX_NESTING):
+        return 0
+    done = 0
+    for limit, only_wrappers in ((MAX_NESTING // 2, True), (MAX_NESTING, False)):
+        deep = [(d, el) for d, el in _deep_tags(soup, limit) if not only_wrappers or el.name in _WRAPPERS]
+        for _, el in sorted(deep, key=lambda d: -d[0]):
+            _unwrap(el, soup)
+        done += len(deep)
+    return done
+
+
 def parse_html(html: str | bytes, *, url: str, content_selector: str | None = None) -> ParsedPage:
     """Parse one rendered HTML page into title, sections and metadata.
 
@@ -508,6 +573,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     text = decode_html(html) if isinstance(html, bytes | bytearray) else html
     text = _check_text(text, url)
     soup = BeautifulSoup(text, "lxml")
+    _flatten_deep(soup)
     for el in _tags(soup, ["script", "style", "noscript", "template"]):
         el.decompose()
     body = soup.body or soup
