@@ -607,3 +607,26 @@ def test_html_nested_too_deep_is_flattened_not_a_crash() -> None:
                + "<p>After the pit.</p></body></html>")
     text = " ".join(s.text for s in parse_html(hostile, url="https://x.org/deep.html").sections)
     assert text.index("bottom text") < text.index("After the pit.")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "mdx"])
+def test_markdown_nested_deep_loses_nothing_after_it(fmt: str) -> None:
+    """markdown-it's CommonMark preset stops at 20 nesting levels and then skips the rest of the
+    enclosing block, which at the top of a page is the rest of the page: a configuration reference
+    with ten nested list levels lost its deepest item and every section after it. Twelve levels keep
+    their structure; hostile nesting (hundreds of quotes or list markers) keeps its text, flattened."""
+    nested = "".join("  " * i + f"- option{i}\n" for i in range(12))
+    page = parse_document(f"# Config\n\n{nested}\n## After\n\nThe lighthouse keeper signs the log.\n",
+                          fmt=fmt, path="config.md")
+    assert [s.headings for s in page.sections] == [(), ("After",)]
+    assert page.sections[0].text == "\n".join("  " * i + f"- option{i}" for i in range(12))
+    assert page.sections[1].text == "The lighthouse keeper signs the log."
+    for deep in (">" * 500 + " bottom text", "- " * 500 + "bottom text", "> 1. " * 300 + "bottom text",
+                 "".join("  " * i + f"- level{i}\n" for i in range(300)) + "  " * 300 + "bottom text"):
+        page = parse_document(f"# Deep\n\n{deep}\n\n## After\n\nThe lighthouse keeper signs the log.\n",
+                              fmt=fmt, path="deep.md")
+        assert [s.headings for s in page.sections] == [(), ("After",)]
+        assert "bottom text" in page.sections[0].text
+        if "level" in deep:
+            assert re.findall(r"level\d+\b", page.sections[0].text) == [f"level{i}" for i in range(300)]
+        assert page.sections[1].text == "The lighthouse keeper signs the log."

@@ -776,14 +776,56 @@ def _descendants(node: SyntaxTreeNode, kind: str) -> list[SyntaxTreeNode]:
     return found
 
 
+#: markdown-it's nesting limit (its CommonMark preset has 20). A list level takes two levels (list and
+#: item), a quote one; past the limit markdown-it silently skips the rest of the enclosing block, which
+#: at the top of a document is *the rest of the document*: with 20, ten nested list levels lost everything
+#: after them. 100 keeps every real document's structure within Python's stack.
+MAX_NESTING = 100
+#: container prefixes (quotes, list markers, indentation) deeper than this are dropped in the flattened
+#: reparse of a document that reached :data:`MAX_NESTING`, so their lines become plain paragraphs
+FLAT_DEPTH = 24
+_CONTAINER_PREFIX_RE = re.compile(r"^(?:[ \t]+|>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))*")
+
+
 def _markdown_it(mdx: bool) -> MarkdownIt:
-    md = MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
     if mdx:
         md.disable("code")  # MDX has no indented code blocks
     return md
 
 
 _MD = {False: _markdown_it(False), True: _markdown_it(True)}
+
+
+def _prefix_depth(prefix: str) -> int:
+    """How deep a line's container prefix nests, estimated: quotes and list markers count one each,
+    indentation one per two columns."""
+    spaces = len(prefix.expandtabs(4)) - len(re.sub(r"[ \t]", "", prefix))
+    return len(re.findall(r">|[-+*]|\d{1,9}[.)]", prefix)) + (spaces + 1) // 2
+
+
+def _flatten_deep(body: str) -> str:
+    """``body`` with every line nested deeper than :data:`FLAT_DEPTH` made a top-level line (a list
+    item stays an item): its text kept, its nesting lost, instead of markdown-it dropping it and
+    everything after it."""
+    out = []
+    for line in body.split("\n"):
+        prefix = _CONTAINER_PREFIX_RE.match(line).group(0)  # type: ignore[union-attr]
+        if _prefix_depth(prefix) <= FLAT_DEPTH:
+            out.append(line)
+            continue
+        markers = re.findall(r"[-+*]|\d{1,9}[.)]", prefix)  # an item stays an item (at the top level)
+        out.append((markers[-1] + " " if markers else "") + line[len(prefix):])
+    return "\n".join(out)
+
+
+def _parse_tokens(body: str, *, mdx: bool) -> list[Any]:
+    """markdown-it's tokens for ``body``; a document nested to :data:`MAX_NESTING` (where markdown-it
+    skips the rest) is parsed again with its deepest lines flattened."""
+    tokens = _MD[mdx].parse(body)
+    if any(t.level >= MAX_NESTING - 2 for t in tokens):
+        tokens = _MD[mdx].parse(_flatten_deep(body))
+    return tokens
 
 
 def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
@@ -795,7 +837,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     check_not_binary(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     body = flatten_mdx(body, mdx=mdx)
-    tree = SyntaxTreeNode(_MD[mdx].parse(body))
+    tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
     builder = SectionBuilder()
     renderer = _Renderer(mdx)
