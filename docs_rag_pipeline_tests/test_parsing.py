@@ -630,3 +630,17 @@ def test_markdown_nested_deep_loses_nothing_after_it(fmt: str) -> None:
         if "level" in deep:
             assert re.findall(r"level\d+\b", page.sections[0].text) == [f"level{i}" for i in range(300)]
         assert page.sections[1].text == "The lighthouse keeper signs the log."
+
+
+def test_a_document_nested_past_the_stack_is_a_parse_error_that_names_it() -> None:
+    """docutils and the AsciiDoc parser recurse per nesting level: 400 indented reStructuredText
+    blocks or 1,500 nested AsciiDoc blocks raised a bare RecursionError ("parser failed with
+    RecursionError: maximum recursion depth exceeded"). It is a ParseError naming the file, the
+    format and the fix, so the page is skipped with that reason and its stored chunks stay."""
+    rst = "Title\n=====\n\n" + "".join(" " * i + f"para{i}\n\n" for i in range(400))
+    adoc = "= T\n\n" + "".join("=" * (4 + i) + "\n" for i in range(1500)) + "x\n" \
+           + "".join("=" * (4 + i) + "\n" for i in reversed(range(1500)))
+    for body, fmt, path in ((rst, "rst", "guide/deep.rst"), (adoc, "asciidoc", "guide/deep.adoc")):
+        with pytest.raises(ParseError, match=rf"^{re.escape(path)}: nested too deeply for the {fmt} parser .*"
+                                             r"flatten its nesting or exclude the file$"):
+            parse_document(body, fmt=fmt, path=path)

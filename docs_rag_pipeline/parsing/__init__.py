@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path, PurePosixPath
 
 from ..records import ParsedPage
@@ -30,7 +31,21 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
     """Parse ``body`` in format ``fmt`` (markdown, mdx, html, asciidoc or rst); ``path`` names it in
     errors. ``content_selector`` (CSS) picks an HTML page's main content. ``root``: the folder
     ``path`` is relative to, for AsciiDoc ``include::`` directives still in ``body`` (the sources
-    resolve them before handing the body over)."""
+    resolve them before handing the body over).
+
+    Raises :class:`ParseError` for a document the parser cannot read, among them one nested deeper
+    than Python's stack allows (hundreds of indented reStructuredText blocks, a thousand nested
+    AsciiDoc blocks): Markdown and HTML flatten such nesting, the others name it."""
+    try:
+        return _parse(body, fmt=fmt, path=path, content_selector=content_selector, root=root)
+    except RecursionError:
+        raise ParseError(
+            f"{path}: nested too deeply for the {fmt} parser (Python's recursion limit, "
+            f"{sys.getrecursionlimit()}, was reached); flatten its nesting or exclude the file"
+        ) from None
+
+
+def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root: Path | None) -> ParsedPage:
     if fmt == "markdown":
         return parse_markdown(body, path=path)
     if fmt == "mdx":
