@@ -644,3 +644,21 @@ def test_a_document_nested_past_the_stack_is_a_parse_error_that_names_it() -> No
         with pytest.raises(ParseError, match=rf"^{re.escape(path)}: nested too deeply for the {fmt} parser .*"
                                              r"flatten its nesting or exclude the file$"):
             parse_document(body, fmt=fmt, path=path)
+
+
+def test_frontmatter_aliases_that_expand_or_contain_themselves_are_parse_errors() -> None:
+    """YAML aliases let a few lines describe a huge value: seven lists of nine aliases of the list
+    before expand to 4.8 million strings when the metadata is copied and written as JSON (nine
+    levels: 387 million, an out-of-memory kill), and ``&a [x, *a]`` contains itself. Both are
+    ParseErrors naming the fix (the page is skipped, its stored chunks stay); ordinary aliases work."""
+    bomb = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 7))
+    cases = {bomb: "its aliases expand it to more than 100,000 values; write the values out or shorten it",
+             "a: &a [x, *a]\n": "an alias refers to the value it is part of",
+             "a: " + "[" * 5000 + "]" * 5000 + "\n": "it nests too deeply for the YAML parser; flatten it"}
+    for frontmatter, reason in cases.items():
+        with pytest.raises(ParseError, match=rf"^guide/page\.md: invalid YAML frontmatter \({re.escape(reason)}"):
+            parse_document(f"---\ntitle: T\n{frontmatter}---\n\n# H\n\ntext\n", fmt="markdown", path="guide/page.md")
+    page = parse_document("---\ntitle: T\nbase: &base {level: 2}\nused: *base\n---\n\n# H\n\ntext\n",
+                          fmt="markdown", path="guide/page.md")
+    assert page.metadata == {"title": "T", "base": {"level": 2}, "used": {"level": 2}}

@@ -336,8 +336,10 @@ def antora_attributes(yaml_text: str) -> dict[str, str]:
     values left out) and ``page-component-name``/``-version``/``-title``."""
     import yaml
 
+    from .yaml_data import load_yaml
+
     try:
-        data = yaml.safe_load(yaml_text) or {}
+        data = load_yaml(yaml_text) or {}
     except yaml.YAMLError:
         return {}
     if not isinstance(data, dict):

@@ -24,6 +24,7 @@ from markdown_it.tree import SyntaxTreeNode
 from ..records import ParsedPage, Section
 from .errors import ParseError
 from .slugs import github_slug
+from .yaml_data import load_yaml
 
 __all__ = [
     "OutLine",
@@ -85,7 +86,7 @@ def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
     if not match:
         return {}, text
     try:
-        data = yaml.safe_load(match.group(1))
+        data = load_yaml(match.group(1))
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise ParseError(

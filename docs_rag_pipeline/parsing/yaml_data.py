@@ -1,0 +1,63 @@
+"""YAML from documents (frontmatter, Antora descriptors), loaded safely and bounded.
+
+``yaml.safe_load`` runs no code, but aliases let a few lines describe a huge value: nine lists of nine
+aliases of the list before (a "billion laughs") are a 3 KB frontmatter that expands to 387 million
+strings once it is copied or written as JSON, and ``&a [*a]`` is a list that contains itself. The
+document is composed first and its expanded size counted on the node graph (each shared node once),
+so such a block is an error before anything is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+__all__ = ["MAX_YAML_VALUES", "YamlTooLarge", "load_yaml"]
+
+#: the most values (scalars, lists, mappings, keys) a document's YAML block may expand to
+MAX_YAML_VALUES = 100_000
+
+
+class YamlTooLarge(yaml.YAMLError):
+    """A YAML block whose aliases expand it past :data:`MAX_YAML_VALUES` or make it contain itself."""
+
+
+def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES) -> Any:
+    """``yaml.safe_load(text)``, refusing a block that expands to more than ``max_values`` values or
+    contains itself, or nests deeper than Python's stack (:class:`YamlTooLarge`, a ``yaml.YAMLError``)."""
+    try:
+        return _load(text, max_values)
+    except RecursionError:
+        raise YamlTooLarge("it nests too deeply for the YAML parser; flatten it") from None
+
+
+def _load(text: str, max_values: int) -> Any:
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is None:
+        return None
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(n: yaml.Node) -> int:
+        key = id(n)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise YamlTooLarge("an alias refers to the value it is part of, so the value would contain "
+                               "itself; write the value out instead of the alias")
+        open_nodes.add(key)
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            total += sum(size(c) for c in n.value)
+        elif isinstance(n, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in n.value)
+        open_nodes.discard(key)
+        sizes[key] = total
+        if total > max_values:
+            raise YamlTooLarge(f"its aliases expand it to more than {max_values:,} values; write the "
+                               "values out or shorten it")
+        return total
+
+    size(node)
+    return yaml.safe_load(text)
