@@ -648,8 +648,14 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     if not p.is_file():
         raise ConfigError(f"config file {str(p)!r} not found; create it (see docs/configuration.md) "
                           "or point DOCS_RAG_CONFIG at one")
+    from .yaml_data import load_yaml
+
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = load_yaml(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
+                          "save the file as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)

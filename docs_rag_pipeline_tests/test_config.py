@@ -202,3 +202,18 @@ def test_default_storage_is_beside_the_config_file(tmp_path, body, monkeypatch):
     cfg.write_text(body)
     monkeypatch.chdir("/")  # not the config's folder: a bare 'data' would land in the working directory
     assert load_config(cfg).storage == str(tmp_path / "data")
+
+
+def test_a_config_not_utf8_or_with_an_alias_bomb_is_a_config_error(tmp_path):
+    """A config saved as Latin-1 once surfaced as "'utf-8' codec can't decode byte 0xe9 in position
+    10" (no file named, no fix); YAML aliases that expand to millions of values or contain themselves
+    are refused as they are in frontmatter."""
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("sources: []\nstorage: café-data\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin\.yaml: not UTF-8 text \(byte 0xe9 on line 2\); save the file as UTF-8$"):
+        load_config(latin)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)))
+    with pytest.raises(ConfigError, match=r"bomb\.yaml: not valid YAML: its aliases expand it to more than 100,000 values"):
+        load_config(bomb)

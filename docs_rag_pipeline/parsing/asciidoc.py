@@ -336,7 +336,7 @@ def antora_attributes(yaml_text: str) -> dict[str, str]:
     values left out) and ``page-component-name``/``-version``/``-title``."""
     import yaml
 
-    from .yaml_data import load_yaml
+    from ..yaml_data import load_yaml
 
     try:
         data = load_yaml(yaml_text) or {}

@@ -24,7 +24,7 @@ from markdown_it.tree import SyntaxTreeNode
 from ..records import ParsedPage, Section
 from .errors import ParseError
 from .slugs import github_slug
-from .yaml_data import load_yaml
+from ..yaml_data import load_yaml
 
 __all__ = [
     "OutLine",
