@@ -26,15 +26,31 @@ telemetry:
 
 
 def ensure_dagster_home(config: Config) -> Path:
-    """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml (telemetry off)."""
+    """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml (telemetry off). A storage
+    folder or Dagster home that cannot be written is a ConfigError naming it, before Dagster starts."""
     home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home").resolve()
-    home.mkdir(parents=True, exist_ok=True)
+    _check_writable(Path(config.storage_path), "storage", "point `storage` at another folder")
+    _check_writable(home, "DAGSTER_HOME", "point DAGSTER_HOME at another folder")
     cfg = home / "dagster.yaml"
     if not cfg.exists():
         cfg.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
     _create_instance_once(home)
     return home
+
+
+def _check_writable(folder: Path, what: str, other: str) -> None:
+    """Create ``folder`` and a file in it (removed at once), or raise a ConfigError saying why not: an
+    ingest writes its index, caches and run history there."""
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what}: {folder} cannot be written ({exc.strerror or exc}); an ingest writes its "
+                          f"index, caches and run history there: make it writable or {other}") from None
 
 
 def _create_instance_once(home: Path) -> None:
@@ -545,7 +561,10 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
         for c in ans.citations:
             print(f"[{c.n}] {c.title} — {c.url}")
     print(f"\ntrace: {ans.trace_id}")
-    print(f"thread: {ans.thread_id} (ask a follow-up with --thread {ans.thread_id})")
+    if ans.thread_id:
+        print(f"thread: {ans.thread_id} (ask a follow-up with --thread {ans.thread_id})")
+    if ans.warning:
+        print(f"note: {ans.warning}", file=sys.stderr)
     return 0
 
 

@@ -107,18 +107,37 @@ def record_feedback(config: Config, trace_id: str, rating: str, comment: str = "
     """Store feedback for the answer with ``trace_id``; post it to LangSmith when configured."""
     if rating not in ("up", "down"):
         raise FeedbackError("invalid_rating", f"'rating' must be \"up\" or \"down\", not {rating!r}")
-    with _lock, connect(config) as con:
-        row = con.execute("SELECT question FROM questions WHERE trace_id = ?", (trace_id,)).fetchone()
+    try:
+        with _lock, connect(config) as con:
+            # a write that changes nothing: a store that cannot be written (a read-only folder, where the
+            # question log could not record the answer either) fails here, not as an unknown trace_id
+            con.execute("DELETE FROM feedback WHERE id = -1")
+            row = con.execute("SELECT question FROM questions WHERE trace_id = ?", (trace_id,)).fetchone()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unavailable(config, exc) from None
     if row is None:
         hint = ("question logging is off (api.log_questions: false), so no answer can take feedback"
                 if not config.api.log_questions else "use the trace_id of an answer from /ask (or the ask tool)")
         raise FeedbackError("unknown_trace_id", f"no answer with trace_id {trace_id!r}; {hint}", 404)
     sent = _to_langsmith(trace_id, rating, comment)
-    with _lock, connect(config) as con:
-        cur = con.execute("INSERT INTO feedback (trace_id, at, rating, comment, langsmith) VALUES (?,?,?,?,?)",
-                          (trace_id, time.time(), rating, comment, int(sent)))
-        fid = cur.lastrowid
+    try:
+        with _lock, connect(config) as con:
+            cur = con.execute("INSERT INTO feedback (trace_id, at, rating, comment, langsmith) VALUES (?,?,?,?,?)",
+                              (trace_id, time.time(), rating, comment, int(sent)))
+            fid = cur.lastrowid
+    except (sqlite3.Error, OSError) as exc:
+        raise _unavailable(config, exc) from None
     return {"id": fid, "trace_id": trace_id, "rating": rating, "comment": comment, "langsmith": sent}
+
+
+def _unavailable(config: Config, exc: Exception) -> FeedbackError:
+    """The store cannot be opened or written (a read-only or full storage folder): the server's fault.
+    The file and the error go to the log, not to the client."""
+    import logging
+
+    logging.getLogger(__name__).warning("feedback cannot be stored in %s: %s", db_path(config), exc)
+    return FeedbackError("feedback_unavailable", "feedback cannot be stored on this server (its storage cannot be "
+                         "written; the server log says why)", 503)
 
 
 def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:

@@ -11,7 +11,7 @@ from .records import Answer, Citation
 from .retrieval import Hits, QueryError
 from .retrieval import search as _search
 from .schemas import AskRequest, InputError, SearchRequest, parse_request
-from .threads import Turn, thread_store
+from .threads import ThreadsUnavailable, Turn, thread_store
 
 #: the library's own bound on top_k (api.max_top_k bounds what HTTP, MCP and the CLI serve)
 MAX_TOP_K = 10_000
@@ -51,10 +51,11 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     ctx = get_context(config)
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     store = thread_store(ctx)
-    thread = store.get(thread_id) if thread_id is not None else None
+    thread = _thread(store, thread_id)
     ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters,
                           history=thread.turns if thread else None)
-    ans.thread_id = _remember(store, thread, question, ans.to_dict())
+    ans.thread_id, not_saved = _remember(store, thread, question, ans.to_dict())
+    ans.warning = "; ".join(w for w in (ans.warning, not_saved) if w) or None
     _log(ctx, question, ans, source)
     return ans
 
@@ -67,13 +68,17 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
     ctx = get_context(config)
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     store = thread_store(ctx)
-    thread = store.get(thread_id) if thread_id is not None else None
+    thread = _thread(store, thread_id)
 
     def events() -> Iterator[tuple[str, dict[str, Any]]]:
         for name, data in answer_events(ctx, question, top_k=top_k, source=source, filters=filters,
                                         history=thread.turns if thread else None):
             if name == "final":
-                data["thread_id"] = _remember(store, thread, question, data)
+                tid, not_saved = _remember(store, thread, question, data)
+                if tid:
+                    data["thread_id"] = tid
+                if not_saved:  # absent when none, as in ask's JSON (Answer.to_dict)
+                    data["warning"] = "; ".join(w for w in (data.get("warning"), not_saved) if w)
                 _log(ctx, question, Answer(answer=data["answer"], refused=data["refused"], trace_id=data["trace_id"],
                                            citations=[Citation(**c) for c in data.get("citations") or []],
                                            mode=data.get("mode", "extractive"), warning=data.get("warning")), source)
@@ -82,15 +87,44 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
     return events()
 
 
-def _remember(store: Any, thread: Any, question: str, ans: dict[str, Any]) -> str:
-    """Add the turn to its thread (a new thread when none): its id."""
-    thread = thread or store.new()
+def _thread(store: Any, thread_id: str | None) -> Any:
+    """The conversation ``thread_id`` continues (None for a new one). A store that cannot be read is
+    the server's fault, not the request's: HTTP 503, code ``threads_unavailable`` (the details logged)."""
+    if thread_id is None:
+        return None
+    try:
+        return store.get(thread_id)
+    except ThreadsUnavailable as exc:
+        _log_unavailable(exc)
+        raise InputError("threads_unavailable", "thread_id",
+                         "conversations cannot be read on this server (its storage cannot be opened; the server "
+                         "log says why); ask again without thread_id", 503) from None
+
+
+def _remember(store: Any, thread: Any, question: str, ans: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Add the turn to its thread (a new thread when none): its id, and None. When the store cannot be
+    written (a read-only or full storage folder) the answer stands without a thread: (None, a warning
+    saying so). Like the question log, the conversation store never breaks an answer."""
     cites = ans.get("citations") or []
-    store.add(thread.thread_id, Turn(question=question, standalone=ans.get("searched") or
-                                     ans.get("standalone_question") or question,
-                                     answer=ans["answer"], refused=ans["refused"],
-                                     cited_urls=[c["url"] for c in cites], cited_titles=[c["title"] for c in cites]))
-    return thread.thread_id
+    try:
+        thread = thread or store.new()
+        store.add(thread.thread_id, Turn(question=question, standalone=ans.get("searched") or
+                                         ans.get("standalone_question") or question,
+                                         answer=ans["answer"], refused=ans["refused"],
+                                         cited_urls=[c["url"] for c in cites],
+                                         cited_titles=[c["title"] for c in cites]))
+    except ThreadsUnavailable as exc:
+        _log_unavailable(exc)
+        return None, ("this answer was not saved as a conversation, so it has no follow-ups (the storage "
+                      "cannot be written; the server log says why)")
+    return thread.thread_id, None
+
+
+def _log_unavailable(exc: Exception) -> None:
+    """The details (the file and SQLite's error) go to the log, never to a client (no paths in answers)."""
+    import logging
+
+    logging.getLogger(__name__).warning("the conversation store is unavailable: %s", exc)
 
 
 def _log(ctx: Any, question: str, ans: Answer, source: str | None) -> None:

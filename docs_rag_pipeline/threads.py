@@ -39,31 +39,62 @@ class Thread:
     turns: list[Turn]
 
 
+class ThreadsUnavailable(Exception):
+    """The conversation store cannot be opened, read or written (a read-only or full storage folder, a
+    damaged file): the message says which file and why. An answer is still given, without a thread."""
+
+
 class ThreadStore:
     def __init__(self, folder: str | Path, ttl_minutes: int) -> None:
         self.path = Path(folder) / "threads.sqlite"
         self.ttl = ttl_minutes * 60
+        self._ready = False
+
+    def _create(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
             db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")
             db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
                        "PRIMARY KEY (thread_id, n))")
+        finally:
+            db.close()
+        self._ready = True
 
     @contextlib.contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """A connection for one operation, in one transaction that takes the write lock at its start
-        (``BEGIN IMMEDIATE``): committed (or rolled back) and closed at the end. Another process on the
+    def _db(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection for one operation, in one transaction, committed (or rolled back) and closed at
+        the end. A write takes the write lock at its start (``BEGIN IMMEDIATE``): another process on the
         same storage (``serve --workers``, the MCP server, the CLI) waits for it instead of reading the
-        same last turn number and writing a duplicate (the in-process lock covers only this process)."""
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        same last turn number and writing a duplicate (the in-process lock covers only this process).
+        A read does not, so a store on a read-only folder can still be read. SQLite's and the file
+        system's errors become :class:`ThreadsUnavailable`."""
         try:
-            db.execute("BEGIN IMMEDIATE")
+            if not self._ready:
+                if not write and not self.path.exists():
+                    raise ThreadsUnavailable(f"{self.path} does not exist")
+                if write:
+                    self._create()
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise ThreadsUnavailable(f"{self.path}: {exc}") from None
+        try:
+            try:
+                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as exc:
+                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
             try:
                 yield db
+            except sqlite3.Error as exc:
+                db.execute("ROLLBACK")
+                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
         finally:
             db.close()
 
@@ -86,19 +117,21 @@ class ThreadStore:
             raise InputError("invalid_thread_id", "thread_id",
                              "'thread_id' must be the 32-character hex id a previous answer returned; "
                              "leave it out to start a new conversation")
-        with _LOCK, self._db() as db:
-            row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
-            if row is None:
-                raise InputError("unknown_thread", "thread_id",
-                                 f"no conversation with thread_id {thread_id!r}; leave thread_id out to start a "
-                                 "new one", 404)
-            if row[0] < time.time() - self.ttl:
-                raise InputError("expired_thread", "thread_id",
-                                 f"the conversation {thread_id!r} expired (no question for more than "
-                                 f"{self.ttl // 60} minutes, api.thread_ttl_minutes); leave thread_id out to "
-                                 "start a new one", 404)
-            rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
-                              (thread_id, MAX_TURNS_KEPT)).fetchall()
+        row, rows = None, []
+        if self._ready or self.path.exists():  # else no conversation was ever saved here
+            with _LOCK, self._db(write=False) as db:
+                row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
+                rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
+                                  (thread_id, MAX_TURNS_KEPT)).fetchall()
+        if row is None:
+            raise InputError("unknown_thread", "thread_id",
+                             f"no conversation with thread_id {thread_id!r}; leave thread_id out to start a "
+                             "new one", 404)
+        if row[0] < time.time() - self.ttl:
+            raise InputError("expired_thread", "thread_id",
+                             f"the conversation {thread_id!r} expired (no question for more than "
+                             f"{self.ttl // 60} minutes, api.thread_ttl_minutes); leave thread_id out to "
+                             "start a new one", 404)
         return Thread(thread_id, [Turn(**json.loads(b)) for (b,) in reversed(rows)])
 
     def add(self, thread_id: str, turn: Turn) -> None:

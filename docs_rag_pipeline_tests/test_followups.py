@@ -308,3 +308,59 @@ def test_processes_adding_turns_to_one_thread_lose_none(tmp_path):
     with sqlite3.connect(store.path) as db:
         numbers = [n for (n,) in db.execute("SELECT n FROM turns WHERE thread_id = ? ORDER BY n", (tid,))]
     assert numbers == list(range(1, 1201))
+
+
+def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog):
+    """Serving from a storage folder that cannot be written (a read-only mount, a full disk): ``ask``
+    crashed with ``sqlite3.OperationalError: unable to open database file`` from the conversation
+    store, and feedback answered "no answer with trace_id …" because the question log could not record
+    the answer. Now the answer is given without a thread and says why; a follow-up says conversations
+    cannot be read (503); feedback says it cannot be stored (503); an ingest stops before Dagster
+    starts, naming the folder. (Tests run as root, whom permissions do not stop, so the stores are
+    made unopenable by a folder in the file's place; a read-only bind mount gives the same answers.)"""
+    import shutil
+
+    storage = tmp_path / "data"
+    shutil.copytree(Path(yaml_storage(index)), storage)
+    for name in ("threads.sqlite", "feedback.sqlite"):
+        if (storage / name).exists():
+            (storage / name).unlink()
+        (storage / name).mkdir()
+    cfg = tmp_path / "ro.yaml"
+    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
+                   + "api:\n  rate_limit_per_minute: 100000\n")
+    from docs_rag_pipeline.query import ask
+
+    ans = ask(FIRST_Q, config=cfg)
+    assert not ans.refused and ans.citations and ans.thread_id is None
+    assert ans.warning == ("this answer was not saved as a conversation, so it has no follow-ups (the storage "
+                           "cannot be written; the server log says why)")
+    assert "threads.sqlite: unable to open database file" in caplog.text  # the details: logged, not answered
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120)
+        assert r.status_code == 200 and "thread_id" not in r.json() and "not saved" in r.json()["warning"]
+        events = sse(requests.post(f"{url}/ask", json={"question": FIRST_Q, "stream": True}, stream=True,
+                                   timeout=120))
+        final = dict(events)["final"]
+        assert "thread_id" not in final and "not saved as a conversation" in final["warning"]
+        follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": "0" * 32}, timeout=60)
+        assert follow.status_code == 503 and follow.json()["error"]["code"] == "threads_unavailable"
+        assert "conversations cannot be read on this server" in follow.json()["error"]["message"]
+        fb = requests.post(f"{url}/feedback", json={"trace_id": r.json()["trace_id"], "rating": "up"}, timeout=60)
+        assert fb.status_code == 503 and fb.json()["error"]["code"] == "feedback_unavailable"
+        assert "feedback cannot be stored on this server" in fb.json()["error"]["message"]
+        for body in (r.text, follow.text, fb.text, json.dumps(final)):  # no path reaches a client
+            assert str(tmp_path) not in body and "sqlite" not in body
+    assert "feedback.sqlite: unable to open database file" in caplog.text
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    bad = tmp_path / "nowhere.yaml"
+    bad.write_text(cfg.read_text().replace(f"storage: {storage}", f"storage: {blocker / 'data'}"))
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(bad), "ingest"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"error: storage: {blocker / 'data'} cannot be written (Not a directory); an ingest writes" in out.stderr
+
+
+def yaml_storage(cfg: Path) -> str:
+    return next(line.split(":", 1)[1].strip() for line in cfg.read_text().splitlines() if line.startswith("storage:"))
