@@ -754,6 +754,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()
+    config: Config | None = None
     try:
         if args.config:
             os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())
@@ -775,6 +776,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LockTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 75
+    except Exception as exc:
+        reason = _disk_failure(exc)
+        if reason is None:
+            raise
+        where = f" {config.storage_path}" if config is not None else ""
+        print(f"error: the disk holding the storage folder{where} {reason}; free space (or fix the disk) and run "
+              "the command again: what was stored before is kept", file=sys.stderr)
+        return 74  # EX_IOERR
+
+
+#: what SQLite (Dagster's run storage, the stores beside the index) and the OS say when a disk is full
+_DISK_ERRORS = ("database or disk is full", "disk i/o error", "no space left on device")
+
+
+def _disk_failure(exc: BaseException) -> str | None:
+    """"is full or failing: …" when ``exc`` or an exception in its chain says the disk is full or failing
+    (ENOSPC, SQLite's "database or disk is full" / "disk I/O error"), else None."""
+    import errno
+
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        text = str(cur).lower()
+        if (isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT)) or \
+                any(e in text for e in _DISK_ERRORS):
+            detail = str(cur).splitlines()[0][:200] if str(cur) else type(cur).__name__
+            return f"is full or failing: {detail}"
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover
