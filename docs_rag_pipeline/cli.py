@@ -128,7 +128,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             failed = _check_failures(name, result) or failed
             if not result.success:
                 failed = True
-                _print_step_failures(result.all_events, lambda _key, _n=name: _n)
+                _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.storage_path)
                 if not summary:
                     continue
             if args.eval:
@@ -156,8 +156,9 @@ def _check_failures(name: str, result) -> bool:  # noqa: ANN001 - a Dagster exec
     return failed
 
 
-def _print_step_failures(events, source_of) -> set[str]:  # noqa: ANN001 - DagsterEvents, step key → source
-    """Print each failed step with its error's message; the sources whose steps failed."""
+def _print_step_failures(events, source_of, storage: str | Path | None = None) -> set[str]:  # noqa: ANN001
+    """Print each failed step (DagsterEvents; ``source_of``: step key → source) with its error's message,
+    and the way back when the message says the index is damaged; the sources whose steps failed."""
     failed: set[str] = set()
     for ev in events:
         if ev.is_step_failure:
@@ -166,6 +167,9 @@ def _print_step_failures(events, source_of) -> set[str]:  # noqa: ANN001 - Dagst
             name = source_of(ev.step_key)
             failed.add(name)
             print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
+            hint = damaged_index_hint(msg or "", storage)
+            if hint:
+                print(f"[{name}] {hint}", file=sys.stderr)
     return failed
 
 
@@ -284,7 +288,7 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                 mat = ev.event_specific_data.materialization if ev.is_step_materialization else None
                 if mat is not None and mat.asset_key == AssetKey("lancedb_chunks"):
                     summaries[mat.partition] = mat.metadata["summary"].value
-            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key))
+            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key), config.storage_path)
             if not result.success and not failed:
                 failed = {n for n in names if n not in summaries}
                 print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
@@ -380,7 +384,7 @@ def _after_run(args: argparse.Namespace, config: Config, name: str, instance) ->
         raise Terminated()
     failed = _check_failures(name, result)
     if not result.success:
-        failed = bool(_print_step_failures(result.all_events, lambda _key: name)) or failed
+        failed = bool(_print_step_failures(result.all_events, lambda _key: name, config.storage_path)) or failed
     if args.eval:
         _print_eval(name, result, sys.stderr if args.json else sys.stdout)
     return failed
@@ -777,6 +781,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 75
     except Exception as exc:
+        damaged = damaged_index_hint(str(exc), config.storage_path if config is not None else None)
+        if damaged:
+            print(f"error: {damaged}", file=sys.stderr)
+            return 74
         reason = _disk_failure(exc)
         if reason is None:
             raise
@@ -784,6 +792,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: the disk holding the storage folder{where} {reason}; free space (or fix the disk) and run "
               "the command again: what was stored before is kept", file=sys.stderr)
         return 74  # EX_IOERR
+
+
+_LANCE_DAMAGE = re.compile(r"lance error: .*(not found|corrupt|invalid|unexpected eof|checksum)", re.I | re.S)
+_LANCE_TABLE = re.compile(r"([^\s,/]+)\.lance/")
+_RUST_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+")
+
+
+def damaged_index_hint(message: str, storage: str | Path | None = None) -> str | None:
+    """For a LanceDB error that says a file of a table is missing or damaged (someone deleted a data
+    file, a disk lost it): what happened and the two ways back, else None."""
+    if not _LANCE_DAMAGE.search(message):
+        return None
+    table = _LANCE_TABLE.search(message)
+    name = table.group(1) if table else "the table named in the error"
+    where = f"{Path(storage) / 'lancedb' / (name + '.lance')}" if storage and table else f"the folder {name}.lance under <storage>/lancedb"
+    detail = _RUST_LOCATION.sub("", message.strip().splitlines()[0])[:300]
+    return (f"the index cannot be read: a file of the table {name} is missing or damaged ({detail}). Go back to a "
+            "version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the table: delete "
+            f"{where} and run `docs-rag ingest` (the vectors come back from the embedding cache)")
 
 
 #: what SQLite (Dagster's run storage, the stores beside the index) and the OS say when a disk is full

@@ -388,3 +388,32 @@ def test_a_full_disk_stops_the_ingest_with_a_clear_error_and_keeps_the_index(tmp
     assert _run(["ingest"], cfg).returncode == 0
     hits = search("zebra quokka marmalade", config=cfg)
     assert "The zebra quokka protocol validates marmalade." in hits[0].text
+
+
+def test_a_damaged_index_says_how_to_get_back(tmp_path):
+    """A data file of the chunks table deleted (by hand, by a disk): ``docs-rag search`` ended in a
+    LanceDB traceback, and every ingest failed on ``lance error: Not found`` with no way back named.
+    Both now say which table is damaged and the two ways back (restore a version, or delete the
+    table and ingest again); following the second gives the same index with no text embedded again."""
+    import re
+
+    cfg = _project(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    before = _ids(cfg)
+    (table,) = (tmp_path / "data" / "lancedb").glob("chunks__*.lance")
+    next((table / "data").glob("*.lance")).unlink()
+    hint = (rf"the index cannot be read: a file of the table {table.name[:-6]} is missing or damaged \(.*Not found.*\)\. "
+            r"Go back to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
+            rf"table: delete {re.escape(str(table))} and run `docs-rag ingest` \(the vectors come back from the "
+            r"embedding cache\)")
+    out = _run(["search", "forms"], cfg)
+    assert out.returncode == 74 and "Traceback" not in out.stderr
+    assert re.search(rf"^error: {hint}$", out.stderr, re.M), out.stderr
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 1 and re.search(rf"^\[guide\] {hint}$", out.stderr, re.M), out.stderr
+    shutil.rmtree(table)
+    out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)["guide"]
+    assert summary["chunks_embedded"] == 0 and summary["chunks_cached"] == len(before)
+    assert _ids(cfg) == before
