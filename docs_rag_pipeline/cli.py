@@ -808,9 +808,12 @@ def damaged_index_hint(message: str, storage: str | Path | None = None) -> str |
     name = table.group(1) if table else "the table named in the error"
     where = f"{Path(storage) / 'lancedb' / (name + '.lance')}" if storage and table else f"the folder {name}.lance under <storage>/lancedb"
     detail = _RUST_LOCATION.sub("", message.strip().splitlines()[0])[:300]
-    return (f"the index cannot be read: a file of the table {name} is missing or damaged ({detail}). Go back to a "
-            "version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the table: delete "
-            f"{where} and run `docs-rag ingest` (the vectors come back from the embedding cache)")
+    after = {"embedding_cache": "every text is embedded again", "version_log": "the version list starts again"}.get(
+        name, "the vectors come back from the embedding cache")
+    back = ("Go back to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
+            "table" if name.startswith("chunks__") or not table else "Rebuild the table")  # restore: chunks tables
+    return (f"the index cannot be read: a file of the table {name} is missing or damaged ({detail}). {back}: "
+            f"delete {where} and run `docs-rag ingest` ({after})")
 
 
 #: what SQLite (Dagster's run storage, the stores beside the index) and the OS say when a disk is full
