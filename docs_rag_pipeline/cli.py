@@ -550,6 +550,7 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, config: Config) -> int:
+    from .answering.tables import for_terminal
     from .query import ask
     from .schemas import AskRequest, resolve_top_k
 
@@ -559,7 +560,7 @@ def cmd_ask(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(ans.to_dict(), indent=2))
         return 0
-    print(ans.answer)
+    print(for_terminal(ans.answer))  # tables lined up; code stays fenced
     if ans.citations:
         print()
         for c in ans.citations:

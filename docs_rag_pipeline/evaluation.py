@@ -162,7 +162,10 @@ _CITED = re.compile(r"\s*\[(\d+)\]\s*$")
 
 
 def _norm_text(s: str) -> str:
-    return re.sub(r"\s+", " ", s.replace("```", " ")).strip().lower()  # fences are rendering, not text
+    """Text as cite-correct compares it: fences and table markup are rendering, not text."""
+    from .answering.tables import strip_table_markup
+
+    return re.sub(r"\s+", " ", strip_table_markup(s.replace("```", " "))).strip().lower()
 
 
 def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:

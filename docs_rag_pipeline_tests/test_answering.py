@@ -406,3 +406,51 @@ def test_a_code_block_with_blank_lines_is_one_answer_unit():
     # a fence that is never closed is no code block: the text after it is still split into sentences
     raw = "``` augroup black_on_save\n\nautocmd! autocmd BufWritePre *.py Black\n\naugroup end ```\n\nTo run it on a key press, add this."
     assert sentences(raw)[-1] == "To run it on a key press, add this."
+
+
+EXPORTER_DOC = """# Exporter options
+
+The exporter writes the rows of a dashboard to a file. It accepts these options:
+
+| Option | Default | Meaning |
+|---|---|---|
+| `--format` | csv | the file format of the export |
+| `--gzip` | off | compress the export with gzip |
+| `--since` | none | only rows newer than this date |
+
+Run the exporter with:
+
+```console
+$ acme-export --format parquet --gzip
+```
+"""
+
+
+def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
+    """The parsers write a table's rows as ``a | b | c`` lines, and answers quoted them so: a Markdown
+    client, the chat page and the CLI showed ``--format | csv | the file format…``. A quoted table is
+    now a Markdown table (header, separator) that the chat page draws and the CLI lines up; cite-correct
+    still finds it in its chunk; a single row is never an answer, a whole table only when asked."""
+    from docs_rag_pipeline.answering.extractive import allowed, extractive_answer
+    from docs_rag_pipeline.answering.tables import for_terminal
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.parsing import parse_document
+
+    text = parse_document(EXPORTER_DOC, fmt="markdown", path="exporter.md").sections[0].text
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/exporter#exporter-options", page_url="https://x.org/exporter",
+                title="Exporter options", headings=["Exporter options"], text=text, score=0.03, parent_id=None,
+                vector_similarity=0.7)]
+    ans = extractive_answer("Which options does the exporter accept?", hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
+    table = ("| Option | Default | Meaning |\n| --- | --- | --- |\n| --format | csv | the file format of the export |\n"
+             "| --gzip | off | compress the export with gzip |\n| --since | none | only rows newer than this date |\n[1]")
+    assert "It accepts these options: [1]\n\n" + table in ans.answer
+    assert cite_correct(ans.answer, ans.citations, lambda _id: text) == (ans.answer.count("[1]"),) * 2
+    assert ("| Option   | Default | Meaning                        |\n"
+            "|----------|---------|--------------------------------|\n"
+            "| --format | csv     | the file format of the export  |\n") in for_terminal(ans.answer)
+    assert "```console\n$ acme-export --format parquet --gzip\n```\n[1]" in for_terminal(ans.answer)
+    row = "--gzip | off | compress the export with gzip"
+    assert not allowed("table", row, "Which options does the exporter accept?")
+    rows = "Option | Default\n--gzip | off"
+    assert allowed("table", rows, "Which options are there?") and not allowed("table", rows, "How do I compress?")

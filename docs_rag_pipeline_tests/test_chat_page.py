@@ -39,6 +39,24 @@ INJECTION = {
         It also strips `<script>window.__pwned=2</script>` blocks from comments.
     """,
 }
+EXPORTER = {"exporter.md": """
+        # Exporter options
+
+        The exporter writes the rows of a dashboard to a file. It accepts these options:
+
+        | Option | Default | Meaning |
+        |---|---|---|
+        | `--format` | csv | the file format of the export |
+        | `--gzip` | off | compress the export with gzip |
+        | `--since` | none | only rows newer than this date |
+
+        Run the exporter with:
+
+        ```console
+        $ acme-export --format parquet --gzip
+        ```
+    """}
+EXPORTER_Q = "Which options does the dashboard exporter accept?"
 CONVERTER_Q = "What does a converter do in data binding?"
 SANITIZER_Q = "What does the comment sanitizer remove from comments?"
 OFF_TOPIC_Q = "Best temperature for sourdough bread?"
@@ -95,7 +113,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -218,6 +236,29 @@ def test_the_page_reads_code_as_the_server_does(page):
     got = page.evaluate("(texts) => {\n" + body.group(1) + "\n  return texts.map(splitCode);\n}", texts)
     for text, parts in zip(texts, got):
         assert parts == _parts(text), repr(text)
+
+
+def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):
+    """A table the answer quotes is a <table> (header cells, one row per row), a code block a <pre>,
+    not ``a | b | c`` lines and fences; their citation markers are still links to the cards."""
+    expected = requests.post(f"{server}/ask", json={"question": EXPORTER_Q}, timeout=30).json()
+    assert not expected["refused"] and "| --- | --- | --- |" in expected["answer"], expected
+    ask(page, EXPORTER_Q)
+    table = page.locator("#answer table.answer-table")
+    assert table.count() == 1
+    assert table.locator("thead th").all_inner_texts() == ["Option", "Default", "Meaning"]
+    assert [r.locator("td").all_inner_texts() for r in table.locator("tbody tr").all()] == [
+        ["--format", "csv", "the file format of the export"], ["--gzip", "off", "compress the export with gzip"],
+        ["--since", "none", "only rows newer than this date"]]
+    shown = page.inner_text("#answer")
+    assert "| --- |" not in shown and "--gzip | off" not in shown and "```" not in shown
+    if "acme-export" in expected["answer"]:  # the run line, when the answer quotes it, is a code block
+        assert page.inner_text("#answer pre.code code") == "$ acme-export --format parquet --gzip"
+        assert page.get_attribute("#answer pre.code code", "class") == "language-console"
+    links = page.locator("#answer a.cite")
+    assert links.count() == len(__import__("re").findall(r"\[\d+\]", expected["answer"]))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-page-table.png"), full_page=True)
 
 
 def test_question_outside_the_docs_shows_the_banner(page):

@@ -23,6 +23,7 @@ from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
 from ..words import words
 from .markers import neutralise
+from .tables import markdown_table, table_rows
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -251,7 +252,6 @@ def sentences(text: str) -> list[str]:
 
 
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}", re.M)
 _QUOTED = re.compile(r"""^\W{0,3}["“'`].{4,}["”'`]\W{0,3}$""", re.S)
 _ERRORISH = re.compile(r"^\W{0,3}(\w+(Error|Exception|Warning)\b|Traceback|error:|warning:|fatal:|ERROR\b|WARN(ING)?\b)")
 _ASKS_ERROR = re.compile(r"\b(error|errors|exception|exceptions|warning|warnings|message|messages|traceback|fails?|failed)\b",
@@ -283,14 +283,14 @@ def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
 
 def allowed(kind: str, s: str, question: str) -> bool:
     """Never an answer sentence unless asked: a question copied from the docs, a heading echo, a
-    quoted error string (unless the question is about errors) or a piece of a table (a whole table
-    with its header is fine when the question asks for a list or a comparison)."""
+    quoted error string (unless the question is about errors) or a piece of a table (a table of two
+    rows or more is fine when the question asks for a list, options or a comparison)."""
     if kind in ("question", "heading"):
         return False
     if kind == "quote":
         return bool(_ASKS_ERROR.search(question))
     if kind == "table":
-        return bool(_ASKS_TABLE.search(question)) and bool(_TABLE_SEP.search(s))
+        return bool(_ASKS_TABLE.search(question)) and table_rows(s) is not None
     return True
 
 
@@ -367,5 +367,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
         kind = sentence_kind(s)
         s = neutralise(s)  # a document's own [2] is not our citation 2
+        if kind == "table":
+            s = markdown_table(s)  # drawn as a table by Markdown clients and the chat page
         parts.append(f"{s}\n[{c.n}]" if kind in ("code", "table") else f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)

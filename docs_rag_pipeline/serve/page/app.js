@@ -290,9 +290,16 @@
     // Only the markers the system placed are links: those listed in `citations`, outside code
     // (a document's own "items[1]" in a code span or block stays text).
     const parts = splitCode(String(ans.answer || ""));
+    let afterBlock = false;
     parts.forEach((part, i) => {
-      if (i % 2 === 1) answerEl.appendChild(document.createTextNode(part));
-      else linkMarkers(part, byN);
+      if (i % 2 === 1) {
+        const node = codeNode(part);
+        answerEl.appendChild(node);
+        afterBlock = node.tagName === "PRE";
+      } else {
+        // a <pre> ends its line: the line break after its closing fence would be an empty line
+        renderText(afterBlock ? part.replace(/^\n/, "") : part, byN, answerEl);
+      }
     });
 
     clear(sourcesEl);
@@ -365,7 +372,59 @@
     }
   }
 
-  function linkMarkers(text, byN) {
+  // A fenced block as <pre><code> (its fence lines dropped, the language as a class), a code span as
+  // <code>; the text inside stays text.
+  function codeNode(part) {
+    const fence = /^(\s*)(```|~~~)([^\n]*)\n([\s\S]*?)\n?\s*(```|~~~)\s*$/.exec(part);
+    if (fence) {
+      const lang = fence[3].trim().split(/\s+/)[0];
+      return el("pre", { className: "code" }, el("code", { className: lang ? "language-" + lang : null, text: fence[4] }));
+    }
+    const span = /^(`+)([\s\S]*?)\1$/.exec(part);
+    return el("code", { text: span ? span[2].replace(/^ ([\s\S]*\S[\s\S]*) $/, "$1") : part });
+  }
+
+  // Text with its Markdown tables (rows between pipes, the second line a | --- | separator, as the
+  // server writes a table it quotes) drawn as <table>; the rest with its markers linked.
+  const TABLE_SEPARATOR = /^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$/;
+
+  function renderText(text, byN, target) {
+    const lines = text.split("\n");
+    let buf = [];
+    const flush = () => {
+      if (buf.length) linkMarkers(buf.join("\n"), byN, target);
+      buf = [];
+    };
+    for (let i = 0; i < lines.length; ) {
+      if (lines[i].trim().startsWith("|") && i + 1 < lines.length && TABLE_SEPARATOR.test(lines[i + 1])) {
+        let j = i + 2;
+        while (j < lines.length && lines[j].trim().startsWith("|")) j++;
+        flush();
+        target.appendChild(tableNode(lines[i], lines.slice(i + 2, j)));
+        i = j;
+      } else {
+        buf.push(lines[i]);
+        i++;
+      }
+    }
+    flush();
+  }
+
+  function cells(row) {
+    let r = row.trim();
+    if (r.startsWith("|")) r = r.slice(1);
+    if (r.endsWith("|") && !r.endsWith("\\|")) r = r.slice(0, -1);
+    return r.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
+  }
+
+  function tableNode(header, rows) {
+    const head = el("tr", null, ...cells(header).map((c) => el("th", { scope: "col", text: c })));
+    const body = rows.map((r) => el("tr", null, ...cells(r).map((c) => el("td", { text: c }))));
+    return el("table", { className: "answer-table" }, el("thead", null, head), el("tbody", null, ...body));
+  }
+
+  function linkMarkers(text, byN, target) {
+    const answerEl = target;
     const re = /\[(\d+)\]/g;
     let last = 0;
     let m;

@@ -1,0 +1,86 @@
+"""Tables in answers: the parsers write a table's rows as ``a | b | c`` lines (see docs/formats.md);
+an answer shows a table as a GitHub-flavoured Markdown table, which Markdown clients (and the chat
+page) draw as a table, and the CLI prints with its columns lined up."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["for_terminal", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
+
+_SEPARATOR = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$")
+
+
+def table_rows(block: str) -> list[list[str]] | None:
+    """The cells of a block of ``a | b | c`` rows (two rows or more, every line a row), else None."""
+    lines = [ln.strip() for ln in block.strip().split("\n")]
+    if len(lines) < 2 or not all(" | " in ln or ln.startswith("|") for ln in lines):
+        return None
+    rows = []
+    for ln in lines:
+        if _SEPARATOR.match(ln):
+            continue
+        if ln.startswith("|") and ln.endswith("|") and len(ln) > 1:
+            ln = ln[1:-1]
+        rows.append([c.strip() for c in ln.split(" | ")])
+    return rows if len(rows) >= 2 else None
+
+
+def markdown_table(block: str) -> str:
+    """``block`` as a Markdown table, its first row the header (a table's first row is its header in
+    Markdown, and the header row in the HTML and AsciiDoc docs this parses); unchanged when it is not
+    a table of two rows or more. A ``|`` inside a cell is escaped."""
+    rows = table_rows(block)
+    if rows is None:
+        return block
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(rows[0]), "| " + " | ".join(["---"] * width) + " |", *map(line, rows[1:])])
+
+
+def is_markdown_table(block: str) -> bool:
+    """A Markdown table: rows between pipes, the second line a ``| --- |`` separator."""
+    lines = block.strip().split("\n")
+    return len(lines) >= 2 and lines[0].lstrip().startswith("|") and bool(_SEPARATOR.match(lines[1])) \
+        and "-" in lines[1]
+
+
+def strip_table_markup(text: str) -> str:
+    """``text`` without what makes rows a Markdown table (separator lines, pipes): what remains of a
+    table in an answer is what remains of its rows in the chunk it came from."""
+    lines = [ln for ln in text.split("\n") if not (_SEPARATOR.match(ln) and "-" in ln)]
+    return "\n".join(lines).replace("\\|", " ").replace("|", " ")
+
+
+def terminal_table(block: str) -> str:
+    """A Markdown table with its columns padded to one width each, for a terminal."""
+    rows = table_rows(block)
+    if rows is None:
+        return block
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    sizes = [max(len(r[i]) for r in rows) for i in range(width)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(sizes[i]) for i, c in enumerate(cells)) + " |"
+
+    return "\n".join([line(rows[0]), "|" + "|".join("-" * (s + 2) for s in sizes) + "|", *map(line, rows[1:])])
+
+
+_MARKER_LINE = re.compile(r"^\s*\[\d+\]\s*$")
+
+
+def for_terminal(answer: str) -> str:
+    """An answer as the CLI prints it: each Markdown table (with the citation marker on the line after
+    it) lined up by :func:`terminal_table`; everything else as it is."""
+    out = []
+    for block in answer.split("\n\n"):
+        lines = block.split("\n")
+        tail = [lines.pop()] if len(lines) > 2 and _MARKER_LINE.match(lines[-1]) else []
+        body = "\n".join(lines)
+        out.append("\n".join([terminal_table(body) if is_markdown_table(body) else body, *tail]))
+    return "\n\n".join(out)
