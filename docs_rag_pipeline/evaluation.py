@@ -188,6 +188,43 @@ def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tupl
     return ok, total
 
 
+def cite_supported(answer: str, citations: Sequence[Any], chunk_text: Any, embed: Any, *,
+                   threshold: float = 0.5) -> tuple[int, int]:
+    """cite-correct for an answer a model wrote (it paraphrases, so containment says little): (statements
+    every cited chunk of which supports them, statements with a citation), by the answer's own support
+    check (:func:`~.answering.citations.mark_support`: the share of the statement's content words in the
+    chunk at least ``threshold``, else an embedding similarity of 0.6)."""
+    import numpy as np
+
+    from .answering.citations import MARKER_RE, lexical_support, split_statements
+    from .answering.markers import _parts
+
+    by_n = {c.n: c for c in citations}
+    pairs: list[tuple[int, str, str | None]] = []  # (statement index, statement, cited chunk's text)
+    statements = 0
+    for stmt in split_statements(answer):
+        parts = _parts(stmt)
+        numbers = [int(n) for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+        if not numbers:
+            continue
+        body = "".join(MARKER_RE.sub("", p) if i % 2 == 0 else p for i, p in enumerate(parts)).strip()
+        for n in dict.fromkeys(numbers):
+            c = by_n.get(n)
+            pairs.append((statements, body, chunk_text(c.chunk_id) if c is not None else None))
+        statements += 1
+    ok = [True] * statements
+    lex = [lexical_support(b, t) if t is not None else 0.0 for _, b, t in pairs]
+    weak = [i for i, (_, _, t) in enumerate(pairs) if t is not None and lex[i] < threshold]
+    sims: dict[int, float] = {}
+    if weak:
+        vecs = embed([pairs[i][1] for i in weak] + [pairs[i][2] for i in weak])
+        sims = {i: float(np.dot(vecs[k], vecs[len(weak) + k])) for k, i in enumerate(weak)}
+    for i, (si, _, t) in enumerate(pairs):
+        if t is None or not (lex[i] >= threshold or sims.get(i, 0.0) >= 0.6):
+            ok[si] = False
+    return sum(ok), statements
+
+
 def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
     n = len(ranks) or 1
     return {k: round(sum(v) / n, 4) for k, v in rank_scores(ranks).items()}
@@ -283,7 +320,13 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
         text = ans.answer.lower()
         found = sum(1 for k in case.expected_keywords if k.lower() in text) if not ans.refused else 0
-        ok, total = cite_correct(ans.answer, ans.citations, _chunk_text(ctx)) if not ans.refused else (0, 0)
+        if ans.refused:
+            ok, total = 0, 0
+        elif ans.mode == "llm":  # a model paraphrases: measured with the support check, as the answer is
+            ok, total = cite_supported(ans.answer, ans.citations, _chunk_text(ctx), ctx.embedder.embed,
+                                       threshold=ctx.config.llm.min_support)
+        else:
+            ok, total = cite_correct(ans.answer, ans.citations, _chunk_text(ctx))
         results.append(CaseResult(
             id=case.id, category=case.category, question=case.question, should_refuse=case.should_refuse,
             refused=ans.refused, rank=page_rank(hits, case.expected_urls) if case.expected_urls else None,

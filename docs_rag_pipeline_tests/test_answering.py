@@ -454,3 +454,16 @@ def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
     assert not allowed("table", row, "Which options does the exporter accept?")
     rows = "Option | Default\n--gzip | off"
     assert allowed("table", rows, "Which options are there?") and not allowed("table", rows, "How do I compress?")
+
+
+def test_a_marker_on_the_line_after_a_code_block_cites_it():
+    """A model that writes its marker on the line after a closing fence (as the extractive answers and
+    the validator itself do) had its answer refused, "the model made a statement without a citation":
+    the marker was joined to the fence's line, which then no longer closed the block, so the marker read
+    as code. It stays on its own line and cites the block; brackets inside the code stay code."""
+    out = "Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1]\n\nForms validate input [2]."
+    v = validate(out, HITS)
+    assert not v.refused and [c.chunk_id for c in v.citations] == ["c1", "c2"]
+    assert v.answer == ("Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1] "
+                        "Forms validate input. [2]")
+    assert split_statements(out)[0].endswith("```\n[1]")

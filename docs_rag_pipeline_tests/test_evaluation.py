@@ -263,3 +263,27 @@ def test_refresh_job_runs_eval_when_cases_exist_and_passes_without(evaluated):
             assert res.success
             md = res.asset_materializations_for_node("eval_scores")[0].metadata
             assert md["cases"].value == cases
+
+
+def test_cite_correct_of_a_model_answer_is_its_support_check():
+    """A model paraphrases, so "the cited chunk contains the sentence" scored a faithful model answer
+    near 0 (#11: for the LLM path, measure cite-correctness with the support check). ``cite_supported``
+    counts a statement correct when every chunk it cites supports it, as the answer's own support check
+    does (content words, else embedding similarity), with the real embedding model."""
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct, cite_supported
+    from docs_rag_pipeline.records import Citation
+
+    chunks = {"c1": "A converter turns the text typed by the user into the value stored in the model, and back.",
+              "c2": "The nightly refresh rebuilds the search index at 04:00 UTC."}
+    cites = [Citation(n=1, chunk_id="c1", url="u1", title="Binding", snippet="", score=0.1),
+             Citation(n=2, chunk_id="c2", url="u2", title="Refresh", snippet="", score=0.1)]
+    faithful = ("Converters change what the user typed into the model's stored value and back again [1]. "
+                "The search index is rebuilt every night at 04:00 UTC [2].")
+    wrong = faithful.replace("[2]", "[1]") + " Dashboards can be exported as PDF files [2]."
+    emb = LocalEmbedder()
+    assert cite_correct(faithful, cites, chunks.get)[0] == 0  # containment: a paraphrase is never found
+    assert cite_supported(faithful, cites, chunks.get, emb.embed) == (2, 2)
+    assert cite_supported(wrong, cites, chunks.get, emb.embed) == (1, 3)
+    code = "Run it with:\n```console\n$ acme [1]\n```\n[1]"  # a marker inside code is code, not a citation
+    assert cite_supported(code, cites, {"c1": "Run it with: $ acme [1]"}.get, emb.embed) == (1, 1)

@@ -52,7 +52,9 @@ def split_statements(text: str) -> list[str]:
             if not s:
                 continue
             if MARKER_RE.fullmatch(s) and out:  # a marker that landed on its own line
-                out[-1] = f"{out[-1]} {s}"
+                # after a code block it stays on its own line: text after a closing fence on the fence's
+                # line keeps the fence from closing, and the marker would read as code, not a citation
+                out[-1] = f"{out[-1]}{chr(10) if out[-1].rstrip().endswith(('```', '~~~')) else ' '}{s}"
                 continue
             out.append(s)
     return out
