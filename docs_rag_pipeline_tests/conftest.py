@@ -114,6 +114,24 @@ MARKERS = {
         The backup fence is checked by the warden every hour [3].
     """,
 }
+#: a page with a table and a code block (answers quote them as a Markdown table and a fenced block)
+EXPORTER_DOC = """# Exporter options
+
+The exporter writes the rows of a dashboard to a file. It accepts these options:
+
+| Option | Default | Meaning |
+|---|---|---|
+| `--format` | csv | the file format of the export |
+| `--gzip` | off | compress the export with gzip |
+| `--since` | none | only rows newer than this date |
+
+Run the exporter with:
+
+```console
+$ acme-export --format parquet --gzip
+```
+"""
+
 FENCE_Q = "How do operators open a backup fence, and how often does the warden check it?"
 REFRESH_Q = "When does the nightly refresh rebuild the search index?"
 FAKE_MARKERS = ("[2][3]", "[7]", "[1, 3]", "[4]", "NO_ANSWER", "[^1]", "【1】")

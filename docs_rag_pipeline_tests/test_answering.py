@@ -8,7 +8,7 @@ from docs_rag_pipeline.answering.citations import CitationError, split_statement
 from docs_rag_pipeline.query import ask, search
 from docs_rag_pipeline.records import Hit
 
-from .conftest import FAKE_MARKERS, MARKERS, REFRESH_Q, write_config, write_docs
+from .conftest import EXPORTER_DOC, FAKE_MARKERS, MARKERS, REFRESH_Q, write_config, write_docs
 from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 
@@ -408,22 +408,6 @@ def test_a_code_block_with_blank_lines_is_one_answer_unit():
     assert sentences(raw)[-1] == "To run it on a key press, add this."
 
 
-EXPORTER_DOC = """# Exporter options
-
-The exporter writes the rows of a dashboard to a file. It accepts these options:
-
-| Option | Default | Meaning |
-|---|---|---|
-| `--format` | csv | the file format of the export |
-| `--gzip` | off | compress the export with gzip |
-| `--since` | none | only rows newer than this date |
-
-Run the exporter with:
-
-```console
-$ acme-export --format parquet --gzip
-```
-"""
 
 
 def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():

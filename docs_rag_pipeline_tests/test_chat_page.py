@@ -17,7 +17,7 @@ from dagster import DagsterInstance
 
 from docs_rag_pipeline.serve.api import create_app
 
-from .conftest import FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
+from .conftest import EXPORTER_DOC, FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .test_api import serve, variant
 
@@ -39,23 +39,7 @@ INJECTION = {
         It also strips `<script>window.__pwned=2</script>` blocks from comments.
     """,
 }
-EXPORTER = {"exporter.md": """
-        # Exporter options
-
-        The exporter writes the rows of a dashboard to a file. It accepts these options:
-
-        | Option | Default | Meaning |
-        |---|---|---|
-        | `--format` | csv | the file format of the export |
-        | `--gzip` | off | compress the export with gzip |
-        | `--since` | none | only rows newer than this date |
-
-        Run the exporter with:
-
-        ```console
-        $ acme-export --format parquet --gzip
-        ```
-    """}
+EXPORTER = {"exporter.md": EXPORTER_DOC}
 EXPORTER_Q = "Which options does the dashboard exporter accept?"
 CONVERTER_Q = "What does a converter do in data binding?"
 SANITIZER_Q = "What does the comment sanitizer remove from comments?"
