@@ -243,6 +243,10 @@ def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):
     assert links.count() == len(__import__("re").findall(r"\[\d+\]", expected["answer"]))
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "chat-page-table.png"), full_page=True)
+    ask(page, CONVERTER_Q)  # the answer moves up into the conversation, drawn the same way
+    earlier = page.locator("#turns li.turn .turn-answer")
+    assert earlier.locator("table.answer-table tbody tr").count() == 3
+    assert "| --- |" not in earlier.inner_text() and "```" not in earlier.inner_text()
 
 
 def test_question_outside_the_docs_shows_the_banner(page):

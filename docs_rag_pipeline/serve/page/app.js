@@ -225,9 +225,16 @@
     }
     turnsEl.appendChild(el("li", { className: "turn" + (a.refused ? " refused" : ""), "data-thread-id": a.thread_id },
       el("p", { className: "you", text: turn.question }),
-      el("p", { className: "turn-answer", text: a.answer || "" }),
+      turnAnswer(a.answer || ""),
       (a.citations || []).length ? sources : null));
     conversation.hidden = false;
+  }
+
+  // an earlier answer, drawn like the current one (its markers as text: its cards are gone)
+  function turnAnswer(text) {
+    const node = el("div", { className: "turn-answer answer" });
+    renderAnswer(text, new Map(), node);
+    return node;
   }
 
   function showStandalone(q) {
@@ -289,18 +296,7 @@
     clear(answerEl);
     // Only the markers the system placed are links: those listed in `citations`, outside code
     // (a document's own "items[1]" in a code span or block stays text).
-    const parts = splitCode(String(ans.answer || ""));
-    let afterBlock = false;
-    parts.forEach((part, i) => {
-      if (i % 2 === 1) {
-        const node = codeNode(part);
-        answerEl.appendChild(node);
-        afterBlock = node.tagName === "PRE";
-      } else {
-        // a <pre> ends its line: the line break after its closing fence would be an empty line
-        renderText(afterBlock ? part.replace(/^\n/, "") : part, byN, answerEl);
-      }
-    });
+    renderAnswer(String(ans.answer || ""), byN, answerEl);
 
     clear(sourcesEl);
     for (const c of ans.citations || []) sourcesEl.appendChild(card(c));
@@ -370,6 +366,22 @@
         k++;
       }
     }
+  }
+
+  // An answer's text into ``target``: code blocks and spans as code, Markdown tables as tables, and
+  // the [n] markers listed in ``byN`` as links to their cards (the others stay text).
+  function renderAnswer(text, byN, target) {
+    let afterBlock = false;
+    splitCode(text).forEach((part, i) => {
+      if (i % 2 === 1) {
+        const node = codeNode(part);
+        target.appendChild(node);
+        afterBlock = node.tagName === "PRE";
+      } else {
+        // a <pre> ends its line: the line break after its closing fence would be an empty line
+        renderText(afterBlock ? part.replace(/^\n/, "") : part, byN, target);
+      }
+    });
   }
 
   // A fenced block as <pre><code> (its fence lines dropped, the language as a class), a code span as
