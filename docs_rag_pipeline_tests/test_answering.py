@@ -451,3 +451,19 @@ def test_a_marker_on_the_line_after_a_code_block_cites_it():
     assert v.answer == ("Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1] "
                         "Forms validate input. [2]")
     assert split_statements(out)[0].endswith("```\n[1]")
+
+
+def test_a_table_in_a_model_answer_is_one_statement_with_its_citation():
+    """A model that answers with a Markdown table had the answer refused: each row was "a statement
+    without a citation". A table (two or more lines starting with |) belongs to the statement that
+    introduces it, like a code block; a marker on the line after it cites it and stays on its own line
+    (on the row's line it would be a cell)."""
+    out = ("The exporter accepts these options [1]:\n\n| Option | Default |\n|---|---|\n| --gzip | off |\n"
+           "| --since | none |\n[2]\n\nPipes | in | prose are text [3].")
+    assert split_statements(out) == [
+        "The exporter accepts these options [1]:\n\n| Option | Default |\n|---|---|\n| --gzip | off |\n"
+        "| --since | none |\n[2]", "Pipes | in | prose are text [3]."]
+    v = validate(out, HITS)
+    assert [c.chunk_id for c in v.citations] == ["c1", "c2", "c3"]
+    assert v.answer == ("The exporter accepts these options:\n\n| Option | Default |\n|---|---|\n| --gzip | off |\n"
+                        "| --since | none |\n[1][2] Pipes | in | prose are text. [3]")

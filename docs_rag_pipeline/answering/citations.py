@@ -36,8 +36,43 @@ class Validated:
     sentences: list[tuple[str, list[int]]] = field(default_factory=list)  # (text, new numbers)
 
 
+def ends_with_block(statement: str) -> bool:
+    """The statement ends with a code block or a Markdown table: a marker after it goes on a line of its
+    own (text after a closing fence keeps the fence from closing; after a table row it is a cell)."""
+    last = statement.rstrip().rsplit("\n", 1)[-1].strip()
+    return last.endswith(("```", "~~~")) or (last.startswith("|") and "\n" in statement.strip())
+
+
+def _table_runs(part: str) -> list[tuple[bool, str]]:
+    """``part`` as (is a Markdown table, text) pieces: a table is two or more lines in a row that start
+    with ``|``."""
+    out: list[tuple[bool, str]] = []
+    lines = part.split("\n")
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        if j - i >= 2:
+            out.append((True, "\n".join(lines[i:j])))
+            i = j
+            continue
+        k = max(j, i + 1)
+        while k < len(lines) and not (lines[k].lstrip().startswith("|") and k + 1 < len(lines)
+                                      and lines[k + 1].lstrip().startswith("|")):
+            k += 1
+        text = "\n".join(lines[i:k])
+        if out and not out[-1][0]:
+            out[-1] = (False, out[-1][1] + "\n" + text)
+        else:
+            out.append((False, text))
+        i = k
+    return out
+
+
 def split_statements(text: str) -> list[str]:
-    """Statements of an answer: sentences, with a code block or list item kept whole."""
+    """Statements of an answer: sentences, with a code block, a Markdown table or a list item kept
+    whole; a block belongs to the statement before it (the one that introduces it)."""
     out: list[str] = []
     parts = re.split(r"(```.*?```)", text, flags=re.S)
     for part in parts:
@@ -47,16 +82,22 @@ def split_statements(text: str) -> list[str]:
             else:
                 out.append(part)
             continue
-        for s in _SENT_SPLIT.split(part):
-            s = s.strip()
-            if not s:
+        for is_table, piece in _table_runs(part):
+            if is_table:
+                table = piece.strip()
+                if out:  # after a blank line: a table cannot interrupt a paragraph in Markdown
+                    out[-1] = out[-1] + "\n\n" + table
+                else:
+                    out.append(table)
                 continue
-            if MARKER_RE.fullmatch(s) and out:  # a marker that landed on its own line
-                # after a code block it stays on its own line: text after a closing fence on the fence's
-                # line keeps the fence from closing, and the marker would read as code, not a citation
-                out[-1] = f"{out[-1]}{chr(10) if out[-1].rstrip().endswith(('```', '~~~')) else ' '}{s}"
-                continue
-            out.append(s)
+            for s in _SENT_SPLIT.split(piece):
+                s = s.strip()
+                if not s:
+                    continue
+                if MARKER_RE.fullmatch(s) and out:  # a marker that landed on its own line
+                    out[-1] = f"{out[-1]}{chr(10) if ends_with_block(out[-1]) else ' '}{s}"
+                    continue
+                out.append(s)
     return out
 
 
@@ -101,7 +142,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                                   score=round(h.score, 6)))
     # a statement that ends with a code block gets its markers on the line after the closing fence
     # (text after a fence on its line would keep the fence from closing), as in extractive answers
-    answer = " ".join(f"{s}{chr(10) if s.endswith(('```', '~~~')) else ' '}{''.join(f'[{n}]' for n in nums)}"
+    answer = " ".join(f"{s}{chr(10) if ends_with_block(s) else ' '}{''.join(f'[{n}]' for n in nums)}"
                       for s, nums in kept)
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
