@@ -51,7 +51,7 @@ def test_validator_leaves_code_alone():
     assert validate("Index from `items[0]` [2].", HITS).answer == "Index from `items[0]`. [1]"
     fence = "`" * 3
     v = validate(f"Run this [1]:\n{fence}py\nx = a[1] , b\n{fence}\nThen restart. [2]", HITS)
-    assert v.answer == f"Run this:\n{fence}py\nx = a[1] , b\n{fence}\n[1] Then restart. [2]"
+    assert v.answer == f"Run this:\n{fence}py\nx = a[1] , b\n{fence}\n[1]\nThen restart. [2]"
 
 
 def test_statements_keep_code_blocks_and_markers():
@@ -448,7 +448,7 @@ def test_a_marker_on_the_line_after_a_code_block_cites_it():
     out = "Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1]\n\nForms validate input [2]."
     v = validate(out, HITS)
     assert not v.refused and [c.chunk_id for c in v.citations] == ["c1", "c2"]
-    assert v.answer == ("Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1] "
+    assert v.answer == ("Install it with:\n```console\n$ pip install acme  # items[2]\n```\n[1]\n\n"
                         "Forms validate input. [2]")
     assert split_statements(out)[0].endswith("```\n[1]")
 
@@ -466,4 +466,17 @@ def test_a_table_in_a_model_answer_is_one_statement_with_its_citation():
     v = validate(out, HITS)
     assert [c.chunk_id for c in v.citations] == ["c1", "c2", "c3"]
     assert v.answer == ("The exporter accepts these options:\n\n| Option | Default |\n|---|---|\n| --gzip | off |\n"
-                        "| --since | none |\n[1][2] Pipes | in | prose are text. [3]")
+                        "| --since | none |\n[1][2]\n\nPipes | in | prose are text. [3]")
+
+
+def test_a_model_answer_keeps_its_lists_paragraphs_and_abbreviations():
+    """Ordinary model formatting was refused or flattened: a numbered list split at "1." ("a statement
+    without a citation: '1.'"), a heading line refused as uncited, "i.e." cut a sentence in two, and
+    list items and paragraphs were joined into one line. Statements keep their layout (a list item on
+    its line, a paragraph after a blank line); a heading, like a lead-in, carries no claim and goes."""
+    v = validate("## Deploying\n\nTo deploy:\n\n1. Build the image, i.e. run make [1].\n2. Push it [2].\n\n"
+                 "Then:\n- watch the logs [3]\n- roll back if needed [1]", HITS)
+    assert v.answer == ("1. Build the image, i.e. run make. [1]\n2. Push it. [2]\n\n"
+                        "- watch the logs [3]\n- roll back if needed [1]")
+    assert [s for s, _ in v.sentences] == ["1. Build the image, i.e. run make.", "2. Push it.", "- watch the logs",
+                                           "- roll back if needed"]

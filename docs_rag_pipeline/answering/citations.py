@@ -70,35 +70,75 @@ def _table_runs(part: str) -> list[tuple[bool, str]]:
     return out
 
 
-def split_statements(text: str) -> list[str]:
-    """Statements of an answer: sentences, with a code block, a Markdown table or a list item kept
-    whole; a block belongs to the statement before it (the one that introduces it)."""
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+#: a piece the sentence splitter cut after an abbreviation or a bare number ("e.g.", "i.e.", "2.") is
+#: joined to the next one
+_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch)\.|^\W*\d{1,3}\.)$", re.I)
+
+
+def _sentences(line: str) -> list[str]:
+    pieces = [p.strip() for p in _SENT_SPLIT.split(line) if p and p.strip()]
     out: list[str] = []
+    for p in pieces:
+        if out and _CUT_TOO_SOON.search(out[-1]):
+            out[-1] = f"{out[-1]} {p}"
+        else:
+            out.append(p)
+    return out
+
+
+def statements(text: str) -> list[tuple[str, str]]:
+    """(separator before it, statement) for each statement of an answer: sentences, with a code block,
+    a Markdown table or a list item kept whole; a block belongs to the statement before it (the one
+    that introduces it). The separator keeps the answer's layout: ``"\n\n"`` before a new paragraph,
+    ``"\n"`` before a list item or a new line, ``" "`` between sentences of a line."""
+    out: list[tuple[str, str]] = []
+    gap = ""  # the separator the next statement gets
+
+    def add(sep: str, stmt: str) -> None:
+        out.append(("" if not out else sep, stmt))
+
     parts = re.split(r"(```.*?```)", text, flags=re.S)
-    for part in parts:
+    for i, part in enumerate(parts):
         if part.startswith("```"):
             if out:
-                out[-1] = out[-1] + "\n" + part
+                out[-1] = (out[-1][0], out[-1][1] + "\n" + part)
             else:
-                out.append(part)
+                add("", part)
+            gap = "\n"
             continue
+        if i and part.startswith("\n"):  # the line break that ends the closing fence's line
+            part = part[1:]
         for is_table, piece in _table_runs(part):
             if is_table:
                 table = piece.strip()
                 if out:  # after a blank line: a table cannot interrupt a paragraph in Markdown
-                    out[-1] = out[-1] + "\n\n" + table
+                    out[-1] = (out[-1][0], out[-1][1] + "\n\n" + table)
                 else:
-                    out.append(table)
+                    add("", table)
+                gap = "\n"
                 continue
-            for s in _SENT_SPLIT.split(piece):
-                s = s.strip()
-                if not s:
+            for line in piece.split("\n"):
+                if not line.strip():
+                    if out:
+                        gap = "\n\n"
                     continue
-                if MARKER_RE.fullmatch(s) and out:  # a marker that landed on its own line
-                    out[-1] = f"{out[-1]}{chr(10) if ends_with_block(out[-1]) else ' '}{s}"
-                    continue
-                out.append(s)
+                first = True
+                for sent in _sentences(line):
+                    if MARKER_RE.fullmatch(sent) and out:  # a marker that landed on its own line
+                        prev_sep, prev = out[-1]
+                        out[-1] = (prev_sep, f"{prev}{chr(10) if ends_with_block(prev) else ' '}{sent}")
+                        continue
+                    add((gap or "\n") if first else " ", sent)
+                    first, gap = False, ""
+                gap = gap or "\n"
     return out
+
+
+def split_statements(text: str) -> list[str]:
+    """The statements of an answer (see :func:`statements`)."""
+    return [stmt for _, stmt in statements(text)]
 
 
 def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Validated:
@@ -111,16 +151,19 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         return Validated(refused=True, answer="", reason=m.group(1).strip() or "the sources don't answer it")
     renumber: dict[int, int] = {}
     kept: list[tuple[str, list[int]]] = []
+    seps: list[str] = []  # the layout before each kept statement (paragraph, line, space)
     dropped = 0
-    for stmt in split_statements(text):
+    pending = ""  # the separator of a statement left out, for the next one kept
+    for sep, stmt in statements(text):
+        pending = max(pending, sep, key=len)
         parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
         numbers = [int(n) for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
         bad = [n for n in numbers if not 1 <= n <= len(hits)]
         if bad:
             raise CitationError(f"the model cited [{bad[0]}], which is not one of the {len(hits)} sources it was given")
         if not numbers:
-            if re.fullmatch(r"[\W_]*", stmt) or stmt.endswith(":"):
-                continue  # punctuation or a lead-in like "Steps:" carries no claim
+            if re.fullmatch(r"[\W_]*", stmt) or stmt.endswith(":") or _HEADING.match(stmt):
+                continue  # punctuation, a lead-in like "Steps:" or a heading carries no claim
             if uncited == "refuse":
                 raise CitationError(f"the model made a statement without a citation: {snippet(stmt, 120)!r}")
             dropped += 1
@@ -133,6 +176,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
             renumber.setdefault(n, len(renumber) + 1)
             new.append(renumber[n])
         kept.append((clean, new))
+        seps.append(pending if kept[1:] else "")
+        pending = ""
     if not kept:
         raise CitationError("no statement of the answer carried a citation")
     citations = []
@@ -142,8 +187,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                                   score=round(h.score, 6)))
     # a statement that ends with a code block gets its markers on the line after the closing fence
     # (text after a fence on its line would keep the fence from closing), as in extractive answers
-    answer = " ".join(f"{s}{chr(10) if ends_with_block(s) else ' '}{''.join(f'[{n}]' for n in nums)}"
-                      for s, nums in kept)
+    answer = "".join(f"{sep}{s}{chr(10) if ends_with_block(s) else ' '}{''.join(f'[{n}]' for n in nums)}"
+                     for sep, (s, nums) in zip(seps, kept))
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
 
