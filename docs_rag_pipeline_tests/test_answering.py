@@ -480,3 +480,17 @@ def test_a_model_answer_keeps_its_lists_paragraphs_and_abbreviations():
                         "- watch the logs [3]\n- roll back if needed [1]")
     assert [s for s, _ in v.sentences] == ["1. Build the image, i.e. run make.", "2. Push it.", "- watch the logs",
                                            "- roll back if needed"]
+
+
+def test_what_a_removed_marker_leaves_is_tidied():
+    """Markers are moved to the end of their statement, which left "Build the image (see )." and
+    "According to , forms validate input."; empty parentheses go and a phrase that pointed at a marker
+    points at the documentation. A function call's () and a nested list's indentation stay."""
+    cases = {"Build the image (see [1]).": "Build the image. [1]",
+             "Build the image ([2]).": "Build the image. [1]",
+             "According to [2], forms validate input.": "According to the documentation, forms validate input. [1]",
+             "Per [3], restart it.": "Per the documentation, restart it. [1]",
+             "Call f() to start [1].": "Call f() to start. [1]",
+             "Steps:\n- Build [1]\n  - with cache [2]\n- Push [3]": "- Build [1]\n  - with cache [2]\n- Push [3]"}
+    for model_output, shipped in cases.items():
+        assert validate(model_output, HITS).answer == shipped, model_output

@@ -125,15 +125,32 @@ def statements(text: str) -> list[tuple[str, str]]:
                         gap = "\n\n"
                     continue
                 first = True
+                # a nested list item keeps its indentation (in its separator: statements are stripped)
+                indent = line[: len(line) - len(line.lstrip())] if _LIST_ITEM.match(line) else ""
                 for sent in _sentences(line):
                     if MARKER_RE.fullmatch(sent) and out:  # a marker that landed on its own line
                         prev_sep, prev = out[-1]
                         out[-1] = (prev_sep, f"{prev}{chr(10) if ends_with_block(prev) else ' '}{sent}")
                         continue
-                    add((gap or "\n") if first else " ", sent)
+                    add((gap or "\n") + indent if first else " ", sent)
                     first, gap = False, ""
                 gap = gap or "\n"
     return out
+
+
+#: what a removed marker leaves: "(see )", "( )", "According to , …"
+_EMPTY_PARENS = re.compile(r"\s+\(\s*(?:(?:see|see also|cf\.?|source|sources|from|in)\s*:?\s*)?\)", re.I)
+_DANGLING = re.compile(r"\b(according to|as (?:described|explained|shown|noted|stated|mentioned|documented) in|"
+                       r"see(?: also)?|per)\s*(?=[,.;:!?]|$)", re.I)
+
+
+def _tidy(text: str) -> str:
+    """Text whose markers were removed, without what they leave behind: no empty parentheses, no space
+    before punctuation, and a phrase that pointed at a marker ("According to [2], …") pointing at the
+    documentation instead."""
+    text = _EMPTY_PARENS.sub("", text)
+    text = _DANGLING.sub(lambda m: f"{m.group(1)} the documentation", text)
+    return re.sub(r"\s+([.,;:!?])", r"\1", text)
 
 
 def split_statements(text: str) -> list[str]:
@@ -169,7 +186,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
             dropped += 1
             continue
         # the markers go (they are in ``new``), and so do look-alikes the model wrote ([2-3], ［2］)
-        parts[0::2] = [re.sub(r"\s+([.,;:!?])", r"\1", neutralise_text(p)) for p in parts[0::2]]
+        parts[0::2] = [_tidy(neutralise_text(p)) for p in parts[0::2]]
         clean = "".join(parts).strip()
         new = []
         for n in dict.fromkeys(numbers):
