@@ -795,7 +795,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 74  # EX_IOERR
 
 
-_LANCE_DAMAGE = re.compile(r"lance error: .*(not found|corrupt|invalid|unexpected eof|checksum)", re.I | re.S)
+_LANCE_DAMAGE = re.compile(r"lance error: .*(not found: \S*\.lance/|corrupt|unexpected eof|checksum)", re.I | re.S)
 _LANCE_TABLE = re.compile(r"([^\s,/]+)\.lance/")
 _RUST_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+")
 
