@@ -86,10 +86,12 @@ class ThreadStore:
             try:
                 yield db
             except sqlite3.Error as exc:
-                db.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):  # a failing disk may fail the rollback too
+                    db.execute("ROLLBACK")
                 raise ThreadsUnavailable(f"{self.path}: {exc}") from None
             except BaseException:
-                db.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
                 raise
             try:
                 db.execute("COMMIT")
