@@ -101,6 +101,24 @@ def test_one_worker_is_waitress_threads(index):
     assert "1 process, 4 threads" in out, out
 
 
+def test_idle_connections_do_not_lock_other_clients_out(index):
+    """150 clients that connect and send nothing (idle keep-alive browsers, a slow or hostile client)
+    must not stop the server from accepting the next one: waitress's own limit was 100 connections,
+    after which nobody was accepted until the idle ones timed out (120 s)."""
+    proc, url = _start(index, "--threads", "2")
+    idle = []
+    try:
+        port = int(url.rsplit(":", 1)[1])
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(150)]
+        r = requests.get(f"{url}/health", timeout=60, headers={"Connection": "close"})
+        assert r.status_code == 200 and r.json()["status"] == "ok"
+    finally:
+        for s in idle:
+            s.close()
+        out = _stop(proc)
+    assert "connection limit" not in out, out
+
+
 def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)

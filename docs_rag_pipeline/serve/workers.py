@@ -59,13 +59,40 @@ def check_bind(host: str, port: int) -> None:
             raise OSError(f"{where}: {exc.strerror or exc}; {hint}") from None
 
 
+#: open connections waitress keeps (its default, 100, is reached by a few idle or slow clients, or by
+#: a dozen browsers holding 6 keep-alive connections each, and then nobody else is accepted) and the
+#: seconds of silence after which it closes one (its default: 120), checked every 10 s
+CONNECTION_LIMIT = 1000
+CHANNEL_TIMEOUT = 30
+
+
+def raise_open_files_limit(wanted: int) -> int:
+    """Raise this process's soft limit on open files to ``wanted`` (at most the hard limit): each
+    connection is a file descriptor, and 1024, a common soft limit, leaves no room for the table's
+    files beside 1000 connections. Returns the limit now in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):  # pragma: no cover - not allowed here: keep what there is
+            pass
+    return soft
+
+
 def serve_waitress(config_path: str | None, host: str, port: int, threads: int) -> None:
     import logging
 
     from waitress import create_server
 
     logging.basicConfig()  # as waitress.serve does: its warnings (queue depth) reach stderr
-    server = create_server(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag")
+    files = raise_open_files_limit(CONNECTION_LIMIT + 256)
+    limit = CONNECTION_LIMIT if files == -1 else max(100, min(CONNECTION_LIMIT, files - 256))
+    server = create_server(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag",
+                           connection_limit=limit, channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=10)
     print(f"serving on http://{host}:{server.effective_port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
     server.run()
 
