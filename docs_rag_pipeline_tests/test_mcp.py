@@ -267,3 +267,35 @@ def test_bad_scope_and_top_k_are_tool_errors(index):
     assert "audience" in results[2][1]
     err, res = results[-1]
     assert not err and len(res["hits"]) == 1
+
+
+def test_every_request_read_is_answered_even_when_input_closes_at_once(index):
+    """A client that writes its requests and closes its end (a pipe, `printf … | docs-rag mcp`) gets an
+    answer to each: the SDK used to cancel the calls still running when input ended, and to drop
+    without a reply a request it could not parse (positional params, a number too long to read)."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "pipe", "version": "1"}}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+             json.dumps({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+                         "params": {"name": "search", "arguments": {"query": "data binding converters", "top_k": 2}}}),
+             json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1, 2]}),
+             '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","top_k":%s}}}'
+             % ("9" * 4400),
+             json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                         "params": {"name": "ask", "arguments": {"question": "How do I fix the ZX81_QUANTUM_FLUX import error?"}}}),
+             json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"})]
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, capture_output=True,
+                         input="\n".join(lines) + "\n", text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    replies = {m["id"]: m for m in map(json.loads, out.stdout.splitlines())}
+    assert set(replies) == {1, 2, "s", 3, 4, 5, 6}, out.stdout
+    assert json.loads(replies["s"]["result"]["content"][0]["text"])["hits"]
+    answer = json.loads(replies[5]["result"]["content"][0]["text"])
+    assert answer["refused"] is False and answer["citations"][0]["url"].endswith("#troubleshooting")
+    assert replies[3]["error"]["code"] == -32600 and "params: must be an object" in replies[3]["error"]["message"]
+    assert replies[4]["error"]["code"] == -32600 and "too long" in replies[4]["error"]["message"]
+    assert replies[6]["result"] == {}

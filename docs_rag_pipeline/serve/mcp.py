@@ -250,10 +250,101 @@ def mend_line(line: str) -> str:
         return line
 
 
-class _MendedStdin:
-    """stdin, line by line, through :func:`mend_line`."""
+#: seconds the server waits, once the client has closed its input, for the answers to requests it
+#: already read (a slow ``ask``) before it exits
+DRAIN_SECONDS = 300.0
+
+
+def _id_key(request_id: Any) -> str:
+    return json.dumps(request_id)
+
+
+def _big_int(digits: str) -> int | str:
+    return int(digits) if len(digits) <= 4000 else digits  # Python refuses longer ones: keep the text
+
+
+def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
+    """(id, message) for a line that is a JSON-RPC request by its ``id`` and ``method`` but that the
+    SDK cannot parse (``params`` a list, a number too long to read), which it would drop without a
+    reply; None for anything else."""
+    try:
+        msg = json.loads(line, parse_int=_big_int)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or "method" not in msg:
+        return None
+    rid = msg.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return None
+    if "params" in msg and not isinstance(msg["params"], dict):
+        return rid, "params: must be an object of named arguments (MCP has no positional parameters)"
+    if not isinstance(msg["method"], str):
+        return rid, "method: must be a string"
+    if "number out of range" in str(exc) or re.search(r"\d{4001}", line):
+        return rid, "a number in the request is too long to read; send at most 4000 digits"
+    first = str(exc).splitlines()
+    return rid, f"not a valid JSON-RPC request: {first[2].strip() if len(first) > 2 else first[0]}"
+
+
+class _Wire:
+    """What stands between the SDK and the wire: the requests read and not yet answered (so that the
+    server answers them before it exits when the client closes its input), and the write stream, to
+    answer a request the SDK would drop."""
 
     def __init__(self) -> None:
+        self.pending: set[str] = set()
+        self.write: Any = None  # the write stream, once the server runs
+
+    def stream(self, write: Any) -> "_AnsweringWrite":
+        self.write = _AnsweringWrite(write, self)
+        return self.write
+
+    async def reply_error(self, request_id: Any, message: str) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        err = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=-32600, message=message))
+        await self.write.send(SessionMessage(message=err))
+
+    async def drained(self, seconds: float) -> None:
+        import anyio
+
+        with anyio.move_on_after(seconds):
+            while self.pending:
+                await anyio.sleep(0.05)
+
+
+class _AnsweringWrite:
+    """The SDK's write stream, noting each answer sent (``pending`` loses its id)."""
+
+    def __init__(self, inner: Any, wire: _Wire) -> None:
+        self._inner, self._wire = inner, wire
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        rid = getattr(getattr(item, "message", None), "id", None)
+        if rid is not None and not hasattr(item.message, "method"):  # a response or an error, not a request
+            self._wire.pending.discard(_id_key(rid))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "_AnsweringWrite":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _MendedStdin:
+    """stdin, line by line, through :func:`mend_line`; a request the SDK cannot parse is answered with
+    an error here, and at the end of input the requests already read are answered before it ends."""
+
+    def __init__(self, wire: _Wire | None = None) -> None:
         import io
 
         import anyio
@@ -261,17 +352,31 @@ class _MendedStdin:
         # bytes that are not UTF-8 become lone surrogates (not U+FFFD, which would pass as text), and
         # mend_line turns those into U+FFFF: the tools refuse them as not valid Unicode text
         self._file = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
+        self._wire = wire or _Wire()
 
     def __aiter__(self):  # noqa: ANN204
         return self._lines()
 
     async def _lines(self):  # noqa: ANN202
+        import mcp_types
+
         async for line in self._file:
             try:
                 mended = mend_line(line)
             except Exception:  # noqa: BLE001 - one bad line must never end the server: pass it on as it came
                 mended = line
+            try:
+                msg = mcp_types.jsonrpc_message_adapter.validate_json(mended, by_name=False)
+            except Exception as exc:  # noqa: BLE001 - what the SDK would drop silently
+                bad = invalid_request(mended, exc)
+                if bad is not None and self._wire.write is not None:
+                    await self._wire.reply_error(*bad)
+                    continue
+            else:
+                if isinstance(msg, mcp_types.JSONRPCRequest):
+                    self._wire.pending.add(_id_key(msg.id))
             yield mended
+        await self._wire.drained(DRAIN_SECONDS)
 
 
 def run_stdio(config_path: str | Path | None = None) -> None:
@@ -281,9 +386,11 @@ def run_stdio(config_path: str | Path | None = None) -> None:
 
     server = create_server(config_path)
 
+    wire = _Wire()
+
     async def main() -> None:
-        async with stdio_server(stdin=_MendedStdin()) as (read, write):  # type: ignore[arg-type]
+        async with stdio_server(stdin=_MendedStdin(wire)) as (read, write):  # type: ignore[arg-type]
             low = server._lowlevel_server
-            await low.run(read, write, low.create_initialization_options())
+            await low.run(read, wire.stream(write), low.create_initialization_options())
 
     anyio.run(main)
