@@ -158,11 +158,24 @@ class A2ARequest(BaseModel):
     params: A2AParams | None = Field(None, description="top_k, source, filters: as for /ask")
 
 
+def _text_keys(obj: dict[Any, Any], where: str) -> None:
+    """Field names that are not Unicode text (a lone surrogate) are refused without being echoed: an
+    error message that quoted one would not be valid UTF-8 itself."""
+    if any(isinstance(k, str) and _NOT_TEXT.search(k) for k in obj):
+        what = f"a field name of '{where}'" if where else "a field name of the body"
+        raise InputError("invalid_text", where or "body", f"{what} is not valid Unicode text (a lone surrogate); "
+                                                          "send UTF-8 text")
+
+
 def parse_a2a(data: Any, ctx: Context | None = None) -> AskRequest:
     """An A2A invocation → the :class:`AskRequest` it stands for, or one :class:`InputError` naming
     the field (``agent``, ``task.question``, ``params.top_k`` …) and the fix."""
     if not isinstance(data, dict):
         raise InputError("invalid_json", "", "the body must be a JSON object")
+    _text_keys(data, "")
+    for part in ("task", "params"):
+        if isinstance(data.get(part), dict):
+            _text_keys(data[part], part)
     extra = sorted(set(data) - {"agent", "task", "params"})
     if extra:
         raise InputError("unknown_field", extra[0], f"unknown field {extra[0]!r}; allowed: agent, params, task")
@@ -351,6 +364,7 @@ def parse_feedback(data: Any) -> FeedbackRequest:
     """Validate a feedback body; a problem becomes an :class:`InputError` that names the field."""
     if not isinstance(data, dict):
         raise InputError("invalid_json", "", "the body must be a JSON object")
+    _text_keys(data, "")
     try:
         return FeedbackRequest.model_validate(data)
     except ValidationError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 from pathlib import Path
@@ -190,6 +191,10 @@ LONE = "\\ud800"
     ("/search", '{"query": "forms", "filters": {"sec%s": "a"}}', "a key of 'filters'"),
     ("/ask", '{"question": "forms", "%s": 1}', "a field name of the body"),
     ("/search", '{"query": "\\udc00 alone"}', "query"),
+    ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x"}, "%s": 1}', "a field name of the body"),
+    ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x"}, "params": {"%s": 1}}', "a field name of 'params'"),
+    ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x", "%s": 1}}', "a field name of 'task'"),
+    ("/feedback", '{"trace_id": "abc", "rating": "up", "%s": 1}', "a field name of the body"),
 ])
 def test_lone_surrogates_are_a_400_naming_the_field(server, route, body, field):
     data = body % LONE if "%s" in body else body
@@ -199,6 +204,7 @@ def test_lone_surrogates_are_a_400_naming_the_field(server, route, body, field):
     start = field if " " in field else f"'{field}"  # a key is named by where it is, never shown garbled
     assert err["code"] == "invalid_text" and err["message"].startswith(start) and "not valid Unicode" in err["message"]
     assert "\ufffd" not in err["message"], err
+    assert not re.search(r"\\ud[89a-f][0-9a-f]{2}", r.text, re.I), r.text  # nothing echoed that is not text
 
 
 def test_pages_with_an_unknown_source_and_a_body_that_is_not_utf8(server):
