@@ -497,6 +497,7 @@ def test_unusable_lancedb_is_503(tmp_path):
     with serve(create_app(config_path=str(cfg))) as url:
         for method, path, kw in (("post", "/search", {"json": {"query": "text"}}),
                                  ("post", "/ask", {"json": {"question": "what text?"}}),
+                                 ("post", "/ask", {"json": {"question": "what text?", "stream": True}}),
                                  ("get", "/health", {}), ("get", "/chunks/abc", {})):
             r = requests.request(method, url + path, timeout=30, **kw)
             assert r.status_code == 503, (path, r.text)

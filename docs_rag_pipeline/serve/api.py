@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import hmac
+import itertools
 import logging
 import os
 import threading
@@ -540,11 +541,14 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         events = ask_stream(d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
                             filters=d.filters, config=config_path)
+        # the first event is after the search: an index that cannot be read is a 503 like a plain /ask,
+        # before the status line, not a 200 whose only event is an error
+        first = next(events, None)
         trace = g.get("trace_id")
 
         def sse():  # noqa: ANN202
             try:
-                for name, data in events:
+                for name, data in itertools.chain([first] if first is not None else [], events):
                     yield f"event: {name}\ndata: {json.dumps(data, sort_keys=True)}\n\n"
             except Exception as exc:  # noqa: BLE001 - the status line is sent: the failure is an event
                 code, msg = (("backend_unavailable", backend_message(exc)) if is_backend_failure(exc)
