@@ -40,21 +40,25 @@ def search(query: str, *, top_k: int = 5, source: str | None = None, filters: di
 
 
 def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None, source: str | None = None,
-        filters: dict[str, Any] | None = None, config: str | Path | None = None) -> Answer:
+        filters: dict[str, Any] | None = None, config: str | Path | None = None, remember: bool = True) -> Answer:
     """An answer built only from retrieved text, every sentence cited; refuses when the docs
     don't cover the question. With ``llm.provider: openai`` the model writes it (cite-first,
     validated); otherwise, or when the model fails, sentences are extracted from the docs.
 
     Every answer carries a ``thread_id``; pass it back to ask a follow-up in that conversation
     ("why?", "show me an example"). An unknown or expired ``thread_id`` raises
-    :class:`~docs_rag_pipeline.schemas.InputError` (code ``unknown_thread`` / ``expired_thread``)."""
+    :class:`~docs_rag_pipeline.schemas.InputError` (code ``unknown_thread`` / ``expired_thread``).
+    ``remember=False`` (a caller that never asks follow-ups, such as an A2A call) stores no
+    conversation: the answer has no ``thread_id``."""
     ctx = get_context(config)
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
-    store = thread_store(ctx)
+    store = thread_store(ctx) if remember or thread_id else None
     thread = _thread(store, thread_id)
     ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters,
                           history=thread.turns if thread else None)
-    ans.thread_id, not_saved = _remember(store, thread, question, ans.to_dict())
+    not_saved = None
+    if store is not None and remember:
+        ans.thread_id, not_saved = _remember(store, thread, question, ans.to_dict())
     ans.warning = "; ".join(w for w in (ans.warning, not_saved) if w) or None
     _log(ctx, question, ans, source)
     return ans

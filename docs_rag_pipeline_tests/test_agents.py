@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -77,6 +78,29 @@ def test_a2a_invoke_answers_with_citations(a2a):
     off = requests.post(f"{a2a}/a2a/invoke", json={"agent": "docs", "task": {"question": "Best sourdough temperature?"}},
                         headers=AUTH, timeout=60).json()
     assert off["refused"] is True and off["citations"] == []
+
+
+def test_a2a_calls_store_no_conversation(a2a, index):
+    """An A2A answer has no thread_id to continue it with, so it must not leave a conversation behind
+    in the threads store (every call added one, kept until it expired)."""
+    import sqlite3
+
+    db = index.parent / "data" / "threads.sqlite"
+
+    def threads() -> int:
+        if not db.exists():
+            return 0
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            return con.execute("SELECT count(*) FROM threads").fetchone()[0]
+
+    before = threads()
+    for q in ("What does a converter do in data binding?", "How do I install the package?"):
+        r = requests.post(f"{a2a}/a2a/invoke", json={"agent": "docs", "task": {"question": q}}, headers=AUTH, timeout=60)
+        assert r.status_code == 200 and r.json()["refused"] is False and "thread_id" not in r.json(), r.text
+    assert threads() == before
+    # /ask still starts one
+    r = requests.post(f"{a2a}/ask", json={"question": "How do I install the package?"}, headers=AUTH, timeout=60)
+    assert r.json()["thread_id"] and threads() == before + 1
 
 
 def test_a2a_needs_the_token_but_the_agent_card_does_not(a2a):

@@ -566,7 +566,9 @@ def create_app(*, config_path: str | None = None) -> Flask:
         t0 = time.perf_counter()
         c = ctx()
         d = parse_a2a(_json(), c)
-        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path)
+        # no conversation is stored: an A2A caller gets no thread_id to continue it with
+        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path,
+                  remember=False)
         out: dict[str, Any] = {"answer": ans.answer, "refused": ans.refused, "trace_id": ans.trace_id,
                                "citations": [{"title": x.title, "url": x.url} for x in ans.citations],
                                "latency_ms": round((time.perf_counter() - t0) * 1000, 2)}
