@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import socket
 import threading
 from pathlib import Path
 
@@ -134,6 +135,22 @@ def test_agent_card_url_is_public_url_when_set(index):
     with serve(create_app(config_path=str(index))) as url:
         card = requests.get(f"{url}/.well-known/agent.json", headers={"Host": "docs.internal:8000"}, timeout=30).json()
         assert card["url"] == "http://docs.internal:8000/a2a/invoke"
+        # a Host that names no host (or none at all, as HTTP/1.0 allows) would advertise a broken URL
+        port = int(url.rsplit(":", 1)[1])
+        for head in (b"GET /.well-known/agent.json HTTP/1.1\r\nHost: \r\n",
+                     b"GET /.well-known/agent.json HTTP/1.1\r\nHost: a b\r\n",
+                     b"GET /.well-known/agent.json HTTP/1.1\r\nHost: my_service:8000\r\n",
+                     b"GET /.well-known/agent.json HTTP/1.0\r\n"):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(head + b"Connection: close\r\n\r\n")
+                raw = b"".join(iter(lambda: sock.recv(65536), b""))
+            status, body = raw.split(b"\r\n", 1)[0], raw.split(b"\r\n\r\n", 1)[1]
+            assert b" 400 " in status, raw
+            err = json.loads(body)["error"]
+            assert err["code"] == "invalid_host" and "api.public_url" in err["message"], err
+        for host in ("docs-rag.internal:8000", "[::1]:8000", "127.0.0.1"):
+            card = requests.get(f"{url}/.well-known/agent.json", headers={"Host": host}, timeout=30).json()
+            assert card["url"] == f"http://{host}/a2a/invoke"
 
 
 def test_a2a_and_agent_card_are_in_openapi(a2a):

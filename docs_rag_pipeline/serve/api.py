@@ -14,6 +14,7 @@ import hmac
 import itertools
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -30,6 +31,9 @@ from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, Search
                        resolve_top_k)
 
 log = logging.getLogger(__name__)
+#: a Host header: a DNS name, an IPv4 address or a bracketed IPv6 one, and an optional port
+_HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?"
+                   r"|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 
 PAGE_DIR = Path(__file__).resolve().with_name("page")
 MAX_BODY_BYTES = 64 * 1024  # a JSON request body; larger → 413
@@ -581,7 +585,16 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/.well-known/agent.json")
     def agent_card_route():  # noqa: ANN202
         c = ctx()
-        base = c.config.api.public_url or request.host_url.rstrip("/")
+        base = c.config.api.public_url
+        if not base:
+            # the card tells clients where to call: from a Host that is missing or not a host[:port]
+            # it would advertise a broken URL ("http:/a2a/invoke", "http://waitress.invalid/…")
+            host = request.headers.get("Host", "")
+            if not _HOST.fullmatch(host) or not request.host:  # werkzeug gives "" for a host it refuses
+                raise InputError("invalid_host", "Host", "the request has no valid Host header (host or host:port), "
+                                 "so the agent card cannot say where to call the agent; send one, or set "
+                                 "api.public_url in the config")
+            base = request.host_url.rstrip("/")
         return jsonify(agent_card(c.config.api, base, [s.name for s in c.config.sources]))
 
     @app.post("/feedback")
