@@ -213,8 +213,16 @@ def parse_a2a(data: Any, ctx: Context | None = None) -> AskRequest:
     return req  # type: ignore[return-value]
 
 
+def _visible(v: str) -> bool:
+    """Whether ``v`` has a character one can see: not only spaces, control or format characters
+    (zero-width spaces and joiners, a byte-order mark)."""
+    import unicodedata
+
+    return any(unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc", "Cf", "Cs") for ch in v)
+
+
 def _non_empty(v: str, info: ValidationInfo) -> str:
-    if not v.strip():
+    if not _visible(v):
         raise PydanticCustomError("empty", "must be a non-empty string")
     ctx = (info.context or {}).get("ctx")
     limit = ctx.config.api.max_question_chars if ctx is not None else None

@@ -305,6 +305,8 @@ def test_pages_in_order(server):
     ("/ask", "question", {"thread_id": "../etc/passwd"}),
     ("/ask", "question", {"top_k": 0}),
     ("/search", "query", {"top_k": -2}),
+    ("/search", "query", {"query": "\u200b\u200b"}),  # zero-width spaces only: nothing to search for
+    ("/ask", "question", {"question": "\ufeff \u200d\n"}),
 ])
 def test_the_python_api_refuses_what_http_refuses(server, index, route, field, extra):
     """``from docs_rag_pipeline import search, ask`` checks its input as the HTTP API does: an unknown
@@ -330,6 +332,21 @@ def test_routes_and_methods_answer_json(server):
     assert r.headers["Allow"] == "OPTIONS, POST" and "use POST" in r.json()["error"]["message"]
     r = requests.delete(f"{server}/chunks/abc", timeout=30)
     assert r.status_code == 405 and "GET" in r.headers["Allow"] and "use GET" in r.json()["error"]["message"]
+
+
+def test_numbers_python_cannot_read_or_json_does_not_have_are_a_400_that_says_so(server):
+    """A 5000-digit integer (Python reads at most 4300) was answered "the body must be a JSON object",
+    which it is; NaN and Infinity, which JSON does not have, were taken as filter values."""
+    spec = requests.get(f"{server}/openapi.json", timeout=30).json()
+    routes = [p for p, ops in spec["paths"].items() if "post" in ops and "requestBody" in ops["post"]]
+    for route in routes:
+        for body, needle in (('{"query": "x", "question": "x", "top_k": %s}' % ("9" * 5000), "too long to read"),
+                             ('{"query": "x", "question": "x", "filters": {"section": NaN}}', "NaN is not a JSON number"),
+                             ('{"query": "x", "question": "x", "top_k": -Infinity}', "-Infinity is not a JSON number")):
+            r = requests.post(f"{server}{route}", data=body, headers={"Content-Type": "application/json"}, timeout=30)
+            assert r.status_code == 400, (route, r.text)
+            err = r.json()["error"]
+            assert err["code"] == "invalid_json" and needle in err["message"], (route, err)
 
 
 def test_a_deeply_nested_body_is_a_400_on_every_route_that_takes_json(server):

@@ -304,10 +304,19 @@ def _json() -> Any:
     if charset not in ("utf8", "utf16", "utf16le", "utf16be", "utf32", "utf32le", "utf32be"):
         raise ApiError(415, "unsupported_media_type", f"send the JSON body as UTF-8 (Content-Type: application/json; "
                                                       f"charset=utf-8), not {request.mimetype_params['charset']}")
+    import json
+
+    def constant(name: str) -> Any:
+        raise ApiError(400, "invalid_json", f"{name} is not a JSON number; send a finite number")
+
     try:
-        return request.get_json(silent=True)
+        return json.loads(request.get_data(cache=True), parse_constant=constant)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python reads integers of at most 4300 digits
+            raise ApiError(400, "invalid_json", "a number in the body is too long to read (more than 4300 digits)") from None
+        return None  # not JSON (or not UTF-8): the caller says the body must be a JSON object
 
 
 def _body(model: type[Scope], ctx: Context) -> Scope:
