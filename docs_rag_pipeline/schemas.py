@@ -44,7 +44,8 @@ def valid_text(value: str) -> str:
 
 Text = Annotated[str, AfterValidator(valid_text)]
 FilterValue = Union[Text, StrictInt, StrictFloat, StrictBool]
-FilterKey = Annotated[Text, Field(pattern=FILTER_KEY_RE.pattern)]
+# a constraint before the validator, so that it shows in the JSON schema (after it, pydantic drops it)
+FilterKey = Annotated[str, Field(pattern=FILTER_KEY_RE.pattern), AfterValidator(valid_text)]
 Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(min_length=1)]]]
 
 
@@ -116,7 +117,7 @@ class AskRequest(Scope):
     """``POST /ask``, the MCP tool ``ask`` and ``docs-rag ask``."""
 
     question: Text = Field(description="the question, in words")
-    thread_id: Annotated[Text, Field(pattern=r"^[0-9a-f]{32}$")] | None = Field(
+    thread_id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$"), AfterValidator(valid_text)] | None = Field(
         None, description="the conversation to continue: the thread_id a previous answer returned (a follow-up "
                           "such as 'why?' is answered in its context); leave it out to start a new one")
     stream: StrictBool = Field(False, description="HTTP only: answer with server-sent events (sources, the answer "
@@ -238,6 +239,9 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     e = next((x for x in errors if x["type"] == "invalid_text"), errors[0])
     loc = [str(x) for x in e["loc"]]
     kind = e["type"]
+    if kind == "string_pattern_mismatch" and isinstance(e.get("input"), str) and _NOT_TEXT.search(e["input"]):
+        kind = "invalid_text"  # a pattern is checked before the text: text that is not Unicode is the real problem
+        e = {**e, "msg": "is not valid Unicode text (a lone surrogate); send UTF-8 text"}
     field = loc[0] if loc else ""
     msg = e["msg"]
     if kind == "extra_forbidden":
@@ -247,7 +251,7 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     if kind == "string_unicode" or (kind == "invalid_text" and "[key]" in loc):
         # a field name (of the body, or a key of filters) that is not Unicode text: say where, not the
         # key itself (pydantic shows it with its surrogates replaced, so it would read as another key)
-        where = "filters" if kind == "invalid_text" and field == "filters" else ""
+        where = "filters" if "[key]" in loc and field == "filters" else ""
         what = f"a key of '{where}'" if where else "a field name of the body"
         return InputError("invalid_text", where or "body", f"{what} is not valid Unicode text (a lone surrogate); "
                                                            "send UTF-8 text")
@@ -362,7 +366,8 @@ class FeedbackRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    trace_id: Annotated[Text, Field(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9_-]+$")] = Field(
+    trace_id: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9_-]+$"),
+                        AfterValidator(valid_text)] = Field(
         description="the trace_id of the answer (from /ask or the ask tool)")
     rating: Literal["up", "down"] = Field(description='"up" (helpful) or "down" (wrong or unhelpful)')
     comment: Annotated[Text, Field(max_length=2000)] = Field("", description="optional: what was wrong or missing")

@@ -349,6 +349,30 @@ def test_numbers_python_cannot_read_or_json_does_not_have_are_a_400_that_says_so
             assert err["code"] == "invalid_json" and needle in err["message"], (route, err)
 
 
+def test_the_openapi_schemas_refuse_what_the_server_refuses(server):
+    """A client (or a fuzzer) that trusts /openapi.json must not send what the server then refuses:
+    the patterns of thread_id, trace_id and filter keys were lost on the way into the schema."""
+    import jsonschema
+
+    spec = requests.get(f"{server}/openapi.json", timeout=30).json()
+
+    def valid(name: str, body: dict) -> bool:
+        schema = {**spec["components"]["schemas"][name], "components": spec["components"]}
+        try:
+            jsonschema.validate(body, schema)
+            return True
+        except jsonschema.ValidationError:
+            return False
+
+    for route, name, body in (("/ask", "AskRequest", {"question": "forms", "thread_id": "x" * 32}),
+                              ("/ask", "AskRequest", {"question": "forms", "filters": {"bad key": "a"}}),
+                              ("/search", "SearchRequest", {"query": "forms", "filters": {"sec/tion": "a"}}),
+                              ("/feedback", "FeedbackRequest", {"trace_id": "\u001a", "rating": "up"})):
+        r = requests.post(f"{server}{route}", json=body, timeout=30)
+        assert r.status_code == 400 and not valid(name, body), (route, body, r.text)
+    assert valid("AskRequest", {"question": "forms", "thread_id": "0" * 32, "filters": {"section": "a"}})
+
+
 def test_a_deeply_nested_body_is_a_400_on_every_route_that_takes_json(server):
     """Every route with a JSON body reads it the same way: nesting too deep for the parser is a 400
     naming the problem, never a 500 (POST /feedback once parsed its body on its own)."""

@@ -144,6 +144,10 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
         props[text_field].update(minLength=1, maxLength=api.max_question_chars, pattern=r"\S")
         if sources:
             props["source"]["anyOf"][0]["enum"] = sources
+    for name in ("SearchRequest", "AskRequest", "A2AParams"):  # a filter key outside the pattern is refused
+        for branch in schemas[name]["properties"]["filters"].get("anyOf", []):
+            if "patternProperties" in branch:
+                branch["additionalProperties"] = False
     schemas["Error"] = {"type": "object", "required": ["error"], "properties": {"error": {
         "type": "object", "required": ["code", "message"],
         "properties": {"code": {"type": "string"}, "message": {"type": "string"},
