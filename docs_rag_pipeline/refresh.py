@@ -26,6 +26,7 @@ from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
 from .records import Chunk, ParsedPage, Section
 from .sources import source_for
+from .sources.base import SourceError
 
 Log = Callable[[str], None]
 
@@ -124,6 +125,12 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     with source_lock(ctx.config.storage_path, source_name, purpose=f"scan of {source_name}", log=log):
         state = ctx.chunks.page_state(source_name)
         scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
+    if scan.complete and state and not scan.pages:
+        raise SourceError(
+            f"sources.{source_name}: the scan found no page, but {len(state)} are indexed; nothing was removed. "
+            "Check that the folder is mounted, the repository checked out and the include/allow patterns still "
+            f"match; to drop every page on purpose, remove the source from the config ({ctx.config.path}) and "
+            "its rows are pruned on the next run")
     stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state)}
     if notes is not None:
         notes.update(scan.notes)

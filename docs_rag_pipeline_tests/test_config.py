@@ -184,6 +184,36 @@ def test_a_missing_local_folder_fails_its_refresh_not_the_config(tmp_path):
     assert sorted(r["chunk_id"] for r in Context(load_config(cfg)).chunks.rows("source = 'guide'")) == before
 
 
+def test_a_source_that_turns_up_empty_removes_nothing(tmp_path):
+    """An unmounted volume or an emptied checkout looks like a folder with no documents; its
+    refresh once deleted every page of the source. Now a scan that finds no page while pages are
+    indexed stops with an error that says so and how to drop the source on purpose; the index
+    keeps every row, and a refresh after the files are back changes nothing."""
+    import shutil
+
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.sources.base import SourceError
+
+    from .conftest import GUIDE, write_docs
+
+    write_docs(tmp_path / "docs", GUIDE)
+    (tmp_path / "docs_rag.yaml").write_text("storage: data\nsources:\n  - {name: guide, kind: local, path: docs}\n")
+    cfg = tmp_path / "docs_rag.yaml"
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    before = sorted(r["chunk_id"] for r in Context(load_config(cfg)).chunks.rows("source = 'guide'"))
+    shutil.move(tmp_path / "docs", tmp_path / "away")
+    (tmp_path / "docs").mkdir()  # the mount point is there, the volume is not
+    with pytest.raises(SourceError, match=r"sources.guide: the scan found no page, but \d+ are indexed; "
+                                          r"nothing was removed.*remove the source from the config"):
+        refresh.refresh(Context(load_config(cfg)), "guide")
+    assert sorted(r["chunk_id"] for r in Context(load_config(cfg)).chunks.rows("source = 'guide'")) == before
+    (tmp_path / "docs").rmdir()
+    shutil.move(tmp_path / "away", tmp_path / "docs")
+    stats = refresh.refresh(Context(load_config(cfg)), "guide")
+    assert stats.pages_new == stats.pages_changed == stats.pages_deleted == 0 and stats.pages_unchanged > 0
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.yaml")
