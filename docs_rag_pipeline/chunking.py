@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -279,6 +280,23 @@ def metadata_tags(metadata: dict[str, Any]) -> list[str]:
     return tags
 
 
+#: ASCII characters a URL fragment may carry as they are (RFC 3986: unreserved, sub-delims, ":@/?")
+_FRAGMENT_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?")
+
+
+def url_fragment(anchor: str) -> str:
+    """``anchor`` (an element id, as the page has it) as a URL fragment that leads a browser to it:
+    ASCII outside RFC 3986's fragment characters (space, ``"<>`#%{}|^``), controls and Unicode
+    spaces are percent-encoded as UTF-8; other non-ASCII letters stay readable (browsers take both)."""
+    out = []
+    for ch in anchor:
+        if ch in _FRAGMENT_SAFE or (ord(ch) > 0x7F and unicodedata.category(ch)[0] not in "CZ"):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+    return "".join(out)
+
+
 def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: str, updated_at: str,
                budget: Budget, count: CountFn, metadata: dict[str, Any] | None = None) -> list[Chunk]:
     """Chunk one parsed page. The first chunk's ``parent_id`` is left None (see :func:`link_pages`)."""
@@ -296,7 +314,7 @@ def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: st
             header_cost[key] = count(" > ".join([page.title, *key]))
         limit = budget.for_header(header_cost[key])
         parent = _enclosing(key, first_of_section, chunks)
-        url = f"{page_url}#{sec.anchor}" if sec.anchor else page_url
+        url = f"{page_url}#{url_fragment(sec.anchor)}" if sec.anchor else page_url
         for piece in split_text(text, limit, budget.overlap, count):
             base = chunk_id_for(source, page_url, key, piece)
             occ = seen_ids.get(base, 0)

@@ -362,3 +362,45 @@ def test_page_headers(server):
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     js = requests.get(f"{server}/static/app.js", timeout=30).text
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "outerHTML" not in js
+
+
+ODD_IDS = ["a b", 'say "hi" <now>', "50%", "c#d", "x%20y", "日本語", "tab\there", "back`tick{}|^"]
+
+
+def test_every_citation_url_opens_its_section_in_a_browser(browser, tmp_path):
+    """A chunk's URL is its page URL plus the section's id as the fragment. Ids that real pages
+    carry (a space, a quote, '<', '%', '#', a tab) went into the fragment raw: the link cut the id
+    at '#', read '%20' as a space, or was not a valid URL at all. Chromium, sent to each chunk
+    URL of a page served over HTTP, must land on the section the chunk came from."""
+    from html import escape
+
+    from docs_rag_pipeline.chunking import Budget, chunk_page
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.parsing import parse_document
+
+    from .web_helpers import static_server
+
+    filler = "<p>A filler paragraph keeps the sections apart on the screen.</p>" * 40
+    body = "".join(f'<h2 id="{escape(ident)}">Part {i}</h2><p>Section {i} explains topic {i}.</p>{filler}'
+                   for i, ident in enumerate(ODD_IDS))
+    (tmp_path / "page.html").write_text(f"<!doctype html><html><head><meta charset=utf-8><title>Odd ids</title>"
+                                        f"</head><body><main><h1>Odd ids</h1>{body}</main></body></html>", "utf-8")
+    parsed = parse_document((tmp_path / "page.html").read_text("utf-8"), fmt="html", path="page.html")
+    emb = LocalEmbedder()
+    with static_server(tmp_path) as server:
+        page_url = f"{server.url}/page.html"
+        chunks = chunk_page(parsed, source="s", page_url=page_url, content_hash="h", updated_at="",
+                            budget=Budget(window=emb.max_tokens, target=400, overlap=0), count=emb.count_tokens)
+        firsts = {c.headings[-1]: c.url for c in chunks if c.headings}
+        assert sorted(firsts) == sorted(f"Part {i}" for i in range(len(ODD_IDS)))
+        ctx = browser.new_context(viewport={"width": 800, "height": 600})
+        pg = ctx.new_page()
+        try:
+            for i, ident in enumerate(ODD_IDS):
+                url = firsts[f"Part {i}"]
+                assert not any(c.isspace() or c in '"<>`' for c in url), url
+                pg.goto(url)
+                target = pg.evaluate("() => { const t = document.querySelector(':target'); return t && t.id; }")
+                assert target == ident, (url, target)
+        finally:
+            ctx.close()
