@@ -26,7 +26,7 @@ from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
 from .records import Chunk, ParsedPage, Section
 from .sources import source_for
-from .sources.base import SourceError
+from .sources.base import SOURCE_KEYS, SourceError
 
 Log = Callable[[str], None]
 
@@ -147,7 +147,8 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                                         content_selector=src_cfg.content_selector)
                 if not any(s.text.strip() for s in parsed.sections):
                     raise ParseError(f"{page.path}: no text found; add content or exclude the file")
-                meta = {**page.metadata, **parsed.metadata}
+                claimed = {k: v for k, v in parsed.metadata.items() if k not in SOURCE_KEYS}
+                meta = {**claimed, **page.metadata}  # what the source records is not the document's to say
                 meta.update(derive_metadata(src_cfg.metadata_rules, path=page.path, frontmatter=meta))
                 row.update(title=parsed.title, metadata=json.dumps(meta, default=str, sort_keys=True),
                            sections=json.dumps([asdict(s) for s in parsed.sections]))

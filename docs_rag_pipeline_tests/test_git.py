@@ -489,3 +489,25 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_named(tmp_path: Path) -> No
     repo.commit("more", {"two.md": "# Two\n\nAnother page.\n"})
     again = src.scan({p.page_url: p.content_hash for p in scan.pages}, log=lambda _: None)
     assert sorted((p.path, p.status) for p in again.pages) == [("ok.md", "unchanged"), ("two.md", "new")]
+
+
+def test_a_document_cannot_claim_what_the_source_records(tmp_path: Path) -> None:
+    """The commit a page was read at is the source's record, not the page's claim: frontmatter
+    saying ``commit: 0000000`` (or ``unresolved_includes``) once replaced what git said."""
+    repo = Repo(tmp_path / "repo")
+    head = repo.commit("initial", {"docs/page.md": """
+        ---
+        commit: "0000000"
+        unresolved_includes: []
+        audience: admins
+        ---
+        # Page
+
+        The quillwright tool trims feathers.
+    """, "docs/other.adoc": "= Other\n:commit: 1111111\n\ninclude::missing.adoc[]\n\nText.\n"})
+    cfg = _config(tmp_path, repo)
+    pages = {p["path"]: p for p in refresh.scan_pages(get_context(cfg), "acme")}
+    page = json.loads(pages["page.md"]["metadata"])
+    assert page["commit"] == head and "unresolved_includes" not in page and page["audience"] == "admins"
+    other = json.loads(pages["other.adoc"]["metadata"])
+    assert other["commit"] == head and other["unresolved_includes"] == ["missing.adoc"]

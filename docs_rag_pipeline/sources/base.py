@@ -64,6 +64,11 @@ def undecodable_name(path: str) -> str | None:
 RENAME_HINT = "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r FOLDER) to index it"
 
 
+#: page metadata only a source records (the commit a file was read at, when a page was fetched, the
+#: includes it could not resolve): a document's own metadata of these names is dropped
+SOURCE_KEYS = frozenset({"commit", "fetched_at", "unresolved_includes"})
+
+
 @dataclass(slots=True)
 class ScanResult:
     pages: list[Page]  # every current page: new/changed ones carry their body
