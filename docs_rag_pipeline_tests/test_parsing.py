@@ -205,6 +205,27 @@ def test_binary_markdown_raises_parse_error() -> None:
         parse_markdown("PK\x03\x04\x00\x00binary", path="img.md")
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "mdx", "asciidoc", "rst", "html"])
+def test_binary_without_nul_bytes_and_lfs_pointers_are_parse_errors(fmt: str) -> None:
+    """Bytes that are not text (an image or archive with no NUL in its first kilobytes, read as
+    windows-1252) and Git LFS pointers (the file's content was never fetched) were indexed as
+    text in every format but HTML; now each is a ParseError that says what to do."""
+    import random
+
+    from docs_rag_pipeline.sources.base import decode_body
+
+    from .test_pipeline import LFS_POINTER
+
+    noise = decode_body(bytes(b for b in random.Random(3).randbytes(5000) if b), None)
+    with pytest.raises(ParseError, match=r"doc\.x: the document looks binary .*exclude"):
+        parse_document(noise, fmt=fmt, path="doc.x")
+    with pytest.raises(ParseError, match=r"doc\.x: the file is a Git LFS pointer.*git lfs pull"):
+        parse_document(LFS_POINTER, fmt=fmt, path="doc.x")
+    # text with a few control characters (a pasted terminal colour code) is still text
+    colour = "# Colours\n\nThe log prints \x1b[31mred\x1b[0m for errors and green for success.\n" * 5
+    assert parse_document(colour if fmt != "html" else f"<p>{colour}</p>", fmt=fmt, path="doc.x").sections
+
+
 def test_parse_error_is_a_value_error() -> None:
     assert issubclass(ParseError, ValueError)
 

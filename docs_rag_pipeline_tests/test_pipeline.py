@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from dagster import DagsterInstance
 
@@ -118,14 +120,22 @@ def test_malformed_files_are_skipped_and_nothing_is_lost(guide, instance):
     docs = guide.parent / "docs"
     materialize_source(guide, "guide", instance)
     before = _table(guide)
+    noise = bytes(b for b in random.Random(7).randbytes(6000) if b)  # binary with no NUL byte in it
     write_docs(docs, {"broken.md": b"\x00\x01\x02binary\x00junk" * 50,
-                      "forms.md": "---\ntitle: [unclosed\n---\n# Forms\n\nNew text.\n"})
+                      "forms.md": "---\ntitle: [unclosed\n---\n# Forms\n\nNew text.\n",
+                      "noise.md": noise, "manual.adoc": LFS_POINTER})
     out = materialize_source(guide, "guide", instance)
-    assert out["pages_skipped"] == 2 and out["rows_written"] == 0 and out["rows_deleted"] == 0
+    assert out["pages_skipped"] == 4 and out["rows_written"] == 0 and out["rows_deleted"] == 0
     assert _table(guide) == before  # the broken edit of forms.md lost nothing already stored
     msgs = out["_log"]  # the reasons are in the Dagster run log
     assert "[PARSE] broken.md: skipped" in msgs and "binary" in msgs
     assert "[PARSE] forms.md: skipped" in msgs and "frontmatter" in msgs.lower()
+    assert "[PARSE] noise.md: skipped: noise.md: the document looks binary" in msgs
+    assert "[PARSE] manual.adoc: skipped: manual.adoc: the file is a Git LFS pointer" in msgs
+
+
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
 
 
 def test_changing_the_embedding_model_reembeds_into_its_own_table(guide, instance, monkeypatch):

@@ -1260,7 +1260,7 @@ def _parse_asciidoc(text: str, *, path: str, root: Path | None = None,
     Metadata: the header's attribute entries, ``unresolved_includes`` and ``conditions``.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    check_not_binary(text, path=path)
+    text = check_not_binary(text, path=path)
     if root is not None and "include::" in text:
         base = Path(root)
 

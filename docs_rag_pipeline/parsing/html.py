@@ -16,6 +16,7 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
+from .binary import check_text
 from .errors import ParseError
 from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem
 
@@ -95,19 +96,6 @@ def decode_html(data: bytes) -> str:
         elif encoding.startswith("utf-16") or encoding.startswith("utf-32"):
             encoding = "utf-8"  # a meta tag cannot be read in UTF-16; the declaration is wrong
     return data.decode(encoding, "replace")
-
-
-def _check_text(text: str, url: str) -> str:
-    """Reject binary-looking input; strip stray NULs from otherwise fine text."""
-    nul = text.count("\x00")
-    sample = text[:4096]
-    odd = sum(1 for c in sample if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\f"))
-    if nul > 8 or (nul and nul * 100 > len(text)) or (len(sample) >= 64 and odd * 10 > len(sample)):
-        raise ParseError(
-            f"{url}: the document looks binary (NUL bytes or undecodable data), not HTML; "
-            "exclude it from the source or check the URL really serves an HTML page"
-        )
-    return text.replace("\x00", "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -571,7 +559,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     :class:`ParseError` for binary input or a page without any text.
     """
     text = decode_html(html) if isinstance(html, bytes | bytearray) else html
-    text = _check_text(text, url)
+    text = check_text(text, path=url, hint=" or check the URL really serves an HTML page")
     soup = BeautifulSoup(text, "lxml")
     _flatten_deep(soup)
     for el in _tags(soup, ["script", "style", "noscript", "template"]):

@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
 from ..records import ParsedPage, Section
+from .binary import check_text
 from .errors import ParseError
 from .slugs import github_slug
 from ..yaml_data import load_yaml
@@ -103,13 +104,9 @@ def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
     return _plain_data(data), text[match.end() :]
 
 
-def check_not_binary(text: str, *, path: str) -> None:
-    """Raise :class:`ParseError` when ``text`` contains NUL bytes."""
-    if "\x00" in text:
-        raise ParseError(
-            f"{path}: the document contains NUL bytes and looks binary; "
-            "only text documents (Markdown, MDX, HTML) can be parsed, exclude this file from the source"
-        )
+def check_not_binary(text: str, *, path: str) -> str:
+    """``text`` without stray NULs; :class:`ParseError` for binary data or a Git LFS pointer."""
+    return check_text(text, path=path)
 
 
 @dataclass
@@ -835,7 +832,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     Raises :class:`ParseError` for binary input and invalid frontmatter.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    check_not_binary(text, path=path)
+    text = check_not_binary(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))

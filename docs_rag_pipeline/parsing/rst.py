@@ -177,7 +177,7 @@ def parse_rst(text: str, *, path: str) -> ParsedPage:
     except ImportError as exc:  # pragma: no cover - docutils is a dependency
         raise ParseError(f"{path}: reStructuredText needs docutils; install it with 'pip install docutils'") from exc
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    check_not_binary(text, path=path)
+    text = check_not_binary(text, path=path)
     metadata: dict[str, Any] = {}
     if text.startswith("---\n"):
         metadata, text = split_frontmatter(text, path=path)
