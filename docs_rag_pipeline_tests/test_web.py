@@ -524,6 +524,7 @@ def test_hostile_site_never_breaks_the_crawl(tmp_path: Path, instance) -> None:
     assert meta["scan_skipped"]["binary body"] == 1 and meta["scan_skipped"]["non-HTML content type"] == 1
     assert meta["scan_skipped"]["redirect outside allowed_domains"] == 1
     assert out["pages_new"] == len(good)
+    assert out["pages_failed"] == 2  # error.html and slow.html: counted like an unreadable file
 
     # checked on the servers' side: nothing left the allowed host or entered a disallowed path
     assert other.access == []
@@ -571,7 +572,7 @@ def test_a_body_that_trickles_in_is_cut_off_at_its_deadline(tmp_path: Path) -> N
         deadline = time.monotonic() + 30
         while not sent and time.monotonic() < deadline:  # the handler notices the hang-up on its next write
             time.sleep(0.05)
-    assert [p.page_url for p in scan.pages] == [srv.url + "/"]
+    assert {p.page_url: p.status for p in scan.pages} == {srv.url + "/": "new", srv.url + "/slow.html": "failed"}
     assert f"[FETCH] failed {srv.url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines
     assert sent and sent[0] < total
 
@@ -675,6 +676,8 @@ def small_site(state: dict) -> dict:
         def route(h) -> None:  # noqa: ANN001
             if name in state.get("gone", ()):
                 h.reply(404, "not here")
+            elif name in state.get("broken", ()):
+                h.reply(500, "internal error")
             else:
                 h.reply(200, page(name.upper(), f"<p>This page is about {topics[name]}.</p>"),
                         headers={"ETag": f'"{name}-v1"'} if state.get("etags") else None)
@@ -700,6 +703,22 @@ def test_complete_crawl_removes_404_and_unreached_pages(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "data/sources/small/raw/manifest.json").read_text())
     assert set(manifest["pages"]) == {srv.url + "/", srv.url + "/p1.html", srv.url + "/p4.html"}
     assert len(list((tmp_path / "data/sources/small/raw").glob("*.html"))) == 3
+
+
+def test_a_page_that_fails_to_fetch_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:
+    """A web page that answered 500 was reported ``unchanged`` (pages_failed 0) while a local file
+    that cannot be read is ``failed``: the run summary hid the failure. Both are ``failed`` now,
+    counted, and the page's indexed chunks stay."""
+    state: dict = {}
+    with scripted_server(small_site(state)) as srv:
+        cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps="off", max_retries=0)
+        ctx = Context(load_config(cfg))
+        assert refresh.refresh(ctx, "small").pages_new == 5
+        before = indexed(cfg, "small")[srv.url + "/p2.html"]
+        state.update(broken=("p2",))
+        second = refresh.refresh(ctx, "small", log=lambda m: None)
+    assert second.pages_failed == 1 and second.pages_unchanged == 4 and second.rows_deleted == 0
+    assert indexed(cfg, "small")[srv.url + "/p2.html"] == before
 
 
 def test_stopping_early_by_max_pages_removes_nothing(tmp_path: Path, instance) -> None:
@@ -774,7 +793,8 @@ def test_error_threshold_stops_the_crawl_and_keeps_what_is_indexed(tmp_path: Pat
     assert served == 9  # it stopped instead of asking for the last three
     by_url = {p.page_url: p for p in out.pages}
     kept = by_url[srv.url + "/e3.html"]
-    assert kept.status == "unchanged" and kept.content_hash == "old-hash" and kept.body is None
+    assert kept.status == "failed" and kept.content_hash == "old-hash" and kept.body is None  # kept, counted
+    assert kept.error == "HTTP 502"
     assert by_url[srv.url + "/unreached.html"].status == "unchanged"
     assert f"[FETCH] failed {srv.url}/e3.html: HTTP 502; the indexed page is kept" in lines
 

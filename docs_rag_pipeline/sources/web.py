@@ -770,7 +770,11 @@ class _Crawl:
     def fail(self, url: str, reason: str, depth: int) -> None:
         self.failed_urls.append(url)
         self.log(f"[FETCH] failed {url}: {reason}" + ("; the indexed page is kept" if url in self.state else ""))
-        self.keep_indexed(url)
+        if url not in self.pages:  # a page, status failed (counted in pages_failed); an indexed one is kept
+            entry = self.manifest.pages.get(url, {}) if url in self.state else {}
+            self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url),
+                                   content_hash=self.state.get(url, ""), format="html", status="failed",
+                                   error=reason, metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
         cached = self.manifest.read_body(url)
         if cached is not None:  # carry on through its links as they were last time
             self.follow_links(decode_body(cached, self.manifest.pages[url].get("charset")), url, depth)
@@ -946,6 +950,7 @@ class _Crawl:
         complete = stopped is None
 
         present = set(self.pages)
+        failed = {u for u, p in self.pages.items() if p.status == "failed"}
         if complete:
             deleted = sorted(u for u in self.state if u not in present)
             self.manifest.save(keep=present | self.noindex)
@@ -958,14 +963,14 @@ class _Crawl:
         notes: dict[str, object] = {
             "fetched": self.fetched, "not_modified": self.not_modified, "skipped": dict(sorted(self.skipped.items())),
             "failed": len(self.failed_urls), "removed": len(deleted), "gone": len(self.gone),
-            "pages": len(present), "requests": self.requests, "discovered": len(self.seen),
+            "pages": len(present) - len(failed), "requests": self.requests, "discovered": len(self.seen),
         }
         if self.failed_urls:
             notes["failed_urls"] = self.failed_urls[:20]
         if stopped:
             notes["stopped_early"] = stopped
         took = time.perf_counter() - t0
-        summary = (f"{len(self.seen)} URLs seen, {len(present)} pages ({self.fetched} downloaded, "
+        summary = (f"{len(self.seen)} URLs seen, {len(present) - len(failed)} pages ({self.fetched} downloaded, "
                    f"{self.not_modified} not modified), "
                    f"{sum(self.skipped.values())} URLs skipped, {len(self.failed_urls)} failed, "
                    f"{self.requests} requests in {took:.1f} s")
