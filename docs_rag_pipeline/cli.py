@@ -764,7 +764,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.config:
             os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())
         config = load_config(args.config)
-        return args.fn(args, config)
+        code = args.fn(args, config)
+        sys.stdout.flush()  # inside the try: a reader gone before the last byte is a BrokenPipeError here
+        return code
+    except BrokenPipeError:  # `docs-rag search … | head -1`: the reader left; stop quietly, as `yes | head` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit cannot fail again
+        return 141
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -95,3 +95,17 @@ def test_bad_input_is_exit_2_naming_the_argument(index, args, needle):
     out = _run(args, index)
     assert out.returncode == 2 and needle in out.stderr, out.stderr
     assert out.stdout == "" and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args", [["search", "converter", "--top-k", "8"], ["ask", "What does a converter do?"],
+                                  ["sources"], ["versions"], ["search", "converter", "--json"]])
+def test_output_into_a_closed_pipe_is_no_traceback(index, args):
+    """`docs-rag search … | head -1` printed a BrokenPipeError traceback and exited 1. A reader that
+    goes away ends the command quietly with 141 (128 + SIGPIPE), as `yes | head` does."""
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "DAGSTER_HOME": str(index.parent / "dagster_home")}
+    proc = subprocess.Popen([*DOCS_RAG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=index.parent)
+    proc.stdout.close()  # the reader is gone before the first byte
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
