@@ -146,7 +146,13 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
                                         content_selector=src_cfg.content_selector)
                 if not any(s.text.strip() for s in parsed.sections):
-                    raise ParseError(f"{page.path}: no text found; add content or exclude the file")
+                    if page.page_url not in state:
+                        raise ParseError(f"{page.path}: no text found; add content or exclude the file")
+                    # it parsed, and says nothing any more: its old chunks must not answer for it
+                    row.update(status="deleted", error="no text any more: its indexed chunks are removed")
+                    log(f"[PARSE] {page.path}: no text any more: its indexed chunks are removed")
+                    rows.append(row)
+                    continue
                 claimed = {k: v for k, v in parsed.metadata.items() if k not in SOURCE_KEYS}
                 meta = {**claimed, **page.metadata}  # what the source records is not the document's to say
                 meta.update(derive_metadata(src_cfg.metadata_rules, path=page.path, frontmatter=meta))

@@ -138,6 +138,38 @@ LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
                "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
 
 
+def test_a_page_emptied_to_its_title_no_longer_answers(guide, instance):
+    """A page cut down to its title (a stub that says nothing any more) was 'skipped: no text found'
+    and its old chunks kept answering forever, cited with a link to a page that no longer says it.
+    Now the page's chunks are removed (counted as deleted); a page that cannot be parsed at all
+    (NUL bytes) still keeps what it had; the text, once back, is indexed again."""
+    from docs_rag_pipeline import search
+
+    from .conftest import GUIDE
+
+    docs = guide.parent / "docs"
+    materialize_source(guide, "guide", instance)
+    base = "https://docs.example.org/"
+    question = "how do I deploy to a container platform with ACME_SECRET_KEY"
+    assert search(question, config=guide, top_k=1)[0].page_url == base + "deploy/cloud.md"
+    kept = {k: v for k, v in _table(guide).items() if v[0] == base + "forms.md"}
+    write_docs(docs, {"deploy/cloud.md": "---\ntitle: Deploying\n---\n# Deploying to the cloud\n\n## Moved\n",
+                      "forms.md": b"# Forms\x00\x00\x00" * 10})
+    out = materialize_source(guide, "guide", instance)
+    assert out["pages_deleted"] == 1 and out["pages_skipped"] == 1 and out["rows_deleted"] >= 1
+    assert "[PARSE] deploy/cloud.md: no text any more: its indexed chunks are removed" in out["_log"]
+    table = _table(guide)
+    assert not [v for v in table.values() if v[0] == base + "deploy/cloud.md"]
+    assert {k: v for k, v in table.items() if v[0] == base + "forms.md"} == kept  # broken, not emptied: kept
+    assert all(h.page_url != base + "deploy/cloud.md" for h in search(question, config=guide, top_k=8))
+    again = materialize_source(guide, "guide", instance)  # still empty: nothing to remove, nothing indexed
+    assert again["pages_deleted"] == 0 and again["rows_written"] == again["rows_deleted"] == 0
+    write_docs(docs, {"deploy/cloud.md": GUIDE["deploy/cloud.md"]})
+    back = materialize_source(guide, "guide", instance)
+    assert back["pages_new"] == 1
+    assert search(question, config=guide, top_k=1)[0].page_url == base + "deploy/cloud.md"
+
+
 def test_changing_the_embedding_model_reembeds_into_its_own_table(guide, instance, monkeypatch):
     from docs_rag_pipeline.embedding import LocalEmbedder
 
