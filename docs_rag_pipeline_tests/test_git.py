@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import textwrap
 import threading
@@ -511,3 +512,48 @@ def test_a_document_cannot_claim_what_the_source_records(tmp_path: Path) -> None
     assert page["commit"] == head and "unresolved_includes" not in page and page["audience"] == "admins"
     other = json.loads(pages["other.adoc"]["metadata"])
     assert other["commit"] == head and other["unresolved_includes"] == ["missing.adoc"]
+
+
+def test_symlinks_inside_the_repository_are_followed_and_the_rest_is_named(tmp_path: Path) -> None:
+    """A git source skipped every symbolic link and submodule without a word, so a docs folder that
+    links the repository's README or a shared folder lost those pages silently. Links inside the
+    repository are now read as the files they point to; links out of it, into hidden folders, in a
+    loop or to nothing, and submodules, are skipped with a line that says why and counted."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("files", {"README.md": "# Readme\n\nThe quillwright CLI trims feathers.\n",
+                          "shared/glossary.md": "# Glossary\n\nA plume is a large feather.\n",
+                          "docs/index.md": "# Home\n\nWelcome.\n"})
+    for link, target in {"docs/about.md": "../README.md", "docs/shared": "../shared", "docs/again.md": "about.md",
+                         "docs/passwd.md": "/etc/passwd", "docs/up.md": "../../outside.md", "docs/loop": "..",
+                         "docs/gone.md": "nothing.md", "docs/a.md": "b.md", "docs/b.md": "a.md",
+                         "docs/secret.md": "../.github/secret.md"}.items():
+        os.symlink(target, repo.work / link)
+    sub = Repo(tmp_path / "sub")
+    sub.commit("sub", {"page.md": "# Sub\n\nSubmodule page.\n"})
+    git(repo.work, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.remote), "docs/vendor")
+    head = repo.commit("links")
+    cfg = _config(tmp_path, repo)
+    lines: list[str] = []
+    notes: dict = {}
+    pages = {p["path"]: p for p in refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)}
+    assert set(pages) == {"index.md", "about.md", "again.md", "shared/glossary.md"}, sorted(pages)
+    assert pages["about.md"]["content_hash"] == pages["again.md"]["content_hash"]
+    sections = json.loads(pages["shared/glossary.md"]["sections"])
+    assert "A plume is a large feather." in sections[0]["text"]
+    why = {"passwd.md -> /etc/passwd": "it points outside the repository",
+           "up.md -> ../../outside.md": "it points outside the repository",
+           "loop -> ..": "it loops back to a folder that contains it",
+           "secret.md -> ../.github/secret.md": "it points into a hidden file or folder",
+           "gone.md -> nothing.md": "it points to nothing in the repository",
+           "a.md -> b.md": "it points to nothing in the repository", "b.md -> a.md": "it points to nothing"}
+    for link, reason in why.items():
+        assert any(f"skipped the symlink docs/{link}: {reason}" in ln for ln in lines), (link, lines)
+    assert notes["skipped_links"] == len(why) and notes["commit"] == head
+    assert any("skipped the submodule docs/vendor: submodules are not fetched" in ln for ln in lines)
+    assert notes["skipped_submodules"] == ["docs/vendor"]
+    # delta sync: a change to the linked file (outside subpath) reaches the pages that link it
+    refresh.refresh(get_context(cfg), "acme")
+    repo.commit("edit", {"README.md": "# Readme\n\nThe quillwright CLI trims and polishes feathers.\n"})
+    again = {p["path"]: p["status"] for p in refresh.scan_pages(get_context(cfg), "acme", log=lambda m: None)}
+    assert again == {"index.md": "unchanged", "shared/glossary.md": "unchanged", "about.md": "changed",
+                     "again.md": "changed"}

@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -204,18 +205,75 @@ class GitSource(Source):
         return branch, head
 
     @staticmethod
-    def _tree(git: _Git, commit: str) -> dict[str, str]:
-        """repository path → blob sha of every regular file at ``commit``."""
+    def _entries(git: _Git, commit: str) -> tuple[dict[str, str], dict[str, str], list[str]]:
+        """At ``commit``: regular files (path → blob sha), symbolic links (path → sha of the blob
+        holding the link's target) and the paths of submodules."""
         raw = git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout.decode("utf-8", "surrogateescape")
-        tree: dict[str, str] = {}
+        files: dict[str, str] = {}
+        links: dict[str, str] = {}
+        submodules: list[str] = []
         for entry in raw.split("\0"):
             if not entry:
                 continue
             meta, _, path = entry.partition("\t")
             mode, kind, sha = meta.split()
             if kind == "blob" and mode in ("100644", "100755"):
-                tree[path] = sha
-        return tree
+                files[path] = sha
+            elif kind == "blob" and mode == "120000":
+                links[path] = sha
+            elif kind == "commit":
+                submodules.append(path)
+        return files, links, submodules
+
+    def _tree(self, git: _Git, commit: str, log: Log) -> tuple[dict[str, str], list[str], list[str]]:
+        """repository path → blob sha of every file at ``commit``, symbolic links inside the
+        repository included (a link to a file is that file under the link's path; a link to a
+        folder adds the folder's files under it). Also the links and submodules of this source
+        that were skipped, each logged with the reason."""
+        files, links, submodules = self._entries(git, commit)
+        sub = self.cfg.subpath.strip("/")
+        mine = lambda p: not sub or p == sub or p.startswith(sub + "/")  # noqa: E731
+        tree = dict(files)
+        skipped: list[str] = []
+        pending = {path: git.blob(sha).decode("utf-8", "surrogateescape") for path, sha in links.items() if mine(path)}
+        for _ in range(8):  # a link to a link resolves once its target has; cycles never do
+            progress = False
+            for path, target in list(pending.items()):
+                real = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+                if target.startswith("/") or real == ".." or real.startswith("../"):
+                    reason = "it points outside the repository"
+                elif real == "." or path.startswith(real + "/"):
+                    reason = "it loops back to a folder that contains it"
+                elif any(part.startswith(".") for part in real.split("/")):
+                    reason = "it points into a hidden file or folder"
+                else:
+                    reason = ""
+                if reason:
+                    skipped.append(f"{path} -> {target}")
+                    log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}: {reason}")
+                    del pending[path]
+                    continue
+                if real in tree:
+                    tree[path] = tree[real]
+                else:
+                    under = {k[len(real) + 1:]: v for k, v in tree.items() if k.startswith(real + "/")}
+                    if not under:
+                        continue  # not there (yet): another link may lead to it
+                    for rest, sha in under.items():
+                        tree.setdefault(f"{path}/{rest}", sha)
+                del pending[path]
+                progress = True
+            if not progress:
+                break
+        for path, target in pending.items():
+            skipped.append(f"{path} -> {target}")
+            log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}: it points to nothing in the "
+                "repository (a missing file, or a loop of links)")
+        gone = [p for p in submodules if mine(p)]
+        for path in gone:
+            log(f"[DISCOVER] {self.name}: skipped the submodule {path}: submodules are not fetched; add its "
+                "repository as a git source of its own to index it")
+        return tree, skipped, gone
 
     @staticmethod
     def _diff(git: _Git, old: str, new: str) -> list[_Change]:
@@ -277,7 +335,7 @@ class GitSource(Source):
                 log(f"[DISCOVER] {self.name}: reparse: nothing synced yet, fetching first")
             self._ensure_clone(git)
             branch, head = self._fetch(git, log)
-        tree = self._tree(git, head)
+        tree, skipped_links, submodules = self._tree(git, head, log)
 
         fallback: str | None = None
         changes: list[_Change] | None = None
@@ -391,6 +449,11 @@ class GitSource(Source):
             notes["unresolved_includes"] = unresolved_total
         if bad_names:
             notes["names_not_utf8"] = bad_names[:MAX_LISTED]
+        if skipped_links:
+            notes["skipped_links"] = len(skipped_links)
+            notes["skipped_link_list"] = skipped_links[:MAX_LISTED]
+        if submodules:
+            notes["skipped_submodules"] = submodules[:MAX_LISTED]
         self.save_state({"version": STATE_VERSION, "repo": _public(self.cfg.repo or ""), "branch": branch,
                          "subpath": self.cfg.subpath, "commit": head, "previous_commit": last,
                          "synced_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": new_cache})
