@@ -179,6 +179,27 @@ def _include_path(target: str, current: str) -> str | None:
     return norm
 
 
+def unresolved_line(entry: str) -> str:
+    """An entry of ``unresolved`` as a log line's middle: ``include::x.adoc[] cannot be resolved``,
+    with the reason after a colon when the entry carries one (``x.rb (tag 'y' not found in it)``)."""
+    target, sep, reason = entry.partition(" (")
+    if sep and reason.endswith(")"):
+        return f"include::{target}[] cannot be resolved: {reason[:-1]}"
+    return f"include::{entry}[] cannot be resolved"
+
+
+def _missing_tags(lines: list[str], named: dict[str, str]) -> list[str]:
+    """The tags an include directive asks for (``tag=``/``tags=``, not ``!x`` nor wildcards) that
+    the included file does not mark: Asciidoctor warns of each; the text they name is not there."""
+    spec = None if "lines" in named else named.get("tags", named.get("tag"))
+    if not spec:
+        return []
+    asked = [t.strip() for t in re.split(r"[;,]", spec) if t.strip() and not t.strip().startswith("!")]
+    asked = [t for t in asked if t not in ("*", "**")]
+    marked = {m.group(2) for ln in lines for m in _TAG_MARK_RE.finditer(ln) if m.group(1) == "tag"}
+    return [t for t in asked if t not in marked]
+
+
 def _select_lines(lines: list[str], named: dict[str, str]) -> list[str]:
     """Apply ``lines=`` and ``tag``/``tags=`` of an include directive."""
     if "lines" in named:
@@ -304,6 +325,8 @@ def _resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[st
             inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
             if inc and inc[-1] == "":
                 inc.pop()
+            for tag in _missing_tags(inc, named):
+                result.unresolved.append(f"{target} (tag '{tag}' not found in it)")
             inc = _select_lines(inc, named)
             before = offset[0]
             if "leveloffset" in named:

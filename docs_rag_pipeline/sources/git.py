@@ -428,9 +428,9 @@ class GitSource(Source):
                 if missing:
                     meta["unresolved_includes"] = missing
                     unresolved_total += len(missing)
+                    from ..parsing.asciidoc import unresolved_line
                     for target in missing:
-                        log(f"[FETCH] {self.name}: {rel}: include::{target}[] cannot be resolved in the "
-                            "repository; skipped")
+                        log(f"[FETCH] {self.name}: {rel}: {unresolved_line(target)}; skipped")
             else:
                 body = None
             new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}

@@ -261,8 +261,9 @@ class LocalSource(Source):
                     if missing:
                         unresolved += len(missing)
                         meta["unresolved_includes"] = missing
+                        from ..parsing.asciidoc import unresolved_line
                         for target in missing:
-                            log(f"[DISCOVER] {self.name}: {rel}: include::{target}[] cannot be resolved; skipped")
+                            log(f"[DISCOVER] {self.name}: {rel}: {unresolved_line(target)}; skipped")
                 else:
                     digest = content_hash(data)
             except (OSError, ValueError) as exc:  # unreadable, or an encoding the decoder rejects
