@@ -101,10 +101,23 @@ class _Shape(BaseModel):
         if isinstance(data, dict):
             allowed = cls._keys or tuple(sorted(cls.model_fields))
             what = "top-level keys" if cls._keys else "keys"
-            for k in data:
+            for k, v in data.items():
                 if k not in allowed:
                     raise _fail(f"unknown key; allowed {what}: {', '.join(allowed)}", str(k))
+                if _has_nul(v):  # no path, URL, name or pattern may hold one; the OS would refuse it later
+                    raise _fail("the value contains a NUL character (\\0); remove it", str(k))
         return data
+
+
+def _has_nul(value: Any) -> bool:
+    """True when ``value``, or a string in it (list or mapping values, one level), holds a NUL."""
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(x, str) and "\0" in x for x in value)
+    if isinstance(value, dict):
+        return any(isinstance(x, str) and "\0" in x for x in [*value, *value.values()])
+    return False
 
 
 class EmbeddingConfig(_Shape):
@@ -492,6 +505,8 @@ class Config(_Shape):
         for k in data:
             if k not in _TOP:
                 raise _fail(f"unknown key; allowed top-level keys: {', '.join(_TOP)}", str(k))
+            if not isinstance(data[k], dict) and _has_nul(data[k]):  # a section checks its own keys
+                raise _fail("the value contains a NUL character (\\0); remove it", str(k))
         out = {k: _tuple(v) if k == "sources" else v for k, v in data.items() if not (v is None and k in _TOP)}
         st_raw = out.get("storage")
         if st_raw is not None and not isinstance(st_raw, (str, dict)):

@@ -113,6 +113,23 @@ def test_numbers_out_of_range_name_the_key(tmp_path, body, needle):
     assert needle in str(e.value)
 
 
+@pytest.mark.parametrize("body, needle", [
+    ('storage: "da\\0ta"\n', "storage: the value contains a NUL character"),
+    ('storage: {path: "da\\0ta"}\n', "storage.path: the value contains a NUL character"),
+    ('sources:\n  - {name: g, kind: local, path: "docs\\0x"}\n', "sources[0].path: the value contains a NUL"),
+    ('sources:\n  - {name: g, kind: local, path: docs, include: ["*.md\\0"]}\n', "sources[0].include: the value"),
+    ('sources:\n  - {name: g, kind: local, path: docs, metadata: {"a\\0": b}}\n', "sources[0].metadata: the value"),
+    ('api: {token_env: "X\\0"}\n', "api.token_env: the value contains a NUL character (\\0); remove it"),
+])
+def test_a_nul_character_in_a_value_names_the_key(tmp_path, body, needle):
+    """A NUL in a path or name (a YAML "\\0" escape) passed validation and failed later with
+    Python's bare "embedded null byte", naming no key; it is a config error at the key now."""
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, body))
+    assert needle in str(e.value)
+
+
 def test_values_in_range_load(tmp_path):
     cfg = load_config(_cfg(tmp_path, WEB % "timeout_seconds: 0.5, max_depth: 0, delay_seconds: 0, error_threshold: 1"
                                  + "llm:\n  min_support: 0\n  temperature: 0\napi:\n  rate_limit_per_minute: 0\n"))
