@@ -250,3 +250,22 @@ def test_an_unreadable_page_is_counted_and_keeps_its_chunks(tmp_path: Path) -> N
         for p in (work / "docs/forms.md", work / "docs/forms"):
             if p.exists():
                 p.chmod(0o755)
+
+
+def test_patterns_that_leave_out_every_document_are_named(tmp_path: Path) -> None:
+    """``include: ["docs/*.md"]`` for a source whose ``path`` is ``docs`` (patterns are relative
+    to the folder) indexed nothing and said only "0 files": now the scan warns that the patterns
+    leave out every document, names them and counts the documents left out."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["docs/*.md"]
+    """)
+    lines: list[str] = []
+    notes: dict = {}
+    assert refresh.scan_pages(Context(load_config(cfg)), "guide", log=lines.append, notes=notes) == []
+    assert notes["unmatched_documents"] == len(GUIDE)
+    assert any(f"warning: include ['docs/*.md'] and exclude [] leave out all {len(GUIDE)} documents" in ln
+               for ln in lines), lines

@@ -122,6 +122,7 @@ class Listing:
     skipped_links: list[str] = field(default_factory=list)  # "rel -> target: reason"
     unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: "rel: reason"
     bad_names: list[str] = field(default_factory=list)  # files/folders whose name is not UTF-8 (escaped)
+    unmatched: int = 0  # documents of a supported format that include/exclude leave out
 
 
 class LocalSource(Source):
@@ -205,6 +206,8 @@ class LocalSource(Source):
                     walk(real, rel + "/", (*parents, real))
                 elif e.is_file() and self.wanted(rel):
                     out.files.append((rel, real))
+                elif e.is_file() and format_for_path(rel) is not None:
+                    out.unmatched += 1
 
         walk(root, "", (root,))
         return out
@@ -286,6 +289,11 @@ class LocalSource(Source):
         log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, "
             + (f"{len(deleted)} gone" if complete else "some folders could not be listed, so none is removed"))
         notes: dict[str, object] = {"files": len(pages)}
+        if not found.files and found.unmatched:
+            notes["unmatched_documents"] = found.unmatched
+            log(f"[DISCOVER] {self.name}: warning: include {list(self.cfg.include)} and exclude "
+                f"{list(self.cfg.exclude)} leave out all {found.unmatched} documents under {self.cfg.path}; "
+                "check the patterns (they match paths relative to the folder, e.g. '**/*.md')")
         if unmapped:
             notes["unmapped_files"] = len(unmapped)
         if unresolved:
