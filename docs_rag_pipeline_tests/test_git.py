@@ -557,3 +557,26 @@ def test_symlinks_inside_the_repository_are_followed_and_the_rest_is_named(tmp_p
     again = {p["path"]: p["status"] for p in refresh.scan_pages(get_context(cfg), "acme", log=lambda m: None)}
     assert again == {"index.md": "unchanged", "shared/glossary.md": "unchanged", "about.md": "changed",
                      "again.md": "changed"}
+
+
+def test_locks_left_by_a_killed_fetch_do_not_stop_every_later_refresh(tmp_path: Path) -> None:
+    """A git fetch killed mid-way (SIGKILL, a lost machine) leaves ``*.lock`` files in the clone;
+    git then refuses to update those refs, so every later refresh of the source failed with
+    "Unable to create …/main.lock: File exists" until someone removed them by hand. The clone is
+    the source's own and the scan holds the source lock, so they are stale: removed, and said."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    clone = tmp_path / "data/sources/acme/clone"
+    left = ["refs/remotes/origin/main.lock", "packed-refs.lock", "shallow.lock", "config.lock"]
+    for rel in left:  # what a fetch killed between taking its locks and committing them leaves
+        (clone / rel).write_text("")
+    head = repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
+    lines: list[str] = []
+    stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert stats.pages_changed == 1
+    assert json.loads((tmp_path / "data/sources/acme/state.json").read_text())["commit"] == head
+    for rel in left:
+        assert not (clone / rel).exists()
+        assert any(f"removed {rel} from the clone" in ln for ln in lines), (rel, lines)

@@ -321,7 +321,25 @@ class GitSource(Source):
         finally:
             git.close()
 
+    def _clear_stale_locks(self, log: Log) -> None:
+        """Remove the ``*.lock`` files a git process killed mid-fetch left in the clone (a ref, the
+        packed refs, the config): git refuses to touch a locked file ever after. The clone is this
+        source's alone and a scan holds the source's lock, so no live git process can own one."""
+        if not self.clone_dir.is_dir():
+            return
+        for lock in sorted(self.clone_dir.rglob("*.lock")):
+            if "objects" in lock.relative_to(self.clone_dir).parts[:1]:
+                continue
+            try:
+                lock.unlink()
+            except OSError as exc:
+                raise GitError(f"sources.{self.name}: {lock} is left from a git process that was stopped and "
+                               f"cannot be removed ({exc.strerror or exc}); remove it by hand") from None
+            log(f"[DISCOVER] {self.name}: removed {lock.relative_to(self.clone_dir)} from the clone, left by a git "
+                "process that was stopped mid-fetch")
+
     def _scan(self, git: _Git, state: dict[str, str], *, log: Log, mode: str, t0: float) -> ScanResult:
+        self._clear_stale_locks(log)
         stored = self.load_state()
         same_source = (stored.get("repo") == _public(self.cfg.repo or "") and stored.get("subpath") == self.cfg.subpath
                        and (self.cfg.branch is None or stored.get("branch") == self.cfg.branch))
