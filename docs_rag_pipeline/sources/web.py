@@ -737,10 +737,15 @@ class _Crawl:
     def keep_indexed(self, url: str) -> None:
         """A page that could not be fetched now but is indexed: reported unchanged, so it stays."""
         if url in self.state and url not in self.pages:
-            entry = self.manifest.pages.get(url, {})
-            self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url),
-                                   content_hash=self.state[url], format="html", body=None, status="unchanged",
-                                   metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
+            self.pages[url] = self.as_indexed(url, "unchanged")
+
+    def as_indexed(self, url: str, status: str, error: str | None = None) -> Page:
+        """The page at ``url`` as the index holds it (no body; the hash and fetch time of what is
+        indexed, none when it is not), reported with ``status``."""
+        entry = self.manifest.pages.get(url, {}) if url in self.state else {}
+        return Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=self.state.get(url, ""),
+                    format="html", body=None, status=status, error=error,
+                    metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
 
     def robots_rules(self, url: str, text: str, entry: dict[str, Any], how: str, depth: int) -> bool:
         """Whether the page asks not to be indexed (meta robots or X-Robots-Tag ``noindex``): then it
@@ -771,10 +776,7 @@ class _Crawl:
         self.failed_urls.append(url)
         self.log(f"[FETCH] failed {url}: {reason}" + ("; the indexed page is kept" if url in self.state else ""))
         if url not in self.pages:  # a page, status failed (counted in pages_failed); an indexed one is kept
-            entry = self.manifest.pages.get(url, {}) if url in self.state else {}
-            self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url),
-                                   content_hash=self.state.get(url, ""), format="html", status="failed",
-                                   error=reason, metadata={"fetched_at": entry.get("fetched_at")} if entry else {})
+            self.pages[url] = self.as_indexed(url, "failed", reason)
         cached = self.manifest.read_body(url)
         if cached is not None:  # carry on through its links as they were last time
             self.follow_links(decode_body(cached, self.manifest.pages[url].get("charset")), url, depth)
@@ -950,7 +952,7 @@ class _Crawl:
         complete = stopped is None
 
         present = set(self.pages)
-        failed = {u for u, p in self.pages.items() if p.status == "failed"}
+        page_count = sum(p.status != "failed" for p in self.pages.values())
         if complete:
             deleted = sorted(u for u in self.state if u not in present)
             self.manifest.save(keep=present | self.noindex)
@@ -963,14 +965,14 @@ class _Crawl:
         notes: dict[str, object] = {
             "fetched": self.fetched, "not_modified": self.not_modified, "skipped": dict(sorted(self.skipped.items())),
             "failed": len(self.failed_urls), "removed": len(deleted), "gone": len(self.gone),
-            "pages": len(present) - len(failed), "requests": self.requests, "discovered": len(self.seen),
+            "pages": page_count, "requests": self.requests, "discovered": len(self.seen),
         }
         if self.failed_urls:
             notes["failed_urls"] = self.failed_urls[:20]
         if stopped:
             notes["stopped_early"] = stopped
         took = time.perf_counter() - t0
-        summary = (f"{len(self.seen)} URLs seen, {len(present) - len(failed)} pages ({self.fetched} downloaded, "
+        summary = (f"{len(self.seen)} URLs seen, {page_count} pages ({self.fetched} downloaded, "
                    f"{self.not_modified} not modified), "
                    f"{sum(self.skipped.values())} URLs skipped, {len(self.failed_urls)} failed, "
                    f"{self.requests} requests in {took:.1f} s")
