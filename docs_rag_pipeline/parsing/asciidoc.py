@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..records import ParsedPage
-from .markdown import OutLine, SectionBuilder, check_not_binary, fence_block, humanize_stem, strip_html
+from .binary import check_text
+from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem, strip_html
 
 __all__ = ["IncludeResult", "antora_attributes", "generate_id", "inline_text", "parse_asciidoc",
            "prepare_asciidoc", "resolve_includes"]
@@ -188,16 +189,26 @@ def unresolved_line(entry: str) -> str:
     return f"include::{entry}[] cannot be resolved"
 
 
-def _missing_tags(lines: list[str], named: dict[str, str]) -> list[str]:
-    """The tags an include directive asks for (``tag=``/``tags=``, not ``!x`` nor wildcards) that
-    the included file does not mark: Asciidoctor warns of each; the text they name is not there."""
+def _wanted_tags(named: dict[str, str]) -> dict[str, bool] | None:
+    """The ``tag``/``tags=`` of an include directive: tag name → included (``!x``: excluded); None
+    without one, or when ``lines=`` is given (which wins)."""
     spec = None if "lines" in named else named.get("tags", named.get("tag"))
-    if not spec:
-        return []
-    asked = [t.strip() for t in re.split(r"[;,]", spec) if t.strip() and not t.strip().startswith("!")]
-    asked = [t for t in asked if t not in ("*", "**")]
+    if spec is None:
+        return None
+    wanted: dict[str, bool] = {}
+    for t in re.split(r"[;,]", spec):
+        t = t.strip()
+        if t:
+            wanted[t.lstrip("!")] = not t.startswith("!")
+    return wanted
+
+
+def _missing_tags(lines: list[str], named: dict[str, str]) -> list[str]:
+    """The tags an include directive asks for (not ``!x`` nor wildcards) that the included file
+    does not mark: Asciidoctor warns of each; the text they name is not there."""
+    wanted = _wanted_tags(named) or {}
     marked = {m.group(2) for ln in lines for m in _TAG_MARK_RE.finditer(ln) if m.group(1) == "tag"}
-    return [t for t in asked if t not in marked]
+    return [t for t, on in wanted.items() if on and t not in ("*", "**") and t not in marked]
 
 
 def _select_lines(lines: list[str], named: dict[str, str]) -> list[str]:
@@ -217,14 +228,9 @@ def _select_lines(lines: list[str], named: dict[str, str]) -> list[str]:
             elif part.isdigit():
                 keep.extend(lines[int(part) - 1:int(part)])
         return keep
-    spec = named.get("tags", named.get("tag"))
-    if spec is None:
+    wanted = _wanted_tags(named)
+    if wanted is None:
         return [ln for ln in lines if not _TAG_MARK_RE.search(ln)]
-    wanted: dict[str, bool] = {}
-    for t in re.split(r"[;,]", spec):
-        t = t.strip()
-        if t:
-            wanted[t.lstrip("!")] = not t.startswith("!")
     if "**" in wanted:
         base = wanted["**"]
     else:
@@ -1283,7 +1289,7 @@ def _parse_asciidoc(text: str, *, path: str, root: Path | None = None,
     Metadata: the header's attribute entries, ``unresolved_includes`` and ``conditions``.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    text = check_not_binary(text, path=path)
+    text = check_text(text, path=path)
     if root is not None and "include::" in text:
         base = Path(root)
 

@@ -104,11 +104,6 @@ def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
     return _plain_data(data), text[match.end() :]
 
 
-def check_not_binary(text: str, *, path: str) -> str:
-    """``text`` without stray NULs; :class:`ParseError` for binary data or a Git LFS pointer."""
-    return check_text(text, path=path)
-
-
 @dataclass
 class _OpenSection:
     headings: tuple[str, ...]
@@ -832,7 +827,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     Raises :class:`ParseError` for binary input and invalid frontmatter.
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    text = check_not_binary(text, path=path)
+    text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))

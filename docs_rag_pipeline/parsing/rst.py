@@ -20,8 +20,9 @@ import re
 from typing import Any
 
 from ..records import ParsedPage
+from .binary import check_text
 from .errors import ParseError
-from .markdown import OutLine, SectionBuilder, check_not_binary, fence_block, humanize_stem, split_frontmatter
+from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem, split_frontmatter
 
 __all__ = ["parse_rst"]
 
@@ -177,7 +178,7 @@ def parse_rst(text: str, *, path: str) -> ParsedPage:
     except ImportError as exc:  # pragma: no cover - docutils is a dependency
         raise ParseError(f"{path}: reStructuredText needs docutils; install it with 'pip install docutils'") from exc
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    text = check_not_binary(text, path=path)
+    text = check_text(text, path=path)
     metadata: dict[str, Any] = {}
     if text.startswith("---\n"):
         metadata, text = split_frontmatter(text, path=path)
