@@ -20,8 +20,13 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic_core import PydanticCustomError
 
 DEFAULT_CONFIG_FILE = "docs_rag.yaml"
-SOURCE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+SOURCE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # use with fullmatch (match + '$' lets "a\n" through)
 CRON_RE = re.compile(r"^(\S+\s+){4}\S+$")
+
+
+def dagster_name(source: str) -> str:
+    """A source name as part of a Dagster definition name (schedule, job), which allows no '-'."""
+    return source.replace("-", "_")
 
 
 class ConfigError(ValueError):
@@ -368,7 +373,7 @@ class SourceConfig(_Shape):
             if required not in data:
                 raise _fail("missing; every source needs a name and a kind", required)
         name, kind = data["name"], data["kind"]
-        if isinstance(name, str) and not SOURCE_NAME_RE.match(name):
+        if isinstance(name, str) and not SOURCE_NAME_RE.fullmatch(name):
             raise _fail(f"{name!r} is not a valid source name; use lowercase letters, digits, '-' and '_' "
                         "(it becomes a Dagster partition key)", "name")
         if not isinstance(kind, str) or kind not in KINDS:
@@ -532,11 +537,16 @@ class Config(_Shape):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
-        seen: set[str] = set()
+        seen: dict[str, int] = {}  # dagster_name -> index of the first source with it
         for i, s in enumerate(self.sources):
-            if s.name in seen:
+            first = seen.setdefault(dagster_name(s.name), i)
+            if first == i:
+                continue
+            if self.sources[first].name == s.name:
                 raise _fail(f"duplicate source name {s.name!r}; source names must be unique", f"sources[{i}].name")
-            seen.add(s.name)
+            raise _fail(f"{s.name!r} clashes with source {self.sources[first].name!r} (sources[{first}]): Dagster "
+                        "names such as the refresh schedule write '-' as '_', so both would be "
+                        f"refresh_{dagster_name(s.name)}; rename one of them", f"sources[{i}].name")
         return self
 
     def source(self, name: str) -> SourceConfig:

@@ -4,16 +4,19 @@
 aliases of the list before (a "billion laughs") are a 3 KB frontmatter that expands to 387 million
 strings once it is copied or written as JSON, and ``&a [*a]`` is a list that contains itself. The
 document is composed first and its expanded size counted on the node graph (each shared node once),
-so such a block is an error before anything is built.
+so such a block is an error before anything is built. So is a string that a ``"\\udc80"`` escape
+made a lone UTF-16 surrogate: no Unicode text, it would fail where the value is written (Arrow,
+JSON, the tokenizer) and stop the whole run instead of this document.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
-__all__ = ["MAX_YAML_VALUES", "YamlTooLarge", "load_yaml"]
+__all__ = ["MAX_YAML_VALUES", "YamlNotText", "YamlTooLarge", "load_yaml"]
 
 #: the most values (scalars, lists, mappings, keys) a document's YAML block may expand to
 MAX_YAML_VALUES = 100_000
@@ -21,6 +24,13 @@ MAX_YAML_VALUES = 100_000
 
 class YamlTooLarge(yaml.YAMLError):
     """A YAML block whose aliases expand it past :data:`MAX_YAML_VALUES` or make it contain itself."""
+
+
+class YamlNotText(yaml.MarkedYAMLError):
+    """A YAML string holding a lone UTF-16 surrogate (from an escape such as ``"\\udc80"``)."""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES) -> Any:
@@ -48,6 +58,10 @@ def _load(text: str, max_values: int) -> Any:
                                "itself; write the value out instead of the alias")
         open_nodes.add(key)
         total = 1
+        if isinstance(n, yaml.ScalarNode) and (m := _LONE_SURROGATE.search(n.value)):
+            raise YamlNotText(problem=f"the string holds \\u{ord(m.group()):04x}, an escape for half of a UTF-16 "
+                                      "surrogate pair, which is not a Unicode character; write the character itself "
+                                      "(or its \\U escape) or remove the escape", problem_mark=n.start_mark)
         if isinstance(n, yaml.SequenceNode):
             total += sum(size(c) for c in n.value)
         elif isinstance(n, yaml.MappingNode):

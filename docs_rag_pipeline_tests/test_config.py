@@ -29,6 +29,10 @@ def test_valid_config_defaults(guide):
     ("embedding:\n  provider: magic\n", "embedding.provider: unknown provider 'magic'"),
     ("sources:\n  - {name: a, kind: local, path: docs}\n  - {name: a, kind: local, path: docs}\n",
      "sources[1].name: duplicate source name 'a'"),
+    # Dagster job, schedule and asset-check names allow no '-', so 'a-b' and 'a_b' would both be refresh_a_b
+    ("sources:\n  - {name: a-b, kind: local, path: docs}\n  - {name: a_b, kind: local, path: docs}\n",
+     "sources[1].name: 'a_b' clashes with source 'a-b' (sources[0])"),
+    ("sources:\n  - {name: \"a\\n\", kind: local, path: docs}\n", "sources[0].name: 'a\\n' is not a valid source name"),
     ("sources:\n  - {name: a, kind: local, path: 5}\n", "sources[0].path: expected a folder path (a string), got int 5"),
     ("sources:\n  - {name: a, kind: local, path: docs, cron: '99 99 * * *'}\n",
      "sources[0].cron: '99 99 * * *' is not a valid cron expression"),
@@ -71,6 +75,7 @@ def test_valid_config_defaults(guide):
     ("api: [1]\n", "api: expected a mapping"),
     ("- just\n- a list\n", "(top level): expected a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
+    ('storage: "data\\udc80"\n', "not valid YAML: the string holds \\udc80, an escape for half of a UTF-16"),
 ])
 def test_bad_config_names_the_key(tmp_path, body, needle):
     with pytest.raises(ConfigError) as e:

@@ -52,6 +52,29 @@ def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
         assert [r.partition_key for r in result.run_requests] == ["alpha"]
 
 
+def test_a_source_removed_and_added_again_gets_a_first_run_again(tmp_path, monkeypatch):
+    """Dagster launches one run per run key of a sensor, ever: with the key ``new-source-<name>`` a
+    source taken out of the config and put back got its partition again but never its first run."""
+    (tmp_path / "docs").mkdir()
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(tmp_path / "docs_rag.yaml"))
+    with DagsterInstance.ephemeral() as instance:
+        cursor, keys = None, []
+        for sources in ("[{name: alpha, kind: local, path: docs}]", "[]", "[{name: alpha, kind: local, path: docs}]",
+                        "[{name: alpha, kind: local, path: docs}]"):
+            (tmp_path / "docs_rag.yaml").write_text(f"storage: data\nsources: {sources}\n")
+            result = sources_sensor(build_sensor_context(instance=instance, cursor=cursor))
+            for r in result.dynamic_partitions_requests:  # as the daemon applies them
+                if type(r).__name__.startswith("Add"):
+                    instance.add_dynamic_partitions("sources", list(r.partition_keys))
+                else:
+                    for key in r.partition_keys:
+                        instance.delete_dynamic_partition("sources", key)
+            keys += [r.run_key for r in result.run_requests]
+            cursor = result.cursor
+        assert len(keys) == 2 and len(set(keys)) == 2  # added twice: two first runs, then nothing
+        assert list(instance.get_dynamic_partitions("sources")) == ["alpha"]
+
+
 def test_dagster_loads_the_workspace(guide):
     env = {**os.environ, "DOCS_RAG_CONFIG": str(guide), "DAGSTER_HOME": str(guide.parent / "dh")}
     (guide.parent / "dh").mkdir()

@@ -683,3 +683,17 @@ def test_frontmatter_aliases_that_expand_or_contain_themselves_are_parse_errors(
     page = parse_document("---\ntitle: T\nbase: &base {level: 2}\nused: *base\n---\n\n# H\n\ntext\n",
                           fmt="markdown", path="guide/page.md")
     assert page.metadata == {"title": "T", "base": {"level": 2}, "used": {"level": 2}}
+
+
+def test_a_lone_surrogate_escape_in_yaml_is_a_parse_error_not_a_failed_run() -> None:
+    """YAML's ``"\\udc80"`` escape makes a string holding half a UTF-16 surrogate pair, which is no Unicode
+    text: it passed the parser and stopped every later refresh of the whole source where the value was
+    written (Arrow, the tokenizer). It is this page's ParseError naming the line and the fix, in the
+    frontmatter of Markdown and AsciiDoc alike; a real character (escaped with \\U) is kept."""
+    for fmt, path in (("markdown", "guide/page.md"), ("mdx", "guide/page.mdx")):
+        with pytest.raises(ParseError, match=rf"^{re.escape(path)}: invalid YAML frontmatter \(the string holds "
+                                             r"\\udc80, an escape for half of a UTF-16 surrogate pair, .* or remove "
+                                             rf"the escape in \"{re.escape(path)}\", line 3, column 14:"):
+            parse_document('---\ntitle: T\ndescription: "bad \\udc80 byte"\n---\n\n# H\n\ntext\n', fmt=fmt, path=path)
+    page = parse_document('---\ntitle: "smile \\U0001F600"\n---\n\n# H\n\ntext\n', fmt="markdown", path="guide/p.md")
+    assert page.metadata["title"] == "smile \U0001F600"

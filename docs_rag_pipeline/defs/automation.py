@@ -8,7 +8,7 @@ from dagster import (AssetKey, DagsterInvalidDefinitionError, AssetSelection, Da
                      ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, define_asset_job,
                      run_status_sensor, sensor)
 
-from ..config import Config, ConfigError, load_config
+from ..config import Config, ConfigError, dagster_name, load_config
 from ..cli import INGEST_TAG
 from .all_sources import refresh_all_job
 from .assets import ingest_assets, lancedb_chunks
@@ -28,7 +28,7 @@ def schedules_for(config: Config) -> list[ScheduleDefinition]:
             return RunRequest(partition_key=_name, run_key=None, tags={"source": _name})
 
         try:
-            out.append(ScheduleDefinition(name=f"refresh_{src.name.replace('-', '_')}", cron_schedule=src.cron,
+            out.append(ScheduleDefinition(name=f"refresh_{dagster_name(src.name)}", cron_schedule=src.cron,
                                           job=refresh_job, execution_fn=run_for,
                                           default_status=DefaultScheduleStatus.RUNNING,
                                           description=f"Refresh source {src.name!r} ({src.cron})"))
@@ -55,8 +55,15 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
         requests.append(sources_partitions.build_add_request(add))
     if remove:
         requests.append(sources_partitions.build_delete_request(remove))
-    return SensorResult(run_requests=[RunRequest(partition_key=n, run_key=f"new-source-{n}") for n in add],
-                        dynamic_partitions_requests=requests)
+    # Dagster launches one run per run key of a sensor, ever: a source removed and added again needs a
+    # new key for its first run, so the key carries how many ticks added sources (kept in the cursor)
+    additions = _additions(context.cursor) + (1 if add else 0)
+    return SensorResult(run_requests=[RunRequest(partition_key=n, run_key=f"new-source-{n}-{additions}") for n in add],
+                        dynamic_partitions_requests=requests, cursor=str(additions))
+
+
+def _additions(cursor: str | None) -> int:
+    return int(cursor) if cursor and cursor.isdecimal() else 0
 
 
 evaluate_job = define_asset_job(

@@ -89,6 +89,9 @@ def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
     try:
         data = load_yaml(match.group(1))
     except yaml.YAMLError as exc:
+        if isinstance(exc, yaml.MarkedYAMLError):  # name the file and its lines, not the block after the '---' line
+            for mark in {id(m): m for m in (exc.context_mark, exc.problem_mark) if m}.values():
+                mark.name, mark.line = path, mark.line + 1
         detail = " ".join(str(exc).split())
         raise ParseError(
             f"{path}: invalid YAML frontmatter ({detail}); fix the block between the leading "
