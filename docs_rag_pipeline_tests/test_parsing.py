@@ -697,3 +697,20 @@ def test_a_lone_surrogate_escape_in_yaml_is_a_parse_error_not_a_failed_run() -> 
             parse_document('---\ntitle: T\ndescription: "bad \\udc80 byte"\n---\n\n# H\n\ntext\n', fmt=fmt, path=path)
     page = parse_document('---\ntitle: "smile \\U0001F600"\n---\n\n# H\n\ntext\n', fmt="markdown", path="guide/p.md")
     assert page.metadata["title"] == "smile \U0001F600"
+
+
+def test_no_parser_hands_on_a_lone_surrogate() -> None:
+    """A character reference to half a UTF-16 surrogate pair becomes U+FFFD, as the HTML and Markdown
+    specs say; reStructuredText's ``unicode:: U+DC80`` kept the surrogate itself, which is no Unicode
+    text and failed where the chunk was written, stopping the whole run."""
+    lone = re.compile("[\ud800-\udfff]")
+    cases = {"markdown": "# T\n\nA &#xDC80; b &#55296; c\n",
+             "html": "<html><head><title>T</title></head><body><h1>T</h1><p>a &#xDC80; b &#55296;</p></body></html>",
+             "rst": "T\n=\n\n.. |x| unicode:: U+DC80\n\na |x| b\n\n|x| heading\n-----------\n\ntext\n\n:field: |x|\n",
+             "asciidoc": "= T\n\na &#xDC80; b &#55296; c\n"}
+    for fmt, body in cases.items():
+        page = parse_document(body, fmt=fmt, path=f"p.{fmt}")
+        strings = [page.title, *(x for s in page.sections for x in (s.text, s.anchor, *s.headings)),
+                   *map(str, page.metadata.values())]
+        assert not any(lone.search(x) for x in strings), (fmt, page)
+        assert "\ufffd" in page.sections[0].text, (fmt, page)

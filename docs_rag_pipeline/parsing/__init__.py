@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..records import ParsedPage
 from .errors import ParseError
@@ -37,12 +40,33 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
     than Python's stack allows (hundreds of indented reStructuredText blocks, a thousand nested
     AsciiDoc blocks): Markdown and HTML flatten such nesting, the others name it."""
     try:
-        return _parse(body, fmt=fmt, path=path, content_selector=content_selector, root=root)
+        return _mended(_parse(body, fmt=fmt, path=path, content_selector=content_selector, root=root))
     except RecursionError:
         raise ParseError(
             f"{path}: nested too deeply for the {fmt} parser (Python's recursion limit, "
             f"{sys.getrecursionlimit()}, was reached); flatten its nesting or exclude the file"
         ) from None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _mended(page: ParsedPage) -> ParsedPage:
+    """``page`` with every lone UTF-16 surrogate made U+FFFD, as HTML and Markdown parsers do with a
+    character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
+    string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run."""
+    def mend(value: Any) -> Any:
+        if isinstance(value, str):
+            return _LONE_SURROGATE.sub("\ufffd", value)
+        if isinstance(value, dict):
+            return {mend(k): mend(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(mend(v) for v in value)
+        return value
+
+    sections = [s if not _LONE_SURROGATE.search("".join((s.text, s.anchor, *s.headings))) else
+                replace(s, headings=mend(s.headings), anchor=mend(s.anchor), text=mend(s.text)) for s in page.sections]
+    return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 
 
 def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root: Path | None) -> ParsedPage:
