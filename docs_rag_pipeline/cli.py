@@ -339,8 +339,8 @@ def _stderr_without_dagster_debug() -> Iterator[None]:
         # marker written after everything else rather than at the end of the pipe
         os.write(2, end)
         os.dup2(real, 2)
+        thread.join()  # before closing `real`: the pump may still be passing lines on to it
         os.close(real)
-        thread.join()
 
 
 def _forget_run_outputs(config: Config, run_id: str) -> None:
@@ -437,9 +437,13 @@ def _sigterm_stops_ingest() -> None:
 
 
 def _interrupted(result) -> bool:  # noqa: ANN001 - dagster.ExecuteInProcessResult
-    return any(ev.is_step_failure and ev.step_failure_data.error is not None
-               and "DagsterExecutionInterruptedError" in (ev.step_failure_data.error.cls_name or "")
-               for ev in result.all_events)
+    """Whether a signal stopped the run: a step failed with DagsterExecutionInterruptedError, or the run
+    did (the signal came while no step was running, e.g. while a step process was starting)."""
+    def by_signal(error) -> bool:  # noqa: ANN001 - a SerializableErrorInfo or None
+        return error is not None and "DagsterExecutionInterruptedError" in (error.cls_name or "")
+
+    return any((ev.is_step_failure and by_signal(ev.step_failure_data.error))
+               or (ev.is_run_failure and by_signal(ev.event_specific_data.error)) for ev in result.all_events)
 
 
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:

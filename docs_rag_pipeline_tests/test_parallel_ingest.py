@@ -303,3 +303,45 @@ def test_parallel_must_be_positive(tmp_path: Path):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(cfg), "ingest", "--parallel", "0"],
                          capture_output=True, text=True, env={**os.environ, "DAGSTER_HOME": str(tmp_path / "dh")})
     assert out.returncode == 2 and "--parallel must be at least 1" in out.stderr
+
+
+def test_sigterm_while_the_first_step_process_starts_stops_with_130_and_keeps_stderr(tmp_path: Path):
+    """SIGTERM to ``ingest --parallel`` while a step process was still starting: Dagster interrupts the
+    run before any step reports a failure, so the CLI said "failed before its steps did" and exited 1
+    (not the 130 of every other stop by a signal), and the thread passing the step processes' stderr on
+    could die on a closed descriptor (a traceback, the progress lines lost)."""
+    import signal
+    import time
+
+    write_docs(tmp_path / "docs", GUIDE)
+    write_docs(tmp_path / "more", {"a.md": "# A\n\nAnother page.\n"})
+    cfg = write_config(tmp_path, sources="""
+      - {name: guide, kind: local, path: docs}
+      - {name: more, kind: local, path: more}
+    """)
+    home = tmp_path / "dh"
+    proc = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(home)})
+    deadline = time.monotonic() + 300
+    starting = False
+    while not starting and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if not (home / "dagster.yaml").exists():
+            continue
+        with DagsterInstance.from_config(str(home)) as instance:
+            runs = instance.get_runs(limit=1)
+            if runs:  # a step process is starting and no step has started in it yet
+                events = {e.dagster_event.event_type for e in instance.all_logs(runs[0].run_id) if e.dagster_event}
+                starting = DagsterEventType.STEP_WORKER_STARTING in events and DagsterEventType.STEP_START not in events
+    assert starting, proc.communicate()[1]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "stopped by a signal (SIGTERM or Ctrl-C)" in err and "failed before its steps did" not in err, err
+    assert "Traceback" not in err, err
+    again = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--json"], capture_output=True,
+                           text=True, cwd=tmp_path, timeout=540,
+                           env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(home)})
+    assert again.returncode == 0, again.stderr
+    assert {name: s["pages_failed"] for name, s in json.loads(again.stdout).items()} == {"guide": 0, "more": 0}
