@@ -151,7 +151,8 @@ def _check_failures(name: str, result) -> bool:  # noqa: ANN001 - a Dagster exec
     for check in result.get_asset_check_evaluations():
         if not check.passed:
             failed = failed or check.severity == AssetCheckSeverity.ERROR
-            print(f"[{name}] check {check.asset_check_key.name} failed: "
+            why = f"{check.description} " if check.description else ""
+            print(f"[{name}] check {check.asset_check_key.name} failed: {why}"
                   f"{ {k: v.value for k, v in check.metadata.items()} }", file=sys.stderr)
     return failed
 

@@ -269,3 +269,21 @@ def test_patterns_that_leave_out_every_document_are_named(tmp_path: Path) -> Non
     assert notes["unmatched_documents"] == len(GUIDE)
     assert any(f"warning: include ['docs/*.md'] and exclude [] leave out all {len(GUIDE)} documents" in ln
                for ln in lines), lines
+
+
+def test_a_source_that_indexes_nothing_fails_the_ingest(tmp_path: Path) -> None:
+    """An empty folder (or globs that match nothing) ingested as "done … 0 chunks indexed" with exit 0,
+    while the docs said the blocking check chunks_are_well_formed needs at least one chunk: now the
+    check fails, the ingest exits 1 and says why; a document added later makes the next ingest pass."""
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path)
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")}
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=540)
+    assert out.returncode == 1, out.stderr
+    assert "[guide] check chunks_are_well_formed failed: no chunks: the source has no indexed document; check its " \
+           "[DISCOVER] and [PARSE] lines {'chunks': 0," in out.stderr, out.stderr
+    write_docs(tmp_path / "docs", GUIDE)
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=540)
+    assert out.returncode == 0 and "check chunks_are_well_formed failed" not in out.stderr, out.stderr

@@ -16,7 +16,8 @@ def _partition(context: AssetCheckExecutionContext) -> str | None:
 
 
 @asset_check(asset=lancedb_chunks, blocking=True,
-             description="Every chunk has text, a URL and a title; no chunk exceeds the embedding window.")
+             description="The source has chunks; every chunk has text, a URL and a title; no chunk exceeds the "
+                         "embedding window.")
 def chunks_are_well_formed(context: AssetCheckExecutionContext, docs_rag: DocsRagResource) -> AssetCheckResult:
     ctx = docs_rag.context()
     src = _partition(context)
@@ -24,8 +25,11 @@ def chunks_are_well_formed(context: AssetCheckExecutionContext, docs_rag: DocsRa
     window = ctx.embedder.max_tokens
     bad = [r["chunk_id"] for r in rows if not r["text"].strip() or not r["url"] or not r["title"]]
     too_long = [r["chunk_id"] for r in rows if r["token_count"] > window]
-    return AssetCheckResult(passed=not bad and not too_long,
-                            severity=AssetCheckSeverity.ERROR,
+    # a source with nothing indexed answers nothing: an empty folder, a path or globs that match no
+    # document, a site whose every page failed; say so rather than report a source that is "done"
+    empty = "" if rows else "no chunks: the source has no indexed document; check its [DISCOVER] and [PARSE] lines"
+    return AssetCheckResult(passed=bool(rows) and not bad and not too_long,
+                            severity=AssetCheckSeverity.ERROR, description=empty or None,
                             metadata={"chunks": len(rows), "missing_text_url_or_title": len(bad),
                                       "over_window": len(too_long), "window": window,
                                       "examples": ", ".join((bad + too_long)[:5]) or "none"})
