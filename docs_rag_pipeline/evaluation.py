@@ -89,7 +89,14 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
         raise EvalCaseError(f"{p}: cases file not found; write one JSON case per line (see docs/evaluation.md)")
     cases: list[Case] = []
     seen: set[str] = set()
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise EvalCaseError(f"{p}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as "
+                            "UTF-8") from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         where = f"{p}:{n}"
@@ -539,13 +546,27 @@ def write_results(report: dict[str, Any], folder: Path) -> dict[str, Path]:
     return {"latest": latest, "history": history, "chart": chart}
 
 
+def _history_rows(history: Path) -> list[dict[str, Any]]:
+    """The runs in ``history``, one JSON object per line; a line that is not one (cut short when a run
+    was killed while appending it, or edited by hand) is left out rather than failing the next eval."""
+    rows = []
+    for line in history.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
 def plot_history(history: Path, out: Path, *, title: str, last: int = 20) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [json.loads(x) for x in history.read_text().splitlines() if x.strip()][-last:]
+    rows = _history_rows(history)[-last:]
     keys = ["retrieval_recall_at_1", "retrieval_recall_at_5", "retrieval_mrr_at_10", "refusal_accuracy",
             "citations_precision", "citations_supported", "keyword_coverage"]
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -12,8 +13,8 @@ from dagster import DagsterInstance, materialize
 
 from docs_rag_pipeline.defs.definitions import build_definitions
 from docs_rag_pipeline.defs.evaluation import eval_scores
-from docs_rag_pipeline.evaluation import (CaseResult, EvalCaseError, load_cases, normalise_url, page_rank,
-                                          resolve_expected, summarise)
+from docs_rag_pipeline.evaluation import (CaseResult, EvalCaseError, _history_rows, load_cases, normalise_url,
+                                          page_rank, plot_history, resolve_expected, summarise)
 from docs_rag_pipeline.records import Hit
 
 from .conftest import GUIDE, write_config, write_docs
@@ -64,6 +65,28 @@ def test_bad_cases_name_line_and_field(tmp_path, line, needle):
     with pytest.raises(EvalCaseError) as e:
         load_cases(p)
     assert needle in str(e.value)
+
+
+def test_a_cases_file_that_is_not_utf8_names_file_line_and_byte(tmp_path):
+    p = tmp_path / "cases.jsonl"
+    p.write_bytes(b'{"id": "a", "question": "q", "should_refuse": true}\n{"id": "b", "question": "caf\xe9?", '
+                  b'"should_refuse": true}\n')
+    with pytest.raises(EvalCaseError, match=rf"^{re.escape(str(p))}:2: not UTF-8 text \(byte 0xe9\); save the file "
+                                            "as UTF-8$"):
+        load_cases(p)
+
+
+def test_a_history_line_cut_short_by_a_kill_does_not_fail_the_next_eval(tmp_path):
+    """``eval/results/<source>-history.jsonl`` gets a line per run; a run killed while appending it
+    left half a line, and every later eval failed at its end, drawing the chart (a JSONDecodeError
+    after all the work). Such lines are left out of the chart."""
+    history = tmp_path / "guide-history.jsonl"
+    history.write_bytes(b'{"at": "20260101T000000", "retrieval_recall_at_1": 0.5}\n{"at": "2026010\n'
+                        b'{"at": "20260102T000000", "retrieval_recall_at_1": 0.75}\n[1]\n\xff\xfe broken bytes\n')
+    out = tmp_path / "chart.png"
+    plot_history(history, out, title="eval: guide")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [r["retrieval_recall_at_1"] for r in _history_rows(history)] == [0.5, 0.75]
 
 
 def test_metrics_from_known_results():
