@@ -38,6 +38,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .config import ConfigError
+
 DEFAULT_TIMEOUT_SECONDS = 1800.0
 PROGRESS_EVERY_SECONDS = 5.0
 HISTORY_MAX_BYTES = 256 * 1024
@@ -48,6 +50,10 @@ Log = Callable[[str], None]
 
 class LockTimeout(RuntimeError):
     """Another process held the lock longer than we were willing to wait."""
+
+
+class StorageNotWritable(ConfigError):
+    """The lock file cannot be created: the storage folder is read-only, full or not a folder."""
 
 
 def default_timeout() -> float:
@@ -131,7 +137,10 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
          timeout: float | None = None) -> Iterator[None]:
     """Hold lock ``name`` of a storage folder for the ``with`` block (waiting for it if needed)."""
     path = lock_path(storage, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _not_writable(storage, name, purpose, path, exc) from None
     key = str(path.resolve())
     me = threading.get_ident()
     with _registry_lock:
@@ -172,7 +181,10 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
         wait_once()
     fd = -1
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _not_writable(storage, name, purpose, path, exc) from None
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -201,6 +213,13 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
         if fd >= 0:
             os.close(fd)
         tlock.release()
+
+
+def _not_writable(storage: str | os.PathLike[str], name: str, purpose: str, path: Path,
+                  exc: OSError) -> StorageNotWritable:
+    return StorageNotWritable(f"storage: {storage} cannot be written ({exc.strerror or exc}); {purpose} needs its "
+                              f"{name} lock file {path}: make the folder writable (a read-only mount serves "
+                              "search and ask, not writes) or point `storage` at another folder")
 
 
 def source_lock(storage: str | os.PathLike[str], source: str, *, purpose: str,

@@ -205,3 +205,40 @@ def test_storage_key_errors(tmp_path, body, needle):
     cfg.write_text(body)
     with pytest.raises(ConfigError, match=needle):
         load_config(cfg)
+
+
+def test_prune_and_restore_on_storage_that_cannot_be_written_say_so(guide):
+    """``docs-rag prune`` and ``restore`` on a read-only storage folder (a read-only mount that serves
+    search and ask) ended in an OSError traceback from the writer lock; now an error naming the folder,
+    why and the fix, exit 2, and nothing changes. A read-only bind mount where this machine allows one
+    (root), and always a storage whose ``locks`` is a file, which fails the same way."""
+    import shutil
+    import subprocess
+
+    root = guide.parent
+    assert _run(["ingest"], guide).returncode == 0
+    before = json.loads(_run(["versions", "--json"], guide).stdout)
+    storage = root / "data"
+    mounted = root / "ro"
+    mounted.mkdir()
+    ro = subprocess.run(["mount", "--bind", str(storage), str(mounted)], capture_output=True).returncode == 0 and \
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(mounted)], capture_output=True).returncode == 0
+    try:
+        cases = [("guide", guide, "File exists")]
+        if ro:
+            ro_cfg = root / "ro.yaml"
+            ro_cfg.write_text(guide.read_text().replace(f"storage: {storage}", f"storage: {mounted}"))
+            cases.insert(0, ("ro", ro_cfg, "Read-only file system"))
+        for case, cfg, why in cases:
+            if case == "guide":
+                shutil.rmtree(storage / "locks")
+                (storage / "locks").write_text("not a folder")
+            for args in (["prune"], ["restore", str(before[0]["version"])]):
+                out = _run(args, cfg)
+                assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+                assert f"cannot be written ({why}); " in out.stderr and "make the folder writable" in out.stderr, \
+                    out.stderr
+            assert json.loads(_run(["versions", "--json"], cfg).stdout) == before
+    finally:
+        if ro:
+            subprocess.run(["umount", str(mounted)], check=True)
