@@ -29,6 +29,8 @@ def ensure_dagster_home(config: Config) -> Path:
     """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml (telemetry off). A storage
     folder or Dagster home that cannot be written is a ConfigError naming it, before Dagster starts."""
     home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home").resolve()
+    _check_sqlite_url_safe(home, "DAGSTER_HOME" if os.environ.get("DAGSTER_HOME") else
+                           "DAGSTER_HOME (unset: <storage>/dagster_home)")
     _check_writable(Path(config.storage_path), "storage", "point `storage` at another folder")
     _check_writable(home, "DAGSTER_HOME", "point DAGSTER_HOME at another folder")
     cfg = home / "dagster.yaml"
@@ -37,6 +39,17 @@ def ensure_dagster_home(config: Config) -> Path:
     os.environ["DAGSTER_HOME"] = str(home)
     _create_instance_once(home)
     return home
+
+
+def _check_sqlite_url_safe(home: Path, what: str) -> None:
+    """Dagster opens its SQLite files by URL (``sqlite:///<home>/history/runs.db``) without quoting the
+    path: a '?' starts the URL's query and '%xx' is decoded, so the run history would go to another file
+    (``/tmp/we`` for ``/tmp/we?ird``) and the instance fail with "no such table". Refused, with the fix."""
+    bad = re.search(r"\?|%[0-9A-Fa-f]{2}", str(home))
+    if bad:
+        raise ConfigError(f"{what}: {home} holds {bad.group()!r}, which Dagster's SQLite storage reads as part of a "
+                          "URL (its run history would be written to another file); set DAGSTER_HOME to a folder "
+                          "whose path has no '?' and no '%' followed by two hex digits")
 
 
 def _check_writable(folder: Path, what: str, other: str) -> None:

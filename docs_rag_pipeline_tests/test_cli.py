@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import GUIDE, write_config, write_docs
 from .dagster_helpers import index_guide
 
 DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
@@ -109,3 +110,23 @@ def test_output_into_a_closed_pipe_is_no_traceback(index, args):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+
+
+@pytest.mark.parametrize("folder, bad", [("docs?v2", "'?'"), ("docs%20v2", "'%20'")])
+def test_a_dagster_home_path_that_sqlite_would_read_as_a_url_is_refused(tmp_path, folder, bad):
+    """Dagster opens ``sqlite:///<DAGSTER_HOME>/history/runs.db`` without quoting the path: under a
+    project folder ``docs?v2`` the default home's run history went to a file ``docs`` beside it and the
+    ingest died on "no such table: event_logs". Refused before Dagster starts; DAGSTER_HOME elsewhere works."""
+    root = tmp_path / folder
+    write_docs(root / "docs", GUIDE)
+    cfg = write_config(root)
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    out = subprocess.run([*DOCS_RAG, "ingest"], capture_output=True, text=True, cwd=root,
+                         env={**env, "DOCS_RAG_CONFIG": str(cfg)})
+    assert out.returncode == 2, out.stderr
+    assert f"error: DAGSTER_HOME (unset: <storage>/dagster_home): {root / 'data' / 'dagster_home'} holds {bad}" \
+           in out.stderr and "set DAGSTER_HOME to a folder whose path has no '?'" in out.stderr, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder]  # nothing written beside the project
+    out = subprocess.run([*DOCS_RAG, "ingest"], capture_output=True, text=True, cwd=root,
+                         env={**env, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "home")})
+    assert out.returncode == 0, out.stderr
