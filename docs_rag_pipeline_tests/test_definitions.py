@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -81,3 +82,6 @@ def test_dagster_loads_the_workspace(guide):
     out = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
                          cwd=REPO, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+    # the code location's name is the one docs/dagster.md gives (not the module path)
+    assert re.search(r"Validation successful for code location docs_rag_pipeline\.$", out.stdout + out.stderr, re.M), \
+        out.stdout + out.stderr
