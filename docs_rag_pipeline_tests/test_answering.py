@@ -494,3 +494,31 @@ def test_what_a_removed_marker_leaves_is_tidied():
              "Steps:\n- Build [1]\n  - with cache [2]\n- Push [3]": "- Build [1]\n  - with cache [2]\n- Push [3]"}
     for model_output, shipped in cases.items():
         assert validate(model_output, HITS).answer == shipped, model_output
+
+
+def test_a_marker_of_thousands_of_digits_is_refused_not_a_crash():
+    """``int()`` refuses more than 4,300 digits: a model (or a document) writing ``[999…9]`` or a range
+    ``[1-999…9]`` made ask fail with a ValueError (HTTP 500, the CLI's exit 2 blaming the input) instead
+    of refusing the invented citation / cutting the look-alike."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    huge = "9" * 5000
+    with pytest.raises(CitationError, match=r"cited \[999999999999… \(5000 digits\)\], which is not one of the 3"):
+        validate(f"Install with pip [{huge}].", HITS)
+    with pytest.raises(CitationError, match=r"cited \[99999999999999999999\]"):
+        validate("Install with pip [99999999999999999999].", HITS)
+    v = validate(f"Install with pip [1][1-{huge}].", HITS)
+    assert v.answer == "Install with pip. [1]"
+    assert neutralise(f"Retries [1-{huge}] and [{huge}-{huge}9].") == f"Retries and [{huge}-{huge}9]."
+
+
+def test_a_signed_number_in_brackets_is_no_citation_and_is_cut():
+    """``pip [-1][1]`` shipped ``pip [-1]. [1]``: a reader takes ``[-1]`` for a citation the system made.
+    A signed bracketed number not glued to a name goes; ``items[-1]`` stays, in prose and in code."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    assert validate("Widgetron is installed with pip [-1][1].", HITS).answer == "Widgetron is installed with pip. [1]"
+    assert validate("Install with pip [+2] [1].", HITS).answer == "Install with pip. [1]"
+    with pytest.raises(CitationError, match="without a citation"):
+        validate("Install with pip [-1].", HITS)
+    assert neutralise("Take items[-1] or `xs[-1]` [-2].") == "Take items[-1] or `xs[-1]`."

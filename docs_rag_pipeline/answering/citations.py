@@ -16,7 +16,7 @@ import numpy as np
 
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
-from .markers import MARKER_RE, _parts, neutralise_text
+from .markers import MARKER_RE, _parts, neutralise_text, number
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
@@ -174,10 +174,12 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     for sep, stmt in statements(text):
         pending = max(pending, sep, key=len)
         parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
-        numbers = [int(n) for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
-        bad = [n for n in numbers if not 1 <= n <= len(hits)]
+        cited = [n.strip() for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+        bad = [n for n in cited if not 1 <= number(n) <= len(hits)]
         if bad:
-            raise CitationError(f"the model cited [{bad[0]}], which is not one of the {len(hits)} sources it was given")
+            shown = bad[0] if len(bad[0]) <= 20 else f"{bad[0][:12]}… ({len(bad[0])} digits)"
+            raise CitationError(f"the model cited [{shown}], which is not one of the {len(hits)} sources it was given")
+        numbers = [number(n) for n in cited]
         if not numbers:
             if re.fullmatch(r"[\W_]*", stmt) or stmt.endswith(":") or _HEADING.match(stmt):
                 continue  # punctuation, a lead-in like "Steps:" or a heading carries no claim

@@ -23,7 +23,9 @@ _OTHER_MARKER_RE = re.compile(r"\[\^[^\]\s]{1,40}\]|【\s*\d[^】\n]{0,40}】")
 _DASH = r"[-–—‐‑−~]"
 _INVISIBLE = r"[\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]"
 _LOOKALIKE_RE = re.compile(rf"[\[［]{_INVISIBLE}*\d+(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*\d+)*"
-                           rf"{_INVISIBLE}*[\]］]")
+                           rf"{_INVISIBLE}*[\]］]"
+                           # a signed number ([-1], [+2]) not glued to a name, as `items[-1]` in prose is
+                           rf"|(?<![\w\])])[\[［]{_INVISIBLE}*[-−+]\d+{_INVISIBLE}*[\]］]")
 _REFUSAL_RE = re.compile(r"\bNO_ANSWER\b\s*:?", re.I)
 _TICKS = re.compile(r"`+")
 
@@ -73,12 +75,20 @@ def _parts(text: str) -> list[str]:
     return [*parts, text[pos:]]
 
 
+def number(digits: str) -> int:
+    """The number a marker's digits write, bounded: ``int()`` refuses more than 4,300 digits (a
+    ValueError that failed the whole answer), so a number of more than 18 digits counts as 10**18,
+    which is no source either way."""
+    d = digits.strip().lstrip("0") or "0"
+    return int(d) if len(d) <= 18 else 10**18
+
+
 def _lookalike(m: re.Match) -> str:
     """A bracketed number, list or range, as a reader takes a citation: cut. A "range" that does
     not go up from 1 or more (``[0-9]``, a character class in prose; ``[2023-01-05]``, a date) is
     no citation and stays."""
     for a, b in re.findall(rf"(\d+){_INVISIBLE}*{_DASH}{_INVISIBLE}*(\d+)", m.group()):
-        if not 1 <= int(a) < int(b):
+        if not 1 <= number(a) < number(b):
             return m.group()
     return _CUT
 
