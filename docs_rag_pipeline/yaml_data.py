@@ -11,10 +11,11 @@ JSON, the tokenizer) and stop the whole run instead of this document.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
+
+from .unicode_text import LONE_SURROGATE
 
 __all__ = ["MAX_YAML_VALUES", "YamlNotText", "YamlTooLarge", "load_yaml"]
 
@@ -30,7 +31,6 @@ class YamlNotText(yaml.MarkedYAMLError):
     """A YAML string holding a lone UTF-16 surrogate (from an escape such as ``"\\udc80"``)."""
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES) -> Any:
@@ -58,7 +58,7 @@ def _load(text: str, max_values: int) -> Any:
                                "itself; write the value out instead of the alias")
         open_nodes.add(key)
         total = 1
-        if isinstance(n, yaml.ScalarNode) and (m := _LONE_SURROGATE.search(n.value)):
+        if isinstance(n, yaml.ScalarNode) and (m := LONE_SURROGATE.search(n.value)):
             raise YamlNotText(problem=f"the string holds \\u{ord(m.group()):04x}, an escape for half of a UTF-16 "
                                       "surrogate pair, which is not a Unicode character; write the character itself "
                                       "(or its \\U escape) or remove the escape", problem_mark=n.start_mark)

@@ -82,6 +82,8 @@ class ChatServer(LocalServer):
                     content = " ".join(f"{s} [1]" for s in re.split(r"(?<=[.!?])\s+", text) if s.strip())
                 elif model == "refuse":
                     content = "NO_ANSWER: the sources do not say"
+                elif model == "surrogate":  # half a UTF-16 surrogate pair, as JSON's "\ud800" escape writes it
+                    content = f"{first_sentence(sources[1])} \ud800 [1]"
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:

@@ -163,6 +163,29 @@ def test_llm_failures_fall_back_to_extractive(indexed, model, why):
     assert why in ans.warning and "without the LLM" in ans.warning
 
 
+def test_a_model_answer_with_a_lone_surrogate_is_mended_not_shipped(indexed):
+    """A model's JSON can hold ``"\ud800"``, half a surrogate pair: it was shipped as is (no Unicode
+    text: the HTTP API sent it on, the CLI died encoding it with exit 2, the question log failed). It
+    becomes U+FFFD, streamed or not, and the answer is logged."""
+    import re as _re
+
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.feedback import questions
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "surrogate")
+    lone = _re.compile("[\ud800-\udfff]")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "llm" and not ans.refused and "\ufffd" in ans.answer and not lone.search(ans.answer)
+    events = list(ask_stream(Q, config=cfg))
+    assert not any(lone.search(d["text"]) for name, d in events if name == "delta")
+    final = events[-1][1]
+    assert "\ufffd" in final["answer"] and not lone.search(final["answer"])
+    logged = {r["trace_id"] for r in questions(get_context(cfg).config)}
+    assert {ans.trace_id, final["trace_id"]} <= logged  # the question log took both
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

@@ -9,6 +9,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..config import LlmConfig
 from ..records import Hit
+from ..unicode_text import mend
 from .markers import neutralise
 
 SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
@@ -124,7 +125,7 @@ class ChatClient:
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     got = True
-                    yield piece
+                    yield mend(piece)  # a JSON "\ud800" is no text: it would break the client and the logs
         if not got:
             raise LlmError("the LLM server returned an empty answer")
 
@@ -140,7 +141,7 @@ class ChatClient:
             raise LlmError("the LLM server's answer has no message content") from exc
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
-        return content
+        return mend(content)
 
 
 def read_usage(usage: object) -> dict[str, int] | None:

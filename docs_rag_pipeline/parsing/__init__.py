@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
+from ..unicode_text import LONE_SURROGATE
+from ..unicode_text import mend as mend_text
 from .errors import ParseError
 from .html import parse_html
 from .markdown import parse_markdown
@@ -48,23 +49,20 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
         ) from None
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _mended(page: ParsedPage) -> ParsedPage:
     """``page`` with every lone UTF-16 surrogate made U+FFFD, as HTML and Markdown parsers do with a
     character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
     string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
-            return _LONE_SURROGATE.sub("\ufffd", value)
+            return mend_text(value)
         if isinstance(value, dict):
             return {mend(k): mend(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return type(value)(mend(v) for v in value)
         return value
 
-    sections = [s if not _LONE_SURROGATE.search("".join((s.text, s.anchor, *s.headings))) else
+    sections = [s if not LONE_SURROGATE.search("".join((s.text, s.anchor, *s.headings))) else
                 replace(s, headings=mend(s.headings), anchor=mend(s.anchor), text=mend(s.text)) for s in page.sections]
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 

@@ -1,0 +1,20 @@
+"""Text that is Unicode text: no lone UTF-16 surrogates.
+
+Python strings can hold half a surrogate pair (``"\\ud800"``): from a JSON or YAML escape, a
+reStructuredText ``unicode::`` substitution, bytes decoded with ``surrogateescape``. Such a string
+is no Unicode text: it cannot be encoded as UTF-8, so it fails where it is written (Arrow, SQLite,
+a terminal, JSON for a strict client), far from where it came in. Mend it where it comes in.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["LONE_SURROGATE", "mend"]
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mend(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, as a decoder does with bytes it cannot read."""
+    return LONE_SURROGATE.sub("\ufffd", text) if LONE_SURROGATE.search(text) else text
