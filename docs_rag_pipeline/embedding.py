@@ -190,8 +190,11 @@ class OpenAIEmbedder:
         key = os.environ.get(cfg.api_key_env) or ("not-needed" if cfg.base_url else None)
         if not key:
             raise EmbeddingError(f"embedding.api_key_env: environment variable {cfg.api_key_env} is not set")
+        from .http_deadline import deadline_http_client
+
+        # timeout_seconds bounds each whole request, not only each read (a trickling server is cut off)
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds,
-                                     max_retries=0)
+                                     max_retries=0, http_client=deadline_http_client(cfg.timeout_seconds))
         self.model = cfg.model
         self.name = f"openai:{cfg.model}"
         self.batch_size = cfg.batch_size

@@ -8,12 +8,18 @@ fused order and says why in a warning: a search never fails because the reranker
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import time
 from typing import Sequence
 
 from .config import RerankConfig
+from .http_deadline import read1
 from .records import Hit
+
+#: the largest rerank answer read (a score per document is a few dozen bytes)
+MAX_ANSWER_BYTES = 16 * 2**20
 
 
 class RerankError(RuntimeError):
@@ -39,16 +45,26 @@ def call_reranker(cfg: RerankConfig, query: str, documents: Sequence[str]) -> li
                                                                                len(documents))}
     if cfg.model:
         payload["model"] = cfg.model
+    # timeout_seconds bounds the whole answer, not each read: a trickling endpoint is cut off too
+    deadline = time.monotonic() + cfg.timeout_seconds
     try:
-        resp = requests.post(cfg.url, json=payload, headers=headers, timeout=cfg.timeout_seconds)
+        with requests.post(cfg.url, json=payload, headers=headers, timeout=cfg.timeout_seconds, stream=True) as resp:
+            if resp.status_code != 200:
+                raise RerankError(f"the rerank endpoint answered HTTP {resp.status_code}")
+            data = bytearray()
+            while chunk := read1(resp):
+                data += chunk
+                if time.monotonic() > deadline:
+                    raise RerankError(f"the rerank endpoint did not complete its answer within "
+                                      f"{cfg.timeout_seconds:g} s")
+                if len(data) > MAX_ANSWER_BYTES:
+                    raise RerankError(f"the rerank endpoint's answer is over {MAX_ANSWER_BYTES // 2**20} MiB")
     except requests.Timeout as exc:
         raise RerankError(f"the rerank endpoint did not answer within {cfg.timeout_seconds:g} s") from exc
     except requests.RequestException as exc:
         raise RerankError(f"the rerank endpoint at {cfg.url} is unreachable ({type(exc).__name__})") from exc
-    if resp.status_code != 200:
-        raise RerankError(f"the rerank endpoint answered HTTP {resp.status_code}")
     try:
-        body = resp.json()
+        body = json.loads(bytes(data))
     except ValueError as exc:
         raise RerankError("the rerank endpoint's answer is not JSON") from exc
     results = body.get("results") if isinstance(body, dict) else None

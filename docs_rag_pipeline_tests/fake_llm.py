@@ -58,6 +58,28 @@ class ChatServer(LocalServer):
                 if model == "slow":
                     outer.stop.wait(30)
                     return
+                if model in ("drip", "closemid") and not body.get("stream"):
+                    # a valid answer whose bytes trickle in (4 every 0.2 s: 7 s in all), or stop halfway
+                    data = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": model,
+                                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                           "role": "assistant", "content": f"{first_sentence(sources[1])} [1]"}}]})
+                    data = data.encode().ljust(140)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    if model == "closemid":
+                        self.wfile.write(data[:len(data) // 2])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
+                    for i in range(0, len(data), 4):
+                        if outer.stop.wait(0.2):
+                            return
+                        self.wfile.write(data[i:i + 4])
+                        self.wfile.flush()
+                    return
                 if model == "error500":
                     return self.send_json(500, {"error": {"message": "boom"}})
                 if model == "error429":
@@ -84,6 +106,8 @@ class ChatServer(LocalServer):
                     content = "NO_ANSWER: the sources do not say"
                 elif model == "surrogate":  # half a UTF-16 surrogate pair, as JSON's "\ud800" escape writes it
                     content = f"{first_sentence(sources[1])} \ud800 [1]"
+                elif model == "drip":  # streamed: a long valid answer, a piece every 0.5 s
+                    content = " ".join([f"{first_sentence(sources[1])} [1]"] * 20)
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:
@@ -103,6 +127,8 @@ class ChatServer(LocalServer):
                 self.end_headers()
                 pieces = [content[i:i + 7] for i in range(0, len(content), 7)]
                 for i, piece in enumerate([None, *pieces, ""]):
+                    if model == "drip" and outer.stop.wait(0.5):  # a piece every 0.5 s, without end in sight
+                        return
                     delta = {"role": "assistant", "content": ""} if piece is None else {"content": piece}
                     done = i == len(pieces) + 1
                     chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Callable
 
 import numpy as np
@@ -11,7 +12,8 @@ from .local_http import LocalServer, QuietHandler
 
 
 class EmbeddingsServer(LocalServer):
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], *, fail_first: int = 0) -> None:
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], *, fail_first: int = 0, drip: float = 0) -> None:
+        """``drip``: send each answer 64 bytes at a time, this many seconds apart (each read is quick)."""
         self.requests: list[dict] = []
         self.fail_first = fail_first
         outer = self
@@ -29,6 +31,19 @@ class EmbeddingsServer(LocalServer):
                     return
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 vecs = embed(texts)
+                if drip:
+                    data = json.dumps({"object": "list", "model": body["model"],
+                                       "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                                                for i, v in enumerate(vecs)]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for k in range(0, len(data), 64):
+                        time.sleep(drip)
+                        self.wfile.write(data[k:k + 64])
+                        self.wfile.flush()
+                    return
                 self.send_json(200, {"object": "list", "model": body["model"],
                                  "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
                                           for i, v in enumerate(vecs)],

@@ -249,6 +249,18 @@ class RerankServer(LocalServer):
                     return self.send_json(200, {"results": [{"relevance_score": 1.0}]})
                 scored = sorted(((overlap(body["query"], d), i) for i, d in enumerate(body["documents"])),
                                 key=lambda x: (-x[0], x[1]))[: body["top_n"]]
+                if self.path == "/drip":  # a valid answer, 4 bytes every 0.1 s (each read is quick)
+                    data = json.dumps({"results": [{"index": i, "relevance_score": s} for s, i in scored]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for k in range(0, len(data), 4):
+                        if outer.stop.wait(0.1):
+                            return None
+                        self.wfile.write(data[k:k + 4])
+                        self.wfile.flush()
+                    return None
                 return self.send_json(200, {"model": body.get("model"),
                                             "results": [{"index": i, "relevance_score": s} for s, i in scored]})
 
@@ -302,6 +314,7 @@ def test_rerank_reorders_by_the_endpoints_scores(index, monkeypatch):
 @pytest.mark.parametrize("path, why", [
     ("/error500", "answered HTTP 500"),
     ("/slow", "did not answer within 0.5 s"),
+    ("/drip", "did not complete its answer within 0.5 s"),  # timeout_seconds bounds the whole answer
     ("/malformed", "not JSON"),
     ("/badshape", "without a valid 'index'"),
     (None, "is unreachable"),

@@ -186,6 +186,31 @@ def test_a_model_answer_with_a_lone_surrogate_is_mended_not_shipped(indexed):
     assert {ans.trace_id, final["trace_id"]} <= logged  # the question log took both
 
 
+def test_a_server_that_trickles_its_answer_is_cut_off_like_one_that_sends_nothing(indexed):
+    """``timeout_seconds`` was per read: a server sending 4 bytes every 0.2 s (a valid answer, 7 s in
+    all) was waited for to the end with ``timeout_seconds: 2``, and a streamed answer of a piece every
+    0.5 s for as long as the server liked (a serving thread held). Now the whole answer has a deadline
+    (streamed: 4 × timeout_seconds): the answer falls back to the extractive one and says why."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "drip")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "extractive" and ans.citations and not ans.refused
+    assert "did not complete its answer in time (the response took over 2 s)" in ans.warning, ans.warning
+    events = list(ask_stream(Q, config=cfg))
+    assert any(name == "delta" for name, _ in events)  # pieces came, then the deadline
+    final = events[-1][1]
+    assert final["mode"] == "extractive" and "the response took over 8 s" in final["warning"], final
+
+
+def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, "closemid"))
+    assert ans.mode == "extractive" and "closed the connection before the answer was complete" in ans.warning, \
+        ans.warning
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

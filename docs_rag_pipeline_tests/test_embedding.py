@@ -64,6 +64,16 @@ def test_openai_provider_reports_a_dead_server(monkeypatch):
                                        max_retries=0, dimensions=None))
 
 
+def test_openai_provider_cuts_off_a_server_that_trickles_its_answer(local):
+    """``timeout_seconds`` bounds the whole request, not each read: a server that sends 64 bytes every
+    0.05 s (a 384-d vector is about 8 KB: 6 s) was waited for; with timeout_seconds 1 it fails, as one
+    that sends nothing does."""
+    with EmbeddingsServer(local.embed, drip=0.05) as srv:
+        with pytest.raises(EmbeddingError, match="failed after 1 attempts: Request timed out"):
+            OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
+                                           timeout_seconds=1))
+
+
 def test_missing_api_key(monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY", raising=False)
     with pytest.raises(EmbeddingError, match="NO_SUCH_KEY is not set"):

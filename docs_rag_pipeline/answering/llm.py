@@ -82,8 +82,17 @@ def build_prompt(question: str, hits: Sequence[Hit], *, count: Callable[[str], i
                   hits=packed)
 
 
+#: a streamed answer must be complete within this many ``timeout_seconds`` (each piece within one);
+#: an answer that is not streamed within one: the reader sees nothing until it is complete
+STREAM_TIMEOUTS = 4
+
+
 class ChatClient:
-    """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries."""
+    """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries.
+
+    ``timeout_seconds`` bounds the whole answer (http_deadline), not only each read: a server that
+    trickles its bytes is cut off as one that sends none. A streamed answer, which shows its progress,
+    gets :data:`STREAM_TIMEOUTS` times as long, each piece within ``timeout_seconds``."""
 
     def __init__(self, cfg: LlmConfig) -> None:
         import openai
@@ -93,19 +102,29 @@ class ChatClient:
             raise LlmError(f"llm.api_key_env: environment variable {cfg.api_key_env} is not set")
         self.cfg = cfg
         self.usage: dict[str, int] | None = None  # of the last completion, when the server reported it
-        self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds, max_retries=0)
+        from ..http_deadline import deadline_http_client
+
+        t = cfg.timeout_seconds
+        self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
+                                     http_client=deadline_http_client(t))
+        self._stream_client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
+                                            http_client=deadline_http_client(t * STREAM_TIMEOUTS))
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         """The openai client's failures as one :class:`LlmError` each, saying what went wrong."""
+        import httpx2
         import openai
 
         try:
             yield
-        except openai.APITimeoutError as exc:
+        except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
+            cause = exc if isinstance(exc, httpx2.TimeoutException) else exc.__cause__
+            if isinstance(cause, httpx2.TimeoutException) and str(cause).startswith("the response"):
+                raise LlmError(f"the LLM server did not complete its answer in time ({cause})") from exc
             raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
-        except openai.APIConnectionError as exc:
-            raise LlmError(f"the LLM server at {self._client.base_url} is unreachable") from exc
+        except (openai.APIConnectionError, httpx2.HTTPError) as exc:  # httpx2's own: while a stream is read
+            raise LlmError(self._connection_problem(exc)) from exc
         except openai.RateLimitError as exc:
             raise LlmError("the LLM server is rate limiting requests (429)") from exc
         except openai.APIStatusError as exc:
@@ -113,11 +132,24 @@ class ChatClient:
         except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
             raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
 
+    def _connection_problem(self, exc: BaseException) -> str:
+        """What went wrong with the connection, from the httpx2 error under the openai one: an operator
+        told "unreachable" looks for a firewall, not for a server that hung up mid-answer."""
+        import httpx2
+
+        cause = exc if isinstance(exc, httpx2.HTTPError) else exc.__cause__ or exc.__context__
+        where = f"the LLM server at {self._client.base_url}"
+        if isinstance(cause, httpx2.TooManyRedirects):
+            return f"{where} redirected the request too many times; check llm.base_url"
+        if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+            return f"{where} closed the connection before the answer was complete ({type(cause).__name__})"
+        return f"{where} is unreachable"
+
     def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
         """The answer as the server produces it (``stream=True``): its text pieces, in order."""
         got = False
         with self._errors():
-            events = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
+            events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                           temperature=self.cfg.temperature,
                                                           max_tokens=self.cfg.max_tokens, stream=True)
             for ev in events:

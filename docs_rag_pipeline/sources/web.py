@@ -32,6 +32,7 @@ import requests
 from protego import Protego
 
 from ..config import SourceConfig
+from ..http_deadline import read1
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 
@@ -410,25 +411,6 @@ class _SlowBody(requests.Timeout):
     """The body trickled in so slowly that it missed the whole-body deadline."""
 
 
-def _read1(resp: requests.Response) -> bytes:
-    """The next piece of the (decoded) body, b"" at its end: at most one socket read per call, so a
-    deadline is checked however slowly the body trickles (``iter_content``'s ``read(65536)`` waits
-    for 64 KiB: hours at a byte a second). urllib3's errors become the requests ones
-    ``iter_content`` would raise."""
-    from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
-
-    try:
-        return resp.raw.read1(65536, decode_content=True)
-    except ReadTimeoutError as exc:
-        raise requests.ReadTimeout(exc) from None
-    except ProtocolError as exc:
-        raise requests.exceptions.ChunkedEncodingError(exc) from None
-    except DecodeError as exc:
-        raise requests.exceptions.ContentDecodingError(exc) from None
-    except SSLError as exc:
-        raise requests.exceptions.SSLError(exc) from None
-
-
 class FetchError(Exception):
     """A request that failed for good (after its retries)."""
 
@@ -559,7 +541,7 @@ class _Crawl:
         body = bytearray()
         budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # a whole body, however slowly it trickles
         deadline = time.monotonic() + budget
-        while chunk := _read1(resp):
+        while chunk := read1(resp):
             if not body and page and _looks_binary(chunk):
                 out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
                 return out

@@ -1,0 +1,69 @@
+"""A deadline for a whole HTTP exchange, not for one read.
+
+The HTTP clients here (``requests``, and ``httpx2`` under the ``openai`` client) apply a timeout to
+each connect and each read: a server that sends a few bytes every second never trips it, and holds
+the caller (an answer, a search, a serving thread) for as long as it likes. These helpers add a
+deadline for the whole response, checked at every piece of body that arrives, however small, so a
+trickling server is cut off within the deadline plus at most one read timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["deadline_http_client", "read1"]
+
+
+def deadline_http_client(seconds: float) -> Any:
+    """An ``httpx2`` client for ``openai.OpenAI(http_client=...)`` (the SDK's defaults: redirects
+    followed, its connection limits) whose every response, headers and body, must be complete within
+    ``seconds`` of the request: else ``httpx2.ReadTimeout`` while reading it."""
+    import httpx2
+    import openai
+
+    class _Body(httpx2.SyncByteStream):
+        def __init__(self, stream: httpx2.SyncByteStream, deadline: float, request: httpx2.Request) -> None:
+            self._stream, self._deadline, self._request = stream, deadline, request
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._stream:
+                if time.monotonic() > self._deadline:
+                    raise httpx2.ReadTimeout(f"the response took over {seconds:g} s", request=self._request)
+                yield chunk
+
+        def close(self) -> None:
+            self._stream.close()
+
+    class _Transport(httpx2.HTTPTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            deadline = time.monotonic() + seconds
+            response = super().handle_request(request)
+            if time.monotonic() > deadline:
+                response.close()
+                raise httpx2.ReadTimeout(f"the response headers took over {seconds:g} s", request=request)
+            return httpx2.Response(status_code=response.status_code, headers=response.headers,
+                                   stream=_Body(response.stream, deadline, request), extensions=response.extensions)
+
+    return openai.DefaultHttpxClient(transport=_Transport())
+
+
+def read1(resp: Any) -> bytes:
+    """The next piece of a ``requests`` response's (decoded) body, b"" at its end: at most one socket
+    read per call, so a deadline is checked however slowly the body trickles (``iter_content``'s
+    ``read(65536)`` waits for 64 KiB: hours at a byte a second). urllib3's errors become the requests
+    ones ``iter_content`` would raise."""
+    import requests
+    from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
+
+    try:
+        return resp.raw.read1(65536, decode_content=True)
+    except ReadTimeoutError as exc:
+        raise requests.ReadTimeout(exc) from None
+    except ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
+    except DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from None
+    except SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from None
