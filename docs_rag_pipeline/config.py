@@ -311,7 +311,7 @@ SOURCE_KEYS = {
                              "asciidoc_attributes"},
     "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
                            "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
-                           "max_bytes", "error_threshold", "user_agent", "respect_robots", "content_selector",
+                           "max_bytes", "error_threshold", "max_removed_share", "user_agent", "respect_robots", "content_selector",
                            "base_url"},
     "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
                            "token_env", "asciidoc_attributes"},
@@ -354,6 +354,7 @@ class SourceConfig(_Shape):
     max_retries: int = Field(3, ge=0)
     max_bytes: int = Field(5_000_000, ge=1)
     error_threshold: Probability = 0.5  # share of failed fetches over which a crawl counts as stopped early
+    max_removed_share: Probability = 0.5  # share of indexed pages a crawl may remove; more: it removes none
     user_agent: str = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
     respect_robots: bool = True
     content_selector: str | None = None

@@ -669,6 +669,10 @@ def small_site(state: dict) -> dict:
               "p4": "the orbit of comet Encke"}
 
     def home(h) -> None:  # noqa: ANN001
+        if state.get("empty_home"):  # a proxy's glitch: 200 and no body
+            return h.reply(200, "")
+        if state.get("maintenance"):
+            return h.reply(200, page("Maintenance", "<p>We are down for maintenance. Back soon.</p>"))
         links = tuple(f"/{p}.html" for p in topics if p not in state.get("unlinked", ()))
         h.reply(200, page("Home", "<p>A small site with four pages.</p>", links=links))
 
@@ -703,6 +707,47 @@ def test_complete_crawl_removes_404_and_unreached_pages(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "data/sources/small/raw/manifest.json").read_text())
     assert set(manifest["pages"]) == {srv.url + "/", srv.url + "/p1.html", srv.url + "/p4.html"}
     assert len(list((tmp_path / "data/sources/small/raw").glob("*.html"))) == 3
+
+
+def test_one_bad_answer_from_the_seed_never_empties_the_index(tmp_path: Path) -> None:
+    """The seed answering 200 with an empty body (a proxy's glitch), or with a maintenance page that
+    links nowhere, made the crawl "complete" with every other page unreached: all of them were
+    removed, and their cached copies with them. Now an empty body where a page is indexed is a failed
+    fetch (the page, its cached copy and its links stay), and a crawl that would remove more than
+    max_removed_share of the indexed pages removes none and says why; raising it lets them go."""
+    state: dict = {}
+    with scripted_server(small_site(state)) as srv:
+        cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps="off", max_retries=0)
+        ctx = Context(load_config(cfg))
+        assert refresh.refresh(ctx, "small").pages_new == 5
+        before = indexed(cfg, "small")
+        raw = tmp_path / "data/sources/small/raw"
+        cached = sorted(p.read_bytes() for p in raw.glob("*.html"))
+
+        state.update(empty_home=True)
+        lines: list[str] = []
+        glitch = refresh.refresh(ctx, "small", log=lines.append)
+        assert glitch.pages_deleted == 0 and glitch.rows_deleted == 0 and glitch.pages_failed == 1
+        assert f"[FETCH] failed {srv.url}/: HTTP 200 with an empty body; the indexed page is kept" in lines
+        assert indexed(cfg, "small") == before and sorted(p.read_bytes() for p in raw.glob("*.html")) == cached
+
+        state.update(empty_home=False, maintenance=True)
+        lines.clear()
+        notes: dict = {}
+        rows = refresh.scan_pages(ctx, "small", notes=notes, log=lines.append)
+        assert "it would remove 4 of 5 indexed pages, over max_removed_share 0.5" in notes["stopped_early"]
+        assert notes["removal_refused"] == 4 and notes["removal_skipped"]
+        maint = refresh.refresh(ctx, "small", log=lines.append)
+        assert maint.pages_deleted == 0 and maint.pages_changed == 1  # the home page's new text
+        assert set(indexed(cfg, "small")) == set(before)
+        assert any("crawl stopped early (it would remove 4 of 5" in ln and "nothing is removed" in ln for ln in lines)
+
+        # the pages really are gone: a refresh allowed to remove them does
+        allowed = write_web_config(tmp_path, "small", file="allowed.yaml", seed_urls=[srv.url + "/"],
+                                   sitemaps="off", max_retries=0, max_removed_share=1)
+        gone = refresh.refresh(Context(load_config(allowed)), "small", log=lambda m: None)
+    assert gone.pages_deleted == 4 and set(indexed(cfg, "small")) == {srv.url + "/"}
+    assert len(rows) == 5
 
 
 def test_a_page_that_fails_to_fetch_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:

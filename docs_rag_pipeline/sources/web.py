@@ -858,6 +858,11 @@ class _Crawl:
 
     def page_from_body(self, url: str, f: Fetched, depth: int) -> None:
         body = f.body or b""
+        if not body.strip() and url in self.state and self.manifest.has_body(url):
+            # a proxy or CDN glitch, not a page emptied on purpose (that keeps its markup): counted as a
+            # failed fetch, so the indexed page, its cached copy and the links it had all stay
+            self.fail(url, "HTTP 200 with an empty body", depth)
+            return
         self.fetched += 1
         charset = _header_charset(f.headers.get("Content-Type"))
         fetched_at = _now()
@@ -935,8 +940,18 @@ class _Crawl:
 
         present = set(self.pages)
         page_count = sum(p.status != "failed" for p in self.pages.values())
+        deleted = sorted(u for u in self.state if u not in present)
+        if complete and self.state and len(deleted) / len(self.state) > cfg.max_removed_share:
+            # a site down for maintenance that answers every URL with one page, a seed page that lost
+            # its links for a moment: a crawl that reaches few of the indexed pages says little about them
+            stopped = (f"it would remove {len(deleted)} of {len(self.state)} indexed pages, over max_removed_share "
+                       f"{cfg.max_removed_share:g} (a site down for maintenance, a seed page that lost its links); "
+                       "if they really are gone, raise max_removed_share for one refresh")
+            notes_removal = len(deleted)
+            complete = False
+        else:
+            notes_removal = 0
         if complete:
-            deleted = sorted(u for u in self.state if u not in present)
             self.manifest.save(keep=present | self.noindex)
         else:
             deleted = []
@@ -953,6 +968,8 @@ class _Crawl:
             notes["failed_urls"] = self.failed_urls[:20]
         if stopped:
             notes["stopped_early"] = stopped
+        if notes_removal:
+            notes["removal_refused"] = notes_removal
         took = time.perf_counter() - t0
         summary = (f"{len(self.seen)} URLs seen, {page_count} pages ({self.fetched} downloaded, "
                    f"{self.not_modified} not modified), "
