@@ -19,6 +19,7 @@ import os
 import posixpath
 import re
 import tempfile
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ MAX_BACKOFF_SECONDS = 30.0
 MIN_ATTEMPTS_FOR_THRESHOLD = 10  # the error threshold stops a crawl mid-way only after this many fetches
 SITEMAP_MAX_FILES = 50
 SITEMAP_MAX_BYTES = 50_000_000
-ROBOTS_MAX_BYTES = 500_000
+ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: a crawler must read at least 500 kibibytes
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # links whose path ends like this are files, not pages: skipped without a request
 NOT_PAGE_EXTENSIONS = frozenset("""
@@ -196,22 +197,26 @@ def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
     (gzipped or not), or a plain-text list of URLs. Never raises for bad input."""
     if data[:2] == b"\x1f\x8b":
         try:
+            out = bytearray()  # in pieces: read(SITEMAP_MAX_BYTES) would allocate all of it at once
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-                data = gz.read(SITEMAP_MAX_BYTES)
+                while len(out) < SITEMAP_MAX_BYTES and (piece := gz.read(min(2**20, SITEMAP_MAX_BYTES - len(out)))):
+                    out += piece
+            data = bytes(out)
         except (OSError, EOFError):
             return [], []
     from lxml import etree
 
     root = None
-    if data.lstrip()[:1] == b"<":
+    if re.match(rb"\s*<", data):  # no copy of the data (lstrip would make one)
         try:
             parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
             root = etree.fromstring(data, parser=parser)
         except (etree.XMLSyntaxError, ValueError):
             root = None
-    if root is None:
-        text = data.decode("utf-8", "replace")
-        return [ln.strip() for ln in text.splitlines() if ln.strip().startswith(("http://", "https://"))], []
+    if root is None:  # one URL a line; found without splitting the data into lines (a 50 MB run of blank
+        # lines would be 50 million strings: gigabytes of memory for a 1 MB gzipped sitemap)
+        return [m.group(1).decode("utf-8", "replace")
+                for m in re.finditer(rb"(?m)^[ \t\r\f\v]*(https?://[^\s]*)", data)], []
 
     def local(tag: object) -> str:
         return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
@@ -502,13 +507,13 @@ class _Crawl:
             resp = None
             try:
                 self.requests += 1
-                resp = self.session.get(url, headers=headers or {}, timeout=self.cfg.timeout_seconds,
-                                        stream=True, allow_redirects=False)
+                deadline = time.monotonic() + self.cfg.timeout_seconds * BODY_TIMEOUTS
+                resp = self._get(url, headers or {}, deadline)
                 try:
                     if resp.status_code in RETRY_STATUSES and attempt < tries:
                         reason = f"HTTP {resp.status_code}"
                     else:
-                        out = self._read(url, resp, limit=limit, page=page)
+                        out = self._read(url, resp, limit=limit, page=page, deadline=deadline)
                         out.tries = attempt
                         return out
                 finally:
@@ -528,7 +533,43 @@ class _Crawl:
             time.sleep(pause)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _read(self, url: str, resp: requests.Response, *, limit: int, page: bool) -> Fetched:
+    def _get(self, url: str, headers: dict[str, str], deadline: float) -> requests.Response:
+        """``session.get`` (streamed, no redirect followed) that gives up at ``deadline``. The read
+        timeout is per read: a server sending its header lines a byte a second never trips it, and
+        requests has no deadline for the whole exchange. So the request runs in a thread of its own,
+        left behind when it misses the deadline (it ends when the server hangs up, closing what it got)."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        lock = threading.Lock()
+
+        def get() -> None:
+            try:
+                resp = self.session.get(url, headers=headers, timeout=self.cfg.timeout_seconds, stream=True,
+                                        allow_redirects=False)
+            except BaseException as exc:  # noqa: BLE001 - handed to the crawl's thread
+                box["error"] = exc
+            else:
+                with lock:
+                    if box.get("abandoned"):
+                        resp.close()
+                    else:
+                        box["resp"] = resp
+            finally:
+                done.set()
+
+        threading.Thread(target=get, daemon=True, name=f"docs-rag fetch {url}"[:100]).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            with lock:
+                box["abandoned"] = True
+            if "resp" not in box:
+                budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
+                raise _SlowBody(f"the response took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds) "
+                                "and its headers were still not complete")
+        if "error" in box:
+            raise box["error"]
+        return box["resp"]
+
+    def _read(self, url: str, resp: requests.Response, *, limit: int, page: bool, deadline: float) -> Fetched:
         headers = {k: v for k, v in resp.headers.items()}
         out = Fetched(url=url, status=resp.status_code, headers=headers)
         if resp.status_code != 200:
@@ -539,8 +580,7 @@ class _Crawl:
             out.skip = ("non-HTML content type", f"non-HTML content type {mime!r}")
             return out
         body = bytearray()
-        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # a whole body, however slowly it trickles
-        deadline = time.monotonic() + budget
+        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # the whole exchange, however slowly it trickles
         while chunk := read1(resp):
             if not body and page and _looks_binary(chunk):
                 out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
@@ -582,7 +622,8 @@ class _Crawl:
                     break
                 if f.status == 200:
                     rp = parse_robots(decode_body(f.body or b"", "utf-8"))
-                    self.log(f"[DISCOVER] robots.txt {robots_url}: read")
+                    cut = f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit)" if f.truncated else ""
+                    self.log(f"[DISCOVER] robots.txt {robots_url}: read{cut}")
                 elif f.status in (401, 403):
                     rp = _robots_allow_all(False)
                     self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, the whole host is disallowed")
