@@ -918,6 +918,22 @@ def test_304_for_a_page_not_indexed_reports_it_new_from_the_cache(tmp_path: Path
     assert second.notes["not_modified"] == 2 and second.notes["fetched"] == 0
 
 
+def test_reparse_keeps_out_what_the_settings_now_keep_out(tmp_path: Path) -> None:
+    """A reparse read every cached page: one a deny pattern added since keeps out was indexed again as
+    new (and removed by the next refresh). It applies the settings a crawl applies (deny and allow
+    patterns, allowed domains) and removes such a page when it is indexed; robots.txt needs the network."""
+    with scripted_server(small_site({})) as srv:
+        cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps="off")
+        assert refresh.refresh(Context(load_config(cfg)), "small").pages_new == 5
+        denied = write_web_config(tmp_path, "small", file="denied.yaml", seed_urls=[srv.url + "/"], sitemaps="off",
+                                  deny_patterns=[r"/p2\.html$"], allow_patterns=[r"/p[0-3]\.html$"])
+        lines: list[str] = []
+        out = refresh.refresh(Context(load_config(denied)), "small", mode="reparse", log=lines.append)
+    assert out.pages_deleted == 2  # p2 (denied) and p4 (no allow pattern); the seed passes as seeds do
+    assert set(indexed(cfg, "small")) == {srv.url + "/", srv.url + "/p1.html", srv.url + "/p3.html"}
+    assert f"[FETCH] cache {srv.url}/p2.html: skipped: matches deny pattern '/p2\\\\.html$', indexed: removed" in lines
+
+
 def test_reparse_uses_no_network_and_force_downloads_everything(tmp_path: Path) -> None:
     with scripted_server(small_site({"etags": True})) as srv:
         cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps="off")

@@ -437,6 +437,23 @@ class Rejection:
     detail: str
 
 
+def config_rejection(cfg: SourceConfig, domains: Iterable[str], url: str, *, seed: bool) -> Rejection | None:
+    """Why the source's settings keep ``url`` (normalised) out (allowed_domains, a file that is no
+    page, deny_patterns, allow_patterns, which seeds pass), or None: what a crawl and a reparse share."""
+    domains = tuple(domains)
+    if not host_allowed(_netloc(url), domains):
+        return Rejection("outside allowed_domains", f"outside allowed_domains ({', '.join(domains)})")
+    ext = _not_a_page(url)
+    if ext:
+        return Rejection("not a page", f"not a page ({ext} file)")
+    for p in cfg.deny_patterns:
+        if re.search(p, url):
+            return Rejection("deny_patterns", f"matches deny pattern {p!r}")
+    if cfg.allow_patterns and not seed and not any(re.search(p, url) for p in cfg.allow_patterns):
+        return Rejection("allow_patterns", "matches no allow pattern")
+    return None
+
+
 class _Crawl:
     """One scan: all the mutable state of a crawl, so a WebSource stays reusable."""
 
@@ -659,16 +676,9 @@ class _Crawl:
 
     def reject(self, url: str, *, depth: int = 0, seed: bool = False, check_depth: bool = True) -> Rejection | None:
         """Why ``url`` (normalised) may not be fetched, or None."""
-        if not host_allowed(_netloc(url), self.domains):
-            return Rejection("outside allowed_domains", f"outside allowed_domains ({', '.join(self.domains)})")
-        ext = _not_a_page(url)
-        if ext:
-            return Rejection("not a page", f"not a page ({ext} file)")
-        for p in self.cfg.deny_patterns:
-            if re.search(p, url):
-                return Rejection("deny_patterns", f"matches deny pattern {p!r}")
-        if self.cfg.allow_patterns and not seed and not any(re.search(p, url) for p in self.cfg.allow_patterns):
-            return Rejection("allow_patterns", "matches no allow pattern")
+        why = config_rejection(self.cfg, self.domains, url, seed=seed)
+        if why:
+            return why
         if self.cfg.respect_robots and not self.robots_for(url).can_fetch(url, self.cfg.user_agent):
             return Rejection("robots.txt", "disallowed by robots.txt")
         if check_depth and depth > self.cfg.max_depth:
@@ -1081,7 +1091,15 @@ class WebSource(Source):
         pages: dict[str, Page] = {}
         missing = 0
         noindex: list[str] = []  # cached pages that ask not to be indexed: an indexed copy goes
+        excluded: list[str] = []  # cached pages the settings now keep out (deny_patterns…): likewise
+        seeds = set(self.seeds)
         for url, entry in sorted(manifest.pages.items()):
+            why = config_rejection(self.cfg, self.allowed_domains, url, seed=url in seeds)
+            if why:
+                excluded.append(url)
+                gone = ", indexed: removed" if url in state else ""
+                log(f"[FETCH] cache {url}: skipped: {why.detail}{gone}")
+                continue
             data = manifest.read_body(url)
             if data is None:
                 missing += 1
@@ -1100,7 +1118,7 @@ class WebSource(Source):
             log(f"[FETCH] cache {url}: {status}, {_size(len(data))} from the cache")
         kept = 0
         for url, digest in state.items():
-            if url not in pages and url not in noindex:
+            if url not in pages and url not in noindex and url not in excluded:
                 kept += 1
                 pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest,
                                   format="html", body=None, status="unchanged")
@@ -1108,7 +1126,8 @@ class WebSource(Source):
             f"{kept} indexed pages not in the cache are kept as they are")
         notes: dict[str, object] = {"from_cache": len(pages) - kept, "cache_missing": missing,
                                     "kept_without_cache": kept, "fetched": 0, "not_modified": 0,
-                                    "skipped": {"noindex": len(noindex)} if noindex else {}, "failed": 0,
-                                    "removed": sum(u in state for u in noindex)}
-        return ScanResult(pages=list(pages.values()), deleted=sorted(u for u in noindex if u in state), complete=True,
-                          notes=notes)
+                                    "skipped": {k: v for k, v in (("noindex", len(noindex)),
+                                                                  ("excluded by the settings", len(excluded))) if v},
+                                    "failed": 0, "removed": sum(u in state for u in (*noindex, *excluded))}
+        return ScanResult(pages=list(pages.values()), deleted=sorted(u for u in (*noindex, *excluded) if u in state),
+                          complete=True, notes=notes)
