@@ -643,8 +643,8 @@ def test_a_huge_sitemap_is_counted_not_logged_url_by_url(tmp_path: Path) -> None
                 ctype="application/xml")
 
     with scripted_server({"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>")), "/sitemap.xml": sitemap},
-                         prefix_routes=[("/p", lambda h: h.reply(200, page("P", "<p>A page.</p>")))]) as srv:
-        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_pages=5)
+                         prefix_routes=[("/p", lambda h: h.reply(200, page("P", f"<p>The page {h.path}.</p>")))]) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_pages=5)  # (pages differ: same bytes are one page)
         lines: list[str] = []
         scan = src.scan({}, log=lines.append)
     url_lines = [ln for ln in lines if ln.startswith(f"[DISCOVER] {srv.url}/")]
@@ -801,6 +801,32 @@ def test_one_bad_answer_from_the_seed_never_empties_the_index(tmp_path: Path) ->
         gone = refresh.refresh(Context(load_config(allowed)), "small", log=lambda m: None)
     assert gone.pages_deleted == 4 and set(indexed(cfg, "small")) == {srv.url + "/"}
     assert len(rows) == 5
+
+
+def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> None:
+    """``/guide`` and ``/guide/``, ``/a.html`` and ``/A.HTML`` answered the same bytes and were indexed
+    as two pages each: every answer about them came twice. One URL per content is indexed (the shorter
+    one on a first crawl); the others are skipped with the reason, and a refresh keeps the same choice."""
+    guide = page("Guide", "<p>The guide explains how the flux capacitor is calibrated.</p>")
+    about = page("About", "<p>Avocets sweep their upturned bills through the mud.</p>")
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("guide/", "guide", "A.HTML", "a.html"))),
+              "/guide": lambda h: h.reply(200, guide), "/guide/": lambda h: h.reply(200, guide),
+              "/a.html": lambda h: h.reply(200, about), "/A.HTML": lambda h: h.reply(200, about)}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "dup", seed_urls=[srv.url + "/"], sitemaps="off")
+        ctx = Context(load_config(cfg))
+        lines: list[str] = []
+        first = refresh.refresh(ctx, "dup", log=lines.append)
+        assert set(indexed(cfg, "dup")) == {srv.url + "/", srv.url + "/guide", srv.url + "/a.html"}
+        assert first.pages_new == 3
+        assert f"[FETCH] skipped {srv.url}/guide/: same content as {srv.url}/guide" in lines
+        assert f"[FETCH] skipped {srv.url}/A.HTML: same content as {srv.url}/a.html" in lines
+        hits = search("avocets upturned bills mud", top_k=5, config=cfg)
+        assert [h.page_url for h in hits].count(srv.url + "/a.html") >= 1
+        assert not any(h.page_url == srv.url + "/A.HTML" for h in hits)
+        again = refresh.refresh(ctx, "dup", log=lambda m: None)
+    assert again.pages_new == again.pages_deleted == again.pages_changed == 0 and again.pages_unchanged == 3
+    assert set(indexed(cfg, "dup")) == {srv.url + "/", srv.url + "/guide", srv.url + "/a.html"}
 
 
 def test_a_page_that_fails_to_fetch_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:

@@ -464,6 +464,8 @@ class _Crawl:
         self.log = log
         self.url_lines = 0  # see _log_url
         self.noindex: set[str] = set()  # pages that asked not to be indexed (their bodies stay cached)
+        self.by_hash: dict[str, str] = {}  # content hash → the one URL indexed for that content
+        self.duplicates: set[str] = set()  # URLs whose content another URL has (bodies stay cached)
         self.nofollow: set[str] = set()  # pages whose links are not followed
         self.mode = mode
         self.manifest = Manifest(src.workdir / "raw")
@@ -799,6 +801,28 @@ class _Crawl:
             self.follow_links(text, url, depth)
         return True
 
+    def duplicate(self, url: str, digest: str) -> bool:
+        """Whether another URL of this crawl served the same bytes (``/guide`` and ``/guide/``,
+        ``a.html`` and ``A.HTML``): one page, indexed once. The URL kept is the one already indexed,
+        else the shortest, else one in lower case, else the first in order, whichever came first, so a
+        refresh keeps the same."""
+        other = self.by_hash.setdefault(digest, url)
+        if other == url:
+            return False
+
+        def rank(u: str) -> tuple[bool, int, bool, str]:
+            return (u not in self.state, len(u), u != u.lower(), u)
+
+        keep, drop = (url, other) if rank(url) < rank(other) else (other, url)
+        self.by_hash[digest] = keep
+        self.duplicates.add(drop)
+        self.duplicates.discard(keep)
+        if drop == other:  # the page taken before is the duplicate: it goes
+            self.pages.pop(other, None)
+        gone = ", indexed: removed when the crawl completes" if drop in self.state else ""
+        self.skip(drop, "same content", f"same content as {keep}{gone}")
+        return drop == url
+
     def follow_links(self, text: str, url: str, depth: int) -> None:
         if url in self.nofollow:
             return
@@ -898,6 +922,9 @@ class _Crawl:
         text = decode_body(data, entry.get("charset"))
         if self.robots_rules(url, text, entry, "304", depth):
             return True
+        if self.duplicate(url, digest):
+            self.follow_links(text, url, depth)
+            return True
         self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
                                format="html", body=text if status != "unchanged" else None, status=status,
                                metadata={"fetched_at": entry.get("fetched_at")})
@@ -925,6 +952,9 @@ class _Crawl:
         status = self.src.status(url, digest, self.state, self.mode)
         text = decode_body(body, charset)
         if self.robots_rules(url, text, entry, f"200, {_size(len(body))}", depth):
+            return
+        if self.duplicate(url, digest):
+            self.follow_links(text, url, depth)  # relative links may lead elsewhere from another URL
             return
         self.pages[url] = Page(source=self.src.name, page_url=url, path=url_path(url), content_hash=digest,
                                format="html", body=text if status != "unchanged" else None, status=status,
@@ -1003,7 +1033,7 @@ class _Crawl:
         else:
             notes_removal = 0
         if complete:
-            self.manifest.save(keep=present | self.noindex)
+            self.manifest.save(keep=present | self.noindex | self.duplicates)
         else:
             deleted = []
             for url in self.state:  # nothing is removed: what was not reached stays as indexed
