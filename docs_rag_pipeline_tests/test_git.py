@@ -580,3 +580,26 @@ def test_locks_left_by_a_killed_fetch_do_not_stop_every_later_refresh(tmp_path: 
     for rel in left:
         assert not (clone / rel).exists()
         assert any(f"removed {rel} from the clone" in ln for ln in lines), (rel, lines)
+
+
+def test_a_huge_file_is_cut_at_max_bytes_and_the_next_blob_still_reads(tmp_path: Path) -> None:
+    """A 50 MB Markdown file in a repository was read whole into memory (and parsed, chunked and
+    embedded whole); web pages stop at max_bytes. Git and local sources read at most max_bytes of a
+    file too, log the cut, and the blobs after it in ``git cat-file --batch`` are still read right."""
+    from docs_rag_pipeline.config import parse_config
+    from docs_rag_pipeline.sources.local import LocalSource
+
+    big = "# Big\n\n" + "".join(f"Paragraph {i} about the avocets of the marsh.\n\n" for i in range(5000))
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {"a.md": "# A\n\nBefore the big one.\n", "big.md": big, "z.md": "# Z\n\nAfter it.\n"})
+    write_docs(tmp_path / "folder", {"big.md": big, "z.md": "# Z\n\nAfter it.\n"})
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [
+        {"name": "acme", "kind": "git", "repo": str(repo.remote), "max_bytes": 10_000},
+        {"name": "folder", "kind": "local", "path": str(tmp_path / "folder"), "max_bytes": 10_000}]})
+    for src in (GitSource(cfg.sources[0], workdir=tmp_path / "w1"), LocalSource(cfg.sources[1], workdir=tmp_path / "w2")):
+        lines: list[str] = []
+        pages = {p.path: p for p in src.scan({}, log=lines.append).pages}
+        assert len(pages["big.md"].body) == 10_000 and big.startswith(pages["big.md"].body), src
+        assert pages["z.md"].body == "# Z\n\nAfter it.\n"
+        assert any(f"cut off big.md: the file is over max_bytes (10000 bytes); only its first max_bytes are "
+                   "indexed" in ln for ln in lines), lines

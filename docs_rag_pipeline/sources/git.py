@@ -113,8 +113,9 @@ class _Git:
         return self.run(*args).stdout.decode("utf-8", "replace")
 
     # -- blobs ------------------------------------------------------------------------------
-    def blob(self, sha: str) -> bytes:
-        """The content of a blob, through one long-running ``git cat-file --batch``."""
+    def blob(self, sha: str, *, limit: int | None = None) -> bytes:
+        """The content of a blob, through one long-running ``git cat-file --batch``: at most ``limit``
+        bytes of it (the rest is read past in pieces, never held), so a huge file costs no memory."""
         if self._reader is None:
             self._reader = subprocess.Popen(["git", "--git-dir", str(self.git_dir), "cat-file", "--batch"],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -126,7 +127,13 @@ class _Git:
         if len(header) != 3:
             raise GitError(f"git cat-file: object {sha} is missing from the clone")
         size = int(header[2])
-        data = self._reader.stdout.read(size)
+        data = self._reader.stdout.read(size if limit is None else min(size, limit))
+        rest = size - len(data)
+        while rest > 0:
+            got = self._reader.stdout.read(min(rest, 2**20))
+            if not got:
+                raise GitError(f"git cat-file ended in the middle of object {sha}")
+            rest -= len(got)
         self._reader.stdout.read(1)  # the newline after the content
         return data
 
@@ -382,7 +389,7 @@ class GitSource(Source):
 
         def read_text(repo_path: str) -> str | None:
             sha = tree.get(repo_path)
-            return decode_body(git.blob(sha), None) if sha else None
+            return decode_body(git.blob(sha, limit=self.cfg.max_bytes), None) if sha else None
 
         sub = self.cfg.subpath.strip("/")
         pages: list[Page] = []
@@ -423,7 +430,11 @@ class GitSource(Source):
             deps: dict[str, str | None] = dict(entry.get("deps") or {}) if valid and entry else {}
 
             def load() -> tuple[str, str, dict[str, str | None], list[str]]:
-                data = git.blob(blob)
+                data = git.blob(blob, limit=self.cfg.max_bytes + 1)
+                if len(data) > self.cfg.max_bytes:
+                    data = data[: self.cfg.max_bytes]
+                    log(f"[FETCH] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
+                        "bytes); only its first max_bytes are indexed")
                 if fmt == "asciidoc":
                     text, dep_found, missing = asciidoc_body(decode_body(data, None),
                                                              path=repo_path, read=read_text,

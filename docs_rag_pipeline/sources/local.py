@@ -106,14 +106,15 @@ def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None],
 MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
 
 
-def read_regular_file(path: Path) -> bytes:
-    """The bytes of ``path``, which must still be a regular file and not a symlink (it was checked
-    when the folder was listed): never blocks on a FIFO or a device. Raises OSError."""
+def read_regular_file(path: Path, *, limit: int = -1) -> bytes:
+    """The bytes of ``path`` (at most ``limit`` of them, when given), which must still be a regular
+    file and not a symlink (it was checked when the folder was listed): never blocks on a FIFO or a
+    device. Raises OSError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
-        return f.read()
+        return f.read(limit)
 
 
 @dataclass(slots=True)
@@ -224,7 +225,7 @@ class LocalSource(Source):
         if not p.is_relative_to(root) or not p.is_file():
             return None
         try:
-            return decode_body(read_regular_file(p), None)
+            return decode_body(read_regular_file(p, limit=self.cfg.max_bytes), None)
         except OSError:
             return None
 
@@ -256,7 +257,11 @@ class LocalSource(Source):
             meta: dict[str, object] = {}
             text = None
             try:
-                data = read_regular_file(p)
+                data = read_regular_file(p, limit=self.cfg.max_bytes + 1)
+                if len(data) > self.cfg.max_bytes:
+                    data = data[: self.cfg.max_bytes]
+                    log(f"[DISCOVER] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
+                        "bytes); only its first max_bytes are indexed")
                 if fmt == "asciidoc":
                     text, _deps, missing = asciidoc_body(decode_body(data, None), path=rel, read=self._read,
                                                         attributes=self.cfg.asciidoc_attributes)
