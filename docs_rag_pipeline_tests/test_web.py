@@ -829,6 +829,24 @@ def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> N
     assert set(indexed(cfg, "dup")) == {srv.url + "/", srv.url + "/guide", srv.url + "/a.html"}
 
 
+def test_an_index_html_whose_folder_is_not_served_is_fetched_as_linked(tmp_path: Path) -> None:
+    """A link to ``s3/index.html`` is folded into ``s3/``; a host that serves the file but not the
+    folder (S3's REST endpoint, some static hosts) answered 404 and the page was never indexed (an
+    indexed copy would have been removed). The folder's 404 now leads to the URL as linked."""
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("s3/index.html",))),
+              "/s3/": lambda h: h.reply(404, "no such key"),
+              "/s3/index.html": lambda h: h.reply(200, page("Bucket", "<p>Avocets sweep the mud with their bills.</p>"))}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "s3", seed_urls=[srv.url + "/"], sitemaps="off")
+        lines: list[str] = []
+        first = refresh.refresh(Context(load_config(cfg)), "s3", log=lines.append)
+        again = refresh.refresh(Context(load_config(cfg)), "s3", log=lambda m: None)
+    assert first.pages_new == 2 and set(indexed(cfg, "s3")) == {srv.url + "/", srv.url + "/s3/index.html"}
+    assert f"[FETCH] 404 {srv.url}/s3/: the folder is not served; fetching it as linked, {srv.url}/s3/index.html" \
+        in lines
+    assert again.pages_deleted == 0 and again.pages_unchanged == 2
+
+
 def test_a_page_that_fails_to_fetch_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:
     """A web page that answered 500 was reported ``unchanged`` (pages_failed 0) while a local file
     that cannot be read is ``failed``: the run summary hid the failure. Both are ``failed`` now,

@@ -465,6 +465,7 @@ class _Crawl:
         self.url_lines = 0  # see _log_url
         self.noindex: set[str] = set()  # pages that asked not to be indexed (their bodies stay cached)
         self.by_hash: dict[str, str] = {}  # content hash → the one URL indexed for that content
+        self.folded: dict[str, str] = {}  # a folder URL → the .../index.html link folded into it
         self.duplicates: set[str] = set()  # URLs whose content another URL has (bodies stay cached)
         self.nofollow: set[str] = set()  # pages whose links are not followed
         self.mode = mode
@@ -689,7 +690,13 @@ class _Crawl:
 
     def consider(self, raw: str, depth: int, *, seed: bool = False, via: str = "") -> None:
         url = self.normalize(raw)
-        if url is None or url in self.seen:
+        if url is None:
+            return
+        if url.endswith("/") and url not in self.folded:  # ".../index.html" as linked, should the folder 404
+            linked = re.search(r"/(index\.html?)$", urlsplit(raw.strip()).path, re.I)
+            if linked:
+                self.folded[url] = url + linked.group(1)
+        if url in self.seen:
             return
         self.seen.add(url)
         why = self.reject(url, depth=depth, seed=seed)
@@ -898,6 +905,12 @@ class _Crawl:
                 self.skip(final, *f.skip)
                 return
             self.page_from_body(final, f, depth)
+            return
+        if f.status in GONE_STATUSES and final == url and url in self.folded and self.folded[url] not in self.done:
+            # a host that serves .../index.html but not its folder (S3's REST endpoint, some static hosts)
+            linked = self.folded.pop(url)
+            self.log(f"[FETCH] {f.status} {final}: the folder is not served; fetching it as linked, {linked}")
+            self.visit(linked, depth, seed)
             return
         if f.status in GONE_STATUSES:
             self.gone.append(final)
