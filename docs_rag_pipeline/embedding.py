@@ -68,6 +68,20 @@ def _model_identity(model_dir: Path) -> str:
     return h.hexdigest()
 
 
+def vector_problem(v: np.ndarray, dimensions: int | None) -> str | None:
+    """Why ``v`` cannot be an embedding, or None: NaN or infinite values (written to the cache they
+    failed every later ingest, which took them from there), all zeros (no cosine with anything: the
+    chunk could never be found by meaning), or another number of dimensions than the table's."""
+    v = np.asarray(v)
+    if v.ndim != 1 or (dimensions and v.shape[0] != dimensions):
+        return f"has {v.shape[-1] if v.ndim else 0} dimensions where {dimensions} were expected"
+    if not np.isfinite(v).all():
+        return "holds NaN or infinite values"
+    if not v.any():
+        return "is all zeros"
+    return None
+
+
 def _normalise(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     n = np.linalg.norm(v, axis=1, keepdims=True)
@@ -217,10 +231,7 @@ class OpenAIEmbedder:
         for attempt in range(self.max_retries + 1):
             try:
                 resp = self._client.embeddings.create(model=self.model, input=batch)
-                data = sorted(resp.data, key=lambda d: d.index)
-                if len(data) != len(batch):
-                    raise EmbeddingError(f"the server returned {len(data)} vectors for {len(batch)} texts")
-                return [d.embedding for d in data]
+                return self._vectors(resp, len(batch))
             except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
                     openai.InternalServerError) as exc:
                 if attempt == self.max_retries:
@@ -231,7 +242,30 @@ class OpenAIEmbedder:
                 delay *= 2
             except openai.APIError as exc:
                 raise EmbeddingError(f"embedding server at {self._client.base_url} refused the request: {exc}") from exc
+            except (ValueError, TypeError) as exc:  # a body the client could not read ("data": null, bad base64)
+                raise EmbeddingError(f"embedding server at {self._client.base_url}: its answer could not be read "
+                                     f"({type(exc).__name__}: {exc}); check embedding.base_url and "
+                                     "embedding.model") from exc
         raise AssertionError("unreachable")
+
+    def _vectors(self, resp: object, n: int) -> list[list[float]]:
+        """The vectors of an answer to ``n`` texts, in the texts' order, or EmbeddingError: the
+        ``index`` of each item must be 0 … n-1, each once (else which vector is whose text is unknown),
+        and every vector a list of numbers of one length."""
+        where = f"embedding server at {self._client.base_url} (model {self.model})"
+        data = list(getattr(resp, "data", None) or [])
+        if len(data) != n:
+            raise EmbeddingError(f"the server returned {len(data)} vectors for {n} texts ({where})")
+        indexes = [getattr(d, "index", None) for d in data]
+        if sorted(i for i in indexes if isinstance(i, int)) != list(range(n)):
+            raise EmbeddingError(f"the {where} numbered its {n} vectors {indexes[:10]}, not 0 to {n - 1} once each: "
+                                 "which vector belongs to which text is unknown")
+        vectors = [d.embedding for d in sorted(data, key=lambda d: d.index)]
+        lengths = {len(v) if isinstance(v, list) else -1 for v in vectors}
+        if len(lengths) != 1 or -1 in lengths or 0 in lengths:
+            raise EmbeddingError(f"the {where} returned vectors of lengths {sorted(lengths)}, not lists of numbers of "
+                                 "one length")
+        return vectors
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors: list[list[float]] = []

@@ -20,7 +20,7 @@ import numpy as np
 
 from .chunking import Budget, chunk_page, logical_path, metadata_tags, page_parents
 from .context import Context
-from .embedding import text_sha
+from .embedding import EmbeddingError, text_sha, vector_problem
 from .locks import source_lock, writer_lock
 from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
@@ -264,7 +264,14 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     emb = ctx.embedder
     texts = [embedding_text(r) for r in rows]
     shas = [text_sha(t) for t in texts]
+    dims = getattr(emb, "dimensions", None)
     cached = ctx.cache.get_many(emb.space, shas)
+    unusable = [sha for sha, v in cached.items() if vector_problem(v, dims)]
+    for sha in unusable:  # written by a version that did not check (NaN from a server): embedded again
+        del cached[sha]
+    if unusable:
+        log(f"[EMBED] {len(unusable)} cached vectors are unusable (NaN, infinite, all zeros or of another "
+            "dimension); their texts are embedded again")
     todo: dict[str, str] = {}
     for sha, t in zip(shas, texts):
         if sha not in cached:
@@ -278,6 +285,12 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
         for i in range(0, len(keys), step):
             part = keys[i:i + step]
             vecs = dict(zip(part, emb.embed([todo[k] for k in part])))
+            for k, v in vecs.items():  # never into the cache: a bad vector there fails every later ingest
+                problem = vector_problem(v, dims)
+                if problem:
+                    raise EmbeddingError(f"{emb.name} returned a vector that {problem} for the text "
+                                         f"{todo[k][:80]!r}; nothing of this batch was kept: fix the embedding "
+                                         "server (or change embedding.model) and ingest again")
             with writer_lock(ctx.config.storage_path, purpose=f"embedding cache write ({emb.name})", log=log):
                 ctx.cache.put_many(emb.space, vecs)
             fresh.update(vecs)

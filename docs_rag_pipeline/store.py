@@ -417,7 +417,10 @@ class EmbeddingCache:
             t = (tbl.search().where(f"model = {sql_str(model)} AND {sql_in('sha', part)}")
                  .select(["sha", "vector"]).limit(len(part) * 2).to_arrow())
             for sha, vec in zip(t.column("sha").to_pylist(), t.column("vector").to_pylist()):
-                found[sha] = np.asarray(vec, dtype=np.float32)
+                v = np.asarray(vec, dtype=np.float32)
+                old = found.get(sha)  # of copies of one text, a finite non-zero one (a bad one was embedded again)
+                if old is None or not (np.isfinite(old).all() and old.any()):
+                    found[sha] = v
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> int:

@@ -12,10 +12,13 @@ from .local_http import LocalServer, QuietHandler
 
 
 class EmbeddingsServer(LocalServer):
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], *, fail_first: int = 0, drip: float = 0) -> None:
-        """``drip``: send each answer 64 bytes at a time, this many seconds apart (each read is quick)."""
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], *, fail_first: int = 0, drip: float = 0,
+                 mangle: Callable[[list[str], dict], dict] | None = None) -> None:
+        """``drip``: send each answer 64 bytes at a time, this many seconds apart (each read is quick);
+        ``mangle(texts, answer)``: the answer as a misbehaving server would send it (settable later)."""
         self.requests: list[dict] = []
         self.fail_first = fail_first
+        self.mangle = mangle
         outer = self
 
         class Handler(QuietHandler):
@@ -44,9 +47,10 @@ class EmbeddingsServer(LocalServer):
                         self.wfile.write(data[k:k + 64])
                         self.wfile.flush()
                     return
-                self.send_json(200, {"object": "list", "model": body["model"],
-                                 "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
-                                          for i, v in enumerate(vecs)],
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                answer = {"object": "list", "model": body["model"],
+                          "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                                   for i, v in enumerate(vecs)],
+                          "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+                self.send_json(200, outer.mangle(texts, answer) if outer.mangle else answer)
 
         super().__init__(Handler, path="/v1")

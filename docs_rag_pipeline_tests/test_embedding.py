@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,75 @@ def test_embedding_cache_roundtrip(tmp_path):
     got = cache.get_many("m", [text_sha("a"), text_sha("b")])
     assert list(got) == [text_sha("a")] and np.array_equal(got[text_sha("a")], v)
     assert cache.get_many("other-model", [text_sha("a")]) == {}
+
+
+@pytest.mark.parametrize("mangle, says", [
+    (lambda texts, a: {**a, "data": [{**d, "index": 0} for d in a["data"]]}, "numbered its 2 vectors [0, 0], not 0 to 1"),
+    (lambda texts, a: {**a, "data": [{**d, "embedding": d["embedding"][:-1] if d["index"] else d["embedding"]}
+                                     for d in a["data"]]}, "returned vectors of lengths [383, 384]"),
+    (lambda texts, a: {**a, "data": None}, "its answer could not be read"),
+])
+def test_an_answer_whose_vectors_cannot_be_placed_is_an_error_naming_the_server(local, mangle, says):
+    """Duplicate indexes (whose vector is whose text?), vectors of two lengths, no data: an
+    EmbeddingError naming the server, never vectors stored against the wrong text or a bare numpy
+    ValueError."""
+    with EmbeddingsServer(local.embed) as srv:
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0))
+        srv.mangle = mangle
+        with pytest.raises(EmbeddingError, match=re.escape(says)) as e:
+            emb.embed(["alpha", "beta"])
+    assert srv.url.rstrip("/") in str(e.value)
+
+
+def test_nan_or_zero_vectors_never_reach_the_cache_and_a_poisoned_cache_heals(local, tmp_path, monkeypatch):
+    """A server returning NaN for one text: the vectors went into the embedding cache, the index write
+    failed ("Vector column has NaNs"), and every later ingest took them from the cache and failed again,
+    with the server long fixed. All-zero vectors were stored silently (never found by meaning). Now
+    such a vector fails the embed step naming the text, nothing of its batch is cached, the next ingest
+    with a good server succeeds, and a cache poisoned by an older version is embedded again."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.query import search
+
+    from .conftest import GUIDE, write_config, write_docs
+
+    def spoil(value: float):  # noqa: ANN202
+        def mangle(texts, answer):  # noqa: ANN001, ANN202
+            for t, d in zip(texts, answer["data"]):
+                if "ZX81_QUANTUM_FLUX" in t:
+                    d["embedding"] = [value] * len(d["embedding"])
+            return answer
+        return mangle
+
+    write_docs(tmp_path / "docs", GUIDE)
+    with EmbeddingsServer(local.embed) as srv:
+        def config(model: str):  # noqa: ANN202
+            return Context(load_config(write_config(tmp_path, extra=f"""
+                embedding:
+                  provider: openai
+                  model: {model}
+                  base_url: {srv.url}
+            """)))
+
+        ctx = config("emb-a")
+        for value, says in ((float("nan"), "holds NaN or infinite values"), (0.0, "is all zeros")):
+            srv.mangle = spoil(value)
+            with pytest.raises(EmbeddingError, match=f"openai:emb-a returned a vector that {says} for the text"):
+                refresh.refresh(ctx, "guide")
+        table = ctx.cache._open()  # none at all when the bad vector came in the first batch
+        vectors = table.to_arrow().column("vector").to_pylist() if table is not None else []
+        assert all(np.isfinite(v).all() and any(v) for v in vectors)
+        srv.mangle = None
+        assert refresh.refresh(ctx, "guide").pages_new == 5
+        assert "ZX81_QUANTUM_FLUX" in search("ZX81_QUANTUM_FLUX import error", config=str(ctx.config.path))[0].text
+
+        # a cache an older version poisoned: NaN vectors for every text of another model's space
+        other = config("emb-b")
+        shas = sorted(set(ctx.cache._open().to_arrow().column("sha").to_pylist()))
+        other.cache.put_many(other.embedder.space, {s: np.full(other.embedder.dimensions, np.nan, np.float32)
+                                                    for s in shas})
+        lines: list[str] = []
+        out = refresh.refresh(other, "guide", log=lines.append)
+    assert out.pages_new == 5 and out.chunks_embedded == len(shas)
+    assert any("cached vectors are unusable (NaN, infinite, all zeros or of another dimension)" in ln for ln in lines)
