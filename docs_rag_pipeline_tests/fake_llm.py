@@ -104,6 +104,8 @@ class ChatServer(LocalServer):
                     content = " ".join(f"{s} [1]" for s in re.split(r"(?<=[.!?])\s+", text) if s.strip())
                 elif model == "refuse":
                     content = "NO_ANSWER: the sources do not say"
+                elif model == "huge":  # a server that ignores max_tokens: 20,000 cited sentences (1 MB)
+                    content = " ".join([f"{first_sentence(sources[1])} [1]"] * 20_000)
                 elif model == "surrogate":  # half a UTF-16 surrogate pair, as JSON's "\ud800" escape writes it
                     content = f"{first_sentence(sources[1])} \ud800 [1]"
                 elif model == "drip":  # streamed: a long valid answer, a piece every 0.5 s

@@ -204,6 +204,22 @@ def test_a_server_that_trickles_its_answer_is_cut_off_like_one_that_sends_nothin
     assert final["mode"] == "extractive" and "the response took over 8 s" in final["warning"], final
 
 
+def test_an_answer_far_over_max_tokens_falls_back_instead_of_keeping_ask_busy(indexed):
+    """A server that ignores ``max_tokens`` sent 20,000 cited sentences: the validator went through all
+    of them (a 50 MB answer kept ask busy past 10 minutes) and a 5 MB uncited statement was shipped
+    whole. An answer over 16 characters per token of llm.max_tokens is a failed LLM answer."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "huge")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "extractive" and not ans.refused
+    assert "the LLM server's answer is over 8,192 characters, far more than llm.max_tokens (512 tokens) allows" \
+        in ans.warning, ans.warning
+    final = list(ask_stream(Q, config=cfg))[-1][1]
+    assert final["mode"] == "extractive" and "far more than llm.max_tokens" in final["warning"]
+
+
 def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):
     root, srv = indexed
     ans = ask(Q, config=_llm_config(root, srv, "closemid"))

@@ -85,6 +85,9 @@ def build_prompt(question: str, hits: Sequence[Hit], *, count: Callable[[str], i
 #: a streamed answer must be complete within this many ``timeout_seconds`` (each piece within one);
 #: an answer that is not streamed within one: the reader sees nothing until it is complete
 STREAM_TIMEOUTS = 4
+#: the most characters an answer may have per token of ``llm.max_tokens`` (a token is about 4): a
+#: server that ignores max_tokens (50 MB of text) would keep the validator busy for minutes
+CHARS_PER_TOKEN = 16
 
 
 class ChatClient:
@@ -145,9 +148,14 @@ class ChatClient:
             return f"{where} closed the connection before the answer was complete ({type(cause).__name__})"
         return f"{where} is unreachable"
 
+    def _too_long(self, chars: int) -> LlmError:
+        return LlmError(f"the LLM server's answer is over {chars:,} characters, far more than llm.max_tokens "
+                        f"({self.cfg.max_tokens} tokens) allows: the server ignores max_tokens")
+
     def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
         """The answer as the server produces it (``stream=True``): its text pieces, in order."""
         got = False
+        limit, total = self.cfg.max_tokens * CHARS_PER_TOKEN, 0
         with self._errors():
             events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                           temperature=self.cfg.temperature,
@@ -157,6 +165,9 @@ class ChatClient:
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     got = True
+                    total += len(piece)
+                    if total > limit:
+                        raise self._too_long(limit)
                     yield mend(piece)  # a JSON "\ud800" is no text: it would break the client and the logs
         if not got:
             raise LlmError("the LLM server returned an empty answer")
@@ -173,6 +184,8 @@ class ChatClient:
             raise LlmError("the LLM server's answer has no message content") from exc
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
+        if len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:
+            raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN)
         return mend(content)
 
 
