@@ -669,9 +669,9 @@ def upload_to_langsmith(report: dict[str, Any], cases: Sequence[Case], *, experi
 def _upload(report: dict[str, Any], cases: Sequence[Case], experiment: str | None) -> str:
     import uuid
 
-    from langsmith import Client
+    from . import tracing
 
-    client = Client()
+    client = tracing.client()  # short timeouts, no hidden retries: an outage fails this fast, the eval stays
     name = f"docs-rag-{report['source']}"
     try:
         dataset = client.read_dataset(dataset_name=name)
@@ -701,7 +701,7 @@ def _upload(report: dict[str, Any], cases: Sequence[Case], experiment: str | Non
                 scores["keyword_coverage"] = r["keywords_found"] / r["keywords_total"]
         for key, score in scores.items():
             client.create_feedback(run_id, key=key, score=score, trace_id=run_id, session_id=session.id)
-    client.flush()
+    client.flush(timeout=60)
     return project
 
 

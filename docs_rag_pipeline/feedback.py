@@ -140,24 +140,33 @@ def _unavailable(config: Config, exc: Exception) -> FeedbackError:
                          "written; the server log says why)", 503)
 
 
+#: the longest a feedback request waits for LangSmith (``langsmith: false`` after it)
+LANGSMITH_FEEDBACK_SECONDS = 5.0
+
+
 def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
     from . import tracing
 
     if not tracing.enabled():
         return False
-    try:
-        from langsmith import Client
 
-        client = Client()
+    def send() -> None:
+        client = tracing.client()
         client.create_feedback(run_id=trace_id, key="user_rating", score=1.0 if rating == "up" else 0.0,
                                value=rating, comment=comment or None, trace_id=trace_id)
-        client.flush()
-        return True
-    except Exception:  # noqa: BLE001 - LangSmith down: the local copy is kept
-        import logging
+        client.flush(timeout=LANGSMITH_FEEDBACK_SECONDS)
 
+    import logging
+
+    try:  # bounded: a LangSmith that hangs must not hold the request (nor, a few at a time, the server)
+        sent, _ = tracing.within(LANGSMITH_FEEDBACK_SECONDS, send)
+    except Exception:  # noqa: BLE001 - LangSmith down: the local copy is kept
         logging.getLogger(__name__).warning("LangSmith feedback failed for %s", trace_id, exc_info=True)
         return False
+    if not sent:
+        logging.getLogger(__name__).warning("LangSmith feedback for %s not confirmed within %g s; the local copy "
+                                            "is kept", trace_id, LANGSMITH_FEEDBACK_SECONDS)
+    return sent
 
 
 def feedback_rows(config: Config, *, rating: str | None = None) -> list[dict[str, Any]]:

@@ -2,15 +2,27 @@
 
 ``traceable`` wraps a function as a LangSmith run; ``current_trace_id`` gives the id of the trace
 being recorded, so every answer carries a ``trace_id`` either way.
+
+LangSmith being slow or down must cost nothing noticeable: the one client (:func:`client`) has short
+timeouts and no urllib3 retries, its sender threads do not hold the process open, and at exit what is
+still queued gets at most :data:`FLUSH_AT_EXIT_SECONDS` (langsmith's defaults, a 60 s read timeout with
+retries in threads the interpreter waits for, kept ``docs-rag ask`` from exiting for six minutes).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 import uuid
 from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: connect and read timeouts of each LangSmith request, in milliseconds
+TIMEOUT_MS = (2_000, 5_000)
+#: the longest a process waits at exit for queued runs to reach LangSmith
+FLUSH_AT_EXIT_SECONDS = 5.0
 
 
 def enabled() -> bool:
@@ -34,7 +46,8 @@ def traceable(name: str, run_type: str = "chain") -> Callable[[F], F]:
             if traced is None:
                 from langsmith import traceable as ls_traceable
 
-                traced = ls_traceable(name=name, run_type=run_type, process_inputs=_public_inputs)(fn)
+                traced = ls_traceable(name=name, run_type=run_type, process_inputs=_public_inputs,
+                                      client=client())(fn)
             return traced(*args, **kwargs)
 
         return inner  # type: ignore[return-value]
@@ -61,12 +74,46 @@ def current_trace_id() -> str:
     return uuid.uuid4().hex
 
 
-def flush() -> None:
-    """Send pending runs now (tests and short-lived processes)."""
+@functools.cache
+def client() -> Any:
+    """The process's LangSmith client (see the module's docstring); call only when :func:`enabled`."""
+    import atexit
+
+    from langsmith import Client
+    from urllib3.util import Retry
+
+    os.environ.setdefault("LANGSMITH_USE_DAEMON", "true")  # read by Client(): its sender threads
+    c = Client(timeout_ms=TIMEOUT_MS, retry_config=Retry(total=0))
+    atexit.register(flush, FLUSH_AT_EXIT_SECONDS)  # runs before langsmith's own handler (last in, first out)
+    return c
+
+
+def flush(timeout: float | None = FLUSH_AT_EXIT_SECONDS) -> None:
+    """Send pending runs now, waiting at most ``timeout`` seconds (tests and short-lived processes)."""
     if enabled():
         try:
-            from langsmith.run_trees import get_cached_client
-
-            get_cached_client().flush()
+            client().flush(timeout=timeout)
         except Exception:  # noqa: BLE001
             pass
+
+
+def within(seconds: float, fn: Callable[[], Any]) -> tuple[bool, Any]:
+    """``(True, fn())`` when ``fn`` returns within ``seconds``, else ``(False, None)``: it is left to
+    finish in a daemon thread (a LangSmith call must not hold a request, whatever its timeouts)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True, name="docs-rag langsmith").start()
+    if not done.wait(seconds):
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box.get("value")

@@ -4,24 +4,34 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 from .local_http import LocalServer, QuietHandler
 
 
 class LangSmithServer(LocalServer):
-    def __init__(self) -> None:
+    """``hang=True``: it reads each request and never answers (until the server closes)."""
+
+    def __init__(self, *, hang: bool = False) -> None:
         self.requests: list[tuple[str, str, bytes]] = []
+        self.stop = threading.Event()
         outer = self
 
         class Handler(QuietHandler):
             def _handle(self):  # noqa: ANN202
                 body = self.read_body()
                 outer.requests.append((self.command, self.path, body))
+                if hang:
+                    outer.stop.wait(600)
+                    return
                 self.send_json(200, outer.reply(self.command, self.path, body))
 
             do_GET = do_POST = do_PATCH = do_PUT = _handle
 
         super().__init__(Handler)
+
+    def on_close(self) -> None:
+        self.stop.set()
 
     def reply(self, method: str, path: str, body: bytes) -> object:  # noqa: ARG002
         return {}

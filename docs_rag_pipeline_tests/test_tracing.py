@@ -54,3 +54,29 @@ def test_traces_go_to_langsmith_only_when_configured(tmp_path):
         bodies = b"".join(body for _, _, body in ls.requests)
         assert b"What does a converter do" in bodies  # the question is recorded as an input
         assert b"Context(config=" not in bodies and b'"ctx"' not in bodies  # the process context is not
+
+
+def test_a_langsmith_that_never_answers_costs_an_answer_nothing(tmp_path):
+    """LangSmith's defaults (a 60 s read timeout, three attempts per batch, sender threads the
+    interpreter waits for) kept ``docs-rag ask`` from exiting for six minutes after printing its
+    answer when the endpoint accepted connections and never answered. The client has short timeouts,
+    no retries and daemon threads now, and the exit waits at most FLUSH_AT_EXIT_SECONDS; the guard
+    below is ten times the few seconds that takes, not a measurement."""
+    from .test_cli import DOCS_RAG
+
+    index_guide(tmp_path)
+    with ChatServer() as llm, LangSmithServer(hang=True) as ls:
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url,
+                    "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")})
+        out = subprocess.run([*DOCS_RAG, "ask", "What does a converter do in data binding?"], capture_output=True,
+                             text=True, env=env, cwd=tmp_path, timeout=120)
+        assert ls.requests  # the runs were sent, and never answered
+    assert out.returncode == 0, out.stderr
+    assert "[1]" in out.stdout
