@@ -82,6 +82,11 @@ class ChatServer(LocalServer):
                     return
                 if model == "error500":
                     return self.send_json(500, {"error": {"message": "boom"}})
+                if model == "error401":
+                    return self.send_json(401, {"error": {"message": "Incorrect API key provided: not-needed.",
+                                                          "code": "invalid_api_key"}})
+                if model == "error404":
+                    return self.send_json(404, {"error": {"message": "The model `error404` does not exist"}})
                 if model == "error429":
                     return self.send_json(429, {"error": {"message": "slow down"}})
                 if model == "malformed":

@@ -154,8 +154,13 @@ def test_unsupported_citation_is_flagged(indexed):
     assert not ans.refused and ans.citations[0].supported is False
 
 
-@pytest.mark.parametrize("model, why", [("slow", "did not answer within 2 s"), ("error500", "HTTP 500"),
-                                        ("error429", "rate limiting"), ("malformed", "could not be read")])
+@pytest.mark.parametrize("model, why", [
+    ("slow", "did not answer within 2 s"), ("error500", "HTTP 500 (boom)"), ("error429", "rate limiting"),
+    ("malformed", "could not be read"),
+    # the server's own explanation and the setting to check, not a bare "HTTP 401"
+    ("error401", "HTTP 401 (Incorrect API key provided: not-needed.); check the key in the environment variable "
+                 "OPENAI_API_KEY (llm.api_key_env)"),
+    ("error404", "HTTP 404 (The model `error404` does not exist); check llm.model and llm.base_url")])
 def test_llm_failures_fall_back_to_extractive(indexed, model, why):
     root, srv = indexed
     ans = ask(Q, config=_llm_config(root, srv, model))

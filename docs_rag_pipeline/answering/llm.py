@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..config import LlmConfig
 from ..records import Hit
@@ -131,9 +131,23 @@ class ChatClient:
         except openai.RateLimitError as exc:
             raise LlmError("the LLM server is rate limiting requests (429)") from exc
         except openai.APIStatusError as exc:
-            raise LlmError(f"the LLM server answered HTTP {exc.status_code}") from exc
+            raise LlmError(self._status_problem(exc)) from exc
         except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
             raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
+
+    def _status_problem(self, exc: Any) -> str:
+        """An HTTP error with the server's own explanation, when it gave one, and the setting to check:
+        "HTTP 401" alone sent the operator looking anywhere but llm.api_key_env."""
+        body = getattr(exc, "body", None)
+        said = body.get("error", body) if isinstance(body, dict) else None
+        said = said.get("message") if isinstance(said, dict) else said if isinstance(said, str) else None
+        out = f"the LLM server answered HTTP {exc.status_code}"
+        if isinstance(said, str) and said.strip():
+            out += f" ({mend(' '.join(said.split()))[:200]})"
+        hint = {401: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
+                403: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
+                404: "check llm.model and llm.base_url"}.get(exc.status_code)
+        return f"{out}; {hint}" if hint else out
 
     def _connection_problem(self, exc: BaseException) -> str:
         """What went wrong with the connection, from the httpx2 error under the openai one: an operator
