@@ -184,6 +184,26 @@ def test_llm_rewrites_a_follow_up_into_a_standalone_question(index, llm):
     assert FIRST_Q in rewrite["messages"][1]["content"]
 
 
+def test_a_follow_up_waits_for_a_dead_llm_once_not_twice(index, llm):
+    """A follow-up against an LLM server that does not answer timed out on the rewrite, then asked the
+    same server for the answer and timed out again: twice timeout_seconds. The answer now goes without
+    the LLM at once (terms carried, extractive, the reason in the warning), streamed or not."""
+    from docs_rag_pipeline import ask
+    from docs_rag_pipeline.query import ask_stream
+
+    first = ask(FIRST_Q, config=llm_config(index, llm, "valid"))
+    slow = llm_config(index, llm, "slow")
+    for run in (lambda: ask(FOLLOW_UP, thread_id=first.thread_id, config=slow),
+                lambda: list(ask_stream(FOLLOW_UP, thread_id=first.thread_id, config=slow))[-1][1]):
+        before = len(llm.requests)
+        out = run()
+        warning = out.warning if hasattr(out, "warning") else out["warning"]
+        mode = out.mode if hasattr(out, "mode") else out["mode"]
+        assert len(llm.requests) == before + 1, llm.requests[before:]  # the rewrite only
+        assert mode == "extractive" and warning.startswith("the LLM server did not answer within 5 s; this answer "
+                                                           "was extracted from the docs without the LLM"), warning
+
+
 # ---- the chat page, in headless Chromium -----------------------------------------------------------
 
 from .test_chat_page import ask as page_ask  # noqa: E402

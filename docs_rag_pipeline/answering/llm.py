@@ -41,6 +41,11 @@ class LlmError(RuntimeError):
     """The LLM server failed (unreachable, timeout, rate limit, server error, malformed output)."""
 
 
+class LlmUnavailable(LlmError):
+    """The LLM server could not be reached or did not answer in time: asking it again at once, for the
+    same request, would only wait as long again."""
+
+
 @dataclass(slots=True)
 class Prompt:
     messages: list[dict[str, str]]
@@ -124,10 +129,10 @@ class ChatClient:
         except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
             cause = exc if isinstance(exc, httpx2.TimeoutException) else exc.__cause__
             if isinstance(cause, httpx2.TimeoutException) and str(cause).startswith("the response"):
-                raise LlmError(f"the LLM server did not complete its answer in time ({cause})") from exc
-            raise LlmError(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
+                raise LlmUnavailable(f"the LLM server did not complete its answer in time ({cause})") from exc
+            raise LlmUnavailable(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
         except (openai.APIConnectionError, httpx2.HTTPError) as exc:  # httpx2's own: while a stream is read
-            raise LlmError(self._connection_problem(exc)) from exc
+            raise LlmUnavailable(self._connection_problem(exc)) from exc
         except openai.RateLimitError as exc:
             raise LlmError("the LLM server is rate limiting requests (429)") from exc
         except openai.APIStatusError as exc:

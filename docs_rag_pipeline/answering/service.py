@@ -16,7 +16,7 @@ from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, content_terms, extractive_answer, judge
-from .llm import ChatClient, LlmError, build_prompt, rewrite_messages
+from .llm import ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages
 from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
@@ -100,19 +100,28 @@ def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> str
     return out[: ctx.config.api.max_question_chars]
 
 
-def standalone(ctx: Context, question: str, history: Sequence[Any] | None) -> tuple[str, str | None]:
-    """What to search and answer for ``question`` in its thread, and the standalone question when an
-    LLM wrote one. Without an LLM (or when it fails), the previous turns' terms are carried."""
+def standalone(ctx: Context, question: str,
+               history: Sequence[Any] | None) -> tuple[str, str | None, LlmUnavailable | None]:
+    """What to search and answer for ``question`` in its thread, the standalone question when an LLM
+    wrote one, and the error when the LLM server is unavailable (down or timing out: the answer then
+    does not wait for it a second time). Without an LLM (or when it fails), the previous turns' terms
+    are carried."""
     if not history:
-        return question, None
+        return question, None, None
+    down = None
     if ctx.config.llm.provider != "none":
         try:
             q = rewrite_question(ctx, question, history)
-            return q, q
+            return q, q, None
         except LlmError as exc:
             log.warning("LLM could not rewrite the follow-up, carrying terms instead: %s", exc)
+            down = exc if isinstance(exc, LlmUnavailable) else None
     terms = carried_terms(question, history, ctx.chunks.vocabulary())
-    return (f"{question} ({' '.join(terms)})" if terms else question), None
+    return (f"{question} ({' '.join(terms)})" if terms else question), None, down
+
+
+def _without_llm(down: LlmError) -> str:
+    return f"{down}; this answer was extracted from the docs without the LLM"
 
 
 @traceable("ask")
@@ -122,31 +131,35 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     asked = question
-    question, rewritten = standalone(ctx, question, history)
-    ans = _ask(ctx, question, top_k=top_k, source=source, filters=filters)
+    question, rewritten, down = standalone(ctx, question, history)
+    ans = _ask(ctx, question, top_k=top_k, source=source, filters=filters, down=down)
     ans.standalone_question = rewritten
     ans.searched = question if question != asked else None
     return ans
 
 
 def _ask(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
-         filters: dict[str, Any] | None = None) -> Answer:
+         filters: dict[str, Any] | None = None, down: LlmError | None = None) -> Answer:
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
     search_warning = getattr(hits, "warning", None)  # the reranker failed: fused order
-    ans = _answer(ctx, question, hits, trace_id)
+    ans = _answer(ctx, question, hits, trace_id, down=down)
     if search_warning:
         ans.warning = f"{ans.warning}; {search_warning}" if ans.warning else search_warning
     return ans
 
 
-def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str) -> Answer:
+def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str, *, down: LlmError | None = None) -> Answer:
+    """``down``: the LLM server failed this request already (the follow-up's rewrite): not asked again."""
     vocab = ctx.chunks.vocabulary()
     stats = corpus_stats(ctx.chunks)
-    if ctx.config.llm.provider == "none":
-        return extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
-                                 vocabulary=vocab, stats=stats)
+    if ctx.config.llm.provider == "none" or down is not None:
+        ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
+                                vocabulary=vocab, stats=stats)
+        if down is not None:
+            ans.warning = _without_llm(down)
+        return ans
     if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats,
                  embedder=ctx.embedder).relevant:
         # nothing relevant retrieved: no need to ask the model
@@ -159,7 +172,7 @@ def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str) -> Answ
         log.warning("LLM failed, answering extractively: %s", exc)
         ans = extractive_answer(question, hits, ctx.embedder, ctx.config.retrieval, trace_id=trace_id,
                                 vocabulary=vocab, stats=stats)
-        ans.warning = f"{exc}; this answer was extracted from the docs without the LLM"
+        ans.warning = _without_llm(exc)
         return ans
     try:
         ans = validate_answer(ctx, generated["content"], prompt.hits, trace_id)
@@ -187,7 +200,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")
     asked = question
-    question, rewritten = standalone(ctx, question, history)
+    question, rewritten, down = standalone(ctx, question, history)
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
@@ -217,9 +230,9 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
             yield "delta", {"text": piece}
         yield final(ans, True, None, replaced)
 
-    if ctx.config.llm.provider == "none":
+    if ctx.config.llm.provider == "none" or down is not None:
         yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(hits)], **head}
-        yield from extractive()
+        yield from extractive(_without_llm(down) if down is not None else None)
         return
     if not judge(question, hits, ctx.config.retrieval, vocab, ctx.embedder.count_tokens, stats,
                  embedder=ctx.embedder).relevant:
@@ -236,7 +249,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
             yield "delta", {"text": piece}
     except LlmError as exc:
         log.warning("LLM failed while streaming, answering extractively: %s", exc)
-        yield from extractive(f"{exc}; this answer was extracted from the docs without the LLM", bool(streamed))
+        yield from extractive(_without_llm(exc), bool(streamed))
         return
     output = "".join(streamed)
     try:
