@@ -18,10 +18,14 @@ __all__ = ["deadline_http_client", "read1"]
 
 def deadline_http_client(seconds: float) -> Any:
     """An ``httpx2`` client for ``openai.OpenAI(http_client=...)`` (the SDK's defaults: redirects
-    followed, its connection limits) whose every response, headers and body, must be complete within
-    ``seconds`` of the request: else ``httpx2.ReadTimeout`` while reading it."""
+    followed, its connection limits, proxies from the environment) whose every response, headers and
+    body, must be complete within ``seconds`` of the request: else ``httpx2.ReadTimeout`` while reading
+    it. Done with event hooks, not a transport of its own: a client given a transport ignores
+    HTTP(S)_PROXY, and a deployment behind a proxy could no longer reach its LLM."""
     import httpx2
     import openai
+
+    key = "docs_rag_deadline"
 
     class _Body(httpx2.SyncByteStream):
         def __init__(self, stream: httpx2.SyncByteStream, deadline: float, request: httpx2.Request) -> None:
@@ -36,17 +40,19 @@ def deadline_http_client(seconds: float) -> Any:
         def close(self) -> None:
             self._stream.close()
 
-    class _Transport(httpx2.HTTPTransport):
-        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-            deadline = time.monotonic() + seconds
-            response = super().handle_request(request)
-            if time.monotonic() > deadline:
-                response.close()
-                raise httpx2.ReadTimeout(f"the response headers took over {seconds:g} s", request=request)
-            return httpx2.Response(status_code=response.status_code, headers=response.headers,
-                                   stream=_Body(response.stream, deadline, request), extensions=response.extensions)
+    def start(request: httpx2.Request) -> None:
+        request.extensions = {**request.extensions, key: time.monotonic() + seconds}
 
-    return openai.DefaultHttpxClient(transport=_Transport())
+    def watch(response: httpx2.Response) -> None:  # called with the headers, before the body is read
+        deadline = response.request.extensions.get(key)
+        if deadline is None:
+            return
+        if time.monotonic() > deadline:
+            response.close()
+            raise httpx2.ReadTimeout(f"the response headers took over {seconds:g} s", request=response.request)
+        response.stream = _Body(response.stream, deadline, response.request)
+
+    return openai.DefaultHttpxClient(event_hooks={"request": [start], "response": [watch]})
 
 
 def read1(resp: Any) -> bytes:

@@ -1,4 +1,5 @@
-"""LangSmith tracing: runs reach a real local endpoint when configured; nothing is sent otherwise."""
+"""LangSmith tracing: runs reach a real local endpoint when configured; nothing is sent otherwise. Also: the
+LLM client (built with a deadline for the whole answer) still honours the proxy the environment names.
 
 from __future__ import annotations
 
@@ -80,3 +81,26 @@ def test_a_langsmith_that_never_answers_costs_an_answer_nothing(tmp_path):
         assert ls.requests  # the runs were sent, and never answered
     assert out.returncode == 0, out.stderr
     assert "[1]" in out.stdout
+
+
+def test_the_llm_is_reached_through_the_proxy_the_environment_names(tmp_path):
+    """The whole-answer deadline once came from an httpx transport of its own, and a client given a
+    transport ignores HTTP(S)_PROXY: behind a proxy the LLM was "unreachable". The LLM here has a name
+    that does not resolve; the local server plays the proxy (it gets the absolute URL) and answers."""
+    index_guide(tmp_path)
+    with ChatServer() as proxy:
+        cfg = write_config(tmp_path, extra="""
+            llm:
+              provider: openai
+              model: valid
+              base_url: http://llm.invalid/v1
+        """)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")
+               and k.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")}
+        env["HTTP_PROXY"] = proxy.url.rsplit("/v1", 1)[0]
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        answer = json.loads(out.stdout.strip().splitlines()[-1])
+        assert answer["mode"] == "llm" and not answer["refused"], answer
+        assert proxy.requests  # through the proxy
