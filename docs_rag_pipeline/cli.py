@@ -68,13 +68,15 @@ def _check_writable(folder: Path, what: str, other: str) -> None:
 
 def _create_instance_once(home: Path) -> None:
     """Create the Dagster instance's storage under a file lock: two processes creating a fresh
-    sqlite storage at once both stamp its schema version, and the home is unusable after."""
-    if (home / "history" / "runs.db").exists():
-        return
+    sqlite storage at once both stamp its schema version, and the home is unusable after. The check
+    for an existing storage is made under the lock too: ``runs.db`` exists from the start of a creation,
+    so a process that saw it without the lock could use the storage before it was stamped."""
     import fcntl
 
     with open(home / ".create.lock", "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        if (home / "history" / "runs.db").exists():
+            return
         from dagster import DagsterInstance
 
         with DagsterInstance.get():  # creates and migrates the storage (a no-op when it exists)

@@ -310,6 +310,7 @@ def test_sigterm_while_the_first_step_process_starts_stops_with_130_and_keeps_st
     run before any step reports a failure, so the CLI said "failed before its steps did" and exited 1
     (not the 130 of every other stop by a signal), and the thread passing the step processes' stderr on
     could die on a closed descriptor (a traceback, the progress lines lost)."""
+    import fcntl
     import signal
     import time
 
@@ -329,11 +330,15 @@ def test_sigterm_while_the_first_step_process_starts_stops_with_130_and_keeps_st
         time.sleep(0.05)
         if not (home / "dagster.yaml").exists():
             continue
+        with open(home / ".create.lock", "a") as lock:  # as the CLI: never open the storage while it is created
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (home / "history" / "runs.db").exists():
+                continue
         with DagsterInstance.from_config(str(home)) as instance:
             runs = instance.get_runs(limit=1)
-            if runs:  # a step process is starting and no step has started in it yet
+            if runs:  # the first step process is starting (its forkserver imports the project: seconds)
                 events = {e.dagster_event.event_type for e in instance.all_logs(runs[0].run_id) if e.dagster_event}
-                starting = DagsterEventType.STEP_WORKER_STARTING in events and DagsterEventType.STEP_START not in events
+                starting = DagsterEventType.STEP_WORKER_STARTING in events
     assert starting, proc.communicate()[1]
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
