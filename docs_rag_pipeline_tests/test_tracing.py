@@ -1,5 +1,5 @@
 """LangSmith tracing: runs reach a real local endpoint when configured; nothing is sent otherwise. Also: the
-LLM client (built with a deadline for the whole answer) still honours the proxy the environment names.
+LLM client (built with a deadline for the whole answer) still honours the proxy the environment names."""
 
 from __future__ import annotations
 
