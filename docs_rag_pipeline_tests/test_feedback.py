@@ -134,18 +134,23 @@ print(json.dumps(record_feedback(load_config(sys.argv[1]), a.trace_id, "down", "
 """
 
 
+def _ask_and_rate(index, ls: LangSmithServer) -> dict:  # noqa: ANN001
+    """SCRIPT in a process of its own with tracing sent to ``ls``: what record_feedback returned."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+    env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def test_feedback_is_stored_and_answered_when_langsmith_never_answers(index):
     """record_feedback sent the rating to LangSmith inside the request with langsmith's own timeouts
     and retries: a LangSmith that accepted and never answered held a POST /feedback past 5 minutes,
     and four of them the whole server. It waits at most LANGSMITH_FEEDBACK_SECONDS now: the rating is
     stored, ``langsmith`` is false (the guard is minutes, not a measurement)."""
     with LangSmithServer(hang=True) as ls:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
-        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
-        out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
-                             timeout=120)
-    assert out.returncode == 0, out.stderr
-    sent = json.loads(out.stdout.strip().splitlines()[-1])
+        sent = _ask_and_rate(index, ls)
     assert sent["langsmith"] is False
     rows = [r for r in feedback.feedback_rows(load_config(index)) if r["trace_id"] == sent["trace_id"]]
     assert [(r["rating"], r["comment"]) for r in rows] == [("down", "wrong page")]
@@ -153,12 +158,7 @@ def test_feedback_is_stored_and_answered_when_langsmith_never_answers(index):
 
 def test_feedback_goes_to_langsmith_when_configured(index):
     with LangSmithServer() as ls:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
-        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
-        out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
-                             timeout=180)
-        assert out.returncode == 0, out.stderr
-        sent = json.loads(out.stdout.strip().splitlines()[-1])
+        sent = _ask_and_rate(index, ls)
         posts = [(p, b) for m, p, b in ls.requests if "feedback" in p or b'"user_rating"' in b]
     assert sent["langsmith"] is True
     assert posts, [p for _, p, _ in ls.requests]
