@@ -22,6 +22,7 @@ from pydantic import WithJsonSchema
 from ..context import get_context
 from ..retrieval import QueryError
 from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
+from ..unicode_text import LONE_SURROGATE
 from .api import (MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks,
                   search_view)
 
@@ -219,15 +220,14 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
     return server
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def mend_line(line: str) -> str:
     """A JSON-RPC line whose strings hold lone UTF-16 surrogates (``"\\ud800"``), which the SDK's JSON
     parser rejects without a reply: each becomes U+FFFF, which the tools refuse as not valid text,
     so the call gets a tool error instead of silence."""
-    if _LONE_SURROGATE.search(line):  # undecodable input bytes (surrogateescape): never valid text
-        line = _LONE_SURROGATE.sub("\uffff", line)
+    if LONE_SURROGATE.search(line):  # undecodable input bytes (surrogateescape): never valid text
+        line = LONE_SURROGATE.sub("\uffff", line)
     if "\\u" not in line.lower():
         return line
     try:
@@ -237,7 +237,7 @@ def mend_line(line: str) -> str:
 
     def mend(v: Any) -> Any:
         if isinstance(v, str):
-            return _LONE_SURROGATE.sub("\uffff", v)
+            return LONE_SURROGATE.sub("\uffff", v)
         if isinstance(v, list):
             return [mend(x) for x in v]
         if isinstance(v, dict):
