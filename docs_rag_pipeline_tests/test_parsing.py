@@ -714,3 +714,31 @@ def test_no_parser_hands_on_a_lone_surrogate() -> None:
                    *map(str, page.metadata.values())]
         assert not any(lone.search(x) for x in strings), (fmt, page)
         assert "\ufffd" in page.sections[0].text, (fmt, page)
+
+
+def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -> None:
+    """Docusaurus and Starlight mark every tab panel but the first ``hidden``: they are content (a
+    reader clicks the tab), read with the tab's label; text styled invisible is not."""
+    docusaurus = """<html><head><title>Install</title></head><body><main><h1>Install</h1>
+    <p>Install the package with your package manager.</p>
+    <div class="tabs-container"><ul role="tablist" class="tabs">
+    <li role="tab" aria-selected="true" class="tabs__item">npm</li><li role="tab" class="tabs__item">Yarn</li></ul>
+    <div class="margin-top--md"><div role="tabpanel"><pre><code>npm install frobnicate</code></pre></div>
+    <div role="tabpanel" hidden=""><pre><code>yarn add frobnicate</code></pre></div></div></div>
+    <p style="color: red; display:none !important">Placeholder zebra.</p>
+    <p style="visibility: hidden">Invisible quokka.</p><div hidden>Hidden platypus.</div>
+    <header hidden><h2>Hidden header</h2></header>
+    </main></body></html>"""
+    page = parse_html(docusaurus, url="https://x.dev/install/")
+    assert [s.text for s in page.sections] == [
+        "Install the package with your package manager.\n\nnpm:\n\n```\nnpm install frobnicate\n```\n\n"
+        "Yarn:\n\n```\nyarn add frobnicate\n```"
+    ]
+    starlight = """<html><head><title>Run</title></head><body><main><h1>Run</h1><starlight-tabs>
+    <div class="tablist-wrapper"><ul role="tablist"><li role="presentation"><a role="tab" href="#tab-panel-0" id="tab-0"
+    aria-selected="true">macOS</a></li><li role="presentation"><a role="tab" href="#tab-panel-1" id="tab-1">Windows</a></li></ul></div>
+    <section id="tab-panel-1" aria-labelledby="tab-1" role="tabpanel" hidden><p>Run setup.exe as administrator.</p></section>
+    <section id="tab-panel-0" aria-labelledby="tab-0" role="tabpanel"><p>Drag the app to Applications.</p></section>
+    </starlight-tabs><p style="display: block">Shown text.</p></main></body></html>"""
+    text = parse_html(starlight, url="https://x.dev/run/").sections[0].text
+    assert text == "Windows:\n\nRun setup.exe as administrator.\n\nmacOS:\n\nDrag the app to Applications.\n\nShown text."

@@ -45,6 +45,7 @@ _TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ")
 _SITE_SUFFIX_RE = re.compile(r"\b(?:documentation|docs)\b", re.I)
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
 _SKIPPED_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
+_INVISIBLE_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)", re.I)
 
 
 def _norm(text: str) -> str:
@@ -212,7 +213,52 @@ def _tags(root: Tag, names: set[str] | frozenset[str] | list[str]) -> list[Tag]:
     return [el for el in root.descendants if isinstance(el, Tag) and el.name in wanted]
 
 
+def _label_tab_panels(root: Tag) -> None:
+    """Tabbed content (Docusaurus, Starlight, sphinx-tabs): every panel is content, the ones not
+    shown first included (they carry ``hidden``). Each panel gets its tab's label as a lead-in line
+    (``Yarn:``) and the row of tab labels goes, so "npm Yarn pnpm" is not indexed as a list and each
+    command is read with the tool it is for."""
+    by_id = {_attr(el, "id"): el for el in root.find_all(id=True)}
+    for tablist in root.find_all(attrs={"role": "tablist"}):
+        tabs = tablist.find_all(attrs={"role": "tab"})
+        container = tablist.parent
+        unlabelled = [
+            p for p in (container.find_all(attrs={"role": "tabpanel"}) if container else [])
+            if p.find_parent(attrs={"role": "tablist"}) is None
+        ]
+        labelled = 0
+        for position, tab in enumerate(tabs):
+            label = _norm(tab.get_text(" "))
+            panel = by_id.get(_attr(tab, "aria-controls")) or by_id.get(
+                (_attr(tab, "href") or "").lstrip("#")
+            )
+            if not (isinstance(panel, Tag) and _attr(panel, "role") == "tabpanel"):
+                tab_id = _attr(tab, "id")
+                panel = next(
+                    (p for p in unlabelled if tab_id and _attr(p, "aria-labelledby") == tab_id), None
+                ) or (unlabelled[position] if len(unlabelled) == len(tabs) else None)
+            if panel is None or not label or panel.get("data-rag-tab"):
+                continue
+            panel["data-rag-tab"] = label
+            lead = BeautifulSoup("", "lxml").new_tag("p")
+            lead.string = f"{label}:"
+            panel.insert(0, lead)
+            labelled += 1
+        if tabs and labelled == len(tabs):
+            tablist.decompose()
+
+
+def _invisible(el: Tag) -> bool:
+    """Not shown to a reader: ``hidden`` or an inline ``display: none``/``visibility: hidden``. A
+    tab panel is the exception: it is hidden only until its tab is clicked."""
+    if _attr(el, "role") == "tabpanel":
+        return False
+    return el.has_attr("hidden") or bool(_INVISIBLE_STYLE_RE.search(_attr(el, "style")))
+
+
 def _is_chrome(el: Tag) -> bool:
+    if _invisible(el):
+        return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
     if el.name == "aside":
@@ -222,7 +268,6 @@ def _is_chrome(el: Tag) -> bool:
     return bool(
         _CHROME_RE.search(marks)
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
-        or el.has_attr("hidden")
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
         or any(c in ("linenos", "linenodiv", "lineno") for c in classes)
     )
@@ -580,6 +625,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
         anchor = _explicit_anchor(heading, root)
         if anchor:
             heading["data-rag-anchor"] = anchor
+    _label_tab_panels(root)
     _remove_chrome(root)
 
     builder = SectionBuilder()
