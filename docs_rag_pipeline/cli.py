@@ -140,7 +140,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             summary = mats[0].metadata["summary"].value if mats else {}
             if summary:
                 summaries[name] = summary
-            failed = _check_failures(name, result) or failed
+            failed = _check_failures(name, result, summary) or failed
             if not result.success:
                 failed = True
                 _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.storage_path)
@@ -158,12 +158,15 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-def _check_failures(name: str, result) -> bool:  # noqa: ANN001 - a Dagster execution result
-    """Print the failed asset checks of a run; True when one of them has severity ERROR."""
+def _check_failures(name: str, result, summary: dict | None = None) -> bool:  # noqa: ANN001 - a Dagster result
+    """Print the failed asset checks of a run; True when one of them has severity ERROR. A scan that
+    stopped early is also put in ``summary`` (the ``--json`` counts) as ``stopped_early``."""
     from dagster import AssetCheckSeverity
 
     failed = False
     for check in result.get_asset_check_evaluations():
+        if not check.passed and check.asset_check_key.name == "scan_completed" and summary:
+            summary["stopped_early"] = check.metadata["stopped_early"].value
         if not check.passed:
             failed = failed or check.severity == AssetCheckSeverity.ERROR
             why = f"{check.description} " if check.description else ""
@@ -309,7 +312,8 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                 failed = {n for n in names if n not in summaries}
                 print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
             for name in names:
-                if name in summaries and name not in failed and _after_run(args, config, name, instance):
+                if name in summaries and name not in failed and _after_run(args, config, name, instance,
+                                                                           summaries[name]):
                     failed.add(name)
                 if name in summaries:
                     _print_done(name, summaries[name], result.run_id)
@@ -378,17 +382,18 @@ def _mapping_key(step_key: str) -> str:
     return step_key.rpartition("[")[2].rstrip("]")
 
 
-def _after_run(args: argparse.Namespace, config: Config, name: str, instance) -> bool:  # noqa: ANN001
+def _after_run(args: argparse.Namespace, config: Config, name: str, instance,  # noqa: ANN001
+               summary: dict) -> bool:
     """The ingest checks of one source refreshed by ``refresh_all_sources`` (and ``eval_scores`` with
     ``--eval``), in a run of that source's partition; True when a check with severity ERROR failed."""
     from dagster import AssetSelection, materialize
 
-    from .defs.assets import ingest_assets, lancedb_chunks
+    from .defs.assets import ingest_assets, lancedb_chunks, scraped_pages
     from .defs.checks import ingest_checks
     from .defs.definitions import build_definitions
     from .defs.evaluation import eval_scores
 
-    selection = AssetSelection.checks_for_assets(lancedb_chunks)
+    selection = AssetSelection.checks_for_assets(lancedb_chunks, scraped_pages)
     if args.eval:
         selection = selection | AssetSelection.assets(eval_scores)
     # the partition as a tag: materialize() wants a partition_key to belong to a selected asset, and
@@ -398,7 +403,7 @@ def _after_run(args: argparse.Namespace, config: Config, name: str, instance) ->
                          tags={"source": name, "dagster/partition": name}, run_config=QUIET_CONSOLE)
     if _interrupted(result):
         raise Terminated()
-    failed = _check_failures(name, result)
+    failed = _check_failures(name, result, summary)
     if not result.success:
         failed = bool(_print_step_failures(result.all_events, lambda _key: name, config.storage_path)) or failed
     if args.eval:

@@ -81,6 +81,7 @@ def test_the_job_and_sensor_are_registered(setup: Setup):
     assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {"eval_scores"}
     checks = {k for data in job.asset_layer.data for k in data.assets_def.check_keys}
     assert {k.name for k in checks if k.asset_key == AssetKey("lancedb_chunks")} == LANCEDB_CHECKS
+    assert {k.name for k in checks if k.asset_key == AssetKey("scraped_pages")} == {"scan_completed"}
     assert {k for k in checks if k.asset_key == AssetKey("eval_scores")} == set(automation.eval_scores.check_keys)
     sensor = setup.defs.resolve_sensor_def("evaluate_refreshed_sources")
     assert sensor.default_status == DefaultSensorStatus.RUNNING
@@ -126,6 +127,9 @@ def test_a_run_of_two_sources_requests_one_evaluation_each_and_it_runs_the_gates
     assert handbook_chunks < sum(s["chunks_total"] for s in written(setup.both).values())
     assert lancedb["chunks_are_well_formed"].metadata["chunks"].value == handbook_chunks
     assert lancedb["parent_links_resolve"].metadata["chunks"].value == handbook_chunks
+    # and the scan check, on the scan refresh_all_sources logged for that source
+    scan = next(c for c in checks if c.check_name == "scan_completed")
+    assert scan.passed and scan.metadata["stopped_early"].value == "no"
     # the blocking check gates eval_scores: its step starts only after the check's step succeeded
     steps = [(r.event_log_entry.step_key, r.event_log_entry.dagster_event_type) for r in
              setup.instance.get_records_for_run(result.run_id, of_type={DagsterEventType.STEP_START,

@@ -224,6 +224,11 @@ def test_an_unreadable_page_is_counted_and_keeps_its_chunks(tmp_path: Path) -> N
         summary = json.loads(second.stdout)["guide"]
         assert summary["pages_failed"] == 1 and summary["pages_changed"] == 1
         assert summary["pages_deleted"] == 0
+        assert "stopped_early" not in json.loads(first.stdout)["guide"]
+        # said where a script reads it, and as a failed WARN check (the exit status stays 0)
+        assert summary["stopped_early"] == "1 folder(s) could not be listed, first forms: Permission denied"
+        assert "[guide] check scan_completed failed: the scan stopped early: 1 folder(s) could not be listed" \
+            in second.stderr
         assert "[DISCOVER] guide: forms.md cannot be read: Permission denied; its indexed chunks are kept" \
             in second.stderr
         assert "[DISCOVER] guide: cannot list forms (Permission denied); nothing is removed" in second.stderr
@@ -246,6 +251,7 @@ def test_an_unreadable_page_is_counted_and_keeps_its_chunks(tmp_path: Path) -> N
         third = _ingest_without_dac_override(work)
         summary = json.loads(third.stdout)["guide"]
         assert summary["pages_failed"] == 0 and summary["pages_deleted"] == 1  # now cloud.md goes
+        assert "stopped_early" not in summary and "scan_completed" not in third.stderr
     finally:  # let pytest clean up
         for p in (work / "docs/forms.md", work / "docs/forms"):
             if p.exists():

@@ -878,6 +878,10 @@ def test_stopping_early_by_max_pages_removes_nothing(tmp_path: Path, instance) -
     assert meta["scan_stopped_early"].startswith("max_pages (2) reached with 3 discovered URLs not fetched")
     assert meta["scan_removal_skipped"] and meta["scan_removed"] == 0
     assert "crawl stopped early (max_pages (2) reached" in out["_log"] and "nothing is removed" in out["_log"]
+    # the Dagster UI shows it too: the WARN check of scraped_pages fails (the complete crawl passed it)
+    assert first["_checks"]["scan_completed"] and not out["_checks"]["scan_completed"]
+    check = next(e for e in out["_result"].get_asset_check_evaluations() if e.asset_check_key.name == "scan_completed")
+    assert check.description.startswith("the scan stopped early: max_pages (2) reached with 3 discovered URLs")
 
 
 def test_unreachable_site_or_too_many_errors_removes_nothing(tmp_path: Path) -> None:

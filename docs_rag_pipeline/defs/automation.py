@@ -11,7 +11,7 @@ from dagster import (AssetKey, DagsterInvalidDefinitionError, AssetSelection, Da
 from ..config import Config, ConfigError, dagster_name, load_config
 from ..cli import INGEST_TAG
 from .all_sources import refresh_all_job
-from .assets import ingest_assets, lancedb_chunks
+from .assets import ingest_assets, lancedb_chunks, scraped_pages
 from .evaluation import eval_scores
 from .partitions import sources_partitions
 
@@ -67,7 +67,7 @@ def _additions(cursor: str | None) -> int:
 
 
 evaluate_job = define_asset_job(
-    "evaluate_source", selection=AssetSelection.assets(eval_scores) | AssetSelection.checks_for_assets(lancedb_chunks),
+    "evaluate_source", selection=AssetSelection.assets(eval_scores) | AssetSelection.checks_for_assets(lancedb_chunks, scraped_pages),
     partitions_def=sources_partitions,
     description="The quality gates of one source whose index is already written: the asset checks of "
                 "lancedb_chunks, then eval_scores and its checks. Launched by evaluate_refreshed_sources after "

@@ -1,10 +1,11 @@
 """Asset checks that gate quality of the index."""
 
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
+from dagster import (AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetKey, AssetRecordsFilter,
+                     asset_check)
 
 from ..store import sql_str
-from .assets import lancedb_chunks
+from .assets import lancedb_chunks, scraped_pages
 from .resources import DocsRagResource
 
 
@@ -47,4 +48,23 @@ def parent_links_resolve(context: AssetCheckExecutionContext, docs_rag: DocsRagR
                             metadata={"chunks": len(rows), "dangling_parents": len(dangling), "roots": roots})
 
 
-ingest_checks = [chunks_are_well_formed, parent_links_resolve]
+@asset_check(asset=scraped_pages,
+             description="The last scan reached the whole source: the crawl did not stop early (max_pages, failures "
+                         "over error_threshold, a removal over max_removed_share, folders that could not be listed), "
+                         "so pages gone from the source were removed.")
+def scan_completed(context: AssetCheckExecutionContext) -> AssetCheckResult:
+    src = _partition(context)
+    records = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey("scraped_pages"), asset_partitions=[src] if src else None),
+        limit=1).records if src else []
+    if not records:
+        return AssetCheckResult(passed=True, severity=AssetCheckSeverity.WARN, metadata={"skipped": "no scan"})
+    meta = {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+    reason = meta.get("scan_stopped_early") or meta.get("scan_removal_skipped")
+    return AssetCheckResult(
+        passed=not reason, severity=AssetCheckSeverity.WARN,
+        description=f"the scan stopped early: {reason}; nothing was removed from the index" if reason else None,
+        metadata={"stopped_early": str(reason or "no"), "pages_failed": int(meta.get("pages_failed") or 0)})
+
+
+ingest_checks = [chunks_are_well_formed, parent_links_resolve, scan_completed]

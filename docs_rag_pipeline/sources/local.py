@@ -310,6 +310,8 @@ class LocalSource(Source):
             notes["skipped_link_list"] = found.skipped_links[:MAX_LISTED]
         if found.unlisted:
             notes["unlisted_folders"] = found.unlisted[:MAX_LISTED]
+            notes["stopped_early"] = (f"{len(found.unlisted)} folder(s) could not be listed, first "
+                                      f"{found.unlisted[0]}")
         if found.bad_names:
             notes["names_not_utf8"] = found.bad_names[:MAX_LISTED]
         return ScanResult(pages=pages, deleted=deleted, complete=complete, notes=notes)
