@@ -9,11 +9,48 @@ trickling server is cut off within the deadline plus at most one read timeout.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["deadline_http_client", "read1"]
+__all__ = ["deadline_http_client", "read1", "within"]
+
+
+def within(seconds: float, fn: Callable[[], Any], *, name: str = "docs-rag call",
+           on_late: Callable[[Any], None] | None = None) -> tuple[bool, Any]:
+    """``(True, fn())`` when ``fn`` returns within ``seconds`` (its exception raised here), else
+    ``(False, None)``: the call is left to finish in a daemon thread, and what it returns after that
+    goes to ``on_late`` (a response to close). For calls whose own timeouts are per read, such as a
+    request whose server trickles its header lines, or a LangSmith call that must not hold a request."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            value = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+            box["error"] = exc
+        else:
+            with lock:
+                late = box.get("abandoned", False)
+                if not late:
+                    box["value"] = value
+            if late and on_late is not None:
+                on_late(value)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True, name=name[:100]).start()
+    if not done.wait(max(0.0, seconds)):
+        with lock:
+            if "value" not in box and "error" not in box:
+                box["abandoned"] = True
+                return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box.get("value")
 
 
 def deadline_http_client(seconds: float) -> Any:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import uuid
 from typing import Any, Callable, TypeVar
+
+from . import http_deadline
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,20 +101,4 @@ def flush(timeout: float | None = FLUSH_AT_EXIT_SECONDS) -> None:
 def within(seconds: float, fn: Callable[[], Any]) -> tuple[bool, Any]:
     """``(True, fn())`` when ``fn`` returns within ``seconds``, else ``(False, None)``: it is left to
     finish in a daemon thread (a LangSmith call must not hold a request, whatever its timeouts)."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, daemon=True, name="docs-rag langsmith").start()
-    if not done.wait(seconds):
-        return False, None
-    if "error" in box:
-        raise box["error"]
-    return True, box.get("value")
+    return http_deadline.within(seconds, fn, name="docs-rag langsmith")

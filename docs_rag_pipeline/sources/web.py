@@ -19,7 +19,6 @@ import os
 import posixpath
 import re
 import tempfile
-import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ import requests
 from protego import Protego
 
 from ..config import SourceConfig
-from ..http_deadline import read1
+from ..http_deadline import read1, within
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 
@@ -558,36 +557,16 @@ class _Crawl:
         timeout is per read: a server sending its header lines a byte a second never trips it, and
         requests has no deadline for the whole exchange. So the request runs in a thread of its own,
         left behind when it misses the deadline (it ends when the server hangs up, closing what it got)."""
-        box: dict[str, Any] = {}
-        done = threading.Event()
-        lock = threading.Lock()
-
-        def get() -> None:
-            try:
-                resp = self.session.get(url, headers=headers, timeout=self.cfg.timeout_seconds, stream=True,
-                                        allow_redirects=False)
-            except BaseException as exc:  # noqa: BLE001 - handed to the crawl's thread
-                box["error"] = exc
-            else:
-                with lock:
-                    if box.get("abandoned"):
-                        resp.close()
-                    else:
-                        box["resp"] = resp
-            finally:
-                done.set()
-
-        threading.Thread(target=get, daemon=True, name=f"docs-rag fetch {url}"[:100]).start()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            with lock:
-                box["abandoned"] = True
-            if "resp" not in box:
-                budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
-                raise _SlowBody(f"the response took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds) "
-                                "and its headers were still not complete")
-        if "error" in box:
-            raise box["error"]
-        return box["resp"]
+        ok, resp = within(
+            deadline - time.monotonic(),
+            lambda: self.session.get(url, headers=headers, timeout=self.cfg.timeout_seconds, stream=True,
+                                     allow_redirects=False),
+            name=f"docs-rag fetch {url}", on_late=lambda late: late.close())
+        if not ok:
+            budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
+            raise _SlowBody(f"the response took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds) "
+                            "and its headers were still not complete")
+        return resp
 
     def _read(self, url: str, resp: requests.Response, *, limit: int, page: bool, deadline: float) -> Fetched:
         headers = {k: v for k, v in resp.headers.items()}
