@@ -402,6 +402,11 @@ class SourceConfig(_Shape):
     @field_validator("repo")
     @classmethod
     def _repo(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v and "://" in v and v.lstrip().startswith("-"):
+            # git would read it as an option (``--upload-pack=<command>`` runs the command); a path
+            # starting with '-' is made absolute below
+            raise _fail(f"{v!r} starts with '-', which git reads as an option, not a repository; give the "
+                        "repository's URL (https://…, ssh://…)")
         if v and "://" not in v and not v.startswith("git@"):
             repo = Path(v).expanduser()
             return str(repo if repo.is_absolute() else (_root(info) / repo).resolve())

@@ -57,6 +57,9 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], sitemaps: sometimes}\n",
      "sources[0].sitemaps: use 'auto', 'off'"),
     ("sources:\n  - {name: g, kind: git}\n", "sources[0].repo: missing"),
+    # git would read it as an option: --upload-pack=<command> runs the command
+    ("sources:\n  - {name: g, kind: git, repo: '--upload-pack=touch /tmp/x;://'}\n",
+     "sources[0].repo: '--upload-pack=touch /tmp/x;://' starts with '-', which git reads as an option"),
     ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: a}]}\n", "sources[0].url_rules[0]: a URL rule"),
     ("sources:\n  - {name: g, kind: git, repo: x, url_rules: [{match: '^a/(.*)', url: 'https://x.org/\\2'}]}\n",
      "sources[0].url_rules[0].url: \\2 names no group of match '^a/(.*)' (it has 1 group(s))"),

@@ -76,8 +76,12 @@ def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
     write_docs(tmp_path / "outside", {"secret.adoc": f"{SECRET}\n"})
     docs = tmp_path / "docs"
     write_docs(docs, {"page.adoc": "= Page\n\nBefore.\n\ninclude::../outside/secret.adoc[]\n\n"
-                                   "include::partials/link.adoc[]\n\ninclude::partials/ok.adoc[]\n",
-                      "partials/ok.adoc": "Included from inside about herons.\n"})
+                                   "include::partials/link.adoc[]\n\ninclude::partials/ok.adoc[]\n\n"
+                                   "include::.env[]\n\ninclude::partials/../.git/config[]\n",
+                      "partials/ok.adoc": "Included from inside about herons.\n",
+                      # a folder that is a git checkout: hidden files inside it are no more read than outside
+                      ".env": "OPENAI_API_KEY=sk-HIDDEN-DOTENV-KEY\n",
+                      ".git/config": "[remote]\n  url = https://alice:ghp_TOKEN@example.org/docs.git\n"})
     (docs / "partials" / "link.adoc").symlink_to(tmp_path / "outside" / "secret.adoc")
     cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
                        root=tmp_path).sources[0]
@@ -86,8 +90,10 @@ def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
     pages = {p.path: p for p in scan.pages}
     assert set(pages) == {"page.adoc", "partials/ok.adoc"}  # partials/link.adoc is no page either
     body = pages["page.adoc"].body or ""
-    assert "herons" in body and "OSPREY" not in body
-    assert pages["page.adoc"].metadata["unresolved_includes"] == ["../outside/secret.adoc", "partials/link.adoc"]
+    assert "herons" in body and "OSPREY" not in body and "HIDDEN" not in body and "ghp_" not in body
+    assert pages["page.adoc"].metadata["unresolved_includes"] == [
+        "../outside/secret.adoc", "partials/link.adoc", ".env (a hidden file or folder: never read)",
+        "partials/../.git/config (a hidden file or folder: never read)"]
 
 
 def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
@@ -139,6 +145,8 @@ def test_folders_linked_to_each_other_and_names_that_are_not_utf8(tmp_path: Path
                 (docs / n / f"to_{m}").symlink_to(f"../{m}")
     (docs / "loop1.md").symlink_to("loop2.md")
     (docs / "loop2.md").symlink_to("loop1.md")
+    (docs / "x").symlink_to("y")  # a loop without a document's name: is_dir() itself raised ELOOP,
+    (docs / "y").symlink_to("x")  # which failed the whole scan
     raw = os.fsencode(docs)
     os.mkdir(raw + b"/d\xe9j\xe0")
     for name in (b"/d\xe9j\xe0/vu.md", b"/caf\xe9.md"):

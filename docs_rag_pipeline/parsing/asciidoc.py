@@ -314,6 +314,11 @@ def _resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[st
             target = _substitute_attrs(m.group(2).strip(), attrs)
             _, named = _parse_attrlist(m.group(3))
             repo_path = None if _ATTR_REF_RE.search(target) else _include_path(target, current)
+            if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
+                # .env, .git/config: the sources never read a hidden file as a page, nor through a link
+                result.unresolved.append(f"{target} (a hidden file or folder: never read)")
+                out.append(line)
+                continue
             body = None
             if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
                 body = read(repo_path)

@@ -188,7 +188,7 @@ class GitSource(Source):
 
     def _remote_default_branch(self, git: _Git) -> str:
         try:
-            out = git.out("ls-remote", "--symref", self.cfg.repo, "HEAD")
+            out = git.out("ls-remote", "--symref", "--", self.cfg.repo, "HEAD")
         except GitError as exc:
             raise GitError(f"sources.{self.name}: could not reach {_public(self.cfg.repo or '')} to find its default "
                            f"branch: {exc}; check repo and, for a private repository, token_env") from None
@@ -203,7 +203,7 @@ class GitSource(Source):
         branch = self.cfg.branch or self._remote_default_branch(git)
         log(f"[DISCOVER] {self.name}: fetching {_public(self.cfg.repo)} branch {branch}")
         try:
-            git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", self.cfg.repo,
+            git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", "--", self.cfg.repo,
                     f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
         except GitError as exc:
             raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "

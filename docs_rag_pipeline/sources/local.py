@@ -126,6 +126,14 @@ class Listing:
     unmatched: int = 0  # documents of a supported format that include/exclude leave out
 
 
+def _is_dir(entry: os.DirEntry) -> bool:
+    """``entry.is_dir()``, False where following the link fails (a loop of links raises ELOOP)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 class LocalSource(Source):
     """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
     inside it is read like a copy at the link's own path; a linked folder inside it is walked
@@ -183,7 +191,8 @@ class LocalSource(Source):
                     try:
                         real = real.resolve(strict=True)
                     except (OSError, RuntimeError) as exc:  # RuntimeError: a loop (Python < 3.13)
-                        if self.wanted(rel) or e.is_dir():
+                        # (is_dir() of a link in a loop raises ELOOP itself: only the link's name counts)
+                        if self.wanted(rel) or _is_dir(e):
                             loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
                             skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
                         continue
