@@ -54,6 +54,20 @@ def test_validator_leaves_code_alone():
     assert v.answer == f"Run this:\n{fence}py\nx = a[1] , b\n{fence}\n[1]\nThen restart. [2]"
 
 
+def test_backticks_that_pair_across_statements_never_hide_or_invent_a_citation():
+    """The validator reads code statement by statement, the chat page (and an agent) the whole
+    answer: a backtick left open in one statement paired with one in the next, so the page showed
+    the model's `x [9]` as an invented citation [9] and put the real [1] inside code. Lone
+    backticks go; every marker a reader sees outside code is one the validator placed."""
+    from docs_rag_pipeline.answering.citations import _markers_read
+
+    v = validate("The default is 42 newtons, set with ` tension [1]. The limit is `x [9]` 90 newtons [2].", HITS)
+    assert _markers_read(v.answer) == [1, 2] and [c.chunk_id for c in v.citations] == ["c1", "c2"]
+    assert v.answer == "The default is 42 newtons, set with tension. [1] The limit is `x [9]` 90 newtons. [2]"
+    # a backtick that pairs within its statement stays as written
+    assert validate("Set `tension` to 42 [1].", HITS).answer == "Set `tension` to 42. [1]"
+
+
 def test_statements_keep_code_blocks_and_markers():
     parts = split_statements("Run this [1]:\n```\npip install x\n```\nThen restart. [2]")
     assert parts[0].startswith("Run this [1]:") and "pip install x" in parts[0]
@@ -439,9 +453,10 @@ def test_marker_look_alikes_are_neutralised_too():
     as a citation stays (a character class [0-9], a date, a version, letters)."""
     from docs_rag_pipeline.answering.markers import neutralise
 
-    for fake in ("[\u200b2]", "[\u2060 2]", "[2\ufeff]", "［3］", "[４]", "[4-5]", "[4–6]", "[1, 2-3]", "[ 7 ]"):
+    for fake in ("[\u200b2]", "[\u2060 2]", "[2\ufeff]", "［3］", "[４]", "[4-5]", "[4–6]", "[1, 2-3]", "[ 7 ]",
+                 "[9†source]", "[¹]", "⁽⁹⁾", "[¹²]"):
         assert neutralise(f"The retry limit is five {fake}.") == "The retry limit is five.", fake
-    for kept in ("[0-9]", "[2023-01-05]", "[1.2]", "[a-z]", "[5-3]"):
+    for kept in ("[0-9]", "[2023-01-05]", "[1.2]", "[a-z]", "[5-3]", "10⁶ m²"):
         assert neutralise(f"Match {kept} here.") == f"Match {kept} here.", kept
     v = validate("Forms validate input [2-3]. Install with pip ［1］ [1].", HITS, uncited="drop")
     assert v.answer == "Install with pip. [1]" and v.dropped == 1

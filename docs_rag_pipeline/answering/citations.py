@@ -204,12 +204,39 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         h = hits[old - 1]
         citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
                                   score=round(h.score, 6)))
-    # a statement that ends with a code block gets its markers on the line after the closing fence
-    # (text after a fence on its line would keep the fence from closing), as in extractive answers
-    answer = "".join(f"{sep}{s}{chr(10) if ends_with_block(s) else ' '}{''.join(f'[{n}]' for n in nums)}"
-                     for sep, (s, nums) in zip(seps, kept))
+    answer = _joined(seps, kept)
+    placed = [n for _, nums in kept for n in nums]
+    if _markers_read(answer) != placed:
+        # a backtick left open in one statement pairs with one in the next over the whole answer (as
+        # the chat page reads it): a marker the model put in code would show as a citation, and one
+        # placed here would hide in code. Lone backticks go; if that is not enough, no answer ships.
+        kept = [(_without_lone_ticks(s), nums) for s, nums in kept]
+        answer = _joined(seps, kept)
+        if _markers_read(answer) != placed:
+            raise CitationError("the answer's code and its citation markers cannot be told apart "
+                                "(backticks that do not pair up)")
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
+
+
+def _joined(seps: list[str], kept: list[tuple[str, list[int]]]) -> str:
+    """The statements with their markers; a statement that ends with a code block gets them on the
+    line after the closing fence (text after a fence on its line would keep it from closing)."""
+    return "".join(f"{sep}{s}{chr(10) if ends_with_block(s) else ' '}{''.join(f'[{n}]' for n in nums)}"
+                   for sep, (s, nums) in zip(seps, kept))
+
+
+def _markers_read(answer: str) -> list[int]:
+    """The citation numbers a reader of the whole answer sees outside code, in order."""
+    return [number(n) for p in _parts(answer)[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+
+
+def _without_lone_ticks(statement: str) -> str:
+    """``statement`` without the backticks that open no code span or block within it."""
+    parts = _parts(statement)
+    parts[0::2] = [re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", p.replace("`", "")) if "`" in p else p
+                   for p in parts[0::2]]
+    return "".join(parts)
 
 
 def lexical_support(sentence: str, source: str) -> float:

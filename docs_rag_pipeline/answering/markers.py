@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 
 MARKER_RE = re.compile(r"\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
-#: a document's footnote reference ([^1], [^note]) or a full-width marker that starts with a number
-_OTHER_MARKER_RE = re.compile(r"\[\^[^\]\s]{1,40}\]|【\s*\d[^】\n]{0,40}】")
+#: a document's footnote reference ([^1], [^note]), a full-width marker that starts with a number,
+#: a marker with a source tag ([9†source], as some chat models cite), or a bracketed superscript number ([¹], ⁽⁹⁾)
+_OTHER_MARKER_RE = re.compile(r"\[\^[^\]\s]{1,40}\]|【\s*\d[^】\n]{0,40}】|\[\s*\d+\s*[†‡][^\]\n]{0,40}\]"
+                              r"|[\[［⁽]\s*[⁰¹²³⁴⁵⁶⁷⁸⁹]+\s*[\]］⁾]")
 #: what reads as a citation marker without being one to MARKER_RE: invisible characters inside the
 #: brackets ([\u200b2]), full-width brackets (［3］), a range ([4-5], [4–6]); see :func:`_lookalike`
 _DASH = r"[-–—‐‑−~]"
