@@ -499,8 +499,14 @@ def cmd_versions(args: argparse.Namespace, config: Config) -> int:
         print(f"{mark}{r['version']:>8}  {r['time'].replace('+00:00', 'Z'):<20} {r['action']:<8} "
               f"{r['source'] or '-':<16} {r['rows_written']:>8} {r['rows_deleted']:>8} {r['chunks_total']:>7}  "
               f"{r['detail'] or ''}")
-    print(f"\n* = served now (table {ctx.chunks.name}); `docs-rag restore VERSION` brings back another",
-          file=sys.stderr)
+    if rows[0]["current"]:
+        print(f"\n* = served now (table {ctx.chunks.name}); `docs-rag restore VERSION` brings back another",
+              file=sys.stderr)
+    else:
+        print(f"\nwarning: table {ctx.chunks.name} serves version {ctx.chunks.version()}, whose write could not be "
+              "logged (a full disk, or the process was killed after the write); none above is served now. "
+              "`docs-rag restore VERSION` brings back one of them; the next `docs-rag ingest` that changes the index "
+              "logs again", file=sys.stderr)
     return 0
 
 
@@ -512,8 +518,13 @@ def cmd_restore(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(res, indent=2))
     elif res["changed"]:
+        undo = f"`docs-rag restore {res['previous']}` undoes this, " if res["previous"] is not None else ""
         print(f"restored version {res['restored']} as version {res['version']} ({res['chunks_total']} chunks); "
-              f"`docs-rag restore {res['previous']}` undoes this, the next `docs-rag ingest` re-applies source changes")
+              f"{undo}the next `docs-rag ingest` re-applies source changes")
+    if str(res.get("version_tag", "")).startswith("failed"):
+        print(f"warning: version {res['version']} is served but could not be logged ({res['version_tag']}); "
+              "`docs-rag versions` will not list it. Free space in the storage folder; the next ingest that "
+              "changes the index logs its version", file=sys.stderr)
     return 0
 
 

@@ -435,7 +435,10 @@ def versions(ctx: Context) -> list[dict[str, Any]]:
 
     kept = set(ctx.chunks.kept_versions())
     rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name)) if e["version"] in kept]
-    return [{**e, "current": i == 0} for i, e in enumerate(rows)]
+    # the newest entry is served unless a write after it could not be logged (a full disk, a kill
+    # between the write and its log): then no entry is, and `restore` of the newest is no no-op
+    served = bool(rows) and ctx.chunks.rows_fingerprint(rows[0]["version"]) == ctx.chunks.rows_fingerprint()
+    return [{**e, "current": i == 0 and served} for i, e in enumerate(rows)]
 
 
 def parse_version(raw: str) -> int:
@@ -459,22 +462,23 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
                              "(no refresh has written it with this embedding model); run `docs-rag ingest`")
         listed = versions(ctx)
         if version not in {e["version"] for e in listed}:
-            why = ("was cleaned up (older than storage.keep_versions_days)" if version < current
+            why = ("was cleaned up (older than storage.keep_versions_days)" if 1 <= version < current
                    and version not in ctx.chunks.kept_versions() else
-                   "is not a version a refresh, restore or prune wrote" if version <= current else "does not exist")
+                   "is not a version a refresh, restore or prune wrote" if 1 <= version <= current else "does not exist")
             raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: it {why}; restorable: "
                              f"{', '.join(str(e['version']) for e in listed) or 'none'}; "
                              "run `docs-rag versions` to see what each holds")
-        if listed[0]["version"] == version:
+        if listed[0]["version"] == version and listed[0]["current"]:
             log(f"[RESTORE] {ctx.chunks.name}: version {version} is the one served already; nothing to do")
             return {"restored": version, "version": current, "changed": False, "chunks_total": ctx.chunks.count()}
-        served = listed[0]["version"]
+        served = listed[0]["version"] if listed[0]["current"] else None  # an unlogged write is served
         new = ctx.chunks.restore(version)
         total = ctx.chunks.count()
         notes = record_version(ctx, "restore", source="", rows_written=0, rows_deleted=0,
                                detail=f"restored v{version} (was v{served})", log=log)
     log(f"[RESTORE] {ctx.chunks.name}: version {version} restored as version {new} ({total} chunks; "
-        f"version {served} that it replaces stays restorable)")
+        + (f"version {served} that it replaces stays restorable)" if served is not None else
+           f"version {current} that it replaces was never logged, so it cannot be restored by number)"))
     return {"restored": version, "version": new, "previous": served, "changed": True, "chunks_total": total,
             **notes}
 

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import logging
 import os
@@ -213,6 +215,20 @@ class ChunksTable:
     def version(self) -> int | None:
         tbl = self.open()
         return tbl.version if tbl is not None else None
+
+    def rows_fingerprint(self, version: int | None = None) -> str:
+        """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same
+        rows have the same fingerprint (chunk ids are made from the text). Tells whether a version
+        the version log lists is the one served, whatever index or compaction versions came after."""
+        tbl = self.open()
+        if tbl is None:
+            return ""
+        if version is not None:
+            tbl = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
+            tbl.checkout(version)
+        n = tbl.count_rows()
+        ids = tbl.search().select(["chunk_id"]).limit(max(n, 1)).to_arrow()["chunk_id"].to_pylist() if n else []
+        return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
 
     # ---- writes ------------------------------------------------------------------------------
     def to_arrow(self, rows: Sequence[dict[str, Any]]) -> pa.Table:

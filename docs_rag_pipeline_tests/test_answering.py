@@ -68,6 +68,21 @@ def test_backticks_that_pair_across_statements_never_hide_or_invent_a_citation()
     assert validate("Set `tension` to 42 [1].", HITS).answer == "Set `tension` to 42. [1]"
 
 
+def test_links_the_model_makes_to_urls_of_its_own_keep_only_their_text():
+    """A client that renders the answer as Markdown (an agent over MCP) would show the model's
+    `javascript:` or phishing link as a live link under the docs' name: a link keeps its target only
+    when it is a source's page or a URL written in a source's text; else its text stays."""
+    hits = [*HITS[:2], _hit(3, "Download the installer from https://downloads.x.org/acme.tar.gz today.")]
+    v = validate("Log in [here](https://evil.example/login) to install with pip [1]. "
+                 "Click [this](javascript:alert(1)) or ![logo](https://evil.example/p.gif) <javascript:alert(2)> "
+                 "<a href=\"https://evil.example\">forms</a> validate input [2]. "
+                 "See [the install page](https://x.org/p1#a) and <https://downloads.x.org/acme.tar.gz> [3]. "
+                 "In code `[x](javascript:y)` stays [1].", hits)
+    assert v.answer == ("Log in here to install with pip. [1] Click this or logo forms validate input. [2] "
+                        "See [the install page](https://x.org/p1#a) and <https://downloads.x.org/acme.tar.gz>. [3] "
+                        "In code `[x](javascript:y)` stays. [1]")
+
+
 def test_statements_keep_code_blocks_and_markers():
     parts = split_statements("Run this [1]:\n```\npip install x\n```\nThen restart. [2]")
     assert parts[0].startswith("Run this [1]:") and "pip install x" in parts[0]

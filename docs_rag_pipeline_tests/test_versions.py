@@ -82,6 +82,32 @@ def test_bad_versions_are_refused_clearly_and_lose_nothing(guide):
     assert json.loads(_run(["versions", "--json"], guide).stdout) == before
 
 
+def test_a_write_whose_log_failed_is_not_hidden_behind_the_newest_entry(guide):
+    """A restore or refresh commits its rows, then tags and logs the version: on a full disk (or a
+    kill between the two) the log is missing. `versions` then starred the newest logged entry as
+    served, and `restore` of it, the undo a user reaches for, said "nothing to do"."""
+    root = guide.parent
+    assert _run(["ingest"], guide).returncode == 0
+    _edit(root)
+    assert _run(["ingest"], guide).returncode == 0
+    second, first = json.loads(_run(["versions", "--json"], guide).stdout)
+    get_context(guide).chunks.restore(first["version"])  # committed; its tag and log never written
+
+    listed = json.loads(_run(["versions", "--json"], guide).stdout)
+    assert [e["version"] for e in listed] == [second["version"], first["version"]]
+    assert not any(e["current"] for e in listed)
+    human = _run(["versions"], guide)
+    assert "* = served now" not in human.stderr and "whose write could not be logged" in human.stderr
+    back = _run(["restore", str(second["version"])], guide)
+    assert back.returncode == 0 and "nothing to do" not in back.stderr, back.stderr
+    assert "never logged" in back.stderr and "undoes this" not in back.stdout
+    res = _run(["search", "QUOKKA_MODE uv", "--json", "--top-k", "1"], guide)
+    assert "QUOKKA_MODE" in json.loads(res.stdout)[0]["text"]  # the newest logged rows are served again
+    assert json.loads(_run(["versions", "--json"], guide).stdout)[0]["current"]
+    zero = _run(["restore", "0"], guide)
+    assert zero.returncode == 2 and "it does not exist" in zero.stderr, zero.stderr
+
+
 def _state(cfg: Path) -> tuple[list[tuple], np.ndarray]:
     """Every row's content (updated_at aside), and the vectors in the same order."""
     rows = sorted(get_context(cfg).chunks.rows(with_vectors=True), key=lambda r: r["chunk_id"])

@@ -188,7 +188,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
             dropped += 1
             continue
         # the markers go (they are in ``new``), and so do look-alikes the model wrote ([2-3], ［2］)
-        parts[0::2] = [_tidy(neutralise_text(p)) for p in parts[0::2]]
+        parts[0::2] = [_tidy(_unlinked(neutralise_text(p), hits)) for p in parts[0::2]]
         clean = "".join(parts).strip()
         new = []
         for n in dict.fromkeys(numbers):
@@ -217,6 +217,37 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                                 "(backticks that do not pair up)")
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
+
+
+#: a Markdown link or image ``[text](url "title")``, an autolink ``<scheme:…>`` or an HTML ``<a href>``
+_LINK_RE = re.compile(r"(!?)\[([^\]\n]{0,500})\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+                      r"|<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>"
+                      r"|<a\s[^>]*>(.*?)</a\s*>", re.I | re.S)
+
+
+def _unlinked(text: str, hits: Sequence[Hit]) -> str:
+    """``text`` without the links the model made to a URL of its own: a Markdown link or image, an
+    autolink or an HTML anchor keeps its text (an image its alt text), not its target, unless the
+    target is an http(s) URL of a source or one written in a source's text. A client that renders
+    the answer as Markdown (an agent over MCP) would otherwise show a live ``javascript:`` or
+    phishing link under the docs' name."""
+    if "](" not in text and "<" not in text:
+        return text
+
+    def allowed(url: str) -> bool:
+        if not re.match(r"https?://", url, re.I):
+            return False
+        return any(url.split("#", 1)[0] in (h.url.split("#", 1)[0], h.page_url) or url in h.text for h in hits)
+
+    def repl(m: re.Match) -> str:
+        if m.group(3) is not None:  # [text](url)
+            return m.group(0) if not m.group(1) and allowed(m.group(3)) else m.group(2)
+        if m.group(4) is not None:  # <scheme:…>
+            return m.group(0) if allowed(m.group(4)) else ""
+        return m.group(5) or ""  # <a href=…>text</a>: the text
+
+    out = _LINK_RE.sub(repl, text)
+    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out) if out != text else out
 
 
 def _joined(seps: list[str], kept: list[tuple[str, list[int]]]) -> str:
