@@ -33,6 +33,7 @@ def ensure_dagster_home(config: Config) -> Path:
                            "DAGSTER_HOME (unset: <storage>/dagster_home)")
     _check_writable(Path(config.storage_path), "storage", "point `storage` at another folder")
     _check_writable(home, "DAGSTER_HOME", "point DAGSTER_HOME at another folder")
+    _check_tmpdir()
     cfg = home / "dagster.yaml"
     if not cfg.exists():
         cfg.write_text(DAGSTER_YAML)
@@ -66,6 +67,20 @@ def _check_writable(folder: Path, what: str, other: str) -> None:
                           f"index, caches and run history there: make it writable or {other}") from None
 
 
+def _check_tmpdir() -> None:
+    """A TMPDIR that is missing or cannot be written: a ConfigError before any work. Python falls back
+    to another temporary folder, LanceDB's writes do not: the ingest scanned, parsed and embedded
+    everything, then failed at its write with a raw "Failed to create temp dir"."""
+    tmp = os.environ.get("TMPDIR")
+    if not tmp:
+        return
+    if not os.path.isdir(tmp) or not os.access(tmp, os.W_OK | os.X_OK):
+        why = "does not exist" if not os.path.exists(tmp) else "is not a folder" if not os.path.isdir(tmp) \
+            else "cannot be written"
+        raise ConfigError(f"TMPDIR={tmp} {why}; the index writes its temporary files there: create it, "
+                          "or unset TMPDIR")
+
+
 def _create_instance_once(home: Path) -> None:
     """Create the Dagster instance's storage under a file lock: two processes creating a fresh
     sqlite storage at once both stamp its schema version, and the home is unusable after. The check
@@ -92,6 +107,36 @@ def _progress_to_stderr() -> None:
     lg.propagate = False
 
 
+class _ShortEventLogErrors:
+    """stderr, where Dagster writes ``Exception while writing logger call to event log: <error>``
+    whole when its run storage fails (on a full disk: SQLAlchemy's statement and kilobytes of
+    parameters, for every log line): only the first line of each such message is kept."""
+
+    PREFIX = "Exception while writing logger call to event log:"
+
+    def __init__(self, stream) -> None:  # noqa: ANN001 - a text stream
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if text.startswith(self.PREFIX) and "\n" in text.rstrip("\n"):
+            text = text.split("\n", 1)[0][:300] + "\n"
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the stream's
+        return getattr(self._stream, name)
+
+
+def _disk_full_steps(failures: list[tuple[str, str]]) -> None:
+    """Raise ENOSPC when a failed step's message says the disk is full or failing (a step's SQLite or
+    LanceDB write): the ingest then ends as any full disk does, exit 74 and one line naming the
+    storage folder, not as a broken page (exit 1)."""
+    import errno
+
+    for step, msg in failures:
+        if any(e in msg.lower() for e in _DISK_ERRORS) or "os error 28" in msg.lower():
+            raise OSError(errno.ENOSPC, f"step {step} failed: {msg.splitlines()[0][:200]}")
+
+
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     names = [args.source] if args.source else [s.name for s in config.sources]
     for n in names:
@@ -104,6 +149,8 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     ensure_dagster_home(config)
     _progress_to_stderr()
     _sigterm_stops_ingest()
+    if not isinstance(sys.stderr, _ShortEventLogErrors):
+        sys.stderr = _ShortEventLogErrors(sys.stderr)
     if args.parallel > 1 and len(names) > 1:
         return _ingest_parallel(args, config, names)
     from dagster import DagsterInstance, materialize
@@ -179,16 +226,19 @@ def _print_step_failures(events, source_of, storage: str | Path | None = None) -
     """Print each failed step (DagsterEvents; ``source_of``: step key → source) with its error's message,
     and the way back when the message says the index is damaged; the sources whose steps failed."""
     failed: set[str] = set()
+    messages: list[tuple[str, str]] = []
     for ev in events:
         if ev.is_step_failure:
             err = ev.step_failure_data.error
             msg = (err.cause or err).message.strip() if err else ev.message
             name = source_of(ev.step_key)
             failed.add(name)
+            messages.append((ev.step_key, msg or ""))
             print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
             hint = damaged_index_hint(msg or "", storage)
             if hint:
                 print(f"[{name}] {hint}", file=sys.stderr)
+    _disk_full_steps(messages)
     return failed
 
 
@@ -652,6 +702,14 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
     names = [args.source] if args.source else [s.name for s in config.sources]
     if args.cases and len(names) != 1:
         raise ConfigError("--cases needs --source NAME when more than one source is configured")
+    if args.json:  # said before the run, not after it (its figures would be lost)
+        out_file = Path(args.json)
+        if out_file.is_dir():
+            raise ConfigError(f"--json: {out_file} is a folder; give the path of a file to write, e.g. {out_file / 'eval.json'}")
+        if not out_file.parent.is_dir():
+            raise ConfigError(f"--json: the folder {out_file.parent} does not exist; create it or write elsewhere")
+        if not os.access(out_file if out_file.exists() else out_file.parent, os.W_OK):
+            raise ConfigError(f"--json: {out_file} cannot be written (permission denied); write elsewhere")
     ctx = get_context(config.path)
     reports = {}
     below = []
@@ -671,10 +729,17 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
                                         args.split)
         report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
                                      baseline=args.baseline)
-        evaluation.write_results(report, evaluation.results_dir(config))
+        print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n", flush=True)
+        folder = evaluation.results_dir(config)
+        try:
+            evaluation.write_results(report, folder)
+        except OSError as exc:
+            if _disk_failure(exc):
+                raise
+            print(f"warning: [{name}] the results files could not be written to {folder} ({exc.strerror or exc}); "
+                  "the figures above are not kept there: make the folder writable", file=sys.stderr)
         evaluation.upload_to_langsmith(report, cases)
         reports[name] = report
-        print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n")
         below += [f"{name}: {check} {value} < {threshold}"
                   for check, value, threshold in evaluation.threshold_results(report, config.eval) if value < threshold]
     if args.json:
@@ -801,7 +866,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())
         config = load_config(args.config)
         code = args.fn(args, config)
-        sys.stdout.flush()  # inside the try: a reader gone before the last byte is a BrokenPipeError here
+        if sys.stdout is not None:  # None: started with stdout closed (`>&-`); print() then writes nothing
+            sys.stdout.flush()  # inside the try: a reader gone before the last byte is a BrokenPipeError here
         return code
     except BrokenPipeError:  # `docs-rag search … | head -1`: the reader left; stop quietly, as `yes | head` does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit cannot fail again

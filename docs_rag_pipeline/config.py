@@ -535,6 +535,11 @@ class Config(_Shape):
     @field_validator("storage")
     @classmethod
     def _storage(cls, v: str, info: ValidationInfo) -> str:
+        bad = next((c for c in v if ord(c) < 32 or ord(c) == 127), None)
+        if bad is not None:
+            # LanceDB reads the folder as a URL path, where a newline or tab cannot be
+            raise _fail(f"{v!r} holds the control character {bad!r} (a newline, a tab…), which the index "
+                        "cannot have in its path; remove it (check the quoting of the YAML value)")
         if "://" in v:
             _object_store_env(v)
             return v
@@ -676,6 +681,9 @@ def config_path() -> Path:
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Load and validate the config file (``DOCS_RAG_CONFIG``, else ``./docs_rag.yaml``)."""
     p = Path(path).expanduser().resolve() if path else config_path()
+    if p.exists() and not p.is_file():
+        kind = "a folder" if p.is_dir() else "not a regular file (a pipe, a device, a socket)"
+        raise ConfigError(f"config file {str(p)!r} is {kind}; point --config or DOCS_RAG_CONFIG at the YAML file")
     if not p.is_file():
         raise ConfigError(f"config file {str(p)!r} not found; create it (see docs/configuration.md) "
                           "or point DOCS_RAG_CONFIG at one")

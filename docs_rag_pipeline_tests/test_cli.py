@@ -130,3 +130,28 @@ def test_a_dagster_home_path_that_sqlite_would_read_as_a_url_is_refused(tmp_path
     out = subprocess.run([*DOCS_RAG, "ingest"], capture_output=True, text=True, cwd=root,
                          env={**env, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "home")})
     assert out.returncode == 0, out.stderr
+
+
+def test_an_unlucky_environment_is_named_before_any_work(guide, tmp_path):
+    """Each of these ended in a traceback or a misleading line: TMPDIR missing (scan, parse and embed
+    ran, then LanceDB's write failed with "Failed to create temp dir"), a config path that is a folder
+    ("not found"), stdout or stdin closed by a daemon wrapper (AttributeError on None), `eval --json`
+    at a folder (the whole eval ran, then IsADirectoryError lost it)."""
+    out = subprocess.run([*DOCS_RAG, "ingest"], capture_output=True, text=True, cwd=guide.parent,
+                         env={**os.environ, "DOCS_RAG_CONFIG": str(guide), "TMPDIR": str(tmp_path / "missing"),
+                              "DAGSTER_HOME": str(guide.parent / "dagster_home")})
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert f"error: TMPDIR={tmp_path / 'missing'} does not exist; the index writes its temporary files there" \
+        in out.stderr and "[DISCOVER]" not in out.stderr
+    out = subprocess.run([*DOCS_RAG, "--config", str(tmp_path), "sources"], capture_output=True, text=True)
+    assert out.returncode == 2 and f"error: config file '{tmp_path}' is a folder; point --config" in out.stderr
+    for closed in ({"stdout": None, "args": ["sources"]}, {"stdin": None, "args": ["mcp"]}):
+        fd = 1 if "stdout" in closed else 0
+        res = subprocess.run([*DOCS_RAG, *closed["args"]], stderr=subprocess.PIPE, text=True, timeout=120,
+                             env={**os.environ, "DOCS_RAG_CONFIG": str(guide)}, pass_fds=(),
+                             preexec_fn=lambda fd=fd: os.close(fd))
+        assert res.returncode == 0 and "Traceback" not in res.stderr, (closed, res.stderr)
+    out = _run(["eval", "--json", str(tmp_path)], guide)
+    assert out.returncode == 2 and f"error: --json: {tmp_path} is a folder" in out.stderr, out.stderr
+    out = _run(["eval", "--json", str(tmp_path / "no" / "such.json")], guide)
+    assert out.returncode == 2 and f"--json: the folder {tmp_path / 'no'} does not exist" in out.stderr

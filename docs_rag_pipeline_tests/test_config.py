@@ -57,6 +57,7 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], sitemaps: sometimes}\n",
      "sources[0].sitemaps: use 'auto', 'off'"),
     ("sources:\n  - {name: g, kind: git}\n", "sources[0].repo: missing"),
+    ("storage: \"data\\nmore\"\nsources: []\n", "storage: 'data\\nmore' holds the control character '\\n'"),
     # git would read it as an option: --upload-pack=<command> runs the command
     ("sources:\n  - {name: g, kind: git, repo: '--upload-pack=touch /tmp/x;://'}\n",
      "sources[0].repo: '--upload-pack=touch /tmp/x;://' starts with '-', which git reads as an option"),

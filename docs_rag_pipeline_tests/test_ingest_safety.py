@@ -390,6 +390,27 @@ def test_a_full_disk_stops_the_ingest_with_a_clear_error_and_keeps_the_index(tmp
     assert "The zebra quokka protocol validates marmalade." in hits[0].text
 
 
+def test_a_disk_that_fills_inside_a_step_is_a_full_disk_too(tmp_path):
+    """Where the disk fills decided the outcome: in Dagster's run storage, exit 74 and the line above;
+    inside a step (its Parquet output, an index write), exit 1 and a bare `step … failed` line, as a
+    broken page would. Here the step's output file is /dev/full: the same exit 74 and line now."""
+    cfg = _project(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    before = _ids(cfg)
+    page = tmp_path / "docs" / "forms.md"
+    page.write_text(page.read_text() + "\n## Zebra appendix\n\nThe zebra quokka protocol validates marmalade.\n")
+    output = tmp_path / "data" / "dagster_io" / "scraped_pages" / "guide.parquet"
+    output.unlink()
+    output.symlink_to("/dev/full")
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 74 and "Traceback" not in out.stderr, out.stderr
+    assert f"error: the disk holding the storage folder {tmp_path / 'data'} is full or failing: " in out.stderr
+    assert "No space left on device" in out.stderr and _ids(cfg) == before
+    output.unlink()
+    assert _run(["ingest"], cfg).returncode == 0
+    assert "The zebra quokka protocol validates marmalade." in search("zebra quokka marmalade", config=cfg)[0].text
+
+
 def test_a_damaged_index_says_how_to_get_back(tmp_path):
     """A data file of the chunks table deleted (by hand, by a disk): ``docs-rag search`` ended in a
     LanceDB traceback, and every ingest failed on ``lance error: Not found`` with no way back named.

@@ -384,6 +384,8 @@ def run_stdio(config_path: str | Path | None = None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    if sys.stdin is None or sys.stdout is None:  # started with stdin or stdout closed: no client, no request
+        return
     server = create_server(config_path)
 
     wire = _Wire()
