@@ -22,6 +22,9 @@ __all__ = ["MAX_YAML_VALUES", "YamlNotText", "YamlTooLarge", "load_yaml"]
 #: the most values (scalars, lists, mappings, keys) a document's YAML block may expand to
 MAX_YAML_VALUES = 100_000
 
+#: the most digits an integer may have (Python's own limit for converting text, sys.get_int_max_str_digits)
+MAX_INT_DIGITS = 4_300
+
 
 class YamlTooLarge(yaml.YAMLError):
     """A YAML block whose aliases expand it past :data:`MAX_YAML_VALUES` or make it contain itself."""
@@ -62,6 +65,12 @@ def _load(text: str, max_values: int) -> Any:
             raise YamlNotText(problem=f"the string holds \\u{ord(m.group()):04x}, an escape for half of a UTF-16 "
                                       "surrogate pair, which is not a Unicode character; write the character itself "
                                       "(or its \\U escape) or remove the escape", problem_mark=n.start_mark)
+        if (isinstance(n, yaml.ScalarNode) and n.tag == "tag:yaml.org,2002:int"
+                and sum(c.isdigit() for c in n.value) > MAX_INT_DIGITS):
+            # Python refuses to convert more than 4,300 digits (a ValueError, not a YAML error)
+            raise yaml.MarkedYAMLError(problem=f"the number has more than {MAX_INT_DIGITS:,} digits, more than an "
+                                               "integer may have here; quote it to keep it as text",
+                                       problem_mark=n.start_mark)
         if isinstance(n, yaml.SequenceNode):
             total += sum(size(c) for c in n.value)
         elif isinstance(n, yaml.MappingNode):

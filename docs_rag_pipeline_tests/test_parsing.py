@@ -705,6 +705,10 @@ def test_a_lone_surrogate_escape_in_yaml_is_a_parse_error_not_a_failed_run() -> 
             parse_document('---\ntitle: T\ndescription: "bad \\udc80 byte"\n---\n\n# H\n\ntext\n', fmt=fmt, path=path)
     page = parse_document('---\ntitle: "smile \\U0001F600"\n---\n\n# H\n\ntext\n', fmt="markdown", path="guide/p.md")
     assert page.metadata["title"] == "smile \U0001F600"
+    # an integer of more than 4,300 digits: Python's int() refused it with a bare ValueError
+    with pytest.raises(ParseError, match=r"^big\.md: invalid YAML frontmatter \(the number has more than 4,300 "
+                                         r"digits, .* quote it to keep it as text in \"big\.md\", line 2, column 10:"):
+        parse_document("---\nversion: " + "9" * 5000 + "\n---\n# Big\n\ntext\n", fmt="markdown", path="big.md")
 
 
 def test_no_parser_hands_on_a_lone_surrogate() -> None:
