@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from ._console import main
 
 sys.exit(main())

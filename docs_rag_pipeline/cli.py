@@ -882,8 +882,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
-              "run the command again to finish", file=sys.stderr)
+        from ._console import STOPPED
+
+        print(STOPPED, file=sys.stderr)
         return 130
     except LockTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)

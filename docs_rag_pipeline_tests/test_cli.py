@@ -155,3 +155,39 @@ def test_an_unlucky_environment_is_named_before_any_work(guide, tmp_path):
     assert out.returncode == 2 and f"error: --json: {tmp_path} is a folder" in out.stderr, out.stderr
     out = _run(["eval", "--json", str(tmp_path / "no" / "such.json")], guide)
     assert out.returncode == 2 and f"--json: the folder {tmp_path / 'no'} does not exist" in out.stderr
+
+
+def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide, tmp_path):
+    """A Ctrl-C in the first second of any command (while pydantic, numpy and the rest are imported)
+    ended in a KeyboardInterrupt traceback out of an import. An import hook holds the import of the
+    config module until the signal comes (no timing: the hook writes a file when it starts waiting)."""
+    import signal
+    import textwrap
+    import time
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    started = tmp_path / "importing"
+    (hook / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import sys, time
+        class Hold:
+            def find_spec(self, name, path=None, target=None):
+                if name == "docs_rag_pipeline.config":
+                    open({str(started)!r}, "w").close()
+                    time.sleep(120)
+                return None
+        sys.meta_path.insert(0, Hold())
+    """))
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide),
+           "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([*DOCS_RAG, "sources"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    deadline = time.monotonic() + 120
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
+                           "run the command again to finish")
