@@ -751,7 +751,8 @@ def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -
     <div role="tabpanel" hidden=""><pre><code>yarn add frobnicate</code></pre></div></div></div>
     <p style="color: red; display:none !important">Placeholder zebra.</p>
     <p style="visibility: hidden">Invisible quokka.</p><div hidden>Hidden platypus.</div>
-    <header hidden><h2>Hidden header</h2></header>
+    <header hidden><h2>Hidden header</h2></header><span style="font-size: 0px">Tiny wombat.</span>
+    <select><option>v1.0 yak</option></select><textarea>Typed echidna.</textarea>
     </main></body></html>"""
     page = parse_html(docusaurus, url="https://x.dev/install/")
     assert [s.text for s in page.sections] == [

@@ -25,7 +25,7 @@ __all__ = ["declared_charset", "decode_html", "parse_html"]
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _ALWAYS_REMOVE = [
     "script", "style", "noscript", "nav", "footer", "form", "template", "svg", "button",
-    "iframe", "object", "canvas", "video", "audio", "dialog", "link", "meta",
+    "iframe", "object", "canvas", "video", "audio", "dialog", "link", "meta", "select", "textarea", "datalist",
 ]  # fmt: skip
 _CHROME_RE = re.compile(
     r"sidebar|breadcrumb|cookie|edit-?this-?page|headerlink|hash-link|skip-?link|skip-to-content"
@@ -45,7 +45,8 @@ _TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ")
 _SITE_SUFFIX_RE = re.compile(r"\b(?:documentation|docs)\b", re.I)
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
 _SKIPPED_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
-_INVISIBLE_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)", re.I)
+_INVISIBLE_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0*)?"
+                                 r"(?:px|pt|em|rem|%)?)\s*(?:!important\s*)?(?:;|$)", re.I)
 
 
 def _norm(text: str) -> str:
