@@ -180,8 +180,10 @@ def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide,
     """))
     env = {**os.environ, "DOCS_RAG_CONFIG": str(guide),
            "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    # a terminal's Ctrl-C: SIGINT at its default (a background job of a script, as `make test &`, starts
+    # with it ignored, and Python then never turns it into KeyboardInterrupt)
     proc = subprocess.Popen([*DOCS_RAG, "sources"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
