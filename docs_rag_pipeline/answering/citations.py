@@ -174,7 +174,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     for sep, stmt in statements(text):
         pending = max(pending, sep, key=len)
         parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
-        cited = [n.strip() for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+        cited = _marker_digits(parts[0::2])
         bad = [n for n in cited if not 1 <= number(n) <= len(hits)]
         if bad:
             shown = bad[0] if len(bad[0]) <= 20 else f"{bad[0][:12]}… ({len(bad[0])} digits)"
@@ -247,7 +247,7 @@ def _unlinked(text: str, hits: Sequence[Hit]) -> str:
         return m.group(5) or ""  # <a href=…>text</a>: the text
 
     out = _LINK_RE.sub(repl, text)
-    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out) if out != text else out
+    return _single_spaces(out) if out != text else out
 
 
 def _joined(seps: list[str], kept: list[tuple[str, list[int]]]) -> str:
@@ -257,16 +257,25 @@ def _joined(seps: list[str], kept: list[tuple[str, list[int]]]) -> str:
                    for sep, (s, nums) in zip(seps, kept))
 
 
+def _marker_digits(texts: Sequence[str]) -> list[str]:
+    """The numbers the citation markers in ``texts`` (pieces of text outside code) write, in order."""
+    return [n.strip() for p in texts for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+
+
 def _markers_read(answer: str) -> list[int]:
     """The citation numbers a reader of the whole answer sees outside code, in order."""
-    return [number(n) for p in _parts(answer)[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
+    return [number(n) for n in _marker_digits(_parts(answer)[0::2])]
+
+
+def _single_spaces(text: str) -> str:
+    """``text`` with the runs of spaces that a removed piece left between two words made one."""
+    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text)
 
 
 def _without_lone_ticks(statement: str) -> str:
     """``statement`` without the backticks that open no code span or block within it."""
     parts = _parts(statement)
-    parts[0::2] = [re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", p.replace("`", "")) if "`" in p else p
-                   for p in parts[0::2]]
+    parts[0::2] = [_single_spaces(p.replace("`", "")) if "`" in p else p for p in parts[0::2]]
     return "".join(parts)
 
 
