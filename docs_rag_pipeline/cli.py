@@ -133,7 +133,7 @@ def _disk_full_steps(failures: list[tuple[str, str]]) -> None:
     import errno
 
     for step, msg in failures:
-        if any(e in msg.lower() for e in _DISK_ERRORS) or "os error 28" in msg.lower():
+        if _says_disk_full(msg):
             raise OSError(errno.ENOSPC, f"step {step} failed: {msg.splitlines()[0][:200]}")
 
 
@@ -925,8 +925,15 @@ def damaged_index_hint(message: str, storage: str | Path | None = None) -> str |
             f"delete {where} and run `docs-rag ingest` ({after})")
 
 
-#: what SQLite (Dagster's run storage, the stores beside the index) and the OS say when a disk is full
-_DISK_ERRORS = ("database or disk is full", "disk i/o error", "no space left on device")
+#: what SQLite (Dagster's run storage, the stores beside the index), the OS and Rust's I/O errors
+#: (LanceDB, Polars: "… (os error 28)") say when a disk is full
+_DISK_ERRORS = ("database or disk is full", "disk i/o error", "no space left on device", "os error 28")
+
+
+def _says_disk_full(message: str) -> bool:
+    """Whether an error message says the disk is full or failing."""
+    text = message.lower()
+    return any(e in text for e in _DISK_ERRORS)
 
 
 def _disk_failure(exc: BaseException) -> str | None:
@@ -938,9 +945,7 @@ def _disk_failure(exc: BaseException) -> str | None:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        text = str(cur).lower()
-        if (isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT)) or \
-                any(e in text for e in _DISK_ERRORS):
+        if (isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT)) or _says_disk_full(str(cur)):
             detail = str(cur).splitlines()[0][:200] if str(cur) else type(cur).__name__
             return f"is full or failing: {detail}"
         cur = cur.__cause__ or cur.__context__

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import hashlib
-
 import json
 import logging
 import os
@@ -149,10 +148,13 @@ class ChunksTable:
         return self._handle
 
     # ---- reads -------------------------------------------------------------------------------
-    def _scan(self, where: str | None, columns: list[str] | None = None) -> pa.Table:
+    def _scan(self, where: str | None, columns: list[str] | None = None, *, version: int | None = None) -> pa.Table:
         tbl = self.open()
         if tbl is None:
             return pa.table({c: [] for c in (columns or CHUNK_COLUMNS)})
+        if version is not None:
+            tbl = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
+            tbl.checkout(version)
         n = tbl.count_rows(where) if where else tbl.count_rows()
         if n == 0:
             return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
@@ -220,14 +222,9 @@ class ChunksTable:
         """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same
         rows have the same fingerprint (chunk ids are made from the text). Tells whether a version
         the version log lists is the one served, whatever index or compaction versions came after."""
-        tbl = self.open()
-        if tbl is None:
+        if self.open() is None:
             return ""
-        if version is not None:
-            tbl = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
-            tbl.checkout(version)
-        n = tbl.count_rows()
-        ids = tbl.search().select(["chunk_id"]).limit(max(n, 1)).to_arrow()["chunk_id"].to_pylist() if n else []
+        ids = self._scan(None, ["chunk_id"], version=version)["chunk_id"].to_pylist()
         return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
 
     # ---- writes ------------------------------------------------------------------------------

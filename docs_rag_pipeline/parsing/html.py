@@ -214,7 +214,7 @@ def _tags(root: Tag, names: set[str] | frozenset[str] | list[str]) -> list[Tag]:
     return [el for el in root.descendants if isinstance(el, Tag) and el.name in wanted]
 
 
-def _label_tab_panels(root: Tag) -> None:
+def _label_tab_panels(root: Tag, soup: BeautifulSoup) -> None:
     """Tabbed content (Docusaurus, Starlight, sphinx-tabs): every panel is content, the ones not
     shown first included (they carry ``hidden``). Each panel gets its tab's label as a lead-in line
     (``Yarn:``) and the row of tab labels goes, so "npm Yarn pnpm" is not indexed as a list and each
@@ -241,7 +241,7 @@ def _label_tab_panels(root: Tag) -> None:
             if panel is None or not label or panel.get("data-rag-tab"):
                 continue
             panel["data-rag-tab"] = label
-            lead = BeautifulSoup("", "lxml").new_tag("p")
+            lead = soup.new_tag("p")
             lead.string = f"{label}:"
             panel.insert(0, lead)
             labelled += 1
@@ -250,8 +250,8 @@ def _label_tab_panels(root: Tag) -> None:
 
 
 def _invisible(el: Tag) -> bool:
-    """Not shown to a reader: ``hidden`` or an inline ``display: none``/``visibility: hidden``. A
-    tab panel is the exception: it is hidden only until its tab is clicked."""
+    """Not shown to a reader: ``hidden`` or an inline ``display: none``, ``visibility: hidden`` or
+    ``font-size: 0``. A tab panel is the exception: it is hidden only until its tab is clicked."""
     if _attr(el, "role") == "tabpanel":
         return False
     return el.has_attr("hidden") or bool(_INVISIBLE_STYLE_RE.search(_attr(el, "style")))
@@ -540,8 +540,8 @@ MAX_NESTING = 120
 
 
 def _too_deep(soup: BeautifulSoup) -> list[Tag]:
-    """The elements at depth ``MAX_NESTING // 2`` whose subtree reaches below ``MAX_NESTING``, in
-    document order: one walk, without recursion."""
+    """The elements at depth ``MAX_NESTING // 2`` whose subtree reaches below ``MAX_NESTING``: one
+    walk, without recursion."""
     limit = MAX_NESTING // 2
     found: dict[int, Tag] = {}
     stack: list[tuple[Tag, int, Tag | None]] = [(soup, 0, None)]
@@ -647,7 +647,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
         anchor = _explicit_anchor(heading, root)
         if anchor:
             heading["data-rag-anchor"] = anchor
-    _label_tab_panels(root)
+    _label_tab_panels(root, soup)
     _remove_chrome(root)
 
     builder = SectionBuilder()

@@ -220,8 +220,6 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
     return server
 
 
-
-
 def mend_line(line: str) -> str:
     """A JSON-RPC line whose strings hold lone UTF-16 surrogates (``"\\ud800"``), which the SDK's JSON
     parser rejects without a reply: each becomes U+FFFF, which the tools refuse as not valid text,
