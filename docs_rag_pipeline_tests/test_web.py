@@ -22,6 +22,7 @@ from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 from urllib.parse import urljoin, urlsplit
 
 import pytest
@@ -827,6 +828,80 @@ def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> N
         again = refresh.refresh(ctx, "dup", log=lambda m: None)
     assert again.pages_new == again.pages_deleted == again.pages_changed == 0 and again.pages_unchanged == 3
     assert set(indexed(cfg, "dup")) == {srv.url + "/", srv.url + "/guide", srv.url + "/a.html"}
+
+
+def test_a_page_whose_canonical_page_has_its_text_is_indexed_once_there(tmp_path: Path) -> None:
+    """``<link rel="canonical">`` was not read: ``/stable/guide.html``, ``/latest/guide.html`` and a
+    print view (the same text under other chrome or a version string, so not the same bytes) were
+    indexed as three pages and every answer came three times. A page is left out for its canonical
+    URL when that URL is a page of the crawl with its text; a canonical naming the home page on every
+    page (a misconfigured site), a loop of canonicals or one off the site keeps the page. A reparse
+    from the cache leaves out the same pages, same-bytes URLs included (it indexed them all)."""
+    site = {"canon": False}
+    text = ("<p>The flux capacitor is calibrated with the calibrate command, which reads the drift "
+            "table and writes the offsets.</p><p>Run it after every firmware update.</p>")
+
+    def guide(version: str, canonical: str | None, chrome: str = "") -> Callable:
+        head = f'<link rel="canonical" href="{canonical}">' if canonical else ""
+        return lambda h: h.reply(200, page(f"Guide {version}", chrome + text).replace("</title>", "</title>" + head))
+
+    def stable(h) -> None:  # noqa: ANN001
+        guide("2.1", "/latest/guide.html" if site["canon"] else None)(h)
+
+    routes = {
+        "/": lambda h: h.reply(200, page("Home", "<p>Welcome to the docs of the time machine.</p>", links=(
+            "stable/guide.html", "latest/guide.html", "print/guide.html", "other.html", "loop-a.html",
+            "loop-b.html", "away.html", "dup", "dup/"))),
+        "/stable/guide.html": stable,
+        "/latest/guide.html": guide("2.2", "/latest/guide.html"),
+        "/print/guide.html": guide("2.2", "../latest/guide.html", chrome="<p>Printed view.</p>"),
+        "/other.html": lambda h: h.reply(200, page("Other", "<p>Avocets sweep their upturned bills through the mud.</p>")
+                                         .replace("</title>", '</title><link rel="canonical" href="/">')),
+        "/loop-a.html": lambda h: h.reply(200, page("A", "<p>Herons stand still in shallow water.</p>")
+                                          .replace("</title>", '</title><link rel="canonical" href="loop-b.html">')),
+        "/loop-b.html": lambda h: h.reply(200, page("B", "<p>Herons stand still in shallow water for hours.</p>")
+                                          .replace("</title>", '</title><link rel="canonical" href="loop-a.html">')),
+        "/away.html": lambda h: h.reply(200, page("Away", "<p>Plovers run and stop on the sand.</p>")
+                                        .replace("</title>", '</title><link rel="canonical" '
+                                                 'href="https://elsewhere.example/away.html">')),
+        "/dup": lambda h: h.reply(200, page("Dup", "<p>Terns dive for sand eels.</p>")),
+        "/dup/": lambda h: h.reply(200, page("Dup", "<p>Terns dive for sand eels.</p>")),
+    }
+    with scripted_server(routes) as srv:
+        u = srv.url
+        cfg = write_web_config(tmp_path, "canon", seed_urls=[u + "/"], sitemaps="off", max_removed_share=1)
+        ctx = Context(load_config(cfg))
+        first = refresh.refresh(ctx, "canon", log=lambda m: None)
+        everything = {u + p for p in ("/", "/stable/guide.html", "/latest/guide.html", "/other.html",
+                                      "/loop-a.html", "/loop-b.html", "/away.html", "/dup")}
+        assert set(indexed(cfg, "canon")) == everything
+        assert first.pages_new == len(everything)
+
+        site["canon"] = True  # the site names /latest/ canonical for /stable/ too: the indexed copy goes
+        lines: list[str] = []
+        second = refresh.refresh(ctx, "canon", log=lines.append)
+        want = everything - {u + "/stable/guide.html"}
+        assert set(indexed(cfg, "canon")) == want
+        assert second.pages_deleted == 1
+        assert (f"[FETCH] skipped {u}/stable/guide.html: its canonical page is {u}/latest/guide.html, "
+                "indexed: removed when the crawl completes") in lines
+        assert any(ln.startswith(f"[FETCH] {u}/other.html: its canonical {u}/ holds") for ln in lines)
+        assert any(ln.startswith(f"[FETCH] {u}/loop-a.html: its canonical {u}/loop-b.html names another") for ln in lines)
+        assert any(ln.startswith(f"[FETCH] {u}/away.html: its canonical https://elsewhere.example/away.html is not "
+                                 "crawled (outside allowed_domains") for ln in lines)
+        hits = search("calibrate the flux capacitor drift table offsets", top_k=5, config=cfg)
+        assert hits and {h.page_url for h in hits if "flux" in h.text} == {u + "/latest/guide.html"}
+
+        third = refresh.refresh(ctx, "canon", log=lambda m: None)
+        assert third.pages_new == third.pages_deleted == third.pages_changed == 0
+        assert set(indexed(cfg, "canon")) == want
+
+        reparse_lines: list[str] = []
+        again = refresh.refresh(ctx, "canon", mode="reparse", log=reparse_lines.append)
+    assert set(indexed(cfg, "canon")) == want
+    assert again.pages_new == again.pages_deleted == 0
+    assert f"[FETCH] cache {u}/dup/: skipped: same content as {u}/dup" in reparse_lines
+    assert f"[FETCH] cache {u}/stable/guide.html: skipped: its canonical page is {u}/latest/guide.html" in reparse_lines
 
 
 def test_an_index_html_whose_folder_is_not_served_is_fetched_as_linked(tmp_path: Path) -> None:

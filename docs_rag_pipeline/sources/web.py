@@ -35,6 +35,7 @@ from ..config import SourceConfig
 from ..http_deadline import read1, within
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
+from .canonical import canonical_drops, canonical_link, keep_first
 
 __all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -467,6 +468,7 @@ class _Crawl:
         self.folded: dict[str, str] = {}  # a folder URL → the .../index.html link folded into it
         self.duplicates: set[str] = set()  # URLs whose content another URL has (bodies stay cached)
         self.nofollow: set[str] = set()  # pages whose links are not followed
+        self.canonical: dict[str, str] = {}  # a page → the other URL its rel=canonical names
         self.mode = mode
         self.manifest = Manifest(src.workdir / "raw")
         self.session = requests.Session()
@@ -789,17 +791,12 @@ class _Crawl:
 
     def duplicate(self, url: str, digest: str) -> bool:
         """Whether another URL of this crawl served the same bytes (``/guide`` and ``/guide/``,
-        ``a.html`` and ``A.HTML``): one page, indexed once. The URL kept is the one already indexed,
-        else the shortest, else one in lower case, else the first in order, whichever came first, so a
-        refresh keeps the same."""
+        ``a.html`` and ``A.HTML``): one page, indexed once, the URL :func:`keep_first` picks."""
         other = self.by_hash.setdefault(digest, url)
         if other == url:
             return False
-
-        def rank(u: str) -> tuple[bool, int, bool, str]:
-            return (u not in self.state, len(u), u != u.lower(), u)
-
-        keep, drop = (url, other) if rank(url) < rank(other) else (other, url)
+        keep = keep_first((url, other), self.state)
+        drop = other if keep == url else url
         self.by_hash[digest] = keep
         self.duplicates.add(drop)
         self.duplicates.discard(keep)
@@ -808,6 +805,39 @@ class _Crawl:
         gone = ", indexed: removed when the crawl completes" if drop in self.state else ""
         self.skip(drop, "same content", f"same content as {keep}{gone}")
         return drop == url
+
+    def note_canonical(self, url: str, text: str, depth: int) -> None:
+        """Remember the other URL the page names as canonical, and crawl it: whether the page is
+        left out for it is decided when the crawl is over (:func:`canonical_drops`)."""
+        link = canonical_link(text, url)
+        canon = self.normalize(link) if link else None
+        if canon is None or canon == url:
+            return
+        why = self.reject(canon, check_depth=False)
+        if why:
+            self.log(f"[FETCH] {url}: its canonical {canon} is not crawled ({why.detail}); the page is indexed")
+            return
+        self.canonical[url] = canon
+        self.consider(canon, depth, via=f"canonical of {url}")
+
+    def cached_text(self, url: str) -> str | None:
+        data = self.manifest.read_body(url)
+        return None if data is None else decode_body(data, self.manifest.pages[url].get("charset"))
+
+    def leave_out_canonical_duplicates(self) -> None:
+        """Pages whose canonical URL is a page of this crawl with their text: left out for it."""
+        if not self.canonical:
+            return
+        live = [u for u, p in self.pages.items() if p.status != "failed"]
+        drops, notes = canonical_drops(self.canonical, live, self.cached_text,
+                                       content_selector=self.cfg.content_selector)
+        for line in notes:
+            self.log(f"[FETCH] {line}")
+        for url, canon in drops.items():
+            self.pages.pop(url, None)
+            self.duplicates.add(url)  # its body stays cached, for the next refresh's conditional GET
+            gone = ", indexed: removed when the crawl completes" if url in self.state else ""
+            self.skip(url, "canonical", f"its canonical page is {canon}{gone}")
 
     def follow_links(self, text: str, url: str, depth: int) -> None:
         if url in self.nofollow:
@@ -923,6 +953,7 @@ class _Crawl:
         note = {"unchanged": "", "new": ", not indexed yet: body from the cache",
                 "changed": ", the index holds another version: body from the cache"}.get(status, "")
         self.log(f"[FETCH] 304 {url}{note}")
+        self.note_canonical(url, text, depth)
         self.follow_links(text, url, depth)
         return True
 
@@ -956,6 +987,7 @@ class _Crawl:
         if f.truncated:
             self.log(f"[FETCH] cut off {url}: the body is over max_bytes ({self.cfg.max_bytes} bytes); "
                      "only its first max_bytes are indexed")
+        self.note_canonical(url, text, depth)
         self.follow_links(text, url, depth)
 
     # -- the whole crawl -----------------------------------------------------------------------
@@ -1010,6 +1042,7 @@ class _Crawl:
         if stopped is None and self.state and not (self.fetched or self.not_modified):
             stopped = "no page could be fetched (check seed_urls and that the site is up)"
         complete = stopped is None
+        self.leave_out_canonical_duplicates()
 
         present = set(self.pages)
         page_count = sum(p.status != "failed" for p in self.pages.values())
@@ -1138,9 +1171,10 @@ class WebSource(Source):
             pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest, format="html",
                               body=text, status=status, metadata={"fetched_at": entry.get("fetched_at")})
             log(f"[FETCH] cache {url}: {status}, {_size(len(data))} from the cache")
+        left_out = self._one_page_per_content(pages, manifest, state, log)
         kept = 0
         for url, digest in state.items():
-            if url not in pages and url not in noindex and url not in excluded:
+            if url not in pages and url not in noindex and url not in excluded and url not in left_out:
                 kept += 1
                 pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest,
                                   format="html", body=None, status="unchanged")
@@ -1149,7 +1183,42 @@ class WebSource(Source):
         notes: dict[str, object] = {"from_cache": len(pages) - kept, "cache_missing": missing,
                                     "kept_without_cache": kept, "fetched": 0, "not_modified": 0,
                                     "skipped": {k: v for k, v in (("noindex", len(noindex)),
-                                                                  ("excluded by the settings", len(excluded))) if v},
-                                    "failed": 0, "removed": sum(u in state for u in (*noindex, *excluded))}
-        return ScanResult(pages=list(pages.values()), deleted=sorted(u for u in (*noindex, *excluded) if u in state),
+                                                                  ("excluded by the settings", len(excluded)),
+                                                                  ("same page", len(left_out))) if v},
+                                    "failed": 0, "removed": sum(u in state for u in (*noindex, *excluded, *left_out))}
+        return ScanResult(pages=list(pages.values()),
+                          deleted=sorted(u for u in (*noindex, *excluded, *left_out) if u in state),
                           complete=True, notes=notes)
+
+    def _one_page_per_content(self, pages: dict[str, Page], manifest: Manifest, state: dict[str, str],
+                              log: Log) -> list[str]:
+        """A reparse leaves out what a crawl does (:mod:`.canonical`): a cached URL with the same bytes as
+        another, a page whose canonical page holds its text. Returns the URLs left out."""
+        left_out: list[str] = []
+        by_hash: dict[str, list[str]] = {}
+        for url, p in pages.items():
+            by_hash.setdefault(p.content_hash, []).append(url)
+        for urls in by_hash.values():
+            keep = keep_first(urls, state)
+            for url in sorted(set(urls) - {keep}):
+                pages.pop(url)
+                left_out.append(url)
+                log(f"[FETCH] cache {url}: skipped: same content as {keep}" + (", indexed: removed" if url in state else ""))
+        declared: dict[str, str] = {}
+        for url, p in pages.items():
+            link = canonical_link(p.body or "", url)
+            canon = normalize_url(link, allow_patterns=self.cfg.allow_patterns) if link else None
+            if canon and canon != url and not config_rejection(self.cfg, self.allowed_domains, canon, seed=False):
+                declared[url] = canon
+
+        def text_of(url: str) -> str | None:
+            return pages[url].body
+
+        drops, notes = canonical_drops(declared, pages, text_of, content_selector=self.cfg.content_selector)
+        for line in notes:
+            log(f"[FETCH] cache {line}")
+        for url, canon in drops.items():
+            pages.pop(url)
+            left_out.append(url)
+            log(f"[FETCH] cache {url}: skipped: its canonical page is {canon}" + (", indexed: removed" if url in state else ""))
+        return left_out
