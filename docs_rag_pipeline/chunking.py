@@ -152,21 +152,28 @@ def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
+    counted: dict[str, int] = {}  # a word's tokens, counted once however often it comes back
+
+    def word_count(w: str) -> int:
+        n = counted.get(w)
+        if n is None:
+            n = counted[w] = count(w)
+        return n
+
     for unit in units:
         n = count(unit)
         if n > limit:
             buf: list[str] = []
             buf_n = 0
-            words: list[str] = []
+            words: list[tuple[str, int]] = []
             for w in unit.split(" "):  # a "word" longer than the budget (a blob, a URL) is cut by characters
-                wn = count(w)
+                wn = word_count(w)
                 if wn <= limit:
-                    words.append(w)
+                    words.append((w, wn))
                     continue
                 step = max(1, len(w) * limit // (2 * wn))
-                words.extend(w[i:i + step] for i in range(0, len(w), step))
-            for w in words:
-                wn = count(w)
+                words.extend((part, word_count(part)) for part in (w[i:i + step] for i in range(0, len(w), step)))
+            for w, wn in words:
                 if buf and buf_n + wn > limit:
                     if cur:
                         pieces.append(joiner.join(cur))
