@@ -66,18 +66,21 @@ def _triples(html: str, url: str, content_selector: str | None) -> set[tuple[str
     return set(zip(words, words[1:], words[2:]))
 
 
-def covered_share(html: str, url: str, canonical_html: str, canonical_url: str, *,
-                  content_selector: str | None = None) -> float:
-    """The share of the page's word triples that its canonical page holds (1.0 for a page with no
-    text; 0.0 when either page cannot be parsed)."""
+def _safe_triples(html: str | None, url: str, content_selector: str | None) -> set[tuple[str, ...]] | None:
+    if html is None:
+        return None
     try:
-        mine = _triples(html, url, content_selector)
-        if not mine:
-            return 1.0
-        theirs = _triples(canonical_html, canonical_url, content_selector)
-    except Exception:  # a page the parser cannot read: keep it, never lose it
+        return _triples(html, url, content_selector)
+    except Exception:  # a page the parser cannot read: no triples, so nothing is left out for it
+        return None
+
+
+def covered_share(mine: set[tuple[str, ...]] | None, theirs: set[tuple[str, ...]] | None) -> float:
+    """The share of a page's word triples that its canonical page holds (1.0 for a page with no
+    text; 0.0 when either page could not be read)."""
+    if mine is None or theirs is None:
         return 0.0
-    return len(mine & theirs) / len(mine)
+    return len(mine & theirs) / len(mine) if mine else 1.0
 
 
 def canonical_drops(declared: Mapping[str, str], pages: Iterable[str], text_of: Callable[[str], str | None], *,
@@ -92,6 +95,13 @@ def canonical_drops(declared: Mapping[str, str], pages: Iterable[str], text_of: 
     live = set(pages)
     drops: dict[str, str] = {}
     notes: list[str] = []
+    read: dict[str, set[tuple[str, ...]] | None] = {}  # one parse a page, however many name it canonical
+
+    def triples(url: str) -> set[tuple[str, ...]] | None:
+        if url not in read:
+            read[url] = _safe_triples(text_of(url), url, content_selector)
+        return read[url]
+
     for url, canon in sorted(declared.items()):
         if url not in live:
             continue
@@ -102,10 +112,7 @@ def canonical_drops(declared: Mapping[str, str], pages: Iterable[str], text_of: 
             notes.append(f"{url}: its canonical {canon} names another canonical ({declared[canon]}); "
                          "the page is indexed")
             continue
-        mine, theirs = text_of(url), text_of(canon)
-        if mine is None or theirs is None:
-            continue
-        share = covered_share(mine, url, theirs, canon, content_selector=content_selector)
+        share = covered_share(triples(url), triples(canon))
         if share < CANONICAL_SHARE:
             notes.append(f"{url}: its canonical {canon} holds {share:.0%} of its text (less than "
                          f"{CANONICAL_SHARE:.0%}): not the same page, so it is indexed")

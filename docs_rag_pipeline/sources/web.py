@@ -815,7 +815,7 @@ class _Crawl:
             return
         why = self.reject(canon, check_depth=False)
         if why:
-            self.log(f"[FETCH] {url}: its canonical {canon} is not crawled ({why.detail}); the page is indexed")
+            self._log_url(f"[FETCH] {url}: its canonical {canon} is not crawled ({why.detail}); the page is indexed")
             return
         self.canonical[url] = canon
         self.consider(canon, depth, via=f"canonical of {url}")
@@ -832,7 +832,7 @@ class _Crawl:
         drops, notes = canonical_drops(self.canonical, live, self.cached_text,
                                        content_selector=self.cfg.content_selector)
         for line in notes:
-            self.log(f"[FETCH] {line}")
+            self._log_url(f"[FETCH] {line}")
         for url, canon in drops.items():
             self.pages.pop(url, None)
             self.duplicates.add(url)  # its body stays cached, for the next refresh's conditional GET
