@@ -119,6 +119,68 @@ def test_idle_connections_do_not_lock_other_clients_out(index):
     assert "connection limit" not in out, out
 
 
+def _raw_request(url: str, head: str, parts: list[bytes] = ()) -> tuple[int, dict]:  # type: ignore[assignment]
+    """Send ``head`` (request line and headers) and ``parts`` of the body over one socket; the status
+    and JSON body of the answer. A server that stops reading early may refuse the rest: that is fine."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as s:
+        s.sendall(head.encode())
+        for part in parts:
+            try:
+                s.sendall(part)
+            except OSError:
+                break
+        data = b""
+        while b"\r\n\r\n" not in data:
+            got = s.recv(65536)
+            assert got, f"the server closed the connection without an answer: {data!r}"
+            data += got
+        top, _, rest = data.partition(b"\r\n\r\n")
+        lines = top.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            got = s.recv(65536)
+            if not got:
+                break
+            rest += got
+    return int(lines[0].split()[1]), json.loads(rest[:length] or b"null")
+
+
+def _chunked(body: bytes, size: int = 8192) -> list[bytes]:
+    return [b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size]) for i in range(0, len(body), size)] + [b"0\r\n\r\n"]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_body_over_the_limit_is_refused_before_it_is_read(index, workers):
+    """Under waitress a body "over 64 KiB" was read in full (up to 1 GiB, into a temp file, token or
+    not) before the 413; under gunicorn a chunked body was cut at 64 KiB without a word (a 400, or an
+    answer to its first 64 KiB). Now a Content-Length over the limit is refused once the headers are
+    in (the test sends none of the 400 MB), a chunked body once it passes the limit, both with the
+    API's JSON 413; a body of exactly 64 KiB, with or without Content-Length, is answered."""
+    from docs_rag_pipeline.serve.api import MAX_BODY_BYTES
+
+    proc, url = _start(index, "--workers", workers, "--threads", "2")
+    post = "POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+    try:
+        status, body = _raw_request(url, post + f"Content-Length: {400 * 2**20}\r\n\r\n")
+        assert (status, body["error"]["code"]) == (413, "too_large"), body
+
+        padded = json.dumps({"query": "ZX81_QUANTUM_FLUX", "pad": "x" * 200_000}).encode()
+        status, body = _raw_request(url, post + "Transfer-Encoding: chunked\r\n\r\n", _chunked(padded))
+        assert (status, body["error"]["code"]) == (413, "too_large"), body
+
+        exact = b'{"query": "ZX81_QUANTUM_FLUX"}'.ljust(MAX_BODY_BYTES)  # JSON may end in white space
+        status, body = _raw_request(url, post + f"Content-Length: {len(exact)}\r\n\r\n", [exact])
+        assert status == 200 and body["hits"], body
+        status, body = _raw_request(url, post + "Transfer-Encoding: chunked\r\n\r\n", _chunked(exact))
+        assert status == 200 and body["hits"], body
+        status, body = _raw_request(url, post + "Transfer-Encoding: chunked\r\n\r\n", _chunked(exact + b" "))
+        assert (status, body["error"]["code"]) == (413, "too_large"), body
+    finally:
+        _stop(proc)
+
+
 def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)

@@ -300,6 +300,24 @@ class RateLimiter:
 
 # ---- request helpers ----------------------------------------------------------------------------
 
+def _body_bytes() -> bytes:
+    """The request body; 413 when it is over :data:`MAX_BODY_BYTES`, with or without Content-Length.
+    A chunked body is read only to one byte past the limit (werkzeug's stream stops at the limit
+    without a word, so a cut body was read as the whole: a 400, or an answer to its first 64 KiB)."""
+    cached = g.get("body_bytes")
+    if cached is None:
+        data = bytearray()
+        while len(data) <= MAX_BODY_BYTES:
+            part = request.stream.read(MAX_BODY_BYTES + 1 - len(data))
+            if not part:
+                break
+            data += part
+        if len(data) > MAX_BODY_BYTES:
+            raise ApiError(413, "too_large", f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        cached = g.body_bytes = bytes(data)
+    return cached
+
+
 def _json() -> Any:
     """The request's JSON body (None when it does not parse); 415 for another media type."""
     if not request.is_json:
@@ -314,7 +332,7 @@ def _json() -> Any:
         raise ApiError(400, "invalid_json", f"{name} is not a JSON number; send a finite number")
 
     try:
-        return json.loads(request.get_data(cache=True), parse_constant=constant)
+        return json.loads(_body_bytes(), parse_constant=constant)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
     except ValueError as exc:
@@ -428,7 +446,7 @@ def launch_refresh(url: str, source: str) -> dict[str, Any]:
 
 def create_app(*, config_path: str | None = None) -> Flask:
     app = Flask(__name__, static_folder=str(PAGE_DIR), static_url_path="/static")
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES + 1  # the stream stops one byte past: see _body_bytes
     app.json.sort_keys = True  # type: ignore[attr-defined]
     limiter = RateLimiter()
 

@@ -83,16 +83,59 @@ def raise_open_files_limit(wanted: int) -> int:
     return soft
 
 
+#: what waitress's own refusals are called in the API's JSON errors (the rest: the reason in lower case)
+_WAITRESS_ERRORS = {400: "bad_request", 413: "too_large", 431: "headers_too_large", 501: "not_implemented"}
+
+
+def _json_errors(server: Any) -> None:
+    """Waitress's own refusals (a body over the limit, headers too large, a malformed request) as the
+    API's JSON errors, as docs/interfaces/http.md promises for every error, instead of plain text."""
+    import json
+
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    from .api import MAX_BODY_BYTES
+
+    class JsonErrorTask(ErrorTask):
+        def execute(self) -> None:
+            e = self.request.error
+            code = _WAITRESS_ERRORS.get(e.code) or e.reason.lower().replace(" ", "_")
+            message = (f"the request body is larger than {MAX_BODY_BYTES} bytes" if e.code == 413
+                       else f"{e.reason}: {e.body}")
+            body = json.dumps({"error": {"code": code, "message": message, "trace_id": None}}).encode()
+            self.status = f"{e.code} {e.reason}"
+            self.response_headers.append(("Content-Type", "application/json"))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class JsonErrorChannel(HTTPChannel):
+        error_task_class = JsonErrorTask
+
+    servers = [server] if hasattr(server, "channel_class") else list(getattr(server, "map", {}).values())
+    for one in servers:
+        if hasattr(one, "channel_class"):
+            one.channel_class = JsonErrorChannel
+
+
 def serve_waitress(config_path: str | None, host: str, port: int, threads: int) -> None:
     import logging
 
     from waitress import create_server
 
+    from .api import MAX_BODY_BYTES
+
     logging.basicConfig()  # as waitress.serve does: its warnings (queue depth) reach stderr
     files = raise_open_files_limit(CONNECTION_LIMIT + 256)
     limit = CONNECTION_LIMIT if files == -1 else max(100, min(CONNECTION_LIMIT, files - 256))
+    # a body far over the limit is refused once its headers say so (or, chunked, once that much came);
+    # waitress's default, 1 GiB, buffered all of it into a temp file first, token or not. Twice the
+    # API's limit, as waitress counts a chunked body's framing too: the API refuses what lies between.
     server = create_server(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag",
-                           connection_limit=limit, channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=10)
+                           connection_limit=limit, channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=10,
+                           max_request_body_size=2 * MAX_BODY_BYTES)
+    _json_errors(server)
     print(f"serving on http://{host}:{server.effective_port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
     server.run()
 
