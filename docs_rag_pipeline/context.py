@@ -41,16 +41,20 @@ class Context:
 
 
 _lock = threading.Lock()
-_contexts: dict[tuple[str, float], Context] = {}
+_contexts: dict[str, tuple[float, Context]] = {}  # config path → (its mtime when loaded, its context)
 
 
 def get_context(path: str | Path | None = None) -> Context:
-    """The context for a config file, reused while the file is unchanged."""
+    """The context for a config file, reused while the file is unchanged. One per file: when the file
+    changes, the new context replaces the old one, which goes once no request holds it (each kept
+    its table's files open, so a server whose config was touched a few hundred times ran out of
+    file descriptors and answered 503 to everything)."""
     p = Path(path).resolve() if path else config_path()
-    key = (str(p), p.stat().st_mtime if p.exists() else 0.0)
+    mtime = p.stat().st_mtime if p.exists() else 0.0
     with _lock:
-        ctx = _contexts.get(key)
-        if ctx is None:
-            ctx = Context(load_config(p))
-            _contexts[key] = ctx
+        held = _contexts.get(str(p))
+        if held is not None and held[0] == mtime:
+            return held[1]
+        ctx = Context(load_config(p))
+        _contexts[str(p)] = (mtime, ctx)
         return ctx

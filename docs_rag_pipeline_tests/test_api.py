@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import socket
 import threading
@@ -621,3 +622,41 @@ def test_a_genuine_fault_is_a_json_500_and_is_logged(index):
     assert err == {"code": "internal_error", "message": "an unexpected server error; the server log has the details",
                    "trace_id": err["trace_id"]} and len(err["trace_id"]) == 32
     assert any(rec.exc_info and isinstance(rec.exc_info[1], KeyError) for rec in records)
+
+
+def test_a_config_file_changed_again_and_again_keeps_one_context(tmp_path):
+    """Each change of the config file's modification time built a new context and kept the old one
+    with its table's files open: a server whose config was touched a few hundred times (an editor,
+    a ConfigMap update, a config-management run) ran out of file descriptors and answered 503 to
+    everything. One context per file now; the one it replaces goes with its files."""
+    import random
+
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    root = tmp_path
+    rng = random.Random(7)
+    words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(3, 9))) for _ in range(3000)]
+    write_docs(root / "docs", {f"page{i}.md": f"# Page {i}\n\n" + " ".join(rng.choices(words, k=400))
+                               for i in range(40)})  # a full-text index LanceDB keeps open while in use
+    cfg = write_config(root, extra="api:\n  rate_limit_per_minute: 0\n")
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    with serve(create_app(config_path=str(cfg))) as url:
+
+        def index_files_open() -> int:
+            held = 0
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    held += "_indices" in os.readlink(f"/proc/self/fd/{fd}")
+                except OSError:
+                    pass
+            return held
+
+        assert requests.post(f"{url}/search", json={"query": "data binding"}, timeout=120).status_code == 200
+        before = index_files_open()
+        stamp = cfg.stat().st_mtime
+        for i in range(1, 41):
+            os.utime(cfg, (stamp + i, stamp + i))
+            assert requests.post(f"{url}/search", json={"query": "data binding"}, timeout=120).status_code == 200
+        assert index_files_open() <= before + 1, (before, index_files_open())
