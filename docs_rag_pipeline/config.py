@@ -8,6 +8,7 @@ to fix it: ``docs_rag.yaml: sources[0].timeout_seconds: must be > 0.0, got 0``.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from datetime import datetime
@@ -699,3 +700,12 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)
     return cfg.model_copy(update={"path": p})
+
+
+def require_storage_folder(folder: Path) -> None:
+    """FileNotFoundError when the storage folder is missing. A server or a question log never creates
+    it (``docs-rag ingest`` does): one that did while an operator swapped folders (``mv data data.old;
+    mv data.new data``) made the second ``mv`` move the new index into an empty ``data/``."""
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the storage folder is missing (moved or deleted?); "
+                                              "`docs-rag ingest` creates it", str(folder))

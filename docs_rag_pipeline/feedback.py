@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import Config
+from .config import Config, require_storage_folder
 from .records import Answer
 
 _lock = threading.Lock()
@@ -49,7 +49,7 @@ def db_path(config: Config) -> Path:
 
 def connect(config: Config) -> sqlite3.Connection:
     p = db_path(config)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    require_storage_folder(p.parent)
     con = sqlite3.connect(p, timeout=30)
     con.row_factory = sqlite3.Row
     con.executescript(SCHEMA)

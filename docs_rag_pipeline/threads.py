@@ -51,7 +51,9 @@ class ThreadStore:
         self._ready = False
 
     def _create(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from .config import require_storage_folder
+
+        require_storage_folder(self.path.parent)
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
             db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")

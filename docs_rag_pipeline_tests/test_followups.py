@@ -384,5 +384,36 @@ def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog)
     assert f"error: storage: {blocker / 'data'} cannot be written (Not a directory); an ingest writes" in out.stderr
 
 
+def test_a_server_never_recreates_a_storage_folder_moved_away(index, tmp_path):
+    """While an operator swapped storage folders (``mv data data.old; mv data.new data``), feedback or
+    an answer's conversation store re-created an empty ``data/`` (``mkdir(parents=True)``), so the
+    second ``mv`` put the new index inside it and the server answered 503 from then on. A missing
+    storage folder is now a 503 for those requests and is left missing; once it is back, all works."""
+    import shutil
+
+    storage = tmp_path / "data"
+    shutil.copytree(Path(yaml_storage(index)), storage)
+    cfg = tmp_path / "swap.yaml"
+    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
+                   + "api:\n  rate_limit_per_minute: 100000\n")
+    with serve(create_app(config_path=str(cfg))) as url:
+        first = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120)
+        assert first.status_code == 200 and first.json()["thread_id"]
+        storage.rename(tmp_path / "data.old")
+        fb = requests.post(f"{url}/feedback", json={"trace_id": first.json()["trace_id"], "rating": "up"}, timeout=60)
+        assert fb.status_code == 503 and fb.json()["error"]["code"] == "feedback_unavailable"
+        follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first.json()["thread_id"]},
+                               timeout=60)
+        assert follow.status_code == 503
+        assert not storage.exists(), sorted(p.name for p in storage.iterdir())
+        (tmp_path / "data.old").rename(storage)  # the operator's second mv: the folder is where it was
+        assert not (storage / "data.old").exists()
+        fb = requests.post(f"{url}/feedback", json={"trace_id": first.json()["trace_id"], "rating": "up"}, timeout=60)
+        assert fb.status_code == 200, fb.text
+        follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first.json()["thread_id"]},
+                               timeout=120)
+        assert follow.status_code == 200 and follow.json()["thread_id"] == first.json()["thread_id"]
+
+
 def yaml_storage(cfg: Path) -> str:
     return next(line.split(":", 1)[1].strip() for line in cfg.read_text().splitlines() if line.startswith("storage:"))

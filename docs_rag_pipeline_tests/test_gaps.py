@@ -27,6 +27,7 @@ PDF = ["How can I export a dashboard as a PDF file?",
 
 def _log(cfg: Path) -> None:
     config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)  # made by an ingest; a log never makes it
     for i, q in enumerate(KUBERNETES + PDF):
         feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
                                               trace_id=f"refused{i}"), source="guide" if i % 2 else None)
