@@ -299,3 +299,29 @@ def test_every_request_read_is_answered_even_when_input_closes_at_once(index):
     assert replies[3]["error"]["code"] == -32600 and "params: must be an object" in replies[3]["error"]["message"]
     assert replies[4]["error"]["code"] == -32600 and "too long" in replies[4]["error"]["message"]
     assert replies[6]["result"] == {}
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly(index):
+    """A client that closed its end (its stdout reader, then stdin) while calls were queued: the server
+    exited 1 with the SDK's 60-line ExceptionGroup / BrokenPipeError traceback, which an MCP host shows
+    as a crash. It now exits 0 with no traceback: nobody is left to answer and nothing failed."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}})
+        + "\n").encode())
+    p.stdin.flush()
+    assert "result" in json.loads(p.stdout.readline())
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+    for i in range(1, 4):
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+            "name": "ask", "arguments": {"question": "How do I fix the ZX81_QUANTUM_FLUX import error?"}}}) + "\n").encode())
+    p.stdin.flush()
+    p.stdout.close()  # the client is gone
+    p.stdin.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

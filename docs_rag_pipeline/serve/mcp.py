@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import uuid
@@ -393,4 +394,25 @@ def run_stdio(config_path: str | Path | None = None) -> None:
             low = server._lowlevel_server
             await low.run(read, wire.stream(write), low.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except BaseException as exc:  # noqa: BLE001 - sorted below: only a client that went away is quiet
+        if not _client_gone(exc):
+            raise
+        # the client closed its end: nobody is left to answer, and nothing here failed. Exit 0 without
+        # the SDK's task-group traceback, and with stdout on the null device so that the flush at
+        # interpreter exit does not raise again
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception of a group) says the client closed the wire: a broken pipe
+    or reset on stdout, or the SDK's stream broken by one."""
+    import anyio
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(e) for e in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError))
