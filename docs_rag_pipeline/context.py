@@ -29,7 +29,8 @@ class Context:
     @functools.cached_property
     def chunks(self) -> ChunksTable:
         return ChunksTable(self.db, model=self.embedder.space, dimensions=self.embedder.dimensions,
-                           keep_versions_days=self.config.keep_versions_days)
+                           keep_versions_days=self.config.keep_versions_days,
+                           served_sources=[s.name for s in self.config.sources])
 
     def source_dir(self, source: str) -> Path:
         """The source's own local folder: its state, caches, clones."""

@@ -149,7 +149,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
             shared.update(shared_values(src.metadata_rules))
     where = filter_sql(source, filters, shared=shared)
     if source is None:  # rows of a source removed from the config are never served, pruned or not
-        configured = sql_in("source", [s.name for s in ctx.config.sources])
+        configured = configured_sources(ctx)
         where = f"({where}) AND {configured}" if where else configured
     n = max(ctx.config.retrieval.candidates, top_k * 4)
     qv = ctx.embedder.embed([query])[0]
@@ -239,8 +239,15 @@ def _has_fts(tbl) -> bool:  # noqa: ANN001
         return False
 
 
+def configured_sources(ctx: Context) -> str:
+    """The SQL condition every read of the query path adds: rows of a source removed from the config
+    are never served (search, a chunk, a page, its parents), whether pruned yet or not."""
+    return sql_in("source", [s.name for s in ctx.config.sources])
+
+
 def get_chunk(ctx: Context, chunk_id: str) -> dict[str, Any] | None:
-    return ctx.chunks.get(chunk_id)
+    rows = ctx.chunks.rows(f"chunk_id = {sql_str(chunk_id)} AND {configured_sources(ctx)}")
+    return rows[0] if rows else None
 
 
 def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[str, Any]]:
@@ -250,7 +257,7 @@ def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[s
     cur: str | None = chunk_id
     while cur and cur not in seen and len(chain) < limit:
         seen.add(cur)
-        row = ctx.chunks.get(cur)
+        row = get_chunk(ctx, cur)
         if row is None:
             break
         chain.append(row)
@@ -260,8 +267,10 @@ def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[s
 
 def page_rows(ctx: Context, url: str, *, source: str | None = None) -> list[dict[str, Any]]:
     """A page's chunks in reading order; ``url`` may be a chunk URL (its anchor is ignored). When
-    several sources index the same URL, the first source's chunks."""
+    several configured sources index the same URL, the chunks of the one first in the config."""
     page_url = url.split("#", 1)[0]
-    where = f"page_url = {sql_str(page_url)}" + (f" AND source = {sql_str(source)}" if source else "")
-    rows = sorted(ctx.chunks.rows(where), key=lambda r: (r["source"], r["chunk_index"]))
+    where = (f"page_url = {sql_str(page_url)} AND {configured_sources(ctx)}"
+             + (f" AND source = {sql_str(source)}" if source else ""))
+    order = {s.name: i for i, s in enumerate(ctx.config.sources)}
+    rows = sorted(ctx.chunks.rows(where), key=lambda r: (order.get(r["source"], len(order)), r["chunk_index"]))
     return [r for r in rows if r["source"] == rows[0]["source"]] if rows else []

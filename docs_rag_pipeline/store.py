@@ -123,8 +123,12 @@ class ChunksTable:
     fts_column = "search_text"  # title + heading path + text: BM25 sees what the embedding sees
 
     def __init__(self, db, *, model: str, dimensions: int,  # noqa: ANN001
-                 keep_versions_days: float = DEFAULT_KEEP_VERSIONS_DAYS) -> None:
+                 keep_versions_days: float = DEFAULT_KEEP_VERSIONS_DAYS,
+                 served_sources: Sequence[str] | None = None) -> None:
         self.keep_versions = timedelta(days=keep_versions_days)
+        # the sources whose rows the query path reads (the configured ones): the vocabulary and word
+        # statistics of refusal must not count a removed source's rows waiting to be pruned
+        self.served_sources = tuple(served_sources) if served_sources is not None else None
         self._vocab: tuple[int | None, frozenset[str]] | None = None
         self._handle = None
         self._ann: tuple[int | None, int] | None = None
@@ -200,14 +204,18 @@ class ChunksTable:
             out[name] = out.get(name, 0) + 1
         return out
 
+    def served_where(self) -> str | None:
+        """The condition on the rows the query path reads (``served_sources``), None for all."""
+        return None if self.served_sources is None else sql_in("source", self.served_sources)
+
     def vocabulary(self) -> frozenset[str]:
-        """Every lowercase word of the indexed text (title, headings, text), cached per table version."""
+        """Every lowercase word of the served text (title, headings, text), cached per table version."""
         v = self.version()
         cached = getattr(self, "_vocab", None)
         if cached and cached[0] == v:
             return cached[1]
         words: set[str] = set()
-        t = self._scan(None, ["search_text"]) if self.exists() else None
+        t = self._scan(self.served_where(), ["search_text"]) if self.exists() else None
         if t is not None and t.num_rows:
             for text in t.column("search_text").to_pylist():
                 words.update(split_words(text or ""))

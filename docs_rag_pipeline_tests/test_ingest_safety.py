@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from docs_rag_pipeline import locks
+from docs_rag_pipeline import locks, retrieval
+from docs_rag_pipeline.answering.refusal import corpus_stats
 from docs_rag_pipeline.context import get_context
 from docs_rag_pipeline.defs.assets import chunks, ingest_assets, lancedb_chunks, scraped_pages
 from docs_rag_pipeline.defs.definitions import build_definitions
@@ -193,9 +194,18 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     cfg = write_config(tmp_path, sources=both)
     assert _run(["ingest"], cfg).returncode == 0
     assert search("QUUXPLATYPUS", config=cfg)[0].source == "beta"
+    beta_row = get_context(cfg).chunks.rows("source = 'beta'")[0]
     cfg = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}")
-    # before any ingest: beta's rows are still stored, but never served
+    # before any ingest: beta's rows are still stored, but never served: not by search, nor as a chunk,
+    # a page or a parent (/chunks, /pages, /view, MCP get_chunk and get_page served them), nor do its
+    # words count for refusal (the vocabulary and word statistics read the whole table)
     assert all(h.source == "alpha" for h in search("QUUXPLATYPUS", top_k=8, config=cfg))
+    ctx = get_context(cfg)
+    assert retrieval.get_chunk(ctx, beta_row["chunk_id"]) is None
+    assert retrieval.parent_chain(ctx, beta_row["chunk_id"]) == []
+    assert retrieval.page_rows(ctx, beta_row["page_url"]) == []
+    assert "quuxplatypus" not in ctx.chunks.vocabulary()
+    assert "quuxplatypus" not in corpus_stats(ctx.chunks)[1]
     beta_rows = get_context(cfg).chunks.count("beta")
     assert beta_rows > 0
     out = _run(["ingest", "--json"], cfg)

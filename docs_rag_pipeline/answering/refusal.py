@@ -41,7 +41,7 @@ def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 -
     version = chunks.version()
     if _last_stats is None or _last_stats[0] is not chunks or _last_stats[1] != version:
         df: dict[str, int] = {}
-        t = chunks._scan(None, ["search_text"])
+        t = chunks._scan(chunks.served_where(), ["search_text"])
         n = 0
         for text in (t.column("search_text").to_pylist() if t is not None else []):
             n += 1
