@@ -91,12 +91,14 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
     seen: set[str] = set()
     data = p.read_bytes()
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a BOM (Notepad's "UTF-8 with BOM") is not part of line 1
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise EvalCaseError(f"{p}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as "
                             "UTF-8") from None
-    for n, line in enumerate(text.splitlines(), 1):
+    # JSON Lines end at "\n" only: str.splitlines() also broke a line at U+2028, U+2029, U+0085 and
+    # \x1c-\x1e inside a JSON string (a question pasted from a PDF, as feedback export writes it)
+    for n, line in enumerate(re.split(r"\r?\n|\r", text), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         where = f"{p}:{n}"
@@ -104,6 +106,10 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EvalCaseError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError:
+            raise EvalCaseError(f"{where}: nested too deeply to read; a case is one flat JSON object") from None
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise EvalCaseError(f"{where}: not valid JSON ({exc})") from None
         if not isinstance(raw, dict):
             raise EvalCaseError(f"{where}: a case must be a JSON object")
         try:

@@ -58,6 +58,8 @@ def test_url_matching_rules():
     ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
     ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
     ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
+    ('{"id": "a", "question": "q", "should_refuse": true}\n' + "[" * 100_000, ":2: nested too deeply to read"),
+    ('{"id": "a", "question": "q", "should_refuse": true, "note": %s}' % ("9" * 5000), ":1: not valid JSON"),
 ])
 def test_bad_cases_name_line_and_field(tmp_path, line, needle):
     p = tmp_path / "cases.jsonl"
@@ -74,6 +76,19 @@ def test_a_cases_file_that_is_not_utf8_names_file_line_and_byte(tmp_path):
     with pytest.raises(EvalCaseError, match=rf"^{re.escape(str(p))}:2: not UTF-8 text \(byte 0xe9\); save the file "
                                             "as UTF-8$"):
         load_cases(p)
+
+
+def test_line_separators_inside_a_question_and_a_bom_are_read_as_json_lines(tmp_path):
+    """U+2028, U+2029, U+0085 and \\x1c inside a JSON string (a question pasted from a PDF or a web page,
+    written raw by ``feedback export``) broke the line for ``str.splitlines()``: the whole file failed
+    to load. A BOM (Notepad's "UTF-8 with BOM") failed line 1. JSON Lines end at ``\\n`` only."""
+    p = tmp_path / "cases.jsonl"
+    odd = "install\u2028on Windows\u2029now\u0085or\x1clater"
+    p.write_bytes("\ufeff".encode() + json.dumps({"id": "a", "question": odd, "should_refuse": True},
+                                                  ensure_ascii=False).encode() + b"\r\n"
+                  + json.dumps({"id": "b", "question": "q", "should_refuse": True}).encode() + b"\n")
+    cases = load_cases(p)
+    assert [c.id for c in cases] == ["a", "b"] and cases[0].question == odd
 
 
 def test_a_history_line_cut_short_by_a_kill_does_not_fail_the_next_eval(tmp_path):
