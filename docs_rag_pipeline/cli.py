@@ -698,6 +698,7 @@ def cmd_mcp(args: argparse.Namespace, config: Config) -> int:
 def cmd_eval(args: argparse.Namespace, config: Config) -> int:
     from . import evaluation
     from .context import get_context
+    from .sources.base import SourceError
 
     names = [args.source] if args.source else [s.name for s in config.sources]
     if args.cases and len(names) != 1:
@@ -727,12 +728,22 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
             continue
         cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)),
                                         args.split)
-        report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
-                                     baseline=args.baseline)
+        if not cases:  # scored, it was a failing run of zeros that replaced the last real results
+            print(f"error: [{name}] no case of {path} is in the {args.split} half (each case's `split`, else "
+                  "its id, decides); run with --split all, or give cases to that half", file=sys.stderr)
+            unindexed.append(name)
+            continue
+        try:
+            report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
+                                         baseline=args.baseline)
+        except SourceError as exc:  # --baseline scans the source: it may be unreachable now
+            print(f"error: [{name}] {exc}", file=sys.stderr)
+            unindexed.append(name)
+            continue
         print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n", flush=True)
         folder = evaluation.results_dir(config)
         try:
-            evaluation.write_results(report, folder)
+            evaluation.write_results(report, folder, label=evaluation.results_label(args.cases, args.split))
         except OSError as exc:
             if _disk_failure(exc):
                 raise
@@ -741,7 +752,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         evaluation.upload_to_langsmith(report, cases)
         reports[name] = report
         below += [f"{name}: {check} {value} < {threshold}"
-                  for check, value, threshold in evaluation.threshold_results(report, config.eval) if value < threshold]
+                  for check, value, threshold in evaluation.threshold_results(report, config.eval)
+                  if value is not None and value < threshold]
     if args.json:
         # one source asked for: its report; several: a report per source that has cases
         out = next(iter(reports.values()), {}) if len(names) == 1 else reports

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import statistics
 import time
@@ -414,6 +415,7 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "source": source,
         "cases": len(results),
+        "answerable": len(answerable),
         "retrieval": retrieval_metrics([r.rank for r in answerable]),
         "refusal": {"precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
                     "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
@@ -515,10 +517,17 @@ THRESHOLD_CHECKS = {"recall_at_5": ("retrieval", "recall_at_5", "min_recall_at_5
                     "citation_precision": ("citations", "precision", "min_citation_precision")}
 
 
-def threshold_results(report: dict[str, Any], cfg: EvalConfig) -> list[tuple[str, float, float]]:
-    """(check name, value, threshold) for each thresholded metric; it passes when value ≥ threshold."""
-    return [(name, report[group][key], getattr(cfg, threshold_key))
-            for name, (group, key, threshold_key) in THRESHOLD_CHECKS.items()]
+def threshold_results(report: dict[str, Any], cfg: EvalConfig) -> list[tuple[str, float | None, float]]:
+    """(check name, value, threshold) for each thresholded metric; it passes when value ≥ threshold,
+    or when value is None: no case measures it (recall of a cases file of refusals only was 0.0 and
+    failed the check)."""
+    out: list[tuple[str, float | None, float]] = []
+    for name, (group, key, threshold_key) in THRESHOLD_CHECKS.items():
+        value = report[group][key]
+        if (group == "retrieval" and report.get("answerable") == 0) or not report.get("cases", 1):
+            value = None
+        out.append((name, value, getattr(cfg, threshold_key)))
+    return out
 
 
 def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
@@ -537,13 +546,27 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def write_results(report: dict[str, Any], folder: Path) -> dict[str, Path]:
-    """Per-case results, a history line and a chart of the last runs, under ``eval/results/``."""
+def results_label(cases_file: str | Path | None, split: str) -> str:
+    """What names the results files of a run that is not the golden one (its own cases file, one
+    half): ``""`` for the golden run, else e.g. ``drafts``, ``test`` or ``drafts-test``, so a draft
+    or half run never replaces the golden results nor joins their history."""
+    parts = [re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(cases_file).stem)] if cases_file else []
+    return "-".join(parts + ([split] if split != "all" else []))
+
+
+def write_results(report: dict[str, Any], folder: Path, *, label: str = "") -> dict[str, Path]:
+    """Per-case results, a history line and a chart of the last runs, under ``eval/results/``
+    (``<source>-latest.json``, or ``<source>-<label>-latest.json`` for a run with a label)."""
     folder.mkdir(parents=True, exist_ok=True)
-    src = report["source"]
+    src = f"{report['source']}-{label}" if label else report["source"]
     stamp = time.strftime("%Y%m%dT%H%M%S")
     latest = folder / f"{src}-latest.json"
-    latest.write_text(json.dumps(report, indent=2))
+    tmp = latest.with_name(f".{latest.name}.{os.getpid()}.tmp")
+    try:  # whole or not at all: a kill mid-write left a cut file
+        tmp.write_text(json.dumps(report, indent=2))
+        os.replace(tmp, latest)
+    finally:
+        tmp.unlink(missing_ok=True)
     history = folder / f"{src}-history.jsonl"
     with history.open("a") as f:
         f.write(json.dumps({"at": stamp, **flat_metrics(report)}) + "\n")

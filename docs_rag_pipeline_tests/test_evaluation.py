@@ -325,3 +325,42 @@ def test_cite_correct_of_a_model_answer_is_its_support_check():
     assert cite_supported(wrong, cites, chunks.get, emb.embed) == (1, 3)
     code = "Run it with:\n```console\n$ acme [1]\n```\n[1]"  # a marker inside code is code, not a citation
     assert cite_supported(code, cites, {"c1": "Run it with: $ acme [1]"}.get, emb.embed) == (1, 1)
+
+
+def test_cli_eval_of_no_case_a_refusal_only_file_or_a_draft_keeps_the_golden_results(evaluated):
+    """A ``--split`` that selects no case was scored as a failing run of zeros that replaced
+    ``guide-latest.json`` and added a row of zeros to its history; a cases file of refusals only
+    reported recall 0.0 and failed ``--check``; a ``--cases`` draft or a half run overwrote the golden
+    results. Now: no case is an error (exit 2, nothing written); a metric no case measures passes its
+    check; a draft's or a half's results have files of their own."""
+    root, cfg, _ = evaluated
+    results = root / "eval" / "results"
+    golden = (results / "guide-latest.json").read_text()
+    history = (results / "guide-history.jsonl").read_text()
+
+    pinned = root / "pinned.jsonl"
+    pinned.write_text("\n".join(json.dumps({**c, "split": "calibration"}) for c in CASES) + "\n")
+    out = _cli(["--config", str(cfg), "eval", "--cases", str(pinned), "--split", "test"], cfg)
+    assert out.returncode == 2, out.stderr
+    assert f"error: [guide] no case of {pinned} is in the test half" in out.stderr
+
+    refusals = root / "refusals.jsonl"
+    refusals.write_text("\n".join(json.dumps(c) for c in CASES if c["should_refuse"]) + "\n")
+    out = _cli(["--config", str(cfg), "eval", "--cases", str(refusals), "--check", "--json", str(root / "r.json")], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "below threshold" not in out.stderr and json.loads((root / "r.json").read_text())["answerable"] == 0
+    assert (results / "guide-refusals-latest.json").is_file()
+
+    out = _cli(["--config", str(cfg), "eval", "--split", "calibration"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert (results / "guide-calibration-latest.json").is_file()
+    assert (results / "guide-latest.json").read_text() == golden
+    assert (results / "guide-history.jsonl").read_text() == history
+
+    empty = root / "emptied"
+    empty.mkdir(exist_ok=True)
+    gone = root / "gone.yaml"  # the folder was emptied (unmounted) since the ingest: --baseline scans it
+    gone.write_text(cfg.read_text().replace("path: docs", f"path: {empty}"))
+    out = _cli(["--config", str(gone), "eval", "--cases", str(refusals), "--baseline"], cfg)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("error: [guide] ") or "\nerror: [guide] " in out.stderr, out.stderr

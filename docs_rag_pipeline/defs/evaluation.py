@@ -57,6 +57,7 @@ def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
         "seconds": round(time.perf_counter() - t0, 3),
     })
     for name, value, threshold in evaluation.threshold_results(report, ctx.config.eval):
-        yield AssetCheckResult(check_name=f"eval_{name}", passed=value >= threshold,
+        yield AssetCheckResult(check_name=f"eval_{name}", passed=value is None or value >= threshold,
                                severity=AssetCheckSeverity.ERROR,
-                               metadata={"value": value, "threshold": threshold})
+                               metadata={"value": value if value is not None else "no case measures it",
+                                         "threshold": threshold})
