@@ -345,10 +345,19 @@ def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
 
 
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
-    """Delete the rows and the local state of every source that is no longer configured.
+    """Delete the rows and the local state of every source that is no longer configured, unless
+    another config file that writes to the same storage lists it (:mod:`.shared_storage`).
     Returns rows deleted per removed source. Call under the writer lock."""
+    from .shared_storage import sources_of_other_configs
+
     configured = {s.name for s in ctx.config.sources}
-    removed = {name: n for name, n in ctx.chunks.source_counts().items() if name not in configured}
+    others = sources_of_other_configs(ctx.config)  # another config file writing here lists them: kept
+    counts = ctx.chunks.source_counts()
+    for name, other in sorted(others.items()):
+        if name not in configured and (name in counts or (Path(ctx.config.storage_path) / "sources" / name).is_dir()):
+            log(f"[PRUNE] source {name!r} is kept: {other} lists it and writes to the same storage folder")
+    configured |= set(others)
+    removed = {name: n for name, n in counts.items() if name not in configured}
     if removed:
         from .store import sql_in
 
@@ -376,6 +385,9 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
     replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
     with writer_lock(ctx.config.storage_path, purpose=f"index write of {source_name}", log=log):
         check_inputs(ctx, source_name, rows, pages, latest_scan=latest_scan)
+        from .shared_storage import register
+
+        register(ctx.config)
         pruned = prune_removed_sources(ctx, log=log)
         stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
         notes = ctx.chunks.ensure_indexes_and_optimize(changed=bool(stats.rows_written or stats.rows_deleted

@@ -224,6 +224,34 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     assert out.returncode == 0 and "nothing to prune" in out.stderr
 
 
+def test_two_config_files_sharing_one_storage_keep_each_others_sources(tmp_path):
+    """``team.yaml`` (alpha) and ``personal.yaml`` (beta) with one ``storage:``: each ingest pruned
+    the other config's source, rows and local state, without a word, and the two ping-ponged. A
+    source another recorded config file lists for the same storage is kept, with a line that says
+    why; once that file is gone, its sources are pruned as before."""
+    write_docs(tmp_path / "a", GUIDE)
+    write_docs(tmp_path / "b", {"only-b.md": "# Beta only\n\nThe QUUXPLATYPUS setting lives only in source beta.\n"})
+    team = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}")
+    team = team.rename(tmp_path / "team.yaml")
+    personal = write_config(tmp_path, sources="- {name: beta, kind: local, path: b}")
+    personal = personal.rename(tmp_path / "personal.yaml")
+    assert _run(["ingest"], team).returncode == 0
+    out = _run(["ingest", "--json"], personal)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["beta"]["rows_pruned"] == 0
+    assert f"[PRUNE] source 'alpha' is kept: {team} lists it and writes to the same storage folder" in out.stderr
+    out = _run(["ingest", "--json"], team)
+    assert out.returncode == 0 and json.loads(out.stdout)["alpha"]["rows_pruned"] == 0, out.stderr
+    chunks = get_context(personal).chunks
+    assert chunks.count("alpha") > 0 and chunks.count("beta") > 0
+    assert _run(["prune"], personal).returncode == 0 and chunks.count("alpha") > 0
+
+    team.unlink()  # the team's config is gone: its source is an orphan now
+    out = _run(["ingest", "--json"], personal)
+    assert out.returncode == 0 and json.loads(out.stdout)["beta"]["rows_pruned"] > 0, out.stderr
+    assert chunks.count("alpha") == 0 and chunks.count("beta") > 0
+
+
 def test_two_embedders_with_one_model_name_never_share_vectors(tmp_path, monkeypatch):
     from docs_rag_pipeline.embedding import LocalEmbedder
 

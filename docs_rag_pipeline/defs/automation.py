@@ -47,9 +47,14 @@ def partition_requests(configured: list[str], existing: list[str]) -> tuple[list
 @sensor(job=refresh_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a partition (and a first run) for each new source in the config; removes deleted ones.")
 def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
-    configured = [s.name for s in load_config().sources]
+    from ..shared_storage import sources_of_other_configs
+
+    config = load_config()
+    configured = [s.name for s in config.sources]
     existing = list(context.instance.get_dynamic_partitions(sources_partitions.name))
     add, remove = partition_requests(configured, existing)
+    others = sources_of_other_configs(config)  # another config sharing this storage (and Dagster home) lists them
+    remove = [n for n in remove if n not in others]
     requests = []
     if add:
         requests.append(sources_partitions.build_add_request(add))

@@ -1,0 +1,67 @@
+"""Config files that write to one storage folder, so that none prunes the others' sources.
+
+A write of the index prunes every source its config does not list (a source removed from the config
+goes with its rows and local state). Two config files with the same ``storage:`` (a team's and a
+personal one, staging and production) then deleted each other's sources, clones and caches on every
+ingest, and each one's sensor deleted the other's Dagster partitions. Each config that writes to a
+storage folder is recorded in ``<storage>/configs.json``; a source that another recorded config file
+still lists, for the same storage folder, is kept. A config file deleted, moved, or pointed at
+another storage no longer protects anything, so its sources are pruned as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from .config import Config, ConfigError, load_config
+
+REGISTRY = "configs.json"
+
+
+def _registry(storage: Path) -> dict[str, float]:
+    try:
+        raw = json.loads((storage / REGISTRY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, (int, float))} \
+        if isinstance(raw, dict) else {}
+
+
+def register(config: Config) -> None:
+    """Record that ``config``'s file writes to its storage folder (call under the writer lock)."""
+    if config.path is None or not config.storage_is_local:
+        return
+    storage = Path(config.storage_path)
+    entries = _registry(storage)
+    entries[str(Path(config.path).resolve())] = time.time()
+    tmp = storage / f".{REGISTRY}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(dict(sorted(entries.items())), indent=1), encoding="utf-8")
+        os.replace(tmp, storage / REGISTRY)
+    except OSError:  # a registry that cannot be written protects less; it never fails a write
+        tmp.unlink(missing_ok=True)
+
+
+def sources_of_other_configs(config: Config) -> dict[str, Path]:
+    """Source name → the other config file that lists it and writes to the same storage folder."""
+    if not config.storage_is_local:
+        return {}
+    storage = Path(config.storage_path).resolve()
+    mine = Path(config.path).resolve() if config.path else None
+    out: dict[str, Path] = {}
+    for path in sorted(_registry(storage)):
+        p = Path(path)
+        if p == mine or not p.is_file():
+            continue
+        try:
+            other = load_config(p)
+        except (ConfigError, OSError, ValueError):  # a broken or unreadable file protects nothing
+            continue
+        if not other.storage_is_local or Path(other.storage_path).resolve() != storage:
+            continue
+        for s in other.sources:
+            out.setdefault(s.name, p)
+    return out
