@@ -32,6 +32,13 @@ class Context:
                            keep_versions_days=self.config.keep_versions_days,
                            served_sources=[s.name for s in self.config.sources])
 
+    def at_current_version(self) -> "Context":
+        """A context whose chunks table stays at the version it has now (same config, embedder and
+        connection): a long read, such as an evaluation, sees one version whatever is written meanwhile."""
+        held = Context(self.config)
+        held.__dict__.update(embedder=self.embedder, db=self.db, chunks=self.chunks.at_version(self.chunks.version()))
+        return held
+
     def source_dir(self, source: str) -> Path:
         """The source's own local folder: its state, caches, clones."""
         return Path(self.config.storage_path) / "sources" / source

@@ -307,7 +307,9 @@ def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str)
 def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5,
              baseline: bool = False) -> dict[str, Any]:
     """Run every case through the real ``search`` and ``ask`` (plus full-text-only and vector-only
-    ablations, and with ``baseline`` the naive baseline of :mod:`.baseline`) and compute the metrics."""
+    ablations, and with ``baseline`` the naive baseline of :mod:`.baseline`) and compute the metrics.
+    Every read is of the table's version at the start: an ingest writing meanwhile changes nothing."""
+    ctx = ctx.at_current_version()
     results: list[CaseResult] = []
     base = None
     if baseline:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -140,6 +141,17 @@ class ChunksTable:
 
     def exists(self) -> bool:
         return self._handle is not None or self.name in _list_tables(self.db)
+
+    def at_version(self, version: int | None) -> "ChunksTable":
+        """This table held at ``version`` (None: before the first write): its reads never see a later
+        write, for a long read such as an evaluation (an ingest writing meanwhile made citations of
+        the version answered look invented). Read only."""
+        twin = copy.copy(self)
+        twin._vocab, twin._ann = None, None
+        if version is not None:
+            twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
+            twin._handle.checkout(version)
+        return twin
 
     def open(self):  # noqa: ANN201
         """The table (one handle per process; it follows new versions), or None before the first write."""

@@ -364,3 +364,36 @@ def test_cli_eval_of_no_case_a_refusal_only_file_or_a_draft_keeps_the_golden_res
     out = _cli(["--config", str(gone), "eval", "--cases", str(refusals), "--baseline"], cfg)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert out.stderr.startswith("error: [guide] ") or "\nerror: [guide] " in out.stderr, out.stderr
+
+
+def test_an_ingest_while_an_eval_runs_changes_none_of_its_figures(tmp_path, monkeypatch):
+    """``docs-rag eval`` (or ``eval_scores``) while an ingest rewrote the source: each case's citations
+    were checked against whatever version was newest by then, so a cited chunk replaced in between
+    counted as invented (citation precision 1.0 → 0.35, ``--check`` failed). The evaluation now reads
+    the version it started on. Here every answer is followed at once by a write that changes the
+    cited page's text (so its chunk ids)."""
+    from docs_rag_pipeline import evaluation, refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    cases = [evaluation.Case(id=str(i), question="How do I fix the ZX81_QUANTUM_FLUX import error?",
+                             expected_urls=("https://docs.example.org/install.md",), expected_keywords=(),
+                             should_refuse=False, category="answerable") for i in range(3)]
+    real = evaluation.answer_question
+    writes = []
+
+    def answer_then_ingest(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        ans = real(*args, **kwargs)
+        page = tmp_path / "docs" / "install.md"
+        page.write_text(page.read_text() + f"\n\nEdited {len(writes)}: ZX81_QUANTUM_FLUX again.\n")
+        writes.append(refresh.refresh(Context(load_config(cfg)), "guide"))
+        return ans
+
+    monkeypatch.setattr(evaluation, "answer_question", answer_then_ingest)
+    report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=5)
+    assert len(writes) == 3 and all(w.pages_changed == 1 for w in writes)
+    assert report["citations"]["precision"] == 1.0 and report["citations"]["grounding"] == 1.0, report["citations"]
+    assert report["retrieval"]["recall_at_1"] == 1.0
