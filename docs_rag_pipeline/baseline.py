@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .context import Context
 from .embedding import text_sha
-from .store import _list_tables
+from .store import _list_tables, sql_str
 
 WORDS = 300
 RRF_K = 60
@@ -69,13 +69,19 @@ class BaselineIndex:
 
 
 def build(ctx: Context, source: str) -> BaselineIndex:
-    """The baseline index of one source (reused when its pages did not change)."""
+    """The baseline index of one source's indexed pages (reused when they did not change). The pages
+    are read as a reparse reads them (a web source from its cache, a git source at its synced commit:
+    no crawl, no fetch), and only those the index holds: a forced scan ranked the source as it is
+    now, so a page added since the last ingest was a baseline win, and it re-crawled whole sites."""
     import lancedb
     from lancedb.index import FTS
 
     from .refresh import scan_pages
 
-    pages = [p for p in scan_pages(ctx, source, mode="force") if p["status"] in ("new", "changed")]
+    indexed = {r["page_url"] for r in ctx.chunks.rows(f"source = {sql_str(source)}")}
+    pages = [p for p in scan_pages(ctx, source, mode="reparse")
+             if p["status"] in ("new", "changed", "unchanged") and p.get("sections") is not None
+             and p["page_url"] in indexed]
     rows: list[dict[str, Any]] = []
     for p in sorted(pages, key=lambda p: p["page_url"]):
         text = page_text(p["title"], json.loads(p["sections"] or "[]"))
@@ -107,4 +113,10 @@ def build(ctx: Context, source: str) -> BaselineIndex:
     })
     tbl = db.create_table(name, data=data, mode="overwrite")
     tbl.create_index("text", config=FTS(with_position=False))
+    for old in _list_tables(db):  # the source's baselines of pages as they were: never read again
+        if old != name and old.rsplit("_", 1)[0] == source:
+            try:
+                db.drop_table(old)
+            except Exception:  # noqa: BLE001 - a table left behind costs disk, not a wrong figure
+                pass
     return BaselineIndex(tbl, ctx)

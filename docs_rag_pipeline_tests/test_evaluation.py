@@ -397,3 +397,36 @@ def test_an_ingest_while_an_eval_runs_changes_none_of_its_figures(tmp_path, monk
     assert len(writes) == 3 and all(w.pages_changed == 1 for w in writes)
     assert report["citations"]["precision"] == 1.0 and report["citations"]["grounding"] == 1.0, report["citations"]
     assert report["retrieval"]["recall_at_1"] == 1.0
+
+
+def test_the_baseline_ranks_the_indexed_pages_not_the_source_as_it_is_now(tmp_path):
+    """``--baseline`` built its index from a forced scan of the live source (a re-crawl of a web site,
+    a git fetch): a page added since the last ingest was found by the baseline only and counted as its
+    win. It now reads the indexed pages as a reparse does, and keeps one baseline table per source."""
+    import lancedb
+
+    from docs_rag_pipeline import evaluation, refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    write_docs(tmp_path / "docs", {"upgrade.md": "# Upgrading\n\nTo upgrade the widget run `widget migrate --to 3`.\n"})
+    cases = [evaluation.Case(id="new", question="How do I upgrade the widget with migrate?",
+                             expected_urls=("https://docs.example.org/upgrade.md",), expected_keywords=(),
+                             should_refuse=False, category="answerable"),
+             evaluation.Case(id="flux", question="How do I fix the ZX81_QUANTUM_FLUX import error?",
+                             expected_urls=("https://docs.example.org/install.md",), expected_keywords=(),
+                             should_refuse=False, category="answerable")]
+    report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=5, baseline=True)
+    ranks = {c["id"]: (c["rank"], c["rank_baseline"]) for c in report["per_case"]}
+    assert ranks["new"] == (None, None) and ranks["flux"][1] == 1, ranks
+
+    page = tmp_path / "docs" / "install.md"
+    page.write_text(page.read_text() + "\n\nOne more line.\n")
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=5, baseline=True)
+    db = lancedb.connect(str(tmp_path / "data" / "eval_baseline"))
+    names = db.list_tables()
+    assert len([n for n in getattr(names, "tables", names) if n.startswith("guide_")]) == 1
