@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 import uuid
@@ -124,6 +125,8 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     src_cfg = ctx.config.source(source_name)
     with source_lock(ctx.config.storage_path, source_name, purpose=f"scan of {source_name}", log=log):
         state = ctx.chunks.page_state(source_name)
+        if mode == "refresh" and state:
+            mode = _mode_for_changed_settings(ctx, source_name, log=log, notes=notes)
         scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
     if scan.complete and state and not scan.pages:
         raise SourceError(
@@ -171,6 +174,62 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                      "status": "deleted", "title": None, "sections": None, "metadata": None, "error": None,
                      **stamp})
     return rows
+
+
+SETTINGS_FILE = "settings.json"
+
+
+def page_settings(ctx: Context, source_name: str) -> dict[str, Any]:
+    """The settings that shape a source's indexed pages without changing their bytes or URLs: what
+    is read of a file, how it is parsed, which metadata its chunks carry, how it is chunked."""
+    src = ctx.config.source(source_name)
+    return json.loads(json.dumps({
+        "max_bytes": src.max_bytes, "content_selector": src.content_selector,
+        "asciidoc_attributes": src.asciidoc_attributes, "metadata": src.metadata,
+        "metadata_rules": [r.model_dump(mode="json") for r in src.metadata_rules],
+        "chunking": ctx.config.chunking.model_dump(mode="json"),
+    }, default=str, sort_keys=True))
+
+
+def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:
+    try:
+        raw = json.loads((ctx.source_dir(source_name) / SETTINGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _save_settings(ctx: Context, source_name: str) -> None:
+    """Record the settings the source's index was written with (after a write)."""
+    folder = ctx.source_dir(source_name)
+    tmp = folder / f".{SETTINGS_FILE}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(page_settings(ctx, source_name), sort_keys=True, indent=1), encoding="utf-8")
+        os.replace(tmp, folder / SETTINGS_FILE)
+    except OSError:  # unrecorded, the next change of settings is not noticed; the index is fine
+        tmp.unlink(missing_ok=True)
+
+
+def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
+                               notes: dict[str, Any] | None) -> str:
+    """``refresh``, or ``reparse`` (``force`` for a web source whose ``max_bytes`` changed: its cached
+    bodies were cut at the old limit) when :func:`page_settings` changed since the last write: a
+    page's status follows its bytes, so raising ``max_bytes`` or adding ``metadata`` reached no page
+    that was indexed already."""
+    stored = _stored_settings(ctx, source_name)
+    now = page_settings(ctx, source_name)
+    if stored is None or stored == now:
+        return "refresh"
+    changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
+    web = ctx.config.source(source_name).kind == "web"
+    mode = "force" if web and "max_bytes" in changed else "reparse"
+    how = ("every page is downloaded again (its cached copy was cut at the old max_bytes)" if mode == "force"
+           else "every page is read and parsed again, without a download; unchanged texts keep their embeddings")
+    log(f"[DISCOVER] {source_name}: {', '.join(changed)} changed since the last ingest: {how} (mode {mode})")
+    if notes is not None:
+        notes["settings_changed"] = changed
+    return mode
 
 
 def index_state(state: dict[str, str]) -> str:
@@ -401,6 +460,7 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                                         rows_deleted=stats.rows_deleted + sum(pruned.values()),
                                         detail=f"sources pruned: {', '.join(sorted(pruned))}" if pruned else "",
                                         log=log))
+    _save_settings(ctx, source_name)
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
         f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
     return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,

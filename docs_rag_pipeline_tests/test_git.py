@@ -603,3 +603,34 @@ def test_a_huge_file_is_cut_at_max_bytes_and_the_next_blob_still_reads(tmp_path:
         assert pages["z.md"].body == "# Z\n\nAfter it.\n"
         assert any(f"cut off big.md: the file is over max_bytes (10000 bytes); only its first max_bytes are "
                    "indexed" in ln for ln in lines), lines
+
+
+def test_settings_that_shape_pages_reach_pages_indexed_before(tmp_path: Path) -> None:
+    """Raising ``max_bytes`` or adding ``metadata``/``metadata_rules`` changed no page already indexed:
+    a page's status follows its bytes, and the git source's cache held the hash of the cut file, so the
+    next ingest said "unchanged" and the page stayed cut, without the new keys (``search --filter``
+    found nothing). A change of these settings now re-reads every page (a reparse: no fetch, unchanged
+    texts keep their embeddings), once."""
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    repo = Repo(tmp_path / "repo")
+    big = "# Big\n\nThe start of a long page.\n\n" + "Filler words about panels. " * 40 + "\n\nThe AARDVARKIUM sensor is last.\n"
+    repo.commit("docs", {"docs/index.md": DOCS["docs/index.md"], "docs/big.md": big})
+    cfg = _config(tmp_path, repo, extra="max_bytes: 300")
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "acme", log=lines.append)
+    assert any("cut off big.md" in ln for ln in lines)
+    assert not search("AARDVARKIUM", top_k=3, config=cfg) or "AARDVARKIUM" not in search("AARDVARKIUM", config=cfg)[0].text
+
+    cfg = _config(tmp_path, repo, extra="max_bytes: 100000\n        metadata: {product: acme}\n"
+                                         "        metadata_rules: [{key: team, default: docs}]")
+    lines.clear()
+    out = refresh.refresh(Context(load_config(cfg)), "acme", log=lines.append)
+    assert out.pages_changed == 2 and out.pages_unchanged == 0, out
+    assert any("max_bytes, metadata, metadata_rules changed since the last ingest" in ln for ln in lines), lines
+    hit = search("AARDVARKIUM sensor", top_k=1, config=cfg, filters={"team": "docs", "product": "acme"})[0]
+    assert "AARDVARKIUM" in hit.text and hit.page_url.endswith("/big/")
+
+    again = refresh.refresh(Context(load_config(cfg)), "acme", log=lambda m: None)
+    assert again.pages_unchanged == 2 and again.pages_changed == 0  # once: the settings are recorded
