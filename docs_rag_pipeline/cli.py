@@ -703,6 +703,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
     names = [args.source] if args.source else [s.name for s in config.sources]
     if args.cases and len(names) != 1:
         raise ConfigError("--cases needs --source NAME when more than one source is configured")
+    if args.top_k is not None and args.top_k < 1:  # 0 used eval.top_k without a word
+        raise ConfigError(f"--top-k: {args.top_k} is not a number of results; give 1 or more")
     if args.json:  # said before the run, not after it (its figures would be lost)
         out_file = Path(args.json)
         if out_file.is_dir():
@@ -734,7 +736,7 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
             unindexed.append(name)
             continue
         try:
-            report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k or config.eval.top_k,
+            report = evaluation.evaluate(ctx, name, cases, top_k=args.top_k if args.top_k is not None else config.eval.top_k,
                                          baseline=args.baseline)
         except SourceError as exc:  # --baseline scans the source: it may be unreachable now
             print(f"error: [{name}] {exc}", file=sys.stderr)

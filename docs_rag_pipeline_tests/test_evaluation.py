@@ -212,6 +212,8 @@ def test_cli_eval_json_and_errors(evaluated):
     bad.write_text('{"id": "x", "question": "q", "should_refuse": true}\n{"id": "y", "should_refuse": false}\n')
     out = _cli(["eval", "--source", "guide", "--cases", str(bad)], cfg)
     assert out.returncode == 2 and "bad.jsonl:2: question" in out.stderr and "Traceback" not in out.stderr
+    out = _cli(["eval", "--source", "guide", "--top-k", "0"], cfg)  # ran with eval.top_k without a word
+    assert out.returncode == 2 and "--top-k: 0 is not a number of results; give 1 or more" in out.stderr
 
 
 def test_cli_eval_json_with_a_source_without_cases(evaluated):
