@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -84,18 +85,51 @@ def _check_tmpdir() -> None:
 def _create_instance_once(home: Path) -> None:
     """Create the Dagster instance's storage under a file lock: two processes creating a fresh
     sqlite storage at once both stamp its schema version, and the home is unusable after. The check
-    for an existing storage is made under the lock too: ``runs.db`` exists from the start of a creation,
-    so a process that saw it without the lock could use the storage before it was stamped."""
+    for an existing storage is made under the lock too, and is a marker written when the creation is
+    complete: ``runs.db`` exists from the start of a creation, so a process that saw it (or a kill
+    that came before the rest) left a storage some tables short."""
     import fcntl
 
+    done = home / ".created"  # written once the storage is whole: a kill mid-creation leaves none
     with open(home / ".create.lock", "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
-        if (home / "history" / "runs.db").exists():
+        if done.exists():
             return
         from dagster import DagsterInstance
 
-        with DagsterInstance.get():  # creates and migrates the storage (a no-op when it exists)
-            pass
+        existed = (home / "history" / "runs.db").exists()
+        with DagsterInstance.get() as instance:  # creates and migrates the storage (a no-op when it exists)
+            whole = not existed or _storage_whole(instance)
+            if not whole:  # made before this marker, or half made by a kill: migrating may complete it
+                with contextlib.redirect_stdout(sys.stderr):
+                    instance.upgrade()
+                whole = _storage_whole(instance)
+            runs = instance.get_runs_count() if not whole else 0
+        if not whole:
+            if runs:
+                raise ConfigError(f"the Dagster storage in {home} is damaged and holds {runs} runs; repair it "
+                                  f"with `DAGSTER_HOME={home} dagster instance migrate`, or move {home} away "
+                                  "(the index is not in it) and run the command again")
+            # a creation killed half way: nothing in it but the half; it is made again from scratch
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            for part in ("history", "schedules"):
+                if (home / part).exists():
+                    (home / part).rename(home / f"{part}.half-made-{stamp}")
+            print(f"[DAGSTER] {home}: its storage was left half made (a process killed while creating it); "
+                  "made again", file=sys.stderr)
+            with DagsterInstance.get():
+                pass
+        done.write_text("created\n")
+
+
+def _storage_whole(instance) -> bool:  # noqa: ANN001 - a DagsterInstance
+    """Whether the storage has what an ingest reads (runs, the event log's dynamic partitions)."""
+    try:
+        instance.get_runs_count()
+        instance.get_dynamic_partitions("sources")
+        return True
+    except Exception:  # noqa: BLE001 - any failure here means: not whole
+        return False
 
 
 def _progress_to_stderr() -> None:

@@ -476,3 +476,38 @@ def test_a_damaged_index_says_how_to_get_back(tmp_path):
     summary = json.loads(out.stdout)["guide"]
     assert summary["chunks_embedded"] == 0 and summary["chunks_cached"] == len(before)
     assert _ids(cfg) == before
+
+
+def test_a_dagster_storage_left_half_made_by_a_kill_is_made_again(tmp_path):
+    """A kill of the first ``docs-rag ingest`` while it created the Dagster storage (a window of a
+    fraction of a second after ``runs.db`` appears) left a storage some tables short; ``runs.db``
+    existing counted as "created", so every later ingest failed with Dagster's "run dagster instance
+    migrate" traceback. Creation now ends with a marker; a storage without it is checked, and one
+    left half made (no run in it) is made again. One that holds runs is named, with the repair."""
+    import sqlite3
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    home = Path(_env(cfg)["DAGSTER_HOME"])
+    home.mkdir(parents=True)
+    # the state such a kill leaves: the storage made some tables short (the event log's partitions)
+    subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance\nwith DagsterInstance.get(): pass"],
+                   env={**os.environ, "DAGSTER_HOME": str(home)}, check=True, capture_output=True)
+
+    def empty_index() -> None:
+        with sqlite3.connect(home / "history" / "runs" / "index.db") as db:
+            db.execute("DROP TABLE dynamic_partitions")
+
+    empty_index()
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "its storage was left half made (a process killed while creating it); made again" in out.stderr
+    assert (home / ".created").is_file() and list(home.glob("history.half-made-*"))
+    assert _run(["ingest"], cfg).returncode == 0
+
+    (home / ".created").unlink()  # the same damage in a storage that holds runs: named, not thrown away
+    empty_index()
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert f"the Dagster storage in {home} is damaged and holds" in out.stderr
+    assert f"DAGSTER_HOME={home} dagster instance migrate" in out.stderr
