@@ -634,3 +634,28 @@ def test_settings_that_shape_pages_reach_pages_indexed_before(tmp_path: Path) ->
 
     again = refresh.refresh(Context(load_config(cfg)), "acme", log=lambda m: None)
     assert again.pages_unchanged == 2 and again.pages_changed == 0  # once: the settings are recorded
+
+
+def test_a_symlink_entry_with_a_huge_blob_is_not_read_whole(tmp_path: Path) -> None:
+    """A mode-120000 entry whose blob is megabytes (git allows it) was read whole, whatever
+    ``max_bytes``: a 150 MB one cost 1 GB, and its whole "target" went into a log line and the run's
+    metadata. A link target is read to 4,096 bytes (a path is no longer); a longer one is skipped."""
+    from docs_rag_pipeline.config import load_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("docs", {"docs/index.md": DOCS["docs/index.md"]})
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"a" * 2_000_000)
+    sha = git(repo.work, "hash-object", "-w", str(blob))
+    git(repo.work, "update-index", "--add", "--cacheinfo", f"120000,{sha},docs/evil.md")
+    git(repo.work, "commit", "-q", "-m", "a link blob of 2 MB")
+    git(repo.work, "push", "-q", "origin", "HEAD:main")
+    cfg = _config(tmp_path, repo)
+    lines: list[str] = []
+    from docs_rag_pipeline.context import Context
+
+    out = refresh.refresh(Context(load_config(cfg)), "acme", log=lines.append)
+    assert out.pages_new == 1
+    said = [ln for ln in lines if "evil.md" in ln]
+    assert said and all(len(ln) < 600 for ln in said), [len(ln) for ln in said]
+    assert any("its target is longer than 4096 bytes, no path" in ln for ln in said)

@@ -53,6 +53,10 @@ STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
 
 
+
+#: the longest symlink target read (PATH_MAX); a longer link blob is no path
+MAX_LINK_TARGET = 4096
+
 class GitError(SourceError):
     """A git command failed; the message says which and how to fix it (never a credential)."""
 
@@ -242,7 +246,20 @@ class GitSource(Source):
         mine = lambda p: not sub or p == sub or p.startswith(sub + "/")  # noqa: E731
         tree = dict(files)
         skipped: list[str] = []
-        pending = {path: git.blob(sha).decode("utf-8", "surrogateescape") for path, sha in links.items() if mine(path)}
+        pending: dict[str, str] = {}
+        for path, sha in links.items():
+            if not mine(path):
+                continue
+            # a link's blob is its target, a path: read no more than a path can be (a crafted 150 MB
+            # "link" cost 1 GB and put all of itself into a log line and the run's metadata)
+            raw = git.blob(sha, limit=MAX_LINK_TARGET + 1)
+            target = raw[:200].decode("utf-8", "surrogateescape")
+            if len(raw) > MAX_LINK_TARGET:
+                skipped.append(f"{path} -> {target}…")
+                log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}…: its target is longer than "
+                    f"{MAX_LINK_TARGET} bytes, no path")
+                continue
+            pending[path] = raw.decode("utf-8", "surrogateescape")
         for _ in range(8):  # a link to a link resolves once its target has; cycles never do
             progress = False
             for path, target in list(pending.items()):
