@@ -595,8 +595,15 @@ _AWS_CREDENTIAL_SOURCES = ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CO
 def _object_store_env(uri: str) -> None:
     """An ``s3://`` storage is reached with credentials and endpoint from the environment (LanceDB's
     object_store reads ``AWS_*``), never from the config file: say what is missing, before any work."""
-    scheme = uri.split("://", 1)[0].lower()
-    if scheme not in ("s3", "s3+ddb"):
+    scheme, _, rest = uri.partition("://")
+    bucket, _, prefix = rest.partition("/")
+    if not bucket:  # s3:///x: an empty bucket (a template variable that came out empty)
+        raise _fail(f"{uri!r} names no bucket; write {scheme}://BUCKET/PREFIX")
+    if any(part in ("", ".", "..") for part in prefix.rstrip("/").split("/")) and prefix.rstrip("/"):
+        # s3://b/a/../x wrote to b/x, with local state (locks, Dagster home) of its own spelling
+        raise _fail(f"{uri!r}: a path part of the prefix is empty, '.' or '..'; write the prefix plainly, "
+                    "e.g. s3://BUCKET/team/docs")
+    if scheme.lower() not in ("s3", "s3+ddb"):
         return  # gs://, az://, db:// …: their own env vars, checked by LanceDB when it connects
     env = os.environ
     if not (env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY")) and not any(

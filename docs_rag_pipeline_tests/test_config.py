@@ -80,6 +80,9 @@ def test_valid_config_defaults(guide):
     ("- just\n- a list\n", "(top level): expected a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
     ('storage: "data\\udc80"\n', "not valid YAML: the string holds \\udc80, an escape for half of a UTF-16"),
+    ("storage: s3:///team/docs\n", "'s3:///team/docs' names no bucket; write s3://BUCKET/PREFIX"),
+    ("storage: s3://bkt/a/../escape\n", "a path part of the prefix is empty, '.' or '..'"),
+    ("storage: s3://bkt/a//b\n", "a path part of the prefix is empty, '.' or '..'"),
 ])
 def test_bad_config_names_the_key(tmp_path, body, needle):
     with pytest.raises(ConfigError) as e:
