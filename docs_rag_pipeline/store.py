@@ -46,11 +46,29 @@ def table_slug(model: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
 
 
+def object_store_options(uri: str) -> dict[str, str]:
+    """Timeouts for a table on object storage (``s3://`` …): each request within
+    ``DOCS_RAG_STORAGE_TIMEOUT`` seconds (default 30), a connection within 5, and a short retry
+    budget. object_store's defaults let a search wait about 12 minutes on an endpoint that accepts
+    connections and never answers (a stalled proxy or load balancer)."""
+    if "://" not in uri or uri.startswith("file://"):
+        return {}
+    raw = os.environ.get("DOCS_RAG_STORAGE_TIMEOUT", "30")
+    try:
+        seconds = max(1.0, float(raw))
+    except ValueError:
+        seconds = 30.0
+    return {"timeout": f"{seconds:g}s", "connect_timeout": "5s", "client_max_retries": "2",
+            "client_retry_timeout": f"{2 * seconds:g}s"}
+
+
 def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
     """A LanceDB connection whose open tables see other processes' commits within a second."""
     import lancedb
 
-    return lancedb.connect(uri, read_consistency_interval=timedelta(seconds=1))
+    options = object_store_options(uri)
+    return lancedb.connect(uri, read_consistency_interval=timedelta(seconds=1),
+                           **({"storage_options": options} if options else {}))
 
 
 def _list_tables(db) -> list[str]:  # noqa: ANN001

@@ -156,3 +156,29 @@ def test_s3_storage_without_env_is_a_clear_error(tmp_path, s3_env, drop, expect)
     assert f"storage: 's3://{BUCKET}/{PREFIX}'" in out.stderr or "storage: " in out.stderr
     assert expect in out.stderr and "Traceback" not in out.stderr
     assert _keys(s3_env) == []
+
+
+def test_an_s3_endpoint_that_never_answers_ends_a_search(tmp_path, s3_env):
+    """An endpoint that accepts connections and never answers (a stalled proxy, load balancer or
+    MinIO): ``docs-rag search`` waited about 12 minutes in silence under object_store's defaults.
+    Requests now time out (``DOCS_RAG_STORAGE_TIMEOUT``, here 1 s) with a short retry budget, so the
+    command ends with an error, in far less than this test's 300 s guard."""
+    import socket
+    import threading
+
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(100)
+    held: list = []
+    threading.Thread(target=lambda: [held.append(hole.accept()) for _ in iter(int, 1)], daemon=True).start()
+    cfg = _s3_config(tmp_path)
+    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{hole.getsockname()[1]}",
+           "DOCS_RAG_STORAGE_TIMEOUT": "1", "DOCS_RAG_CONFIG": str(cfg)}
+    env.pop("DAGSTER_HOME", None)
+    try:
+        out = subprocess.run([*DOCS_RAG, "search", "wombats"], capture_output=True, text=True, env=env,
+                             cwd=cfg.parent, timeout=300)
+    finally:
+        hole.close()
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr[-500:]
+    assert held  # it did reach the endpoint
