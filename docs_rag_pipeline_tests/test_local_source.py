@@ -169,8 +169,9 @@ def test_folders_linked_to_each_other_and_names_that_are_not_utf8(tmp_path: Path
 
 def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
     """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
-    parser or chunker (here: another token budget) stay; ``mode="reparse"`` re-parses and re-chunks
-    every page, and a chunk whose text is the same keeps its id and its embedding."""
+    parser or chunker stayed; ``mode="reparse"`` re-parses and re-chunks every page, and a chunk whose
+    text is the same keeps its id and its embedding. A change of the ``chunking`` settings (here the
+    token budget) now makes the next refresh a reparse by itself (it kept the stale chunks before)."""
     long = "\n\n".join(f"Paragraph {i} describes how the sensor number {i} reports its readings to the "
                         "dashboard, with enough words to fill a chunk." for i in range(12))
     write_docs(tmp_path / "docs", {"index.md": "# Home\n\nHello.\n", "sensors.md": f"# Sensors\n\n{long}\n"})
@@ -178,15 +179,19 @@ def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path
     refresh.refresh(Context(load_config(cfg)), "guide")
     before = _chunks(cfg)
     cfg = write_config(tmp_path, extra="chunking: {target_tokens: 60}")
-    again = refresh.refresh(Context(load_config(cfg)), "guide")
-    assert again.pages_unchanged == 2 and again.chunks_embedded == 0 and _chunks(cfg) == before  # stale
-    st = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")
+    lines: list[str] = []
+    st = refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("chunking changed since the last ingest" in ln and "(mode reparse)" in ln for ln in lines), lines
     after = _chunks(cfg)
     assert st.pages_changed == 2 and st.pages_new == 0
     assert len(after[BASE + "sensors.md"]) > len(before[BASE + "sensors.md"])
     assert all(r["token_count"] <= 60 for r in after[BASE + "sensors.md"])
     assert [r["chunk_id"] for r in after[BASE + "index.md"]] == [r["chunk_id"] for r in before[BASE + "index.md"]]
     assert st.chunks_embedded == len(after[BASE + "sensors.md"])  # only the new texts were embedded
+    again = refresh.refresh(Context(load_config(cfg)), "guide")  # once: the settings are recorded
+    assert again.pages_unchanged == 2 and again.chunks_embedded == 0
+    st = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")  # asked for: the same chunks
+    assert st.pages_changed == 2 and st.chunks_embedded == 0 and _chunks(cfg) == after
     with pytest.raises(ValueError, match="mode: 'again' is not one of refresh, reparse, force"):
         refresh.refresh(Context(load_config(cfg)), "guide", mode="again")
 
