@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import statistics
 import time
@@ -25,6 +24,7 @@ from .answering.refusal import corpus_stats
 from .answering.service import answer_question
 from .chunking import split_blocks
 from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
+from .files import atomic_write
 from .context import Context
 from .records import Hit
 from .retrieval import search
@@ -563,12 +563,7 @@ def write_results(report: dict[str, Any], folder: Path, *, label: str = "") -> d
     src = f"{report['source']}-{label}" if label else report["source"]
     stamp = time.strftime("%Y%m%dT%H%M%S")
     latest = folder / f"{src}-latest.json"
-    tmp = latest.with_name(f".{latest.name}.{os.getpid()}.tmp")
-    try:  # whole or not at all: a kill mid-write left a cut file
-        tmp.write_text(json.dumps(report, indent=2))
-        os.replace(tmp, latest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(latest, json.dumps(report, indent=2).encode())  # a kill mid-write left a cut file
     history = folder / f"{src}-history.jsonl"
     with history.open("a") as f:
         f.write(json.dumps({"at": stamp, **flat_metrics(report)}) + "\n")

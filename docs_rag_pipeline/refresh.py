@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 import uuid
@@ -201,14 +200,13 @@ def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:
 
 def _save_settings(ctx: Context, source_name: str) -> None:
     """Record the settings the source's index was written with (after a write)."""
-    folder = ctx.source_dir(source_name)
-    tmp = folder / f".{SETTINGS_FILE}.{os.getpid()}.tmp"
+    from .files import atomic_write
+
+    data = json.dumps(page_settings(ctx, source_name), sort_keys=True, indent=1).encode()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(page_settings(ctx, source_name), sort_keys=True, indent=1), encoding="utf-8")
-        os.replace(tmp, folder / SETTINGS_FILE)
+        atomic_write(ctx.source_dir(source_name) / SETTINGS_FILE, data)
     except OSError:  # unrecorded, the next change of settings is not noticed; the index is fine
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,

@@ -12,11 +12,11 @@ another storage no longer protects anything, so its sources are pruned as before
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 from .config import Config, ConfigError, load_config
+from .files import atomic_write
 
 REGISTRY = "configs.json"
 
@@ -37,12 +37,10 @@ def register(config: Config) -> None:
     storage = Path(config.storage_path)
     entries = _registry(storage)
     entries[str(Path(config.path).resolve())] = time.time()
-    tmp = storage / f".{REGISTRY}.{os.getpid()}.tmp"
     try:
-        tmp.write_text(json.dumps(dict(sorted(entries.items())), indent=1), encoding="utf-8")
-        os.replace(tmp, storage / REGISTRY)
+        atomic_write(storage / REGISTRY, json.dumps(dict(sorted(entries.items())), indent=1).encode())
     except OSError:  # a registry that cannot be written protects less; it never fails a write
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 def sources_of_other_configs(config: Config) -> dict[str, Path]:

@@ -15,10 +15,8 @@ import codecs
 import gzip
 import io
 import json
-import os
 import posixpath
 import re
-import tempfile
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ import requests
 from protego import Protego
 
 from ..config import SourceConfig
+from ..files import atomic_write
 from ..http_deadline import read1, within
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
@@ -321,23 +320,6 @@ def _now() -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 class Manifest:
     """``raw/manifest.json``: url → {url, path, status, etag, last_modified, fetched_at, checked_at,
     content_hash, charset}; the bodies are ``raw/<sha256 of the URL>.html``. Written atomically."""
@@ -377,7 +359,7 @@ class Manifest:
 
     def put(self, url: str, body: bytes, **fields: Any) -> dict[str, Any]:
         name = self.body_name(url)
-        _atomic_write(self.root / name, body)
+        atomic_write(self.root / name, body)
         entry = {"url": url, "path": name, "content_hash": content_hash(body), **fields}
         self.pages[url] = entry
         return entry
@@ -389,7 +371,7 @@ class Manifest:
             for url in [u for u in self.pages if u not in keep]:
                 del self.pages[url]
         data = {"version": self.VERSION, "pages": dict(sorted(self.pages.items()))}
-        _atomic_write(self.file, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        atomic_write(self.file, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
         if keep is not None:  # bodies nobody refers to any more
             used = {e.get("path") for e in self.pages.values()}
             for p in self.root.glob("*.html"):
