@@ -224,7 +224,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             failed = _check_failures(name, result, summary) or failed
             if not result.success:
                 failed = True
-                _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.storage_path)
+                _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.lancedb_uri)
                 if not summary:
                     continue
             if args.eval:
@@ -256,9 +256,12 @@ def _check_failures(name: str, result, summary: dict | None = None) -> bool:  # 
     return failed
 
 
-def _print_step_failures(events, source_of, storage: str | Path | None = None) -> set[str]:  # noqa: ANN001
-    """Print each failed step (DagsterEvents; ``source_of``: step key → source) with its error's message,
-    and the way back when the message says the index is damaged; the sources whose steps failed."""
+def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> set[str]:  # noqa: ANN001
+    """Print each failed step (DagsterEvents; ``source_of``: step key → source) with its error's message
+    (one plain line for an object store's failure), and the way back when the message says the index is
+    damaged; the sources whose steps failed."""
+    from .store import object_store_failure
+
     failed: set[str] = set()
     messages: list[tuple[str, str]] = []
     for ev in events:
@@ -268,8 +271,9 @@ def _print_step_failures(events, source_of, storage: str | Path | None = None) -
             name = source_of(ev.step_key)
             failed.add(name)
             messages.append((ev.step_key, msg or ""))
-            print(f"[{name}] step {ev.step_key} failed: {msg}", file=sys.stderr)
-            hint = damaged_index_hint(msg or "", storage)
+            plain = object_store_failure(msg or "", lancedb_uri) if lancedb_uri else None
+            print(f"[{name}] step {ev.step_key} failed: {plain or msg}", file=sys.stderr)
+            hint = None if plain else damaged_index_hint(msg or "", lancedb_uri)
             if hint:
                 print(f"[{name}] {hint}", file=sys.stderr)
     _disk_full_steps(messages)
@@ -391,7 +395,7 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                 mat = ev.event_specific_data.materialization if ev.is_step_materialization else None
                 if mat is not None and mat.asset_key == AssetKey("lancedb_chunks"):
                     summaries[mat.partition] = mat.metadata["summary"].value
-            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key), config.storage_path)
+            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key), config.lancedb_uri)
             if not result.success and not failed:
                 failed = {n for n in names if n not in summaries}
                 print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
@@ -489,7 +493,7 @@ def _after_run(args: argparse.Namespace, config: Config, name: str, instance,  #
         raise Terminated()
     failed = _check_failures(name, result, summary)
     if not result.success:
-        failed = bool(_print_step_failures(result.all_events, lambda _key: name, config.storage_path)) or failed
+        failed = bool(_print_step_failures(result.all_events, lambda _key: name, config.lancedb_uri)) or failed
     if args.eval:
         _print_eval(name, result, sys.stderr if args.json else sys.stdout)
     return failed
@@ -927,8 +931,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: bad cases file: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # QueryError and friends: bad input, said plainly
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        unreachable = _object_store_failure(exc, config)
+        print(f"error: {unreachable or exc}", file=sys.stderr)
+        return 69 if unreachable else 2  # EX_UNAVAILABLE: the object store, not the input
     except KeyboardInterrupt:
         from ._console import STOPPED
 
@@ -938,7 +943,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 75
     except Exception as exc:
-        damaged = damaged_index_hint(str(exc), config.storage_path if config is not None else None)
+        unreachable = _object_store_failure(exc, config)
+        if unreachable:
+            print(f"error: {unreachable}", file=sys.stderr)
+            return 69
+        damaged = damaged_index_hint(str(exc), config.lancedb_uri if config is not None else None)
         if damaged:
             print(f"error: {damaged}", file=sys.stderr)
             return 74
@@ -956,14 +965,24 @@ _LANCE_TABLE = re.compile(r"([^\s,/]+)\.lance/")
 _RUST_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+")
 
 
-def damaged_index_hint(message: str, storage: str | Path | None = None) -> str | None:
+def _object_store_failure(exc: BaseException, config: Config | None) -> str | None:
+    """One plain line for an error of the object store that holds the index (``storage: s3://…``)."""
+    if config is None or config.storage_is_local:
+        return None
+    from .store import object_store_failure
+
+    return object_store_failure(str(exc), config.lancedb_uri)
+
+
+def damaged_index_hint(message: str, lancedb_uri: str | None = None) -> str | None:
     """For a LanceDB error that says a file of a table is missing or damaged (someone deleted a data
     file, a disk lost it): what happened and the two ways back, else None."""
     if not _LANCE_DAMAGE.search(message):
         return None
     table = _LANCE_TABLE.search(message)
     name = table.group(1) if table else "the table named in the error"
-    where = f"{Path(storage) / 'lancedb' / (name + '.lance')}" if storage and table else f"the folder {name}.lance under <storage>/lancedb"
+    where = (f"{lancedb_uri.rstrip('/')}/{name}.lance" if lancedb_uri and table
+             else f"the folder {name}.lance under <storage>/lancedb")  # a URI keeps its //: s3://bucket/…
     detail = _RUST_LOCATION.sub("", message.strip().splitlines()[0])[:300]
     after = {"embedding_cache": "every text is embedded again", "version_log": "the version list starts again"}.get(
         name, "the vectors come back from the embedding cache")

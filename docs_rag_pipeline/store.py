@@ -62,6 +62,38 @@ def object_store_options(uri: str) -> dict[str, str]:
             "client_retry_timeout": f"{2 * seconds:g}s"}
 
 
+_STORE_STATUS = re.compile(r"\bstatus: (\d{3})\b")
+
+
+def object_store_failure(message: str, uri: str) -> str | None:
+    """For an error of LanceDB's object store (``store: "S3"`` …) on the storage ``uri``: one plain line
+    saying what failed and what to check (the bucket is missing, the credentials are refused, the
+    endpoint cannot be reached or does not answer), else None. LanceDB's own message is a Rust debug
+    dump of 800 characters or more, the status code buried in its middle."""
+    if "://" not in uri or uri.startswith("file://") or not re.search(r'store: "\w+"|object_store|Generic \w+ error',
+                                                                       message):
+        return None
+    scheme, _, rest = uri.partition("://")
+    bucket = rest.partition("/")[0]
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or "the provider's default endpoint"
+    status = _STORE_STATUS.search(message)
+    code = int(status.group(1)) if status else None
+    if "NoSuchBucket" in message or (code == 404 and ".lance/" not in message):  # a table's file: damage
+        return (f"the bucket {bucket!r} of storage {uri!r} does not exist at {endpoint}: create it, or fix "
+                "`storage:` in the config (or AWS_ENDPOINT_URL)")
+    if code in (401, 403) or any(w in message for w in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch")):
+        return (f"the object store at {endpoint} refused access to {scheme}://{bucket} (HTTP {code or 403}): check "
+                "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), AWS_REGION and the bucket's policy")
+    if re.search(r"kind: (Connect|Timeout)\b|timed out|operation timed out|Connection refused|dns error", message, re.I):
+        waited = object_store_options(uri).get("timeout", "30s")
+        return (f"cannot reach the object store at {endpoint} for storage {uri!r} (no connection, or no answer "
+                f"within {waited}): check AWS_ENDPOINT_URL and the network; DOCS_RAG_STORAGE_TIMEOUT sets the wait")
+    if code is not None:
+        return (f"the object store at {endpoint} answered HTTP {code} for storage {uri!r}; what was stored is kept: "
+                "run the command again, and check the server's log if it keeps failing")
+    return None
+
+
 def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
     """A LanceDB connection whose open tables see other processes' commits within a second."""
     import lancedb

@@ -182,3 +182,87 @@ def test_an_s3_endpoint_that_never_answers_ends_a_search(tmp_path, s3_env):
         hole.close()
     assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr[-500:]
     assert held  # it did reach the endpoint
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _forbidding_s3_server():
+    """An S3-speaking server that refuses every request as S3 does for a bad key (403 AccessDenied)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>The request '
+            b"signature we calculated does not match the signature you provided.</Message></Error>")
+
+    class Forbid(BaseHTTPRequestHandler):
+        def _refuse(self):
+            self.send_response(403)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _refuse
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forbid)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_object_store_failures_are_one_plain_line(tmp_path, s3_env):
+    """A missing bucket, refused credentials and an endpoint that is down were LanceDB's 800-character
+    Rust dump (``Failed to connect to namespace: IO { source: Generic { store: "S3" …``) with exit status
+    2, the code for bad input. Each is now one line naming what failed and what to check, exit 69
+    (EX_UNAVAILABLE) for a command and a failed step for an ingest."""
+    cfg = _s3_config(tmp_path)
+    forbid = _forbidding_s3_server()
+    cases = [
+        ("s3://no-such-bucket/docs", {}, "the bucket 'no-such-bucket' of storage 's3://no-such-bucket/docs/lancedb' "
+                                         "does not exist at http://127.0.0.1:"),
+        (f"s3://{BUCKET}/{PREFIX}", {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{forbid.server_address[1]}"},
+         f"refused access to s3://{BUCKET} (HTTP 403): check AWS_ACCESS_KEY_ID"),
+        (f"s3://{BUCKET}/{PREFIX}", {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{_closed_port()}"},
+         "cannot reach the object store at http://127.0.0.1:"),
+    ]
+    try:
+        for storage, env, expect in cases:
+            cfg.write_text(cfg.read_text().replace(cfg.read_text().splitlines()[0], f"storage: {storage}", 1))
+            run_env = {**os.environ, **env}
+            out = _run(["search", "wombats"], cfg, run_env)
+            lines = out.stderr.strip().splitlines()
+            assert out.returncode == 69, (storage, out.returncode, out.stderr[-600:])
+            assert len(lines) == 1 and expect in lines[0] and len(lines[0]) < 400, lines
+            assert "RetryError" not in out.stderr and "Traceback" not in out.stderr
+            out = _run(["ingest"], cfg, run_env)
+            failed = [ln for ln in out.stderr.splitlines() if " failed: " in ln]
+            assert out.returncode == 1 and failed and all(expect in ln and "RetryError" not in ln for ln in failed), \
+                out.stderr[-800:]
+    finally:
+        forbid.shutdown()
+    assert _keys(s3_env) == []
+
+
+def test_a_deleted_data_object_on_s3_names_the_table_in_the_bucket(tmp_path, s3_env):
+    """A data file of the chunks table deleted from the bucket: the damage hint names the table's
+    place in the bucket, ``s3://bucket/prefix/lancedb/chunks__….lance`` (it named a path under the local
+    cache folder, and a ``Path`` of the URI collapsed its ``//``)."""
+    cfg = _s3_config(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    data = [k for k in _keys(s3_env) if "/lancedb/chunks__" in k and "/data/" in k and k.endswith(".lance")]
+    assert data, _keys(s3_env)
+    for key in data:
+        s3_env.delete_object(Bucket=BUCKET, Key=key)
+    out = _run(["search", "ZX81_QUANTUM_FLUX"], cfg)
+    assert out.returncode == 74, out.stderr[-800:]
+    table = data[0].split("/")[3]
+    assert f"delete s3://{BUCKET}/{PREFIX}/lancedb/{table} and run `docs-rag ingest`" in out.stderr, out.stderr
