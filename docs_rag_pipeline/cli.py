@@ -781,6 +781,9 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
             unindexed.append(name)
             continue
         print(f"[{name}] {len(cases)} cases from {path}\n{evaluation.print_table(report)}\n", flush=True)
+        unknown = evaluation.unindexed_warning(report)
+        if unknown:
+            print(f"warning: [{name}] {unknown}", file=sys.stderr)
         folder = evaluation.results_dir(config)
         try:
             evaluation.write_results(report, folder, label=evaluation.results_label(args.cases, args.split))

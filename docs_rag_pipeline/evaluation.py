@@ -367,6 +367,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             sentence_similarity=rel.sentence_similarity, chunk_coverage=rel.chunk_coverage,
             missing_rarity=rel.missing_rarity, shared_pages=rel.shared_pages))
     report = summarise(source, results)
+    report["unindexed_expected"] = unindexed_expected(cases, ctx.chunks.page_state(source))
     report["cost"] = cost_report(results, ctx.config.llm)
     if ctx.config.retrieval.rerank is not None:
         # the main numbers are reranked; this is the same search in fused order
@@ -380,6 +381,29 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         report["baseline_comparison"] = compare_ranks([r.rank for r in results if not r.should_refuse],
                                                       [r.rank_baseline for r in results if not r.should_refuse])
     return report
+
+
+def unindexed_expected(cases: Sequence[Case], indexed_pages: Iterable[str]) -> dict[str, list[str]]:
+    """Case id → its expected URLs that name no indexed page (a typo, a page moved or removed from the
+    docs, a base_url that changed): such a case is scored as a miss, which is said, not left silent."""
+    indexed = {normalise_url(u) for u in indexed_pages}
+    out: dict[str, list[str]] = {}
+    for case in cases:
+        missing = [u for u in case.expected_urls if normalise_url(u) not in indexed]
+        if missing:
+            out[case.id] = missing
+    return out
+
+
+def unindexed_warning(report: dict[str, Any], *, shown: int = 5) -> str | None:
+    """One line naming the cases whose expected pages are not indexed, or None."""
+    missing = report.get("unindexed_expected") or {}
+    if not missing:
+        return None
+    listed = "; ".join(f"{cid}: {', '.join(urls)}" for cid, urls in list(missing.items())[:shown])
+    more = f"; and {len(missing) - shown} more" if len(missing) > shown else ""
+    return (f"{len(missing)} case(s) expect a page that is not indexed, so they count as misses wherever the "
+            f"answer is ({listed}{more}): fix the URL in the cases file, or ingest the page")
 
 
 def cost_report(results: Sequence[CaseResult], llm: LlmConfig) -> dict[str, Any]:

@@ -14,7 +14,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["deadline_http_client", "read1", "within"]
+__all__ = ["ResponseTooLarge", "deadline_http_client", "read1", "within"]
+
+
+class ResponseTooLarge(Exception):
+    """A response body grew past the size its caller allows (``max_bytes`` of :func:`deadline_http_client`)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the response is over {limit:,} bytes")
+        self.limit = limit
 
 
 def within(seconds: float, fn: Callable[[], Any], *, name: str = "docs-rag call",
@@ -53,12 +61,14 @@ def within(seconds: float, fn: Callable[[], Any], *, name: str = "docs-rag call"
     return True, box.get("value")
 
 
-def deadline_http_client(seconds: float) -> Any:
+def deadline_http_client(seconds: float, *, max_bytes: int | None = None) -> Any:
     """An ``httpx2`` client for ``openai.OpenAI(http_client=...)`` (the SDK's defaults: redirects
     followed, its connection limits, proxies from the environment) whose every response, headers and
     body, must be complete within ``seconds`` of the request: else ``httpx2.ReadTimeout`` while reading
-    it. Done with event hooks, not a transport of its own: a client given a transport ignores
-    HTTP(S)_PROXY, and a deployment behind a proxy could no longer reach its LLM."""
+    it; and whose body, with ``max_bytes``, may not grow past that many bytes (:class:`ResponseTooLarge`
+    as it arrives: a fast server could fill gigabytes of memory within the deadline). Done with event
+    hooks, not a transport of its own: a client given a transport ignores HTTP(S)_PROXY, and a
+    deployment behind a proxy could no longer reach its LLM."""
     import httpx2
     import openai
 
@@ -69,9 +79,13 @@ def deadline_http_client(seconds: float) -> Any:
             self._stream, self._deadline, self._request = stream, deadline, request
 
         def __iter__(self) -> Iterator[bytes]:
+            size = 0
             for chunk in self._stream:
                 if time.monotonic() > self._deadline:
                     raise httpx2.ReadTimeout(f"the response took over {seconds:g} s", request=self._request)
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise ResponseTooLarge(max_bytes)
                 yield chunk
 
         def close(self) -> None:

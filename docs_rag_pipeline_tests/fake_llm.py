@@ -41,6 +41,7 @@ class ChatServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.streamed = 0  # answers sent as server-sent events
+        self.flooded = 0  # the most bytes a "flood" answer got out before the client hung up
         self.stop = threading.Event()
         outer = self
 
@@ -80,6 +81,26 @@ class ChatServer(LocalServer):
                         self.wfile.write(data[i:i + 4])
                         self.wfile.flush()
                     return
+                if model == "flood":  # 200, then a body without end: one endless answer string (or SSE line)
+                    self.send_response(200)
+                    stream = bool(body.get("stream"))
+                    self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+                    self.end_headers()
+                    head = ('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"flood",'
+                            '"choices":[{"index":0,"delta":{"content":"' if stream else
+                            '{"id":"c","object":"chat.completion","created":0,"model":"flood",'
+                            '"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"')
+                    block, sent = b"a" * 65536, 0
+                    try:
+                        self.wfile.write(head.encode())
+                        while sent < 2_000_000_000 and not outer.stop.is_set():
+                            self.wfile.write(block)
+                            sent += len(block)
+                            outer.flooded = max(outer.flooded, sent)
+                    except OSError:  # the client stopped reading and closed
+                        pass
+                    self.close_connection = True
+                    return
                 if model == "error500":
                     return self.send_json(500, {"error": {"message": "boom"}})
                 if model == "error401":
@@ -112,7 +133,7 @@ class ChatServer(LocalServer):
                 elif model == "huge":  # a server that ignores max_tokens: 20,000 cited sentences (1 MB)
                     content = " ".join([f"{first_sentence(sources[1])} [1]"] * 20_000)
                 elif model == "surrogate":  # half a UTF-16 surrogate pair, as JSON's "\ud800" escape writes it
-                    content = f"{first_sentence(sources[1])} \ud800 [1]"
+                    content = f"\ud800 {first_sentence(sources[1])} [1]"
                 elif model == "drip":  # streamed: a long valid answer, a piece every 0.5 s
                     content = " ".join([f"{first_sentence(sources[1])} [1]"] * 20)
                 elif model == "unsupported":

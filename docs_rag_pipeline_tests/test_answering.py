@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from docs_rag_pipeline.answering.citations import CitationError, split_statements, validate
@@ -40,6 +42,36 @@ def test_validator_refuses_invented_and_uncited():
     assert r.refused and r.citations == [] and r.reason == "not covered"
     with pytest.raises(CitationError):
         validate("   ", HITS)
+
+
+@pytest.mark.parametrize("second", [
+    "“Turbo” mode raises it to 500 newtons.", "[Turbo mode](https://x.org/p1) raises it to 500 newtons.",
+    "_Turbo_ mode raises it to 500 newtons.", "<b>Turbo</b> mode raises it to 500 newtons.",
+    "turbo mode raises it to 500 newtons.", "Über 500 newtons it breaks.", "Режим турбо: 500 newtons.",
+    "Ältere Versionen: 500 newtons.",
+])
+def test_a_sentence_after_a_cited_one_needs_its_own_citation(second):
+    """The sentence after a cited one is a statement of its own whatever its first character: one that
+    began with a curly quote, a link, ``_``, ``<``, a lower-case letter or a capital outside ASCII was
+    glued to the cited sentence and shipped under its marker (and marked supported)."""
+    with pytest.raises(CitationError, match="without a citation"):
+        validate(f"The default tension is 42 newtons [1]. {second}", HITS)
+    with pytest.raises(CitationError, match="without a citation"):  # uncited first, cited second
+        validate(f"The default tension is 42 newtons. {second[:-1]} [1].", HITS)
+    dropped = validate(f"The default tension is 42 newtons [1]. {second}", HITS, uncited="drop")
+    assert dropped.answer == "The default tension is 42 newtons. [1]" and dropped.dropped == 1
+    # each cited: both ship, each with its marker
+    both = validate(f"The default tension is 42 newtons [1]. {second[:-1]} [2].", HITS)
+    assert both.answer.endswith("[2]") and len(both.sentences) == 2
+
+
+def test_sentences_split_where_sentences_end_not_inside_them():
+    """Abbreviations, an index in prose and a list number stay inside their sentence."""
+    v = validate("Set `arr[0]` to zero, e.g. with a loop [1]. Then restart, i.e. run it again [2].", HITS)
+    assert [s for s, _ in v.sentences] == ["Set `arr[0]` to zero, e.g. with a loop.", "Then restart, i.e. run it again."]
+    assert len(validate("Set arr[2] to zero with a loop [1].", HITS).sentences) == 1  # no gap after an index
+    assert validate("1. Install it [1].", HITS).answer == "1. Install it. [1]"
+    assert len(validate("Run it [1][2] and check it [2].", HITS).sentences) == 2
 
 
 def test_validator_leaves_code_alone():
@@ -252,6 +284,25 @@ def test_an_answer_far_over_max_tokens_falls_back_instead_of_keeping_ask_busy(in
         in ans.warning, ans.warning
     final = list(ask_stream(Q, config=cfg))[-1][1]
     assert final["mode"] == "extractive" and "far more than llm.max_tokens" in final["warning"]
+
+
+def test_a_body_without_end_is_cut_by_its_size_not_held_until_the_deadline(indexed):
+    """A server that answers 200 and then sends an answer string without end: the body was limited in
+    time only, and one ask held about 100 MB more per second until the deadline (gigabytes at the
+    default 30 s). The body is cut as it arrives, once past what llm.max_tokens allows, streamed or not."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "flood", max_tokens=64)
+    cfg = Path(cfg).read_text().replace("timeout_seconds: 2", "timeout_seconds: 60")
+    (root / "flood.yaml").write_text(cfg)
+    ans = ask(Q, config=str(root / "flood.yaml"))
+    assert ans.mode == "extractive" and not ans.refused and ans.citations
+    assert "the LLM server's answer is over 1,024 characters, far more than llm.max_tokens (64 tokens)" in ans.warning, \
+        ans.warning
+    final = list(ask_stream(Q, config=str(root / "flood.yaml")))[-1][1]
+    assert final["mode"] == "extractive" and "far more than llm.max_tokens (64 tokens)" in final["warning"], final
+    assert srv.flooded < 64 * 2**20, srv.flooded  # what the socket buffers took, not a minute at full speed
 
 
 def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):

@@ -216,6 +216,26 @@ def test_cli_eval_json_and_errors(evaluated):
     assert out.returncode == 2 and "--top-k: 0 is not a number of results; give 1 or more" in out.stderr
 
 
+def test_a_case_whose_expected_page_is_not_indexed_is_named(evaluated):
+    """An expected URL with a typo (or of a page moved or removed since the case was written) scored the
+    case as a miss without a word: the run names the case and its URL, in the report and on stderr."""
+    root, cfg, _ = evaluated
+    drafts = root / "typo.jsonl"
+    drafts.write_text(json.dumps({**CASES[0], "expected_urls": ["forms/bindings.md"]}) + "\n"
+                      + json.dumps({**CASES[1], "expected_urls": [*CASES[1]["expected_urls"], "install.md"]}) + "\n"
+                      + json.dumps(CASES[3]) + "\n")
+    out = _cli(["eval", "--source", "guide", "--cases", str(drafts), "--json", str(root / "typo.json")], cfg)
+    assert out.returncode == 0, out.stderr
+    rep = json.loads((root / "typo.json").read_text())
+    assert rep["unindexed_expected"] == {"conv": ["https://docs.example.org/forms/bindings.md"]}
+    assert rep["retrieval"]["recall_at_5"] == 0.5  # still scored as a miss: the figure is not bent
+    warned = [ln for ln in out.stderr.splitlines() if ln.startswith("warning: [guide] 1 case(s) expect a page")]
+    assert warned and "conv: https://docs.example.org/forms/bindings.md" in warned[0], out.stderr
+    out = _cli(["eval", "--source", "guide", "--json", str(root / "golden.json")], cfg)
+    assert json.loads((root / "golden.json").read_text())["unindexed_expected"] == {}
+    assert "expect a page that is not indexed" not in out.stderr
+
+
 def test_cli_eval_json_with_a_source_without_cases(evaluated):
     root, cfg, _ = evaluated
     two = root / "two.yaml"  # the first source has no eval/alpha.jsonl; guide has cases

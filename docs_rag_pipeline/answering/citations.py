@@ -19,7 +19,13 @@ from .extractive import _stem, content_terms, snippet
 from .markers import MARKER_RE, _parts, neutralise_text, number
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`*])|(?<=\])\s+(?=[A-Z0-9\"'(`*])|\n+")
+#: the space after a sentence's end: ``.``, ``!`` or ``?`` (a closing quote, bracket or emphasis may
+#: follow it), or a closing bracket
+_SENT_GAP = re.compile(r"\s+")
+_SENT_END = re.compile(r"(?:[.!?][\"'”’»)\]*_]*|\])$")
+#: a citation marker (and the sentence's end after it) at the end of the text before a gap
+#: (set apart from the word before it: ``arr[1] to`` in prose is an index, not a citation)
+_ENDS_CITED = re.compile(r"(?<![\w\]])(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\])+[.!?]?[\"'”’»)*_]*$")
 
 
 class CitationError(ValueError):
@@ -74,14 +80,34 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 #: a piece the sentence splitter cut after an abbreviation or a bare number ("e.g.", "i.e.", "2.") is
 #: joined to the next one
-_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch)\.|^\W*\d{1,3}\.)$", re.I)
+_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch|viz|resp|ca|et al|"
+                           r"Mr|Mrs|Ms|Dr|St|a\.m|p\.m)\.|^\W*\d{1,3}\.)$", re.I)
 
 
 def _sentences(line: str) -> list[str]:
-    pieces = [p.strip() for p in _SENT_SPLIT.split(line) if p and p.strip()]
+    """The sentences of one line. A sentence ends at ``.``, ``!`` or ``?`` and a space, whatever comes
+    next (a curly quote, a link, ``_``, ``<``, a lower-case letter or a capital outside ASCII start
+    sentences too: each must carry its own citation), and always after a citation marker; a closing
+    bracket that is no marker ends one before a capital, a digit, a quote or code. The text after an
+    abbreviation (e.g., vs., a list's "2.") stays in its sentence."""
+    pieces: list[str] = []
+    start = 0
+    for gap in _SENT_GAP.finditer(line):
+        before, nxt = line[start:gap.start()], line[gap.end():gap.end() + 1]
+        if not before.strip() or not nxt:
+            continue
+        end = _SENT_END.search(before)
+        if end is None:
+            continue
+        if (end.group().startswith("]") and not _ENDS_CITED.search(before)
+                and not (nxt.isupper() or nxt in "0123456789\"'(`*")):
+            continue  # `items[i] is` in prose: a bracket, not the end of a sentence
+        pieces.append(before.strip())
+        start = gap.end()
+    pieces.append(line[start:].strip())
     out: list[str] = []
-    for p in pieces:
-        if out and _CUT_TOO_SOON.search(out[-1]):
+    for p in (p for p in pieces if p):
+        if out and _CUT_TOO_SOON.search(out[-1]) and not _ENDS_CITED.search(out[-1]):
             out[-1] = f"{out[-1]} {p}"
         else:
             out.append(p)

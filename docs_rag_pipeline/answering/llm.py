@@ -93,6 +93,11 @@ STREAM_TIMEOUTS = 4
 #: the most characters an answer may have per token of ``llm.max_tokens`` (a token is about 4): a
 #: server that ignores max_tokens (50 MB of text) would keep the validator busy for minutes
 CHARS_PER_TOKEN = 16
+#: the bytes of a response body per character of the longest answer: JSON may escape each one as
+#: ``\\uXXXX\\uXXXX`` (12 bytes); a stream sends an event of some 200 bytes of JSON per piece, a piece
+#: may be one character. Past that (and 64 KiB for the rest of the body) the body is cut off as it
+#: arrives: the character check runs on what was read, and a server could send 100 MB/s until then.
+BODY_BYTES_PER_CHAR, STREAM_BYTES_PER_CHAR = 12, 256
 
 
 class ChatClient:
@@ -112,11 +117,12 @@ class ChatClient:
         self.usage: dict[str, int] | None = None  # of the last completion, when the server reported it
         from ..http_deadline import deadline_http_client
 
-        t = cfg.timeout_seconds
+        t, chars = cfg.timeout_seconds, cfg.max_tokens * CHARS_PER_TOKEN
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
-                                     http_client=deadline_http_client(t))
-        self._stream_client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
-                                            http_client=deadline_http_client(t * STREAM_TIMEOUTS))
+                                     http_client=deadline_http_client(t, max_bytes=chars * BODY_BYTES_PER_CHAR + 65536))
+        self._stream_client = openai.OpenAI(
+            api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
+            http_client=deadline_http_client(t * STREAM_TIMEOUTS, max_bytes=chars * STREAM_BYTES_PER_CHAR + 65536))
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
@@ -124,8 +130,22 @@ class ChatClient:
         import httpx2
         import openai
 
+        from ..http_deadline import ResponseTooLarge
+
         try:
-            yield
+            try:
+                yield
+            except Exception as exc:  # the body cut off for its size, under whatever the SDK wrapped it in
+                cur: BaseException | None = exc
+                for _ in range(8):
+                    if cur is None or isinstance(cur, ResponseTooLarge):
+                        break
+                    cur = cur.__cause__ or cur.__context__
+                if isinstance(cur, ResponseTooLarge):
+                    raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN) from exc
+                raise
+        except LlmError:
+            raise
         except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
             cause = exc if isinstance(exc, httpx2.TimeoutException) else exc.__cause__
             if isinstance(cause, httpx2.TimeoutException) and str(cause).startswith("the response"):

@@ -44,9 +44,13 @@ def eval_scores(context: AssetExecutionContext, docs_rag: DocsRagResource):
     files = evaluation.write_results(report, evaluation.results_dir(ctx.config))
     project = evaluation.upload_to_langsmith(report, cases)
     context.log.info(f"[EVAL] {source}: {len(cases)} cases\n{evaluation.print_table(report)}")
+    unknown = evaluation.unindexed_warning(report)
+    if unknown:
+        context.log.warning(f"[EVAL] {source}: {unknown}")
     yield MaterializeResult(metadata={
         **evaluation.flat_metrics(report),
         "cases": len(cases),
+        "cases_expecting_unindexed_pages": MetadataValue.json(report["unindexed_expected"]),
         "by_category": MetadataValue.md(evaluation.markdown_table(report)),
         "calibrated_refusal": MetadataValue.json(report["calibration"]),
         "intervals_95": MetadataValue.json(report["intervals"]),
