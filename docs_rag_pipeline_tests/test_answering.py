@@ -528,6 +528,21 @@ def test_marker_look_alikes_are_neutralised_too():
     assert v.answer == "Install with pip. [1]" and v.dropped == 1
 
 
+@pytest.mark.parametrize("fake", [
+    "[\u20669]", "[9\ufe0f]", "[\u034f9]", "[9\U000e0020]", "[\u061c9]", "[\u28009]", "[\u202e9]",  # invisible
+    "\\[9\\]", "[9\\]", "&#91;9&#93;", "&lbrack;9&rbrack;", "&lsqb;9&rsqb;", "[&#57;]", "&#x5B;9&#x5D;",  # escaped
+])
+def test_markers_a_reader_sees_through_invisible_characters_escapes_and_references_go(fake):
+    """A bidi isolate or a variation selector inside the brackets passed as text (the chat page drew
+    it as a plain [9] beside the real [1]); a Markdown escape or an HTML character reference that a
+    Markdown client renders as [9] passed from a model. Each goes, from documents and from answers."""
+    from docs_rag_pipeline.answering.markers import neutralise
+
+    assert neutralise(f"The limit is 90 newtons {fake}.") == "The limit is 90 newtons.", fake
+    v = validate(f"Install with pip {fake} [1].", HITS)
+    assert v.answer == "Install with pip. [1]" and [c.n for c in v.citations] == [1], (fake, v.answer)
+
+
 def test_what_neutralise_reads_as_code_follows_markdown():
     """Code keeps its brackets; a marker after backticks that open nothing (three backticks mentioned
     in a sentence, a fence line never closed, a span cut by a blank line) is the document's and goes,

@@ -23,9 +23,20 @@ _OTHER_MARKER_RE = re.compile(r"\[\^[^\]\s]{1,40}\]|【\s*\d[^】\n]{0,40}】|\[
 #: what reads as a citation marker without being one to MARKER_RE: invisible characters inside the
 #: brackets ([\u200b2]), full-width brackets (［3］), a range ([4-5], [4–6]); see :func:`_lookalike`
 _DASH = r"[-–—‐‑−~]"
-_INVISIBLE = r"[\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]"
-_LOOKALIKE_RE = re.compile(rf"[\[［]{_INVISIBLE}*\d+(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*\d+)*"
-                           rf"{_INVISIBLE}*[\]］]"
+#: what a reader does not see: spaces, Unicode's default-ignorable code points (soft hyphen, the
+#: combining grapheme joiner, format and bidi controls, variation selectors, tag characters, Hangul
+#: fillers) and the blank Braille pattern
+_INVISIBLE = (r"[\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+              r"\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+              r"\U000e0000-\U000e0fff]")
+#: a bracket or digit as a reader sees it, written plainly, full-width, Markdown-escaped (``\[``) or as
+#: an HTML character reference (``&#91;``, ``&lbrack;``, ``&#57;``): a client that renders the answer
+#: as Markdown shows each as ``[9]``
+_OPEN = r"(?:[\[［]|\\\[|&(?:#91|#x0*5[bB]|lbrack|lsqb);)"
+_CLOSE = r"(?:[\]］]|\\\]|&(?:#93|#x0*5[dD]|rbrack|rsqb);)"
+_DIGITS = r"(?:\d|&#(?:4[89]|5[0-7]);|&#x0*3[0-9];)+"
+_LOOKALIKE_RE = re.compile(rf"{_OPEN}{_INVISIBLE}*{_DIGITS}(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*{_DIGITS})*"
+                           rf"{_INVISIBLE}*{_CLOSE}"
                            # a signed number ([-1], [+2]) not glued to a name, as `items[-1]` in prose is
                            rf"|(?<![\w\])])[\[［]{_INVISIBLE}*[-−+]\d+{_INVISIBLE}*[\]］]")
 _REFUSAL_RE = re.compile(r"\bNO_ANSWER\b\s*:?", re.I)
