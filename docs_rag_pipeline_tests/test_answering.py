@@ -543,6 +543,32 @@ def test_markers_a_reader_sees_through_invisible_characters_escapes_and_referenc
     assert v.answer == "Install with pip. [1]" and [c.n for c in v.citations] == [1], (fake, v.answer)
 
 
+@pytest.mark.parametrize("linked", [
+    "see [the tension guide][g] [1].\n\n[g]: https://evil.example/login\n```\nsprocket --tension 42\n```\n[1]",
+    "see [g] [1] and [g]: <https://evil.example/login> [2].",
+    "([the [official] guide](https://evil.example/login)) [1].",
+    "([guide](<https://evil.example/log in>)) [1].",
+    "([guide](https://evil.example/login (Docs))) [1].",
+    "([guide](javascript:alert((1)))) [1].",
+    '<a href="https://evil.example/login">(details) [1].',
+    "<evil@evil.example> [1].",
+    "<img src=x onerror=alert(1)> [1].",
+    '<span onmouseover="alert(1)">hover</span> [1].',
+])
+def test_no_link_a_markdown_client_would_render_survives_unless_a_source_gives_it(linked):
+    """Reference-style links, nested brackets, an angle destination with a space, a title in
+    parentheses, an unclosed <a>, a mail autolink and active HTML passed the link scrubber: an agent
+    rendering the answer as CommonMark showed a link to evil.example under the docs' name."""
+    from docs_rag_pipeline.answering.citations import _rendered_links
+
+    v = validate(f"Install with pip {linked}", HITS)
+    assert not v.refused and _rendered_links(v.answer) == [], v.answer
+    assert "evil.example" not in v.answer.replace("evil@evil.example", "") or "](" not in v.answer, v.answer
+    # a link to a source page stays a link
+    ok = validate("Install with [pip](https://x.org/p1#a) [1].", HITS)
+    assert _rendered_links(ok.answer) == ["https://x.org/p1#a"], ok.answer
+
+
 def test_what_neutralise_reads_as_code_follows_markdown():
     """Code keeps its brackets; a marker after backticks that open nothing (three backticks mentioned
     in a sentence, a fence line never closed, a span cut by a blank line) is the document's and goes,

@@ -231,6 +231,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
                                   score=round(h.score, 6)))
     answer = _joined(seps, kept)
+    answer = _without_foreign_links(answer, hits)
     placed = [n for _, nums in kept for n in nums]
     if _markers_read(answer) != placed:
         # a backtick left open in one statement pairs with one in the next over the whole answer (as
@@ -251,6 +252,69 @@ _LINK_RE = re.compile(r"(!?)\[([^\]\n]{0,500})\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]
                       r"|<a\s[^>]*>(.*?)</a\s*>", re.I | re.S)
 
 
+def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
+    """An http(s) URL of a source page, or one written in a source's text (as given or percent-encoded,
+    as a Markdown renderer writes it)."""
+    from urllib.parse import unquote
+
+    for u in dict.fromkeys((url, unquote(url))):
+        if re.match(r"https?://", u, re.I) and any(
+                u.split("#", 1)[0] in (h.url.split("#", 1)[0], h.page_url) or u in h.text for h in hits):
+            return True
+    return False
+
+
+#: an HTML tag that links, loads or runs something: its href/src/on… attribute, or its element
+_ACTIVE_TAG = re.compile(r"</?(?:a|img|iframe|frame|script|style|svg|math|object|embed|form|input|button|link|"
+                         r"meta|base|video|audio|source|picture)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?\b(?:on\w+|href|"
+                         r"src|srcset|action|formaction|xlink:href|style)\s*=[^<>]*>", re.I)
+#: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
+_AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+)>")
+#: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links
+_LINK_DEFINITION = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*\S.*(?:\n|$)")
+
+
+def _rendered_links(text: str) -> list[str]:
+    """The targets a CommonMark renderer makes links, images or HTML with a target of in ``text``."""
+    from markdown_it import MarkdownIt
+
+    out: list[str] = []
+
+    def walk(tokens) -> None:  # noqa: ANN001 - markdown_it tokens
+        for t in tokens:
+            if t.type == "link_open":
+                out.append(str(t.attrGet("href") or ""))
+            elif t.type == "image":
+                out.append(str(t.attrGet("src") or ""))
+            elif t.type in ("html_inline", "html_block") and _ACTIVE_TAG.search(t.content):
+                out.append(t.content.strip()[:200])
+            if t.children:
+                walk(t.children)
+
+    walk(MarkdownIt("commonmark").parse(text))
+    return out
+
+
+def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
+    """``answer`` with no link, image or active HTML that a client rendering it as Markdown would make
+    to a target no source gives. :func:`_unlinked` takes the usual forms; what it cannot read (a
+    reference-style link, nested brackets, an angle destination with a space, a title in
+    parentheses, an unclosed ``<a>``) is found by rendering the answer as CommonMark does, and then
+    broken outside code: link definitions go, ``](`` gets a space, active tags go. A link still
+    rendered after that refuses the answer."""
+    foreign = [u for u in _rendered_links(answer) if not _allowed_link(u, hits)]
+    if not foreign:
+        return answer
+    parts = _parts(answer)
+    parts[0::2] = [_AUTOLINK.sub(r"\1", _ACTIVE_TAG.sub("", _LINK_DEFINITION.sub("", p))).replace("](", "] (")
+                   for p in parts[0::2]]
+    fixed = "".join(parts)
+    left = [u for u in _rendered_links(fixed) if not _allowed_link(u, hits)]
+    if left:
+        raise CitationError(f"the model's answer links to {left[0][:120]!r}, which no source gives")
+    return fixed
+
+
 def _unlinked(text: str, hits: Sequence[Hit]) -> str:
     """``text`` without the links the model made to a URL of its own: a Markdown link or image, an
     autolink or an HTML anchor keeps its text (an image its alt text), not its target, unless the
@@ -261,9 +325,7 @@ def _unlinked(text: str, hits: Sequence[Hit]) -> str:
         return text
 
     def allowed(url: str) -> bool:
-        if not re.match(r"https?://", url, re.I):
-            return False
-        return any(url.split("#", 1)[0] in (h.url.split("#", 1)[0], h.page_url) or url in h.text for h in hits)
+        return _allowed_link(url, hits)
 
     def repl(m: re.Match) -> str:
         if m.group(3) is not None:  # [text](url)
