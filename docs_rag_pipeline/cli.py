@@ -820,8 +820,11 @@ def cmd_ui(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_sources(args: argparse.Namespace, config: Config) -> int:
-    for s in config.sources:
-        print(f"{s.name}\t{s.kind}\t{s.path}\t{s.cron}")
+    for s in config.sources:  # where each reads from: a folder, the site's first seed URL, the repository
+        where = (s.path if s.kind == "local" else (s.seed_urls[0] if s.seed_urls else s.base_url) if s.kind == "web"
+                 else f"{s.repo}{'@' + s.branch if s.branch else ''}"
+                      f"{' ' + s.subpath if s.subpath else ''}")
+        print(f"{s.name}\t{s.kind}\t{where}\t{s.cron}")
     return 0
 
 

@@ -230,3 +230,21 @@ def test_control_characters_are_shown_not_obeyed(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert "gigawatts^[]0;pwned^G^[[2J does" in listed.stdout and "wrong^[[8m hidden" in listed.stdout
     assert esc not in listed.stdout and bel not in listed.stdout
+
+
+def test_sources_names_where_each_source_reads_from(tmp_path):
+    """`docs-rag sources` printed `None` as the place of every web and git source."""
+    (tmp_path / "docs").mkdir()
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text("sources:\n"
+                   "  - {name: guide, kind: local, path: docs}\n"
+                   "  - {name: site, kind: web, seed_urls: ['https://docs.example.org/start/'], cron: '0 3 * * *'}\n"
+                   "  - {name: repo, kind: git, repo: 'https://git.example.org/acme/docs.git', branch: main, "
+                   "subpath: docs}\n")
+    out = _run(["sources"], cfg)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[:3] for r in rows] == [["guide", "local", str(tmp_path / "docs")],
+                                     ["site", "web", "https://docs.example.org/start/"],
+                                     ["repo", "git", "https://git.example.org/acme/docs.git@main docs"]], rows
+    assert "None" not in out.stdout
