@@ -171,6 +171,24 @@ def _disk_full_steps(failures: list[tuple[str, str]]) -> None:
             raise OSError(errno.ENOSPC, f"step {step} failed: {msg.splitlines()[0][:200]}")
 
 
+def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance
+    """A partition for each source to ingest, and none for a source no longer configured (here nor in
+    another config sharing the storage), as the sources sensor keeps them where no daemon runs it."""
+    from .defs.automation import partition_requests
+    from .defs.partitions import sources_partitions
+    from .shared_storage import sources_of_other_configs
+
+    existing = list(instance.get_dynamic_partitions(sources_partitions.name))
+    add = [n for n in names if n not in existing]
+    if add:
+        instance.add_dynamic_partitions(sources_partitions.name, add)
+    others = sources_of_other_configs(config)
+    for gone in partition_requests([s.name for s in config.sources], existing)[1]:
+        if gone not in others:
+            instance.delete_dynamic_partition(sources_partitions.name, gone)
+            print(f"[{gone}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
+
+
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     names = [args.source] if args.source else [s.name for s in config.sources]
     for n in names:
@@ -193,7 +211,6 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     from .defs.checks import ingest_checks
     from .defs.definitions import build_definitions
     from .defs.evaluation import eval_scores
-    from .defs.partitions import sources_partitions
 
     from .locks import source_lock
 
@@ -201,10 +218,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     summaries: dict[str, dict] = {}
     failed = False
     with DagsterInstance.get() as instance:
-        existing = set(instance.get_dynamic_partitions(sources_partitions.name))
-        missing = [n for n in names if n not in existing]
-        if missing:
-            instance.add_dynamic_partitions(sources_partitions.name, missing)
+        _sync_source_partitions(instance, config, names)
         for name in names:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
             selection = [*ingest_assets, *ingest_checks] + ([eval_scores] if args.eval else [])
@@ -375,6 +389,7 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
     tail.start()
     summaries: dict[str, dict] = {}
     with DagsterInstance.get() as instance:
+        _sync_source_partitions(instance, config, names)
         try:
             with _stderr_without_dagster_debug():
                 try:

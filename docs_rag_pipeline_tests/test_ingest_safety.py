@@ -38,6 +38,14 @@ def _run(args: list[str], cfg: Path, **kw) -> subprocess.CompletedProcess:
                           timeout=600, **kw)
 
 
+def _partitions(cfg: Path) -> list[str]:
+    """The Dagster partitions of sources in the Dagster home the CLI used for ``cfg``."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(cfg.parent / "dagster_home")) as instance:
+        return sorted(instance.get_dynamic_partitions("sources"))
+
+
 def _start(args: list[str], cfg: Path) -> subprocess.Popen:
     return subprocess.Popen([*DOCS_RAG, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=_env(cfg), cwd=cfg.parent, stdin=subprocess.DEVNULL)
@@ -208,11 +216,15 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     assert "quuxplatypus" not in corpus_stats(ctx.chunks)[1]
     beta_rows = get_context(cfg).chunks.count("beta")
     assert beta_rows > 0
+    assert _partitions(cfg) == ["alpha", "beta"]
     out = _run(["ingest", "--json"], cfg)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["alpha"]["rows_pruned"] == beta_rows
     assert "[PRUNE] source 'beta' is not in the config any more" in out.stderr
     assert get_context(cfg).chunks.count("beta") == 0 and get_context(cfg).chunks.count("alpha") > 0
+    # and its Dagster partition goes, as the sources sensor removes it where a daemon runs
+    assert _partitions(cfg) == ["alpha"]
+    assert "[beta] its partition is deleted: the source is no longer in the config" in out.stderr
 
     # `docs-rag prune` does the same without an ingest
     cfg = write_config(tmp_path, sources="- {name: beta, kind: local, path: b}")
@@ -244,6 +256,7 @@ def test_two_config_files_sharing_one_storage_keep_each_others_sources(tmp_path)
     assert out.returncode == 0 and json.loads(out.stdout)["alpha"]["rows_pruned"] == 0, out.stderr
     chunks = get_context(personal).chunks
     assert chunks.count("alpha") > 0 and chunks.count("beta") > 0
+    assert _partitions(personal) == ["alpha", "beta"]  # the other config's partition is kept too
     assert _run(["prune"], personal).returncode == 0 and chunks.count("alpha") > 0
 
     team.unlink()  # the team's config is gone: its source is an orphan now
