@@ -75,13 +75,27 @@ def gap_report(rows: Sequence[dict[str, Any]], embed: Callable[[list[str]], Any]
     return sorted(out, key=lambda c: (-c["count"], c["name"]))
 
 
+#: what would make text in a table cell more than text: Markdown's and HTML's punctuation (images,
+#: links, emphasis, tags, entities, the cell separator), and the parts GFM turns into links by
+#: themselves (``https://``, ``www.``, ``name@host``)
+_MARKDOWN = re.compile(r"[\\`*_\[\]()!<>#|~&{}]|(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.|@")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` (a question anyone may ask) as plain text inside a Markdown table cell: each character
+    Markdown or HTML would act on is backslash-escaped and line breaks become spaces. The Dagster UI
+    renders the ``gaps`` metadata, and its sanitizer keeps ``img[src]`` and ``a[href]``: an unescaped
+    question could load an image from anywhere when the report is opened, or show a link to anywhere."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), " ".join(text.split()))
+
+
 def markdown_table(report: Sequence[dict[str, Any]]) -> str:
     if not report:
         return "No refused or low-confidence questions logged."
     lines = ["| gap | questions | refused | examples |", "|---|---|---|---|"]
     for c in report:
-        ex = "; ".join(e.replace("|", "\\|").replace("\n", " ") for e in c["examples"])
-        lines.append(f"| {c['name']} | {c['count']} | {c['refused']} | {ex} |")
+        ex = "; ".join(markdown_text(e) for e in c["examples"])
+        lines.append(f"| {markdown_text(c['name'])} | {c['count']} | {c['refused']} | {ex} |")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 from pathlib import Path
 
@@ -77,3 +78,41 @@ def test_doc_gaps_asset_clusters_and_names_two_topics(tmp_path):
     assert out.stdout.strip() == meta["gaps"].strip()
     bad = _run(["gaps", "--source", "nope"], cfg)
     assert bad.returncode == 2 and "nope" in bad.stderr
+
+
+HOSTILE = ["How do I configure the ![](https://evil.example/pixel.png?op=1) zorblax? "
+           "[Session expired: sign in again](https://evil.example/login)",
+           "Where is <img src=https://evil.example/p.png> the <a href='https://evil.example'>zorblax</a> guide?",
+           "Is the zorblax at www.evil.example, <https://evil.example/a> or admin@evil.example &lt;b&gt; **now** "
+           "`code` a\\|b\r# h [ref][1]\n\n[1]: https://evil.example/ref"]
+
+
+def test_questions_in_the_gap_table_are_text_not_markdown(tmp_path):
+    """Anyone who can ask can put a question in the report the Dagster UI renders: no image, link or
+    HTML of theirs may come out of it, and the question still reads as it was asked."""
+    from markdown_it import MarkdownIt
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    for i, q in enumerate(HOSTILE):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
+                                              trace_id=f"hostile{i}"))
+    out = _run(["gaps"], cfg)
+    assert out.returncode == 0, out.stderr
+    table = out.stdout.strip()
+    tokens = MarkdownIt("commonmark").enable("table").enable("strikethrough").parse(table)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"image", "link_open", "html_inline", "html_block", "em_open", "strong_open", "code_inline",
+                        "heading_open", "s_open"}, (kinds, table)
+    assert not re.search(r"https://|www\.|(?<!\\)@", table), table  # what GFM makes a link by itself
+    # one table: a header and a row per cluster, four cells each; every question reads as asked
+    rows = [t for t in tokens if t.type == "tr_open"]
+    report = json.loads(_run(["gaps", "--json"], cfg).stdout)
+    assert len(rows) == 1 + len(report)
+    cells = [t.content for t in tokens if t.type == "inline"]
+    assert len(cells) == 4 * len(rows), cells
+    shown = " ".join("".join(x.content for x in t.children) for t in tokens if t.type == "inline")
+    for q in HOSTILE:
+        assert " ".join(q.split()) in shown, (q, shown)
