@@ -344,12 +344,14 @@ def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
 
     if args.source:
         config.source(args.source)
-    rows = feedback.questions(config, source=args.source, gaps_only=True)
+    rows, left_out = feedback.gap_questions(config, source=args.source)
     report = gaps.gap_report(rows, get_context(config.path).embedder.embed) if rows else []
     if args.json:
         print(json.dumps(report, indent=2))
+        if left_out:
+            print(f"note: {gaps.left_out_note(len(rows), left_out)}", file=sys.stderr)
     else:
-        print(gaps.markdown_table(report))
+        print(gaps.markdown_table(report, left_out=left_out))
     return 0
 
 

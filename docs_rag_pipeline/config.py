@@ -243,6 +243,9 @@ class ApiConfig(_Shape):
     public_url: PublicUrl | None = None
     thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
     log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
+    #: the doc-gap report reads the newest N refused or low-confidence asks: anyone who can ask adds to
+    #: the log, and the report embeds each question and clusters them in memory quadratic in their number
+    gap_questions: int = Field(2000, ge=1)
 
 
 class UrlRule(_Shape):

@@ -84,23 +84,54 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
         logging.getLogger(__name__).warning("could not log the question", exc_info=True)
 
 
-def questions(config: Config, *, source: str | None = None, gaps_only: bool = False) -> list[dict[str, Any]]:
-    """Logged asks, oldest first; ``source``: those asked of that source or of all sources;
-    ``gaps_only``: refused or low-confidence ones."""
-    if not db_path(config).is_file():
-        return []
-    sql, args = "SELECT * FROM questions WHERE 1=1", []
+def _where(source: str | None, gaps_only: bool) -> tuple[str, list[Any]]:
+    sql, args = "WHERE 1=1", []
     if source:
         sql += " AND (source = ? OR source IS NULL)"
         args.append(source)
     if gaps_only:
         sql += " AND (refused = 1 OR low_confidence = 1)"
+    return sql, args
+
+
+def questions(config: Config, *, source: str | None = None, gaps_only: bool = False,
+              newest: int | None = None) -> list[dict[str, Any]]:
+    """Logged asks, oldest first; ``source``: those asked of that source or of all sources;
+    ``gaps_only``: refused or low-confidence ones; ``newest``: only the newest N of them."""
+    if not db_path(config).is_file():
+        return []
+    where, args = _where(source, gaps_only)
+    sql = f"SELECT * FROM questions {where} ORDER BY at"
+    if newest is not None:
+        sql = (f"SELECT * FROM (SELECT *, rowid AS n FROM questions {where} ORDER BY at DESC, n DESC LIMIT ?) "
+               "ORDER BY at, n")
+        args.append(newest)
     with _lock, connect(config) as con:
-        rows = [dict(r) for r in con.execute(sql + " ORDER BY at", args)]
+        rows = [dict(r) for r in con.execute(sql, args)]
     for r in rows:
+        r.pop("n", None)
         r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])
         r["refused"], r["low_confidence"] = bool(r["refused"]), bool(r["low_confidence"])
     return rows
+
+
+def count_questions(config: Config, *, source: str | None = None, gaps_only: bool = False) -> int:
+    """How many asks :func:`questions` would return without ``newest``."""
+    if not db_path(config).is_file():
+        return 0
+    where, args = _where(source, gaps_only)
+    with _lock, connect(config) as con:
+        return int(con.execute(f"SELECT COUNT(*) FROM questions {where}", args).fetchone()[0])
+
+
+def gap_questions(config: Config, *, source: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    """The questions of the doc-gap report: the newest ``api.gap_questions`` refused or low-confidence
+    asks (of ``source`` or of all sources), oldest first, and how many older ones are left out. The log
+    keeps every ask and anyone who can ask adds to it; unbounded, the report would embed them all on
+    every run and cluster them in memory quadratic in their number."""
+    logged = count_questions(config, source=source, gaps_only=True)
+    rows = questions(config, source=source, gaps_only=True, newest=config.api.gap_questions)
+    return rows, max(0, logged - len(rows))
 
 
 def record_feedback(config: Config, trace_id: str, rating: str, comment: str = "") -> dict[str, Any]:

@@ -59,12 +59,16 @@ def name_clusters(texts: Sequence[str], labels: Sequence[int], *, top: int = 3) 
 
 def gap_report(rows: Sequence[dict[str, Any]], embed: Callable[[list[str]], Any], *,
                threshold: float = 0.65, examples: int = 3) -> list[dict[str, Any]]:
-    """Clusters of gap questions, largest first: ``name``, ``terms``, ``count``, ``refused``, ``examples``."""
+    """Clusters of gap questions, largest first: ``name``, ``terms``, ``count``, ``refused``, ``examples``.
+    A question asked again is embedded and clustered once (the same text, the same cluster), and
+    counted each time it was asked."""
     rows = [r for r in rows if r.get("refused") or r.get("low_confidence")]
     if not rows:
         return []
     texts = [r["question"] for r in rows]
-    labels = cluster(np.asarray(embed(texts)), threshold=threshold)
+    distinct = list(dict.fromkeys(texts))
+    label_of = dict(zip(distinct, cluster(np.asarray(embed(distinct)), threshold=threshold)))
+    labels = [label_of[t] for t in texts]
     names = name_clusters(texts, labels)
     out = []
     for lab in sorted(set(labels)):
@@ -89,14 +93,23 @@ def markdown_text(text: str) -> str:
     return _MARKDOWN.sub(lambda m: "\\" + m.group(), " ".join(text.split()))
 
 
-def markdown_table(report: Sequence[dict[str, Any]]) -> str:
+def markdown_table(report: Sequence[dict[str, Any]], *, left_out: int = 0) -> str:
+    """The report as a Markdown table; ``left_out``: the older questions the report did not read (said
+    under the table, so a reader knows the counts are of the newest ones)."""
     if not report:
         return "No refused or low-confidence questions logged."
     lines = ["| gap | questions | refused | examples |", "|---|---|---|---|"]
     for c in report:
         ex = "; ".join(markdown_text(e) for e in c["examples"])
         lines.append(f"| {markdown_text(c['name'])} | {c['count']} | {c['refused']} | {ex} |")
+    if left_out:
+        lines += ["", left_out_note(sum(c["count"] for c in report), left_out)]
     return "\n".join(lines)
+
+
+def left_out_note(read: int, left_out: int) -> str:
+    return (f"{left_out} older refused or low-confidence questions are left out: the report reads the newest "
+            f"{read} (api.gap_questions).")
 
 
 def chart_png(report: Sequence[dict[str, Any]], *, title: str = "doc gaps") -> bytes:

@@ -116,3 +116,40 @@ def test_questions_in_the_gap_table_are_text_not_markdown(tmp_path):
     shown = " ".join("".join(x.content for x in t.children) for t in tokens if t.type == "inline")
     for q in HOSTILE:
         assert " ".join(q.split()) in shown, (q, shown)
+
+
+def test_the_report_reads_the_newest_questions_and_embeds_each_once(tmp_path):
+    """Anyone who can ask adds to the log: the report reads the newest ``api.gap_questions`` of it (and
+    says how many older ones it left out), and a question asked again is embedded once."""
+    from docs_rag_pipeline import gaps
+    from docs_rag_pipeline.context import get_context
+
+    cfg = write_config(tmp_path, extra="api:\n  gap_questions: 6\n")
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    old = [f"Ancient question number {i} about the teleporter?" for i in range(4)]
+    asked = old + KUBERNETES + [KUBERNETES[0]] + PDF[:2]  # the newest six hold one question twice
+    for i, q in enumerate(asked):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
+                                              trace_id=f"q{i:02d}"))
+    out = _run(["gaps"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "teleporter" not in out.stdout.lower() and "ancient" not in out.stdout.lower(), out.stdout
+    assert "4 older refused or low-confidence questions are left out" in out.stdout
+    assert "newest 6 (api.gap_questions)" in out.stdout
+    js = _run(["gaps", "--json"], cfg)
+    assert js.returncode == 0, js.stderr
+    assert sum(c["count"] for c in json.loads(js.stdout)) == 6 and "4 older" in js.stderr
+
+    rows, left_out = feedback.gap_questions(config)
+    assert [r["question"] for r in rows] == asked[-6:] and left_out == 4
+    embedded: list[str] = []
+
+    def embed(texts: list[str]):  # noqa: ANN202
+        embedded.extend(texts)
+        return get_context(cfg).embedder.embed(texts)
+
+    report = gaps.gap_report(rows, embed)
+    assert sorted(embedded) == sorted(set(asked[-6:])) and len(embedded) == 5
+    assert sum(c["count"] for c in report) == 6

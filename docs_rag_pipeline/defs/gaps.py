@@ -26,13 +26,15 @@ question_log = AssetSpec("question_log", group_name="feedback", kinds={"sqlite"}
 def doc_gaps(context: AssetExecutionContext, docs_rag: DocsRagResource) -> MaterializeResult:
     ctx = docs_rag.context()
     source = context.partition_key
-    rows = feedback.questions(ctx.config, source=source, gaps_only=True)
+    rows, left_out = feedback.gap_questions(ctx.config, source=source)
     report = gaps.gap_report(rows, ctx.embedder.embed)
-    table = gaps.markdown_table(report)
-    context.log.info(f"[GAPS] {source}: {len(rows)} questions, {len(report)} clusters\n{table}")
+    table = gaps.markdown_table(report, left_out=left_out)
+    context.log.info(f"[GAPS] {source}: {len(rows)} questions ({left_out} older left out), {len(report)} clusters\n"
+                     f"{table}")
     chart = gaps.png_markdown(gaps.chart_png(report, title=f"doc gaps: {source}"), f"doc gaps: {source}")
     return MaterializeResult(metadata={
         "questions": len(rows),
+        "questions_left_out": left_out,
         "clusters": len(report),
         "gaps": MetadataValue.md(table),
         "chart": MetadataValue.md(chart),
