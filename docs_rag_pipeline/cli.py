@@ -16,6 +16,7 @@ from typing import Iterator, Sequence
 
 from .config import Config, ConfigError, load_config
 from .evaluation import EvalCaseError
+from .feedback import FeedbackStoreError
 from .locks import LockTimeout
 
 DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
@@ -978,6 +979,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except LockTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 75
+    except FeedbackStoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 74  # EX_IOERR, as for a damaged index
     except Exception as exc:
         unreachable = _object_store_failure(exc, config)
         if unreachable:

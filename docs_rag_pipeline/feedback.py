@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .config import Config, require_storage_folder
 from .records import Answer
@@ -43,6 +44,12 @@ class FeedbackError(ValueError):
         self.code, self.message, self.status = code, message, status
 
 
+class FeedbackStoreError(Exception):
+    """``<storage>/feedback.sqlite`` cannot be read (damaged by a bad copy or restore, a disk error):
+    the file, SQLite's reason and what to do, in one line (``docs-rag`` exits 74, as for any damaged
+    storage). Not a ValueError: the input of the command is not at fault."""
+
+
 def db_path(config: Config) -> Path:
     return Path(config.storage_path) / "feedback.sqlite"
 
@@ -54,6 +61,22 @@ def connect(config: Config) -> sqlite3.Connection:
     con.row_factory = sqlite3.Row
     con.executescript(SCHEMA)
     return con
+
+
+@contextlib.contextmanager
+def _reading(config: Config) -> Iterator[sqlite3.Connection]:
+    """A connection for the readers (``docs-rag feedback``, ``docs-rag gaps``, the ``doc_gaps`` asset):
+    SQLite's errors become a :class:`FeedbackStoreError` that names the file, not a traceback."""
+    try:
+        with _lock, connect(config) as con:
+            yield con
+    except sqlite3.Error as exc:
+        path = db_path(config)
+        damaged = getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+        todo = (f"move it aside (mv {path} {path}.damaged) and keep it for what can be recovered; a new, empty "
+                "question log starts with the next ask" if damaged
+                else "check the file, its folder's permissions and the disk, then run the command again")
+        raise FeedbackStoreError(f"the question log {path} cannot be read ({exc}); {todo}") from None
 
 
 def confidence(ans: Answer) -> dict[str, Any]:
@@ -106,7 +129,7 @@ def questions(config: Config, *, source: str | None = None, gaps_only: bool = Fa
         sql = (f"SELECT * FROM (SELECT *, rowid AS n FROM questions {where} ORDER BY at DESC, n DESC LIMIT ?) "
                "ORDER BY at, n")
         args.append(newest)
-    with _lock, connect(config) as con:
+    with _reading(config) as con:
         rows = [dict(r) for r in con.execute(sql, args)]
     for r in rows:
         r.pop("n", None)
@@ -120,7 +143,7 @@ def count_questions(config: Config, *, source: str | None = None, gaps_only: boo
     if not db_path(config).is_file():
         return 0
     where, args = _where(source, gaps_only)
-    with _lock, connect(config) as con:
+    with _reading(config) as con:
         return int(con.execute(f"SELECT COUNT(*) FROM questions {where}", args).fetchone()[0])
 
 
@@ -211,7 +234,7 @@ def feedback_rows(config: Config, *, rating: str | None = None) -> list[dict[str
     if rating:
         sql += " WHERE f.rating = ?"
         args.append(rating)
-    with _lock, connect(config) as con:
+    with _reading(config) as con:
         rows = [dict(r) for r in con.execute(sql + " ORDER BY f.id", args)]
     for r in rows:
         r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])

@@ -166,3 +166,26 @@ def test_feedback_goes_to_langsmith_when_configured(index):
     assert b"user_rating" in body and b"wrong page" in body
     tid = sent["trace_id"]
     assert tid.encode() in body or f"{tid[:8]}-{tid[8:12]}".encode() in body  # the run id = the trace id
+
+
+def test_a_damaged_question_log_is_one_line_naming_the_file(tmp_path):
+    """A feedback.sqlite that is not a database (a bad copy or restore, a disk error): the commands that
+    read it say so in one line, with the file and what to do, exit 74 (damaged storage), and change
+    nothing: the file stays as it was and no cases file is written."""
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    db = tmp_path / "data" / "feedback.sqlite"
+    db.parent.mkdir()
+    junk = b"this is not an sqlite database " * 200
+    db.write_bytes(junk)
+    out = tmp_path / "drafts.jsonl"
+    for args in (["feedback", "list"], ["feedback", "list", "--json"], ["feedback", "export", "--out", str(out)],
+                 ["gaps"], ["gaps", "--json"]):
+        r = _run(args, cfg)
+        assert r.returncode == 74, (args, r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+        assert r.stderr.startswith(f"error: the question log {db} cannot be read (file is not a database)")
+        assert "move it aside" in r.stderr and r.stdout == ""
+    assert db.read_bytes() == junk and not out.exists()
