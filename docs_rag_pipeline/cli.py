@@ -324,7 +324,19 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
 
     if args.action == "export":
         out = Path(args.out)
-        cases = feedback.export_cases(config, out)
+        if out.is_dir():
+            raise ValueError(f"--out {out} is a folder; name the cases file to write, e.g. "
+                             f"--out {out / 'feedback-drafts.jsonl'}")
+        if out.exists() and not args.force:  # reviewed drafts or a golden set: never replaced without a word
+            raise ValueError(f"--out {out} exists (it may hold cases you reviewed); name a new file with --out, "
+                             "or pass --force to replace it")
+        try:
+            cases = feedback.export_cases(config, out)
+        except OSError as exc:
+            if _disk_failure(exc):
+                raise
+            raise ValueError(f"--out {out} cannot be written: {exc.strerror or exc}"
+                             + (f" ({exc.filename})" if exc.filename else "")) from None
         print(f"wrote {len(cases)} draft eval case(s) from thumbs-down feedback to {out}; review each `note`, "
               f"then run: docs-rag eval --cases {out} --source NAME", file=sys.stderr)
         return 0
@@ -897,6 +909,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["list", "export"], help="list: every rating; export: draft eval cases")
     s.add_argument("--out", default="eval/feedback-drafts.jsonl", help="export: the cases file to write "
                                                                         "(default eval/feedback-drafts.jsonl)")
+    s.add_argument("--force", action="store_true", help="export: replace the --out file when it exists")
     s.add_argument("--json", action="store_true", help="list: as JSON")
     s.set_defaults(fn=cmd_feedback)
     s = sub.add_parser("gaps", help="doc-gap report: refused and low-confidence questions, clustered")

@@ -273,7 +273,11 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def export_cases(config: Config, out: Path) -> list[dict[str, Any]]:
+    """Write the draft cases to ``out`` whole or not at all (a kill or a full disk mid-write leaves
+    what was there). Whether ``out`` may be replaced is the caller's to decide: it may hold cases a
+    reviewer edited."""
+    from .files import atomic_write
+
     cases = draft_cases(feedback_rows(config, rating="down"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
+    atomic_write(out, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode("utf-8"))
     return cases

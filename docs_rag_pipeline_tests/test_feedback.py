@@ -189,3 +189,42 @@ def test_a_damaged_question_log_is_one_line_naming_the_file(tmp_path):
         assert r.stderr.startswith(f"error: the question log {db} cannot be read (file is not a database)")
         assert "move it aside" in r.stderr and r.stdout == ""
     assert db.read_bytes() == junk and not out.exists()
+
+
+def test_export_never_replaces_a_cases_file_without_force(tmp_path):
+    """The exported drafts are edited by hand (docs/evaluation.md) and --out may name a golden set: an
+    export onto an existing file is refused in one line naming --force, and a path that cannot be a file
+    is one line too, not a traceback."""
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
+                                                  trace_id="a" * 32))
+    feedback.record_feedback(config, "a" * 32, "down", "should be answered")
+    out = tmp_path / "eval" / "drafts.jsonl"
+    first = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert first.returncode == 0, first.stderr
+    reviewed = out.read_text().replace("DRAFT", "REVIEWED by alice")
+    out.write_text(reviewed)
+
+    again = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
+    assert again.stderr.strip() == (f"error: --out {out} exists (it may hold cases you reviewed); name a new file "
+                                    "with --out, or pass --force to replace it")
+    assert out.read_text() == reviewed
+    forced = _run(["feedback", "export", "--out", str(out), "--force"], cfg)
+    assert forced.returncode == 0, forced.stderr
+    assert "REVIEWED" not in out.read_text() and json.loads(out.read_text())["question"] == REFUSED_Q
+    assert [p.name for p in out.parent.iterdir()] == ["drafts.jsonl"]  # no temporary file left beside it
+
+    for bad, says in ((out.parent, "is a folder; name the cases file to write"),
+                      (out / "x.jsonl", "cannot be written")):
+        r = _run(["feedback", "export", "--out", str(bad), "--force"], cfg)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith(f"error: --out {bad} {says}"), r.stderr
+    assert json.loads(out.read_text())["question"] == REFUSED_Q
