@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import time
 import uuid
@@ -158,7 +159,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 claimed = {k: v for k, v in parsed.metadata.items() if k not in SOURCE_KEYS}
                 meta = {**claimed, **page.metadata}  # what the source records is not the document's to say
                 meta.update(derive_metadata(src_cfg.metadata_rules, path=page.path, frontmatter=meta))
-                row.update(title=parsed.title, metadata=json.dumps(meta, default=str, sort_keys=True),
+                row.update(title=parsed.title, metadata=metadata_json(meta),
                            sections=json.dumps([asdict(s) for s in parsed.sections]))
                 log(f"[PARSE] {page.path}: {page.status}, {len(parsed.sections)} sections, title {parsed.title!r}")
             except ParseError as exc:
@@ -289,7 +290,7 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
             want = first.get(parents.get(r["page_url"], ""))
             if r["parent_id"] != want:
                 r["parent_id"] = want
-                r["metadata"] = json.dumps(r["metadata"], default=str, sort_keys=True)
+                r["metadata"] = metadata_json(r["metadata"])
                 rows.append({**r, "scan_id": scan_id})
                 log(f"[CHUNK] {r['page_url']}: parent re-linked")
     return rows
@@ -306,8 +307,27 @@ def chunk_row(c: Chunk) -> dict[str, Any]:
     """A chunk as a flat row: metadata as JSON text, tags for filtering."""
     d = asdict(c)
     d["tags"] = metadata_tags(c.metadata)
-    d["metadata"] = json.dumps(c.metadata, default=str, sort_keys=True)
+    d["metadata"] = metadata_json(c.metadata)
     return d
+
+
+def metadata_json(meta: dict[str, Any]) -> str:
+    """Metadata as the JSON text stored with a page and its chunks. A YAML ``.nan`` or ``.inf`` (in
+    frontmatter, or the config's ``metadata``) is a float JSON has no word for: ``json.dumps`` wrote a
+    bare ``NaN``, which the API served and a browser's ``JSON.parse`` refuses (the chat page could not
+    open the source). It is stored as the text its tag already shows (``nan``, ``inf``, ``-inf``), so
+    every interface reads the same value."""
+    return json.dumps(_finite(meta), default=str, sort_keys=True)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 #: batches of the embedder per step of :func:`embed_rows` (a step's vectors are cached together)

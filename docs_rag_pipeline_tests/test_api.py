@@ -660,3 +660,34 @@ def test_a_config_file_changed_again_and_again_keeps_one_context(tmp_path):
             os.utime(cfg, (stamp + i, stamp + i))
             assert requests.post(f"{url}/search", json={"query": "data binding"}, timeout=120).status_code == 200
         assert index_files_open() <= before + 1, (before, index_files_open())
+
+
+def test_frontmatter_nan_and_infinity_are_served_as_valid_json(tmp_path):
+    """YAML's ``.nan`` and ``.inf`` are floats JSON has no word for: served as bare ``NaN`` the chat page's
+    ``JSON.parse`` failed and could not open the source. Every interface now reads the same text values,
+    the ones the tags show."""
+    from .test_cli import _run
+
+    write_docs(tmp_path / "docs", {"nan.md": "---\nweight: .nan\nscore: -.inf\nsizes: [1.5, .inf]\n"
+                                             "nested: {x: .NaN}\n---\n# Wibble\n\nWibble tuning needs a torque wrench.\n"})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+
+    def strict(text: str):  # noqa: ANN202 - what a browser's JSON.parse accepts
+        def refuse(constant: str):  # noqa: ANN202
+            raise AssertionError(f"{constant} is not JSON: {text[:300]}")
+        return json.loads(text, parse_constant=refuse)
+
+    want = {"weight": "nan", "score": "-inf", "sizes": [1.5, "inf"], "nested": {"x": "nan"}}
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.post(f"{url}/search", json={"query": "wibble tuning torque wrench", "top_k": 1}, timeout=60)
+        hit = strict(r.text)["hits"][0]
+        chunk = requests.get(f"{url}/chunks/{hit['chunk_id']}", timeout=30)
+        page = requests.get(f"{url}/pages", params={"url": "https://docs.example.org/nan.md"}, timeout=30)
+    assert chunk.status_code == 200 and page.status_code == 200, (chunk.text, page.text)
+    for body in (strict(chunk.text), *strict(page.text)["chunks"]):
+        assert {k: body["metadata"].get(k) for k in want} == want, body["metadata"]
+    cli = _run(["search", "wibble tuning torque wrench", "--json"], cfg)
+    assert cli.returncode == 0, cli.stderr
+    assert {k: strict(cli.stdout)[0]["metadata"].get(k) for k in want} == want
