@@ -405,9 +405,12 @@ def test_a_server_never_recreates_a_storage_folder_moved_away(index, tmp_path):
         follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first.json()["thread_id"]},
                                timeout=60)
         assert follow.status_code == 503
+        health = requests.get(f"{url}/health", timeout=60)  # it said "ok" with the open table's counts
+        assert health.status_code == 503 and health.json()["error"]["code"] == "backend_unavailable", health.text
         assert not storage.exists(), sorted(p.name for p in storage.iterdir())
         (tmp_path / "data.old").rename(storage)  # the operator's second mv: the folder is where it was
         assert not (storage / "data.old").exists()
+        assert requests.get(f"{url}/health", timeout=60).json()["sources"]["guide"] > 0
         fb = requests.post(f"{url}/feedback", json={"trace_id": first.json()["trace_id"], "rating": "up"}, timeout=60)
         assert fb.status_code == 200, fb.text
         follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first.json()["thread_id"]},

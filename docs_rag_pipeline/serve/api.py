@@ -24,7 +24,7 @@ from typing import Any, Callable
 from flask import Flask, g, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from ..config import ApiConfig, ConfigError
+from ..config import ApiConfig, ConfigError, require_storage_folder
 from ..context import Context, get_context
 from ..retrieval import Hits, QueryError
 from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
@@ -690,6 +690,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/health")
     def health():  # noqa: ANN202
         c = ctx()
+        if c.config.storage_is_local:  # moved away under a running server: its open table still counted
+            require_storage_folder(Path(c.config.storage_path))
         return jsonify({"status": "ok", "embedding_model": c.embedder.name, "table": c.chunks.name,
                         "table_version": c.chunks.version(),
                         "sources": {s.name: c.chunks.count(s.name) for s in c.config.sources}})
