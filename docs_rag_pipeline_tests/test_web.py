@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -64,6 +65,15 @@ def indexed(cfg_path: Path, source: str) -> dict[str, list[dict]]:
     for r in Context(load_config(cfg_path)).chunks.rows(f"source = '{source}'"):
         out.setdefault(r["page_url"], []).append(r)
     return out
+
+
+def texts(rows: dict[str, list[dict]]) -> dict[str, list[str]]:
+    return {u: sorted(r["text"] for r in chunks) for u, chunks in rows.items()}
+
+
+def indexed_texts(cfg_path: Path, source: str) -> dict[str, list[str]]:
+    """page_url → the texts of its chunks."""
+    return texts(indexed(cfg_path, source))
 
 
 def scan_meta(summary: dict) -> dict:
@@ -725,14 +735,16 @@ def small_site(state: dict) -> dict:
     def home(h) -> None:  # noqa: ANN001
         if state.get("empty_home"):  # a proxy's glitch: 200 and no body
             return h.reply(200, "")
-        if state.get("maintenance"):
+        if state.get("maintenance") or state.get("maintenance_everywhere"):
             return h.reply(200, page("Maintenance", "<p>We are down for maintenance. Back soon.</p>"))
         links = tuple(f"/{p}.html" for p in topics if p not in state.get("unlinked", ()))
         h.reply(200, page("Home", "<p>A small site with four pages.</p>", links=links))
 
     def one(name: str):  # noqa: ANN202
         def route(h) -> None:  # noqa: ANN001
-            if name in state.get("gone", ()):
+            if state.get("maintenance_everywhere"):
+                h.reply(200, page("Maintenance", "<p>We are down for maintenance. Back soon.</p>"))
+            elif name in state.get("gone", ()):
                 h.reply(404, "not here")
             elif name in state.get("broken", ()):
                 h.reply(500, "internal error")
@@ -792,8 +804,8 @@ def test_one_bad_answer_from_the_seed_never_empties_the_index(tmp_path: Path) ->
         assert "it would remove 4 of 5 indexed pages, over max_removed_share 0.5" in notes["stopped_early"]
         assert notes["removal_refused"] == 4 and notes["removal_skipped"]
         maint = refresh.refresh(ctx, "small", log=lines.append)
-        assert maint.pages_deleted == 0 and maint.pages_changed == 1  # the home page's new text
-        assert set(indexed(cfg, "small")) == set(before)
+        assert maint.pages_deleted == 0 and maint.pages_changed == 0  # the maintenance text is not indexed
+        assert indexed_texts(cfg, "small") == texts(before)
         assert any("crawl stopped early (it would remove 4 of 5" in ln and "nothing is removed" in ln for ln in lines)
 
         # the pages really are gone: a refresh allowed to remove them does
@@ -802,6 +814,75 @@ def test_one_bad_answer_from_the_seed_never_empties_the_index(tmp_path: Path) ->
         gone = refresh.refresh(Context(load_config(allowed)), "small", log=lambda m: None)
     assert gone.pages_deleted == 4 and set(indexed(cfg, "small")) == {srv.url + "/"}
     assert len(rows) == 5
+
+
+def test_a_refused_refresh_changes_nothing_not_even_the_cache(tmp_path: Path) -> None:
+    """Every URL answering one maintenance page (HTTP 200) during a refresh: the crawl was refused by
+    max_removed_share, yet the seed's indexed text became the maintenance page, and with a sitemap every
+    cached body and manifest hash did too; a later reparse (no network: it trusts the cache) then removed
+    all pages but one as "same content" and indexed the maintenance text. A refused crawl now keeps
+    nothing it fetched, in the index or the cache, so the reparse rebuilds the pages as they were."""
+    state: dict = {}
+    routes = small_site(state)
+    routes["/sitemap.txt"] = lambda h: h.reply(  # a static file: still served during the maintenance
+        200, "".join(f"http://{h.headers['Host']}/p{i}.html\n" for i in range(1, 5)), ctype="text/plain")
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps=[srv.url + "/sitemap.txt"],
+                               max_retries=0)
+        ctx = Context(load_config(cfg))
+        assert refresh.refresh(ctx, "small").pages_new == 5
+        before = indexed_texts(cfg, "small")
+        raw = tmp_path / "data/sources/small/raw"
+        cache = {p.name: p.read_bytes() for p in raw.iterdir()}
+
+        state.update(maintenance_everywhere=True)
+        lines: list[str] = []
+        maint = refresh.refresh(ctx, "small", log=lines.append)
+        assert maint.pages_new == maint.pages_changed == maint.pages_deleted == 0
+        assert any("crawl stopped early (it would remove 4 of 5" in ln for ln in lines)
+        assert indexed_texts(cfg, "small") == before
+        assert {p.name: p.read_bytes() for p in raw.iterdir()} == cache  # the manifest and every body
+
+        reparse = refresh.refresh(ctx, "small", mode="reparse", log=lines.append)
+    assert reparse.pages_deleted == 0 and indexed_texts(cfg, "small") == before
+    assert not any("maintenance" in t for chunks in before.values() for t in chunks)
+
+
+def test_a_reparse_removes_no_page_its_cache_disagrees_on_and_respects_max_removed_share(tmp_path: Path) -> None:
+    """A reparse trusts the cache: a cached body that the index never took (left by a refused crawl of
+    an older version, a run cut short) made an indexed page a "same content" duplicate of another, and it
+    was removed; and nothing bounded what a reparse removes. Now an indexed URL whose cached copy is not
+    what is indexed is kept as indexed, and a reparse that would remove over max_removed_share removes none."""
+    with scripted_server(small_site({})) as srv:
+        cfg = write_web_config(tmp_path, "small", seed_urls=[srv.url + "/"], sitemaps="off")
+        ctx = Context(load_config(cfg))
+        assert refresh.refresh(ctx, "small").pages_new == 5
+    before = indexed_texts(cfg, "small")
+    raw = tmp_path / "data/sources/small/raw"
+    manifest = json.loads((raw / "manifest.json").read_text())
+    odd = page("Maintenance", "<p>We are down for maintenance. Back soon.</p>").encode()
+    for name in ("p1", "p2"):  # two cached bodies the index never took, the same bytes
+        entry = manifest["pages"][f"{srv.url}/{name}.html"]
+        (raw / entry["path"]).write_bytes(odd)
+        entry["content_hash"] = hashlib.sha256(odd).hexdigest()
+    (raw / "manifest.json").write_text(json.dumps(manifest))
+
+    lines: list[str] = []
+    out = refresh.refresh(ctx, "small", mode="reparse", log=lines.append)
+    assert out.pages_deleted == 0 and set(indexed_texts(cfg, "small")) == set(before)
+    assert indexed_texts(cfg, "small")[srv.url + "/p3.html"] == before[srv.url + "/p3.html"]
+    assert (f"[FETCH] cache {srv.url}/p2.html: skipped: same content as {srv.url}/p1.html; the index holds "
+            "another version of it: kept as indexed") in lines
+
+    # a settings slip that keeps out 4 of the 5 pages: refused like a crawl that would remove them
+    denied = write_web_config(tmp_path, "small", file="denied.yaml", seed_urls=[srv.url + "/"], sitemaps="off",
+                              deny_patterns=[r"/p\d\.html$"])
+    notes: dict = {}
+    refresh.scan_pages(Context(load_config(denied)), "small", mode="reparse", notes=notes, log=lines.append)
+    assert "it would remove 4 of 5 indexed pages, over max_removed_share 0.5" in notes["stopped_early"]
+    assert notes["removal_refused"] == 4 and notes["removed"] == 0
+    refused = refresh.refresh(Context(load_config(denied)), "small", mode="reparse", log=lines.append)
+    assert refused.pages_deleted == 0 and set(indexed_texts(cfg, "small")) == set(before)
 
 
 def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ One bad URL never fails the scan: it is logged with its reason and counted in th
 from __future__ import annotations
 
 import codecs
+import copy
 import gzip
 import io
 import json
@@ -322,7 +323,12 @@ def _now() -> str:
 
 class Manifest:
     """``raw/manifest.json``: url → {url, path, status, etag, last_modified, fetched_at, checked_at,
-    content_hash, charset}; the bodies are ``raw/<sha256 of the URL>.html``. Written atomically."""
+    content_hash, charset}; the bodies are ``raw/<sha256 of the URL>.html``. Written atomically.
+
+    What a crawl downloads is staged (:meth:`put` writes ``<name>.new.html`` beside the cached body):
+    :meth:`save` commits it, :meth:`rollback` drops it. A crawl that is refused (a site answering every
+    URL with one maintenance page) so leaves the cache as it was, and a later reparse, which trusts the
+    cache, cannot rebuild the index from what the refused crawl saw."""
 
     VERSION = 1
 
@@ -337,6 +343,8 @@ class Manifest:
                     self.pages = {u: e for u, e in raw["pages"].items() if isinstance(e, dict)}
             except (OSError, ValueError):
                 self.pages = {}  # a damaged manifest: the next crawl downloads everything again
+        self.before: dict[str, dict[str, Any]] = copy.deepcopy(self.pages)  # what rollback() restores
+        self.staged: set[str] = set()  # URLs whose entry points at a staged body (see put)
 
     @staticmethod
     def body_name(url: str) -> str:
@@ -358,14 +366,37 @@ class Manifest:
         return data if content_hash(data) == e.get("content_hash") else None
 
     def put(self, url: str, body: bytes, **fields: Any) -> dict[str, Any]:
-        name = self.body_name(url)
+        """Record a downloaded body, staged: the cached copy stays until :meth:`save` (see the class)."""
+        name = self.body_name(url).removesuffix(".html") + ".new.html"
         atomic_write(self.root / name, body)
         entry = {"url": url, "path": name, "content_hash": content_hash(body), **fields}
         self.pages[url] = entry
+        self.staged.add(url)
         return entry
 
+    def rollback(self) -> None:
+        """Forget every entry and body staged since the manifest was read: the cache stays as it was."""
+        for url in self.staged:
+            try:
+                (self.root / self.pages[url]["path"]).unlink()
+            except (KeyError, OSError):
+                pass
+        self.staged.clear()
+        self.pages = copy.deepcopy(self.before)
+
     def save(self, keep: Iterable[str] | None = None) -> None:
-        """Write the manifest; with ``keep``, drop every other entry and its body first."""
+        """Commit the staged bodies and write the manifest; with ``keep``, drop every other entry and
+        its body first."""
+        for url in self.staged:
+            e = self.pages.get(url)
+            if e and e.get("path", "").endswith(".new.html"):
+                final = self.body_name(url)
+                try:
+                    (self.root / e["path"]).replace(self.root / final)
+                    e["path"] = final
+                except OSError:
+                    pass  # the entry keeps pointing at the staged body, which is still a valid cache
+        self.staged.clear()
         if keep is not None:
             keep = set(keep)
             for url in [u for u in self.pages if u not in keep]:
@@ -974,6 +1005,18 @@ class _Crawl:
 
     # -- the whole crawl -----------------------------------------------------------------------
 
+    def refuse(self) -> None:
+        """A crawl that would remove over max_removed_share of the indexed pages says little about the
+        site (every URL answering one maintenance page): nothing it saw is kept. Every indexed page is
+        reported as indexed (a page that changed would get the maintenance text), pages it found new
+        wait for the next crawl, and the cache is rolled back (a later reparse rebuilds from it)."""
+        self.manifest.rollback()
+        for url, p in list(self.pages.items()):
+            if p.status != "failed":
+                del self.pages[url]
+        for url in self.state:
+            self.keep_indexed(url)
+
     def failed_share(self) -> float:
         return len(self.failed_urls) / self.attempted if self.attempted else 0.0
 
@@ -1041,6 +1084,10 @@ class _Crawl:
             notes_removal = 0
         if complete:
             self.manifest.save(keep=present | self.noindex | self.duplicates)
+        elif notes_removal:
+            deleted = []
+            self.refuse()
+            page_count = sum(p.status != "failed" for p in self.pages.values())
         else:
             deleted = []
             for url in self.state:  # nothing is removed: what was not reached stays as indexed
@@ -1065,6 +1112,9 @@ class _Crawl:
                    f"{self.requests} requests in {took:.1f} s")
         if complete:
             self.log(f"[DISCOVER] {self.src.name}: crawl complete: {summary}; {len(deleted)} pages removed")
+        elif notes_removal:
+            self.log(f"[DISCOVER] {self.src.name}: crawl stopped early ({stopped}): {summary}; "
+                     "nothing is removed from the index, and nothing it fetched is indexed or cached")
         else:
             self.log(f"[DISCOVER] {self.src.name}: crawl stopped early ({stopped}): {summary}; "
                      "nothing is removed from the index")
@@ -1154,23 +1204,33 @@ class WebSource(Source):
                               body=text, status=status, metadata={"fetched_at": entry.get("fetched_at")})
             log(f"[FETCH] cache {url}: {status}, {_size(len(data))} from the cache")
         left_out = self._one_page_per_content(pages, manifest, state, log)
+        removals = sorted(u for u in {*noindex, *excluded, *left_out} if u in state)
+        stopped: str | None = None
+        if state and len(removals) / len(state) > self.cfg.max_removed_share:
+            # the guard a crawl has: a cache that disagrees with the index (or a settings slip) must not
+            # empty the index in one run, with no network to tell
+            stopped = (f"it would remove {len(removals)} of {len(state)} indexed pages, over max_removed_share "
+                       f"{self.cfg.max_removed_share:g}; if they really should go, raise max_removed_share for one run")
+            log(f"[DISCOVER] {self.name}: reparse stopped early ({stopped}): nothing is removed from the index")
+        refused = len(removals) if stopped else 0
+        removed = set() if stopped else set(removals)
         kept = 0
         for url, digest in state.items():
-            if url not in pages and url not in noindex and url not in excluded and url not in left_out:
+            if url not in pages and url not in removed:
                 kept += 1
                 pages[url] = Page(source=self.name, page_url=url, path=url_path(url), content_hash=digest,
                                   format="html", body=None, status="unchanged")
         log(f"[DISCOVER] {self.name}: reparse from the cache, {len(pages) - kept} pages, no network; "
-            f"{kept} indexed pages not in the cache are kept as they are")
+            f"{kept} indexed pages not in the cache (or not removed) are kept as they are")
         notes: dict[str, object] = {"from_cache": len(pages) - kept, "cache_missing": missing,
                                     "kept_without_cache": kept, "fetched": 0, "not_modified": 0,
                                     "skipped": {k: v for k, v in (("noindex", len(noindex)),
                                                                   ("excluded by the settings", len(excluded)),
                                                                   ("same page", len(left_out))) if v},
-                                    "failed": 0, "removed": sum(u in state for u in (*noindex, *excluded, *left_out))}
-        return ScanResult(pages=list(pages.values()),
-                          deleted=sorted(u for u in (*noindex, *excluded, *left_out) if u in state),
-                          complete=True, notes=notes)
+                                    "failed": 0, "removed": len(removed)}
+        if stopped:
+            notes.update(stopped_early=stopped, removal_refused=refused)
+        return ScanResult(pages=list(pages.values()), deleted=sorted(removed), complete=stopped is None, notes=notes)
 
     def _one_page_per_content(self, pages: dict[str, Page], manifest: Manifest, state: dict[str, str],
                               log: Log) -> list[str]:
@@ -1180,12 +1240,21 @@ class WebSource(Source):
         by_hash: dict[str, list[str]] = {}
         for url, p in pages.items():
             by_hash.setdefault(p.content_hash, []).append(url)
-        for urls in by_hash.values():
-            keep = keep_first(urls, state)
+
+        def drop(url: str, why: str) -> None:
+            """Leave ``url`` out; an indexed copy goes only when the cache holds what is indexed: a cached
+            body the index never took (a crawl cut short) says nothing about the indexed page, kept as is."""
+            digest = pages.pop(url).content_hash
+            if url in state and state[url] != digest:
+                log(f"[FETCH] cache {url}: skipped: {why}; the index holds another version of it: kept as indexed")
+                return
+            left_out.append(url)
+            log(f"[FETCH] cache {url}: skipped: {why}" + (", indexed: removed" if url in state else ""))
+
+        for digest, urls in by_hash.items():
+            keep = keep_first(urls, {u: digest for u in urls if state.get(u) == digest})  # the one indexed as this
             for url in sorted(set(urls) - {keep}):
-                pages.pop(url)
-                left_out.append(url)
-                log(f"[FETCH] cache {url}: skipped: same content as {keep}" + (", indexed: removed" if url in state else ""))
+                drop(url, f"same content as {keep}")
         declared: dict[str, str] = {}
         for url, p in pages.items():
             link = canonical_link(p.body or "", url)
@@ -1200,7 +1269,5 @@ class WebSource(Source):
         for line in notes:
             log(f"[FETCH] cache {line}")
         for url, canon in drops.items():
-            pages.pop(url)
-            left_out.append(url)
-            log(f"[FETCH] cache {url}: skipped: its canonical page is {canon}" + (", indexed: removed" if url in state else ""))
+            drop(url, f"its canonical page is {canon}")
         return left_out
