@@ -110,6 +110,25 @@ def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     assert "UTF-8 é with one bad byte \ufffd here" in pages[BASE + "broken.md"][0]["text"]
 
 
+def test_a_file_declaring_a_charset_that_is_no_text_encoding_is_read_as_utf8(tmp_path: Path) -> None:
+    """One HTML file declaring ``<meta charset="hex">`` (or base64, rot13, zlib: Python codecs that are no
+    text encodings; idna, undefined: codecs that fail even under "replace") failed the whole scan with a
+    LookupError, so no file of the folder was indexed. The label is ignored, as a browser ignores one it
+    does not know, and the file is read as any undeclared one."""
+    labels = ("hex", "base64", "rot13", "zlib", "idna", "undefined")
+    write_docs(tmp_path / "docs", {
+        "index.md": "# Home\n\nThe wombat tunnels are open.\n",
+        **{f"{c}.html": f'<html><head><meta charset="{c}"><title>{c}</title></head><body><h1>Odd {c}</h1>'
+                        f"<p>Café notes about the {c} label, read as UTF-8.</p></body></html>".encode()
+           for c in labels}})
+    cfg = write_config(tmp_path)
+    stats = refresh.refresh(Context(load_config(cfg)), "guide")
+    assert stats.pages_new == 1 + len(labels) and stats.pages_failed == 0 and stats.pages_skipped == 0
+    pages = _chunks(cfg)
+    for c in labels:
+        assert f"Café notes about the {c} label, read as UTF-8." in pages[f"{BASE}{c}.html"][0]["text"]
+
+
 def test_file_names_with_url_characters_and_newlines_are_pages(tmp_path: Path) -> None:
     """A file is named as its system allows: `#`, `?` and spaces are part of the name (not a URL's
     fragment and query, which once made `C# and F#?.md` no page at all), the page URL a user clicks

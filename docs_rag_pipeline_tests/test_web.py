@@ -33,6 +33,7 @@ from docs_rag_pipeline import refresh
 from docs_rag_pipeline.config import load_config, parse_config
 from docs_rag_pipeline.context import Context
 from docs_rag_pipeline.parsing import parse_html
+from docs_rag_pipeline.parsing.html import decode_html
 from docs_rag_pipeline.query import search
 from docs_rag_pipeline.sources.web import (WebSource, decode_body, extract_links, host_allowed, normalize_url,
                                            parse_robots, parse_sitemap, query_allowed)
@@ -228,6 +229,40 @@ def test_decode_body_character_sets() -> None:
     meta = '<meta charset="koi8-r"><p>Привет</p>'.encode("koi8-r")
     assert decode_body(meta, None).endswith("Привет</p>")
     assert "\ufffd" in decode_body(b"<p>\xff\xfe bad</p>", "utf-8")  # replaced, never raised
+    # a label that names no text encoding (Python's bytes-to-bytes codecs, idna, undefined) is ignored
+    for label in ("idna", "undefined", "hex", "base64", "rot13", "zlib", "punycode", "unicode_escape"):
+        assert decode_body("<p>Café</p>".encode(), label) == "<p>Café</p>"
+        assert decode_body("<p>Café</p>".encode("cp1252"), label) == "<p>Café</p>"
+        declared = f'<meta charset="{label}"><p>Café</p>'
+        assert decode_body(declared.encode(), None) == declared and decode_html(declared.encode()) == declared
+
+
+def test_a_page_with_a_charset_that_is_no_text_encoding_never_fails_the_crawl(tmp_path: Path) -> None:
+    """One linked page served as ``text/html; charset=idna`` (or ``undefined``), or declaring
+    ``<meta charset="hex">`` (base64, rot13, zlib), failed the whole scan: decoding raised a UnicodeError
+    or LookupError, and the crawl's catch-all decoded the cached body again outside any ``try``. No page
+    of the site was indexed, and every later refresh failed the same way. Such a label is ignored."""
+    header = {"idna": "text/html; charset=idna", "undefined": "text/html; charset=undefined"}
+    meta = ("hex", "base64", "rot13", "zlib")
+
+    def odd(name: str):  # noqa: ANN202
+        def route(h) -> None:  # noqa: ANN001
+            html = page(name, f"<p>Café notes about the {name} label.</p>")
+            if name in meta:
+                html = html.replace('<meta charset="utf-8">', f'<meta charset="{name}">')
+            h.reply(200, html, ctype=header.get(name, "text/html"))
+        return route
+
+    names = (*header, *meta)
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=tuple(f"/{n}.html" for n in names))),
+              **{f"/{n}.html": odd(n) for n in names}}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "odd", seed_urls=[srv.url + "/"], sitemaps="off")
+        stats = refresh.refresh(Context(load_config(cfg)), "odd", log=lambda m: None)
+    assert stats.pages_new == 1 + len(names) and stats.pages_failed == 0
+    pages = indexed_texts(cfg, "odd")
+    for n in names:
+        assert f"Café notes about the {n} label." in " ".join(pages[f"{srv.url}/{n}.html"])
 
 
 # --------------------------------------------------------------------------------------------

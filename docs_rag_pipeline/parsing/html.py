@@ -77,27 +77,44 @@ def declared_charset(data: bytes) -> str | None:
     return match.group(1).decode("ascii", "ignore") if match else None
 
 
+#: codecs Python looks up that do not read a page's bytes as text, though not marked bytes-to-bytes as
+#: ``hex`` or ``zlib`` are: ``idna``/``undefined`` fail under "replace", the escapes would unescape the page
+_NOT_PAGE_ENCODINGS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
+
+
+def text_encoding(label: str | None) -> str | None:
+    """The Python codec to read a page with for a declared charset ``label``, or None when the label
+    names no text encoding (``hex``, ``base64``, ``rot13``, ``zlib``, ``idna``, ``undefined``…): then it
+    is ignored, as a browser ignores a label it does not know. A declared Latin-1 or ASCII is read as
+    windows-1252, as browsers do."""
+    if not label:
+        return None
+    try:
+        info = codecs.lookup(label.strip())
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
+        return None
+    return "cp1252" if info.name in ("iso8859-1", "ascii") else info.name
+
+
 def decode_html(data: bytes) -> str:
     """Decode HTML bytes: a BOM, else the ``<meta charset>``/http-equiv charset, else UTF-8.
 
-    Undecodable bytes become U+FFFD; a declared Latin-1/ASCII is read as windows-1252, as browsers do.
+    Undecodable bytes become U+FFFD; a declared Latin-1/ASCII is read as windows-1252, as browsers do;
+    a declared charset that is no text encoding is ignored. Never raises: one odd page must not fail a scan.
     """
     if data.startswith(codecs.BOM_UTF8):
         return data[3:].decode("utf-8", "replace")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", "replace")
-    encoding = "utf-8"
-    match = _META_CHARSET_RE.search(data[:4096])
-    if match:
-        try:
-            encoding = codecs.lookup(match.group(1).decode("ascii", "ignore")).name
-        except LookupError:
-            encoding = "utf-8"
-        if encoding in ("iso8859-1", "ascii"):
-            encoding = "cp1252"
-        elif encoding.startswith("utf-16") or encoding.startswith("utf-32"):
-            encoding = "utf-8"  # a meta tag cannot be read in UTF-16; the declaration is wrong
-    return data.decode(encoding, "replace")
+    encoding = text_encoding(declared_charset(data)) or "utf-8"
+    if encoding.startswith("utf-16") or encoding.startswith("utf-32"):
+        encoding = "utf-8"  # a meta tag cannot be read in UTF-16; the declaration is wrong
+    try:
+        return data.decode(encoding, "replace")
+    except (LookupError, UnicodeError, ValueError):  # a codec that fails even under "replace"
+        return data.decode("utf-8", "replace")
 
 
 # --------------------------------------------------------------------------------------------

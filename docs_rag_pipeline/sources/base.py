@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..parsing.html import decode_html, declared_charset
+from ..parsing.html import decode_html, declared_charset, text_encoding
 from ..records import Page
 
 Log = Callable[[str], None]
@@ -24,16 +24,18 @@ def content_hash(data: bytes | str) -> str:
 def decode_body(data: bytes, charset: str | None) -> str:
     """A page's text, as a browser reads it: a BOM, else the HTTP header's charset, else the
     ``<meta>`` charset, else UTF-8 when the bytes are UTF-8, else windows-1252 (the web's default
-    for undeclared pages). Undecodable bytes become U+FFFD; never raises. Files of local and git
+    for undeclared pages). A declared charset that is no text encoding (``hex``, ``idna``…) is ignored.
+    Undecodable bytes become U+FFFD; never raises. Files of local and git
     sources are read the same way, with no header (``charset`` None)."""
     if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return decode_html(data)
-    if charset:
+    encoding = text_encoding(charset)  # None for a label that names no text encoding (hex, idna…)
+    if encoding:
         try:
-            return data.decode(charset, "replace")
-        except LookupError:
+            return data.decode(encoding, "replace")
+        except (LookupError, UnicodeError, ValueError):  # a codec that fails even under "replace"
             pass
-    if declared_charset(data):
+    if text_encoding(declared_charset(data)):
         return decode_html(data)
     try:
         return data.decode("utf-8")

@@ -283,7 +283,7 @@ class LocalSource(Source):
                             log(f"[DISCOVER] {self.name}: {rel}: {unresolved_line(target)}; skipped")
                 else:
                     digest = content_hash(data)
-            except (OSError, ValueError) as exc:  # unreadable, or an encoding the decoder rejects
+            except (OSError, LookupError, ValueError) as exc:  # unreadable, or an encoding the decoder rejects
                 reason = f"cannot be read: {getattr(exc, 'strerror', None) or exc}"
                 failed.append(rel)
                 log(f"[DISCOVER] {self.name}: {rel} {reason}; "

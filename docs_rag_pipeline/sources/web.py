@@ -33,6 +33,7 @@ from protego import Protego
 from ..config import SourceConfig
 from ..files import atomic_write
 from ..http_deadline import read1, within
+from ..parsing.html import text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
@@ -297,13 +298,7 @@ def robots_directives(html: str, x_robots_tag: str | None, user_agent: str) -> f
 
 def _header_charset(content_type: str | None) -> str | None:
     m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", content_type or "", re.I)
-    if not m:
-        return None
-    try:
-        name = codecs.lookup(m.group(1)).name
-    except LookupError:
-        return None
-    return "cp1252" if name in ("iso8859-1", "ascii") else name  # as browsers do
+    return text_encoding(m.group(1)) if m else None  # Latin-1 as windows-1252, as browsers do
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -865,7 +860,10 @@ class _Crawl:
             self.pages[url] = self.as_indexed(url, "failed", reason)
         cached = self.manifest.read_body(url)
         if cached is not None:  # carry on through its links as they were last time
-            self.follow_links(decode_body(cached, self.manifest.pages[url].get("charset")), url, depth)
+            try:
+                self.follow_links(decode_body(cached, self.manifest.pages[url].get("charset")), url, depth)
+            except Exception as exc:  # fail() is where the crawl's catch-all lands: nothing may escape it
+                self.log(f"[FETCH] {url}: the links of its cached copy are not followed ({type(exc).__name__}: {exc})")
 
     def visit(self, url: str, depth: int, seed: bool, *, conditional: bool = True) -> None:
         chain: list[str] = []
