@@ -182,6 +182,8 @@ def test_parse_sitemap_variants() -> None:
       <sitemap><loc>https://x.org/s1.xml.gz</loc></sitemap></sitemapindex>"""
     assert parse_sitemap(index) == ([], ["https://x.org/s1.xml.gz"])
     assert parse_sitemap(gzip.compress(urlset))[0] == ["https://x.org/a.html", "https://x.org/b/"]
+    assert parse_sitemap(urlset, max_urls=1) == (["https://x.org/a.html"], [])
+    assert parse_sitemap(b"https://x.org/one.html\nhttps://x.org/two.html\n", max_urls=1) == (["https://x.org/one.html"], [])
     assert parse_sitemap(b"https://x.org/one.html\nnot a url\nhttps://x.org/two.html\n") == (
         ["https://x.org/one.html", "https://x.org/two.html"], [])
     xxe = b"""<?xml version="1.0"?><!DOCTYPE u [<!ENTITY e SYSTEM "file:///etc/passwd">]>
@@ -698,6 +700,40 @@ def test_a_huge_sitemap_is_counted_not_logged_url_by_url(tmp_path: Path) -> None
     assert sum("the rest are not logged one by one" in ln for ln in lines) == 1
     assert scan.notes["discovered"] == 5001 and len(scan.pages) == 5 and not scan.complete
     assert any(ln.startswith("[DISCOVER] site: crawl stopped early") and "5001 URLs seen" in ln for ln in lines)
+
+
+def test_sitemap_urls_are_bounded_per_file_and_by_what_the_crawl_can_fetch(tmp_path: Path) -> None:
+    """Sitemap URLs had no bound: with max_pages 5, two sitemaps of a million URLs each took minutes and
+    hundreds of MB before the first page (every URL normalised, checked and remembered), and fifty such
+    files would exhaust memory. A sitemap file yields at most the protocol's 50,000 URLs (the cut is
+    logged), and sitemaps are read only until the queue holds 10 × max_pages URLs (at least 10,000): the
+    crawl reaches max_pages anyway, and stopped_early says the sitemaps were not read to the end."""
+    SITEMAP_MAX_URLS, SITEMAP_MIN_QUEUED = 50_000, 10_000  # noqa: N806 - the limits documented (not imported: they are the point)
+
+    def listing(*paths: str):  # noqa: ANN202
+        def route(h) -> None:  # noqa: ANN001
+            host = f"http://{h.headers['Host']}"
+            h.reply(200, "".join(f"{host}{p}\n" for p in paths), ctype="text/plain")
+        return route
+
+    denied = [f"/denied/{i}.html" for i in range(SITEMAP_MAX_URLS)]
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>")),
+              "/big.txt": listing(*denied, "/beyond-the-limit.html"),  # the protocol's limit, then one more
+              "/many.txt": listing(*(f"/p{i}.html" for i in range(SITEMAP_MIN_QUEUED + 5000))),
+              "/late.txt": listing("/late.html")}
+    with scripted_server(routes, prefix_routes=[("/p", lambda h: h.reply(200, page("P", f"<p>Page {h.path}.</p>")))]) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_pages=5, deny_patterns=["/denied/"],
+                         sitemaps=[srv.url + p for p in ("/big.txt", "/many.txt", "/late.txt")])
+        lines: list[str] = []
+        scan = src.scan({}, log=lines.append)
+    assert f"[DISCOVER] sitemap {srv.url}/big.txt: {SITEMAP_MAX_URLS} URLs, cut off: over {SITEMAP_MAX_URLS} URLs " \
+           "(the sitemap protocol's limit), the rest are not read" in lines
+    assert "/late.txt" not in srv.paths()  # not even requested: the queue was full
+    # the seed, the denied URLs up to the limit (beyond-the-limit.html is not one), then /many.txt's until full
+    assert scan.notes["discovered"] == 1 + SITEMAP_MAX_URLS + SITEMAP_MIN_QUEUED - 1
+    assert len(scan.pages) == 5 and not scan.complete
+    assert scan.notes["stopped_early"].startswith("max_pages (5) reached with 9995 discovered URLs not fetched; "
+                                                  f"the sitemaps were read only until {SITEMAP_MIN_QUEUED} URLs")
 
 
 def test_pages_that_say_noindex_or_nofollow_are_obeyed(tmp_path: Path, instance) -> None:

@@ -15,6 +15,7 @@ import codecs
 import copy
 import gzip
 import io
+import itertools
 import json
 import posixpath
 import re
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 import requests
@@ -50,6 +51,11 @@ MAX_BACKOFF_SECONDS = 30.0
 MIN_ATTEMPTS_FOR_THRESHOLD = 10  # the error threshold stops a crawl mid-way only after this many fetches
 SITEMAP_MAX_FILES = 50
 SITEMAP_MAX_BYTES = 50_000_000
+SITEMAP_MAX_URLS = 50_000  # per sitemap file: the sitemap protocol's limit
+# sitemaps are read until the queue holds this many times max_pages (at least SITEMAP_MIN_QUEUED URLs): a
+# crawl that can fetch max_pages has no use for millions of URLs, each normalised, checked and remembered
+SITEMAP_QUEUE_PAGES = 10
+SITEMAP_MIN_QUEUED = 10_000
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: a crawler must read at least 500 kibibytes
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # links whose path ends like this are files, not pages: skipped without a request
@@ -193,9 +199,10 @@ def _robots_allow_all(allow: bool) -> Protego:
     return Protego.parse("" if allow else "User-agent: *\nDisallow: /\n")
 
 
-def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
+def parse_sitemap(data: bytes, max_urls: int | None = None) -> tuple[list[str], list[str]]:
     """(page URLs, nested sitemap URLs) of a sitemap: XML ``urlset`` or ``sitemapindex``
-    (gzipped or not), or a plain-text list of URLs. Never raises for bad input."""
+    (gzipped or not), or a plain-text list of URLs; with ``max_urls``, the first that many only (a
+    list of millions would cost minutes and gigabytes further on). Never raises for bad input."""
     if data[:2] == b"\x1f\x8b":
         try:
             out = bytearray()  # in pieces: read(SITEMAP_MAX_BYTES) would allocate all of it at once
@@ -216,8 +223,8 @@ def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
             root = None
     if root is None:  # one URL a line; found without splitting the data into lines (a 50 MB run of blank
         # lines would be 50 million strings: gigabytes of memory for a 1 MB gzipped sitemap)
-        return [m.group(1).decode("utf-8", "replace")
-                for m in re.finditer(rb"(?m)^[ \t\r\f\v]*(https?://[^\s]*)", data)], []
+        lines = re.finditer(rb"(?m)^[ \t\r\f\v]*(https?://[^\s]*)", data)
+        return [m.group(1).decode("utf-8", "replace") for m in itertools.islice(lines, max_urls)], []
 
     def local(tag: object) -> str:
         return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
@@ -228,6 +235,8 @@ def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
         if local(el.tag) == "loc" and el.getparent() is not None and (el.text or "").strip():
             if local(el.getparent().tag) in ("url", "sitemap"):
                 locs.append(el.text.strip())
+                if max_urls is not None and len(locs) >= max_urls:
+                    break
     if kind == "sitemapindex":
         return [], locs
     return locs, []
@@ -707,12 +716,14 @@ class _Crawl:
             self.log(f"[DISCOVER] {self.src.name}: over {MAX_URL_LINES} URLs discovered or skipped; the rest are "
                      "not logged one by one (counts at the end of the crawl and in the scan metadata)")
 
-    def sitemap_urls(self) -> list[str]:
+    def sitemap_urls(self) -> Iterator[str]:
         """Page URLs from the sitemaps: explicit ones, or (``auto``) those robots.txt names and
-        ``/sitemap.xml`` of each seed's site. Only sitemaps on allowed domains are requested."""
+        ``/sitemap.xml`` of each seed's site. Only sitemaps on allowed domains are requested, at most
+        :data:`SITEMAP_MAX_URLS` URLs of each; a sitemap is requested only when the caller asks for
+        more URLs than the ones before it held."""
         setting = self.cfg.sitemaps
         if setting == "off":
-            return []
+            return
         if setting == "auto":
             todo: list[str] = []
             for seed in self.src.seeds:
@@ -729,7 +740,6 @@ class _Crawl:
         else:
             todo = [n for n in (normalize_url(u) for u in setting) if n]
             explicit = True
-        pages: list[str] = []
         done: set[str] = set()
         queue = deque((u, 0) for u in todo)
         while queue and len(done) < SITEMAP_MAX_FILES:
@@ -752,12 +762,16 @@ class _Crawl:
                 quiet = not explicit and nesting == 0 and f.status in GONE_STATUSES
                 self.log(f"[DISCOVER] sitemap {url}: HTTP {f.status}" + (", none there" if quiet else ", skipped"))
                 continue
-            urls, nested = parse_sitemap(f.body)
-            self.log(f"[DISCOVER] sitemap {url}: {len(urls)} URLs" + (f", {len(nested)} sitemaps" if nested else ""))
-            pages.extend(urls)
+            urls, nested = parse_sitemap(f.body, max_urls=SITEMAP_MAX_URLS + 1)
+            cut = ""
+            if len(urls) + len(nested) > SITEMAP_MAX_URLS:
+                del urls[SITEMAP_MAX_URLS:], nested[SITEMAP_MAX_URLS:]
+                cut = f", cut off: over {SITEMAP_MAX_URLS} URLs (the sitemap protocol's limit), the rest are not read"
+            self.log(f"[DISCOVER] sitemap {url}: {len(urls)} URLs" + (f", {len(nested)} sitemaps" if nested else "")
+                     + cut)
             if nesting < 3:
                 queue.extend((n, nesting + 1) for n in (normalize_url(u) for u in nested) if n)
-        return pages
+            yield from urls
 
     # -- one page ------------------------------------------------------------------------------
 
@@ -1031,7 +1045,16 @@ class _Crawl:
             self.consider(seed, 0, seed=True, via="seed")
         seeds = len(self.queue)
         from_sitemaps = 0
-        for u in self.sitemap_urls():
+        room = max(SITEMAP_QUEUE_PAGES * cfg.max_pages, SITEMAP_MIN_QUEUED)
+        sitemaps_cut: str | None = None
+        listed = self.sitemap_urls()
+        for u in listed:
+            if len(self.queue) >= room:  # more than this crawl can fetch: the rest is not read
+                listed.close()
+                sitemaps_cut = (f"the sitemaps were read only until {len(self.queue)} URLs were queued "
+                                f"({SITEMAP_QUEUE_PAGES} × max_pages, at least {SITEMAP_MIN_QUEUED})")
+                self.log(f"[DISCOVER] {self.src.name}: {sitemaps_cut}")
+                break
             before = len(self.queue)
             self.consider(u, 0, via="sitemap")
             from_sitemaps += len(self.queue) - before
@@ -1062,6 +1085,8 @@ class _Crawl:
                        f"{cfg.error_threshold:g}")
         if stopped is None and self.incomplete:
             stopped = "; ".join(self.incomplete)
+        if sitemaps_cut:  # the crawl reaches max_pages anyway; the sitemaps' other URLs were not even listed
+            stopped = f"{stopped}; {sitemaps_cut}" if stopped else sitemaps_cut
         if stopped is None and self.state and not (self.fetched or self.not_modified):
             stopped = "no page could be fetched (check seed_urls and that the site is up)"
         complete = stopped is None
