@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import shutil
+import socket
 import textwrap
 import threading
 import time
@@ -1122,6 +1123,43 @@ def test_unreachable_site_or_too_many_errors_removes_nothing(tmp_path: Path) -> 
     assert {r["status"] for r in rows} == {"unchanged"} and len(rows) == 5
     assert "robots.txt" in notes["stopped_early"] and notes["removal_skipped"]
     assert len(indexed(cfg, "small")) == 5
+
+
+def test_a_dead_linked_host_blocks_no_removal_and_a_link_beyond_max_depth_costs_no_request(tmp_path: Path) -> None:
+    """robots.txt was read when a URL was discovered, before max_depth was checked: every link to a new
+    host cost a robots.txt request with its retries, even one the crawl would never fetch. And a host
+    whose robots.txt could not be read stopped every crawl early: one link to a dead status page on
+    an allowed host, and no page that answers 404 was ever removed again. Now robots.txt is read when
+    a URL of its host is about to be fetched, and an unreadable one of a host holding no indexed page
+    (nor a seed) skips that host without stopping the crawl."""
+    with socket.socket() as sock:  # a port nobody listens on: a host that is down
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    state = {"old": True}
+    with scripted_server({}) as other:
+        routes = {
+            "/": lambda h: h.reply(200, page("Home", "<p>The home page.</p>",
+                                             links=("/a.html", "/old.html", f"{dead}/status"))),
+            "/a.html": lambda h: h.reply(200, page("Alpha", "<p>Alpha links further.</p>",
+                                                   links=(f"{other.url}/deep.html",))),  # depth 2
+            "/old.html": lambda h: (h.reply(200, page("Old", "<p>An old page.</p>")) if state["old"]
+                                    else h.reply(404, "gone")),
+        }
+        with scripted_server(routes) as srv:
+            cfg = write_web_config(tmp_path, "site", seed_urls=[srv.url + "/"], sitemaps="off", max_retries=0,
+                                   allowed_domains=["127.0.0.1"], max_depth=1)
+            ctx = Context(load_config(cfg))
+            assert refresh.refresh(ctx, "site", log=lambda m: None).pages_new == 3
+            state["old"] = False
+            lines: list[str] = []
+            notes: dict = {}
+            refresh.scan_pages(ctx, "site", notes=notes, log=lines.append)
+            second = refresh.refresh(ctx, "site", log=lines.append)
+        assert other.access == []  # its only link is beyond max_depth: not even its robots.txt is asked
+    assert "stopped_early" not in notes and notes["skipped"]["robots.txt unreadable"] == 1
+    assert any(ln.startswith(f"[DISCOVER] robots.txt of {dead} could not be read (") and
+               ln.endswith("no page of it is indexed, so the host is skipped") for ln in lines)
+    assert second.pages_deleted == 1 and set(indexed(cfg, "site")) == {srv.url + "/", srv.url + "/a.html"}
 
 
 def test_robots_wildcards_and_longest_match_on_a_real_site(tmp_path: Path, instance) -> None:

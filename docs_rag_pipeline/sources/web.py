@@ -509,6 +509,7 @@ class _Crawl:
         self.not_modified = 0
         self.requests = 0
         self.incomplete: list[str] = []  # reasons the crawl cannot count as complete
+        self.unreadable_robots: set[str] = set()  # origins skipped: robots.txt unreadable, no page indexed
 
     # -- politeness and HTTP ------------------------------------------------------------------
 
@@ -656,8 +657,13 @@ class _Crawl:
         except FetchError as exc:
             rp = _robots_allow_all(False)
             reason = f"robots.txt of {origin} could not be read ({exc}), so its pages were not crawled"
-            self.log(f"[DISCOVER] {reason}")
-            self.incomplete.append(reason)
+            if origin in {_origin(u) for u in (*self.state, *self.src.seeds)}:
+                self.log(f"[DISCOVER] {reason}")
+                self.incomplete.append(reason)
+            else:  # a linked host that holds no indexed page (a dead status.example.org): no removal
+                # depends on it, so it must not stop every crawl early, and with it every removal
+                self.unreadable_robots.add(origin)
+                self.log(f"[DISCOVER] {reason}; no page of it is indexed, so the host is skipped")
         if rp is None:
             rp = _robots_allow_all(True)
         delay = rp.crawl_delay(self.cfg.user_agent)
@@ -675,15 +681,28 @@ class _Crawl:
     def normalize(self, url: str) -> str | None:
         return normalize_url(url, allow_patterns=self.cfg.allow_patterns)
 
-    def reject(self, url: str, *, depth: int = 0, seed: bool = False, check_depth: bool = True) -> Rejection | None:
-        """Why ``url`` (normalised) may not be fetched, or None."""
+    def reject(self, url: str, *, depth: int = 0, seed: bool = False, check_depth: bool = True,
+               robots: bool = False) -> Rejection | None:
+        """Why ``url`` (normalised) may not be fetched, or None. robots.txt is asked (``robots``) only
+        for a URL about to be fetched: a link beyond max_depth or max_pages, or one to a host that
+        is down, must cost no robots.txt request (with its retries)."""
         why = config_rejection(self.cfg, self.domains, url, seed=seed)
         if why:
             return why
-        if self.cfg.respect_robots and not self.robots_for(url).can_fetch(url, self.cfg.user_agent):
-            return Rejection("robots.txt", "disallowed by robots.txt")
         if check_depth and depth > self.cfg.max_depth:
             return Rejection("max_depth", f"beyond max_depth ({self.cfg.max_depth})")
+        return self.robots_rejection(url) if robots else None
+
+    def robots_rejection(self, url: str) -> Rejection | None:
+        """Why robots.txt keeps ``url`` out (read the first time a URL of its origin is fetched), or None."""
+        if not self.cfg.respect_robots:
+            return None
+        rp = self.robots_for(url)
+        if _origin(url) in self.unreadable_robots:
+            return Rejection("robots.txt unreadable", "its host's robots.txt could not be read; no page of it "
+                                                      "is indexed")
+        if not rp.can_fetch(url, self.cfg.user_agent):
+            return Rejection("robots.txt", "disallowed by robots.txt")
         return None
 
     def consider(self, raw: str, depth: int, *, seed: bool = False, via: str = "") -> None:
@@ -909,7 +928,7 @@ class _Crawl:
                     self.done.update(chain)
                     self.skip(url, "bad redirect", f"HTTP {f.status} redirect to {loc!r}, not an http(s) URL")
                     return
-                why = self.reject(target, seed=seed, check_depth=False)
+                why = self.reject(target, seed=seed, check_depth=False, robots=True)
                 if why:
                     self.done.update(chain)
                     self.skip(url, f"redirect {why.category}", f"redirect to {target}: {why.detail}")
@@ -1073,6 +1092,12 @@ class _Crawl:
                 break
             url, depth, seed = self.queue.popleft()
             if url in self.done:
+                continue
+            why = self.robots_rejection(url)
+            if why:  # asked only now: a URL never fetched costs no robots.txt request
+                self.done.add(url)
+                self.skipped[why.category] += 1
+                self._log_url(f"[DISCOVER] skipped {url}: {why.detail}")
                 continue
             self.attempted += 1
             try:
