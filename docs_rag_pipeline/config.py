@@ -424,6 +424,8 @@ class SourceConfig(_Shape):
     @field_validator("sitemaps", mode="before")
     @classmethod
     def _sitemaps(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # YAML 1.1 reads a bare off/no/false as False, on/yes/true as True
+            return "auto" if v else "off"
         if isinstance(v, str) and v not in ("auto", "off"):
             raise _fail("use 'auto', 'off' or a list of sitemap URLs")
         return tuple(v) if isinstance(v, list) else v

@@ -151,6 +151,14 @@ def test_values_in_range_load(tmp_path):
     assert isinstance(src.seed_urls, tuple) and src.seed_urls == ("https://x.org/",)
 
 
+def test_sitemaps_off_unquoted_means_off(tmp_path):
+    """``sitemaps: off`` as the docs write it is the boolean false to YAML 1.1: it was refused with
+    ``unknown value False; use 'auto' or 'off'``. A bare off (no, false) means ``off``, on (yes, true) ``auto``."""
+    for word, want in (("off", "off"), ("no", "off"), ("false", "off"), ("on", "auto"), ("yes", "auto"),
+                       ('"off"', "off"), ("auto", "auto")):
+        assert load_config(_cfg(tmp_path, WEB % f"sitemaps: {word}")).source("w").sitemaps == want
+
+
 def test_api_section(tmp_path):
     cfg = load_config(_cfg(tmp_path, "api:\n  token_env: DOCS_TOKEN\n  max_top_k: 4\n"))
     assert cfg.api.token_env == "DOCS_TOKEN" and cfg.api.max_top_k == 4
