@@ -56,13 +56,48 @@ def test_a_sentence_after_a_cited_one_needs_its_own_citation(second):
     glued to the cited sentence and shipped under its marker (and marked supported)."""
     with pytest.raises(CitationError, match="without a citation"):
         validate(f"The default tension is 42 newtons [1]. {second}", HITS)
-    with pytest.raises(CitationError, match="without a citation"):  # uncited first, cited second
-        validate(f"The default tension is 42 newtons. {second[:-1]} [1].", HITS)
+    if not second[0].islower():  # a lower-case word after a stop continues the sentence (U.S. region, Wait... then)
+        with pytest.raises(CitationError, match="without a citation"):  # uncited first, cited second
+            validate(f"The default tension is 42 newtons. {second[:-1]} [1].", HITS)
     dropped = validate(f"The default tension is 42 newtons [1]. {second}", HITS, uncited="drop")
     assert dropped.answer == "The default tension is 42 newtons. [1]" and dropped.dropped == 1
     # each cited: both ship, each with its marker
     both = validate(f"The default tension is 42 newtons [1]. {second[:-1]} [2].", HITS)
     assert both.answer.endswith("[2]") and len(both.sentences) == 2
+
+
+@pytest.mark.parametrize("answer, shipped", [
+    ("Assets are defined in Python. [1][2]", "Assets are defined in Python. [1][2]"),
+    ("Assets are defined in Python. [1].", "Assets are defined in Python. [1]"),
+    ("Assets are defined in Python. [1], [2]", "Assets are defined in Python. [1][2]"),
+    ("Assets are defined in Python. [1][2] Jobs use ops. [3]", "Assets are defined in Python. [1][2] Jobs use ops. [3]"),
+    ('Run `raise ValueError("bad value. try again")` to fail [1].', 'Run `raise ValueError("bad value. try again")` to fail. [1]'),
+    ("**Important.** Assets need a key [1].", "**Important.** Assets need a key. [1]"),
+    ("Use the U.S. region for assets [1].", "Use the U.S. region for assets. [1]"),
+    ("Wait... then run it [1].", "Wait... then run it. [1]"),
+    ("See section 3.2. for details [1].", "See section 3.2. for details. [1]"),
+])
+def test_answers_whose_markers_follow_the_stop_or_whose_dots_end_nothing_ship(answer, shipped):
+    """The sentence splitter that makes every sentence carry its own citation refused these (or with
+    uncited: drop shipped a bare ' [1][2]'): markers after the full stop, a stop inside code, a bold
+    lead-in, an abbreviation or an ellipsis before a lower-case word."""
+    assert validate(answer, HITS).answer == shipped
+    assert validate(answer, HITS, uncited="drop").answer == shipped
+
+
+@pytest.mark.parametrize("answer", ["The default timeout is 500 ms. Retries use exponential backoff [1].",
+                                    "Pipelines run in the US and CA. Retries use backoff [1]."])
+def test_an_abbreviation_as_written_elsewhere_does_not_hide_an_uncited_sentence(answer):
+    with pytest.raises(CitationError, match="without a citation"):
+        validate(answer, HITS)
+
+
+def test_splitting_a_long_line_is_linear():
+    """Each gap looked at the whole line before it: a 64 KiB line took 20 to 49 s."""
+    from docs_rag_pipeline.answering.citations import split_statements
+
+    for line in ("x " * 40_000, "a] " * 30_000, "word. " * 20_000):
+        assert split_statements(line)  # the suite's own time limit is the guard: linear is ~0.1 s
 
 
 def test_sentences_split_where_sentences_end_not_inside_them():
@@ -303,6 +338,12 @@ def test_a_body_without_end_is_cut_by_its_size_not_held_until_the_deadline(index
     final = list(ask_stream(Q, config=str(root / "flood.yaml")))[-1][1]
     assert final["mode"] == "extractive" and "far more than llm.max_tokens (64 tokens)" in final["warning"], final
     assert srv.flooded < 64 * 2**20, srv.flooded  # what the socket buffers took, not a minute at full speed
+    # a compressed body is counted before it inflates (a 50 KB gzip body is 50 MB): none is asked for,
+    # and one sent anyway is not read
+    assert set(srv.encodings[-2:]) == {"identity"}, srv.encodings[-2:]
+    gz = _llm_config(root, srv, "gzipflood", max_tokens=64)
+    ans = ask(Q, config=gz)
+    assert ans.mode == "extractive" and "far more than llm.max_tokens (64 tokens)" in ans.warning, ans.warning
 
 
 def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):
@@ -531,6 +572,7 @@ def test_marker_look_alikes_are_neutralised_too():
 @pytest.mark.parametrize("fake", [
     "[\u20669]", "[9\ufe0f]", "[\u034f9]", "[9\U000e0020]", "[\u061c9]", "[\u28009]", "[\u202e9]",  # invisible
     "\\[9\\]", "[9\\]", "&#91;9&#93;", "&lbrack;9&rbrack;", "&lsqb;9&rsqb;", "[&#57;]", "&#x5B;9&#x5D;",  # escaped
+    "&#091;9&#093;", "&#X5B;9&#X5D;", "[&#0057;]", "[&#X39;]",
 ])
 def test_markers_a_reader_sees_through_invisible_characters_escapes_and_references_go(fake):
     """A bidi isolate or a variation selector inside the brackets passed as text (the chat page drew
@@ -567,6 +609,32 @@ def test_no_link_a_markdown_client_would_render_survives_unless_a_source_gives_i
     # a link to a source page stays a link
     ok = validate("Install with [pip](https://x.org/p1#a) [1].", HITS)
     assert _rendered_links(ok.answer) == ["https://x.org/p1#a"], ok.answer
+
+
+@pytest.mark.parametrize("answer", [
+    "Run `pip [1]. Then ([the [official] guide](https://evil.example/login)) `now [2].",
+    "Run `pip [1]. Then `x <img src=x onerror=alert(1)> [2].",
+    "Install with [pip](https://x.org%2Fp1%23@evil.example/login) [1].",
+    "Install with <https://x.org%2Fp1%23@evil.example/login> [1].",
+    "> " * 21 + "See ([the [official] guide](https://evil.example/login)) [1].",
+])
+def test_no_foreign_link_ships_past_the_backtick_fallback_a_user_part_or_deep_nesting(answer):
+    """The link check ran before the lone-backtick fallback rebuilt the answer; a percent-encoded user
+    part (``https://x.org%2Fp1%23@evil.example``) decoded to a source page's URL; markdown-it's default
+    nesting limit (20) hid a link that other renderers make."""
+    from docs_rag_pipeline.answering.citations import _rendered_links
+
+    try:
+        v = validate(answer, HITS)
+    except CitationError:
+        return
+    assert not any("evil.example" in u or "onerror" in u for u in _rendered_links(v.answer)), v.answer
+    assert "onerror" not in v.answer
+
+
+def test_placeholders_in_angle_brackets_are_text_not_html():
+    v = validate("Replace <source> with the name of your source and <input> with a file [1].", HITS)
+    assert v.answer == "Replace <source> with the name of your source and <input> with a file. [1]"
 
 
 def test_what_neutralise_reads_as_code_follows_markdown():

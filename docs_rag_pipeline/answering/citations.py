@@ -22,7 +22,7 @@ REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 #: the space after a sentence's end: ``.``, ``!`` or ``?`` (a closing quote, bracket or emphasis may
 #: follow it), or a closing bracket
 _SENT_GAP = re.compile(r"\s+")
-_SENT_END = re.compile(r"(?:[.!?][\"'”’»)\]*_]*|\])$")
+_SENT_END = re.compile(r"(?:[.!?][\"'”’»)\]]*|\])$")
 #: a citation marker (and the sentence's end after it) at the end of the text before a gap
 #: (set apart from the word before it: ``arr[1] to`` in prose is an index, not a citation)
 _ENDS_CITED = re.compile(r"(?<![\w\]])(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\])+[.!?]?[\"'”’»)*_]*$")
@@ -80,38 +80,57 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 #: a piece the sentence splitter cut after an abbreviation or a bare number ("e.g.", "i.e.", "2.") is
 #: joined to the next one
-_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch|viz|resp|ca|et al|"
-                           r"Mr|Mrs|Ms|Dr|St|a\.m|p\.m)\.|^\W*\d{1,3}\.)$", re.I)
+_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch)\.|^\W*\d{1,3}\.)$", re.I)
+#: more abbreviations, as they are written (``ms.`` or ``CA.`` at a sentence's end are no ``Ms.``, ``ca.``)
+_CUT_TOO_SOON_CASED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|viz|resp|et al|a\.m|p\.m)\.$")
+#: a marker next: the sentence before it is the one it cites (``Sentence. [1][2]``)
+_MARKER_NEXT = re.compile(r"\[\s*\d")
 
 
 def _sentences(line: str) -> list[str]:
-    """The sentences of one line. A sentence ends at ``.``, ``!`` or ``?`` and a space, whatever comes
-    next (a curly quote, a link, ``_``, ``<``, a lower-case letter or a capital outside ASCII start
-    sentences too: each must carry its own citation), and always after a citation marker; a closing
-    bracket that is no marker ends one before a capital, a digit, a quote or code. The text after an
-    abbreviation (e.g., vs., a list's "2.") stays in its sentence."""
+    """The sentences of one line. A sentence ends at ``.``, ``!`` or ``?`` and a space before anything
+    but a lower-case letter or a marker (a curly quote, a link, ``_``, ``<`` or a capital outside ASCII
+    start sentences too: each must carry its own citation; ``U.S. region``, ``Wait... then`` do not),
+    and after a citation marker before anything but another marker; a closing bracket that is no
+    marker ends one before a capital, a digit, a quote or code. Never inside code; the text after an
+    abbreviation (e.g., vs., a list's "2.") stays in its sentence. Linear in the line's length: each
+    gap looks at the few characters before it."""
+    from .markers import code_ranges
+
+    code = code_ranges(line) if "`" in line else []
     pieces: list[str] = []
     start = 0
     for gap in _SENT_GAP.finditer(line):
-        before, nxt = line[start:gap.start()], line[gap.end():gap.end() + 1]
-        if not before.strip() or not nxt:
+        at, nxt = gap.start(), line[gap.end():gap.end() + 1]
+        if at <= start or not nxt or _MARKER_NEXT.match(line, gap.end()):
             continue
-        end = _SENT_END.search(before)
-        if end is None:
-            continue
-        if (end.group().startswith("]") and not _ENDS_CITED.search(before)
-                and not (nxt.isupper() or nxt in "0123456789\"'(`*")):
-            continue  # `items[i] is` in prose: a bracket, not the end of a sentence
-        pieces.append(before.strip())
+        cited = _ENDS_CITED.search(line, max(start, at - 200), at) is not None
+        if code and not cited and any(a < at < b for a, b in code):
+            continue  # a sentence never ends inside a code span (a marker there: a backtick left open)
+        end = _SENT_END.search(line, max(start, at - 16), at)
+        if not cited:
+            if end is None:
+                continue
+            if end.group().startswith("]"):
+                if not (nxt.isupper() or nxt in "0123456789\"'(`*"):
+                    continue  # `items[i] is` in prose: a bracket, not the end of a sentence
+            elif nxt.islower():
+                continue
+        pieces.append(line[start:at].strip())
         start = gap.end()
     pieces.append(line[start:].strip())
     out: list[str] = []
     for p in (p for p in pieces if p):
-        if out and _CUT_TOO_SOON.search(out[-1]) and not _ENDS_CITED.search(out[-1]):
+        if out and (_CUT_TOO_SOON.search(out[-1]) or _CUT_TOO_SOON_CASED.search(out[-1])) \
+                and not _ENDS_CITED.search(out[-1], max(0, len(out[-1]) - 200)):
             out[-1] = f"{out[-1]} {p}"
         else:
             out.append(p)
     return out
+
+
+#: a piece that is only markers (a sentence's markers after its end: ``[1][2]``, ``[1].``, ``[1], [2]``)
+_ONLY_MARKERS = re.compile(r"(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\][\s,;]*)+[.!?]?")
 
 
 def statements(text: str) -> list[tuple[str, str]]:
@@ -154,7 +173,7 @@ def statements(text: str) -> list[tuple[str, str]]:
                 # a nested list item keeps its indentation (in its separator: statements are stripped)
                 indent = line[: len(line) - len(line.lstrip())] if _LIST_ITEM.match(line) else ""
                 for sent in _sentences(line):
-                    if MARKER_RE.fullmatch(sent) and out:  # a marker that landed on its own line
+                    if _ONLY_MARKERS.fullmatch(sent) and out:  # markers that landed on their own line
                         prev_sep, prev = out[-1]
                         out[-1] = (prev_sep, f"{prev}{chr(10) if ends_with_block(prev) else ' '}{sent}")
                         continue
@@ -176,6 +195,7 @@ def _tidy(text: str) -> str:
     documentation instead."""
     text = _EMPTY_PARENS.sub("", text)
     text = _DANGLING.sub(lambda m: f"{m.group(1)} the documentation", text)
+    text = re.sub(r"([.!?])\s+[.,;:]+(?=\s|$)", r"\1", text)  # "Sentence. [1]." lost its marker: one stop
     return re.sub(r"\s+([.,;:!?])", r"\1", text)
 
 
@@ -231,7 +251,6 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
                                   score=round(h.score, 6)))
     answer = _joined(seps, kept)
-    answer = _without_foreign_links(answer, hits)
     placed = [n for _, nums in kept for n in nums]
     if _markers_read(answer) != placed:
         # a backtick left open in one statement pairs with one in the next over the whole answer (as
@@ -242,6 +261,9 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         if _markers_read(answer) != placed:
             raise CitationError("the answer's code and its citation markers cannot be told apart "
                                 "(backticks that do not pair up)")
+    answer = _without_foreign_links(answer, hits)  # on the answer that ships, whichever way it was made
+    if _markers_read(answer) != placed:
+        raise CitationError("the answer's links and its citation markers cannot be told apart")
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
 
@@ -252,22 +274,42 @@ _LINK_RE = re.compile(r"(!?)\[([^\]\n]{0,500})\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]
                       r"|<a\s[^>]*>(.*?)</a\s*>", re.I | re.S)
 
 
+def _url_key(url: str) -> tuple[str, str, int | None, str, str] | None:
+    """(scheme, host, port, path, query) of an http(s) URL as a browser follows it: the host
+    lower-cased and IDNA-encoded, the path percent-decoded; None for a URL with a user part
+    (``https://x.org%2Fp1%23@evil.example/`` goes to evil.example) or that is no URL."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        p = urlsplit(url.strip())
+        port = p.port
+    except ValueError:
+        return None
+    if p.scheme.lower() not in ("http", "https") or "@" in p.netloc or not p.hostname:
+        return None
+    host = p.hostname.lower().rstrip(".")
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        pass
+    return p.scheme.lower(), host, port, unquote(p.path).rstrip("/") or "/", p.query
+
+
 def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
-    """An http(s) URL of a source page, or one written in a source's text (as given or percent-encoded,
-    as a Markdown renderer writes it)."""
-    from urllib.parse import unquote
-
-    for u in dict.fromkeys((url, unquote(url))):
-        if re.match(r"https?://", u, re.I) and any(
-                u.split("#", 1)[0] in (h.url.split("#", 1)[0], h.page_url) or u in h.text for h in hits):
-            return True
-    return False
+    """An http(s) URL of a source page (compared as a browser follows it: scheme, host, port, path and
+    query; a user part never), or one written as is in a source's text."""
+    key = _url_key(url)
+    if key is None:
+        return False
+    return any(key in (_url_key(h.url), _url_key(h.page_url)) or url in h.text for h in hits)
 
 
-#: an HTML tag that links, loads or runs something: its href/src/on… attribute, or its element
-_ACTIVE_TAG = re.compile(r"</?(?:a|img|iframe|frame|script|style|svg|math|object|embed|form|input|button|link|"
-                         r"meta|base|video|audio|source|picture)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?\b(?:on\w+|href|"
-                         r"src|srcset|action|formaction|xlink:href|style)\s*=[^<>]*>", re.I)
+#: an HTML tag that runs or loads something by itself (a script, a frame), or any tag with an
+#: attribute that links, loads or runs (href, src, on…, style …); an attribute-less ``<source>`` or
+#: ``<input>`` in prose is a placeholder, not HTML that does anything
+_ACTIVE_TAG = re.compile(r"</?(?:script|style|iframe|frame|frameset|object|embed|applet)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?"
+                         r"\b(?:on\w+|href|src|srcset|action|formaction|xlink:href|style|data|poster|background)\s*=[^<>]*>",
+                         re.I)
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
 _AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+)>")
 #: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links
@@ -291,7 +333,9 @@ def _rendered_links(text: str) -> list[str]:
             if t.children:
                 walk(t.children)
 
-    walk(MarkdownIt("commonmark").parse(text))
+    # CommonMark's preset skips blocks nested past 20 levels (``> `` 21 times), where other renderers
+    # still make the link: parse as deep as any renderer goes
+    walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
     return out
 
 

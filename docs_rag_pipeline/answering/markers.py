@@ -32,9 +32,9 @@ _INVISIBLE = (r"[\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b
 #: a bracket or digit as a reader sees it, written plainly, full-width, Markdown-escaped (``\[``) or as
 #: an HTML character reference (``&#91;``, ``&lbrack;``, ``&#57;``): a client that renders the answer
 #: as Markdown shows each as ``[9]``
-_OPEN = r"(?:[\[［]|\\\[|&(?:#91|#x0*5[bB]|lbrack|lsqb);)"
-_CLOSE = r"(?:[\]］]|\\\]|&(?:#93|#x0*5[dD]|rbrack|rsqb);)"
-_DIGITS = r"(?:\d|&#(?:4[89]|5[0-7]);|&#x0*3[0-9];)+"
+_OPEN = r"(?:[\[［]|\\\[|&(?:#0*91|#[xX]0*5[bB]|lbrack|lsqb);)"
+_CLOSE = r"(?:[\]］]|\\\]|&(?:#0*93|#[xX]0*5[dD]|rbrack|rsqb);)"
+_DIGITS = r"(?:\d|&#0*(?:4[89]|5[0-7]);|&#[xX]0*3[0-9];)+"
 _LOOKALIKE_RE = re.compile(rf"{_OPEN}{_INVISIBLE}*{_DIGITS}(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*{_DIGITS})*"
                            rf"{_INVISIBLE}*{_CLOSE}"
                            # a signed number ([-1], [+2]) not glued to a name, as `items[-1]` in prose is
@@ -123,6 +123,8 @@ def neutralise_text(p: str) -> str:
     p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, p))
     # a removed marker takes the spaces before it along where punctuation or a line end follows
     # ("see below [2]." → "see below."), else it just goes
+    # a marker after the sentence's stop takes the stop or comma after it along ("Done. [1]." → "Done.")
+    p = re.sub(rf"(?<=[.!?])[ \t]*{_CUT}(?:[ \t]*[,;]?[ \t]*{_CUT})*[ \t]*[.,;:]*(?=\s|$)", "", p)
     p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
     p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
     p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)
