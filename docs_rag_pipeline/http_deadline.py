@@ -101,9 +101,14 @@ def deadline_http_client(seconds: float, *, max_bytes: int | None = None) -> Any
         if time.monotonic() > deadline:
             response.close()
             raise httpx2.ReadTimeout(f"the response headers took over {seconds:g} s", request=response.request)
+        if max_bytes is not None and response.headers.get("content-encoding", "identity").lower() != "identity":
+            response.close()  # compressed all the same: its size says nothing of what it inflates to
+            raise ResponseTooLarge(max_bytes)
         response.stream = _Body(response.stream, deadline, response.request)
 
-    return openai.DefaultHttpxClient(event_hooks={"request": [start], "response": [watch]})
+    # a compressed body would be counted before it is inflated (1,000 to 1 for gzip): ask for none
+    headers = {"Accept-Encoding": "identity"} if max_bytes is not None else None
+    return openai.DefaultHttpxClient(event_hooks={"request": [start], "response": [watch]}, headers=headers)
 
 
 def read1(resp: Any) -> bytes:

@@ -41,6 +41,7 @@ class ChatServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.streamed = 0  # answers sent as server-sent events
+        self.encodings: list[str | None] = []  # each request's Accept-Encoding
         self.flooded = 0  # the most bytes a "flood" answer got out before the client hung up
         self.stop = threading.Event()
         outer = self
@@ -49,6 +50,7 @@ class ChatServer(LocalServer):
             def do_POST(self):  # noqa: N802
                 body = json.loads(self.read_body())
                 outer.requests.append(body)
+                outer.encodings.append(self.headers.get("Accept-Encoding"))
                 model = body["model"]
                 user = body["messages"][-1]["content"]
                 sources = {int(n): t for n, t in SOURCE_RE.findall(user)}
@@ -100,6 +102,19 @@ class ChatServer(LocalServer):
                     except OSError:  # the client stopped reading and closed
                         pass
                     self.close_connection = True
+                    return
+                if model == "gzipflood":  # a small gzip body that inflates to 50 MB, sent whatever was asked for
+                    import gzip
+
+                    data = gzip.compress(('{"id":"c","object":"chat.completion","created":0,"model":"gzipflood",'
+                                          '"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant",'
+                                          '"content":"' + "a" * 50_000_000 + '"}}]}').encode(), 1)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Encoding", "gzip")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
                     return
                 if model == "error500":
                     return self.send_json(500, {"error": {"message": "boom"}})
