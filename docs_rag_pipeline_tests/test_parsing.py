@@ -767,3 +767,16 @@ def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -
     </starlight-tabs><p style="display: block">Shown text.</p></main></body></html>"""
     text = parse_html(starlight, url="https://x.dev/run/").sections[0].text
     assert text == "Windows:\n\nRun setup.exe as administrator.\n\nmacOS:\n\nDrag the app to Applications.\n\nShown text."
+
+
+def test_a_stray_escape_loses_only_itself_not_the_text_after_it():
+    """A whole OSC sequence goes with its ESC only when it is terminated: an unterminated one
+    (``ESC ]`` in prose) took up to 2 KB of the page's text with it."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    page = parse_document("# Keys\n\nPress \x1b] to jump.\n\nNext section: install with pip.\n"
+                          "A link \x1b]8;;https://x.example/\x07here\x1b]8;;\x07 and \x1b[1mbold\x1b[0m.\n",
+                          fmt="markdown", path="keys.md")
+    text = " ".join(s.text for s in page.sections)
+    assert "Press ] to jump." in text and "install with pip." in text, text
+    assert "A link here and bold." in text and "\x1b" not in text and "\x07" not in text
