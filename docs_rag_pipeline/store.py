@@ -78,7 +78,9 @@ def object_store_failure(message: str, uri: str) -> str | None:
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or "the provider's default endpoint"
     status = _STORE_STATUS.search(message)
     code = int(status.group(1)) if status else None
-    if "NoSuchBucket" in message or (code == 404 and ".lance/" not in message):  # a table's file: damage
+    if code == 404 and ".lance/" in message and "NoSuchBucket" not in message:
+        return None  # a file of a table is missing: the damaged-index hint says what to do
+    if "NoSuchBucket" in message or code == 404:
         return (f"the bucket {bucket!r} of storage {uri!r} does not exist at {endpoint}: create it, or fix "
                 "`storage:` in the config (or AWS_ENDPOINT_URL)")
     if code in (401, 403) or any(w in message for w in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch")):

@@ -266,3 +266,15 @@ def test_a_deleted_data_object_on_s3_names_the_table_in_the_bucket(tmp_path, s3_
     assert out.returncode == 74, out.stderr[-800:]
     table = data[0].split("/")[3]
     assert f"delete s3://{BUCKET}/{PREFIX}/lancedb/{table} and run `docs-rag ingest`" in out.stderr, out.stderr
+
+
+def test_a_missing_table_file_is_the_damage_hint_not_an_object_store_failure():
+    """A 404 naming a file of a table is damage (the hint says how to get back), not "the object
+    store answered HTTP 404 … run the command again"."""
+    from docs_rag_pipeline.store import object_store_failure
+
+    damaged = ('lance error: Not found: s3://b/p/lancedb/chunks__x.lance/data/01.lance, inner: Status { status: 404, '
+               'body: Some("<Error><Code>NoSuchKey</Code></Error>") } store: "S3"')
+    assert object_store_failure(damaged, "s3://b/p/lancedb") is None
+    bucket = 'Generic { store: "S3", source: ListRequest { inner: Status { status: 404, body: Some("NoSuchBucket") } } }'
+    assert "does not exist" in object_store_failure(bucket, "s3://b/p/lancedb")
