@@ -691,3 +691,16 @@ def test_frontmatter_nan_and_infinity_are_served_as_valid_json(tmp_path):
     cli = _run(["search", "wibble tuning torque wrench", "--json"], cfg)
     assert cli.returncode == 0, cli.stderr
     assert {k: strict(cli.stdout)[0]["metadata"].get(k) for k in want} == want
+
+
+def test_health_before_the_first_ingest_is_ok_with_no_chunks(tmp_path):
+    """A server started before the first ingest (its storage folder not made yet) is healthy with 0
+    chunks, as documented; only a folder it saw and that went away since is a 503."""
+    from .conftest import write_config
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path)
+    client = create_app(config_path=str(cfg)).test_client()
+    r = client.get("/health")
+    assert r.status_code == 200, r.get_data(as_text=True)
+    assert r.get_json()["sources"] == {"guide": 0} and r.get_json()["table_version"] is None

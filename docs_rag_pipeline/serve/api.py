@@ -450,8 +450,13 @@ def create_app(*, config_path: str | None = None) -> Flask:
     app.json.sort_keys = True  # type: ignore[attr-defined]
     limiter = RateLimiter()
 
+    storage_seen: set[Path] = set()  # storage folders seen by a request: one gone since was moved away
+
     def ctx() -> Context:
-        return get_context(config_path)
+        c = get_context(config_path)
+        if c.config.storage_is_local and Path(c.config.storage_path).is_dir():
+            storage_seen.add(c.config.storage_path)
+        return c
 
     @app.before_request
     def _guard():  # noqa: ANN202
@@ -691,7 +696,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
     def health():  # noqa: ANN202
         c = ctx()
         if c.config.storage_is_local:  # moved away under a running server: its open table still counted
-            require_storage_folder(Path(c.config.storage_path))
+            if c.config.storage_path in storage_seen:  # before the first ingest it was never there: 0 chunks
+                require_storage_folder(Path(c.config.storage_path))
         return jsonify({"status": "ok", "embedding_model": c.embedder.name, "table": c.chunks.name,
                         "table_version": c.chunks.version(),
                         "sources": {s.name: c.chunks.count(s.name) for s in c.config.sources}})
