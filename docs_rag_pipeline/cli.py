@@ -174,7 +174,8 @@ def _disk_full_steps(failures: list[tuple[str, str]]) -> None:
 
 def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance
     """A partition for each source to ingest, and none for a source no longer configured (here nor in
-    another config sharing the storage), as the sources sensor keeps them where no daemon runs it."""
+    another config sharing the storage), as the sources sensor keeps them where no daemon runs it: of
+    the sources this storage held only."""
     from .defs.automation import partition_requests
     from .defs.partitions import sources_partitions
     from .shared_storage import sources_of_other_configs
@@ -185,7 +186,9 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
         instance.add_dynamic_partitions(sources_partitions.name, add)
     others = sources_of_other_configs(config)
     for gone in partition_requests([s.name for s in config.sources], existing)[1]:
-        if gone not in others:
+        # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
+        # names may be shared by projects with other storage, whose partitions are theirs
+        if gone not in others and (Path(config.storage_path) / "sources" / gone).is_dir():
             instance.delete_dynamic_partition(sources_partitions.name, gone)
             print(f"[{gone}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
 
