@@ -737,6 +737,27 @@ def test_sitemap_urls_are_bounded_per_file_and_by_what_the_crawl_can_fetch(tmp_p
                                                   f"the sitemaps were read only until {SITEMAP_MIN_QUEUED} URLs")
 
 
+def test_sitemap_urls_robots_txt_disallows_never_fill_the_queue(tmp_path: Path) -> None:
+    """robots.txt is read for a URL about to be fetched, but a sitemap's URLs are the site's own: they
+    are checked as they are listed. Queued unchecked, 12,000 disallowed ones filled the queue, cut
+    the sitemaps before the site's real pages, and left every crawl "stopped early" (no removal ever)."""
+    def listing(h) -> None:  # noqa: ANN001
+        host = f"http://{h.headers['Host']}"
+        private = "".join(f"{host}/private/{i}.html\n" for i in range(12_000))
+        h.reply(200, private + "".join(f"{host}/pub{i}.html\n" for i in range(3)), ctype="text/plain")
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>")),
+              "/robots.txt": lambda h: h.reply(200, "User-agent: *\nDisallow: /private/\n", ctype="text/plain"),
+              "/sitemap.txt": listing}
+    with scripted_server(routes, prefix_routes=[("/pub", lambda h: h.reply(200, page("P", f"<p>Page {h.path}.</p>")))]) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_pages=50, sitemaps=[srv.url + "/sitemap.txt"])
+        scan = src.scan({}, log=lambda _m: None)
+    assert scan.complete, scan.notes.get("stopped_early")
+    assert sorted(p.page_url.rsplit("/", 1)[1] for p in scan.pages) == ["", "pub0.html", "pub1.html", "pub2.html"]
+    assert scan.notes["skipped"]["robots.txt"] == 12_000
+    assert not any(p.startswith("/private/") for p in srv.paths())
+
+
 def test_pages_that_say_noindex_or_nofollow_are_obeyed(tmp_path: Path, instance) -> None:
     """A polite crawler obeys a page's own robots rules, not only robots.txt: ``<meta name="robots"
     content="noindex">``, a meta named after our user agent and an ``X-Robots-Tag: noindex`` header

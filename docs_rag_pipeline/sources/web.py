@@ -705,7 +705,9 @@ class _Crawl:
             return Rejection("robots.txt", "disallowed by robots.txt")
         return None
 
-    def consider(self, raw: str, depth: int, *, seed: bool = False, via: str = "") -> None:
+    def consider(self, raw: str, depth: int, *, seed: bool = False, via: str = "", robots: bool = False) -> None:
+        """Queue ``raw`` unless the settings (or, with ``robots``, robots.txt) keep it out: a sitemap's
+        URLs are checked against robots.txt as they come, so disallowed ones never fill the queue."""
         url = self.normalize(raw)
         if url is None:
             return
@@ -716,7 +718,7 @@ class _Crawl:
         if url in self.seen:
             return
         self.seen.add(url)
-        why = self.reject(url, depth=depth, seed=seed)
+        why = self.reject(url, depth=depth, seed=seed, robots=robots)
         if why:
             self.skipped[why.category] += 1
             self._log_url(f"[DISCOVER] skipped {url}: {why.detail}")
@@ -932,6 +934,8 @@ class _Crawl:
                 if why:
                     self.done.update(chain)
                     self.skip(url, f"redirect {why.category}", f"redirect to {target}: {why.detail}")
+                    if why.category == "robots.txt unreadable":  # says nothing of the page: it stays
+                        self.keep_indexed(url)
                     return
                 self.log(f"[FETCH] {f.status} {cur} → {target}")
                 if target in self.done and target not in chain:
@@ -1075,7 +1079,7 @@ class _Crawl:
                 self.log(f"[DISCOVER] {self.src.name}: {sitemaps_cut}")
                 break
             before = len(self.queue)
-            self.consider(u, 0, via="sitemap")
+            self.consider(u, 0, via="sitemap", robots=True)  # the site's own robots.txt, read for its sitemaps
             from_sitemaps += len(self.queue) - before
         self.log(f"[DISCOVER] {self.src.name}: {seeds} seed URLs, {from_sitemaps} more from sitemaps; "
                  f"mode {self.mode}")
@@ -1093,7 +1097,12 @@ class _Crawl:
             url, depth, seed = self.queue.popleft()
             if url in self.done:
                 continue
-            why = self.robots_rejection(url)
+            try:
+                why = self.robots_rejection(url)
+            except Exception as exc:  # a bug reading robots.txt must not fail the scan either
+                self.done.add(url)
+                self.fail(url, f"unexpected {type(exc).__name__} reading robots.txt: {exc}", depth)
+                continue
             if why:  # asked only now: a URL never fetched costs no robots.txt request
                 self.done.add(url)
                 self.skipped[why.category] += 1
