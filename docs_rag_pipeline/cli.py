@@ -956,9 +956,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = TerminalText(sys.stdout) if sys.stdout is not None else None  # None: started with `>&-`
     sys.stderr = TerminalText(sys.stderr) if sys.stderr is not None else None
     try:
-        return _main(argv)
-    finally:
-        sys.stdout, sys.stderr = streams
+        code = _main(argv)
+    except BaseException:
+        if argv is not None:  # a caller in Python gets its streams back; the console script keeps the
+            sys.stdout, sys.stderr = streams  # wrapper for the traceback the interpreter prints next
+        raise
+    sys.stdout, sys.stderr = streams
+    return code
 
 
 def _main(argv: Sequence[str] | None = None) -> int:

@@ -248,3 +248,15 @@ def test_sources_names_where_each_source_reads_from(tmp_path):
                                      ["site", "web", "https://docs.example.org/start/"],
                                      ["repo", "git", "https://git.example.org/acme/docs.git@main docs"]], rows
     assert "None" not in out.stdout
+
+
+def test_a_traceback_shows_control_characters_too(tmp_path):
+    """An error no handler expected (its message from a server or a document) printed its traceback
+    after the command had put its plain streams back: ESC reached the terminal there."""
+    script = ("import sys\nfrom docs_rag_pipeline import cli\n"
+              "def boom(argv):\n    raise RuntimeError('the server said \\x1b]0;pwned\\x07\\x1b[2J')\n"
+              "cli._main = boom\nsys.exit(cli.main())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.returncode == 1 and "RuntimeError: the server said ^[]0;pwned^G^[[2J" in out.stderr, out.stderr
+    assert "\x1b" not in out.stderr and "\x07" not in out.stderr
