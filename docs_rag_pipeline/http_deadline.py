@@ -14,7 +14,17 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["ResponseTooLarge", "deadline_http_client", "read1", "within"]
+__all__ = ["ResponseCompressed", "ResponseTooLarge", "deadline_http_client", "read1", "within"]
+
+
+class ResponseCompressed(Exception):
+    """A response compressed though none was asked for, which a size limit cannot bound (50 KB of gzip
+    can be 50 MB): it is not read."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__(f"the response is compressed (Content-Encoding: {encoding[:40]}) though an uncompressed "
+                         "one was asked for")
+        self.encoding = encoding
 
 
 class ResponseTooLarge(Exception):
@@ -101,9 +111,10 @@ def deadline_http_client(seconds: float, *, max_bytes: int | None = None) -> Any
         if time.monotonic() > deadline:
             response.close()
             raise httpx2.ReadTimeout(f"the response headers took over {seconds:g} s", request=response.request)
-        if max_bytes is not None and response.headers.get("content-encoding", "identity").lower() != "identity":
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if max_bytes is not None and encoding not in ("", "identity") and response.status_code < 300:
             response.close()  # compressed all the same: its size says nothing of what it inflates to
-            raise ResponseTooLarge(max_bytes)
+            raise ResponseCompressed(encoding)
         response.stream = _Body(response.stream, deadline, response.request)
 
     # a compressed body would be counted before it is inflated (1,000 to 1 for gzip): ask for none

@@ -343,7 +343,8 @@ def test_a_body_without_end_is_cut_by_its_size_not_held_until_the_deadline(index
     assert set(srv.encodings[-2:]) == {"identity"}, srv.encodings[-2:]
     gz = _llm_config(root, srv, "gzipflood", max_tokens=64)
     ans = ask(Q, config=gz)
-    assert ans.mode == "extractive" and "far more than llm.max_tokens (64 tokens)" in ans.warning, ans.warning
+    assert ans.mode == "extractive" and "(Content-Encoding: gzip) though an uncompressed one was asked for" \
+        in ans.warning, ans.warning
 
 
 def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):
@@ -781,3 +782,47 @@ def test_a_signed_number_in_brackets_is_no_citation_and_is_cut():
     with pytest.raises(CitationError, match="without a citation"):
         validate("Install with pip [-1].", HITS)
     assert neutralise("Take items[-1] or `xs[-1]` [-2].") == "Take items[-1] or `xs[-1]`."
+
+
+@pytest.mark.parametrize("answer", [
+    "> " * 494 + "Install with pip [1].",
+    'Install with pip <meta http-equiv="refresh" content="0;url=https://evil.example/x"> [1].',
+    'Install with pip <svg><animate attributeName="href" values="javascript:alert(1)"/></svg> [1].',
+    "Install with [pip](https://github.co) [1].",
+])
+def test_the_link_check_refuses_what_it_cannot_read_and_active_html_without_a_link_attribute(answer):
+    """Nesting past Python's stack crashed the link check (a 500 for /ask); a refresh <meta> and an SVG
+    <animate> that sets an href passed as harmless tags; a URL that a source's text holds only as the
+    prefix of another (https://github.co of https://github.com/…) passed as written in the source."""
+    from docs_rag_pipeline.answering.citations import _rendered_links
+
+    hits = [*HITS[:2], _hit(3, "Clone https://github.com/acme/acme to build it.")]
+    try:
+        v = validate(answer, hits)
+    except CitationError:
+        return
+    assert _rendered_links(v.answer) == [] and "evil.example" not in v.answer and "javascript:" not in v.answer, v.answer
+    assert "github.co)" not in v.answer
+
+
+@pytest.mark.parametrize("answer, shipped", [
+    ("Use e.g. [1]; then restart it [2].", "Use e.g.; then restart it. [1][2]"),
+    ("Assets are defined in Python.\n[1]. [2].", "Assets are defined in Python. [1][2]"),
+    ("Set `counts = [0] * n` to start [1].", "Set `counts = [0] * n` to start. [1]"),
+])
+def test_markers_and_code_keep_the_text_around_them(answer, shipped):
+    assert validate(answer, HITS).answer == shipped
+
+
+@pytest.mark.parametrize("answer", ["See no. Retries use exponential backoff [1].",
+                                    "The chart is in the fig. Retries use backoff [1]."])
+def test_lower_case_abbreviations_end_a_sentence(answer):
+    with pytest.raises(CitationError, match="without a citation"):
+        validate(answer, HITS)
+
+
+def test_splitting_lines_of_abbreviations_and_code_spans_is_linear():
+    from docs_rag_pipeline.answering.citations import split_statements
+
+    for line in ("vs. A " * 12_000, "`a` b " * 12_000):
+        assert split_statements(line)

@@ -8,6 +8,7 @@ Citations are renumbered ``[1]``, ``[2]``… in order of first use.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -80,11 +81,12 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 #: a piece the sentence splitter cut after an abbreviation or a bare number ("e.g.", "i.e.", "2.") is
 #: joined to the next one
-_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|Fig|No|Vol|Sec|Ch)\.|^\W*\d{1,3}\.)$", re.I)
-#: more abbreviations, as they are written (``ms.`` or ``CA.`` at a sentence's end are no ``Ms.``, ``ca.``)
-_CUT_TOO_SOON_CASED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|viz|resp|et al|a\.m|p\.m)\.$")
+_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.|^\W*\d{1,3}\.)$", re.I)
+#: more abbreviations, as they are written (``ms.``, ``no.`` or ``CA.`` at a sentence's end are no
+#: ``Ms.``, ``No.``, ``ca.``)
+_CUT_TOO_SOON_CASED = re.compile(r"\b(?:Fig|No|Vol|Sec|Ch|Mr|Mrs|Ms|Dr|St|viz|resp|et al|a\.m|p\.m)\.$")
 #: a marker next: the sentence before it is the one it cites (``Sentence. [1][2]``)
-_MARKER_NEXT = re.compile(r"\[\s*\d")
+_MARKER_NEXT = re.compile(r"\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\]")
 
 
 def _sentences(line: str) -> list[str]:
@@ -98,6 +100,7 @@ def _sentences(line: str) -> list[str]:
     from .markers import code_ranges
 
     code = code_ranges(line) if "`" in line else []
+    code_starts = [a for a, _ in code]
     pieces: list[str] = []
     start = 0
     for gap in _SENT_GAP.finditer(line):
@@ -105,9 +108,10 @@ def _sentences(line: str) -> list[str]:
         if at <= start or not nxt or _MARKER_NEXT.match(line, gap.end()):
             continue
         cited = _ENDS_CITED.search(line, max(start, at - 200), at) is not None
-        if code and not cited and any(a < at < b for a, b in code):
-            continue  # a sentence never ends inside a code span (a marker there: a backtick left open)
         end = _SENT_END.search(line, max(start, at - 16), at)
+        k = bisect.bisect_left(code_starts, at) - 1  # the last code range that starts before the gap
+        if code and k >= 0 and at < code[k][1] and not (cited and end is not None and end.group()[0] != "]"):
+            continue  # never inside a code span, unless a marker and a stop end it: a backtick left open
         if not cited:
             if end is None:
                 continue
@@ -119,18 +123,22 @@ def _sentences(line: str) -> list[str]:
         pieces.append(line[start:at].strip())
         start = gap.end()
     pieces.append(line[start:].strip())
-    out: list[str] = []
+    out: list[list[str]] = []  # each sentence's pieces (joined once: a join per piece was quadratic)
     for p in (p for p in pieces if p):
-        if out and (_CUT_TOO_SOON.search(out[-1]) or _CUT_TOO_SOON_CASED.search(out[-1])) \
-                and not _ENDS_CITED.search(out[-1], max(0, len(out[-1]) - 200)):
-            out[-1] = f"{out[-1]} {p}"
+        last = out[-1][-1] if out else ""
+        if out and (_CUT_TOO_SOON.search(last) or _CUT_TOO_SOON_CASED.search(last, max(0, len(last) - 16))) \
+                and not _ENDS_CITED.search(last, max(0, len(last) - 200)):
+            out[-1].append(p)
         else:
-            out.append(p)
-    return out
+            out.append([p])
+    return [" ".join(ps) for ps in out]
 
 
+#: a statement's closing markers after its stop, and the punctuation after them
+_MARKERS_AFTER_STOP = re.compile(r"(?<=[.!?])[ \t]+((?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\][ \t]*[,;]?[ \t]*)+)[.,;:]*"
+                                 r"(?=[ \t]*$)")
 #: a piece that is only markers (a sentence's markers after its end: ``[1][2]``, ``[1].``, ``[1], [2]``)
-_ONLY_MARKERS = re.compile(r"(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\][\s,;]*)+[.!?]?")
+_ONLY_MARKERS = re.compile(r"(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\][\s,;.!?]*)+")
 
 
 def statements(text: str) -> list[tuple[str, str]]:
@@ -174,6 +182,7 @@ def statements(text: str) -> list[tuple[str, str]]:
                 indent = line[: len(line) - len(line.lstrip())] if _LIST_ITEM.match(line) else ""
                 for sent in _sentences(line):
                     if _ONLY_MARKERS.fullmatch(sent) and out:  # markers that landed on their own line
+                        sent = "".join(f"[{g}]" for g in MARKER_RE.findall(sent))  # their punctuation is no text
                         prev_sep, prev = out[-1]
                         out[-1] = (prev_sep, f"{prev}{chr(10) if ends_with_block(prev) else ' '}{sent}")
                         continue
@@ -220,6 +229,10 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     for sep, stmt in statements(text):
         pending = max(pending, sep, key=len)
         parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
+        # markers that close the statement after its stop take the punctuation after them along
+        # ("Done. [1]." → "Done. [1]", "Done. [1], [2]" → "Done. [1][2]"): a second stop is no text
+        parts[-1] = _MARKERS_AFTER_STOP.sub(lambda m: " " + "".join(f"[{g}]" for g in MARKER_RE.findall(m.group(1))),
+                                            parts[-1])  # the last part is text (_parts alternates from text to text)
         cited = _marker_digits(parts[0::2])
         bad = [n for n in cited if not 1 <= number(n) <= len(hits)]
         if bad:
@@ -301,13 +314,15 @@ def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
     key = _url_key(url)
     if key is None:
         return False
-    return any(key in (_url_key(h.url), _url_key(h.page_url)) or url in h.text for h in hits)
+    written = re.compile(re.escape(url) + r"(?![\w/.~%?#=&+:@-])")  # as a whole URL, not a prefix of one
+    return any(key in (_url_key(h.url), _url_key(h.page_url)) or written.search(h.text) for h in hits)
 
 
 #: an HTML tag that runs or loads something by itself (a script, a frame), or any tag with an
 #: attribute that links, loads or runs (href, src, on…, style …); an attribute-less ``<source>`` or
 #: ``<input>`` in prose is a placeholder, not HTML that does anything
-_ACTIVE_TAG = re.compile(r"</?(?:script|style|iframe|frame|frameset|object|embed|applet)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?"
+_ACTIVE_TAG = re.compile(r"</?(?:script|style|iframe|frame|frameset|object|embed|applet|meta|base|link|animate|"
+                         r"animatemotion|animatetransform|set|portal)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?"
                          r"\b(?:on\w+|href|src|srcset|action|formaction|xlink:href|style|data|poster|background)\s*=[^<>]*>",
                          re.I)
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
@@ -335,7 +350,10 @@ def _rendered_links(text: str) -> list[str]:
 
     # CommonMark's preset skips blocks nested past 20 levels (``> `` 21 times), where other renderers
     # still make the link: parse as deep as any renderer goes
-    walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
+    try:
+        walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
+    except RecursionError:  # nested past what Python's stack allows (some 500 levels): not read, not shipped
+        raise CitationError("the model's answer is nested too deeply to check its links") from None
     return out
 
 

@@ -130,7 +130,7 @@ class ChatClient:
         import httpx2
         import openai
 
-        from ..http_deadline import ResponseTooLarge
+        from ..http_deadline import ResponseCompressed, ResponseTooLarge
 
         try:
             try:
@@ -138,11 +138,14 @@ class ChatClient:
             except Exception as exc:  # the body cut off for its size, under whatever the SDK wrapped it in
                 cur: BaseException | None = exc
                 for _ in range(8):
-                    if cur is None or isinstance(cur, ResponseTooLarge):
+                    if cur is None or isinstance(cur, (ResponseTooLarge, ResponseCompressed)):
                         break
                     cur = cur.__cause__ or cur.__context__
                 if isinstance(cur, ResponseTooLarge):
                     raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN) from exc
+                if isinstance(cur, ResponseCompressed):
+                    raise LlmError(f"the LLM server's answer was not read: {cur}; have the server (or a proxy "
+                                   "before it) send it uncompressed") from exc
                 raise
         except LlmError:
             raise

@@ -123,8 +123,6 @@ def neutralise_text(p: str) -> str:
     p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, p))
     # a removed marker takes the spaces before it along where punctuation or a line end follows
     # ("see below [2]." → "see below."), else it just goes
-    # a marker after the sentence's stop takes the stop or comma after it along ("Done. [1]." → "Done.")
-    p = re.sub(rf"(?<=[.!?])[ \t]*{_CUT}(?:[ \t]*[,;]?[ \t]*{_CUT})*[ \t]*[.,;:]*(?=\s|$)", "", p)
     p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
     p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
     p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)

@@ -1079,7 +1079,11 @@ class _Crawl:
                 self.log(f"[DISCOVER] {self.src.name}: {sitemaps_cut}")
                 break
             before = len(self.queue)
-            self.consider(u, 0, via="sitemap", robots=True)  # the site's own robots.txt, read for its sitemaps
+            try:
+                self.consider(u, 0, via="sitemap", robots=True)  # the site's own robots.txt, read for its sitemaps
+            except Exception as exc:  # a crawler bug must not fail the scan; say where
+                self.skipped["unexpected error"] += 1
+                self._log_url(f"[DISCOVER] skipped {u}: unexpected {type(exc).__name__}: {exc}")
             from_sitemaps += len(self.queue) - before
         self.log(f"[DISCOVER] {self.src.name}: {seeds} seed URLs, {from_sitemaps} more from sitemaps; "
                  f"mode {self.mode}")
