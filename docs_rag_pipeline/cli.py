@@ -588,11 +588,32 @@ def _interrupted(result) -> bool:  # noqa: ANN001 - dagster.ExecuteInProcessResu
                or (ev.is_run_failure and by_signal(ev.event_specific_data.error)) for ev in result.all_events)
 
 
+def _delete_source_partitions(config: Config, names: list[str]) -> None:
+    """Delete the Dagster partitions of ``names`` (sources just pruned) in the Dagster home the CLI uses,
+    when there is one: after a prune their state folder is gone, and with it what tells a later ingest
+    that they were this storage's."""
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home")
+    if not (home / "dagster.yaml").is_file():
+        return
+    from dagster import DagsterInstance
+
+    from .defs.partitions import sources_partitions
+
+    with DagsterInstance.from_config(str(home)) as instance:
+        existing = set(instance.get_dynamic_partitions(sources_partitions.name))
+        for name in names:
+            if name in existing:
+                instance.delete_dynamic_partition(sources_partitions.name, name)
+                print(f"[{name}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
+
+
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
 
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
+    if pruned:
+        _delete_source_partitions(config, list(pruned))
     if args.json:
         print(json.dumps({"rows_pruned": pruned}, indent=2))
     elif not pruned:

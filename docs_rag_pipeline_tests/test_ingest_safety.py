@@ -232,6 +232,7 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["rows_pruned"]["alpha"] > 0
     assert get_context(cfg).chunks.count("alpha") == 0
+    assert _partitions(cfg) == []  # and its partition: once its state folder is gone, an ingest cannot tell
     out = _run(["prune"], cfg)
     assert out.returncode == 0 and "nothing to prune" in out.stderr
 
