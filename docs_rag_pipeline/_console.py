@@ -6,6 +6,8 @@ import re
 import sys
 from typing import Any, TextIO
 
+from .unicode_text import CONTROL as _TERMINAL_CONTROL  # re only: start-up stays light
+
 STOPPED = ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
            "run the command again to finish")
 
@@ -19,9 +21,6 @@ def main() -> int:
     return cli_main()
 
 
-#: C0 controls but tab and newline, DEL and the C1 controls: what a terminal reads as a command
-#: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
-_TERMINAL_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def terminal_safe(text: str) -> str:

@@ -185,12 +185,21 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
     if add:
         instance.add_dynamic_partitions(sources_partitions.name, add)
     others = sources_of_other_configs(config)
-    for gone in partition_requests([s.name for s in config.sources], existing)[1]:
-        # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
-        # names may be shared by projects with other storage, whose partitions are theirs
-        if gone not in others and (Path(config.storage_path) / "sources" / gone).is_dir():
-            instance.delete_dynamic_partition(sources_partitions.name, gone)
-            print(f"[{gone}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
+    # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
+    # names may be shared by projects with other storage, whose partitions are theirs
+    _delete_partitions(instance, [gone for gone in partition_requests([s.name for s in config.sources], existing)[1]
+                                  if gone not in others and (Path(config.storage_path) / "sources" / gone).is_dir()])
+
+
+def _delete_partitions(instance, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance
+    """Delete the source partitions among ``names`` that exist, each with a line saying why."""
+    from .defs.partitions import sources_partitions
+
+    existing = set(instance.get_dynamic_partitions(sources_partitions.name))
+    for name in names:
+        if name in existing:
+            instance.delete_dynamic_partition(sources_partitions.name, name)
+            print(f"[{name}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
 
 
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
@@ -597,14 +606,8 @@ def _delete_source_partitions(config: Config, names: list[str]) -> None:
         return
     from dagster import DagsterInstance
 
-    from .defs.partitions import sources_partitions
-
     with DagsterInstance.from_config(str(home)) as instance:
-        existing = set(instance.get_dynamic_partitions(sources_partitions.name))
-        for name in names:
-            if name in existing:
-                instance.delete_dynamic_partition(sources_partitions.name, name)
-                print(f"[{name}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
+        _delete_partitions(instance, names)
 
 
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LONE_SURROGATE", "mend"]
+__all__ = ["CONTROL", "LONE_SURROGATE", "mend"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
+#: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def mend(text: str) -> str:

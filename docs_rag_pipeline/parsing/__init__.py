@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
-from ..unicode_text import LONE_SURROGATE
+from ..unicode_text import CONTROL, LONE_SURROGATE
 from ..unicode_text import mend as mend_text
 from .errors import ParseError
 from .html import parse_html
@@ -53,7 +53,7 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
 #: control characters no document needs in its text (C0 but tab and newline, DEL, C1): ESC, BEL and
 #: friends are commands to the terminal that prints an answer (a screen clear, an OSC 8 link that
 #: shows one URL and opens another, an OSC 52 clipboard write); CR, VT and FF are line breaks
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = CONTROL
 #: a whole CSI sequence (``ESC [ 31 m``) or terminated OSC sequence (``ESC ] 8 ; ; url BEL``), not only its
 #: ESC (an OSC never terminated loses only its ESC: the text after it is the document's)
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
