@@ -614,6 +614,22 @@ def test_no_link_a_markdown_client_would_render_survives_unless_a_source_gives_i
     assert _rendered_links(ok.answer) == ["https://x.org/p1#a"], ok.answer
 
 
+@pytest.mark.parametrize("foreign", [
+    "([the [official] guide](https://evil.example/login)) [2].",
+    "[the guide][g] [2].\n\n[g]: https://evil.example/login\n```\nacme --tension 42\n```\n[2]",
+    "([guide](<https://evil.example/log in>)) [2].",
+])
+def test_a_foreign_link_does_not_unlink_the_answers_links_to_source_pages(foreign):
+    """Once a link to a target no source gives was found, every ``](`` of the answer got a space:
+    the answer's links to the docs' own pages stopped being links too. Only the foreign one breaks."""
+    from docs_rag_pipeline.answering.citations import _rendered_links
+
+    v = validate(f"Install with [pip](https://x.org/p1#a) [1]. Read {foreign}", HITS)
+    links = _rendered_links(v.answer)
+    assert links == ["https://x.org/p1#a"], v.answer
+    assert "evil.example" not in " ".join(links)
+
+
 @pytest.mark.parametrize("answer", [
     "Run `pip [1]. Then ([the [official] guide](https://evil.example/login)) `now [2].",
     "Run `pip [1]. Then `x <img src=x onerror=alert(1)> [2].",

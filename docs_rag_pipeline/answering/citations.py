@@ -327,8 +327,12 @@ _ACTIVE_TAG = re.compile(r"</?(?:script|style|iframe|frame|frameset|object|embed
                          re.I)
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
 _AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+)>")
-#: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links
-_LINK_DEFINITION = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*\S.*(?:\n|$)")
+#: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links; group 2
+#: is its destination when it is a plain URL alone on the line (a title after it is read as foreign)
+_LINK_DEFINITION = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*(<?(https?://[^\s<>]+)>?[ \t]*(?=\n|$)|\S.*)(?:\n|$)")
+#: the ``](`` that opens a link's destination; group 2 is the destination when it is a plain URL
+#: closed right after (``](https://…)``), where nested brackets, spaces or a title may hide another
+_DESTINATION = re.compile(r"\]\((\s*(https?://[^\s()<>]+)\))?")
 
 
 def _rendered_links(text: str) -> list[str]:
@@ -367,14 +371,27 @@ def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
     foreign = [u for u in _rendered_links(answer) if not _allowed_link(u, hits)]
     if not foreign:
         return answer
-    parts = _parts(answer)
-    parts[0::2] = [_AUTOLINK.sub(r"\1", _ACTIVE_TAG.sub("", _LINK_DEFINITION.sub("", p))).replace("](", "] (")
-                   for p in parts[0::2]]
-    fixed = "".join(parts)
-    left = [u for u in _rendered_links(fixed) if not _allowed_link(u, hits)]
-    if left:
-        raise CitationError(f"the model's answer links to {left[0][:120]!r}, which no source gives")
-    return fixed
+
+    def source_link(m: re.Match) -> bool:  # a destination read plainly that a source gives
+        return m.group(2) is not None and _allowed_link(m.group(2), hits)
+
+    def broken(text: str, *, every: bool) -> str:
+        parts = _parts(text)
+        for i in range(0, len(parts), 2):
+            p = _AUTOLINK.sub(r"\1", _ACTIVE_TAG.sub("", parts[i]))
+            p = _LINK_DEFINITION.sub(lambda m: m.group(0) if not every and source_link(m) else "", p)
+            parts[i] = _DESTINATION.sub(lambda m: m.group(0) if not every and source_link(m) else
+                                        m.group(0).replace("](", "] (", 1), p)
+        return "".join(parts)
+
+    # first only what does not plainly go to a source page, so that the answer's links to the docs stay
+    # links; if the renderer still makes a foreign link of what is left, every link goes
+    for every in (False, True):
+        fixed = broken(answer, every=every)
+        left = [u for u in _rendered_links(fixed) if not _allowed_link(u, hits)]
+        if not left:
+            return fixed
+    raise CitationError(f"the model's answer links to {left[0][:120]!r}, which no source gives")
 
 
 def _unlinked(text: str, hits: Sequence[Hit]) -> str:
