@@ -246,6 +246,9 @@ class ApiConfig(_Shape):
     #: the doc-gap report reads the newest N refused or low-confidence asks: anyone who can ask adds to
     #: the log, and the report embeds each question and clusters them in memory quadratic in their number
     gap_questions: int = Field(2000, ge=1)
+    #: logged asks older than this are deleted as new ones are logged (those with feedback are kept:
+    #: feedback and its draft eval cases need the question); null keeps every ask
+    keep_questions_days: int | None = Field(90, ge=1, le=36500)
 
 
 class UrlRule(_Shape):

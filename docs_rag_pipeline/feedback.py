@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS questions (
 CREATE TABLE IF NOT EXISTS feedback (
   id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT NOT NULL, at REAL NOT NULL, rating TEXT NOT NULL,
   comment TEXT NOT NULL DEFAULT '', langsmith INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS questions_at ON questions (at);
+CREATE INDEX IF NOT EXISTS feedback_trace ON feedback (trace_id);
 """
 
 
@@ -90,17 +92,23 @@ def confidence(ans: Answer) -> dict[str, Any]:
 
 
 def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None) -> None:
-    """Log one ask (skipped when ``api.log_questions`` is false). Never breaks an answer."""
+    """Log one ask (skipped when ``api.log_questions`` is false), and delete the asks older than
+    ``api.keep_questions_days`` that took no feedback. Never breaks an answer."""
     if not config.api.log_questions:
         return
     try:
         sig = confidence(ans)
         cites = [c.to_dict() for c in ans.citations]
+        now = time.time()
         with _lock, connect(config) as con:
             con.execute("INSERT OR REPLACE INTO questions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (ans.trace_id, time.time(), question, source, int(ans.refused), int(sig["low_confidence"]),
+                        (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
                          sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
                          json.dumps(sorted({c.url for c in ans.citations}))))
+            if config.api.keep_questions_days is not None:
+                con.execute("DELETE FROM questions WHERE at < ? AND NOT EXISTS "
+                            "(SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id)",
+                            (now - config.api.keep_questions_days * 86400,))
     except Exception:  # noqa: BLE001 - the log must never break an answer
         import logging
 

@@ -153,3 +153,29 @@ def test_the_report_reads_the_newest_questions_and_embeds_each_once(tmp_path):
     report = gaps.gap_report(rows, embed)
     assert sorted(embedded) == sorted(set(asked[-6:])) and len(embedded) == 5
     assert sum(c["count"] for c in report) == 6
+
+
+def test_the_question_log_forgets_old_asks_but_not_those_with_feedback(tmp_path):
+    """The log kept every question anyone typed, for ever: ``api.keep_questions_days`` deletes the
+    older asks as new ones are logged, except those that took feedback (their draft cases need them);
+    ``null`` keeps all."""
+    import sqlite3
+    import time
+
+    def ask(config, q: str, trace: str) -> None:  # noqa: ANN001
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True, trace_id=trace))
+
+    for extra, kept in (("api:\n  keep_questions_days: 30\n", {"rated", "new", "newer"}),
+                        ("api:\n  keep_questions_days: null\n", {"old", "rated", "new", "newer"})):
+        root = tmp_path / str(len(kept))
+        root.mkdir()
+        config = load_config(write_config(root, extra=extra))
+        Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+        for trace in ("old", "rated", "new"):
+            ask(config, f"Question {trace} about the teleporter?", trace)
+        feedback.record_feedback(config, "rated", "down", "wrong page")
+        with sqlite3.connect(feedback.db_path(config)) as con:  # two of them asked 40 days ago
+            con.execute("UPDATE questions SET at = ? WHERE trace_id IN ('old', 'rated')", (time.time() - 40 * 86400,))
+        ask(config, "Question newer about the teleporter?", "newer")
+        assert {r["trace_id"] for r in feedback.questions(config)} == kept
+        assert [r["trace_id"] for r in feedback.feedback_rows(config)] == ["rated"]
