@@ -325,3 +325,39 @@ def test_a_client_that_goes_away_ends_the_server_quietly(index):
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_calls_of_a_client_that_went_away_are_not_run(index):
+    """The server ran every call a client had queued before it went away (20 asks: a minute of work
+    for no one). A call whose client has closed its end of the server's stdout is not run: none of
+    these asks reaches the question log."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    from docs_rag_pipeline import feedback
+    from docs_rag_pipeline.config import load_config
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    config = load_config(index)
+    before = {r["question"] for r in feedback.questions(config)}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}})
+        + "\n").encode())
+    p.stdin.flush()
+    assert "result" in json.loads(p.stdout.readline())
+    p.stdout.close()  # the client stops reading, then sends what it had queued
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+    asked = [f"How do I fix the import error number {i}?" for i in range(12)]
+    for i, q in enumerate(asked):
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
+            "name": "ask", "arguments": {"question": q}}}) + "\n").encode())
+    try:
+        p.stdin.close()
+    except BrokenPipeError:  # the server may already have gone
+        pass
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err, err
+    logged = {r["question"] for r in feedback.questions(config)} - before
+    assert not logged & set(asked), sorted(logged)

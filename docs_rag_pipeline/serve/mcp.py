@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Annotated, Any, Callable
@@ -75,8 +76,26 @@ def _failed(code: str, message: str) -> CallToolResult:
                           structured_content={"error": {"code": code, "message": message}})
 
 
+#: set once the client of the stdio server has closed its end of our stdout: a call not yet run is
+#: not run (the SDK starts every request read in a thread of its own, which no cancellation stops)
+_CLIENT_GONE = threading.Event()
+#: a copy of the stdio server's wire (its stdout pipe), watched for the client closing its end
+_WIRE_FD: int | None = None
+#: calls that run at once; the others wait their turn (more than the cores would not answer sooner,
+#: and a call still waiting when the client goes away is never run)
+_CALLS = threading.BoundedSemaphore(min(8, os.cpu_count() or 2))
+
+
 def _run(fn: Callable[[], dict[str, Any]]) -> Any:
     """Run a query-path call; a failure becomes a tool error whose text starts with its code."""
+    with _CALLS:
+        if _CLIENT_GONE.is_set() or _reader_gone(_WIRE_FD):
+            _CLIENT_GONE.set()
+            return _failed("CLIENT_GONE", "the client closed the connection; the call was not run")
+        return _guarded(fn)
+
+
+def _guarded(fn: Callable[[], dict[str, Any]]) -> Any:
     try:
         return fn()
     except Failure as exc:
@@ -306,10 +325,11 @@ class _Wire:
         await self.write.send(SessionMessage(message=err))
 
     async def drained(self, seconds: float) -> None:
+        """Wait for the answers to the requests read, unless the client is gone: nobody would read them."""
         import anyio
 
         with anyio.move_on_after(seconds):
-            while self.pending:
+            while self.pending and not _CLIENT_GONE.is_set():
                 await anyio.sleep(0.05)
 
 
@@ -386,19 +406,45 @@ def run_stdio(config_path: str | Path | None = None) -> None:
     if sys.stdin is None or sys.stdout is None:  # started with stdin or stdout closed: no client, no request
         return
     server = create_server(config_path)
-
     wire = _Wire()
+    gone = False
+    # the SDK serves the wire from a private copy of fd 1 and points fd 1 at stderr (so that a stray
+    # print cannot corrupt it): watch a copy of the wire's own pipe
+    global _WIRE_FD
+    try:
+        wire_fd = _WIRE_FD = os.dup(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        wire_fd = None
 
     async def main() -> None:
-        async with stdio_server(stdin=_MendedStdin(wire)) as (read, write):  # type: ignore[arg-type]
-            low = server._lowlevel_server
-            await low.run(read, wire.stream(write), low.create_initialization_options())
+        nonlocal gone
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:  # the client closed its end of our stdout: stop, answering no one
+                nonlocal gone
+                while not _reader_gone(wire_fd):
+                    await anyio.sleep(0.1)
+                gone = True
+                _CLIENT_GONE.set()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            async with stdio_server(stdin=_MendedStdin(wire)) as (read, write):  # type: ignore[arg-type]
+                low = server._lowlevel_server
+                await low.run(read, wire.stream(write), low.create_initialization_options())
+            tg.cancel_scope.cancel()
 
     try:
         anyio.run(main)
     except BaseException as exc:  # noqa: BLE001 - sorted below: only a client that went away is quiet
         if not _client_gone(exc):
             raise
+        gone = True
+        _CLIENT_GONE.set()
+    finally:
+        if wire_fd is not None:
+            _WIRE_FD = None
+            os.close(wire_fd)
+    if gone:
         # the client closed its end: nobody is left to answer, and nothing here failed. Exit 0 without
         # the SDK's task-group traceback, and with stdout on the null device so that the flush at
         # interpreter exit does not raise again
@@ -406,6 +452,21 @@ def run_stdio(config_path: str | Path | None = None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+
+
+def _reader_gone(fd: int | None) -> bool:
+    """Whether nobody reads ``fd`` any more: a pipe or socket whose other end was closed (the client
+    of ``docs-rag mcp`` went away). A file, a terminal or an open pipe: False."""
+    import select
+
+    if fd is None:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
+        return any(ev & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _, ev in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _client_gone(exc: BaseException) -> bool:
