@@ -17,6 +17,8 @@ import json
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -36,7 +38,7 @@ from docs_rag_pipeline.context import Context
 from docs_rag_pipeline.parsing import parse_html
 from docs_rag_pipeline.parsing.html import decode_html
 from docs_rag_pipeline.query import search
-from docs_rag_pipeline.sources.web import (WebSource, decode_body, extract_links, host_allowed, normalize_url,
+from docs_rag_pipeline.sources.web import (Manifest, WebSource, decode_body, extract_links, host_allowed, normalize_url,
                                            parse_robots, parse_sitemap, query_allowed)
 
 from .dagster_helpers import materialize_source
@@ -976,6 +978,130 @@ def test_a_reparse_removes_no_page_its_cache_disagrees_on_and_respects_max_remov
     assert notes["removal_refused"] == 4 and notes["removed"] == 0
     refused = refresh.refresh(Context(load_config(denied)), "small", mode="reparse", log=lines.append)
     assert refused.pages_deleted == 0 and set(indexed_texts(cfg, "small")) == set(before)
+
+
+#: one crawl (WebSource.scan) in a process of its own, so that it can be killed. argv[1] is JSON: the
+#: source's keys, the root and workdir of web_source, the index state, and ``exit_at_replace`` k: the
+#: process dies (os._exit, no cleanup) where Manifest.save would rename its k-th file into place
+CRAWL_SCRIPT = """
+import json, os, sys
+from pathlib import Path
+from docs_rag_pipeline.config import parse_config
+from docs_rag_pipeline.sources import web
+args = json.loads(sys.argv[1])
+cfg = parse_config({"sources": [args["source"]]}, root=args["root"]).sources[0]
+k, n = args.get("exit_at_replace"), {"saving": False, "replaced": 0}
+replace, save = os.replace, web.Manifest.save
+def dying_replace(src, dst, *a, **kw):
+    if n["saving"]:
+        n["replaced"] += 1
+        if n["replaced"] == k:
+            os._exit(9)
+    return replace(src, dst, *a, **kw)
+def flagged_save(self, *a, **kw):
+    n["saving"] = True
+    return save(self, *a, **kw)
+os.replace, web.Manifest.save = dying_replace, flagged_save
+out = web.WebSource(cfg, workdir=Path(args["workdir"])).scan(args["state"], log=lambda m: None)
+print(json.dumps({"replaced": n["replaced"], "complete": out.complete}))
+"""
+
+
+def crawl_process(root: Path, state: dict[str, str], exit_at_replace: int | None = None,
+                  **keys) -> subprocess.Popen:  # noqa: ANN003
+    """The crawl web_source(root, **keys).scan(state) would run, in a child process."""
+    src = {"name": "site", "kind": "web", "delay_seconds": 0, "timeout_seconds": 2, "max_retries": 1,
+           "user_agent": UA, **keys}
+    args = {"source": src, "root": str(root), "workdir": str(root / "work"), "state": state,
+            "exit_at_replace": exit_at_replace}
+    return subprocess.Popen([sys.executable, "-c", CRAWL_SCRIPT, json.dumps(args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def versioned_site(site: dict) -> dict:
+    """/ → p1..p3; ``site["version"][name]`` is each page's version (its text and ETag, answered with a
+    304 when asked with it); ``site["down"]`` answers 503 everywhere; ``site["hang"]`` names a page whose
+    request sets ``site["hit"]`` and waits for ``site["release"]``."""
+    def home(h) -> None:  # noqa: ANN001
+        if site.get("down"):
+            return h.reply(503, "down for maintenance")
+        if h.headers.get("If-None-Match") == '"home"':
+            return h.reply(304, b"", ctype=None, headers={"ETag": '"home"'})
+        h.reply(200, page("Home", "<p>Three versioned pages.</p>", links=("/p1.html", "/p2.html", "/p3.html")),
+                headers={"ETag": '"home"'})
+
+    def one(name: str):  # noqa: ANN202
+        def route(h) -> None:  # noqa: ANN001
+            if site.get("down"):
+                return h.reply(503, "down for maintenance")
+            if site.get("hang") == name:
+                site["hit"].set()
+                site["release"].wait(60)
+            v = site["version"][name]
+            etag = f'"{name}-v{v}"'
+            if h.headers.get("If-None-Match") == etag:
+                return h.reply(304, b"", ctype=None, headers={"ETag": etag})
+            h.reply(200, page(name.upper(), f"<p>Page {name}, version {v}.</p>"), headers={"ETag": etag})
+        return route
+
+    return {"/": home, **{f"/{p}.html": one(p) for p in ("p1", "p2", "p3")}}
+
+
+def test_a_crawl_killed_before_its_commit_leaves_no_staged_body_behind(tmp_path: Path) -> None:
+    """A crawl stages what it downloads as ``<name>.new.html`` and commits it when it ends. One killed
+    before (SIGKILL, a lost machine) left its staged bodies in the cache folder for good: a reparse kept
+    them, and so did every crawl that stopped early (only a complete crawl tidied the folder). The cache
+    is read now removes them (files by staged names in the folder, a link removed, never followed), and
+    the committed copies are what a reparse and the next crawl see."""
+    site: dict = {"version": {"p1": 1, "p2": 1, "p3": 1}, "hit": threading.Event(), "release": threading.Event()}
+    keys = {"sitemaps": "off", "max_retries": 0}
+    with scripted_server(versioned_site(site)) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], **keys)
+        first = src.scan({}, log=lambda m: None)
+        state = {p.page_url: p.content_hash for p in first.pages}
+        raw = tmp_path / "work/raw"
+        committed = {p.name: p.read_bytes() for p in raw.iterdir()}
+        p1 = srv.url + "/p1.html"
+
+        site["version"]["p1"] = 2
+        site["hang"] = "p3"  # the crawl has staged p1's new version when it is killed, waiting for p3
+        proc = crawl_process(tmp_path, state, seed_urls=[srv.url + "/"], **keys)
+        try:
+            while not site["hit"].wait(0.1):  # the child dies on its own only when something is wrong
+                assert proc.poll() is None, proc.communicate()
+        finally:
+            proc.kill()  # SIGKILL
+            proc.communicate()
+            site["hang"] = None
+            site["release"].set()
+        staged = raw / Manifest.body_name(p1).replace(".html", ".new.html")
+        assert sorted(p.name for p in raw.glob("*.new.html")) == [staged.name]
+        stray = staged.read_bytes()
+        assert b"version 2" in stray
+
+        out = src.scan(state, log=lambda m: None, mode="reparse")
+        assert not staged.exists() and {p.name: p.read_bytes() for p in raw.iterdir()} == committed
+        assert out.notes["cache_missing"] == 0 and {p.page_url: p.body for p in out.pages}[p1] == \
+            page("P1", "<p>Page p1, version 1.</p>")
+
+        # again, beside a link by a staged name to a file outside the cache; the next crawl stops early
+        # (the site is down), so it does not tidy the folder as a complete crawl does
+        staged.write_bytes(stray)
+        outside = tmp_path / "outside.html"
+        outside.write_bytes(b"not the cache's")
+        link = raw / ("f" * 40 + ".new.html")
+        link.symlink_to(outside)
+        site["down"] = True
+        down = src.scan(state, log=lambda m: None)
+        assert not down.complete and not down.deleted
+        assert not staged.exists() and not link.is_symlink() and outside.read_bytes() == b"not the cache's"
+        assert {p.name: p.read_bytes() for p in raw.iterdir()} == committed
+
+        site["down"] = False  # back up: the new version is fetched and committed
+        up = src.scan(state, log=lambda m: None)
+    assert up.complete and {p.page_url: p.status for p in up.pages}[p1] == "changed"
+    assert not list(raw.glob("*.new.html"))
+    assert (raw / Manifest.body_name(p1)).read_bytes() == stray
 
 
 def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> None:

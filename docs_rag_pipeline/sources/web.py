@@ -17,6 +17,7 @@ import gzip
 import io
 import itertools
 import json
+import os
 import posixpath
 import re
 import time
@@ -67,6 +68,9 @@ NOT_PAGE_EXTENSIONS = frozenset("""
 """.split())
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 _META_REFRESH_RE = re.compile(r"""^\s*\d*\s*;?\s*url\s*=\s*['"]?([^'"]+)""", re.I)
+#: what a crawl killed before Manifest.save or rollback can leave in the cache folder: staged bodies
+#: (``<name>.new.html``, see Manifest.put) and atomic_write's temporary files (a body's, the manifest's)
+_CACHE_LEFTOVER_RE = re.compile(r"[0-9a-f]{40}\.new\.html|\.(?:[0-9a-f]{40}(?:\.new)?\.html|manifest\.json)\.\w+\.tmp")
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,8 +351,27 @@ class Manifest:
                     self.pages = {u: e for u, e in raw["pages"].items() if isinstance(e, dict)}
             except (OSError, ValueError):
                 self.pages = {}  # a damaged manifest: the next crawl downloads everything again
+        self.drop_leftovers()
         self.before: dict[str, dict[str, Any]] = copy.deepcopy(self.pages)  # what rollback() restores
         self.staged: set[str] = set()  # URLs whose entry points at a staged body (see put)
+
+    def drop_leftovers(self) -> None:
+        """Remove what a crawl killed (SIGKILL, a lost machine) before :meth:`save` or :meth:`rollback`
+        left in the folder: staged bodies and half-written temporary files. No entry refers to them; they
+        would stay for good (only a complete crawl tidied the folder). Only files by those names, in this
+        folder, none the manifest names: a link by such a name is removed itself, never followed."""
+        named = {e.get("path") for e in self.pages.values() if isinstance(e.get("path"), str)}
+        try:
+            with os.scandir(self.root) as it:
+                found = [f for f in it if _CACHE_LEFTOVER_RE.fullmatch(f.name) and f.name not in named]
+        except OSError:  # no cache folder yet
+            return
+        for f in found:
+            try:
+                if not f.is_dir(follow_symlinks=False):
+                    os.unlink(f.path)
+            except OSError:
+                pass
 
     @staticmethod
     def body_name(url: str) -> str:
