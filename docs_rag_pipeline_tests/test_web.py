@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -1102,6 +1103,58 @@ def test_a_crawl_killed_before_its_commit_leaves_no_staged_body_behind(tmp_path:
     assert up.complete and {p.page_url: p.status for p in up.pages}[p1] == "changed"
     assert not list(raw.glob("*.new.html"))
     assert (raw / Manifest.body_name(p1)).read_bytes() == stray
+
+
+def test_a_crawl_killed_anywhere_in_its_commit_loses_no_cached_page(tmp_path: Path) -> None:
+    """Committing a crawl renamed the staged bodies over the cached ones, then wrote the manifest: a kill
+    between the two left bodies whose hash the manifest did not hold, and those pages lost their cache
+    (a reparse kept them as indexed without it, the next refresh downloaded them again). Now the manifest
+    is written first and names each body so that a reader finds it on either side of its rename. A crawl
+    is killed at each file the commit renames into place: the cache is the old one or the new one, whole,
+    a reparse finds every page, and the next refresh ends as a clean crawl does, downloading only what
+    the cache does not hold."""
+    site: dict = {"version": {}}
+    keys = {"sitemaps": "off", "max_retries": 0}
+    with scripted_server(versioned_site(site)) as srv:
+        site["version"] = {"p1": 2, "p2": 2, "p3": 1}
+        clean = web_source(tmp_path / "clean", seed_urls=[srv.url + "/"], **keys).scan({}, log=lambda m: None)
+        want = {p.page_url: p.content_hash for p in clean.pages}
+        committed: list[bool] = []  # for each kill: whether the cache it left is the new one
+        for k in itertools.count(1):
+            root = tmp_path / f"kill{k}"
+            site["version"] = {"p1": 1, "p2": 1, "p3": 1}
+            src = web_source(root, seed_urls=[srv.url + "/"], **keys)
+            first = src.scan({}, log=lambda m: None)
+            old = {p.page_url: p.body for p in first.pages}
+            state = {p.page_url: p.content_hash for p in first.pages}
+
+            site["version"].update(p1=2, p2=2)
+            proc = crawl_process(root, state, exit_at_replace=k, seed_urls=[srv.url + "/"], **keys)
+            out, err = proc.communicate()
+            if proc.returncode == 0:  # k is past the commit's last step
+                assert k > 3 and json.loads(out) == {"replaced": k - 1, "complete": True}
+                break
+            assert proc.returncode == 9, err
+
+            lines: list[str] = []
+            cached = src.scan(state, log=lines.append, mode="reparse")
+            assert cached.notes["cache_missing"] == 0 and not [ln for ln in lines if "missing or damaged" in ln]
+            bodies = {p.page_url: p.body for p in cached.pages}
+            new = {**old, **{srv.url + f"/p{i}.html": page(f"P{i}", f"<p>Page p{i}, version 2.</p>") for i in (1, 2)}}
+            assert bodies in (old, new), k  # the commit is all or nothing
+            committed.append(bodies == new)
+
+            n = len(srv.access)
+            again = src.scan(state, log=lambda m: None)
+            assert again.complete and {p.page_url: p.content_hash for p in again.pages} == want
+            downloaded = [a.path for a in srv.access[n:] if a.status == 200 and a.path != "/robots.txt"]
+            assert downloaded == ([] if bodies == new else ["/p1.html", "/p2.html"]), k
+            raw = root / "work/raw"
+            manifest = json.loads((raw / "manifest.json").read_text())["pages"]
+            assert sorted(p.name for p in raw.iterdir()) == sorted(
+                ["manifest.json", *(Manifest.body_name(u) for u in manifest)])
+            assert all(e["path"] == Manifest.body_name(u) for u, e in manifest.items())
+    assert committed == [False, True, True]  # killed before the manifest was written, then after it
 
 
 def test_one_page_served_under_several_urls_is_indexed_once(tmp_path: Path) -> None:

@@ -356,45 +356,74 @@ class Manifest:
         self.staged: set[str] = set()  # URLs whose entry points at a staged body (see put)
 
     def drop_leftovers(self) -> None:
-        """Remove what a crawl killed (SIGKILL, a lost machine) before :meth:`save` or :meth:`rollback`
-        left in the folder: staged bodies and half-written temporary files. No entry refers to them; they
-        would stay for good (only a complete crawl tidied the folder). Only files by those names, in this
-        folder, none the manifest names: a link by such a name is removed itself, never followed."""
-        named = {e.get("path") for e in self.pages.values() if isinstance(e.get("path"), str)}
+        """Finish or remove what a crawl killed (SIGKILL, a lost machine) left in the folder. A staged body
+        that holds what its entry records while the committed name does not was cut off by a kill in
+        :meth:`save` after the manifest was written: it is renamed into place, as save would have. Any
+        other staged body (a crawl killed before its commit) and every half-written temporary file is
+        removed: they would stay for good (only a complete crawl tidied the folder). Only files by those
+        names, in this folder: a link by such a name is removed itself, never followed."""
         try:
             with os.scandir(self.root) as it:
-                found = [f for f in it if _CACHE_LEFTOVER_RE.fullmatch(f.name) and f.name not in named]
+                found = [f for f in it if _CACHE_LEFTOVER_RE.fullmatch(f.name)]
         except OSError:  # no cache folder yet
             return
+        by_staged = {self.staged_name(u): u for u in self.pages}
         for f in found:
+            url = by_staged.get(f.name)
+            e = self.pages.get(url) if url else None
             try:
-                if not f.is_dir(follow_symlinks=False):
+                if f.is_dir(follow_symlinks=False):
+                    continue
+                if e is not None and f.is_file(follow_symlinks=False) and self._holds(f.name, e) \
+                        and not self._holds(self.body_name(url), e):
+                    os.replace(f.path, self.root / self.body_name(url))
+                else:
                     os.unlink(f.path)
             except OSError:
-                pass
+                pass  # a staged body that could not be renamed is still found by read_body
+        for url, e in self.pages.items():  # written by an older save whose rename failed
+            if e.get("path") == self.staged_name(url):
+                e["path"] = self.body_name(url)
 
     @staticmethod
     def body_name(url: str) -> str:
         return content_hash(url)[:40] + ".html"
 
-    def has_body(self, url: str) -> bool:
+    @staticmethod
+    def staged_name(url: str) -> str:
+        return content_hash(url)[:40] + ".new.html"
+
+    def _holds(self, name: str, e: dict[str, Any]) -> bool:
+        try:
+            return content_hash((self.root / name).read_bytes()) == e.get("content_hash")
+        except OSError:
+            return False
+
+    def _names(self, url: str) -> list[str]:
+        """Where the body of ``url`` may be: its entry's path, else its committed or its staged name (a
+        commit killed mid-way leaves bodies on either side of their rename; the hash tells the right one)."""
         e = self.pages.get(url)
-        return bool(e and e.get("path") and (self.root / e["path"]).is_file())
+        if not e or not isinstance(e.get("path"), str) or not e["path"]:
+            return []
+        return list(dict.fromkeys((e["path"], self.body_name(url), self.staged_name(url))))
+
+    def has_body(self, url: str) -> bool:
+        return any((self.root / name).is_file() for name in self._names(url))
 
     def read_body(self, url: str) -> bytes | None:
         """The cached body, or None when it is missing or does not match the recorded hash."""
-        e = self.pages.get(url)
-        if not e or not e.get("path"):
-            return None
-        try:
-            data = (self.root / e["path"]).read_bytes()
-        except OSError:
-            return None
-        return data if content_hash(data) == e.get("content_hash") else None
+        for name in self._names(url):
+            try:
+                data = (self.root / name).read_bytes()
+            except OSError:
+                continue
+            if content_hash(data) == self.pages[url].get("content_hash"):
+                return data
+        return None
 
     def put(self, url: str, body: bytes, **fields: Any) -> dict[str, Any]:
         """Record a downloaded body, staged: the cached copy stays until :meth:`save` (see the class)."""
-        name = self.body_name(url).removesuffix(".html") + ".new.html"
+        name = self.staged_name(url)
         atomic_write(self.root / name, body)
         entry = {"url": url, "path": name, "content_hash": content_hash(body), **fields}
         self.pages[url] = entry
@@ -413,16 +442,13 @@ class Manifest:
 
     def save(self, keep: Iterable[str] | None = None) -> None:
         """Commit the staged bodies and write the manifest; with ``keep``, drop every other entry and
-        its body first."""
-        for url in self.staged:
-            e = self.pages.get(url)
-            if e and e.get("path", "").endswith(".new.html"):
-                final = self.body_name(url)
-                try:
-                    (self.root / e["path"]).replace(self.root / final)
-                    e["path"] = final
-                except OSError:
-                    pass  # the entry keeps pointing at the staged body, which is still a valid cache
+        its body first. A kill anywhere leaves the cache as it was or as committed, whole: the manifest
+        is written first, naming each staged body by its committed name, and only then are the staged
+        bodies renamed to it. Until they are, :meth:`read_body` finds each on either side of its rename
+        (by its hash), and the next :class:`Manifest` of the folder finishes the renames."""
+        staged = [u for u in self.staged if self.pages.get(u, {}).get("path") == self.staged_name(u)]
+        for url in staged:
+            self.pages[url]["path"] = self.body_name(url)
         self.staged.clear()
         if keep is not None:
             keep = set(keep)
@@ -430,8 +456,15 @@ class Manifest:
                 del self.pages[url]
         data = {"version": self.VERSION, "pages": dict(sorted(self.pages.items()))}
         atomic_write(self.file, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        unrenamed: set[str] = set()
+        for url in staged:
+            if url in self.pages:  # a dropped one goes with the bodies nobody refers to, below
+                try:
+                    os.replace(self.root / self.staged_name(url), self.root / self.body_name(url))
+                except OSError:
+                    unrenamed.add(self.staged_name(url))  # still read; the next Manifest renames it
         if keep is not None:  # bodies nobody refers to any more
-            used = {e.get("path") for e in self.pages.values()}
+            used = {e.get("path") for e in self.pages.values()} | unrenamed
             for p in self.root.glob("*.html"):
                 if p.name not in used:
                     try:
