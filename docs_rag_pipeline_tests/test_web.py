@@ -1389,6 +1389,32 @@ def test_robots_wildcards_and_longest_match_on_a_real_site(tmp_path: Path, insta
     assert scan_meta(out)["scan_skipped"]["robots.txt"] == 2
 
 
+def test_a_robots_txt_is_read_up_to_500_kib_and_the_line_the_cut_splits_is_ignored(tmp_path: Path) -> None:
+    """A robots.txt is read up to its first 500 KiB, as RFC 9309 asks and Google does, so a file of
+    millions of rules costs no more than that; what lies past the cut is ignored. The cut fell inside a
+    line, and its first half was a rule: ``Disallow: /after/secret.html`` cut after ``/after/`` kept the
+    crawl out of the whole folder. Now the line the cut splits is ignored with the rest."""
+    cap = 500 * 1024
+    head = "User-agent: *\nDisallow: /before/\n"
+    n = cap - len("Disallow: /after/") - len(head)
+    pad = ("#" + "x" * 98 + "\n") * (n // 100) + ("#" * (n % 100 - 1) + "\n" if n % 100 else "")
+    robots = head + pad + "Disallow: /after/secret.html\nDisallow: /beyond/\n"
+    assert robots.index("secret.html") == cap  # the cut is right after "Disallow: /after/"
+    links = ("/before/a.html", "/after/other.html", "/after/secret.html", "/beyond/b.html")
+    routes = {"/robots.txt": lambda h: h.reply(200, robots, ctype="text/plain"),
+              "/": lambda h: h.reply(200, page("Home", "<p>A site with a long robots.txt.</p>", links=links)),
+              **{p: (lambda h, p=p: h.reply(200, page(p, f"<p>The page {p}.</p>"))) for p in links}}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off")
+        lines: list[str] = []
+        out = src.scan({}, log=lines.append)
+    base = srv.url
+    assert {p.page_url for p in out.pages} == {base + "/", *(base + p for p in links[1:])}
+    assert f"[DISCOVER] skipped {base}/before/a.html: disallowed by robots.txt" in lines
+    assert any(ln.startswith(f"[DISCOVER] robots.txt {base}/robots.txt: read, cut off at {cap} bytes") for ln in lines)
+    assert out.notes["skipped"] == {"robots.txt": 1}
+
+
 def test_error_threshold_stops_the_crawl_and_keeps_what_is_indexed(tmp_path: Path) -> None:
     links = tuple(f"/e{i}.html" for i in range(12))
     routes = {"/": lambda h: h.reply(200, page("Home", "<p>Links to broken pages.</p>", links=links)),

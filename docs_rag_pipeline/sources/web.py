@@ -57,7 +57,7 @@ SITEMAP_MAX_URLS = 50_000  # per sitemap file: the sitemap protocol's limit
 # crawl that can fetch max_pages has no use for millions of URLs, each normalised, checked and remembered
 SITEMAP_QUEUE_PAGES = 10
 SITEMAP_MIN_QUEUED = 10_000
-ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: a crawler must read at least 500 kibibytes
+ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: a crawler must read at least 500 kibibytes; Google reads that much
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # links whose path ends like this are files, not pages: skipped without a request
 NOT_PAGE_EXTENSIONS = frozenset("""
@@ -696,8 +696,13 @@ class _Crawl:
                     rp = _robots_allow_all(True)  # RFC 9309: an unfollowable redirect counts as no robots.txt
                     break
                 if f.status == 200:
-                    rp = parse_robots(decode_body(f.body or b"", "utf-8"))
-                    cut = f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit)" if f.truncated else ""
+                    body = f.body or b""
+                    if f.truncated:  # what lies past the cut is ignored (as Google does), and so is the line
+                        # it splits: "Disallow: /docs/a.html" cut after "/docs/" would disallow the folder
+                        body = body[:max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+                    rp = parse_robots(decode_body(body, "utf-8"))
+                    cut = (f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit): the rest, from the line "
+                           "the cut splits, is ignored") if f.truncated else ""
                     self.log(f"[DISCOVER] robots.txt {robots_url}: read{cut}")
                 elif f.status in (401, 403):
                     rp = _robots_allow_all(False)
