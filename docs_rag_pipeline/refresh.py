@@ -179,16 +179,38 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
 SETTINGS_FILE = "settings.json"
 
 
+#: the source keys that shape its indexed pages without changing their bytes or URLs: a change of
+#: one re-parses the source (see :func:`page_settings`)
+SHAPING_KEYS = ("max_bytes", "content_selector", "asciidoc_attributes", "metadata", "metadata_rules")
+#: every other source key, and why a change of it needs no re-parse; a new key of ``SourceConfig``
+#: must join one of the two (``test_versions`` checks), so that none is forgotten
+NOT_SHAPING_KEYS = {
+    "name": "another name is another source", "kind": "another kind is another source",
+    "cron": "when, not what", "path": "which files: a scan sees them",
+    "include": "which files: a scan sees them", "exclude": "which files: a scan sees them",
+    "base_url": "changes the URLs: pages are new", "url_template": "changes the URLs: pages are new",
+    "url_rules": "changes the URLs: pages are new", "seed_urls": "which pages: a crawl sees them",
+    "sitemaps": "which pages: a crawl sees them", "allow_patterns": "which pages: a crawl sees them",
+    "deny_patterns": "which pages: a crawl sees them", "allowed_domains": "which pages: a crawl sees them",
+    "max_pages": "which pages: a crawl sees them", "max_depth": "which pages: a crawl sees them",
+    "respect_robots": "which pages: a crawl sees them", "delay_seconds": "how politely, not what",
+    "timeout_seconds": "how patiently, not what", "max_retries": "how patiently, not what",
+    "error_threshold": "when a crawl fails, not what it indexes",
+    "max_removed_share": "when a refresh is refused, not what it indexes",
+    "user_agent": "who asks, not what", "repo": "which files: a sync sees them",
+    "branch": "which files: a sync sees them", "subpath": "which files: a sync sees them",
+    "token_env": "how to fetch, not what",
+}
+
+
 def page_settings(ctx: Context, source_name: str) -> dict[str, Any]:
     """The settings that shape a source's indexed pages without changing their bytes or URLs: what
     is read of a file, how it is parsed, which metadata its chunks carry, how it is chunked."""
     src = ctx.config.source(source_name)
-    return json.loads(json.dumps({
-        "max_bytes": src.max_bytes, "content_selector": src.content_selector,
-        "asciidoc_attributes": src.asciidoc_attributes, "metadata": src.metadata,
-        "metadata_rules": [r.model_dump(mode="json") for r in src.metadata_rules],
-        "chunking": ctx.config.chunking.model_dump(mode="json"),
-    }, default=str, sort_keys=True))
+    shaping = {k: getattr(src, k) for k in SHAPING_KEYS}
+    shaping["metadata_rules"] = [r.model_dump(mode="json") for r in src.metadata_rules]
+    return json.loads(json.dumps({**shaping, "chunking": ctx.config.chunking.model_dump(mode="json")},
+                                 default=str, sort_keys=True))
 
 
 def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:

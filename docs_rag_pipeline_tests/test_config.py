@@ -284,3 +284,17 @@ def test_a_config_not_utf8_or_with_an_alias_bomb_is_a_config_error(tmp_path):
         f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)))
     with pytest.raises(ConfigError, match=r"bomb\.yaml: not valid YAML: its aliases expand it to more than 100,000 values"):
         load_config(bomb)
+
+
+def test_every_source_key_is_known_to_shape_pages_or_not():
+    """A change of a key that shapes a source's pages (max_bytes, asciidoc_attributes, metadata…)
+    re-parses the source on the next refresh; the keys were listed by hand, so a new key of
+    SourceConfig could be forgotten and its change never reach the index. Each key is now in one of
+    the two lists, with the reason it needs no re-parse."""
+    from docs_rag_pipeline.config import SOURCE_KEYS, SourceConfig
+    from docs_rag_pipeline.refresh import NOT_SHAPING_KEYS, SHAPING_KEYS
+
+    keys = set(SourceConfig.model_fields)
+    assert set(SHAPING_KEYS) | set(NOT_SHAPING_KEYS) == keys, sorted(keys ^ (set(SHAPING_KEYS) | set(NOT_SHAPING_KEYS)))
+    assert not set(SHAPING_KEYS) & set(NOT_SHAPING_KEYS)
+    assert keys == set().union(*SOURCE_KEYS.values())
