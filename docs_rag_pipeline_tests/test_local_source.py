@@ -116,6 +116,17 @@ def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     assert "UTF-8 é with one bad byte \ufffd here" in pages[BASE + "broken.md"][0]["text"]
 
 
+def test_a_heading_id_equal_to_a_slug_gives_each_section_its_own_url(tmp_path: Path) -> None:
+    """An explicit ``{#install}`` after an ``## Install`` heading gave both sections the URL
+    ``…#install``: a citation of one linked to the other. The explicit id keeps its value."""
+    write_docs(tmp_path / "docs", {"setup.md": "# Setup guide\n\n## Install\n\nThe quokka package installs in a minute.\n\n"
+                                               "## Setup {#install}\n\nThe numbat settings file is read at start.\n"})
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    urls = {r["headings"][-1]: r["url"] for r in _chunks(cfg)[BASE + "setup.md"]}
+    assert urls == {"Install": BASE + "setup.md#install-1", "Setup": BASE + "setup.md#install"}
+
+
 def test_a_file_declaring_a_charset_that_is_no_text_encoding_is_read_as_utf8(tmp_path: Path) -> None:
     """One HTML file declaring ``<meta charset="hex">`` (or base64, rot13, zlib: Python codecs that are no
     text encodings; idna, undefined: codecs that fail even under "replace") failed the whole scan with a

@@ -140,6 +140,31 @@ def test_markdown_sections_paths_anchors_and_levels() -> None:
     assert page.sections[4].text == ""  # empty sections are kept, stripped
 
 
+def test_explicit_ids_win_and_every_section_of_a_page_has_its_own_anchor() -> None:
+    """``## Install`` then ``## Setup {#install}`` gave both sections the anchor ``install`` (the
+    explicit id was taken as is after the slug had handed it out), so a citation of the first
+    section linked to the second. Explicit ids keep their exact value wherever they stand; a
+    slugged heading skips every id taken on the page, as a static site generator makes them."""
+    page = parse_markdown(
+        "# Guide\n\nIntro.\n\n## Install\n\na\n\n## Setup {#install}\n\nb\n\n## Install\n\nc\n\n"
+        "## Notes {#install-1}\n\nd\n\n## Guide\n\ne\n\n## Install 2\n\nf\n", path="docs/guide.md")
+    summary = [(s.headings, s.anchor) for s in page.sections[1:]]
+    assert summary == [
+        (("Install",), "install-2"),
+        (("Setup",), "install"),  # the explicit id, exactly
+        (("Install",), "install-3"),
+        (("Notes",), "install-1"),  # explicit, though a slug would have made it before
+        (("Guide",), "guide-1"),  # the H1 title took "guide"
+        (("Install 2",), "install-2-1"),
+    ]
+    anchors = [s.anchor for s in page.sections]
+    assert len(set(anchors)) == len(anchors)
+    # an HTML page's own ids win over the slugs made for headings without one
+    html = parse_html("<html><body><main><h1>T</h1><h2>Install</h2><p>a</p><h2 id='install'>Setup</h2>"
+                      "<p>b</p></main></body></html>", url="https://docs.example.org/guide.html")
+    assert [(s.headings, s.anchor) for s in html.sections] == [(("Install",), "install-1"), (("Setup",), "install")]
+
+
 def test_markdown_lists_code_tables_and_html() -> None:
     sections = parse_markdown(MARKDOWN, path="docs/getting-started.md").sections
     assert sections[1].text == (

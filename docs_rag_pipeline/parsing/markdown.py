@@ -12,7 +12,7 @@ import datetime as _dt
 import html as _html
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
@@ -121,22 +121,28 @@ class SectionBuilder:
     The first heading of a page, when it is an H1, is the page title (``title_heading``) and
     does not start a section; text before the next heading forms the intro section
     (``headings=()``, ``anchor=''``, ``level=1``).
+
+    Anchors are settled in :meth:`finish`, once the whole page is seen: an explicit id keeps its
+    exact value wherever it stands, and a heading without one gets its GitHub slug, with
+    ``-1``, ``-2``, ... appended past every id already taken on the page (an explicit id later
+    in the page included), so no two sections share an anchor the page's site would not.
     """
 
     def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
         self.title_heading: str | None = None
         self._sections: list[Section] = []
         self._path: list[tuple[int, str]] = []
         self._current = _OpenSection((), "", 1)
         self._any_heading = False
+        # every heading in page order: its explicit id, or None and the text to slug
+        self._headings: list[tuple[str | None, str]] = []
+        # the index in _headings of each section's heading (None: the intro)
+        self._section_heading: list[int | None] = []
+        self._current_heading: int | None = None
 
     def heading(self, level: int, text: str, anchor: str | None = None) -> None:
         """Start a new section at a heading (``anchor`` None: slug the text)."""
-        if anchor:
-            self.seen.setdefault(anchor, 0)
-        else:
-            anchor = github_slug(text, self.seen)
+        self._headings.append((anchor or None, text))
         if not self._any_heading and level == 1:
             self._any_heading = True
             self.title_heading = text
@@ -146,7 +152,8 @@ class SectionBuilder:
         while self._path and self._path[-1][0] >= level:
             self._path.pop()
         self._path.append((level, text))
-        self._current = _OpenSection(tuple(t for _, t in self._path), anchor, level)
+        self._current = _OpenSection(tuple(t for _, t in self._path), "", level)
+        self._current_heading = len(self._headings) - 1
 
     def add(self, block: str) -> None:
         """Append a block of text (a paragraph, a list, a code block...) to the current section."""
@@ -157,11 +164,19 @@ class SectionBuilder:
         cur = self._current
         text = "\n\n".join(cur.blocks).strip()
         self._sections.append(Section(cur.headings, cur.anchor, cur.level, text))
+        self._section_heading.append(self._current_heading)
+
+    def _anchors(self) -> list[str]:
+        """The anchor of each heading: explicit ids first, then slugs that skip every taken id."""
+        seen: dict[str, int] = {anchor: 0 for anchor, _ in self._headings if anchor}
+        return [anchor or github_slug(text, seen) for anchor, text in self._headings]
 
     def finish(self) -> list[Section]:
         """All sections; an empty intro is left out when other sections exist."""
         self._close()
-        sections = self._sections
+        anchors = self._anchors()
+        sections = [sec if at is None else replace(sec, anchor=anchors[at])
+                    for sec, at in zip(self._sections, self._section_heading, strict=True)]
         if len(sections) > 1 and not sections[0].headings and not sections[0].text:
             sections = sections[1:]
         return sections
