@@ -26,7 +26,7 @@ from .locks import source_lock, writer_lock
 from .metadata_rules import derive_metadata
 from .parsing import ParseError, parse_document
 from .records import Chunk, ParsedPage, Section
-from .sources import source_for
+from .sources import remove_state, source_for, state_of_other_kinds
 from .sources.base import SOURCE_KEYS, SourceError
 
 Log = Callable[[str], None]
@@ -127,6 +127,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
         state = ctx.chunks.page_state(source_name)
         if mode == "refresh" and state:
             mode = _mode_for_changed_settings(ctx, source_name, log=log, notes=notes)
+        remove_state_of_other_kinds(ctx, source_name, log=log)
         scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
     if scan.complete and state and not scan.pages:
         raise SourceError(
@@ -443,6 +444,26 @@ def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                                f"wrote this source); {fix}")
 
 
+def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _quiet) -> list[str]:
+    """Delete what the source left in its folder as another kind (the git clone and synced commit of a
+    source that is ``local`` now), unless another config file writing to this storage lists a source
+    of that name. Returns the names deleted. Call under the source's lock."""
+    src = ctx.config.source(source_name)
+    found = state_of_other_kinds(src.kind, ctx.source_dir(source_name))
+    if not found:
+        return []
+    from .shared_storage import sources_of_other_configs
+
+    other = sources_of_other_configs(ctx.config).get(source_name)
+    if other is not None:
+        return []  # that config may still read them as its kind
+    remove_state(found)
+    names = [p.name for p in found]
+    log(f"[PRUNE] source {source_name!r} is a {src.kind} source now: deleted what it kept as another kind "
+        f"({', '.join(names)} in {ctx.source_dir(source_name)})")
+    return names
+
+
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     """Delete the rows and the local state of every source that is no longer configured, unless
     another config file that writes to the same storage lists it (:mod:`.shared_storage`).
@@ -509,7 +530,12 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
 
 
 def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
-    """``docs-rag prune``: delete what removed sources left behind, under the writer lock."""
+    """``docs-rag prune``: delete what removed sources left behind, under the writer lock, and what
+    a configured source kept as the kind it had before (each under that source's lock)."""
+    for src in ctx.config.sources:
+        if state_of_other_kinds(src.kind, ctx.source_dir(src.name)):
+            with source_lock(ctx.config.storage_path, src.name, purpose=f"prune of {src.name}", log=log):
+                remove_state_of_other_kinds(ctx, src.name, log=log)
     with writer_lock(ctx.config.storage_path, purpose="prune", log=log):
         pruned = prune_removed_sources(ctx, log=log)
         if pruned:

@@ -659,3 +659,40 @@ def test_a_symlink_entry_with_a_huge_blob_is_not_read_whole(tmp_path: Path) -> N
     said = [ln for ln in lines if "evil.md" in ln]
     assert said and all(len(ln) < 600 for ln in said), [len(ln) for ln in said]
     assert any("its target is longer than 4096 bytes, no path" in ln for ln in said)
+
+
+def test_a_git_source_made_local_loses_its_clone_on_its_next_ingest_or_a_prune(tmp_path: Path, instance) -> None:
+    """A git source whose ``kind`` became ``local`` kept its bare clone (and synced commit) under
+    ``<storage>/sources/<name>/`` for ever: neither an ingest (the name is still configured) nor
+    ``docs-rag prune`` (which removed only unconfigured names) deleted it. The next ingest of the
+    source as its new kind deletes it, and a prune does for the sources not ingested since."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
+      - {{name: beta, kind: git, repo: {repo.remote}, subpath: docs, url_template: "https://beta.acme.dev/{{{{path}}}}/"}}
+    """)
+    for name in ("acme", "beta"):
+        refresh.refresh(get_context(cfg), name)
+    sources = tmp_path / "data/sources"
+    for name in ("acme", "beta"):
+        assert (sources / name / "clone/HEAD").is_file() and (sources / name / "state.json").is_file()
+    assert len(_chunks(cfg)) == 4
+
+    write_docs(tmp_path / "local", {"handbook.md": "# Handbook\n\nThe pangolin handbook lives in a folder now.\n"})
+    write_config(tmp_path, sources="""
+      - {name: acme, kind: local, path: local, base_url: "https://docs.acme.dev/"}
+      - {name: beta, kind: local, path: local, base_url: "https://beta.acme.dev/"}
+    """)
+    out = materialize_source(cfg, "acme", instance)
+    assert not (sources / "acme/clone").exists() and not (sources / "acme/state.json").exists()
+    assert (sources / "acme").is_dir()  # the source's folder and its other state stay
+    assert "[PRUNE] source 'acme' is a local source now" in out["_log"]
+    assert sorted(_chunks(cfg)) == [SITE + "handbook.md"]
+    assert (sources / "beta/clone/HEAD").is_file()  # not ingested since: untouched
+
+    lines: list[str] = []
+    assert refresh.prune(get_context(cfg), log=lines.append) == {}
+    assert not (sources / "beta/clone").exists() and not (sources / "beta/state.json").exists()
+    assert any("'beta' is a local source now" in ln for ln in lines), lines
+    assert (tmp_path / "repo/remote.git/HEAD").is_file()  # the repository itself is never touched

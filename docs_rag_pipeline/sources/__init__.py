@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 from pathlib import Path
 
 from .base import ScanResult, Source, content_hash
 
 #: kind → "module:Class" (imported on use, so a kind's dependencies load only when configured)
 SOURCE_KINDS = {"local": "local:LocalSource", "web": "web:WebSource", "git": "git:GitSource"}
+
+#: kind → the names in a source's folder that only a source of that kind writes: the git clone and
+#: its synced-commit state (see :mod:`.git`). Another kind under the same name never reads them.
+KIND_STATE = {"git": ("clone", "state.json")}
+
+
+def state_of_other_kinds(kind: str, workdir: Path) -> list[Path]:
+    """What a source of another kind left in ``workdir`` (a git clone after the source became local)."""
+    return [Path(workdir) / name for other, names in KIND_STATE.items() if other != kind for name in names
+            if (Path(workdir) / name).is_symlink() or (Path(workdir) / name).exists()]
+
+
+def remove_state(paths: list[Path]) -> None:
+    """Delete what :func:`state_of_other_kinds` listed (a link itself, never what it points to)."""
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def source_for(cfg, *, workdir: Path) -> Source:  # noqa: ANN001 - a SourceConfig
@@ -19,4 +39,5 @@ def source_for(cfg, *, workdir: Path) -> Source:  # noqa: ANN001 - a SourceConfi
     return getattr(importlib.import_module(f".{module}", __name__), cls)(cfg, workdir=workdir)
 
 
-__all__ = ["SOURCE_KINDS", "ScanResult", "Source", "content_hash", "source_for"]
+__all__ = ["KIND_STATE", "SOURCE_KINDS", "ScanResult", "Source", "content_hash", "remove_state", "source_for",
+           "state_of_other_kinds"]
