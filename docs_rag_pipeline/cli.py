@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, StorageMissing, load_config
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError
 from .locks import LockTimeout
@@ -1023,6 +1023,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except LockTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 75
+    except StorageMissing as exc:  # a command that reads the index, before the first ingest
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except FeedbackStoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 74  # EX_IOERR, as for a damaged index

@@ -717,10 +717,20 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return cfg.model_copy(update={"path": p})
 
 
+class StorageMissing(FileNotFoundError):
+    """The local storage folder is not there: nothing was ingested into it yet, or it was moved or
+    deleted. Only ``docs-rag ingest`` creates it; whatever only reads the index says so instead."""
+
+    def __str__(self) -> str:
+        return (f"storage: {self.filename} does not exist (nothing was ingested there yet, or the folder was "
+                "moved or deleted); `docs-rag ingest` creates it, or point `storage` at the index folder")
+
+
 def require_storage_folder(folder: Path) -> None:
-    """FileNotFoundError when the storage folder is missing. A server or a question log never creates
-    it (``docs-rag ingest`` does): one that did while an operator swapped folders (``mv data data.old;
-    mv data.new data``) made the second ``mv`` move the new index into an empty ``data/``."""
+    """:class:`StorageMissing` (a FileNotFoundError) when the storage folder is missing. A reader (a
+    search, a server, a question log) never creates it (``docs-rag ingest`` does): one that did while an
+    operator swapped folders (``mv data data.old; mv data.new data``) made the second ``mv`` move the
+    new index into an empty ``data/``."""
     if not folder.is_dir():
-        raise FileNotFoundError(errno.ENOENT, "the storage folder is missing (moved or deleted?); "
-                                              "`docs-rag ingest` creates it", str(folder))
+        raise StorageMissing(errno.ENOENT, "the storage folder is missing (moved or deleted?); "
+                                           "`docs-rag ingest` creates it", str(folder))

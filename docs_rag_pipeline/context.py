@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, config_path, load_config
+from .config import Config, config_path, load_config, require_storage_folder
 from .embedding import Embedder, embedder_from_config
 from .store import ChunksTable, EmbeddingCache, connect
 
@@ -22,13 +22,17 @@ class Context:
 
     @functools.cached_property
     def db(self):  # noqa: ANN201
+        """The LanceDB connection. Connecting creates ``<storage>/lancedb`` with every folder above it,
+        so a local storage folder that is not there is a :class:`~.config.StorageMissing` instead: only
+        an ingest creates it (its locks do, before the first write); a search, a server or a health
+        check that made it left an empty folder in the way of the next ``mv data.new data``."""
         if self.config.storage_is_local:
-            Path(self.config.lancedb_uri).mkdir(parents=True, exist_ok=True)
+            require_storage_folder(Path(self.config.storage_path))
         return connect(self.config.lancedb_uri)
 
     @functools.cached_property
     def chunks(self) -> ChunksTable:
-        return ChunksTable(self.db, model=self.embedder.space, dimensions=self.embedder.dimensions,
+        return ChunksTable(lambda: self.db, model=self.embedder.space, dimensions=self.embedder.dimensions,
                            keep_versions_days=self.config.keep_versions_days,
                            served_sources=[s.name for s in self.config.sources])
 

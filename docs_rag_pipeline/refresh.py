@@ -571,6 +571,8 @@ def versions(ctx: Context) -> list[dict[str, Any]]:
     prune) logs its version; later versions only compact files or update indexes."""
     from .store import VersionLog
 
+    if ctx.config.storage_is_local and not Path(ctx.config.storage_path).is_dir():
+        return []  # before the first ingest: nothing to list, and connecting would create the folder
     kept = set(ctx.chunks.kept_versions())
     rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name)) if e["version"] in kept]
     # the newest entry is served unless a write after it could not be logged (a full disk, a kill

@@ -185,11 +185,19 @@ class ChunksTable:
         self._vocab: tuple[int | None, frozenset[str]] | None = None
         self._handle = None
         self._ann: tuple[int | None, int] | None = None
-        self.db = db
+        self._db = db
         self.model = model
         self.dimensions = dimensions
         self.name = f"chunks__{table_slug(model)}"
         self.schema = chunk_schema(dimensions)
+
+    @property
+    def db(self):  # noqa: ANN201
+        """The LanceDB connection; ``db`` may be given as a function that makes it, called on first
+        use, so the table's name and settings are there without connecting (which creates the folder)."""
+        if callable(self._db):
+            self._db = self._db()
+        return self._db
 
     def exists(self) -> bool:
         return self._handle is not None or self.name in _list_tables(self.db)

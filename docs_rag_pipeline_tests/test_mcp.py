@@ -361,3 +361,49 @@ def test_calls_of_a_client_that_went_away_are_not_run(index):
     assert "Traceback" not in err, err
     logged = {r["question"] for r in feedback.questions(config)} - before
     assert not logged & set(asked), sorted(logged)
+
+
+def test_reading_before_the_first_ingest_never_creates_the_storage_folder(tmp_path):
+    """A search, a server or an MCP call on a config whose storage folder is not there yet (``docs-rag
+    serve`` started before the first ingest, or the folder moved away before a server started) let
+    LanceDB's connect create ``<storage>/lancedb`` with every folder above it: the search said "no
+    results", and the operator's ``mv data.new data`` then nested the index inside. Reading now
+    creates nothing and says what to do; /health stays ok with 0 chunks, as documented; once an
+    ingest made the folder, the same server answers without a restart."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.serve.api import create_app
+    from docs_rag_pipeline.config import StorageMissing, load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.query import search
+
+    from .conftest import GUIDE
+    from .test_cli import _run
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    storage = tmp_path / "data"
+    with pytest.raises(StorageMissing, match=r"storage: .*data does not exist .*`docs-rag ingest` creates it"):
+        search("dashboards", config=cfg)
+    assert not storage.exists()
+    cli = _run(["search", "dashboards"], cfg)
+    assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr
+    assert cli.stderr.startswith(f"error: storage: {storage} does not exist") and "`docs-rag ingest`" in cli.stderr
+    assert not storage.exists()
+
+    client = create_app(config_path=str(cfg)).test_client()
+    health = client.get("/health")
+    assert health.status_code == 200 and health.get_json()["sources"] == {"guide": 0}, health.get_data(as_text=True)
+    assert health.get_json()["table_version"] is None and health.get_json()["table"].startswith("chunks__")
+    for path, body in (("/search", {"query": "dashboards"}), ("/ask", {"question": "What does Acme build?"})):
+        r = client.post(path, json=body)
+        assert r.status_code == 503 and r.get_json()["error"]["code"] == "backend_unavailable", r.get_data(as_text=True)
+        assert "`docs-rag ingest` creates it" in r.get_json()["error"]["message"]
+        assert str(tmp_path) not in r.get_data(as_text=True)  # no path in an error body
+    mcp = with_client(cfg, lambda c: call(c, "search", {"query": "dashboards"}))
+    assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "`docs-rag ingest` creates it" in mcp[1], mcp
+    assert not storage.exists(), sorted(p.name for p in storage.rglob("*"))
+
+    refresh.refresh(Context(load_config(cfg)), "guide")  # the ingest makes the folder
+    r = client.post("/search", json={"query": "dashboards from sensor data"})
+    assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)
+    assert client.get("/health").get_json()["sources"]["guide"] > 0

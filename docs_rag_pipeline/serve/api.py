@@ -24,7 +24,7 @@ from typing import Any, Callable
 from flask import Flask, g, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from ..config import ApiConfig, ConfigError, require_storage_folder
+from ..config import ApiConfig, ConfigError, StorageMissing, require_storage_folder
 from ..context import Context, get_context
 from ..retrieval import Hits, QueryError
 from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
@@ -118,6 +118,9 @@ def backend_message(exc: BaseException) -> str:
         return "the search backend is unavailable: the embedding server did not answer; retry later"
     if isinstance(exc, ConfigError):
         return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
+    if isinstance(exc, StorageMissing):
+        return ("the search backend is unavailable: its storage folder does not exist (nothing was ingested yet, "
+                "or it was moved); `docs-rag ingest` creates it")
     return "the search backend is unavailable: the index cannot be read; see the server log"
 
 
@@ -695,9 +698,13 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/health")
     def health():  # noqa: ANN202
         c = ctx()
-        if c.config.storage_is_local:  # moved away under a running server: its open table still counted
-            if c.config.storage_path in storage_seen:  # before the first ingest it was never there: 0 chunks
+        if c.config.storage_is_local and not Path(c.config.storage_path).is_dir():
+            if c.config.storage_path in storage_seen:  # moved away under a running server: its open table still counted
                 require_storage_folder(Path(c.config.storage_path))
+            # before the first ingest it was never there: 0 chunks, said without connecting (which creates it)
+            return jsonify({"status": "ok", "embedding_model": c.embedder.name,
+                            "table": c.chunks.name, "table_version": None,
+                            "sources": {s.name: 0 for s in c.config.sources}})
         return jsonify({"status": "ok", "embedding_model": c.embedder.name, "table": c.chunks.name,
                         "table_version": c.chunks.version(),
                         "sources": {s.name: c.chunks.count(s.name) for s in c.config.sources}})
