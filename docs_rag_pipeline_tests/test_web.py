@@ -1502,3 +1502,24 @@ def test_reparse_uses_no_network_and_force_downloads_everything(tmp_path: Path) 
         refresh.scan_pages(ctx, "small")
         assert all(a.headers.get("If-None-Match", "").startswith('"p') for a in srv.access[m:]
                    if a.path.startswith("/p"))
+
+
+def test_a_web_source_made_local_loses_its_page_cache(tmp_path: Path) -> None:
+    """A web source whose ``kind`` became ``local`` kept its raw-HTML cache (``raw/``, every page's body)
+    under ``<storage>/sources/<name>/`` for ever, as a git source kept its clone. Its next ingest as the
+    new kind deletes it; the index then holds the local pages only."""
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>The okapi home page of the site.</p>"))}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "okapi", seed_urls=[srv.url + "/"], sitemaps="off")
+        refresh.refresh(Context(load_config(cfg)), "okapi", log=lambda m: None)
+    raw = tmp_path / "data/sources/okapi/raw"
+    assert any(raw.glob("*.html"))
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local/handbook.md").write_text("# Handbook\n\nThe okapi handbook lives in a folder now.\n")
+    cfg.write_text(json.dumps({"storage": str(tmp_path / "data"), "sources": [
+        {"name": "okapi", "kind": "local", "path": str(tmp_path / "local"), "base_url": "https://okapi.example/"}]}))
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "okapi", log=lines.append)
+    assert not raw.exists() and (tmp_path / "data/sources/okapi").is_dir()
+    assert any("'okapi' is a local source now" in ln for ln in lines), lines
+    assert sorted(indexed_texts(cfg, "okapi")) == ["https://okapi.example/handbook.md"]
