@@ -636,6 +636,12 @@ def test_a_foreign_link_does_not_unlink_the_answers_links_to_source_pages(foreig
     "Install with [pip](https://x.org%2Fp1%23@evil.example/login) [1].",
     "Install with <https://x.org%2Fp1%23@evil.example/login> [1].",
     "> " * 21 + "See ([the [official] guide](https://evil.example/login)) [1].",
+    # a quoted ">" in an attribute, and a tag left open that a browser completes with the next <p>
+    'Install with pip [1]. Click <a title=">" href="https://evil.example/login">here [2].',
+    'Install with pip [1]. See <img alt=">" src="https://evil.example/x.png" onerror="alert(1)"> [2].',
+    "Install with pip [1].\n\n<!-- note --> <a href=https://evil.example/login [1]\nForms validate input [2].",
+    "Install with pip [1].\n\n<!-- note --> <img src=x onerror=alert(document.domain) [1]\nForms validate input [2].",
+    "Install with pip [1].\n\n<div> <a href=https://evil.example/login [1]\nForms validate input [2].",
 ])
 def test_no_foreign_link_ships_past_the_backtick_fallback_a_user_part_or_deep_nesting(answer):
     """The link check ran before the lone-backtick fallback rebuilt the answer; a percent-encoded user
@@ -648,7 +654,7 @@ def test_no_foreign_link_ships_past_the_backtick_fallback_a_user_part_or_deep_ne
     except CitationError:
         return
     assert not any("evil.example" in u or "onerror" in u for u in _rendered_links(v.answer)), v.answer
-    assert "onerror" not in v.answer
+    assert "onerror" not in v.answer and "href" not in v.answer and "src=" not in v.answer, v.answer
 
 
 def test_placeholders_in_angle_brackets_are_text_not_html():

@@ -321,10 +321,41 @@ def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
 #: an HTML tag that runs or loads something by itself (a script, a frame), or any tag with an
 #: attribute that links, loads or runs (href, src, on…, style …); an attribute-less ``<source>`` or
 #: ``<input>`` in prose is a placeholder, not HTML that does anything
-_ACTIVE_TAG = re.compile(r"</?(?:script|style|iframe|frame|frameset|object|embed|applet|meta|base|link|animate|"
-                         r"animatemotion|animatetransform|set|portal)\b[^<>]*>|<[A-Za-z][\w-]*\s[^<>]*?"
-                         r"\b(?:on\w+|href|src|srcset|action|formaction|xlink:href|style|data|poster|background)\s*=[^<>]*>",
-                         re.I)
+_ACTIVE_NAMES = ("script|style|iframe|frame|frameset|object|embed|applet|meta|base|link|animate|animatemotion|"
+                 "animatetransform|set|portal")
+_ACTIVE_ATTRS = "on\\w+|href|src|srcset|action|formaction|xlink:href|style|data|poster|background"
+#: an attribute list as HTML reads it: a quoted value may hold ``>`` (``<a title=">" href=…>``)
+_ATTRS = r"""(?:"[^"]*"|'[^']*'|[^<>"'])*?"""
+_ACTIVE_TAG = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_ATTRS}>|<[A-Za-z][\w-]*\s{_ATTRS}"
+                         rf"\b(?:{_ACTIVE_ATTRS})\s*={_ATTRS}>", re.I)
+
+
+def _active_html(content: str) -> bool:
+    """Whether raw HTML (a token markdown-it passes through as it is) runs, loads or links something:
+    an active tag or attribute, read by an HTML parser (quoted values may hold ``>``), or a tag left
+    open, which a browser completes with what follows (``<a href=https://… `` then the next ``<p>``)."""
+    from html.parser import HTMLParser
+
+    if _ACTIVE_TAG.search(content):
+        return True
+    active = re.compile(rf"(?:{_ACTIVE_NAMES})", re.I)
+    attr = re.compile(rf"(?:{_ACTIVE_ATTRS})", re.I)
+
+    class Scan(HTMLParser):
+        found = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if active.fullmatch(tag) or any(attr.fullmatch(k or "") for k, _ in attrs):
+                self.found = True
+
+        handle_startendtag = handle_starttag
+
+    scan = Scan(convert_charrefs=True)
+    try:
+        scan.feed(content)
+    except Exception:  # noqa: BLE001 - HTML no parser reads: not shipped
+        return True
+    return scan.found or bool(re.search(r"<[A-Za-z!/?]", scan.rawdata))
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
 _AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+)>")
 #: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links; group 2
@@ -347,7 +378,7 @@ def _rendered_links(text: str) -> list[str]:
                 out.append(str(t.attrGet("href") or ""))
             elif t.type == "image":
                 out.append(str(t.attrGet("src") or ""))
-            elif t.type in ("html_inline", "html_block") and _ACTIVE_TAG.search(t.content):
+            elif t.type in ("html_inline", "html_block") and _active_html(t.content):
                 out.append(t.content.strip()[:200])
             if t.children:
                 walk(t.children)
