@@ -7,6 +7,7 @@ error whose message starts with a code: ``INVALID_QUERY``, ``NOT_FOUND`` or ``BA
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -81,14 +82,14 @@ def _failed(code: str, message: str) -> CallToolResult:
 _CLIENT_GONE = threading.Event()
 #: a copy of the stdio server's wire (its stdout pipe), watched for the client closing its end
 _WIRE_FD: int | None = None
-#: calls that run at once; the others wait their turn (more than the cores would not answer sooner,
-#: and a call still waiting when the client goes away is never run)
-_CALLS = threading.BoundedSemaphore(min(8, os.cpu_count() or 2))
+#: asks that run at once; the others wait their turn (a queue of asks the client left behind is then
+#: not run, see :data:`_CLIENT_GONE`). Quick calls (search, get_chunk, get_page, feedback) never wait.
+_ASKS = threading.BoundedSemaphore(max(4, min(16, os.cpu_count() or 1)))
 
 
-def _run(fn: Callable[[], dict[str, Any]]) -> Any:
+def _run(fn: Callable[[], dict[str, Any]], *, limit: threading.BoundedSemaphore | None = None) -> Any:
     """Run a query-path call; a failure becomes a tool error whose text starts with its code."""
-    with _CALLS:
+    with limit or contextlib.nullcontext():
         if _CLIENT_GONE.is_set() or _reader_gone(_WIRE_FD):
             _CLIENT_GONE.set()
             return _failed("CLIENT_GONE", "the client closed the connection; the call was not run")
@@ -218,7 +219,7 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
             return _ask(r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
                         filters=r.filters, config=config_path).to_dict()
 
-        return _run(run)
+        return _run(run, limit=_ASKS)
 
     @server.tool()
     def feedback(trace_id: TRACE_ID, rating: RATING, comment: COMMENT = None) -> dict[str, Any]:
@@ -408,6 +409,7 @@ def run_stdio(config_path: str | Path | None = None) -> None:
     server = create_server(config_path)
     wire = _Wire()
     gone = False
+    _CLIENT_GONE.clear()  # a server run again in the same process starts with its own client
     # the SDK serves the wire from a private copy of fd 1 and points fd 1 at stderr (so that a stray
     # print cannot corrupt it): watch a copy of the wire's own pipe
     global _WIRE_FD
