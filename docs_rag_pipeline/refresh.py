@@ -182,11 +182,11 @@ SETTINGS_FILE = "settings.json"
 
 #: the source keys that shape its indexed pages without changing their bytes or URLs: a change of
 #: one re-parses the source (see :func:`page_settings`)
-SHAPING_KEYS = ("max_bytes", "content_selector", "asciidoc_attributes", "metadata", "metadata_rules")
+SHAPING_KEYS = ("kind", "max_bytes", "content_selector", "asciidoc_attributes", "metadata", "metadata_rules")
 #: every other source key, and why a change of it needs no re-parse; a new key of ``SourceConfig``
 #: must join one of the two (``test_versions`` checks), so that none is forgotten
 NOT_SHAPING_KEYS = {
-    "name": "another name is another source", "kind": "another kind is another source",
+    "name": "another name is another source",
     "cron": "when, not what", "path": "which files: a scan sees them",
     "include": "which files: a scan sees them", "exclude": "which files: a scan sees them",
     "base_url": "changes the URLs: pages are new", "url_template": "changes the URLs: pages are new",
@@ -241,12 +241,16 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
     that was indexed already."""
     stored = _stored_settings(ctx, source_name)
     now = page_settings(ctx, source_name)
+    if stored is not None:
+        stored.setdefault("kind", now["kind"])  # recorded before the kind was: not a change
     if stored is None or stored == now:
         return "refresh"
     changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
     web = ctx.config.source(source_name).kind == "web"
-    mode = "force" if web and "max_bytes" in changed else "reparse"
-    how = ("every page is downloaded again (its cached copy was cut at the old max_bytes)" if mode == "force"
+    # a source that became web has no page cache to re-parse; one whose max_bytes changed has it cut
+    mode = "force" if web and {"max_bytes", "kind"} & set(changed) else "reparse"
+    how = ("every page is downloaded again (a new kind, or its cached copy was cut at the old max_bytes)"
+           if mode == "force"
            else "every page is read and parsed again, without a download; unchanged texts keep their embeddings")
     log(f"[DISCOVER] {source_name}: {', '.join(changed)} changed since the last ingest: {how} (mode {mode})")
     if notes is not None:
@@ -457,11 +461,40 @@ def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _q
     other = sources_of_other_configs(ctx.config).get(source_name)
     if other is not None:
         return []  # that config may still read them as its kind
+    used = _local_paths_inside(ctx, found)
+    for path, names in used.items():
+        log(f"[PRUNE] source {source_name!r} is a {src.kind} source now, but {path} is kept: the local "
+            f"source(s) {', '.join(names)} read from it; move that folder out of {ctx.source_dir(source_name)} "
+            "and point their path at it")
+    found = [p for p in found if p not in used]
+    if not found:
+        return []
     remove_state(found)
     names = [p.name for p in found]
     log(f"[PRUNE] source {source_name!r} is a {src.kind} source now: deleted what it kept as another kind "
         f"({', '.join(names)} in {ctx.source_dir(source_name)})")
     return names
+
+
+def _local_paths_inside(ctx: Context, paths: list[Path]) -> dict[Path, list[str]]:
+    """Those of ``paths`` that hold (or are) the folder a configured local source reads, with the
+    names of those sources: a git clone kept as the checkout a source now reads must not be deleted."""
+    out: dict[Path, list[str]] = {}
+    for s in ctx.config.sources:
+        if s.kind != "local" or s.path is None:
+            continue
+        try:
+            target = Path(s.path).resolve()
+        except OSError:
+            continue
+        for p in paths:
+            try:
+                inside = target == p.resolve() or target.is_relative_to(p.resolve())
+            except OSError:
+                inside = False
+            if inside and not p.is_symlink():
+                out.setdefault(p, []).append(s.name)
+    return out
 
 
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:

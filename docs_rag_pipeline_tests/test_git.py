@@ -696,3 +696,49 @@ def test_a_git_source_made_local_loses_its_clone_on_its_next_ingest_or_a_prune(t
     assert not (sources / "beta/clone").exists() and not (sources / "beta/state.json").exists()
     assert any("'beta' is a local source now" in ln for ln in lines), lines
     assert (tmp_path / "repo/remote.git/HEAD").is_file()  # the repository itself is never touched
+
+
+def test_a_clone_folder_a_local_source_now_reads_is_not_deleted(tmp_path: Path) -> None:
+    """Switching a git source to ``local`` with its ``path`` inside the folder docs-rag kept as its clone
+    (a checkout the operator made there) deleted that folder with the clone, and the ingest failed on a
+    missing path. A folder a configured local source reads is kept, and the log says how to move it."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
+    """)
+    refresh.refresh(get_context(cfg), "acme")
+    clone = tmp_path / "data/sources/acme/clone"
+    write_docs(clone / "checkout", {"handbook.md": "# Handbook\n\nThe pangolin handbook, checked out by hand.\n"})
+    write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: local, path: {clone / 'checkout'}, base_url: "https://docs.acme.dev/"}}
+    """)
+    lines: list[str] = []
+    refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert (clone / "checkout/handbook.md").is_file()
+    assert any("is kept: the local source(s) acme read from it" in ln for ln in lines), lines
+    assert sorted(_chunks(cfg)) == [SITE + "handbook.md"]
+
+
+def test_a_source_that_changes_kind_is_parsed_again_even_where_its_pages_are_the_same(tmp_path: Path) -> None:
+    """A git source made local whose files map to the same URLs had the same content hashes, so its
+    pages counted as unchanged and their chunks kept what the git source stamped on them (the
+    ``commit`` it was read at) for good. A change of ``kind`` re-parses the source."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
+    """)
+    refresh.refresh(get_context(cfg), "acme")
+    before = _chunks(cfg)
+    assert before and all(r["metadata"].get("commit") for rows in before.values() for r in rows)
+    write_docs(tmp_path, DOCS)
+    write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: local, path: docs, url_template: "{SITE}{{{{path}}}}/"}}
+    """)
+    lines: list[str] = []
+    refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    after = _chunks(cfg)
+    assert sorted(after) == sorted(before)  # the same pages, at the same URLs
+    assert not any(r["metadata"].get("commit") for rows in after.values() for r in rows), after
+    assert any("kind changed since the last ingest" in ln for ln in lines), lines
