@@ -61,6 +61,7 @@ def connect(config: Config) -> sqlite3.Connection:
     require_storage_folder(p.parent)
     con = sqlite3.connect(p, timeout=30)
     con.row_factory = sqlite3.Row
+    con.execute("PRAGMA secure_delete = ON")  # a forgotten question is overwritten, not left in a free page
     con.executescript(SCHEMA)
     return con
 
@@ -91,6 +92,11 @@ def confidence(ans: Answer) -> dict[str, Any]:
     return {"top_score": max(scores) if scores else None, "supported": supported, "low_confidence": low}
 
 
+#: the most old asks one logged ask deletes (``api.keep_questions_days``): a long backlog, after an
+#: upgrade or a change of the setting, goes over many asks instead of holding the log's lock for one
+FORGET_BATCH = 500
+
+
 def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None) -> None:
     """Log one ask (skipped when ``api.log_questions`` is false), and delete the asks older than
     ``api.keep_questions_days`` that took no feedback. Never breaks an answer."""
@@ -105,10 +111,10 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
                         (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
                          sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
                          json.dumps(sorted({c.url for c in ans.citations}))))
-            if config.api.keep_questions_days is not None:
-                con.execute("DELETE FROM questions WHERE at < ? AND NOT EXISTS "
-                            "(SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id)",
-                            (now - config.api.keep_questions_days * 86400,))
+            if config.api.keep_questions_days is not None:  # a bounded batch per ask: a backlog goes over many
+                con.execute("DELETE FROM questions WHERE rowid IN (SELECT rowid FROM questions WHERE at < ? AND "
+                            "NOT EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id) LIMIT ?)",
+                            (now - config.api.keep_questions_days * 86400, FORGET_BATCH))
     except Exception:  # noqa: BLE001 - the log must never break an answer
         import logging
 
@@ -171,24 +177,25 @@ def record_feedback(config: Config, trace_id: str, rating: str, comment: str = "
         raise FeedbackError("invalid_rating", f"'rating' must be \"up\" or \"down\", not {rating!r}")
     try:
         with _lock, connect(config) as con:
-            # a write that changes nothing: a store that cannot be written (a read-only folder, where the
-            # question log could not record the answer either) fails here, not as an unknown trace_id
-            con.execute("DELETE FROM feedback WHERE id = -1")
-            row = con.execute("SELECT question FROM questions WHERE trace_id = ?", (trace_id,)).fetchone()
-    except (sqlite3.Error, OSError) as exc:
+            # stored in the same transaction that finds the answer, so that the question log's retention
+            # (api.keep_questions_days) cannot delete the question in between and orphan the feedback
+            cur = con.execute("INSERT INTO feedback (trace_id, at, rating, comment, langsmith) SELECT ?, ?, ?, ?, 0 "
+                              "WHERE EXISTS (SELECT 1 FROM questions WHERE trace_id = ?)",
+                              (trace_id, time.time(), rating, comment, trace_id))
+            fid = cur.lastrowid if cur.rowcount else None
+    except (sqlite3.Error, OSError) as exc:  # a read-only or full storage folder
         raise _unavailable(config, exc) from None
-    if row is None:
+    if fid is None:
         hint = ("question logging is off (api.log_questions: false), so no answer can take feedback"
                 if not config.api.log_questions else "use the trace_id of an answer from /ask (or the ask tool)")
         raise FeedbackError("unknown_trace_id", f"no answer with trace_id {trace_id!r}; {hint}", 404)
     sent = _to_langsmith(trace_id, rating, comment)
-    try:
-        with _lock, connect(config) as con:
-            cur = con.execute("INSERT INTO feedback (trace_id, at, rating, comment, langsmith) VALUES (?,?,?,?,?)",
-                              (trace_id, time.time(), rating, comment, int(sent)))
-            fid = cur.lastrowid
-    except (sqlite3.Error, OSError) as exc:
-        raise _unavailable(config, exc) from None
+    if sent:
+        try:
+            with _lock, connect(config) as con:
+                con.execute("UPDATE feedback SET langsmith = 1 WHERE id = ?", (fid,))
+        except (sqlite3.Error, OSError):  # stored; only the flag that it reached LangSmith is lost
+            pass
     return {"id": fid, "trace_id": trace_id, "rating": rating, "comment": comment, "langsmith": sent}
 
 

@@ -179,3 +179,39 @@ def test_the_question_log_forgets_old_asks_but_not_those_with_feedback(tmp_path)
         ask(config, "Question newer about the teleporter?", "newer")
         assert {r["trace_id"] for r in feedback.questions(config)} == kept
         assert [r["trace_id"] for r in feedback.feedback_rows(config)] == ["rated"]
+
+
+def test_a_long_backlog_is_forgotten_in_batches_and_feedback_never_loses_its_question(tmp_path):
+    """The first ask after an upgrade deleted the whole backlog in its own request, holding the log's
+    lock for seconds per 300,000 rows; and feedback, stored after a LangSmith call in a second
+    transaction, could lose its question to the retention of another process's ask in between."""
+    import sqlite3
+    import time
+
+    config = load_config(write_config(tmp_path, extra="api:\n  keep_questions_days: 30\n"))
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    feedback.log_answer(config, "Is the teleporter documented?", Answer(answer="no", citations=[], refused=True,
+                                                                         trace_id="seed"))
+    old = time.time() - 40 * 86400
+    with sqlite3.connect(feedback.db_path(config)) as con:
+        con.executemany("INSERT INTO questions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        [(f"old{i}", old, "q", None, 1, 1, None, None, None, "a", "[]", "[]")
+                         for i in range(feedback.FORGET_BATCH * 2 + 10)])
+    feedback.log_answer(config, "A new question?", Answer(answer="no", citations=[], refused=True, trace_id="new"))
+    assert feedback.count_questions(config) == 2 + feedback.FORGET_BATCH + 10  # one batch went
+    for i in range(2):
+        feedback.log_answer(config, "Again?", Answer(answer="no", citations=[], refused=True, trace_id=f"n{i}"))
+    assert {r["trace_id"] for r in feedback.questions(config)} == {"seed", "new", "n0", "n1"}
+
+    # feedback on an ask at the edge of the window: once stored, no later ask deletes its question
+    with sqlite3.connect(feedback.db_path(config)) as con:
+        con.execute("UPDATE questions SET at = ? WHERE trace_id = 'seed'", (old,))
+    feedback.record_feedback(config, "seed", "down", "wrong")
+    feedback.log_answer(config, "Later?", Answer(answer="no", citations=[], refused=True, trace_id="later"))
+    assert [r["trace_id"] for r in feedback.feedback_rows(config)] == ["seed"]
+    try:
+        feedback.record_feedback(config, "gone", "up")
+    except feedback.FeedbackError as exc:
+        assert exc.code == "unknown_trace_id"
+    else:
+        raise AssertionError("feedback on an unknown trace id was stored")
