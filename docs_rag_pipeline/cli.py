@@ -614,9 +614,15 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
 
+    from .feedback import forget_old_questions
+
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
     if pruned:
         _delete_source_partitions(config, list(pruned))
+    forgotten = forget_old_questions(config)
+    if forgotten:
+        print(f"[PRUNE] question log: {forgotten} asks older than api.keep_questions_days "
+              f"({config.api.keep_questions_days}) deleted", file=sys.stderr)
     if args.json:
         print(json.dumps({"rows_pruned": pruned}, indent=2))
     elif not pruned:

@@ -111,14 +111,39 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
                         (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
                          sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
                          json.dumps(sorted({c.url for c in ans.citations}))))
-            if config.api.keep_questions_days is not None:  # a bounded batch per ask: a backlog goes over many
-                con.execute("DELETE FROM questions WHERE rowid IN (SELECT rowid FROM questions WHERE at < ? AND "
-                            "NOT EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id) LIMIT ?)",
-                            (now - config.api.keep_questions_days * 86400, FORGET_BATCH))
+            _forget_batch(config, con, now)  # a bounded batch per ask: a backlog goes over many
     except Exception:  # noqa: BLE001 - the log must never break an answer
         import logging
 
         logging.getLogger(__name__).warning("could not log the question", exc_info=True)
+
+
+def _forget_batch(config: Config, con: sqlite3.Connection, now: float) -> int:
+    """Delete up to :data:`FORGET_BATCH` asks older than ``api.keep_questions_days`` that took no
+    feedback; how many went."""
+    if config.api.keep_questions_days is None:
+        return 0
+    return con.execute("DELETE FROM questions WHERE rowid IN (SELECT rowid FROM questions WHERE at < ? AND "
+                       "NOT EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id) LIMIT ?)",
+                       (now - config.api.keep_questions_days * 86400, FORGET_BATCH)).rowcount
+
+
+def forget_old_questions(config: Config) -> int:
+    """Delete every ask older than ``api.keep_questions_days`` that took no feedback (``docs-rag
+    prune``: the log is also trimmed when nobody asks), a batch per transaction; how many went."""
+    if config.api.keep_questions_days is None or not db_path(config).is_file():
+        return 0
+    total = 0
+    while True:
+        try:
+            with _lock, connect(config) as con:
+                n = _forget_batch(config, con, time.time())
+        except sqlite3.Error as exc:
+            raise FeedbackStoreError(f"the question log {db_path(config)} cannot be trimmed ({exc}); check the "
+                                     "file, its folder's permissions and the disk, then run the command again") from None
+        total += n
+        if n < FORGET_BATCH:
+            return total
 
 
 def _where(source: str | None, gaps_only: bool) -> tuple[str, list[Any]]:

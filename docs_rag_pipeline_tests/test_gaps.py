@@ -215,3 +215,23 @@ def test_a_long_backlog_is_forgotten_in_batches_and_feedback_never_loses_its_que
         assert exc.code == "unknown_trace_id"
     else:
         raise AssertionError("feedback on an unknown trace id was stored")
+
+
+def test_prune_trims_the_question_log_when_nobody_asks(tmp_path):
+    """Old asks were deleted only as new ones were logged: a server nobody asks (or one with
+    log_questions off since) kept them for good. ``docs-rag prune`` deletes them too."""
+    import sqlite3
+    import time
+
+    cfg = write_config(tmp_path, extra="api:\n  keep_questions_days: 30\n")
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    for i in range(3):
+        feedback.log_answer(config, f"Question {i}?", Answer(answer="no", citations=[], refused=True, trace_id=f"t{i}"))
+    with sqlite3.connect(feedback.db_path(config)) as con:
+        con.execute("UPDATE questions SET at = ? WHERE trace_id IN ('t0', 't1')", (time.time() - 40 * 86400,))
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "question log: 2 asks older than api.keep_questions_days (30) deleted" in out.stderr
+    assert [r["trace_id"] for r in feedback.questions(config)] == ["t2"]
