@@ -518,6 +518,11 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     state_root = Path(ctx.config.storage_path) / "sources"
     stale_dirs = [d for d in state_root.iterdir() if d.is_dir() and d.name not in configured] \
         if state_root.is_dir() else []
+    for d, names in _local_paths_inside(ctx, stale_dirs).items():  # a checkout a local source reads now
+        log(f"[PRUNE] source {d.name!r} is not in the config any more, but its folder {d} is kept: the local "
+            f"source(s) {', '.join(names)} read from it; move that folder out of {state_root} and point their "
+            "path at it")
+        stale_dirs.remove(d)
     for d in stale_dirs:
         shutil.rmtree(d, ignore_errors=True)
     for name, n in sorted(removed.items()):

@@ -742,3 +742,23 @@ def test_a_source_that_changes_kind_is_parsed_again_even_where_its_pages_are_the
     assert sorted(after) == sorted(before)  # the same pages, at the same URLs
     assert not any(r["metadata"].get("commit") for rows in after.values() for r in rows), after
     assert any("kind changed since the last ingest" in ln for ln in lines), lines
+
+
+def test_a_removed_git_source_whose_clone_a_local_source_reads_keeps_its_folder(tmp_path: Path) -> None:
+    """Renaming a git source to a local one that reads a checkout made in the old source's folder:
+    the prune of the removed name deleted that whole folder, the new source's documents with it."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
+    """)
+    refresh.refresh(get_context(cfg), "acme")
+    checkout = tmp_path / "data/sources/acme/clone/checkout"
+    write_docs(checkout, {"handbook.md": "# Handbook\n\nThe pangolin handbook, checked out by hand.\n"})
+    write_config(tmp_path, sources=f"""
+      - {{name: handbook, kind: local, path: {checkout}, base_url: "https://docs.acme.dev/"}}
+    """)
+    lines: list[str] = []
+    refresh.refresh(get_context(cfg), "handbook", log=lines.append)
+    assert (checkout / "handbook.md").is_file()
+    assert any("'acme' is not in the config any more, but its folder" in ln for ln in lines), lines
