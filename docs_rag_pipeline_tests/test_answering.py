@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -642,6 +643,13 @@ def test_a_foreign_link_does_not_unlink_the_answers_links_to_source_pages(foreig
     "Install with pip [1].\n\n<!-- note --> <a href=https://evil.example/login [1]\nForms validate input [2].",
     "Install with pip [1].\n\n<!-- note --> <img src=x onerror=alert(document.domain) [1]\nForms validate input [2].",
     "Install with pip [1].\n\n<div> <a href=https://evil.example/login [1]\nForms validate input [2].",
+    # comments and CDATA that Python's html.parser reads otherwise than a browser (review4 R4-1)
+    'Install with pip <![CDATA[><img/src="x"/onerror=alert(1)>]]> [1]. Forms validate input [2].',
+    'Install with pip <![CDATA[><a/href="https://evil.example/login">here</a>]]> [1]. Forms validate input [2].',
+    'Install with pip <!-- a --!><img src=x alt=1<2 onerror=alert(1)> --> [1]. Forms [2].',
+    'Install with pip [1].\n\n<!--><img/src="x"/onerror=alert(1)>--> [1]\n\nForms validate input [2].',
+    'Install with pip [1].\n\n<DIV><!--><IMG/SRC="x"/ONERROR=alert(1)>--></DIV> [1]\n\nForms validate input [2].',
+    '- Install with pip <![CDATA[><img/src="x"/onerror=alert(1)>]]> [1]',
 ])
 def test_no_foreign_link_ships_past_the_backtick_fallback_a_user_part_or_deep_nesting(answer):
     """The link check ran before the lone-backtick fallback rebuilt the answer; a percent-encoded user
@@ -654,7 +662,10 @@ def test_no_foreign_link_ships_past_the_backtick_fallback_a_user_part_or_deep_ne
     except CitationError:
         return
     assert not any("evil.example" in u or "onerror" in u for u in _rendered_links(v.answer)), v.answer
-    assert "onerror" not in v.answer and "href" not in v.answer and "src=" not in v.answer, v.answer
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").render(v.answer).lower()  # as a client with HTML on shows it
+    assert not re.search(r"<(img|a|div|svg|script|iframe)\b", html), html
 
 
 def test_placeholders_in_angle_brackets_are_text_not_html():

@@ -366,6 +366,55 @@ _LINK_DEFINITION = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*(<?(https?://[^\s<
 _DESTINATION = re.compile(r"\]\((\s*(https?://[^\s()<>]+)\))?")
 
 
+#: raw HTML an answer may keep as it is: a lone tag with no attributes (``<kbd>``, ``<br/>``, a
+#: placeholder such as ``<source>`` or ``List<String>``), of no element that runs or loads anything
+_BARE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)\s*/?>")
+
+
+def _html_tokens(text: str) -> list[str]:
+    """The raw HTML a CommonMark renderer passes through as it is (``html_inline``, ``html_block``)."""
+    from markdown_it import MarkdownIt
+
+    out: list[str] = []
+
+    def walk(tokens) -> None:  # noqa: ANN001 - markdown_it tokens
+        for t in tokens:
+            if t.type in ("html_inline", "html_block"):
+                out.append(t.content)
+            if t.children:
+                walk(t.children)
+
+    try:
+        walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
+    except RecursionError:
+        raise CitationError("the model's answer is nested too deeply to check its links") from None
+    return out
+
+
+def _inert_html(answer: str) -> str:
+    """``answer`` with no raw HTML but lone attribute-less tags: where a model wrote any other (an
+    attribute, a comment, CDATA, a declaration, a tag left open), every ``<`` that opens a tag outside
+    code is written ``&lt;``, which a Markdown client shows as ``<`` and no browser reads as a tag.
+    HTML parsers disagree on comments and CDATA (``<!--><img onerror>-->`` is a comment to Python and an
+    image to a browser), so what is not plainly inert is not read but disarmed."""
+    def inert(html: str) -> bool:
+        m = _BARE_TAG.fullmatch(html.strip())
+        return bool(m) and not re.fullmatch(_ACTIVE_NAMES, m.group(1), re.I)
+
+    if all(inert(h) for h in _html_tokens(answer)):
+        return answer
+    parts = _parts(answer)
+    # an active tag as read plainly goes whole (a refresh <meta>: not even its URL as text), a lone
+    # one stays text (``<script>`` as a placeholder); then every tag left opens nothing
+    parts[0::2] = [re.sub(r"<(?=[A-Za-z!/?])", "&lt;",
+                          _ACTIVE_TAG.sub(lambda m: m.group(0) if _BARE_TAG.fullmatch(m.group(0)) else "", p))
+                   for p in parts[0::2]]
+    fixed = "".join(parts)
+    if not all(inert(h) for h in _html_tokens(fixed)):
+        raise CitationError("the model's answer holds raw HTML that cannot be shown as text")
+    return fixed
+
+
 def _rendered_links(text: str) -> list[str]:
     """The targets a CommonMark renderer makes links, images or HTML with a target of in ``text``."""
     from markdown_it import MarkdownIt
@@ -399,6 +448,7 @@ def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
     parentheses, an unclosed ``<a>``) is found by rendering the answer as CommonMark does, and then
     broken outside code: link definitions go, ``](`` gets a space, active tags go. A link still
     rendered after that refuses the answer."""
+    answer = _inert_html(answer)
     foreign = [u for u in _rendered_links(answer) if not _allowed_link(u, hits)]
     if not foreign:
         return answer
