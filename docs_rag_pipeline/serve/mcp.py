@@ -7,7 +7,6 @@ error whose message starts with a code: ``INVALID_QUERY``, ``NOT_FOUND`` or ``BA
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -15,6 +14,7 @@ import re
 import sys
 import threading
 import uuid
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Callable
 
@@ -82,18 +82,31 @@ def _failed(code: str, message: str) -> CallToolResult:
 _CLIENT_GONE = threading.Event()
 #: a copy of the stdio server's wire (its stdout pipe), watched for the client closing its end
 _WIRE_FD: int | None = None
-#: asks that run at once; the others wait their turn (a queue of asks the client left behind is then
-#: not run, see :data:`_CLIENT_GONE`). Quick calls (search, get_chunk, get_page, feedback) never wait.
-_ASKS = threading.BoundedSemaphore(max(4, min(16, os.cpu_count() or 1)))
+#: asks that run at once; the others wait their turn, in the event loop, holding no thread (a queue
+#: of asks the client left behind is then not run, see :data:`_CLIENT_GONE`). Quick calls (search,
+#: get_chunk, get_page, feedback) never wait behind them.
+ASKS_AT_ONCE = max(4, min(16, os.cpu_count() or 1))
+_ask_limiters: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()  # event loop → limiter
 
 
-def _run(fn: Callable[[], dict[str, Any]], *, limit: threading.BoundedSemaphore | None = None) -> Any:
+async def _run_ask(fn: Callable[[], dict[str, Any]]) -> Any:
+    import asyncio
+
+    import anyio
+
+    loop = asyncio.get_running_loop()
+    limiter = _ask_limiters.get(loop)
+    if limiter is None:
+        limiter = _ask_limiters[loop] = anyio.CapacityLimiter(ASKS_AT_ONCE)
+    return await anyio.to_thread.run_sync(_run, fn, limiter=limiter)
+
+
+def _run(fn: Callable[[], dict[str, Any]]) -> Any:
     """Run a query-path call; a failure becomes a tool error whose text starts with its code."""
-    with limit or contextlib.nullcontext():
-        if _CLIENT_GONE.is_set() or _reader_gone(_WIRE_FD):
-            _CLIENT_GONE.set()
-            return _failed("CLIENT_GONE", "the client closed the connection; the call was not run")
-        return _guarded(fn)
+    if _CLIENT_GONE.is_set() or _reader_gone(_WIRE_FD):
+        _CLIENT_GONE.set()
+        return _failed("CLIENT_GONE", "the client closed the connection; the call was not run")
+    return _guarded(fn)
 
 
 def _guarded(fn: Callable[[], dict[str, Any]]) -> Any:
@@ -204,7 +217,7 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
         return _run(run)
 
     @server.tool()
-    def ask(question: QUESTION, top_k: TOP_K = None, source: SOURCE = None,
+    async def ask(question: QUESTION, top_k: TOP_K = None, source: SOURCE = None,
             filters: FILTERS = None, thread_id: THREAD_ID = None) -> dict[str, Any]:
         """A cited answer from the documentation: `answer` with [n] markers, `citations` (n, chunk_id, url,
         title, snippet, score, supported), `refused` (true when the docs don't cover the question, with no
@@ -219,7 +232,7 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
             return _ask(r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
                         filters=r.filters, config=config_path).to_dict()
 
-        return _run(run, limit=_ASKS)
+        return await _run_ask(run)
 
     @server.tool()
     def feedback(trace_id: TRACE_ID, rating: RATING, comment: COMMENT = None) -> dict[str, Any]:
