@@ -698,16 +698,22 @@ def test_a_git_source_made_local_loses_its_clone_on_its_next_ingest_or_a_prune(t
     assert (tmp_path / "repo/remote.git/HEAD").is_file()  # the repository itself is never touched
 
 
-def test_a_clone_folder_a_local_source_now_reads_is_not_deleted(tmp_path: Path) -> None:
-    """Switching a git source to ``local`` with its ``path`` inside the folder docs-rag kept as its clone
-    (a checkout the operator made there) deleted that folder with the clone, and the ingest failed on a
-    missing path. A folder a configured local source reads is kept, and the log says how to move it."""
+def _acme_ingested_from_git(tmp_path: Path) -> Path:
+    """A config with one git source ``acme`` (DOCS, one commit), ingested; its path."""
     repo = Repo(tmp_path / "repo")
     repo.commit("one", DOCS)
     cfg = write_config(tmp_path, sources=f"""
       - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
     """)
     refresh.refresh(get_context(cfg), "acme")
+    return cfg
+
+
+def test_a_clone_folder_a_local_source_now_reads_is_not_deleted(tmp_path: Path) -> None:
+    """Switching a git source to ``local`` with its ``path`` inside the folder docs-rag kept as its clone
+    (a checkout the operator made there) deleted that folder with the clone, and the ingest failed on a
+    missing path. A folder a configured local source reads is kept, and the log says how to move it."""
+    cfg = _acme_ingested_from_git(tmp_path)
     clone = tmp_path / "data/sources/acme/clone"
     write_docs(clone / "checkout", {"handbook.md": "# Handbook\n\nThe pangolin handbook, checked out by hand.\n"})
     write_config(tmp_path, sources=f"""
@@ -724,12 +730,7 @@ def test_a_source_that_changes_kind_is_parsed_again_even_where_its_pages_are_the
     """A git source made local whose files map to the same URLs had the same content hashes, so its
     pages counted as unchanged and their chunks kept what the git source stamped on them (the
     ``commit`` it was read at) for good. A change of ``kind`` re-parses the source."""
-    repo = Repo(tmp_path / "repo")
-    repo.commit("one", DOCS)
-    cfg = write_config(tmp_path, sources=f"""
-      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
-    """)
-    refresh.refresh(get_context(cfg), "acme")
+    cfg = _acme_ingested_from_git(tmp_path)
     before = _chunks(cfg)
     assert before and all(r["metadata"].get("commit") for rows in before.values() for r in rows)
     write_docs(tmp_path, DOCS)
@@ -747,12 +748,7 @@ def test_a_source_that_changes_kind_is_parsed_again_even_where_its_pages_are_the
 def test_a_removed_git_source_whose_clone_a_local_source_reads_keeps_its_folder(tmp_path: Path) -> None:
     """Renaming a git source to a local one that reads a checkout made in the old source's folder:
     the prune of the removed name deleted that whole folder, the new source's documents with it."""
-    repo = Repo(tmp_path / "repo")
-    repo.commit("one", DOCS)
-    cfg = write_config(tmp_path, sources=f"""
-      - {{name: acme, kind: git, repo: {repo.remote}, subpath: docs, url_template: "{SITE}{{{{path}}}}/"}}
-    """)
-    refresh.refresh(get_context(cfg), "acme")
+    cfg = _acme_ingested_from_git(tmp_path)
     checkout = tmp_path / "data/sources/acme/clone/checkout"
     write_docs(checkout, {"handbook.md": "# Handbook\n\nThe pangolin handbook, checked out by hand.\n"})
     write_config(tmp_path, sources=f"""

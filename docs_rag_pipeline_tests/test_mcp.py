@@ -301,13 +301,10 @@ def test_every_request_read_is_answered_even_when_input_closes_at_once(index):
     assert replies[6]["result"] == {}
 
 
-def test_a_client_that_goes_away_ends_the_server_quietly(index):
-    """A client that closed its end (its stdout reader, then stdin) while calls were queued: the server
-    exited 1 with the SDK's 60-line ExceptionGroup / BrokenPipeError traceback, which an MCP host shows
-    as a crash. It now exits 0 with no traceback: nobody is left to answer and nothing failed."""
+def _initialized_server(env: dict[str, str]) -> subprocess.Popen:
+    """``docs-rag mcp`` in a process of its own, past the initialize handshake."""
     from mcp.types import LATEST_PROTOCOL_VERSION
 
-    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
     p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -315,6 +312,15 @@ def test_a_client_that_goes_away_ends_the_server_quietly(index):
         + "\n").encode())
     p.stdin.flush()
     assert "result" in json.loads(p.stdout.readline())
+    return p
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly(index):
+    """A client that closed its end (its stdout reader, then stdin) while calls were queued: the server
+    exited 1 with the SDK's 60-line ExceptionGroup / BrokenPipeError traceback, which an MCP host shows
+    as a crash. It now exits 0 with no traceback: nobody is left to answer and nothing failed."""
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = _initialized_server(env)
     p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
     for i in range(1, 4):
         p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
@@ -331,21 +337,13 @@ def test_calls_of_a_client_that_went_away_are_not_run(index):
     """The server ran every call a client had queued before it went away (20 asks: a minute of work
     for no one). A call whose client has closed its end of the server's stdout is not run: none of
     these asks reaches the question log."""
-    from mcp.types import LATEST_PROTOCOL_VERSION
-
     from docs_rag_pipeline import feedback
     from docs_rag_pipeline.config import load_config
 
     env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
     config = load_config(index)
     before = {r["question"] for r in feedback.questions(config)}
-    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}})
-        + "\n").encode())
-    p.stdin.flush()
-    assert "result" in json.loads(p.stdout.readline())
+    p = _initialized_server(env)
     p.stdout.close()  # the client stops reading, then sends what it had queued
     p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
     asked = [f"How do I fix the import error number {i}?" for i in range(12)]
