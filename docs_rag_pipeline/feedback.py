@@ -146,8 +146,11 @@ def forget_old_questions(config: Config) -> int:
             return total
 
 
-def _where(source: str | None, gaps_only: bool) -> tuple[str, list[Any]]:
+def _where(source: str | None, gaps_only: bool, since: float | None = None) -> tuple[str, list[Any]]:
     sql, args = "WHERE 1=1", []
+    if since is not None:
+        sql += " AND at >= ?"
+        args.append(since)
     if source:
         sql += " AND (source = ? OR source IS NULL)"
         args.append(source)
@@ -157,12 +160,13 @@ def _where(source: str | None, gaps_only: bool) -> tuple[str, list[Any]]:
 
 
 def questions(config: Config, *, source: str | None = None, gaps_only: bool = False,
-              newest: int | None = None) -> list[dict[str, Any]]:
+              newest: int | None = None, since: float | None = None) -> list[dict[str, Any]]:
     """Logged asks, oldest first; ``source``: those asked of that source or of all sources;
-    ``gaps_only``: refused or low-confidence ones; ``newest``: only the newest N of them."""
+    ``gaps_only``: refused or low-confidence ones; ``newest``: only the newest N of them; ``since``:
+    only those asked at or after this time."""
     if not db_path(config).is_file():
         return []
-    where, args = _where(source, gaps_only)
+    where, args = _where(source, gaps_only, since)
     sql = f"SELECT * FROM questions {where} ORDER BY at"
     if newest is not None:
         sql = (f"SELECT * FROM (SELECT *, rowid AS n FROM questions {where} ORDER BY at DESC, n DESC LIMIT ?) "
@@ -177,11 +181,12 @@ def questions(config: Config, *, source: str | None = None, gaps_only: bool = Fa
     return rows
 
 
-def count_questions(config: Config, *, source: str | None = None, gaps_only: bool = False) -> int:
+def count_questions(config: Config, *, source: str | None = None, gaps_only: bool = False,
+                    since: float | None = None) -> int:
     """How many asks :func:`questions` would return without ``newest``."""
     if not db_path(config).is_file():
         return 0
-    where, args = _where(source, gaps_only)
+    where, args = _where(source, gaps_only, since)
     with _reading(config) as con:
         return int(con.execute(f"SELECT COUNT(*) FROM questions {where}", args).fetchone()[0])
 
@@ -191,8 +196,10 @@ def gap_questions(config: Config, *, source: str | None = None) -> tuple[list[di
     asks (of ``source`` or of all sources), oldest first, and how many older ones are left out. The log
     keeps every ask and anyone who can ask adds to it; unbounded, the report would embed them all on
     every run and cluster them in memory quadratic in their number."""
-    logged = count_questions(config, source=source, gaps_only=True)
-    rows = questions(config, source=source, gaps_only=True, newest=config.api.gap_questions)
+    days = config.api.keep_questions_days  # none older, even while a backlog is still being deleted
+    since = time.time() - days * 86400 if days is not None else None
+    logged = count_questions(config, source=source, gaps_only=True, since=since)
+    rows = questions(config, source=source, gaps_only=True, newest=config.api.gap_questions, since=since)
     return rows, max(0, logged - len(rows))
 
 

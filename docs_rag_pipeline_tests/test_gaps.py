@@ -231,6 +231,8 @@ def test_prune_trims_the_question_log_when_nobody_asks(tmp_path):
         feedback.log_answer(config, f"Question {i}?", Answer(answer="no", citations=[], refused=True, trace_id=f"t{i}"))
     with sqlite3.connect(feedback.db_path(config)) as con:
         con.execute("UPDATE questions SET at = ? WHERE trace_id IN ('t0', 't1')", (time.time() - 40 * 86400,))
+    rows, left_out = feedback.gap_questions(config)  # the report reads none of them, deleted yet or not
+    assert [r["trace_id"] for r in rows] == ["t2"] and left_out == 0
     out = _run(["prune"], cfg)
     assert out.returncode == 0, out.stderr
     assert "question log: 2 asks older than api.keep_questions_days (30) deleted" in out.stderr
