@@ -330,32 +330,6 @@ _ACTIVE_TAG = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_ATTRS}>|<[A-Za-z][\w-]*\s{
                          rf"\b(?:{_ACTIVE_ATTRS})\s*={_ATTRS}>", re.I)
 
 
-def _active_html(content: str) -> bool:
-    """Whether raw HTML (a token markdown-it passes through as it is) runs, loads or links something:
-    an active tag or attribute, read by an HTML parser (quoted values may hold ``>``), or a tag left
-    open, which a browser completes with what follows (``<a href=https://… `` then the next ``<p>``)."""
-    from html.parser import HTMLParser
-
-    if _ACTIVE_TAG.search(content):
-        return True
-    active = re.compile(rf"(?:{_ACTIVE_NAMES})", re.I)
-    attr = re.compile(rf"(?:{_ACTIVE_ATTRS})", re.I)
-
-    class Scan(HTMLParser):
-        found = False
-
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if active.fullmatch(tag) or any(attr.fullmatch(k or "") for k, _ in attrs):
-                self.found = True
-
-        handle_startendtag = handle_starttag
-
-    scan = Scan(convert_charrefs=True)
-    try:
-        scan.feed(content)
-    except Exception:  # noqa: BLE001 - HTML no parser reads: not shipped
-        return True
-    return scan.found or bool(re.search(r"<[A-Za-z!/?]", scan.rawdata))
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
 _AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+)>")
 #: a link reference definition ("[g]: https://…"), which makes ``[text][g]`` and ``[g]`` links; group 2
@@ -371,24 +345,30 @@ _DESTINATION = re.compile(r"\]\((\s*(https?://[^\s()<>]+)\))?")
 _BARE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)\s*/?>")
 
 
-def _html_tokens(text: str) -> list[str]:
-    """The raw HTML a CommonMark renderer passes through as it is (``html_inline``, ``html_block``)."""
+def _tokens(text: str) -> list:
+    """Every token a CommonMark renderer makes of ``text``, inline ones included, in order. CommonMark's
+    preset skips blocks nested past 20 levels (``> `` 21 times), where other renderers still make links:
+    parsed as deep as any renderer goes."""
     from markdown_it import MarkdownIt
 
-    out: list[str] = []
+    out: list = []
 
     def walk(tokens) -> None:  # noqa: ANN001 - markdown_it tokens
         for t in tokens:
-            if t.type in ("html_inline", "html_block"):
-                out.append(t.content)
+            out.append(t)
             if t.children:
                 walk(t.children)
 
     try:
         walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
-    except RecursionError:
+    except RecursionError:  # nested past what Python's stack allows (some 500 levels): not read, not shipped
         raise CitationError("the model's answer is nested too deeply to check its links") from None
     return out
+
+
+def _html_tokens(text: str) -> list[str]:
+    """The raw HTML a CommonMark renderer passes through as it is (``html_inline``, ``html_block``)."""
+    return [t.content for t in _tokens(text) if t.type in ("html_inline", "html_block")] if "<" in text else []
 
 
 def _inert_html(answer: str) -> str:
@@ -417,27 +397,14 @@ def _inert_html(answer: str) -> str:
 
 def _rendered_links(text: str) -> list[str]:
     """The targets a CommonMark renderer makes links, images or HTML with a target of in ``text``."""
-    from markdown_it import MarkdownIt
-
     out: list[str] = []
-
-    def walk(tokens) -> None:  # noqa: ANN001 - markdown_it tokens
-        for t in tokens:
-            if t.type == "link_open":
-                out.append(str(t.attrGet("href") or ""))
-            elif t.type == "image":
-                out.append(str(t.attrGet("src") or ""))
-            elif t.type in ("html_inline", "html_block") and _active_html(t.content):
-                out.append(t.content.strip()[:200])
-            if t.children:
-                walk(t.children)
-
-    # CommonMark's preset skips blocks nested past 20 levels (``> `` 21 times), where other renderers
-    # still make the link: parse as deep as any renderer goes
-    try:
-        walk(MarkdownIt("commonmark", {"maxNesting": 1000}).parse(text))
-    except RecursionError:  # nested past what Python's stack allows (some 500 levels): not read, not shipped
-        raise CitationError("the model's answer is nested too deeply to check its links") from None
+    for t in _tokens(text):
+        if t.type == "link_open":
+            out.append(str(t.attrGet("href") or ""))
+        elif t.type == "image":
+            out.append(str(t.attrGet("src") or ""))
+        elif t.type in ("html_inline", "html_block") and _ACTIVE_TAG.search(t.content):
+            out.append(t.content.strip()[:200])
     return out
 
 
@@ -468,7 +435,7 @@ def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
     # first only what does not plainly go to a source page, so that the answer's links to the docs stay
     # links; if the renderer still makes a foreign link of what is left, every link goes
     for every in (False, True):
-        fixed = broken(answer, every=every)
+        fixed = _inert_html(broken(answer, every=every))
         left = [u for u in _rendered_links(fixed) if not _allowed_link(u, hits)]
         if not left:
             return fixed
