@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 
 from .config import Config, ConfigError, StorageMissing, load_config
 from .evaluation import EvalCaseError
-from .feedback import FeedbackStoreError
+from .feedback import FeedbackStoreError, forget_old_questions
 from .locks import LockTimeout
 
 DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
@@ -613,8 +613,6 @@ def _delete_source_partitions(config: Config, names: list[str]) -> None:
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
-
-    from .feedback import forget_old_questions
 
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
     if pruned:

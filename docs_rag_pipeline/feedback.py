@@ -118,14 +118,21 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
         logging.getLogger(__name__).warning("could not log the question", exc_info=True)
 
 
+def _kept_since(config: Config, now: float) -> float | None:
+    """The time before which an ask is past ``api.keep_questions_days``; None: every ask is kept."""
+    days = config.api.keep_questions_days
+    return now - days * 86400 if days is not None else None
+
+
 def _forget_batch(config: Config, con: sqlite3.Connection, now: float) -> int:
     """Delete up to :data:`FORGET_BATCH` asks older than ``api.keep_questions_days`` that took no
     feedback; how many went."""
-    if config.api.keep_questions_days is None:
+    since = _kept_since(config, now)
+    if since is None:
         return 0
     return con.execute("DELETE FROM questions WHERE rowid IN (SELECT rowid FROM questions WHERE at < ? AND "
                        "NOT EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = questions.trace_id) LIMIT ?)",
-                       (now - config.api.keep_questions_days * 86400, FORGET_BATCH)).rowcount
+                       (since, FORGET_BATCH)).rowcount
 
 
 def forget_old_questions(config: Config) -> int:
@@ -140,7 +147,8 @@ def forget_old_questions(config: Config) -> int:
                 n = _forget_batch(config, con, time.time())
         except sqlite3.Error as exc:
             raise FeedbackStoreError(f"the question log {db_path(config)} cannot be trimmed ({exc}); check the "
-                                     "file, its folder's permissions and the disk, then run the command again") from None
+                                     "file, its folder's permissions and the disk, then run the command "
+                                     "again") from None
         total += n
         if n < FORGET_BATCH:
             return total
@@ -196,8 +204,7 @@ def gap_questions(config: Config, *, source: str | None = None) -> tuple[list[di
     asks (of ``source`` or of all sources), oldest first, and how many older ones are left out. The log
     keeps every ask and anyone who can ask adds to it; unbounded, the report would embed them all on
     every run and cluster them in memory quadratic in their number."""
-    days = config.api.keep_questions_days  # none older, even while a backlog is still being deleted
-    since = time.time() - days * 86400 if days is not None else None
+    since = _kept_since(config, time.time())  # none older, even while a backlog is still being deleted
     logged = count_questions(config, source=source, gaps_only=True, since=since)
     rows = questions(config, source=source, gaps_only=True, newest=config.api.gap_questions, since=since)
     return rows, max(0, logged - len(rows))

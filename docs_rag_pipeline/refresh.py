@@ -184,7 +184,7 @@ SETTINGS_FILE = "settings.json"
 #: one re-parses the source (see :func:`page_settings`)
 SHAPING_KEYS = ("kind", "max_bytes", "content_selector", "asciidoc_attributes", "metadata", "metadata_rules")
 #: every other source key, and why a change of it needs no re-parse; a new key of ``SourceConfig``
-#: must join one of the two (``test_versions`` checks), so that none is forgotten
+#: must join one of the two (``test_config`` checks), so that none is forgotten
 NOT_SHAPING_KEYS = {
     "name": "another name is another source",
     "cron": "when, not what", "path": "which files: a scan sees them",

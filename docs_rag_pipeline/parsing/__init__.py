@@ -50,10 +50,9 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
         ) from None
 
 
-#: control characters no document needs in its text (C0 but tab and newline, DEL, C1): ESC, BEL and
-#: friends are commands to the terminal that prints an answer (a screen clear, an OSC 8 link that
-#: shows one URL and opens another, an OSC 52 clipboard write); CR, VT and FF are line breaks
-_CONTROL = CONTROL
+# unicode_text.CONTROL: control characters no document needs (ESC, BEL and friends are commands to the
+# terminal that prints an answer: a screen clear, an OSC 8 link, an OSC 52 clipboard write); CR, VT and FF
+# among them are line breaks
 #: a whole CSI sequence (``ESC [ 31 m``) or terminated OSC sequence (``ESC ] 8 ; ; url BEL``), not only its
 #: ESC (an OSC never terminated loses only its ESC: the text after it is the document's)
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
@@ -61,20 +60,20 @@ _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1
 
 def _plain(text: str) -> str:
     text = mend_text(text)
-    if not _CONTROL.search(text):
+    if not CONTROL.search(text):
         return text
     text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
-    return _CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
+    return CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
 
 
-_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{_CONTROL.pattern}")
+_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}")
 
 
 def _mended(page: ParsedPage) -> ParsedPage:
     """``page`` with every lone UTF-16 surrogate made U+FFFD, as HTML and Markdown parsers do with a
     character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
     string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run;
-    and without control characters (:data:`_CONTROL`: a raw ESC in Markdown, ``&#27;`` in HTML)."""
+    and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
             return _plain(value)

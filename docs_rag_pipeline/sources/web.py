@@ -393,11 +393,16 @@ class Manifest:
     def staged_name(url: str) -> str:
         return content_hash(url)[:40] + ".new.html"
 
-    def _holds(self, name: str, e: dict[str, Any]) -> bool:
+    def _body_if_recorded(self, name: str, e: dict[str, Any]) -> bytes | None:
+        """The file ``name`` of the folder when it holds what ``e`` records (its hash), else None."""
         try:
-            return content_hash((self.root / name).read_bytes()) == e.get("content_hash")
+            data = (self.root / name).read_bytes()
         except OSError:
-            return False
+            return None
+        return data if content_hash(data) == e.get("content_hash") else None
+
+    def _holds(self, name: str, e: dict[str, Any]) -> bool:
+        return self._body_if_recorded(name, e) is not None
 
     def _names(self, url: str) -> list[str]:
         """Where the body of ``url`` may be: its entry's path, else its committed or its staged name (a
@@ -412,14 +417,8 @@ class Manifest:
 
     def read_body(self, url: str) -> bytes | None:
         """The cached body, or None when it is missing or does not match the recorded hash."""
-        for name in self._names(url):
-            try:
-                data = (self.root / name).read_bytes()
-            except OSError:
-                continue
-            if content_hash(data) == self.pages[url].get("content_hash"):
-                return data
-        return None
+        return next((data for name in self._names(url)
+                     if (data := self._body_if_recorded(name, self.pages[url])) is not None), None)
 
     def put(self, url: str, body: bytes, **fields: Any) -> dict[str, Any]:
         """Record a downloaded body, staged: the cached copy stays until :meth:`save` (see the class)."""
