@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py", "cold_start": "cold_start.py"}  # ingest.py also runs refresh
+BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py", "cold_start": "cold_start.py",
+           "hostile_answer": "hostile_answer.py"}  # ingest.py also runs refresh
 
 
 def machine() -> str:

@@ -324,10 +324,31 @@ def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
 _ACTIVE_NAMES = ("script|style|iframe|frame|frameset|object|embed|applet|meta|base|link|animate|animatemotion|"
                  "animatetransform|set|portal")
 _ACTIVE_ATTRS = "on\\w+|href|src|srcset|action|formaction|xlink:href|style|data|poster|background"
-#: an attribute list as HTML reads it: a quoted value may hold ``>`` (``<a title=">" href=…>``)
-_ATTRS = r"""(?:"[^"]*"|'[^']*'|[^<>"'])*?"""
-_ACTIVE_TAG = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_ATTRS}>|<[A-Za-z][\w-]*\s{_ATTRS}"
-                         rf"\b(?:{_ACTIVE_ATTRS})\s*={_ATTRS}>", re.I)
+#: a tag as HTML reads it, up to the first ``>`` outside quotes (a quoted value may hold ``>``:
+#: ``<a title=">" href=…>``); possessive, so a tag that never closes is given up in one pass
+_TAG = re.compile(r"""</?[A-Za-z](?:"[^"]*"|'[^']*'|[^<>"'])*+>""")
+_ACTIVE_NAME = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b", re.I)
+_ACTIVE_ATTR = re.compile(rf"\b(?:{_ACTIVE_ATTRS})\s*=", re.I)
+_ATTRS_START = re.compile(r"<[A-Za-z][\w-]*[\s/]")
+_QUOTED = re.compile(r"""("[^"]*"|'[^']*')""")
+
+
+def _active(tag: str) -> bool:
+    """Whether ``tag`` (a match of :data:`_TAG`) runs or loads something: an active element, or an
+    active attribute outside its quoted values (after the name, ``<a/href=…>`` as browsers read it)."""
+    if _ACTIVE_NAME.match(tag):
+        return True
+    start = _ATTRS_START.match(tag)
+    return bool(start) and bool(_ACTIVE_ATTR.search(_QUOTED.sub('""', tag[start.end() - 1:])))
+
+
+def _drop_active_tags(text: str, *, keep_bare: bool = False) -> str:
+    """``text`` without its active tags (a lone attribute-less one kept with ``keep_bare``). One pass
+    over the text: the check was a regex that backtracked quadratically on a tag left open."""
+    def repl(m: re.Match) -> str:
+        tag = m.group(0)
+        return "" if _active(tag) and not (keep_bare and _BARE_TAG.fullmatch(tag)) else tag
+    return _TAG.sub(repl, text)
 
 
 #: an autolink, ``<scheme:…>`` or ``<name@host>``: its text without the angle brackets
@@ -387,7 +408,7 @@ def _inert_html(answer: str) -> str:
     # an active tag as read plainly goes whole (a refresh <meta>: not even its URL as text), a lone
     # one stays text (``<script>`` as a placeholder); then every tag left opens nothing
     parts[0::2] = [re.sub(r"<(?=[A-Za-z!/?])", "&lt;",
-                          _ACTIVE_TAG.sub(lambda m: m.group(0) if _BARE_TAG.fullmatch(m.group(0)) else "", p))
+                          _drop_active_tags(p, keep_bare=True))
                    for p in parts[0::2]]
     fixed = "".join(parts)
     if not all(inert(h) for h in _html_tokens(fixed)):
@@ -403,7 +424,7 @@ def _rendered_links(text: str) -> list[str]:
             out.append(str(t.attrGet("href") or ""))
         elif t.type == "image":
             out.append(str(t.attrGet("src") or ""))
-        elif t.type in ("html_inline", "html_block") and _ACTIVE_TAG.search(t.content):
+        elif t.type in ("html_inline", "html_block") and any(_active(m.group(0)) for m in _TAG.finditer(t.content)):
             out.append(t.content.strip()[:200])
     return out
 
@@ -426,7 +447,7 @@ def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
     def broken(text: str, *, every: bool) -> str:
         parts = _parts(text)
         for i in range(0, len(parts), 2):
-            p = _AUTOLINK.sub(r"\1", _ACTIVE_TAG.sub("", parts[i]))
+            p = _AUTOLINK.sub(r"\1", _drop_active_tags(parts[i]))
             p = _LINK_DEFINITION.sub(lambda m: m.group(0) if not every and source_link(m) else "", p)
             parts[i] = _DESTINATION.sub(lambda m: m.group(0) if not every and source_link(m) else
                                         m.group(0).replace("](", "] (", 1), p)

@@ -1,0 +1,62 @@
+"""The raw-HTML check of a model's answer on hostile input: time per answer as it grows.
+
+A model (or a document it copied) can write a tag that never closes: ``<a href=href=href=…`` with no
+``>``. The check of e88a7f4 found active tags with one regex whose lazy attribute list backtracked:
+quadratic in the tag's length (about 2 s per answer at the 8 KB cap of the default ``llm.max_tokens``,
+25 s at 32 KB). The check now finds each tag in one possessive pass and looks at its attributes apart.
+Baseline: that regex, copied below, run on the same strings in the same process. Prints seconds per
+call and the ratio per size, and the growth of each from the smallest size to the largest (1.0 is
+linear, 2.0 quadratic). Run: ``python bench/hostile_answer.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from docs_rag_pipeline.answering.citations import _ACTIVE_ATTRS, _ACTIVE_NAMES, _drop_active_tags  # noqa: E402
+
+_OLD_ATTRS = r"""(?:"[^"]*"|'[^']*'|[^<>"'])*?"""
+OLD = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_OLD_ATTRS}>|<[A-Za-z][\w-]*\s{_OLD_ATTRS}"
+                 rf"\b(?:{_ACTIVE_ATTRS})\s*={_OLD_ATTRS}>", re.I)
+
+SHAPES = {
+    "href= repeated, never closed": lambda n: "<div><a " + "href=" * (n // 5),
+    '"x"src= repeated, never closed': lambda n: "<div><a " + '"x"src=' * (n // 7),
+    "closed tags with on…= attributes": lambda n: '<b onclick="x">y</b> ' * (n // 21),
+}
+SIZES = (2_000, 4_000, 8_000, 16_000)
+
+
+def best_of(fn, text: str, runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn(text)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    print(f"{'shape':34} {'size':>6} {'baseline s':>11} {'now s':>9} {'ratio':>8}")
+    for name, make in SHAPES.items():
+        rows = []
+        for n in SIZES:
+            text = make(n)
+            # same decisions first: both drop the same tags
+            assert OLD.sub("", text) == _drop_active_tags(text), name
+            old, new = best_of(lambda s: OLD.sub("", s), text), best_of(_drop_active_tags, text)
+            rows.append((n, old, new))
+            print(f"{name:34} {n:>6} {old:>11.4f} {new:>9.5f} {old / max(new, 1e-9):>8.2f}x")
+        (n0, o0, w0), (n1, o1, w1) = rows[0], rows[-1]
+        growth = lambda a, b: math.log(max(b, 1e-9) / max(a, 1e-9)) / math.log(n1 / n0)  # noqa: E731
+        print(f"{'':34} growth {n0}→{n1}: baseline n^{growth(o0, o1):.1f}, now n^{growth(w0, w1):.1f}")
+
+
+if __name__ == "__main__":
+    main()
