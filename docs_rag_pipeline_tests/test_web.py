@@ -1415,6 +1415,30 @@ def test_a_robots_txt_is_read_up_to_500_kib_and_the_line_the_cut_splits_is_ignor
     assert out.notes["skipped"] == {"robots.txt": 1}
 
 
+def test_a_robots_txt_with_no_whole_line_in_its_first_500_kib_allows_all_with_a_warning(tmp_path: Path) -> None:
+    """A robots.txt with no line break in its first 500 KiB leaves no whole line before the cut, so
+    nothing of it is read and every URL is allowed (RFC 9309: what lies past the limit may be ignored).
+    That was silent, and the log said only ``read, cut off``; now a warning names the site and says
+    no complete line was read. The cut also splits a two-byte UTF-8 character, dropped with the line."""
+    cap = 500 * 1024
+    robots = "User-agent: * Disallow: /secret/ ##" + "\u00e9" * cap  # one "line", well over the cap
+    assert robots.encode()[:cap].decode("utf-8", "ignore").encode() != robots.encode()[:cap]  # a split char
+    routes = {"/robots.txt": lambda h: h.reply(200, robots, ctype="text/plain; charset=utf-8"),
+              "/": lambda h: h.reply(200, page("Home", "<p>A site whose robots.txt is one line.</p>",
+                                               links=("/secret/a.html",))),
+              "/secret/a.html": lambda h: h.reply(200, page("Secret", "<p>Allowed, as nothing was read.</p>"))}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off")
+        lines: list[str] = []
+        out = src.scan({}, log=lines.append)
+    base = srv.url
+    assert {p.page_url for p in out.pages} == {base + "/", base + "/secret/a.html"}
+    assert (f"[DISCOVER] robots.txt {base}/robots.txt: warning: cut off at {cap} bytes (RFC 9309's limit) with "
+            f"no complete line before the cut, so none of it is read and every URL of {base} is allowed") in lines
+    assert not any(ln.startswith(f"[DISCOVER] robots.txt {base}/robots.txt: read") for ln in lines)
+    assert "robots.txt" not in out.notes["skipped"]
+
+
 def test_error_threshold_stops_the_crawl_and_keeps_what_is_indexed(tmp_path: Path) -> None:
     links = tuple(f"/e{i}.html" for i in range(12))
     routes = {"/": lambda h: h.reply(200, page("Home", "<p>Links to broken pages.</p>", links=links)),

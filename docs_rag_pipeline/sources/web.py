@@ -700,9 +700,14 @@ class _Crawl:
                         # it splits: "Disallow: /docs/a.html" cut after "/docs/" would disallow the folder
                         body = body[:max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
                     rp = parse_robots(decode_body(body, "utf-8"))
-                    cut = (f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit): the rest, from the line "
-                           "the cut splits, is ignored") if f.truncated else ""
-                    self.log(f"[DISCOVER] robots.txt {robots_url}: read{cut}")
+                    if f.truncated and not body:  # not one whole line before the cut: no rule is read
+                        self.log(f"[DISCOVER] robots.txt {robots_url}: warning: cut off at {ROBOTS_MAX_BYTES} "
+                                 "bytes (RFC 9309's limit) with no complete line before the cut, so none of it "
+                                 f"is read and every URL of {origin} is allowed")
+                    else:
+                        cut = (f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit): the rest, from the "
+                               "line the cut splits, is ignored") if f.truncated else ""
+                        self.log(f"[DISCOVER] robots.txt {robots_url}: read{cut}")
                 elif f.status in (401, 403):
                     rp = _robots_allow_all(False)
                     self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, the whole host is disallowed")
