@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 import time
 import uuid
@@ -478,23 +479,37 @@ def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _q
 
 def _local_paths_inside(ctx: Context, paths: list[Path]) -> dict[Path, list[str]]:
     """Those of ``paths`` that hold (or are) the folder a configured local source reads, with the
-    names of those sources: a git clone kept as the checkout a source now reads must not be deleted."""
+    names of those sources: a git clone kept as the checkout a source now reads must not be deleted.
+    A path counts where the source's folder is inside it once links are followed (a link itself is
+    not: deleting it leaves what it points to), and where the configured path, as written, goes
+    through it (``<storage>/sources/acme/clone/checkout`` with ``clone`` a link: deleting the link
+    would take the source's path away)."""
     out: dict[Path, list[str]] = {}
     for s in ctx.config.sources:
         if s.kind != "local" or s.path is None:
             continue
+        written = os.path.abspath(s.path)
         try:
             target = Path(s.path).resolve()
         except OSError:
-            continue
+            target = None
         for p in paths:
             try:
-                inside = target == p.resolve() or target.is_relative_to(p.resolve())
+                inside = target is not None and not p.is_symlink() and (
+                    target == p.resolve() or target.is_relative_to(p.resolve()))
             except OSError:
                 inside = False
-            if inside and not p.is_symlink():
+            if inside or _lexically_inside(written, os.path.abspath(p)):
                 out.setdefault(p, []).append(s.name)
     return out
+
+
+def _lexically_inside(path: str, folder: str) -> bool:
+    """Whether absolute ``path`` is ``folder`` or below it, as written (no link followed)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # another drive
+        return False
 
 
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
 import textwrap
 import threading
@@ -758,3 +759,45 @@ def test_a_removed_git_source_whose_clone_a_local_source_reads_keeps_its_folder(
     refresh.refresh(get_context(cfg), "handbook", log=lines.append)
     assert (checkout / "handbook.md").is_file()
     assert any("'acme' is not in the config any more, but its folder" in ln for ln in lines), lines
+
+
+def _clone_moved_and_linked_back(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The git source ``acme`` ingested, its clone moved out of the storage and linked back in its place,
+    with a checkout made in it: the link, where it leads, and the configured path through the link."""
+    cfg = _acme_ingested_from_git(tmp_path)
+    clone = tmp_path / "data/sources/acme/clone"
+    moved = tmp_path / "moved"
+    shutil.move(clone, moved)
+    os.symlink(moved, clone)
+    write_docs(moved / "checkout", {"handbook.md": "# Handbook\n\nThe pangolin handbook, checked out by hand.\n"})
+    return cfg, clone, clone / "checkout"
+
+
+def test_a_linked_clone_a_local_source_path_goes_through_is_not_unlinked(tmp_path: Path) -> None:
+    """A clone folder that is a link was unlinked when the source became local, even when the local
+    source's path goes through it (``<storage>/sources/acme/clone/checkout``): the data was safe where
+    the link led, but the source lost its path and the ingest failed. The link is kept."""
+    cfg, clone, checkout = _clone_moved_and_linked_back(tmp_path)
+    write_config(tmp_path, sources=f"""
+      - {{name: acme, kind: local, path: {checkout}, base_url: "https://docs.acme.dev/"}}
+    """)
+    lines: list[str] = []
+    refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert clone.is_symlink() and (checkout / "handbook.md").is_file()
+    assert any("is kept: the local source(s) acme read from it" in ln for ln in lines), lines
+    assert sorted(_chunks(cfg)) == [SITE + "handbook.md"]
+
+
+def test_a_removed_git_source_keeps_its_folder_when_a_local_path_goes_through_its_linked_clone(tmp_path: Path) -> None:
+    """The prune of a removed source deleted its folder, and the link to the clone in it, when the new
+    local source's path went through that link."""
+    cfg, clone, checkout = _clone_moved_and_linked_back(tmp_path)
+    write_config(tmp_path, sources=f"""
+      - {{name: handbook, kind: local, path: {checkout}, base_url: "https://docs.acme.dev/"}}
+    """)
+    lines: list[str] = []
+    refresh.refresh(get_context(cfg), "handbook", log=lines.append)
+    assert clone.is_symlink() and (checkout / "handbook.md").is_file()
+    assert any("'acme' is not in the config any more, but its folder" in ln for ln in lines), lines
+    refresh.refresh(get_context(cfg), "handbook", log=lines.append)  # the next ingest still reads it
+    assert {r["page_url"] for r in get_context(cfg).chunks.rows("source = 'handbook'")} == {SITE + "handbook.md"}
