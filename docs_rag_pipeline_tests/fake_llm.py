@@ -4,7 +4,7 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 ``invent`` (cites a source number that was not given), ``uncited`` (no citations), ``refuse``
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
-(never answers in time), ``error500``, ``error429``, ``malformed`` (not JSON).
+(never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``error500``, ``error429``, ``malformed`` (not JSON).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -44,6 +44,9 @@ class ChatServer(LocalServer):
         self.encodings: list[str | None] = []  # each request's Accept-Encoding
         self.flooded = 0  # the most bytes a "flood" answer got out before the client hung up
         self.stop = threading.Event()
+        self.release = threading.Event()  # lets the "held" answers go
+        self.held = 0  # "held" requests received
+        self.lock = threading.Lock()
         outer = self
 
         class Handler(QuietHandler):
@@ -60,6 +63,13 @@ class ChatServer(LocalServer):
                     return self.reply(model, f"{prev}: {last}", body.get("stream"), body["messages"])
                 if model == "slow":
                     outer.stop.wait(30)
+                    return
+                if model == "held":  # held until the test sets ``release`` (at most 60 s), then a valid answer
+                    with outer.lock:
+                        outer.held += 1
+                    if outer.release.wait(60):
+                        content = " ".join(f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2])
+                        return self.reply(model, content, body.get("stream"), body["messages"])
                     return
                 if model in ("drip", "closemid") and not body.get("stream"):
                     # a valid answer whose bytes trickle in (4 every 0.2 s: 7 s in all), or stop halfway
@@ -187,3 +197,4 @@ class ChatServer(LocalServer):
 
     def on_close(self) -> None:
         self.stop.set()  # release the "slow" handlers
+        self.release.set()

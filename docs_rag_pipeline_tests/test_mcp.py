@@ -361,6 +361,41 @@ def test_calls_of_a_client_that_went_away_are_not_run(index):
     assert not logged & set(asked), sorted(logged)
 
 
+def test_quick_calls_never_wait_behind_asks(index):
+    """Asks took their turn inside the SDK's worker threads (anyio's default limiter, 40 of them): with
+    40 asks waiting on a slow model, a search queued behind them until the model answered or timed
+    out. Asks now wait in the event loop, holding no thread: while the model holds every ask it was
+    sent and 48 are outstanding, a search is answered, and no ask before it."""
+    from docs_rag_pipeline.serve.mcp import ASKS_AT_ONCE
+
+    from .fake_llm import ChatServer
+
+    with ChatServer() as srv:
+        cfg = index.parent / "mcp-held.yaml"
+        cfg.write_text(index.read_text() + f"llm:\n  provider: openai\n  model: held\n  base_url: {srv.url}\n"
+                       "  timeout_seconds: 60\n")
+        answered: list[tuple[bool, Any]] = []
+
+        async def fn(client: Client) -> tuple[bool, Any]:
+            async def one() -> None:
+                answered.append(await call(client, "ask", {"question": "What does a converter do in data binding?"}))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(48):
+                    tg.start_soon(one)
+                while srv.held < ASKS_AT_ONCE:  # the model holds all the asks that run at once
+                    await anyio.sleep(0.05)
+                found = await call(client, "search", {"query": "converter"})
+                assert not answered, answered[:1]  # the search did not wait for an ask
+                srv.release.set()
+            return found
+
+        err, found = with_client(cfg, fn)
+    assert not err and found["hits"], found
+    assert len(answered) == 48 and all(not e and a["mode"] == "llm" for e, a in answered), answered[:1]
+    assert srv.held <= 48
+
+
 def test_reading_before_the_first_ingest_never_creates_the_storage_folder(tmp_path):
     """A search, a server or an MCP call on a config whose storage folder is not there yet (``docs-rag
     serve`` started before the first ingest, or the folder moved away before a server started) let
