@@ -274,6 +274,17 @@ def _invisible(el: Tag) -> bool:
     return el.has_attr("hidden") or bool(_INVISIBLE_STYLE_RE.search(_attr(el, "style")))
 
 
+def _opens_with_heading_section(el: Tag) -> bool:
+    """A ``<section>`` or a ``div.section`` whose first element is a heading (through the first child of
+    each level): what :func:`_explicit_anchor` reads as that heading's anchor."""
+    if not (el.name == "section" or (el.name == "div" and any("section" in c for c in _classes(el)))):
+        return False
+    node = _first_element_child(el)
+    while isinstance(node, Tag) and node.name not in _HEADINGS and node.name in ("div", "header", "hgroup"):
+        node = _first_element_child(node)
+    return isinstance(node, Tag) and node.name in _HEADINGS
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
@@ -281,8 +292,12 @@ def _is_chrome(el: Tag) -> bool:
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
     if el.name == "aside":
         return not _is_admonition(el)
+    if el.name in _HEADINGS:  # a heading is content; its permalink icon (an <a> inside) is chrome
+        return False
     classes = _classes(el)
-    marks = " ".join(classes) + " " + _attr(el, "id")
+    # an id is the chrome's name ("sidebar", "toc") or, on a section that a heading opens, that heading's
+    # anchor ("sidebar-configuration", "table-of-contents" on a page about them): only the classes count
+    marks = " ".join(classes) + ("" if _opens_with_heading_section(el) else " " + _attr(el, "id"))
     return bool(
         _CHROME_RE.search(marks)
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
