@@ -820,11 +820,13 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <div class="section" id="the-breadcrumb-trail"><h2>The breadcrumb trail</h2><p>Breadcrumbs show the path.</p></div>
     <section id="toc"><ul><li><a href="#config">Config</a></li></ul></section>
     <div id="sidebar"><h3>Navigation</h3><p>Menu text.</p></div>
+    <dl class="py method"><dt class="sig sig-object py" id="flask.Response.set_cookie">set_cookie(key, value)</dt>
+    <dd><p>Sets a cookie.</p></dd></dl>
     </section></div></body></html>"""
     page = parse_html(sphinx, url="https://x.dev/config.html")
     assert [(s.anchor, s.text) for s in page.sections] == [
         ("", "Intro."), ("sidebar-configuration", "Set html_sidebars in conf.py."),
-        ("the-breadcrumb-trail", "Breadcrumbs show the path.")]
+        ("the-breadcrumb-trail", "Breadcrumbs show the path.\n\nset_cookie(key, value)\n  Sets a cookie.")]
     docusaurus = """<html><head><title>Sidebar | Site</title></head><body><main><article><div class="markdown">
     <header><h1>Sidebar</h1></header><p>Intro text.</p>
     <h2 class="anchor anchorWithStickyNavbar_LWe7" id="default-sidebar">Default sidebar<a href="#default-sidebar"

@@ -32,6 +32,8 @@ _CHROME_RE = re.compile(
     r"|(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents",
     re.I,
 )
+#: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
+_ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form"}
 _PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "permalink"}
 _PARAGRAPHS = {"p", "summary", "figcaption", "caption", "address", "dt", "legend"}
 _CONTAINERS = {
@@ -295,9 +297,11 @@ def _is_chrome(el: Tag) -> bool:
     if el.name in _HEADINGS:  # a heading is content; its permalink icon (an <a> inside) is chrome
         return False
     classes = _classes(el)
-    # an id is the chrome's name ("sidebar", "toc") or, on a section that a heading opens, that heading's
-    # anchor ("sidebar-configuration", "table-of-contents" on a page about them): only the classes count
-    marks = " ".join(classes) + ("" if _opens_with_heading_section(el) else " " + _attr(el, "id"))
+    # an id names chrome only on a block that holds it ("sidebar", "toc"): on a section that a heading
+    # opens it is that heading's anchor ("sidebar-configuration", "table-of-contents" on a page about
+    # them), on an API entry its object (Sphinx's <dt id="flask.Response.set_cookie">)
+    id_counts = el.name in _ID_CHROME_ELEMENTS and not _opens_with_heading_section(el)
+    marks = " ".join(classes) + (" " + _attr(el, "id") if id_counts else "")
     return bool(
         _CHROME_RE.search(marks)
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
