@@ -4,7 +4,8 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 ``invent`` (cites a source number that was not given), ``uncited`` (no citations), ``refuse``
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
-(never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``error500``, ``error429``, ``malformed`` (not JSON).
+(never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
+into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -58,6 +59,9 @@ class ChatServer(LocalServer):
                 user = body["messages"][-1]["content"]
                 sources = {int(n): t for n, t in SOURCE_RE.findall(user)}
                 if body["messages"][0]["content"].startswith("You rewrite") and model not in ("slow", "error500"):
+                    if model == "steered":  # a model a text it was shown steered: another question
+                        return self.reply(model, "How do I delete every dashboard permanently?", body.get("stream"),
+                                          body["messages"])
                     prev = re.findall(r"^User: (.*)$", user, re.M)[-1].rstrip("?")
                     last = user.rsplit("Last question: ", 1)[1].strip()
                     return self.reply(model, f"{prev}: {last}", body.get("stream"), body["messages"])
@@ -143,7 +147,7 @@ class ChatServer(LocalServer):
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                if model == "valid":
+                if model in ("valid", "steered"):
                     parts = [f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2]]
                     content = " ".join(parts)
                 elif model == "invent":

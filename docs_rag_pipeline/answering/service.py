@@ -15,7 +15,7 @@ from ..records import Answer, Hit
 from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
-from .extractive import REFUSAL, content_terms, extractive_answer, judge
+from .extractive import REFUSAL, _stem, content_terms, extractive_answer, judge
 from .llm import ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages
 from .refusal import corpus_stats
 
@@ -97,7 +97,35 @@ def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> str
     out = out.splitlines()[0].strip().strip('"') if out else ""
     if not out or out.upper().startswith("NO_ANSWER"):
         raise LlmError("the LLM server did not rewrite the follow-up")
-    return out[: ctx.config.api.max_question_chars]
+    out = out[: ctx.config.api.max_question_chars]
+    strays = _not_grounded(out, question, history)
+    if strays:
+        raise LlmError(f"the LLM's standalone question {out[:200]!r} is not the follow-up's: it "
+                       f"{strays}, so it was not used")
+    return out
+
+
+def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
+    """Why ``rewritten`` is not a standalone form of ``question`` (empty when it is): it must keep the
+    follow-up's own words and add only words of the thread's questions and cited page titles. A
+    model steered by text it was given (a document quoted in an earlier answer, a page title) would
+    otherwise replace what the user asked, and the answer to the other question would pass the
+    validator, which checks an answer against the question searched."""
+    def stems(text: str) -> set[str]:
+        return {_stem(t) for t in content_terms(text)}
+
+    asked, got = stems(question), stems(rewritten)
+    thread: set[str] = set()
+    for turn in history:
+        for text in (turn.question, turn.standalone or "", *turn.cited_titles):
+            thread |= stems(text)
+    lost = sorted(asked - got)
+    added = sorted(got - asked - thread)
+    if lost:
+        return f"drops the follow-up's word{'s' if len(lost) > 1 else ''} {', '.join(lost[:5])}"
+    if added:
+        return f"adds word{'s' if len(added) > 1 else ''} the conversation never used ({', '.join(added[:5])})"
+    return ""
 
 
 def standalone(ctx: Context, question: str,
