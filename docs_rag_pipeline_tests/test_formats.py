@@ -57,6 +57,20 @@ def test_format_for_new_extensions() -> None:
     assert format_for_path("docs/a.txt") is None
 
 
+def test_a_template_with_text_after_path_keeps_the_index_page_name() -> None:
+    # {path} ending the template or followed by "/" publishes a folder's index page at the folder;
+    # text after it ("{path}.html", as Sphinx, MkDocs without directory URLs and Node's doc tool
+    # publish) keeps the index name: the root index.md is index.html, never ".html"
+    node = "https://nodejs.org/docs/latest-v20.x/api/{path}.html"
+    assert map_url("index.md", url_template=node) == "https://nodejs.org/docs/latest-v20.x/api/index.html"
+    assert map_url("fs.md", url_template=node) == "https://nodejs.org/docs/latest-v20.x/api/fs.html"
+    assert map_url("guide/index.rst", url_template="https://d.org/{path}.html") == "https://d.org/guide/index.html"
+    assert map_url("guide/README.md", url_template="https://d.org/{path}.html") == "https://d.org/guide/README.html"
+    assert map_url("guide/index.md", url_template="https://d.org/{path}/") == "https://d.org/guide/"
+    assert map_url("guide/index.md", url_template="https://d.org/{path}") == "https://d.org/guide"
+    assert map_url("guide/index.md", url_template="https://d.org/{path}/x.html") == "https://d.org/guide/x.html"
+
+
 def test_template_path_and_url_rules() -> None:
     assert template_path("guides/index.mdx") == "guides"
     assert template_path("index.mdx") == ""

@@ -40,14 +40,23 @@ def _collapse(url: str) -> str:
     return scheme + sep + re.sub(r"/{2,}", "/", rest) if sep else re.sub(r"/{2,}", "/", url)
 
 
-def template_path(rel: str) -> str:
-    """``{path}`` of a url_template: the relative path without its extension and without a final
-    ``index`` (or ``README``) segment: ``guides/index.mdx`` → ``guides``, ``index.mdx`` → ``''``."""
+def template_path(rel: str, *, drop_index: bool = True) -> str:
+    """``{path}`` of a url_template: the relative path without its extension and, when
+    ``drop_index``, without a final ``index`` (or ``README``) segment: ``guides/index.mdx`` →
+    ``guides``, ``index.mdx`` → ``''``."""
     stem = re.sub(r"\.[A-Za-z0-9]+$", "", rel)
     parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] in _INDEX_NAMES:
+    if drop_index and parts and parts[-1] in _INDEX_NAMES:
         parts.pop()
     return "/".join(parts)
+
+
+def template_drops_index(url_template: str) -> bool:
+    """Whether a url_template publishes a folder's index page at the folder itself: ``{path}`` ends
+    the template or is followed by ``/`` (``…/{path}/`` → ``guide/``). With text after it
+    (``…/{path}.html``) the index page keeps its name: ``guide/index.html``, ``index.html``."""
+    return all(not after or after.startswith("/")
+               for after in url_template.split("{path}")[1:])
 
 
 def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | None = None,
@@ -57,7 +66,8 @@ def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | 
 
     ``url_rules`` are tried in order: the first whose ``match`` regex is found in the path gives
     ``url`` with its groups expanded (``\\1``, ``\\g<name>``; a group that did not take part is
-    empty). Else ``url_template`` with ``{path}`` (see :func:`template_path`), else ``base_url`` +
+    empty). Else ``url_template`` with ``{path}`` (see :func:`template_path` and
+    :func:`template_drops_index`), else ``base_url`` +
     the path. Repeated slashes collapse.
     """
     for rule in url_rules:
@@ -65,7 +75,8 @@ def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | 
         if m:
             return _collapse(_GROUP_REF.sub(lambda g: _quote(_group(m, g[1] or g[2])), rule.url))
     if url_template:
-        return _collapse(url_template.replace("{path}", _quote(template_path(rel))))
+        path = template_path(rel, drop_index=template_drops_index(url_template))
+        return _collapse(url_template.replace("{path}", _quote(path)))
     if base_url:
         return base_url.rstrip("/") + "/" + _quote(rel)
     return None
