@@ -281,6 +281,42 @@ def test_asciidoc_ids_follow_idprefix_and_idseparator() -> None:
     assert page.sections[-1].anchor == "backend-and-converter"
 
 
+def test_asciidoc_generated_ids_skip_ids_taken_earlier_in_the_document() -> None:
+    # the expected ids are what Asciidoctor 2.0.18 (`asciidoctor -s`) gives the same text: it registers
+    # block anchors, a paragraph's inline anchors, an anchor opening a list item and discrete headings'
+    # ids in document order, and a section's generated id skips them (else the citation opens the block)
+    cases = {
+        "= T\n\n[#_install]\n----\ncode\n----\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\nSee [[_setup]]here.\n\n== Setup\n\ntext\n": ["_setup_2"],
+        "= T\n\n[[_usage]]\nA paragraph.\n\n== Usage\n\ntext\n": ["_usage_2"],
+        "= T\n\nSee anchor:_install[]here.\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\nNOTE: see [[_install]]x\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\n* [[_install]]item\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\n[bibliography]\n* [[[_install]]] Book.\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\n====\nsee [[_install]]x\n====\n\n== Install\n\nx\n": ["_install_2"],
+        "= T\n\n|===\na|see [[_install]]x\n|===\n\n== Install\n\ntext\n": ["_install_2"],
+        "= T\n\n[discrete]\n== Floating\n\nx\n\n== Floating\n\ny\n": ["_floating_2"],
+        "= T\n\n== Install\n\n[#_install_2]\n----\nx\n----\n\n== Install\n\nx\n": ["_install", "_install_3"],
+        "= T\n:idprefix:\n:idseparator: -\n\n[#install]\n.Install command\n----\nnpm i\n----\n\n== Install\n\ntext\n":
+            ["install-2"],
+        # not registered by the parser: anchors in a listing, a plain table cell, mid list item, a block title
+        "= T\n\n----\n[[_install]]x\n----\n\n== Install\n\ntext\n": ["_install"],
+        "= T\n\n|===\n|cell [[_install]]x\n|===\n\n== Install\n\ntext\n": ["_install"],
+        "= T\n\n* item [[_install]]x\n\n== Install\n\ntext\n": ["_install"],
+        "= T\n\n.Title [[_install]]x\n----\nc\n----\n\n== Install\n\ntext\n": ["_install"],
+        # :sectids!: — no id at all: the section links the page, not a fragment that names nothing
+        "= T\n:sectids!:\n\n== Install\n\ntext\n": [""],
+        "= T\n\n== a->b\n\ntext\n": ["_ab"],
+    }
+    for src, want in cases.items():
+        page = parse_asciidoc(src, path="t.adoc")
+        assert [sec.anchor for sec in page.sections if sec.headings] == want, src
+    # a reference without text to the skipped id still finds the section's title
+    page = parse_asciidoc("= T\n\n== A\n\nSee <<_install_2>>.\n\n[#_install]\n----\nx\n----\n\n== Install\n\nz\n",
+                          path="t.adoc")
+    assert "See Install." in page.sections[0].text
+
+
 def test_asciidoc_includes_conditionals_and_unresolved(tmp_path: Path) -> None:
     repo = {
         "docs/antora.yml": "name: acme\nversion: '2.0'\nasciidoc:\n  attributes:\n    release: '2.0.1@'\n",

@@ -459,6 +459,13 @@ _KBD_RE = re.compile(r"(?<![\\\w])(?:kbd|btn):\[((?:\\\]|[^\]])*)\]")
 _MENU_RE = re.compile(r"(?<![\\\w])menu:([^\s\[]+)\[((?:\\\]|[^\]])*)\]")
 _FOOTNOTE_RE = re.compile(r"(?<![\\\w])footnote(?:ref)?:[\w-]*\[((?:\\\]|[^\]])*)\]")
 _ANCHOR_RE = re.compile(r"(?<!\\)(?:\[\[[\w:.-]+(?:,[^\]]*)?\]\]|anchor:[\w:.-]+\[[^\]]*\])")
+#: an inline anchor Asciidoctor registers while parsing a paragraph (its ``InlineAnchorScanRx``):
+#: ``[[id]]``/``[[id, label]]`` not after ``[`` or ``\``, ``anchor:id[]``
+_INLINE_ANCHOR_SCAN_RE = re.compile(r"(?:^|(?<=[^\\\[]))\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]"
+                                    r"|(?:^|(?<=[^\\]))anchor:([^\W\d][\w:.-]*)\[")
+#: the anchor at the start of a list item's text (``* [[id]]text``); ``[[[id]]]`` in a bibliography
+_ITEM_ANCHOR_RE = re.compile(r"^\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]")
+_BIBLIO_ANCHOR_RE = re.compile(r"^\[\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]\]")
 _INDEXTERM_RE = re.compile(r"(?<!\\)(?:\(\(\((.+?)\)\)\)|\(\((.+?)\)\)|indexterm2?:\[((?:\\\]|[^\]])*)\])")
 _OTHER_MACRO_RE = re.compile(r"(?<![\\\w])(?:stem|latexmath|asciimath|pass):\[((?:\\\]|[^\]])*)\]")
 _ROLE_RE = re.compile(r"(?<![\w\\])\[\.[\w.-]+\]#([^#\n]+)#")
@@ -579,9 +586,11 @@ def generate_id(title: str, seen: dict[str, int], *, prefix: str = "_", separato
     """The id Asciidoctor generates for a section titled ``title`` (plain text): lowercase, characters
     other than word characters, spaces, ``-`` and ``.`` dropped, runs of spaces/``-``/``.``(/``_``)
     made one ``separator``, a trailing separator dropped, ``prefix`` in front; a repeated id gets
-    ``{separator}2``, ``{separator}3``, …"""
+    ``{separator}2``, ``{separator}3``, … past every id in ``seen`` (Asciidoctor registers block,
+    paragraph and inline anchors and discrete headings' ids in document order, so a section after
+    ``[#_install]`` on a listing is ``_install_2``)."""
     text = title.lower()
-    text = re.sub(r"\.\.\.|\((?:c|r|tm)\)", "", text)  # replaced by entities in Asciidoctor's HTML
+    text = re.sub(r"\.\.\.|\((?:c|r|tm)\)|->|=>|<-|<=", "", text)  # replaced by entities in Asciidoctor's HTML
     text = re.sub(r"[^ \w.-]+", "", text)
     gen = prefix + text
     if separator:
@@ -685,6 +694,17 @@ class _Parser:
         self.after_title = False  # author and revision lines follow the document title
         self.shift = 0  # 1 in a book with parts (level-0 sections after the title)
 
+    # -- ids --
+    def register(self, ident: str | None) -> None:
+        """Take ``ident`` (a block, paragraph or inline anchor met in document order): a generated id
+        after it skips it, as Asciidoctor's does."""
+        if ident:
+            self.seen_ids.setdefault(ident, 1)
+
+    def register_inline(self, text: str) -> None:
+        for m in _INLINE_ANCHOR_SCAN_RE.finditer(text):
+            self.register(m.group(1) or m.group(2))
+
     # -- inline --
     def inline(self, text: str) -> str:
         return inline_text(text, self.attrs, self.refs)
@@ -751,10 +771,12 @@ class _Parser:
             m = _BLOCK_ANCHOR_RE.match(s)
             if m:
                 pending.ident = m.group(1)
+                self.register(pending.ident)
                 i += 1
                 continue
             if _BLOCK_ATTR_RE.match(s) and not _BLOCK_MACRO_RE.match(s):
                 pending.merge(s[1:-1])
+                self.register(pending.ident)
                 i += 1
                 continue
             m = _BLOCK_TITLE_RE.match(s)
@@ -772,11 +794,13 @@ class _Parser:
                         self.builder.heading(1, title, pending.ident or "_title")
                         self.after_title = True
                     else:
-                        anchor = pending.ident or self.section_id(title)
-                        self.seen_ids.setdefault(anchor, 1)
+                        anchor = pending.ident or self.section_id(title)  # "": no id (sectids unset)
+                        self.register(anchor)
                         self.builder.heading(max(level + self.shift, 2), title, anchor)
                         self.in_header = self.after_title = False
                 else:
+                    if pending.style in ("discrete", "float"):  # its id is generated and taken too
+                        self.register(pending.ident or self.section_id(title))
                     emit([OutLine(title)])
                 pending = _Attrs()
                 i += 1
@@ -802,7 +826,7 @@ class _Parser:
                 pending = _Attrs()
                 continue
             if _UL_RE.match(s) or (_OL_RE.match(s)) or _COLIST_RE.match(s) or self.is_dlist(s):
-                i, block = self.list_block(lines, i)
+                i, block = self.list_block(lines, i, biblio=pending.style == "bibliography")
                 emit(self.titled(pending, block))
                 pending = _Attrs()
                 continue
@@ -812,6 +836,9 @@ class _Parser:
         return out
 
     def section_id(self, title: str) -> str:
+        """The generated id of a section titled ``title``; ``""`` (no id) when ``sectids`` is unset."""
+        if "sectids" not in self.attrs:
+            return ""
         prefix = self.attrs.get("idprefix", "_")
         separator = self.attrs.get("idseparator", "_")
         return generate_id(title, self.seen_ids, prefix=prefix, separator=separator)
@@ -984,6 +1011,8 @@ class _Parser:
             return i, []
         if style == "verse":
             return i, self.titled(pending, [OutLine(self.inline(p.strip())) for p in para])
+        if style != "quote":
+            self.register_inline("\n".join(para))  # a paragraph's inline anchors, as Asciidoctor's parser
         m = _ADMONITION_RE.match(para[0].strip()) if para else None
         if m:
             rest = self.para_lines([m.group(2), *para[1:]])
@@ -1013,8 +1042,9 @@ class _Parser:
             return "dl" + dm.group(2), s  # type: ignore[union-attr]
         return None
 
-    def list_block(self, lines: list[str], i: int) -> tuple[int, list[OutLine]]:
-        """A list with its nested lists and attached blocks, rendered with indentation."""
+    def list_block(self, lines: list[str], i: int, *, biblio: bool = False) -> tuple[int, list[OutLine]]:
+        """A list with its nested lists and attached blocks, rendered with indentation. An anchor
+        starting an item's text (``[[[id]]]`` in a ``bibliography`` list) is registered."""
         out: list[OutLine] = []
         stack: list[str] = []  # marker kinds, outermost first
         counters: list[int] = []
@@ -1055,6 +1085,9 @@ class _Parser:
                 prefix = f"{indent}{counters[depth]}."
             else:
                 prefix = f"{indent}-"
+            am = (_BIBLIO_ANCHOR_RE if biblio else _ITEM_ANCHOR_RE).match(text.strip())
+            if am and not kind.startswith("dl"):
+                self.register(am.group(1))
             # item text: this line and following plain lines
             item = [text] if text.strip() else []
             i += 1
@@ -1109,9 +1142,11 @@ class _Parser:
             t = lines[j].rstrip()
             if _BLOCK_ANCHOR_RE.match(t):
                 pending.ident = _BLOCK_ANCHOR_RE.match(t).group(1)  # type: ignore[union-attr]
+                self.register(pending.ident)
                 j += 1
             elif _BLOCK_ATTR_RE.match(t) and not _BLOCK_MACRO_RE.match(t):
                 pending.merge(t[1:-1])
+                self.register(pending.ident)
                 j += 1
             elif _BLOCK_TITLE_RE.match(t) and not _OL_RE.match(t) and _delimiter(t) is None:
                 pending.title = t[1:]
@@ -1208,51 +1243,76 @@ def _preprocess(text: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
-    """id → section title, for ``<<id>>`` references without text (first pass)."""
+    """id → section title, for ``<<id>>`` references without text (first pass). Ids are generated as
+    :class:`_Parser` does: past the block, paragraph and inline anchors and discrete headings before."""
     refs: dict[str, str] = {}
     seen: dict[str, int] = {}
-    local = dict(attrs)
-    pending: str | None = None
+    local = {"sectids": "", **attrs}
+    pending = _Attrs()
     block_title: str | None = None
     delim: str | None = None
+    biblio = False  # in a [bibliography] list
     for line in lines:
         s = line.rstrip()
         if delim is not None:
             if s == delim:
                 delim = None
             continue
-        if _delimiter(s) is not None:
-            delim = s if not s.startswith("```") else "```"
-            if pending and block_title:
-                refs.setdefault(pending, " ".join(inline_text(block_title, local).split()))
-            pending = block_title = None
+        kind = _delimiter(s)
+        if kind is not None:
+            if kind in ("listing", "literal", "pass", "comment", "fence", "table"):
+                delim = s if not s.startswith("```") else "```"
+            if pending.ident and block_title:
+                refs.setdefault(pending.ident, " ".join(inline_text(block_title, local).split()))
+            pending, block_title = _Attrs(), None
+            continue
+        if s.startswith("//"):
             continue
         m = _BLOCK_TITLE_RE.match(s)
         if m and not _OL_RE.match(s):
             block_title = m.group(1)
             continue
         am = _ATTR_ENTRY_RE.match(s)
-        if am and am.group(2).lower() in ("idprefix", "idseparator"):
-            local[am.group(2).lower()] = am.group(4) or ""
+        if am:
+            name = am.group(2).lower()
+            if am.group(1) or am.group(3):
+                local.pop(name, None)
+            elif name in ("idprefix", "idseparator", "sectids"):
+                local[name] = am.group(4) or ""
             continue
         m = _BLOCK_ANCHOR_RE.match(s)
         if m:
-            pending = m.group(1)
+            pending.ident = m.group(1)
+            seen.setdefault(pending.ident, 1)
             continue
-        m = _BLOCK_ATTR_RE.match(s)
-        if m:
-            ident = re.search(r"#([^.#%,\]]+)", s)
-            if ident:
-                pending = ident.group(1)
+        if _BLOCK_ATTR_RE.match(s) and not _BLOCK_MACRO_RE.match(s):
+            pending.merge(s[1:-1])
+            if pending.ident:
+                seen.setdefault(pending.ident, 1)
             continue
         m = _SECTION_RE.match(s)
         if m and m.group(1)[0] == "=" and len(m.group(1)) > 1:
             title = " ".join(inline_text(m.group(2), local).split())
-            ident = pending or generate_id(title, seen, prefix=local.get("idprefix", "_"),
-                                           separator=local.get("idseparator", "_"))
-            refs.setdefault(ident, title)
-        pending = None if s.strip() else pending
-        block_title = None if s.strip() else block_title
+            ident = pending.ident
+            if not ident and "sectids" in local:
+                ident = generate_id(title, seen, prefix=local.get("idprefix", "_"),
+                                    separator=local.get("idseparator", "_"))
+            if ident:
+                seen.setdefault(ident, 1)
+                refs.setdefault(ident, title)
+        elif s.strip():
+            lm = _UL_RE.match(s) or _OL_RE.match(s)
+            if lm:
+                biblio = biblio or pending.style == "bibliography"
+                im = (_BIBLIO_ANCHOR_RE if biblio else _ITEM_ANCHOR_RE).match(lm.group(2).strip())
+                if im:
+                    seen.setdefault(im.group(1), 1)
+            else:
+                biblio = False
+                for am in _INLINE_ANCHOR_SCAN_RE.finditer(s):
+                    seen.setdefault(am.group(1) or am.group(2), 1)
+        if s.strip():
+            pending, block_title = _Attrs(), None
     return refs
 
 
@@ -1312,7 +1372,7 @@ def _parse_asciidoc(text: str, *, path: str, root: Path | None = None,
     if EXTERNAL_END in lines:
         cut = lines.index(EXTERNAL_END)
         external = {m.group(2).lower() for ln in lines[:cut] if (m := _ATTR_ENTRY_RE.match(ln))}
-    attrs = {k.lower(): v for k, v in (attributes or {}).items()}
+    attrs = {"sectids": "", **{k.lower(): v for k, v in (attributes or {}).items()}}
     parser = _Parser(attrs, _collect_refs(lines, attrs))
     parser.shift = int(_has_parts(lines))
     parser.in_header = True

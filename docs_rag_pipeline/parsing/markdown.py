@@ -134,15 +134,16 @@ class SectionBuilder:
         self._path: list[tuple[int, str]] = []
         self._current = _OpenSection((), "", 1)
         self._any_heading = False
-        # every heading in page order: its explicit id, or None and the text to slug
+        # every heading in page order: its explicit id ("" for none), or None and the text to slug
         self._headings: list[tuple[str | None, str]] = []
         # the index in _headings of each section's heading (None: the intro)
         self._section_heading: list[int | None] = []
         self._current_heading: int | None = None
 
     def heading(self, level: int, text: str, anchor: str | None = None) -> None:
-        """Start a new section at a heading (``anchor`` None: slug the text)."""
-        self._headings.append((anchor or None, text))
+        """Start a new section at a heading (``anchor`` None: slug the text; ``""``: the heading has
+        no id, and its section links the page itself)."""
+        self._headings.append((anchor, text))
         if not self._any_heading and level == 1:
             self._any_heading = True
             self.title_heading = text
@@ -169,7 +170,7 @@ class SectionBuilder:
     def _anchors(self) -> list[str]:
         """The anchor of each heading: explicit ids first, then slugs that skip every taken id."""
         seen: dict[str, int] = {anchor: 0 for anchor, _ in self._headings if anchor}
-        return [anchor or github_slug(text, seen) for anchor, text in self._headings]
+        return [github_slug(text, seen) if anchor is None else anchor for anchor, text in self._headings]
 
     def finish(self) -> list[Section]:
         """All sections; an empty intro is left out when other sections exist."""
