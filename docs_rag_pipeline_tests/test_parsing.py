@@ -140,6 +140,20 @@ def test_markdown_sections_paths_anchors_and_levels() -> None:
     assert page.sections[4].text == ""  # empty sections are kept, stripped
 
 
+def test_attribute_list_ids_of_mkdocs_and_kramdown_are_explicit_ids() -> None:
+    """Python-Markdown's attr_list (MkDocs) and kramdown (Jekyll) write an explicit id as
+    ``{: #id }`` or ``{ #id .class }``; only the tight ``{#id}`` was taken, so the anchor was the slug
+    of the braces (``install-on-linux--linux-``) and the heading kept ``{: #linux }``."""
+    for src in ("## Install on Linux {#linux}", "## Install on Linux { #linux }", "## Install on Linux {: #linux }",
+                "## Install on Linux {:#linux}", "## Install on Linux {: #linux .important }",
+                "## Install on Linux {: .important #linux }"):
+        page = parse_markdown(src + "\n\ntext\n", path="docs/install.md")
+        assert [(s.headings, s.anchor) for s in page.sections] == [(("Install on Linux",), "linux")], src
+    # braces that hold no id are heading text
+    page = parse_markdown("## Object {a: 1}\n\ntext\n", path="docs/o.md")
+    assert [(s.headings, s.anchor) for s in page.sections] == [(("Object {a: 1}",), "object-a-1")]
+
+
 def test_explicit_ids_win_and_every_section_of_a_page_has_its_own_anchor() -> None:
     """``## Install`` then ``## Setup {#install}`` gave both sections the anchor ``install`` (the
     explicit id was taken as is after the slug had handed it out), so a citation of the first

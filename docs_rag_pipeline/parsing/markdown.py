@@ -628,7 +628,10 @@ def flatten_mdx(text: str, *, mdx: bool = True) -> str:
 # Token tree → plain text
 # --------------------------------------------------------------------------------------------
 
-_HEADING_ID_RE = re.compile(r"\s*\{#([^\s{}]+)(?:\s[^{}]*)?\}\s*$")
+#: an explicit heading id at the end of a heading: ``{#id}`` (Pandoc, Docusaurus, markdown-it-attrs) and
+#: the attribute lists of Python-Markdown/MkDocs and kramdown/Jekyll (``{: #id }``, ``{ #id .class }``,
+#: ``{: .class #id }``)
+_HEADING_ID_RE = re.compile(r"\s*\{:?\s*(?:\.[^\s{}#]+\s+|[\w-]+=[^\s{}]*\s+)*#([^\s{}]+)(?:\s[^{}]*)?\}\s*$")
 _HTML_DROP_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>", re.S | re.I)
 _HTML_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 _BR_RE = re.compile(r"<br\b[^>]*>", re.I)
