@@ -821,6 +821,21 @@ def test_a_stray_escape_loses_only_itself_not_the_text_after_it():
     assert "A link here and bold." in text and "\x1b" not in text and "\x07" not in text
 
 
+def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> None:
+    """``<h2>Using C#</h2>`` was cited as "Using C" and ``<h2>F#</h2>`` as "F": the strip meant for
+    permalink glyphs ate the heading's own last character. A glyph is dropped only when a link shows
+    nothing else, or when it stands as a word of its own."""
+    html = ("<html><head><title>Langs</title></head><body><main><h1>Langs</h1><p>x</p>"
+            "<h2 id='using-c'>Using C#<a class='headerlink' href='#using-c'>¶</a></h2><p>a</p>"
+            "<h2 id='f'>F#</h2><p>b</p>"
+            "<h2 id='setup'>Setup<a href='#setup'>#</a></h2><p>c</p>"
+            "<h2 id='run'>Run #</h2><p>d</p>"
+            "<h2 id='notes'>Notes¶</h2><p>e</p>"
+            "<h2 id='s'>Laws <span>§</span></h2><p>f</p></main></body></html>")
+    page = parse_html(html, url="https://docs.example.org/langs.html")
+    assert [s.headings[-1] for s in page.sections if s.headings] == ["Using C#", "F#", "Setup", "Run", "Notes", "Laws"]
+
+
 def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     """Chrome was found by words in an element's classes and id, headings and sections included: a
     Sphinx ``<section id="sidebar-configuration">`` lost all its text, a Docusaurus or MkDocs heading

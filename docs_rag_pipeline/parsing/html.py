@@ -345,8 +345,28 @@ def _strings(el: Tag) -> str:
     return "".join(str(s) for s in el.descendants if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
 
 
+_GLYPHS = "¶#🔗§"  # what a permalink next to a heading shows
+_TRAILING_GLYPHS_RE = re.compile(r"(?:\s*[¶🔗]|\s+[#§]+)+$")
+
+
+def _is_permalink_glyph(s: NavigableString, heading: Tag) -> bool:
+    """``s`` is the text of a link inside ``heading`` that shows only a permalink glyph (``¶``, ``#``)."""
+    for parent in s.parents:
+        if parent is heading or not isinstance(parent, Tag):
+            return False
+        if parent.name == "a":
+            text = parent.get_text().strip()
+            return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
+    return False
+
+
 def _heading_text(el: Tag) -> str:
-    return _norm(_strings(el)).rstrip("¶#🔗§ ").strip()
+    """A heading's text without its permalink glyph: a link showing only ``¶``/``#``/``§``/``🔗``, a
+    trailing ``¶``/``🔗``, or a ``#``/``§`` standing as a word of its own ("Setup #"). A ``#`` that ends
+    a word is the heading's own: "Using C#", "F#"."""
+    text = "".join(str(s) for s in el.descendants if isinstance(s, NavigableString)
+                   and not isinstance(s, _SKIPPED_STRINGS) and not _is_permalink_glyph(s, el))
+    return _TRAILING_GLYPHS_RE.sub("", _norm(text)).strip()
 
 
 def _code_language(pre: Tag) -> str:
