@@ -5,13 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: how an anchor starts that is a text fragment, not an element id: ``":~:text=Install on Linux"``
+#: (the heading's text, not yet encoded; :func:`~docs_rag_pipeline.chunking.url_fragment` encodes it)
+TEXT_DIRECTIVE = ":~:text="
+
 
 @dataclass(frozen=True, slots=True)
 class Section:
     """A part of a page under one heading.
 
     ``headings`` is the heading path below the page title (empty for the page's intro),
-    ``anchor`` the fragment the site gives that heading ('' for the intro), ``level`` the
+    ``anchor`` the fragment the site gives that heading ('' for the intro and a heading with no id;
+    :data:`TEXT_DIRECTIVE` and the heading's text for a web heading with no id), ``level`` the
     heading level (1 for the intro), ``text`` plain text: paragraphs separated by a blank line,
     list items as ``- item``, table rows as ``a | b | c``, code blocks verbatim (fenced with
     ```` ``` ````) so the chunker never splits inside one.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_rag_pipeline.chunking import Budget, chunk_page
 from docs_rag_pipeline.parsing import (
     ParseError,
     format_for_path,
@@ -173,10 +174,12 @@ def test_explicit_ids_win_and_every_section_of_a_page_has_its_own_anchor() -> No
     ]
     anchors = [s.anchor for s in page.sections]
     assert len(set(anchors)) == len(anchors)
-    # an HTML page's own ids win over the slugs made for headings without one
+    # an HTML page's own ids are its anchors; a heading without one links a text fragment, never an id
+    # the live page lacks (test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id)
     html = parse_html("<html><body><main><h1>T</h1><h2>Install</h2><p>a</p><h2 id='install'>Setup</h2>"
                       "<p>b</p></main></body></html>", url="https://docs.example.org/guide.html")
-    assert [(s.headings, s.anchor) for s in html.sections] == [(("Install",), "install-1"), (("Setup",), "install")]
+    assert [(s.headings, s.anchor) for s in html.sections] == [(("Install",), ":~:text=Install"),
+                                                               (("Setup",), "install")]
 
 
 def test_markdown_lists_code_tables_and_html() -> None:
@@ -514,7 +517,7 @@ def test_html_anchor_fallbacks_selector_and_title_rules() -> None:
     assert [(s.anchor, s.text) for s in page.sections] == [
         ("legacy", "one"),
         ("inner", "two"),
-        ("plain-heading", "three four"),
+        (":~:text=Plain heading!", "three four"),  # no id: a text fragment of the heading
     ]
     # a selector that matches nothing falls back to body
     fallback = parse_html(html, url="https://x.dev/guide/", content_selector="#missing")
@@ -819,6 +822,35 @@ def test_a_stray_escape_loses_only_itself_not_the_text_after_it():
     text = " ".join(s.text for s in page.sections)
     assert "Press ] to jump." in text and "install with pip." in text, text
     assert "A link here and bold." in text and "\x1b" not in text and "\x07" not in text
+
+
+def test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id() -> None:
+    """A web heading with no id anywhere (hand-written HTML, CMS pages, an id on a plain wrapper
+    ``div``) was linked with a GitHub slug that names no element of the live page, so the citation
+    opened the top of the page. It now links a text fragment of the heading (``#:~:text=…``), which
+    browsers that support text fragments scroll to and the others open at the top, as before."""
+    html = ("<html><head><title>Plain page</title></head><body><main><h1>Plain page</h1><p>Intro.</p>"
+            "<h2>No id here</h2><p>First.</p>"
+            "<div id='wrapper-config'><h2>Configuration</h2><p>In a wrapper.</p></div>"
+            "<h2>Foo-bar, &amp; baz: Café</h2><p>x</p>"
+            "<h2 id='install'>Install</h2><p>Has an id.</p></main></body></html>")
+    page = parse_html(html, url="https://example.org/plain.html")
+    assert [s.anchor for s in page.sections] == [
+        "", ":~:text=No id here", ":~:text=Configuration", ":~:text=Foo-bar, & baz: Café", "install"]
+    chunks = chunk_page(page, source="web", page_url="https://example.org/plain.html", content_hash="h",
+                        updated_at="2026-01-01T00:00:00Z", budget=Budget(window=256, overlap=0),
+                        count=lambda t: len(t.split()))
+    assert [c.url for c in chunks] == [
+        "https://example.org/plain.html",
+        "https://example.org/plain.html#:~:text=No%20id%20here",
+        "https://example.org/plain.html#:~:text=Configuration",
+        # "-", "," and "&" are the directive's syntax: encoded in the text
+        "https://example.org/plain.html#:~:text=Foo%2Dbar%2C%20%26%20baz%3A%20Caf%C3%A9",
+        "https://example.org/plain.html#install",
+    ]
+    # Markdown headings keep their GitHub slugs: the site generator gives them those ids
+    md = parse_markdown("# T\n\n## No id here\n\nx\n", path="docs/t.md")
+    assert [s.anchor for s in md.sections] == ["no-id-here"]
 
 
 def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> None:

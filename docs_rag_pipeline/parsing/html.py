@@ -706,7 +706,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     _label_tab_panels(root, soup)
     _remove_chrome(root)
 
-    builder = SectionBuilder()
+    builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
     first_h1 = ""
     for ev in walker.block(root, top=True):

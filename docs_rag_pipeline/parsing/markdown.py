@@ -21,7 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from ..records import ParsedPage, Section
+from ..records import TEXT_DIRECTIVE, ParsedPage, Section
 from .binary import check_text
 from .errors import ParseError
 from .slugs import github_slug
@@ -128,7 +128,10 @@ class SectionBuilder:
     in the page included), so no two sections share an anchor the page's site would not.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, text_fragments: bool = False) -> None:
+        # text_fragments: a heading without an id gets a text fragment of its text, not a slug (a web
+        # page's heading: no element on the live page has an id the parser invents)
+        self.text_fragments = text_fragments
         self.title_heading: str | None = None
         self._sections: list[Section] = []
         self._path: list[tuple[int, str]] = []
@@ -170,6 +173,9 @@ class SectionBuilder:
     def _anchors(self) -> list[str]:
         """The anchor of each heading: explicit ids first, then slugs that skip every taken id."""
         seen: dict[str, int] = {anchor: 0 for anchor, _ in self._headings if anchor}
+        if self.text_fragments:
+            return [(TEXT_DIRECTIVE + text if text else "") if anchor is None else anchor
+                    for anchor, text in self._headings]
         return [github_slug(text, seen) if anchor is None else anchor for anchor, text in self._headings]
 
     def finish(self) -> list[Section]:
