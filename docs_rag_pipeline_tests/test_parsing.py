@@ -853,6 +853,23 @@ def test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id() 
     assert [s.anchor for s in md.sections] == ["no-id-here"]
 
 
+def test_markdown_slugs_are_github_sluggers_of_the_rendered_heading_text() -> None:
+    """The slug was made from the display text (spaces collapsed, image alt text added) and kept
+    every number; GitHub, rehype-slug and Docusaurus slug the rendered text content. The expected
+    ids are github-slugger 2.0.0's for the same text (checked with its own code under node)."""
+    cases = [
+        ("markdown", "## Foo  Bar\n\nx\n", "foo--bar", "Foo Bar"),
+        ("markdown", "## ![logo](logo.png) Setup\n\nx\n", "-setup", "logo Setup"),
+        ("markdown", "## Area in m²\n\nx\n", "area-in-m", "Area in m²"),  # No (other) numbers dropped
+        ("markdown", "## Tier ½ price\n\nx\n", "tier--price", "Tier ½ price"),
+        ("markdown", "## Step Ⅻ\n\nx\n", "step-ⅻ", "Step Ⅻ"),  # Nl (letter) numbers kept
+        ("mdx", '## Foo <Badge text="New" /> Bar\n\nx\n', "foo--bar", "Foo Bar"),
+    ]
+    for fmt, src, anchor, shown in cases:
+        page = parse_document(src, fmt=fmt, path="docs/x.mdx" if fmt == "mdx" else "docs/x.md")
+        assert [(s.headings, s.anchor) for s in page.sections] == [((shown,), anchor)], src
+
+
 def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> None:
     """``<h2>Using C#</h2>`` was cited as "Using C" and ``<h2>F#</h2>`` as "F": the strip meant for
     permalink glyphs ate the heading's own last character. A glyph is dropped only when a link shows

@@ -143,10 +143,11 @@ class SectionBuilder:
         self._section_heading: list[int | None] = []
         self._current_heading: int | None = None
 
-    def heading(self, level: int, text: str, anchor: str | None = None) -> None:
+    def heading(self, level: int, text: str, anchor: str | None = None, *, slug_text: str | None = None) -> None:
         """Start a new section at a heading (``anchor`` None: slug the text; ``""``: the heading has
-        no id, and its section links the page itself)."""
-        self._headings.append((anchor, text))
+        no id, and its section links the page itself). ``slug_text``: the text to slug when it is not
+        ``text`` (Markdown's heading as rendered: spaces kept, no image alt text)."""
+        self._headings.append((anchor, text if slug_text is None else slug_text))
         if not self._any_heading and level == 1:
             self._any_heading = True
             self.title_heading = text
@@ -717,6 +718,25 @@ def _inline(node: SyntaxTreeNode) -> str:
     return "\n".join(" ".join(line.split()) for line in text.split("\n")).strip()
 
 
+def _rendered_text(node: SyntaxTreeNode) -> str:
+    """The text content of inline content as a renderer's HTML has it, which GitHub and rehype-slug
+    slug: text and code spans as written (spaces not collapsed, so ``Foo  Bar`` or the gap an MDX
+    component left is ``foo--bar``), no image alt text."""
+    parts: list[str] = []
+
+    def walk(n: SyntaxTreeNode) -> None:
+        for child in n.children:
+            if child.type in ("text", "code_inline"):
+                parts.append(child.content)
+            elif child.type in ("softbreak", "hardbreak"):
+                parts.append("\n")
+            elif child.type not in ("image", "html_inline"):
+                walk(child)
+
+    walk(node)
+    return "".join(parts)
+
+
 class _Renderer:
     """Renders block nodes of a markdown-it syntax tree to plain-text lines."""
 
@@ -876,12 +896,13 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
         if node.type == "heading":
             heading = _inline(node.children[0]) if node.children else ""
             heading = " ".join(heading.split())
+            slug_text = _rendered_text(node.children[0]) if node.children else ""
             explicit = _HEADING_ID_RE.search(heading)
             anchor = None
             if explicit:
                 anchor = explicit.group(1)
                 heading = heading[: explicit.start()].rstrip()
-            builder.heading(int(node.tag[1]), heading, anchor)
+            builder.heading(int(node.tag[1]), heading, anchor, slug_text=slug_text)
         else:
             builder.add("\n".join(line.text for line in renderer.render(node)))
 

@@ -8,11 +8,13 @@ __all__ = ["github_slug", "slugify"]
 
 
 def _keep(char: str) -> bool:
-    """True for the characters github-slugger keeps: letters, marks, numbers, ``-``, ``_``, space."""
+    """True for the characters github-slugger keeps: letters, marks, decimal and letter numbers
+    (``Nd``, ``Nl``; not superscripts, fractions and other ``No`` numbers: ``m²`` → ``m``), ``-``,
+    ``_``, space."""
     if char in "-_ ":
         return True
     category = unicodedata.category(char)
-    return category[0] in "LMN" or category == "Pc"
+    return category[0] in "LM" or category in ("Nd", "Nl", "Pc")
 
 
 def slugify(text: str) -> str:
@@ -26,7 +28,7 @@ def github_slug(text: str, seen: dict[str, int]) -> str:
     ``seen`` holds the slugs given so far on the page (use one dict per page): a repeated
     slug gets ``-1``, ``-2``, ... appended, exactly like github-slugger does.
     """
-    original = slugify(text.strip())
+    original = slugify(text)
     slug = original
     while slug in seen:
         seen[original] += 1
