@@ -870,6 +870,17 @@ def test_markdown_slugs_are_github_sluggers_of_the_rendered_heading_text() -> No
         assert [(s.headings, s.anchor) for s in page.sections] == [((shown,), anchor)], src
 
 
+def test_a_heading_nested_in_a_blockquote_or_list_takes_its_slug_first() -> None:
+    """``> ## Setup`` gets the id ``setup`` on GitHub and in every rehype-based generator; it opens no
+    section here but took no slug either, so the later real ``## Setup`` was linked ``#setup``,
+    which is the quoted heading (github-slugger 2.0.0 gives the real one ``setup-1``)."""
+    for src in ("# T\n\n> ## Setup\n> quoted\n\n## Setup\n\nreal\n",
+                "# T\n\n- item\n\n  ## Setup\n\n## Setup\n\nreal\n",
+                "# T\n\n> ## Quoted {#setup}\n\n## Setup\n\nreal\n"):
+        page = parse_markdown(src, path="docs/t.md")
+        assert [(s.headings, s.anchor) for s in page.sections if s.headings] == [(("Setup",), "setup-1")], src
+
+
 def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> None:
     """``<h2>Using C#</h2>`` was cited as "Using C" and ``<h2>F#</h2>`` as "F": the strip meant for
     permalink glyphs ate the heading's own last character. A glyph is dropped only when a link shows

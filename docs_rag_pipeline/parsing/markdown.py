@@ -160,6 +160,11 @@ class SectionBuilder:
         self._current = _OpenSection(tuple(t for _, t in self._path), "", level)
         self._current_heading = len(self._headings) - 1
 
+    def reserve(self, text: str, anchor: str | None = None) -> None:
+        """A heading that opens no section (one nested in a blockquote or a list item): the site
+        still gives it an id (``anchor``, else its slug), which later slugs skip."""
+        self._headings.append((anchor, text))
+
     def add(self, block: str) -> None:
         """Append a block of text (a paragraph, a list, a code block...) to the current section."""
         if block.strip():
@@ -879,6 +884,19 @@ def _parse_tokens(body: str, *, mdx: bool) -> list[Any]:
 _EMPHASIS_TOKENS = frozenset({"em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close"})
 
 
+def _heading_parts(node: SyntaxTreeNode) -> tuple[str, str | None, str]:
+    """A heading's text as shown, its explicit id (``{#id}``, ``{: #id }``) or None, and the text to slug."""
+    heading = _inline(node.children[0]) if node.children else ""
+    heading = " ".join(heading.split())
+    slug_text = _rendered_text(node.children[0]) if node.children else ""
+    explicit = _HEADING_ID_RE.search(heading)
+    anchor = None
+    if explicit:
+        anchor = explicit.group(1)
+        heading = heading[: explicit.start()].rstrip()
+    return heading, anchor, slug_text
+
+
 def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     """Parse a Markdown (or, with ``mdx=True``, MDX) document into title, sections and metadata.
 
@@ -894,16 +912,13 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     renderer = _Renderer(mdx)
     for node in tree.children:
         if node.type == "heading":
-            heading = _inline(node.children[0]) if node.children else ""
-            heading = " ".join(heading.split())
-            slug_text = _rendered_text(node.children[0]) if node.children else ""
-            explicit = _HEADING_ID_RE.search(heading)
-            anchor = None
-            if explicit:
-                anchor = explicit.group(1)
-                heading = heading[: explicit.start()].rstrip()
+            heading, anchor, slug_text = _heading_parts(node)
             builder.heading(int(node.tag[1]), heading, anchor, slug_text=slug_text)
         else:
+            for nested in node.walk():  # "> ## Setup": an id on the site, no section here
+                if nested.type == "heading":
+                    _, anchor, slug_text = _heading_parts(nested)
+                    builder.reserve(slug_text, anchor)
             builder.add("\n".join(line.text for line in renderer.render(node)))
 
     title = metadata.get("title")
