@@ -48,20 +48,6 @@ class ThreadStore:
     def __init__(self, folder: str | Path, ttl_minutes: int) -> None:
         self.path = Path(folder) / "threads.sqlite"
         self.ttl = ttl_minutes * 60
-        self._ready = False
-
-    def _create(self) -> None:
-        from .config import require_storage_folder
-
-        require_storage_folder(self.path.parent)
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        try:
-            db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")
-            db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
-                       "PRIMARY KEY (thread_id, n))")
-        finally:
-            db.close()
-        self._ready = True
 
     @contextlib.contextmanager
     def _db(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
@@ -70,20 +56,33 @@ class ThreadStore:
         same storage (``serve --workers``, the MCP server, the CLI) waits for it instead of reading the
         same last turn number and writing a duplicate (the in-process lock covers only this process).
         A read does not, so a store on a read-only folder can still be read. SQLite's and the file
-        system's errors become :class:`ThreadsUnavailable`."""
+        system's errors become :class:`ThreadsUnavailable`.
+
+        Every write creates the tables when they are missing, in its transaction: the file may have
+        been moved aside, or the storage folder swapped for a fresh one (``mv data.new data``), under a
+        running process, which then starts a new store there rather than failing "no such table" until
+        it restarts. The storage folder itself is never created (``docs-rag ingest`` does that). A read
+        never creates the file (``mode=rw``)."""
+        from .config import require_storage_folder
+
         try:
-            if not self._ready:
-                if not write and not self.path.exists():
-                    raise ThreadsUnavailable(f"{self.path} does not exist")
-                if write:
-                    self._create()
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            require_storage_folder(self.path.parent)
+            if write:
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            else:
+                db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=rw", uri=True, timeout=30, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
             raise ThreadsUnavailable(f"{self.path}: {exc}") from None
         try:
             try:
                 db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                if write:
+                    db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")
+                    db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
+                               "PRIMARY KEY (thread_id, n))")
             except sqlite3.Error as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
                 raise ThreadsUnavailable(f"{self.path}: {exc}") from None
             try:
                 yield db
@@ -122,11 +121,15 @@ class ThreadStore:
                              "'thread_id' must be the 32-character hex id a previous answer returned; "
                              "leave it out to start a new conversation")
         row, rows = None, []
-        if self._ready or self.path.exists():  # else no conversation was ever saved here
+        # no file: none was saved here yet (or it was moved aside), so no such conversation; a missing
+        # storage folder is the server's trouble (ThreadsUnavailable, from _db)
+        if self.path.exists() or not self.path.parent.is_dir():
             with _LOCK, self._db(write=False) as db:
-                row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
-                rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
-                                  (thread_id, MAX_TURNS_KEPT)).fetchall()
+                tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if {"threads", "turns"} <= tables:  # else a new, empty file: none saved in it yet
+                    row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
+                    rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
+                                      (thread_id, MAX_TURNS_KEPT)).fetchall()
         if row is None:
             raise InputError("unknown_thread", "thread_id",
                              f"no conversation with thread_id {thread_id!r}; leave thread_id out to start a "
@@ -144,7 +147,10 @@ class ThreadStore:
         with _LOCK, self._db() as db:
             n = db.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)).fetchone()[0]
             db.execute("INSERT INTO turns VALUES (?, ?, ?)", (thread_id, n, json.dumps(asdict(turn))))
-            db.execute("UPDATE threads SET updated = ? WHERE id = ?", (time.time(), thread_id))
+            now = time.time()
+            if not db.execute("UPDATE threads SET updated = ? WHERE id = ?", (now, thread_id)).rowcount:
+                # the file was replaced since the thread was read: its turn stays with its thread
+                db.execute("INSERT INTO threads VALUES (?, ?, ?)", (thread_id, now, now))
 
     def touch(self, thread_id: str, when: float) -> None:
         """Set the time of the last turn (for expiry)."""

@@ -273,6 +273,33 @@ def test_chat_page_keeps_the_conversation_on_screen(browser, server):
     ctx.close()
 
 
+def test_chat_page_starts_over_when_conversations_cannot_be_read(browser, index, tmp_path):
+    """A follow-up answered 503 ``threads_unavailable`` (the store cannot be opened): the page kept the
+    thread, so every next question got the same 503 telling the user to ask without thread_id, which a
+    chat user cannot do. Now the next question starts a new conversation, as after an expired one."""
+    import shutil
+
+    storage = tmp_path / "data"
+    shutil.copytree(Path(yaml_storage(index)), storage)
+    cfg = tmp_path / "page.yaml"
+    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
+                   + "api:\n  rate_limit_per_minute: 100000\n")
+    with serve(create_app(config_path=str(cfg))) as url:
+        ctx, pg, errors, sent = open_page(browser, url)
+        page_ask(pg, FIRST_Q)
+        (storage / "threads.sqlite").unlink()
+        (storage / "threads.sqlite").mkdir()  # a store that cannot be opened (as a read-only mount's)
+        pg.fill("#question", FOLLOW_UP)
+        pg.click("#ask")
+        pg.wait_for_selector("#error:not([hidden])")
+        assert "conversations cannot be read" in pg.inner_text("#error")
+        page_ask(pg, FIRST_Q)
+        assert len(sent) == 3 and sent[1]["thread_id"] and "thread_id" not in sent[2], sent
+        assert "container platform" in pg.inner_text("#answer")
+        assert errors == [], errors
+        ctx.close()
+
+
 def test_chat_page_shows_the_replacement_of_an_invalid_streamed_answer(browser, index, llm):
     with serve(create_app(config_path=str(llm_config(index, llm, "invent")))) as url:
         ctx, pg, errors, sent = open_page(browser, url)
@@ -439,6 +466,53 @@ def test_a_server_never_recreates_a_storage_folder_moved_away(index, tmp_path):
         follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first.json()["thread_id"]},
                                timeout=120)
         assert follow.status_code == 200 and follow.json()["thread_id"] == first.json()["thread_id"]
+
+
+def test_conversations_start_again_in_a_storage_folder_swapped_under_the_server(index, tmp_path):
+    """The storage folder swapped for a freshly ingested one (``mv data data.old && mv data.new data``), or
+    ``threads.sqlite`` moved aside, under a running server: the store remembered that its tables existed,
+    so every later answer came without a ``thread_id`` ("not saved as a conversation") and every follow-up
+    was a 503 until a restart. Now the store is created again in the folder that is back: new questions
+    get a thread, and a thread of the old store is unknown there (404), like another server's."""
+    import shutil
+
+    storage = tmp_path / "data"
+    shutil.copytree(Path(yaml_storage(index)), storage)
+    for name in ("threads.sqlite", "feedback.sqlite"):
+        (storage / name).unlink(missing_ok=True)
+    shutil.copytree(storage, tmp_path / "data.new")  # as a fresh ingest leaves it: no conversation store
+    cfg = tmp_path / "swap.yaml"
+    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
+                   + "api:\n  rate_limit_per_minute: 100000\n")
+    with serve(create_app(config_path=str(cfg))) as url:
+        old = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120).json()["thread_id"]
+        assert old
+        storage.rename(tmp_path / "data.old")
+        (tmp_path / "data.new").rename(storage)
+        # a thread of the store moved away: unknown here, and reading it creates no file
+        r = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": old}, timeout=120)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_thread", r.text
+        assert not (storage / "threads.sqlite").exists()
+        first = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120).json()
+        assert first.get("thread_id") and "warning" not in first, first
+        follow = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first["thread_id"]},
+                               timeout=120)
+        assert follow.status_code == 200 and follow.json()["thread_id"] == first["thread_id"], follow.text
+        assert "ACME_SECRET_KEY" in follow.json()["answer"]
+        # the operator moves threads.sqlite aside (to clear conversations, or a damaged file)
+        (storage / "threads.sqlite").rename(tmp_path / "threads.sqlite.aside")
+        r = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": first["thread_id"]}, timeout=120)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_thread", r.text
+        again = requests.post(f"{url}/ask", json={"question": FIRST_Q, "stream": True}, stream=True, timeout=120)
+        final = dict(sse(again))["final"]
+        assert final.get("thread_id") and "warning" not in final, final
+    from docs_rag_pipeline.query import ask  # the Python API, in this process, the same
+
+    tid = ask(FIRST_Q, config=cfg).thread_id
+    (storage / "threads.sqlite").unlink()
+    ans = ask(FIRST_Q, config=cfg)
+    assert ans.thread_id and ans.thread_id != tid and ans.warning is None
+    assert ask(FOLLOW_UP, thread_id=ans.thread_id, config=cfg).thread_id == ans.thread_id
 
 
 def yaml_storage(cfg: Path) -> str:

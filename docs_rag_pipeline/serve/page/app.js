@@ -127,8 +127,8 @@
         if (resp.status === 401) authEl.hidden = false;
         const code = body && body.error ? body.error.code : "";
         const msg = body && body.error ? body.error.message : "HTTP " + resp.status;
-        if (code === "unknown_thread" || code === "expired_thread") {
-          threadId = null; // the next question starts a new conversation
+        if (code === "unknown_thread" || code === "expired_thread" || code === "threads_unavailable") {
+          threadId = null; // the next question starts a new conversation (one the server can answer)
           showError("This conversation is no longer available: " + msg);
           return;
         }
