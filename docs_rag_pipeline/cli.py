@@ -18,6 +18,7 @@ from .config import Config, ConfigError, StorageMissing, load_config
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
 from .locks import LockTimeout
+from .threads import ThreadsUnavailable, forget_expired_threads
 
 DAGSTER_YAML = """# written by docs-rag; see docs/architecture.md
 telemetry:
@@ -621,6 +622,15 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     if forgotten:
         print(f"[PRUNE] question log: {forgotten} asks older than api.keep_questions_days "
               f"({config.api.keep_questions_days}) deleted", file=sys.stderr)
+    try:
+        expired = forget_expired_threads(config)
+    except ThreadsUnavailable as exc:
+        print(f"error: the conversation store cannot be trimmed ({exc}); check the file, its folder's permissions "
+              "and the disk, then run the command again", file=sys.stderr)
+        return 74
+    if expired:
+        print(f"[PRUNE] conversations: {expired} expired (no question for api.thread_ttl_minutes, "
+              f"{config.api.thread_ttl_minutes}) deleted", file=sys.stderr)
     if args.json:
         print(json.dumps({"rows_pruned": pruned}, indent=2))
     elif not pruned:

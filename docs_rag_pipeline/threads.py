@@ -19,7 +19,17 @@ from typing import Iterator
 from .schemas import InputError
 
 THREAD_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-MAX_TURNS_KEPT = 20  # the newest turns a follow-up sees
+MAX_TURNS_KEPT = 20  # the newest turns a follow-up sees, and all a thread keeps
+#: the most expired threads one new thread or turn deletes: a backlog (a quiet weekend after a busy day,
+#: a lower api.thread_ttl_minutes) goes over many asks instead of holding the store's lock for one
+FORGET_BATCH = 500
+#: how long a new thread or turn leaves an expired thread stored, so that a follow-up soon after its
+#: expiry is told that it expired (404 expired_thread), not that it is unknown; `docs-rag prune`
+#: deletes every expired thread at once
+EXPIRED_KEPT_SECONDS = 86400
+SCHEMA = ("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)",
+          "CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, PRIMARY KEY (thread_id, n))",
+          "CREATE INDEX IF NOT EXISTS threads_updated ON threads (updated)")
 _LOCK = threading.Lock()
 
 
@@ -69,6 +79,7 @@ class ThreadStore:
             require_storage_folder(self.path.parent)
             if write:
                 db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                db.execute("PRAGMA secure_delete = ON")  # a deleted turn is overwritten, not left in a free page
             else:
                 db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=rw", uri=True, timeout=30, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
@@ -76,10 +87,8 @@ class ThreadStore:
         try:
             try:
                 db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                if write:
-                    db.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)")
-                    db.execute("CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, "
-                               "PRIMARY KEY (thread_id, n))")
+                for statement in SCHEMA if write else ():
+                    db.execute(statement)
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
@@ -106,12 +115,20 @@ class ThreadStore:
         now = time.time()
         with _LOCK, self._db() as db:
             db.execute("INSERT INTO threads VALUES (?, ?, ?)", (tid, now, now))
-            # forget expired threads now and then
-            old = [r[0] for r in db.execute("SELECT id FROM threads WHERE updated < ?", (now - self.ttl - 86400,))]
-            for o in old:
-                db.execute("DELETE FROM turns WHERE thread_id = ?", (o,))
-                db.execute("DELETE FROM threads WHERE id = ?", (o,))
+            _forget_batch(db, now - self.ttl - EXPIRED_KEPT_SECONDS)
         return Thread(tid, [])
+
+    def forget_expired(self) -> int:
+        """Delete every thread past ``api.thread_ttl_minutes`` (``docs-rag prune``: the store is also
+        trimmed when nobody asks), a batch per transaction; how many went. Creates no file."""
+        total = 0
+        while self.path.is_file():
+            with _LOCK, self._db() as db:
+                n = _forget_batch(db, time.time() - self.ttl)
+            total += n
+            if n < FORGET_BATCH:
+                break
+        return total
 
     def get(self, thread_id: str) -> Thread:
         """The thread, or an InputError: ``invalid_thread_id`` (400), ``unknown_thread`` or
@@ -147,15 +164,32 @@ class ThreadStore:
         with _LOCK, self._db() as db:
             n = db.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)).fetchone()[0]
             db.execute("INSERT INTO turns VALUES (?, ?, ?)", (thread_id, n, json.dumps(asdict(turn))))
+            # a follow-up reads the newest MAX_TURNS_KEPT turns: the older ones are kept no longer
+            db.execute("DELETE FROM turns WHERE thread_id = ? AND n <= ?", (thread_id, n - MAX_TURNS_KEPT))
             now = time.time()
             if not db.execute("UPDATE threads SET updated = ? WHERE id = ?", (now, thread_id)).rowcount:
                 # the file was replaced since the thread was read: its turn stays with its thread
                 db.execute("INSERT INTO threads VALUES (?, ?, ?)", (thread_id, now, now))
+            _forget_batch(db, now - self.ttl - EXPIRED_KEPT_SECONDS)
 
     def touch(self, thread_id: str, when: float) -> None:
         """Set the time of the last turn (for expiry)."""
         with _LOCK, self._db() as db:
             db.execute("UPDATE threads SET updated = ? WHERE id = ?", (when, thread_id))
+
+
+def _forget_batch(db: sqlite3.Connection, before: float) -> int:
+    """Delete up to :data:`FORGET_BATCH` threads whose last turn is older than ``before``, with their
+    turns; how many went."""
+    ids = db.execute("SELECT id FROM threads WHERE updated < ? LIMIT ?", (before, FORGET_BATCH)).fetchall()
+    db.executemany("DELETE FROM turns WHERE thread_id = ?", ids)
+    db.executemany("DELETE FROM threads WHERE id = ?", ids)
+    return len(ids)
+
+
+def forget_expired_threads(config) -> int:  # noqa: ANN001
+    """Delete every expired thread of ``config``'s storage (``docs-rag prune``); how many went."""
+    return ThreadStore(config.storage_path, config.api.thread_ttl_minutes).forget_expired()
 
 
 def thread_store(ctx) -> ThreadStore:  # noqa: ANN001

@@ -364,7 +364,7 @@ def test_processes_adding_turns_to_one_thread_lose_none(tmp_path):
     same thread at once: each takes the next number in turn, none fails on a duplicate and none is lost."""
     import multiprocessing
 
-    from docs_rag_pipeline.threads import ThreadStore
+    from docs_rag_pipeline.threads import MAX_TURNS_KEPT, ThreadStore
 
     store = ThreadStore(tmp_path, 60)
     tid = store.new().thread_id
@@ -379,7 +379,65 @@ def test_processes_adding_turns_to_one_thread_lose_none(tmp_path):
 
     with sqlite3.connect(store.path) as db:
         numbers = [n for (n,) in db.execute("SELECT n FROM turns WHERE thread_id = ? ORDER BY n", (tid,))]
-    assert numbers == list(range(1, 1201))
+    assert numbers == list(range(1201 - MAX_TURNS_KEPT, 1201))  # the newest kept, each number taken once
+
+
+def test_expired_conversations_go_in_batches_and_by_prune_and_a_thread_keeps_its_newest_turns(tmp_path):
+    """Expired threads were deleted only when a new conversation started, all at once in its write
+    transaction (100,000 of them stalled every conversation on the storage for seconds), never by
+    ``docs-rag prune``, and a live thread kept every turn though a follow-up reads the newest 20. Now each
+    new thread or turn deletes a bounded batch, prune deletes every expired one (overwritten in the file,
+    SQLite's secure_delete), and a thread keeps its newest MAX_TURNS_KEPT turns."""
+    import sqlite3
+
+    from docs_rag_pipeline.schemas import InputError
+    from docs_rag_pipeline.threads import EXPIRED_KEPT_SECONDS, FORGET_BATCH, MAX_TURNS_KEPT, ThreadStore, Turn
+
+    from .test_cli import _run
+
+    cfg = write_config(tmp_path, extra="api:\n  thread_ttl_minutes: 60\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "data").mkdir()
+    store = ThreadStore(tmp_path / "data", 60)
+    live = store.new().thread_id
+    for i in range(MAX_TURNS_KEPT + 5):
+        store.add(live, Turn(question=f"q{i}", standalone=f"q{i}", answer="a", refused=False))
+    turns = store.get(live).turns
+    assert [t.question for t in turns] == [f"q{i}" for i in range(5, MAX_TURNS_KEPT + 5)]
+    with sqlite3.connect(store.path) as db:  # the older turns are gone from the file, not only unread
+        assert db.execute("SELECT MIN(n), COUNT(*) FROM turns WHERE thread_id = ?", (live,)).fetchone() == (6, 20)
+        old = time.time() - 3600 - EXPIRED_KEPT_SECONDS - 60
+        n_old = 2 * FORGET_BATCH + 200
+        db.executemany("INSERT INTO threads VALUES (?, ?, ?)", ((f"{i:032x}", old, old) for i in range(n_old)))
+        db.executemany("INSERT INTO turns VALUES (?, ?, ?)",
+                       ((f"{i:032x}", n, json.dumps({"question": f"my name is Jane {i:05d}"}))
+                        for i in range(n_old) for n in (1, 2)))
+    just_expired = store.new().thread_id
+    store.touch(just_expired, time.time() - 2 * 3600)
+
+    def stored() -> tuple[int, int]:
+        with sqlite3.connect(store.path) as db:
+            return (db.execute("SELECT COUNT(*) FROM threads").fetchone()[0],
+                    db.execute("SELECT COUNT(DISTINCT thread_id) FROM turns").fetchone()[0])
+
+    # the new thread above deleted one batch; a turn deletes another, a new thread the next
+    assert stored() == (n_old - FORGET_BATCH + 2, n_old - FORGET_BATCH + 1)
+    store.add(live, Turn(question="again", standalone="again", answer="a", refused=False))
+    assert stored() == (n_old - 2 * FORGET_BATCH + 2, n_old - 2 * FORGET_BATCH + 1)
+    # expired a moment ago: still told so, not "unknown"
+    with pytest.raises(InputError) as err:
+        store.get(just_expired)
+    assert err.value.code == "expired_thread"
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "[PRUNE] conversations: 201 expired (no question for api.thread_ttl_minutes, 60) deleted" in out.stderr
+    with sqlite3.connect(store.path) as db:
+        assert {r[0] for r in db.execute("SELECT id FROM threads")} == {live}
+        assert {r[0] for r in db.execute("SELECT DISTINCT thread_id FROM turns")} == {live}
+    assert b"Jane" not in store.path.read_bytes()  # overwritten, not left in a free page
+    assert len(store.get(live).turns) == MAX_TURNS_KEPT
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0 and "conversations" not in out.stderr, out.stderr
 
 
 def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog):
