@@ -125,6 +125,24 @@ def test_a2a_needs_the_token_but_the_agent_card_does_not(a2a):
     assert requests.post(card["url"], json=ex, headers=AUTH, timeout=60).status_code == 200
 
 
+def test_the_agent_card_claims_no_protocol_its_url_does_not_speak(a2a):
+    """The card said ``protocolVersion: "0.2"`` (A2A, whose transport is JSON-RPC ``message/send``) but
+    its url takes this project's own body: a client that believed it got ``unknown field 'id'``. The
+    card now claims no A2A protocol and says what to send, and a JSON-RPC request is told the same."""
+    card = requests.get(f"{a2a}/.well-known/agent.json", timeout=30).json()
+    assert "protocolVersion" not in card
+    assert "not A2A JSON-RPC" in card["description"] and '"task": {"question"' in card["description"]
+    rpc = {"jsonrpc": "2.0", "id": "1", "method": "message/send",
+           "params": {"message": {"role": "user", "messageId": "m-1", "kind": "message",
+                                  "parts": [{"kind": "text", "text": "How do I install it?"}]}}}
+    r = requests.post(card["url"], json=rpc, headers=AUTH, timeout=60)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unsupported_protocol", r.text
+    assert "not JSON-RPC" in r.json()["error"]["message"] and '"agent": "docs"' in r.json()["error"]["message"]
+    ok = requests.post(card["url"], json={"agent": "docs", "task": {"question": "How do I install it?"}},
+                       headers=AUTH, timeout=60)
+    assert ok.status_code == 200 and ok.json()["answer"]  # existing clients: as before
+
+
 def test_agent_card_url_is_public_url_when_set(index):
     """Behind a proxy the request's host is the internal one: ``api.public_url`` names the public base."""
     cfg = variant(index, "a2a-public.yaml", "public_url: https://docs.example.org/rag/")

@@ -210,8 +210,9 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
 
 
 def agent_card(api: ApiConfig, base_url: str, sources: list[str]) -> dict[str, Any]:
-    """The A2A agent card served at ``/.well-known/agent.json``: who the agent is, where to call it,
-    its skill and how to authenticate."""
+    """The agent card served at ``/.well-known/agent.json``, in the shape of an A2A card: who the agent
+    is, where to call it, its skill and how to authenticate. It claims no A2A ``protocolVersion``: its
+    ``url`` takes this project's own JSON body (``{"agent", "task", "params"}``), not A2A's JSON-RPC."""
     from .. import __version__
 
     auth = ({"schemes": ["bearer"], "credentials": "Authorization: Bearer <token>"} if api.token_env
@@ -219,10 +220,11 @@ def agent_card(api: ApiConfig, base_url: str, sources: list[str]) -> dict[str, A
     return {
         "name": "docs-rag",
         "description": "Answers questions about the indexed documentation with cited sources; refuses when "
-                       "the docs do not cover the question.",
+                       "the docs do not cover the question. Call it with POST to its url and this server's own "
+                       'JSON body, {"agent": "docs", "task": {"question": "..."}, "params": {...}} (see the '
+                       "skill's example), not A2A JSON-RPC.",
         "url": f"{base_url}/a2a/invoke",
         "version": __version__,
-        "protocolVersion": "0.2",
         "provider": {"organization": "docs-rag-pipeline"},
         "capabilities": {"streaming": False, "pushNotifications": False, "stateTransitionHistory": False},
         "authentication": auth,
@@ -608,7 +610,12 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         t0 = time.perf_counter()
         c = ctx()
-        d = parse_a2a(_json(), c)
+        body = _json()
+        if isinstance(body, dict) and "jsonrpc" in body:  # an A2A client that took the card for A2A's
+            raise ApiError(400, "unsupported_protocol", "this endpoint takes this server's own JSON body, not "
+                           'JSON-RPC: POST {"agent": "docs", "task": {"question": "..."}, "params": {...}} (the '
+                           "agent card's skill example is one)")
+        d = parse_a2a(body, c)
         # no conversation is stored: an A2A caller gets no thread_id to continue it with
         ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path,
                   remember=False)
