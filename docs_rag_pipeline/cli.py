@@ -179,13 +179,17 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
     the sources this storage held only."""
     from .defs.automation import partition_requests
     from .defs.partitions import sources_partitions
-    from .shared_storage import sources_of_other_configs
+    from .shared_storage import SiblingConfigUnreadable, sources_of_other_configs
 
     existing = list(instance.get_dynamic_partitions(sources_partitions.name))
     add = [n for n in names if n not in existing]
     if add:
         instance.add_dynamic_partitions(sources_partitions.name, add)
-    others = sources_of_other_configs(config)
+    try:
+        others = sources_of_other_configs(config)
+    except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
+        print(f"warning: {exc}", file=sys.stderr)
+        return
     # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
     # names may be shared by projects with other storage, whose partitions are theirs
     _delete_partitions(instance, [gone for gone in partition_requests([s.name for s in config.sources], existing)[1]

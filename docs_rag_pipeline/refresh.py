@@ -457,9 +457,13 @@ def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _q
     found = state_of_other_kinds(src.kind, ctx.source_dir(source_name))
     if not found:
         return []
-    from .shared_storage import sources_of_other_configs
+    from .shared_storage import SiblingConfigUnreadable, sources_of_other_configs
 
-    other = sources_of_other_configs(ctx.config).get(source_name)
+    try:
+        other = sources_of_other_configs(ctx.config).get(source_name)
+    except SiblingConfigUnreadable as exc:  # it may list this source as its old kind: keep what it left
+        log(f"[PRUNE] warning: {exc}")
+        return []
     if other is not None:
         return []  # that config may still read them as its kind
     used = _local_paths_inside(ctx, found)
@@ -514,12 +518,17 @@ def _lexically_inside(path: str, folder: str) -> bool:
 
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     """Delete the rows and the local state of every source that is no longer configured, unless
-    another config file that writes to the same storage lists it (:mod:`.shared_storage`).
-    Returns rows deleted per removed source. Call under the writer lock."""
-    from .shared_storage import sources_of_other_configs
+    another config file that writes to the same storage lists it (:mod:`.shared_storage`); nothing
+    at all while such a file is there but cannot be read (a warning names it). Returns rows deleted
+    per removed source. Call under the writer lock."""
+    from .shared_storage import SiblingConfigUnreadable, sources_of_other_configs
 
     configured = {s.name for s in ctx.config.sources}
-    others = sources_of_other_configs(ctx.config)  # another config file writing here lists them: kept
+    try:
+        others = sources_of_other_configs(ctx.config)  # another config file writing here lists them: kept
+    except SiblingConfigUnreadable as exc:  # what it lists is unknown: keep every source this run
+        log(f"[PRUNE] warning: {exc}")
+        return {}
     counts = ctx.chunks.source_counts()
     for name, other in sorted(others.items()):
         if name not in configured and (name in counts or (Path(ctx.config.storage_path) / "sources" / name).is_dir()):
@@ -584,7 +593,12 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
 
 def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     """``docs-rag prune``: delete what removed sources left behind, under the writer lock, and what
-    a configured source kept as the kind it had before (each under that source's lock)."""
+    a configured source kept as the kind it had before (each under that source's lock). Refuses
+    (:class:`~.shared_storage.SiblingConfigUnreadable`, a ConfigError) while another config file
+    recorded for this storage is there but cannot be read, before anything is deleted."""
+    from .shared_storage import sources_of_other_configs
+
+    sources_of_other_configs(ctx.config)
     for src in ctx.config.sources:
         if state_of_other_kinds(src.kind, ctx.source_dir(src.name)):
             with source_lock(ctx.config.storage_path, src.name, purpose=f"prune of {src.name}", log=log):

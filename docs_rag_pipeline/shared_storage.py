@@ -6,7 +6,10 @@ personal one, staging and production) then deleted each other's sources, clones 
 ingest, and each one's sensor deleted the other's Dagster partitions. Each config that writes to a
 storage folder is recorded in ``<storage>/configs.json``; a source that another recorded config file
 still lists, for the same storage folder, is kept. A config file deleted, moved, or pointed at
-another storage no longer protects anything, so its sources are pruned as before.
+another storage no longer protects anything, so its sources are pruned as before. A recorded file
+that is there but cannot be read (a YAML typo, a half-written save, no permission) lists what nobody
+can tell: :func:`sources_of_other_configs` raises :class:`SiblingConfigUnreadable`, and its callers
+prune nothing that run.
 """
 
 from __future__ import annotations
@@ -19,6 +22,11 @@ from .config import Config, ConfigError, load_config
 from .files import atomic_write
 
 REGISTRY = "configs.json"
+
+
+class SiblingConfigUnreadable(ConfigError):
+    """Another config file recorded for this storage folder is there but cannot be read: which
+    sources it lists is unknown, so no source this config does not list may be pruned."""
 
 
 def _registry(storage: Path) -> dict[str, float]:
@@ -44,22 +52,31 @@ def register(config: Config) -> None:
 
 
 def sources_of_other_configs(config: Config) -> dict[str, Path]:
-    """Source name → the other config file that lists it and writes to the same storage folder."""
+    """Source name → the other config file that lists it and writes to the same storage folder.
+    Raises :class:`SiblingConfigUnreadable` when a recorded config file is there but cannot be read."""
     if not config.storage_is_local:
         return {}
     storage = Path(config.storage_path).resolve()
     mine = Path(config.path).resolve() if config.path else None
     out: dict[str, Path] = {}
+    broken: list[str] = []
     for path in sorted(_registry(storage)):
         p = Path(path)
-        if p == mine or not p.is_file():
+        if p == mine or not p.is_file():  # deleted or moved: it protects nothing any more
             continue
         try:
             other = load_config(p)
-        except (ConfigError, OSError, ValueError):  # a broken or unreadable file protects nothing
+        except (ConfigError, OSError, ValueError) as exc:  # there, but what it lists is unknown
+            why = " ".join(str(exc).split())
+            broken.append(why if str(p) in why else f"{p}: {why}")
             continue
         if not other.storage_is_local or Path(other.storage_path).resolve() != storage:
             continue
         for s in other.sources:
             out.setdefault(s.name, p)
+    if broken:
+        raise SiblingConfigUnreadable(
+            f"another config file that writes to the storage folder {storage} cannot be read ({'; '.join(broken)[:600]}), "
+            "so which sources it lists is unknown and no source is pruned; fix that file, or delete it or point "
+            "its storage elsewhere if it is no longer used")
     return out

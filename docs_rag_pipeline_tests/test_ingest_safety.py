@@ -266,6 +266,50 @@ def test_two_config_files_sharing_one_storage_keep_each_others_sources(tmp_path)
     assert chunks.count("alpha") == 0 and chunks.count("beta") > 0
 
 
+def test_a_sibling_config_that_cannot_be_read_keeps_its_sources(tmp_path, monkeypatch):
+    """While ``team.yaml`` (alpha), which shares the storage with ``personal.yaml`` (beta), has a YAML
+    typo or is half saved, an ingest of ``personal.yaml`` pruned alpha (rows, state folder, partition)
+    as if the team file listed nothing, without a word. Now nothing is pruned that run, a warning
+    names the file and its error, ``docs-rag prune`` refuses (exit 2) and the sensor deletes no
+    partition; once the file is fixed, all is as before."""
+    from dagster import build_sensor_context
+
+    from docs_rag_pipeline.defs.automation import sources_sensor
+
+    write_docs(tmp_path / "a", GUIDE)
+    write_docs(tmp_path / "b", {"only-b.md": "# Beta only\n\nThe QUUXPLATYPUS setting lives only in source beta.\n"})
+    team = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}").rename(tmp_path / "team.yaml")
+    personal = write_config(tmp_path, sources="- {name: beta, kind: local, path: b}").rename(tmp_path / "personal.yaml")
+    assert _run(["ingest"], team).returncode == 0
+    assert _run(["ingest"], personal).returncode == 0
+    good = team.read_text()
+    team.write_text(good.replace("sources:", "sources: ["))  # a typo, or a save caught half way
+
+    (tmp_path / "b" / "only-b.md").write_text("# Beta only\n\nChanged: QUUXPLATYPUS lives here.\n")
+    out = _run(["ingest", "--json"], personal)
+    assert out.returncode == 0 and json.loads(out.stdout)["beta"]["rows_pruned"] == 0, out.stderr
+    chunks = get_context(personal).chunks
+    assert chunks.count("alpha") > 0 and (tmp_path / "data" / "sources" / "alpha").is_dir()
+    assert _partitions(personal) == ["alpha", "beta"]
+    warning = [line for line in out.stderr.splitlines() if "[PRUNE] warning:" in line]
+    assert len(warning) == 1 and f"{team}: not valid YAML" in warning[0] and "no source is pruned" in warning[0]
+
+    out = _run(["prune"], personal)  # refused before anything is deleted
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and f"{team}: not valid YAML" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and chunks.count("alpha") > 0
+
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(personal))  # the sensor of personal.yaml's code location
+    with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        result = sources_sensor(build_sensor_context(instance=instance))
+    assert not [r for r in result.dynamic_partitions_requests if type(r).__name__.startswith("Delete")]
+
+    team.write_text(good)  # fixed: alpha is the team's again; deleted: it is pruned as before
+    assert _run(["prune"], personal).returncode == 0 and chunks.count("alpha") > 0
+    team.unlink()
+    out = _run(["prune", "--json"], personal)
+    assert out.returncode == 0 and json.loads(out.stdout)["rows_pruned"]["alpha"] > 0, out.stderr
+
+
 def test_two_embedders_with_one_model_name_never_share_vectors(tmp_path, monkeypatch):
     from docs_rag_pipeline.embedding import LocalEmbedder
 

@@ -47,14 +47,18 @@ def partition_requests(configured: list[str], existing: list[str]) -> tuple[list
 @sensor(job=refresh_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a partition (and a first run) for each new source in the config; removes deleted ones.")
 def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
-    from ..shared_storage import sources_of_other_configs
+    from ..shared_storage import SiblingConfigUnreadable, sources_of_other_configs
 
     config = load_config()
     configured = [s.name for s in config.sources]
     existing = list(context.instance.get_dynamic_partitions(sources_partitions.name))
     add, remove = partition_requests(configured, existing)
-    others = sources_of_other_configs(config)  # another config sharing this storage (and Dagster home) lists them
-    remove = [n for n in remove if n not in others]
+    try:
+        others = sources_of_other_configs(config)  # another config sharing this storage (and Dagster home) lists them
+        remove = [n for n in remove if n not in others]
+    except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
+        context.log.warning(str(exc))
+        remove = []
     requests = []
     if add:
         requests.append(sources_partitions.build_add_request(add))
