@@ -177,23 +177,19 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
     """A partition for each source to ingest, and none for a source no longer configured (here nor in
     another config sharing the storage), as the sources sensor keeps them where no daemon runs it: of
     the sources this storage held only."""
-    from .defs.automation import partition_requests
     from .defs.partitions import sources_partitions
-    from .shared_storage import SiblingConfigUnreadable, sources_of_other_configs
+    from .shared_storage import SiblingConfigUnreadable, removable_partitions
 
     existing = list(instance.get_dynamic_partitions(sources_partitions.name))
     add = [n for n in names if n not in existing]
     if add:
         instance.add_dynamic_partitions(sources_partitions.name, add)
     try:
-        others = sources_of_other_configs(config)
+        # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
+        # names may be shared by projects with other storage, whose partitions are theirs
+        _delete_partitions(instance, removable_partitions(config, existing))
     except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
         print(f"warning: {exc}", file=sys.stderr)
-        return
-    # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
-    # names may be shared by projects with other storage, whose partitions are theirs
-    _delete_partitions(instance, [gone for gone in partition_requests([s.name for s in config.sources], existing)[1]
-                                  if gone not in others and (Path(config.storage_path) / "sources" / gone).is_dir()])
 
 
 def _delete_partitions(instance, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance

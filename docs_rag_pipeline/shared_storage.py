@@ -80,3 +80,17 @@ def sources_of_other_configs(config: Config) -> dict[str, Path]:
             "so which sources it lists is unknown and no source is pruned; fix that file, or delete it or point "
             "its storage elsewhere if it is no longer used")
     return out
+
+
+def removable_partitions(config: Config, existing: list[str]) -> list[str]:
+    """Of the Dagster partitions ``existing``, those of sources this storage held (their state folder
+    ``<storage>/sources/<name>`` is here) that neither ``config`` nor another config file of the same
+    storage lists: a Dagster home may be shared by projects with other storage, whose partitions are
+    theirs. Raises :class:`SiblingConfigUnreadable` as :func:`sources_of_other_configs` does."""
+    configured = {s.name for s in config.sources}
+    gone = [n for n in existing if n not in configured]
+    if not gone:
+        return []
+    others = sources_of_other_configs(config)
+    state_root = Path(config.storage_path) / "sources"
+    return [n for n in gone if n not in others and (state_root / n).is_dir()]

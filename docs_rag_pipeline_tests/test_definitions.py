@@ -43,6 +43,7 @@ def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
       - {name: beta, kind: local, path: docs}
     """)
     monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    (tmp_path / "data" / "sources" / "gone").mkdir(parents=True)  # a source this storage held
     with DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("sources", ["beta", "gone"])
         result = sources_sensor(build_sensor_context(instance=instance))
@@ -53,10 +54,48 @@ def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
         assert [r.partition_key for r in result.run_requests] == ["alpha"]
 
 
+def test_two_projects_sharing_a_dagster_home_keep_each_others_partitions(tmp_path, monkeypatch):
+    """Two projects (own config, own storage) on one Dagster home (DAGSTER_HOME, one Postgres): each
+    project's sensor deleted the other's partitions (breaking its running ingests) and the other then
+    re-added them with a new first run, every minute, forever. A sensor deletes only the partitions
+    of sources its storage held (their state folder is there), as ``docs-rag ingest`` does."""
+    cfgs = {}
+    for project, source in (("a", "alpha"), ("b", "beta")):
+        (tmp_path / project / "docs").mkdir(parents=True)
+        cfgs[project] = write_config(tmp_path / project, sources=f"- {{name: {source}, kind: local, path: docs}}")
+        (tmp_path / project / "data" / "sources" / source).mkdir(parents=True)  # each has ingested its source
+    with DagsterInstance.ephemeral() as instance:
+        cursors: dict[str, str | None] = {"a": None, "b": None}
+        first_runs, deleted = [], []
+        for _ in range(3):  # three ticks of a daemon that runs both code locations' sensors
+            for project in ("a", "b"):
+                monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfgs[project]))
+                result = sources_sensor(build_sensor_context(instance=instance, cursor=cursors[project]))
+                for r in result.dynamic_partitions_requests:  # as the daemon applies them
+                    if type(r).__name__.startswith("Add"):
+                        instance.add_dynamic_partitions("sources", list(r.partition_keys))
+                    else:
+                        deleted += list(r.partition_keys)
+                        for key in r.partition_keys:
+                            instance.delete_dynamic_partition("sources", key)
+                first_runs += [r.partition_key for r in result.run_requests]
+                cursors[project] = result.cursor
+        assert deleted == [] and first_runs == ["alpha", "beta"]
+        assert sorted(instance.get_dynamic_partitions("sources")) == ["alpha", "beta"]
+
+        # a source project a really removed (its state folder is in a's storage) still loses its partition
+        cfgs["a"].write_text(cfgs["a"].read_text().replace("name: alpha", "name: alpha2"))
+        monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfgs["a"]))
+        result = sources_sensor(build_sensor_context(instance=instance, cursor=cursors["a"]))
+        assert [list(r.partition_keys) for r in result.dynamic_partitions_requests
+                if type(r).__name__.startswith("Delete")] == [["alpha"]]
+
+
 def test_a_source_removed_and_added_again_gets_a_first_run_again(tmp_path, monkeypatch):
     """Dagster launches one run per run key of a sensor, ever: with the key ``new-source-<name>`` a
     source taken out of the config and put back got its partition again but never its first run."""
     (tmp_path / "docs").mkdir()
+    (tmp_path / "data" / "sources" / "alpha").mkdir(parents=True)  # a source this storage held
     monkeypatch.setenv("DOCS_RAG_CONFIG", str(tmp_path / "docs_rag.yaml"))
     with DagsterInstance.ephemeral() as instance:
         cursor, keys = None, []

@@ -47,15 +47,16 @@ def partition_requests(configured: list[str], existing: list[str]) -> tuple[list
 @sensor(job=refresh_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a partition (and a first run) for each new source in the config; removes deleted ones.")
 def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
-    from ..shared_storage import SiblingConfigUnreadable, sources_of_other_configs
+    from ..shared_storage import SiblingConfigUnreadable, removable_partitions
 
     config = load_config()
     configured = [s.name for s in config.sources]
     existing = list(context.instance.get_dynamic_partitions(sources_partitions.name))
-    add, remove = partition_requests(configured, existing)
+    add, _ = partition_requests(configured, existing)
     try:
-        others = sources_of_other_configs(config)  # another config sharing this storage (and Dagster home) lists them
-        remove = [n for n in remove if n not in others]
+        # only the partitions of sources this storage held that no config of it lists: another
+        # project sharing the Dagster home (its own storage) keeps its partitions
+        remove = removable_partitions(config, existing)
     except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
         context.log.warning(str(exc))
         remove = []
