@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from dagster import DagsterInstance
@@ -197,3 +198,28 @@ def test_changing_the_embedding_model_reembeds_into_its_own_table(guide, instanc
         assert spaces == {ctx.embedder.space} and ctx.embedder.space.startswith("openai:other-embedder@")
         assert search("ZX81_QUANTUM_FLUX", config=cfg)[0].url.endswith("#troubleshooting")
         assert len(srv.requests) > 1
+
+
+def test_the_pages_table_shows_titles_paths_and_errors_as_plain_text(guide, instance):
+    """A page's title, a file name and an error text (any crawled site's ``<title>`` the same) reached
+    the ``pages`` Markdown metadata as written: the Dagster UI, whose sanitizer keeps images and links,
+    loaded a remote image and showed a link, and a line break in a file name ended the table."""
+    from markdown_it import MarkdownIt
+
+    docs = guide.parent / "docs"
+    write_docs(docs, {
+        "evil.md": "---\ntitle: '![x](https://attacker.example/pixel.png?who=ops) [Sign in](https://phish.example/) "
+                   "<b>bold</b> mail@attacker.example'\n---\n# Hello\n\nSome text about widgets.\n",
+        "n\n# Injected heading www.attacker.example\n.md": "# Fine\n\nText about gadgets.\n",
+        "broken.md": "---\ntitle: [unclosed\n---\n# Broken\n\nText.\n"})  # an error cell, None for the others
+    out = materialize_source(guide, "guide", instance)
+    table = out["_result"].asset_materializations_for_node("scraped_pages")[0].metadata["pages"].value
+    tokens = MarkdownIt("commonmark").enable("table").parse(table)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"image", "link_open", "html_inline", "html_block", "heading_open", "em_open",
+                        "strong_open"}, (kinds, table)
+    assert not re.search(r"https://|www\.|(?<!\\)@|None", table), table  # what GFM makes a link by itself
+    rows = [t for t in tokens if t.type == "tr_open"]
+    assert len(rows) == 1 + len(table.strip().splitlines()) - 2, table  # one row per line: no line broke out
+    text = "".join(c.content for t in tokens for c in t.children or [] if c.type == "text")
+    assert "Sign in" in text and "Injected heading" in text and "attacker.example/pixel.png" in text

@@ -56,8 +56,14 @@ def _rows(df: pl.DataFrame) -> list[dict]:
 
 
 def md_table(rows: list[dict], cols: list[str], limit: int = 50) -> MetadataValue:
+    """A Markdown table for the UI. Each cell is plain text (:func:`~..gaps.markdown_text`): titles,
+    paths and error texts come from any page or site read, and the UI's sanitizer keeps images and
+    links, so a title could load a remote image or show a link, and a line break end the table."""
+    from ..gaps import markdown_text
+
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-    body = "".join("| " + " | ".join(str(r.get(c, "")).replace("|", "\\|")[:120] for c in cols) + " |\n"
+    body = "".join("| " + " | ".join(markdown_text(" ".join(str(v).split())[:120]) if (v := r.get(c)) is not None
+                                     else "" for c in cols) + " |\n"
                    for r in rows[:limit])
     more = f"\n… and {len(rows) - limit} more" if len(rows) > limit else ""
     return MetadataValue.md(head + body + more if rows else "_none_")
