@@ -516,6 +516,60 @@ def _lexically_inside(path: str, folder: str) -> bool:
         return False
 
 
+#: the assets whose partitions the Parquet IO manager keeps as ``<io folder>/<asset>/<source>.parquet``
+IO_ASSETS = ("scraped_pages", "chunks", "embeddings")
+
+
+def io_folder(config) -> str:  # noqa: ANN001 - a Config
+    """Where the Parquet between assets goes: ``DOCS_RAG_DAGSTER_IO`` (a folder or an object-store URI,
+    for runs whose steps do not share a disk, docs/deploy.md), by default ``<storage>/dagster_io``."""
+    return os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
+
+
+def remove_io_files(config, names: set[str], *, log: Log = _quiet) -> list[str]:  # noqa: ANN001 - a Config
+    """Delete the Parquet files the assets handed each other for the sources ``names`` (their pages'
+    text and vectors) and, in a local folder, those of any other source no config of this storage
+    lists (left by a prune before this was done). Returns the names whose files were deleted."""
+    folder = io_folder(config)
+    gone: dict[str, list[str]] = {}
+    if "://" in folder:  # an object store, through fsspec (as the IO manager writes it)
+        try:
+            import fsspec
+
+            fs, root = fsspec.core.url_to_fs(folder)
+        except Exception as exc:  # noqa: BLE001 - reported; the prune of the rows stands
+            log(f"[PRUNE] warning: the Parquet files of {', '.join(sorted(names))} under {folder} were not deleted: "
+                f"{' '.join(str(exc).split())[:200]}")
+            return []
+        for name in sorted(names):
+            for asset in IO_ASSETS:
+                key = f"{root.rstrip('/')}/{asset}/{name}.parquet"
+                try:
+                    if fs.exists(key):
+                        fs.rm(key)
+                        gone.setdefault(name, []).append(asset)
+                except Exception as exc:  # noqa: BLE001 - reported; the prune of the rows stands
+                    log(f"[PRUNE] warning: {folder}/{asset}/{name}.parquet was not deleted: "
+                        f"{' '.join(str(exc).split())[:200]}")
+    else:
+        root = Path(folder)
+        for asset in IO_ASSETS:
+            found = {p.stem: p for p in (root / asset).glob("*.parquet")} if (root / asset).is_dir() else {}
+            for name, path in sorted(found.items()):
+                if name in names:
+                    try:
+                        path.unlink()
+                        gone.setdefault(name, []).append(asset)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as exc:
+                        log(f"[PRUNE] warning: {path} was not deleted: {exc}")
+    for name, assets in sorted(gone.items()):
+        log(f"[PRUNE] source {name!r} is not in the config any more: its Parquet files between assets were "
+            f"deleted ({folder}/{{{','.join(assets)}}}/{name}.parquet)")
+    return sorted(gone)
+
+
 def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     """Delete the rows and the local state of every source that is no longer configured, unless
     another config file that writes to the same storage lists it (:mod:`.shared_storage`); nothing
@@ -542,7 +596,9 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     state_root = Path(ctx.config.storage_path) / "sources"
     stale_dirs = [d for d in state_root.iterdir() if d.is_dir() and d.name not in configured] \
         if state_root.is_dir() else []
+    kept = set()
     for d, names in _local_paths_inside(ctx, stale_dirs).items():  # a checkout a local source reads now
+        kept.add(d.name)
         log(f"[PRUNE] source {d.name!r} is not in the config any more, but its folder {d} is kept: the local "
             f"source(s) {', '.join(names)} read from it; move that folder out of {state_root} and point their "
             "path at it")
@@ -554,6 +610,10 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     for d in stale_dirs:
         if d.name not in removed:
             log(f"[PRUNE] source {d.name!r} is not in the config any more: its local state was deleted")
+    io_root = Path(io_folder(ctx.config))
+    leftover = {p.stem for a in IO_ASSETS if (io_root / a).is_dir() for p in (io_root / a).glob("*.parquet")} \
+        if io_root == Path(ctx.config.storage_path) / "dagster_io" else set()  # this storage's own folder
+    remove_io_files(ctx.config, (set(removed) | {d.name for d in stale_dirs} | kept | leftover) - configured, log=log)
     return removed
 
 

@@ -237,6 +237,44 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     assert out.returncode == 0 and "nothing to prune" in out.stderr
 
 
+def test_a_removed_source_leaves_no_parquet_files_between_assets(tmp_path):
+    """A source taken out of the config (say, because it should never have been indexed) lost its rows,
+    state folder and partition, but ``dagster_io/{scraped_pages,chunks,embeddings}/<name>.parquet``
+    kept its pages' full text and vectors forever. The prune of an ingest and ``docs-rag prune`` delete
+    them, and say so; the configured sources keep theirs."""
+    write_docs(tmp_path / "a", {"a.md": "# Public\n\nPublic widgets.\n"})
+    write_docs(tmp_path / "s", {"s.md": "# Salaries\n\nCONFIDENTIAL: the salary of Alice is 123456.\n"})
+    write_docs(tmp_path / "t", {"t.md": "# Secrets\n\nCONFIDENTIAL: the door code is 9876.\n"})
+    cfg = write_config(tmp_path, sources="""
+      - {name: public, kind: local, path: a}
+      - {name: secret, kind: local, path: s}
+      - {name: other, kind: local, path: t}
+    """)
+    assert _run(["ingest"], cfg).returncode == 0
+    io = tmp_path / "data" / "dagster_io"
+
+    def files(name: str) -> list[str]:
+        return sorted(str(p.relative_to(io)) for p in io.glob(f"*/{name}.parquet"))
+
+    assert files("secret") == ["chunks/secret.parquet", "embeddings/secret.parquet", "scraped_pages/secret.parquet"]
+    cfg = write_config(tmp_path, sources="""
+      - {name: public, kind: local, path: a}
+      - {name: other, kind: local, path: t}
+    """)
+    out = _run(["ingest", "--source", "public"], cfg)  # the prune of an ingest
+    assert out.returncode == 0, out.stderr
+    assert files("secret") == [] and len(files("public")) == 3 and len(files("other")) == 3
+    assert (f"[PRUNE] source 'secret' is not in the config any more: its Parquet files between assets were "
+            f"deleted ({io}/{{scraped_pages,chunks,embeddings}}/secret.parquet)") in out.stderr
+    cfg = write_config(tmp_path, sources="- {name: public, kind: local, path: a}")
+    out = _run(["prune"], cfg)  # `docs-rag prune`
+    assert out.returncode == 0, out.stderr
+    assert files("other") == [] and len(files("public")) == 3
+    import polars as pl
+
+    assert not [p for p in io.rglob("*.parquet") if "CONFIDENTIAL" in str(pl.read_parquet(p).to_dicts())]
+
+
 def test_two_config_files_sharing_one_storage_keep_each_others_sources(tmp_path):
     """``team.yaml`` (alpha) and ``personal.yaml`` (beta) with one ``storage:``: each ingest pruned
     the other config's source, rows and local state, without a word, and the two ping-ponged. A

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from dagster import Definitions, FilesystemIOManager, JobDefinition
 from dagster_polars import PolarsParquetIOManager
 
@@ -21,8 +18,11 @@ from .resources import DocsRagResource
 def io_folder(config: Config) -> str:
     """Where the Parquet between assets goes: ``DOCS_RAG_DAGSTER_IO``, for runs whose steps do not
     share a disk (k8s_job_executor, celery), an object-store URI (needs s3fs), docs/deploy.md; by
-    default ``<storage>/dagster_io``."""
-    return os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
+    default ``<storage>/dagster_io`` (:func:`..refresh.io_folder`, which the prune of removed sources
+    also reads)."""
+    from ..refresh import io_folder as folder
+
+    return folder(config)
 
 
 def run_io_folder(config: Config) -> str:
