@@ -177,13 +177,12 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
     """A partition for each source to ingest, and none for a source no longer configured (here nor in
     another config sharing the storage), as the sources sensor keeps them where no daemon runs it: of
     the sources this storage held only."""
-    from .defs.partitions import sources_partitions
+    from .defs.partitions import add_source_partitions, sources_partitions
     from .shared_storage import SiblingConfigUnreadable, removable_partitions
 
     existing = list(instance.get_dynamic_partitions(sources_partitions.name))
-    add = [n for n in names if n not in existing]
-    if add:
-        instance.add_dynamic_partitions(sources_partitions.name, add)
+    if [n for n in names if n not in existing]:
+        add_source_partitions(instance, names)  # another process may add them at the same moment
     try:
         # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
         # names may be shared by projects with other storage, whose partitions are theirs

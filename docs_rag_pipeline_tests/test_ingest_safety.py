@@ -348,6 +348,54 @@ def test_a_sibling_config_that_cannot_be_read_keeps_its_sources(tmp_path, monkey
     assert out.returncode == 0 and json.loads(out.stdout)["rows_pruned"]["alpha"] > 0, out.stderr
 
 
+ADD_PARTITION = r"""
+import sys
+from dagster import DagsterInstance
+from docs_rag_pipeline.cli import _sync_source_partitions
+from docs_rag_pipeline.config import load_config
+config = load_config()
+with DagsterInstance.get() as instance:
+    instance.get_dynamic_partitions("sources")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    _sync_source_partitions(instance, config, ["guide"])
+    print(sorted(instance.get_dynamic_partitions("sources")), flush=True)
+"""
+
+
+def test_a_partition_another_process_adds_at_the_same_moment_is_no_error(tmp_path):
+    """Two ingests that find a new source (two cron lines, or an ingest while the daemon's sensor adds
+    it) add its partition at once: Dagster reads, then inserts under a unique index, so the loser died
+    with an IntegrityError traceback (exit 1). Here another writer inserts the partition between the
+    ingest's read and its insert (it holds the write lock of the real SQLite event log meanwhile):
+    the partition is there, and the ingest goes on."""
+    import sqlite3
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path)
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    with DagsterInstance.from_config(str(home)) as instance:  # creates the storage
+        assert list(instance.get_dynamic_partitions("sources")) == []
+    proc = subprocess.Popen([sys.executable, "-c", ADD_PARTITION], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(cfg), cwd=tmp_path)
+    assert proc.stdout.readline().strip() == "ready"
+    other = sqlite3.connect(home / "history" / "runs" / "index.db", timeout=60, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the other process's insert, not committed yet: the ingest reads no row
+    other.execute("INSERT INTO dynamic_partitions (partitions_def_name, partition) VALUES ('sources', 'guide')")
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    # the ingest reads (no row yet) and waits for the write lock to insert; the other commits first
+    threading.Event().wait(2)
+    other.execute("COMMIT")
+    other.close()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out.strip() == "['guide']"
+    assert _partitions(cfg) == ["guide"]
+
+
 def test_two_embedders_with_one_model_name_never_share_vectors(tmp_path, monkeypatch):
     from docs_rag_pipeline.embedding import LocalEmbedder
 

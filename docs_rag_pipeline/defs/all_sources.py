@@ -26,7 +26,7 @@ from dagster import (AssetMaterialization, Config, DynamicOut, DynamicOutput, Me
 from .. import refresh
 from .assets import (WRITER, ScrapeConfig, md_table, chunks_metadata, embeddings_metadata, index_metadata,
                      one_line, pages_metadata, progress_log)
-from .partitions import sources_partitions
+from .partitions import add_source_partitions, sources_partitions
 from .resources import DocsRagResource
 
 RUN_IO = "run_io"
@@ -74,8 +74,8 @@ def source_names(context: OpExecutionContext, config: SourcesConfig, docs_rag: D
     for name in names:
         cfg.source(name)  # an unknown name fails here, before any work
     known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
-    if missing := [n for n in names if n not in known]:
-        context.instance.add_dynamic_partitions(sources_partitions.name, missing)
+    if [n for n in names if n not in known]:
+        add_source_partitions(context.instance, names)  # another process may add them at the same moment
     for name, key in step_labels(names).items():
         yield DynamicOutput(name, mapping_key=key)
 
