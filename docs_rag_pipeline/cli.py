@@ -40,9 +40,49 @@ def ensure_dagster_home(config: Config) -> Path:
     cfg = home / "dagster.yaml"
     if not cfg.exists():
         cfg.write_text(DAGSTER_YAML)
+    _check_dagster_home_files(home)
     os.environ["DAGSTER_HOME"] = str(home)
     _create_instance_once(home)
     return home
+
+
+#: the SQLite files of a Dagster home's default storage that every ingest opens
+DAGSTER_DBS = ("history/runs.db", "history/runs/index.db", "schedules/schedules.db")
+
+
+def _check_dagster_home_files(home: Path) -> None:
+    """A Dagster home damaged after its creation (a ``dagster.yaml`` edited with a YAML typo, as
+    docs/deploy.md has users edit it; a SQLite file overwritten by a disk fault or a bad copy) is a
+    ConfigError naming the file and the fix, not a Dagster traceback of 70 lines."""
+    import sqlite3
+
+    import yaml
+
+    cfg = home / "dagster.yaml"
+    try:
+        yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        where = f" (line {exc.problem_mark.line + 1})" if getattr(exc, "problem_mark", None) else ""
+        raise ConfigError(f"{cfg} is not valid YAML{where}: {' '.join(str(getattr(exc, 'problem', None) or exc).split())}; "
+                          "fix it (docs/deploy.md), or move it away and run the command again (a default one is "
+                          "written; it holds no index data)") from None
+    except OSError:
+        pass  # unreadable: Dagster says so itself
+    for rel in DAGSTER_DBS:
+        db = home / rel
+        if not db.is_file():
+            continue
+        try:
+            con = sqlite3.connect(db)
+            try:
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
+            if isinstance(exc, sqlite3.OperationalError):  # locked, full disk, …: not a damage
+                continue
+            raise ConfigError(f"the Dagster storage file {db} is damaged ({exc}); move {home} away (it holds the "
+                              "run history only; the index is not in it) and run the command again") from None
 
 
 def _check_sqlite_url_safe(home: Path, what: str) -> None:

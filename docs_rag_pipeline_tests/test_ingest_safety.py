@@ -655,3 +655,30 @@ def test_a_dagster_storage_left_half_made_by_a_kill_is_made_again(tmp_path):
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert f"the Dagster storage in {home} is damaged and holds" in out.stderr
     assert f"DAGSTER_HOME={home} dagster instance migrate" in out.stderr
+
+
+def test_a_dagster_home_damaged_after_its_creation_is_named_with_the_fix(tmp_path):
+    """A Dagster home whose ``dagster.yaml`` got a YAML typo (docs/deploy.md has users edit it) or one
+    of whose SQLite files was overwritten (a disk fault, a bad copy) after its creation: the ingest died
+    with a 70-100 line traceback. Now one ``error:`` line names the file and the fix (exit status 2),
+    and nothing stored is touched."""
+    write_docs(tmp_path / "docs", {"a.md": "# Widgets\n\nAcme widgets are blue.\n"})
+    cfg = write_config(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    home = Path(_env(cfg)["DAGSTER_HOME"])
+    good = tmp_path / "home.good"
+    shutil.copytree(home, good)
+    rows = get_context(cfg).chunks.count("guide")
+    for rel, damage, says in (
+            ("dagster.yaml", b"telemetry: [enabled: false\n",
+             "is not valid YAML (line 2): expected ',' or ']', but got '<stream end>'; fix it (docs/deploy.md), "
+             "or move it away and run the command again"),
+            ("history/runs/index.db", bytes(range(256)) * 80, "is damaged (file is not a database); move"),
+            ("schedules/schedules.db", bytes(range(256)) * 20, "is damaged (file is not a database); move")):
+        shutil.rmtree(home)
+        shutil.copytree(good, home)
+        (home / rel).write_bytes(damage)
+        out = _run(["ingest"], cfg)
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert out.stderr.startswith("error: ") and str(home / rel) in out.stderr and says in out.stderr, out.stderr
+        assert get_context(cfg).chunks.count("guide") == rows
