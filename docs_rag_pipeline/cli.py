@@ -271,6 +271,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     summaries: dict[str, dict] = {}
     failed = False
     with DagsterInstance.get() as instance:
+        _fail_runs_of_dead_ingests(instance)
         _sync_source_partitions(instance, config, names)
         for name in names:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
@@ -279,7 +280,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             with source_lock(config.storage_path, name, purpose=f"docs-rag ingest of {name}",
                              log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
                 result = materialize(selection, partition_key=name, instance=instance,
-                                     resources=resources, raise_on_error=False, tags={"source": name},
+                                     resources=resources, raise_on_error=False, tags={"source": name, **_pid_tag()},
                                      run_config={**QUIET_CONSOLE,
                                                  "ops": {"scraped_pages": {"config": {"mode": args.mode}}}})
             if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
@@ -422,6 +423,48 @@ def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
 
 #: the tag that finds the run of one ``docs-rag ingest --parallel`` (its id is not known before it ends)
 INGEST_TAG = "docs_rag/ingest"
+#: ``<host>:<pid>`` of the ``docs-rag ingest`` process a run runs in (in process, or its launcher)
+PID_TAG = "docs_rag/pid"
+
+
+def _this_machine() -> str:
+    """The host name, and the PID namespace where there is one (two containers may share a host name
+    and a Dagster home, not their processes)."""
+    import socket
+
+    try:
+        ns = os.readlink("/proc/self/ns/pid")  # 'pid:[4026531836]'
+    except OSError:
+        ns = ""
+    return f"{socket.gethostname()}{'/' + ns.removeprefix('pid:') if ns else ''}"
+
+
+def _pid_tag() -> dict[str, str]:
+    return {PID_TAG: f"{_this_machine()}:{os.getpid()}"}
+
+
+def _fail_runs_of_dead_ingests(instance) -> None:  # noqa: ANN001 - DagsterInstance
+    """Mark failed the runs still ``STARTED`` whose ``docs-rag ingest`` process, on this machine (and
+    in this PID namespace), is gone (killed by SIGKILL or the OOM killer, or its machine restarted): in-process runs have no run
+    monitoring, so the UI showed them, and their partitions, in progress forever."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    host = _this_machine()
+    for run in instance.get_runs(filters=RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]),
+                                 limit=1000):
+        at, _, pid = run.tags.get(PID_TAG, "").rpartition(":")
+        if at != host or not pid.isdecimal():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or its pid taken by another process: left as it is)
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # a process of another user holds that pid now
+            continue
+        instance.report_run_failed(run, message=f"its docs-rag ingest process (pid {pid}) is gone: killed (SIGKILL, "
+                                                "out of memory) before the run ended")
+        print(f"run {run.run_id}: its docs-rag ingest process (pid {pid}) is gone; marked failed", file=sys.stderr)
 
 
 def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str]) -> int:
@@ -456,12 +499,13 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
     tail.start()
     summaries: dict[str, dict] = {}
     with DagsterInstance.get() as instance:
+        _fail_runs_of_dead_ingests(instance)
         _sync_source_partitions(instance, config, names)
         try:
             with _stderr_without_dagster_debug():
                 try:
                     result = execute_job(job, instance=instance, run_config=run_config,
-                                         tags={INGEST_TAG: token, "sources": ",".join(names)})
+                                         tags={INGEST_TAG: token, "sources": ",".join(names), **_pid_tag()})
                 finally:
                     tail_done.set()
                     tail.join(timeout=60)
@@ -570,7 +614,7 @@ def _after_run(args: argparse.Namespace, config: Config, name: str, instance,  #
     # the checks alone select none
     result = materialize([*ingest_assets, *ingest_checks, eval_scores], selection=selection, instance=instance,
                          resources=build_definitions(config).resources, raise_on_error=False,
-                         tags={"source": name, "dagster/partition": name}, run_config=QUIET_CONSOLE)
+                         tags={"source": name, "dagster/partition": name, **_pid_tag()}, run_config=QUIET_CONSOLE)
     if _interrupted(result):
         raise Terminated()
     failed = _check_failures(name, result, summary)

@@ -682,3 +682,27 @@ def test_a_dagster_home_damaged_after_its_creation_is_named_with_the_fix(tmp_pat
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
         assert out.stderr.startswith("error: ") and str(home / rel) in out.stderr and says in out.stderr, out.stderr
         assert get_context(cfg).chunks.count("guide") == rows
+
+
+def test_the_run_of_a_killed_ingest_is_marked_failed_by_the_next(tmp_path):
+    """A ``docs-rag ingest`` killed by SIGKILL (or the OOM killer) left its Dagster run ``STARTED``
+    forever (in-process runs have no run monitoring): the UI showed it and its partition in progress.
+    The next ingest marks such a run failed, when its process on this machine is gone."""
+    from dagster import DagsterRunStatus
+
+    cfg = _project(tmp_path)
+    with locks.writer_lock(tmp_path / "data", purpose="the test, holding the lock"):
+        proc = _start(["ingest"], cfg)
+        _stderr_until(proc, "[LOCK] waiting")  # its run is under way, waiting to write
+        proc.kill()
+        assert proc.wait() == -signal.SIGKILL
+    home = tmp_path / "dagster_home"
+    with DagsterInstance.from_config(str(home)) as instance:
+        killed = instance.get_runs()[0]
+        assert killed.status == DagsterRunStatus.STARTED
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert f"run {killed.run_id}: its docs-rag ingest process (pid {proc.pid}) is gone; marked failed" in out.stderr
+    with DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_run_by_id(killed.run_id).status == DagsterRunStatus.FAILURE
+        assert not [r for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED]
