@@ -694,6 +694,34 @@ def _delete_source_partitions(config: Config, names: list[str]) -> None:
         _delete_partitions(instance, names)
 
 
+def _forget_outputs_of_ended_runs(config: Config) -> None:
+    """``docs-rag prune``: delete the step outputs (``<io folder>/runs/<run id>/``: every changed page's
+    text and vectors) of the ``refresh_all_sources`` runs that ended (failed, killed and marked failed,
+    canceled, succeeded) in the Dagster home the CLI uses. A folder whose run is in progress, or not
+    in that home, is kept. A failed run cannot be re-executed from its failed step after this."""
+    import shutil
+
+    from .defs.definitions import run_io_folder
+
+    folder = Path(run_io_folder(config))
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home")
+    if "://" in str(run_io_folder(config)) or not folder.is_dir() or not (home / "dagster.yaml").is_file():
+        return
+    from dagster import DagsterInstance, DagsterRunStatus
+
+    ended = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+    gone = []
+    with DagsterInstance.from_config(str(home)) as instance:
+        for d in sorted(p for p in folder.iterdir() if p.is_dir()):
+            run = instance.get_run_by_id(d.name)
+            if run is not None and run.status in ended:
+                shutil.rmtree(d, ignore_errors=True)
+                gone.append(d.name)
+    if gone:
+        print(f"[PRUNE] step outputs of {len(gone)} ended refresh_all_sources run(s) deleted from {folder} "
+              f"({', '.join(gone[:5])}{' …' if len(gone) > 5 else ''})", file=sys.stderr)
+
+
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
@@ -701,6 +729,7 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
     if pruned:
         _delete_source_partitions(config, list(pruned))
+    _forget_outputs_of_ended_runs(config)
     forgotten = forget_old_questions(config)
     if forgotten:
         print(f"[PRUNE] question log: {forgotten} asks older than api.keep_questions_days "

@@ -350,3 +350,28 @@ def test_sigterm_while_the_first_step_process_starts_stops_with_130_and_keeps_st
                            env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(home)})
     assert again.returncode == 0, again.stderr
     assert {name: s["pages_failed"] for name, s in json.loads(again.stdout).items()} == {"guide": 0, "more": 0}
+
+
+def test_prune_deletes_the_step_outputs_of_runs_that_ended(tmp_path: Path):
+    """A failed or killed ``--parallel`` run kept its steps' outputs (every changed page's text and
+    vectors) under ``dagster_io/runs/<run id>/`` forever: only a successful run's were deleted, and
+    ``docs-rag prune`` did not touch them. It deletes those of runs that ended; a folder whose run is
+    unknown to the Dagster home (or in progress) is kept."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path, sources="""
+      - {name: guide, kind: local, path: docs, base_url: https://docs.example.org/}
+      - {name: gone-repo, kind: git, repo: file:///nonexistent/repo.git}
+    """)
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")}
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=540, env=env)
+    assert out.returncode == 1, out.stderr
+    runs = Path(run_io_folder(load_config(cfg)))
+    failed = [d.name for d in runs.iterdir()]
+    assert len(failed) == 1 and any((runs / failed[0]).rglob("*"))  # the failed run's outputs, kept
+    (runs / "not-a-run-of-this-home").mkdir()
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "prune"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert sorted(d.name for d in runs.iterdir()) == ["not-a-run-of-this-home"]
+    assert f"[PRUNE] step outputs of 1 ended refresh_all_sources run(s) deleted from {runs} ({failed[0]})" in out.stderr
