@@ -277,13 +277,7 @@ def test_chat_page_starts_over_when_conversations_cannot_be_read(browser, index,
     """A follow-up answered 503 ``threads_unavailable`` (the store cannot be opened): the page kept the
     thread, so every next question got the same 503 telling the user to ask without thread_id, which a
     chat user cannot do. Now the next question starts a new conversation, as after an expired one."""
-    import shutil
-
-    storage = tmp_path / "data"
-    shutil.copytree(Path(yaml_storage(index)), storage)
-    cfg = tmp_path / "page.yaml"
-    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
-                   + "api:\n  rate_limit_per_minute: 100000\n")
+    storage, cfg = _own_storage(index, tmp_path, "page.yaml")
     with serve(create_app(config_path=str(cfg))) as url:
         ctx, pg, errors, sent = open_page(browser, url)
         page_ask(pg, FIRST_Q)
@@ -448,17 +442,11 @@ def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog)
     cannot be read (503); feedback says it cannot be stored (503); an ingest stops before Dagster
     starts, naming the folder. (Tests run as root, whom permissions do not stop, so the stores are
     made unopenable by a folder in the file's place; a read-only bind mount gives the same answers.)"""
-    import shutil
-
-    storage = tmp_path / "data"
-    shutil.copytree(Path(yaml_storage(index)), storage)
+    storage, cfg = _own_storage(index, tmp_path, "ro.yaml")
     for name in ("threads.sqlite", "feedback.sqlite"):
         if (storage / name).exists():
             (storage / name).unlink()
         (storage / name).mkdir()
-    cfg = tmp_path / "ro.yaml"
-    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
-                   + "api:\n  rate_limit_per_minute: 100000\n")
     from docs_rag_pipeline.query import ask
 
     ans = ask(FIRST_Q, config=cfg)
@@ -497,13 +485,7 @@ def test_a_server_never_recreates_a_storage_folder_moved_away(index, tmp_path):
     an answer's conversation store re-created an empty ``data/`` (``mkdir(parents=True)``), so the
     second ``mv`` put the new index inside it and the server answered 503 from then on. A missing
     storage folder is now a 503 for those requests and is left missing; once it is back, all works."""
-    import shutil
-
-    storage = tmp_path / "data"
-    shutil.copytree(Path(yaml_storage(index)), storage)
-    cfg = tmp_path / "swap.yaml"
-    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
-                   + "api:\n  rate_limit_per_minute: 100000\n")
+    storage, cfg = _own_storage(index, tmp_path, "swap.yaml")
     with serve(create_app(config_path=str(cfg))) as url:
         first = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120)
         assert first.status_code == 200 and first.json()["thread_id"]
@@ -534,14 +516,10 @@ def test_conversations_start_again_in_a_storage_folder_swapped_under_the_server(
     get a thread, and a thread of the old store is unknown there (404), like another server's."""
     import shutil
 
-    storage = tmp_path / "data"
-    shutil.copytree(Path(yaml_storage(index)), storage)
+    storage, cfg = _own_storage(index, tmp_path, "swap.yaml")
     for name in ("threads.sqlite", "feedback.sqlite"):
         (storage / name).unlink(missing_ok=True)
     shutil.copytree(storage, tmp_path / "data.new")  # as a fresh ingest leaves it: no conversation store
-    cfg = tmp_path / "swap.yaml"
-    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
-                   + "api:\n  rate_limit_per_minute: 100000\n")
     with serve(create_app(config_path=str(cfg))) as url:
         old = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120).json()["thread_id"]
         assert old
@@ -571,6 +549,19 @@ def test_conversations_start_again_in_a_storage_folder_swapped_under_the_server(
     ans = ask(FIRST_Q, config=cfg)
     assert ans.thread_id and ans.thread_id != tid and ans.warning is None
     assert ask(FOLLOW_UP, thread_id=ans.thread_id, config=cfg).thread_id == ans.thread_id
+
+
+def _own_storage(index: Path, tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A copy of the module's storage folder at ``tmp_path/data`` and a config ``name`` that reads it
+    (with no rate limit): a test may move, swap or break it without touching the other tests."""
+    import shutil
+
+    storage = tmp_path / "data"
+    shutil.copytree(Path(yaml_storage(index)), storage)
+    cfg = tmp_path / name
+    cfg.write_text(index.read_text().replace(f"storage: {yaml_storage(index)}", f"storage: {storage}")
+                   + "api:\n  rate_limit_per_minute: 100000\n")
+    return storage, cfg
 
 
 def yaml_storage(cfg: Path) -> str:
