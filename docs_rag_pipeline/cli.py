@@ -428,15 +428,19 @@ PID_TAG = "docs_rag/pid"
 
 
 def _this_machine() -> str:
-    """The host name, and the PID namespace where there is one (two containers may share a host name
-    and a Dagster home, not their processes)."""
+    """The host name, its boot and the PID namespace where there are (two containers, or two hosts,
+    may share a host name and a Dagster home, not their processes)."""
     import socket
 
     try:
         ns = os.readlink("/proc/self/ns/pid")  # 'pid:[4026531836]'
     except OSError:
         ns = ""
-    return f"{socket.gethostname()}{'/' + ns.removeprefix('pid:') if ns else ''}"
+    try:  # the root PID namespace has the same number on every Linux host: the boot tells hosts apart
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}{'/' + boot if boot else ''}{'/' + ns.removeprefix('pid:') if ns else ''}"
 
 
 def _pid_tag() -> dict[str, str]:
@@ -453,8 +457,8 @@ def _fail_runs_of_dead_ingests(instance) -> None:  # noqa: ANN001 - DagsterInsta
     for run in instance.get_runs(filters=RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]),
                                  limit=1000):
         at, _, pid = run.tags.get(PID_TAG, "").rpartition(":")
-        if at != host or not pid.isdecimal():
-            continue
+        if at != host or not pid.isdecimal() or "dagster/parent_run_id" in run.tags:
+            continue  # a re-execution (the UI, the retry daemon) copies its parent's tags, this one too
         try:
             os.kill(int(pid), 0)
             continue  # alive (or its pid taken by another process: left as it is)

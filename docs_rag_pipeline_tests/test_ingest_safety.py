@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -700,9 +701,13 @@ def test_the_run_of_a_killed_ingest_is_marked_failed_by_the_next(tmp_path):
     with DagsterInstance.from_config(str(home)) as instance:
         killed = instance.get_runs()[0]
         assert killed.status == DagsterRunStatus.STARTED
+        # a re-execution of it running now (the UI, the retry daemon): Dagster copies the parent's tags,
+        # the dead pid's included; it is not this ingest's to mark failed
+        rerun = instance.add_run(killed._replace(run_id=uuid.uuid4().hex, tags={
+            **killed.tags, "dagster/parent_run_id": killed.run_id, "dagster/root_run_id": killed.run_id}))
     out = _run(["ingest"], cfg)
     assert out.returncode == 0, out.stderr
     assert f"run {killed.run_id}: its docs-rag ingest process (pid {proc.pid}) is gone; marked failed" in out.stderr
     with DagsterInstance.from_config(str(home)) as instance:
         assert instance.get_run_by_id(killed.run_id).status == DagsterRunStatus.FAILURE
-        assert not [r for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED]
+        assert [r.run_id for r in instance.get_runs() if r.status == DagsterRunStatus.STARTED] == [rerun.run_id]
