@@ -207,6 +207,19 @@ def test_a_rewrite_that_is_not_the_follow_up_is_not_used_and_answers_never_reach
     assert second.citations[0].url == "https://docs.example.org/deploy/cloud.md", second.citations
 
 
+def test_the_rewrite_check_reads_a_compound_as_its_words():
+    """A faithful rewrite that joined the follow-up's words (*HTTPS only* → *HTTPS-only*, *max age* →
+    *max_age*) was rejected as dropping them; one that adds a word nobody said still is."""
+    from docs_rag_pipeline.answering.service import _not_grounded
+    from docs_rag_pipeline.threads import Turn
+
+    history = [Turn(question="How do I set a cookie in Flask?", standalone="How do I set a cookie in Flask?",
+                    answer="Use set_cookie [1].", refused=False, cited_titles=["Quickstart"])]
+    assert _not_grounded("How do I set an HTTPS-only cookie in Flask?", "and with HTTPS only", history) == ""
+    assert _not_grounded("What about the max_age of a cookie in Flask?", "what about the max age", history) == ""
+    assert "never used (delet" in _not_grounded("How do I delete every cookie?", "and the cookie?", history)
+
+
 def test_a_follow_up_waits_for_a_dead_llm_once_not_twice(index, llm):
     """A follow-up against an LLM server that does not answer timed out on the rewrite, then asked the
     same server for the answer and timed out again: twice timeout_seconds. The answer now goes without

@@ -15,7 +15,7 @@ from ..records import Answer, Hit
 from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
-from .extractive import REFUSAL, _stem, content_terms, extractive_answer, judge
+from .extractive import REFUSAL, STOPWORDS, _stem, content_terms, extractive_answer, judge
 from .llm import ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages
 from .refusal import corpus_stats
 
@@ -111,8 +111,9 @@ def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
     model steered by text it was given (a document quoted in an earlier answer, a page title) would
     otherwise replace what the user asked, and the answer to the other question would pass the
     validator, which checks an answer against the question searched."""
-    def stems(text: str) -> set[str]:
-        return {_stem(t) for t in content_terms(text)}
+    def stems(text: str) -> set[str]:  # a compound counts as its parts too (HTTPS-only, max_age)
+        return {_stem(p) for t in content_terms(text) for p in re.split(r"[-_.]+", t)
+                if len(p) > 2 and p not in STOPWORDS}
 
     asked, got = stems(question), stems(rewritten)
     thread: set[str] = set()
