@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from .config import Config, ConfigError, StorageMissing, load_config
 from .evaluation import EvalCaseError
@@ -31,7 +31,7 @@ telemetry:
 def ensure_dagster_home(config: Config) -> Path:
     """DAGSTER_HOME (default: <storage>/dagster_home) with a dagster.yaml (telemetry off). A storage
     folder or Dagster home that cannot be written is a ConfigError naming it, before Dagster starts."""
-    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home").resolve()
+    home = _dagster_home_path(config).resolve()
     _check_sqlite_url_safe(home, "DAGSTER_HOME" if os.environ.get("DAGSTER_HOME") else
                            "DAGSTER_HOME (unset: <storage>/dagster_home)")
     _check_writable(Path(config.storage_path), "storage", "point `storage` at another folder")
@@ -685,17 +685,32 @@ def _interrupted(result) -> bool:  # noqa: ANN001 - dagster.ExecuteInProcessResu
                or (ev.is_run_failure and by_signal(ev.event_specific_data.error)) for ev in result.all_events)
 
 
-def _delete_source_partitions(config: Config, names: list[str]) -> None:
-    """Delete the Dagster partitions of ``names`` (sources just pruned) in the Dagster home the CLI uses,
-    when there is one: after a prune their state folder is gone, and with it what tells a later ingest
-    that they were this storage's."""
-    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home")
+def _dagster_home_path(config: Config) -> Path:
+    """The Dagster home the CLI uses: DAGSTER_HOME, else ``<storage>/dagster_home``."""
+    return Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home")
+
+
+@contextlib.contextmanager
+def _existing_instance(config: Config) -> Iterator[Any]:
+    """The DagsterInstance of the CLI's Dagster home, or None when no ingest has made one yet (a prune
+    never creates it)."""
+    home = _dagster_home_path(config)
     if not (home / "dagster.yaml").is_file():
+        yield None
         return
     from dagster import DagsterInstance
 
     with DagsterInstance.from_config(str(home)) as instance:
-        _delete_partitions(instance, names)
+        yield instance
+
+
+def _delete_source_partitions(config: Config, names: list[str]) -> None:
+    """Delete the Dagster partitions of ``names`` (sources just pruned) in the Dagster home the CLI uses,
+    when there is one: after a prune their state folder is gone, and with it what tells a later ingest
+    that they were this storage's."""
+    with _existing_instance(config) as instance:
+        if instance is not None:
+            _delete_partitions(instance, names)
 
 
 def _forget_outputs_of_ended_runs(config: Config) -> None:
@@ -707,15 +722,17 @@ def _forget_outputs_of_ended_runs(config: Config) -> None:
 
     from .defs.definitions import run_io_folder
 
-    folder = Path(run_io_folder(config))
-    home = Path(os.environ.get("DAGSTER_HOME") or Path(config.storage_path) / "dagster_home")
-    if "://" in str(run_io_folder(config)) or not folder.is_dir() or not (home / "dagster.yaml").is_file():
+    where = str(run_io_folder(config))
+    folder = Path(where)
+    if "://" in where or not folder.is_dir():
         return
-    from dagster import DagsterInstance, DagsterRunStatus
+    from dagster import DagsterRunStatus
 
     ended = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
     gone = []
-    with DagsterInstance.from_config(str(home)) as instance:
+    with _existing_instance(config) as instance:
+        if instance is None:
+            return
         for d in sorted(p for p in folder.iterdir() if p.is_dir()):
             run = instance.get_run_by_id(d.name)
             if run is not None and run.status in ended:

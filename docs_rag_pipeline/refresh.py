@@ -528,8 +528,9 @@ def io_folder(config) -> str:  # noqa: ANN001 - a Config
 
 def remove_io_files(config, names: set[str], *, log: Log = _quiet) -> list[str]:  # noqa: ANN001 - a Config
     """Delete the Parquet files the assets handed each other for the sources ``names`` (their pages'
-    text and vectors) and, in a local folder, those of any other source no config of this storage
-    lists (left by a prune before this was done). Returns the names whose files were deleted."""
+    text and vectors). :func:`prune_removed_sources` adds to ``names`` those, in this storage's own
+    folder, of any source no config of this storage lists (left by a prune before this was done).
+    Returns the names whose files were deleted."""
     folder = io_folder(config)
     gone: dict[str, list[str]] = {}
     if "://" in folder:  # an object store, through fsspec (as the IO manager writes it)
