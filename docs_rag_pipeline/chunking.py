@@ -13,7 +13,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
-from urllib.parse import quote
 
 from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
 
@@ -296,10 +295,9 @@ def url_fragment(anchor: str) -> str:
     """``anchor`` (an element id, as the page has it) as a URL fragment that leads a browser to it:
     ASCII outside RFC 3986's fragment characters (space, ``"<>`#%{}|^``), controls and Unicode
     spaces are percent-encoded as UTF-8; other non-ASCII letters stay readable (browsers take both).
-    A text fragment (:data:`~docs_rag_pipeline.records.TEXT_DIRECTIVE` and a heading's text) keeps
-    ``:~:text=`` and percent-encodes its text, ``-``, ``,`` and ``&`` included (they are its syntax)."""
+    A text fragment (:func:`~docs_rag_pipeline.records.text_directive`) is one already and stays as it is."""
     if anchor.startswith(TEXT_DIRECTIVE):
-        return TEXT_DIRECTIVE + quote(anchor[len(TEXT_DIRECTIVE):], safe="").replace("-", "%2D")
+        return anchor
     out = []
     for ch in anchor:
         if ch in _FRAGMENT_SAFE or (ord(ch) > 0x7F and unicodedata.category(ch)[0] not in "CZ"):

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import quote
 
-#: how an anchor starts that is a text fragment, not an element id: ``":~:text=Install on Linux"``
-#: (the heading's text, not yet encoded; :func:`~docs_rag_pipeline.chunking.url_fragment` encodes it)
+#: how an anchor starts that is a text fragment, not an element id: ``":~:text=Install%20on%20Linux"``
+#: (made by :func:`text_directive`, already a URL fragment)
 TEXT_DIRECTIVE = ":~:text="
+
+
+def text_directive(text: str, *, suffix: str = "") -> str:
+    """A text fragment anchor (``:~:text=…``, the URL Fragment Text Directive) that finds ``text`` on
+    the live page, followed by ``suffix`` when one is given (``text,-suffix``: the match must be
+    followed by those words, to tell apart two places showing the same text). Each part is
+    percent-encoded, ``-``, ``,`` and ``&`` included, since they are the directive's syntax."""
+    def enc(part: str) -> str:
+        return quote(part, safe="").replace("-", "%2D")
+    return TEXT_DIRECTIVE + enc(text) + (",-" + enc(suffix) if suffix else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +27,7 @@ class Section:
 
     ``headings`` is the heading path below the page title (empty for the page's intro),
     ``anchor`` the fragment the site gives that heading ('' for the intro and a heading with no id;
-    :data:`TEXT_DIRECTIVE` and the heading's text for a web heading with no id), ``level`` the
+    :func:`text_directive` of the heading's text for a web heading with no id), ``level`` the
     heading level (1 for the intro), ``text`` plain text: paragraphs separated by a blank line,
     list items as ``- item``, table rows as ``a | b | c``, code blocks verbatim (fenced with
     ```` ``` ````) so the chunker never splits inside one.

@@ -517,7 +517,7 @@ def test_html_anchor_fallbacks_selector_and_title_rules() -> None:
     assert [(s.anchor, s.text) for s in page.sections] == [
         ("legacy", "one"),
         ("inner", "two"),
-        (":~:text=Plain heading!", "three four"),  # no id: a text fragment of the heading
+        (":~:text=Plain%20heading%21", "three four"),  # no id: a text fragment of the heading
     ]
     # a selector that matches nothing falls back to body
     fallback = parse_html(html, url="https://x.dev/guide/", content_selector="#missing")
@@ -836,7 +836,8 @@ def test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id() 
             "<h2 id='install'>Install</h2><p>Has an id.</p></main></body></html>")
     page = parse_html(html, url="https://example.org/plain.html")
     assert [s.anchor for s in page.sections] == [
-        "", ":~:text=No id here", ":~:text=Configuration", ":~:text=Foo-bar, & baz: Café", "install"]
+        "", ":~:text=No%20id%20here", ":~:text=Configuration", ":~:text=Foo%2Dbar%2C%20%26%20baz%3A%20Caf%C3%A9",
+        "install"]
     chunks = chunk_page(page, source="web", page_url="https://example.org/plain.html", content_hash="h",
                         updated_at="2026-01-01T00:00:00Z", budget=Budget(window=256, overlap=0),
                         count=lambda t: len(t.split()))
@@ -851,6 +852,31 @@ def test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id() 
     # Markdown headings keep their GitHub slugs: the site generator gives them those ids
     md = parse_markdown("# T\n\n## No id here\n\nx\n", path="docs/t.md")
     assert [s.anchor for s in md.sections] == ["no-id-here"]
+
+
+def test_a_text_fragment_names_its_sections_first_words_when_the_page_shows_the_heading_earlier() -> None:
+    """A browser opens the first place a page shows a text fragment's text: two id-less
+    "Example" headings both opened the first, and a heading named in an earlier sentence opened that
+    sentence. Such a heading's fragment also names the first words of its section (``,-suffix``),
+    which the earlier place is not followed by. A ``<br>`` in a heading is a space ("Foo Bar", not
+    "FooBar", which the page does not show)."""
+    html = ("<html><head><title>P</title></head><body><main><h1>P</h1><p>Read Limits first.</p>"
+            "<h2>Example</h2><p>Run it once.</p><h2>Limits</h2><p>At most `ten` calls.</p>"
+            "<h2>Example</h2><p>Run it twice, then stop.</p><h2>Example</h2><pre>code</pre>"
+            "<h2>Foo<br>Bar</h2><p>x</p></main></body></html>")
+    page = parse_html(html, url="https://example.org/p.html")
+    assert [(s.headings, s.anchor) for s in page.sections] == [
+        ((), ""),
+        (("Example",), ":~:text=Example"),
+        (("Limits",), ":~:text=Limits,-At%20most"),  # words up to the first with markup
+        (("Example",), ":~:text=Example,-Run%20it%20twice%2C%20then"),
+        (("Example",), ":~:text=Example"),  # a code block opens it: no words to name
+        (("Foo Bar",), ":~:text=Foo%20Bar"),
+    ]
+    chunks = chunk_page(page, source="web", page_url="https://example.org/p.html", content_hash="h",
+                        updated_at="2026-01-01T00:00:00Z", budget=Budget(window=256, overlap=0),
+                        count=lambda t: len(t.split()))
+    assert chunks[3].url == "https://example.org/p.html#:~:text=Example,-Run%20it%20twice%2C%20then"
 
 
 def test_markdown_slugs_are_github_sluggers_of_the_rendered_heading_text() -> None:

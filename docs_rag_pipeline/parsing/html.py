@@ -363,9 +363,10 @@ def _is_permalink_glyph(s: NavigableString, heading: Tag) -> bool:
 def _heading_text(el: Tag) -> str:
     """A heading's text without its permalink glyph: a link showing only ``¶``/``#``/``§``/``🔗``, a
     trailing ``¶``/``🔗``, or a ``#``/``§`` standing as a word of its own ("Setup #"). A ``#`` that ends
-    a word is the heading's own: "Using C#", "F#"."""
-    text = "".join(str(s) for s in el.descendants if isinstance(s, NavigableString)
-                   and not isinstance(s, _SKIPPED_STRINGS) and not _is_permalink_glyph(s, el))
+    a word is the heading's own: "Using C#", "F#". A ``<br>`` is a space, as the page shows it."""
+    text = "".join(" " if isinstance(s, Tag) else str(s) for s in el.descendants
+                   if (isinstance(s, Tag) and s.name == "br") or (isinstance(s, NavigableString)
+                   and not isinstance(s, _SKIPPED_STRINGS) and not _is_permalink_glyph(s, el)))
     return _TRAILING_GLYPHS_RE.sub("", _norm(text)).strip()
 
 

@@ -21,7 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from ..records import TEXT_DIRECTIVE, ParsedPage, Section
+from ..records import ParsedPage, Section, text_directive
 from .binary import check_text
 from .errors import ParseError
 from .slugs import github_slug
@@ -180,9 +180,24 @@ class SectionBuilder:
         """The anchor of each heading: explicit ids first, then slugs that skip every taken id."""
         seen: dict[str, int] = {anchor: 0 for anchor, _ in self._headings if anchor}
         if self.text_fragments:
-            return [(TEXT_DIRECTIVE + text if text else "") if anchor is None else anchor
-                    for anchor, text in self._headings]
+            return self._text_fragments()
         return [github_slug(text, seen) if anchor is None else anchor for anchor, text in self._headings]
+
+    def _text_fragments(self) -> list[str]:
+        """A text fragment of each id-less heading. A browser opens the first place the page shows
+        the text, so a heading whose text the page shows before it (an earlier heading, a sentence
+        naming the section) also names the first words of its section (``text,-suffix``)."""
+        body = {at: sec.text for sec, at in zip(self._sections, self._section_heading) if at is not None}
+        shown = [sec.text.casefold() for sec, at in zip(self._sections, self._section_heading) if at is None]
+        out = []
+        for i, (anchor, text) in enumerate(self._headings):
+            if anchor is None and text:
+                earlier = any(text.casefold() in part for part in shown)
+                out.append(text_directive(text, suffix=_leading_words(body.get(i, "")) if earlier else ""))
+            else:
+                out.append(anchor or "")
+            shown += [text.casefold(), body.get(i, "").casefold()]
+        return out
 
     def finish(self) -> list[Section]:
         """All sections; an empty intro is left out when other sections exist."""
@@ -193,6 +208,20 @@ class SectionBuilder:
         if len(sections) > 1 and not sections[0].headings and not sections[0].text:
             sections = sections[1:]
         return sections
+
+
+_PLAIN_WORD_RE = re.compile(r"[^\W_](?:[\w'’.,:;!?()/-]*[^\W_])?[.,:;!?)]?")
+
+
+def _leading_words(text: str, limit: int = 4) -> str:
+    """Up to ``limit`` words that open ``text`` as a page shows them: a text line's words up to the
+    first one with markup in it (a code span, a link, a list marker); '' when it opens otherwise."""
+    words = []
+    for word in text.lstrip().split("\n", 1)[0].split():
+        if len(words) == limit or not _PLAIN_WORD_RE.fullmatch(word):
+            break
+        words.append(word)
+    return " ".join(words)
 
 
 # --------------------------------------------------------------------------------------------
