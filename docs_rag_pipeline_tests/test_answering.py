@@ -825,6 +825,9 @@ def test_a_signed_number_in_brackets_is_no_citation_and_is_cut():
     'Install with pip <meta http-equiv="refresh" content="0;url=https://evil.example/x"> [1].',
     'Install with pip <svg><animate attributeName="href" values="javascript:alert(1)"/></svg> [1].',
     "Install with [pip](https://github.co) [1].",
+    # an active tag in a quoted value of a tag shown as text: not even its URL as text (review5 F3)
+    'Install with pip <b title="<meta http-equiv=refresh content=\'0;url=https://evil.example/\'>">x</b> [1].',
+    """Install with pip <x "<a href=https://evil.example/>"> [1].""",
 ])
 def test_the_link_check_refuses_what_it_cannot_read_and_active_html_without_a_link_attribute(answer):
     """Nesting past Python's stack crashed the link check (a 500 for /ask); a refresh <meta> and an SVG

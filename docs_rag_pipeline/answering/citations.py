@@ -347,7 +347,11 @@ def _drop_active_tags(text: str, *, keep_bare: bool = False) -> str:
     over the text: the check was a regex that backtracked quadratically on a tag left open."""
     def repl(m: re.Match) -> str:
         tag = m.group(0)
-        return "" if _active(tag) and not (keep_bare and _BARE_TAG.fullmatch(tag)) else tag
+        if _active(tag) and not (keep_bare and _BARE_TAG.fullmatch(tag)):
+            return ""
+        # a tag kept (to be shown as text) loses the active tags in its quoted values too:
+        # ``<b title="<meta … url=https://…>">`` would show the refresh's URL as text
+        return _QUOTED.sub(lambda q: _drop_active_tags(q.group(0)), tag) if "<" in tag[1:] else tag
     return _TAG.sub(repl, text)
 
 
