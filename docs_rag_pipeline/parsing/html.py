@@ -33,7 +33,9 @@ _CHROME_RE = re.compile(
     re.I,
 )
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
-_ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form"}
+#: (a table layout's ``<td id="sidebar">`` too)
+_ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form",
+                       "table", "td"}
 _PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "permalink"}
 _PARAGRAPHS = {"p", "summary", "figcaption", "caption", "address", "dt", "legend"}
 _CONTAINERS = {
@@ -279,7 +281,7 @@ def _invisible(el: Tag) -> bool:
 def _opens_with_heading_section(el: Tag) -> bool:
     """A ``<section>`` or a ``div.section`` whose first element is a heading (through the first child of
     each level): what :func:`_explicit_anchor` reads as that heading's anchor."""
-    if not (el.name == "section" or (el.name == "div" and any("section" in c for c in _classes(el)))):
+    if not (el.name == "section" or (el.name == "div" and any(c.startswith("section") for c in _classes(el)))):
         return False
     node = _first_element_child(el)
     while isinstance(node, Tag) and node.name not in _HEADINGS and node.name in ("div", "header", "hgroup"):
@@ -456,7 +458,7 @@ class _Walker:
             if lines:
                 yield lines
         elif name == "table":
-            yield from self._table(el)
+            yield from self._table(el, top=top)
         elif name == "dl":
             lines = self._dl(el)
             if lines:
@@ -496,7 +498,15 @@ class _Walker:
             out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in lines[1:])
         return out
 
-    def _table(self, el: Tag) -> Iterator[_Event]:
+    def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
+        if _attr(el, "role") in ("presentation", "none") or el.find(list(_HEADINGS)):
+            # a layout table (a page's columns, Doxygen's member groups under an <h2>): its cells are
+            # parts of the page, read as blocks, their headings as sections
+            for tr in el.find_all("tr"):
+                if tr.find_parent("table") is el:
+                    for cell in tr.find_all(["th", "td"], recursive=False):
+                        yield from self.events(cell, top=top)
+            return
         if el.find("pre"):  # Sphinx line-numbered code tables and layout tables around code
             for pre in el.find_all("pre"):
                 yield fence_block(_pre_text(pre), _code_language(pre))
