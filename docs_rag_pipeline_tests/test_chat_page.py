@@ -79,16 +79,19 @@ class SlowAsk:
     def __init__(self, app) -> None:  # noqa: ANN001
         self.app = app
         self.asked: list[str] = []
+        self.bodies: list[dict] = []  # each /ask's JSON body, as the page sent it
 
     def __call__(self, environ, start_response):  # noqa: ANN001, ANN204
         if environ.get("PATH_INFO") == "/ask" and environ.get("REQUEST_METHOD") == "POST":
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             try:
-                question = json.loads(body).get("question", "")
+                sent = json.loads(body)
             except ValueError:
-                question = ""
+                sent = {}
+            question = sent.get("question", "")
             self.asked.append(question)
+            self.bodies.append(sent)
             if question.startswith("SLOW"):
                 time.sleep(SLOW_SECONDS)
         return self.app(environ, start_response)
@@ -315,6 +318,29 @@ def test_a_new_question_cancels_the_one_in_flight(page, app):
     assert page.inner_text("#answer").startswith("A converter turns")
     assert "sanitizer" not in page.inner_text("#result").lower()
     assert page.inner_text("#status") == ""
+
+
+def test_new_conversation_drops_the_answer_in_flight(page, app):
+    """**New conversation** while a follow-up is still being answered: the page clears at once, the
+    follow-up's answer never appears, and the next question starts a new conversation (no thread_id)."""
+    ask(page, CONVERTER_Q)
+    assert page.is_visible("#new-thread")
+    before = len(app.asked)
+    page.fill("#question", "SLOW " + SANITIZER_Q)
+    page.press("#question", "Enter")
+    deadline = time.time() + 5
+    while len(app.asked) == before and time.time() < deadline:  # the slow follow-up reached the server
+        page.wait_for_timeout(50)
+    assert app.bodies[-1].get("thread_id"), app.bodies[-1]  # it is a follow-up
+    page.click("#new-thread")
+    assert page.is_hidden("#result") and page.is_hidden("#conversation")
+    assert page.inner_text("#status") == "" and page.get_attribute("#result", "aria-busy") == "false"
+    page.wait_for_timeout(SLOW_SECONDS * 1000 + 500)  # the follow-up's answer would have arrived by now
+    assert page.is_hidden("#result") and page.is_hidden("#conversation")
+    ask(page, EXPORTER_Q)
+    assert app.asked[-1] == EXPORTER_Q and "thread_id" not in app.bodies[-1], app.bodies[-1]
+    assert page.locator("#turns li.turn").count() == 0
+    assert "sanitizer" not in page.inner_text("#result").lower()
 
 
 def test_copy_trace_id(browser, server):

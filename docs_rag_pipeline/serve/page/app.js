@@ -243,6 +243,13 @@
   }
 
   newThreadBtn.addEventListener("click", () => {
+    // the question in flight belongs to the old conversation: abort it, and the new number drops its
+    // answer (the mine !== seq checks), so it neither shows nor brings the old thread_id back
+    if (inflight) inflight.abort();
+    inflight = null;
+    seq += 1;
+    setBusy(false);
+    errorEl.hidden = true;
     threadId = null;
     shown = null;
     clear(turnsEl);
