@@ -72,9 +72,15 @@ def browser(chromium):
     pw.stop()
 
 
+CUTS = ("CUT-END ", "CUT-ERROR ", "CUT-DROP ")
+
+
 class SlowAsk:
     """WSGI middleware around the real app: a question that starts with SLOW waits before it is
-    answered, so a second question can overtake it. Every /ask is recorded."""
+    answered, so a second question can overtake it. One that starts with a CUTS prefix is asked
+    without it, and its stream is passed on as a proxy that cuts it would: up to the final event,
+    which it leaves out (CUT-END), replaces with an error event (CUT-ERROR) or drops the connection
+    at (CUT-DROP). Every /ask is recorded."""
 
     def __init__(self, app) -> None:  # noqa: ANN001
         self.app = app
@@ -94,7 +100,30 @@ class SlowAsk:
             self.bodies.append(sent)
             if question.startswith("SLOW"):
                 time.sleep(SLOW_SECONDS)
+            cut = next((c for c in CUTS if question.startswith(c)), None)
+            if cut:
+                body = json.dumps({**sent, "question": question[len(cut):]}).encode()
+                environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+                return self._cut(cut.strip(), self.app(environ, start_response))
         return self.app(environ, start_response)
+
+    @staticmethod
+    def _cut(how: str, chunks):  # noqa: ANN001, ANN205
+        buf = b""
+        try:
+            for piece in chunks:
+                buf += piece
+                while b"\n\n" in buf:
+                    block, buf = buf.split(b"\n\n", 1)
+                    if block.startswith(b"event: final"):
+                        if how == "CUT-ERROR":
+                            yield b'event: error\ndata: {"code": "internal_error", "message": "the model failed"}\n\n'
+                        elif how == "CUT-DROP":  # waitress closes the connection mid-response
+                            raise ConnectionAbortedError("the proxy dropped the connection")
+                        return
+                    yield block + b"\n\n"
+        finally:
+            getattr(chunks, "close", lambda: None)()
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +370,29 @@ def test_new_conversation_drops_the_answer_in_flight(page, app):
     assert app.asked[-1] == EXPORTER_Q and "thread_id" not in app.bodies[-1], app.bodies[-1]
     assert page.locator("#turns li.turn").count() == 0
     assert "sanitizer" not in page.inner_text("#result").lower()
+
+
+def test_a_stream_without_its_final_event_leaves_no_draft_as_the_answer(page):
+    """The streamed text is a draft until the final event: when the stream ends without it (a proxy
+    closes it, the server sends an error event, the connection drops), the draft is removed and the
+    page says the answer was cut off."""
+    page.evaluate("""() => { window.__drafts = [];  // every text the answer box showed while streaming
+        new MutationObserver(() => { const a = document.getElementById('answer');
+            if (a.classList.contains('streaming')) window.__drafts.push(a.textContent); })
+          .observe(document.getElementById('answer'), {childList: true, subtree: true, characterData: true}); }""")
+    expected = {"CUT-END ": "The answer was cut off", "CUT-ERROR ": "could not be answered: the model failed",
+                "CUT-DROP ": "The connection was lost mid-answer"}
+    for cut, message in expected.items():
+        page.evaluate("() => { window.__drafts = []; }")
+        ask(page, cut + CONVERTER_Q)
+        drafts = page.evaluate("() => window.__drafts")
+        assert any("A converter turns" in d for d in drafts), drafts  # the draft was on screen
+        assert page.is_visible("#error") and message in page.inner_text("#error"), (cut, page.inner_text("#error"))
+        assert "had not been checked" in page.inner_text("#error")
+        assert page.inner_text("#answer") == "" and page.locator("#answer a.cite").count() == 0, cut
+        assert page.inner_text("#status") == ""
+    ask(page, CONVERTER_Q)  # an answer that arrives whole is shown as before
+    assert page.is_hidden("#error") and page.inner_text("#answer").startswith("A converter turns")
 
 
 def test_copy_trace_id(browser, server):

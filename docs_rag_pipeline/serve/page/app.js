@@ -154,8 +154,18 @@
     const decoder = new TextDecoder();
     let buf = "";
     let started = false;
+    let ended = false; // the final or the error event arrived: the stream said how it ends
     for (;;) {
-      const { value, done } = await reader.read();
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        if (mine !== seq || (err && err.name === "AbortError")) throw err;
+        showError("The connection was lost mid-answer (" + (err && err.message ? err.message : err) + "). " +
+                  dropDraft() + "Ask again.");
+        return;
+      }
+      const { value, done } = chunk;
       if (mine !== seq) {
         reader.cancel().catch(() => {});
         return;
@@ -188,13 +198,31 @@
           answerEl.classList.add("streaming");
           answerEl.appendChild(document.createTextNode(String(ev.text || "")));
         } else if (name === "final") {
+          ended = true;
           render(ev);
         } else if (name === "error") {
-          showError("The question could not be answered: " + (ev.message || "the stream failed"));
+          ended = true;
+          showError("The question could not be answered: " + (ev.message || "the stream failed") + ". " + dropDraft());
         }
       }
-      if (done) return;
+      if (done) {
+        if (!ended) {
+          // a proxy closed the stream, a worker was recycled: the text so far was never checked
+          showError("The answer was cut off: the stream ended before the finished answer arrived. " +
+                    dropDraft() + "Ask again.");
+        }
+        return;
+      }
     }
+  }
+
+  // the streamed text is a draft until the final event checks it: a stream that ends otherwise
+  // must not leave it on screen as if it were the answer. Says what it did, for the error message.
+  function dropDraft() {
+    const drafted = answerEl.classList.contains("streaming") && answerEl.textContent !== "";
+    answerEl.classList.remove("streaming");
+    clear(answerEl);
+    return drafted ? "The part already written was removed: it had not been checked against the sources. " : "";
   }
 
   // a new turn on screen: the turn shown so far moves up into the conversation
