@@ -395,6 +395,42 @@ def test_a_stream_without_its_final_event_leaves_no_draft_as_the_answer(page):
     assert page.is_hidden("#error") and page.inner_text("#answer").startswith("A converter turns")
 
 
+def _contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two CSS colours as getComputedStyle gives them (rgb()/rgba())."""
+    def lum(css: str) -> float:
+        rgb = [int(float(x)) / 255 for x in css[css.index("(") + 1:-1].split(",")[:3]]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+FOCUSED = """() => { const e = document.activeElement, s = getComputedStyle(e);
+    let bg = 'rgb(255, 255, 255)';  // what the ring is drawn on: the nearest ancestor with a background
+    for (let p = e.parentElement; p; p = p.parentElement) {
+        const c = getComputedStyle(p).backgroundColor;
+        if (c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { bg = c; break; } }
+    return {tag: e.tagName, id: e.id, cls: e.className, style: s.outlineStyle, width: parseFloat(s.outlineWidth),
+            color: s.outlineColor, bg: bg}; }"""
+
+
+def test_keyboard_focus_and_layout(page):
+    """Small keyboard and layout checks: every button and link shows a focus ring of at least 3:1
+    against what it is drawn on (WCAG 1.4.11) when reached with Tab."""
+    ask(page, CONVERTER_Q)
+    page.focus("#question")
+    seen = []
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        f = page.evaluate(FOCUSED)
+        if f["tag"] in ("A", "BUTTON"):
+            seen.append(f)
+            assert f["style"] != "none" and f["width"] >= 2, f
+            assert _contrast(f["color"], f["bg"]) >= 3, f
+    kinds = {f["id"] or f["cls"] for f in seen}
+    assert {"ask", "new-thread", "cite", "toggle small", "copy-trace", "feedback-up"} <= kinds, kinds
+
+
 def test_copy_trace_id(browser, server):
     ctx = browser.new_context(base_url=server, permissions=["clipboard-read", "clipboard-write"])
     pg = ctx.new_page()
