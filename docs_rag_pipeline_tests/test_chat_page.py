@@ -40,6 +40,23 @@ INJECTION = {
     """,
 }
 EXPORTER = {"exporter.md": EXPORTER_DOC}
+#: an API-reference page: a title with no place to break, a table with many columns
+LONG_ID = "airflow.providers.google.cloud.operators.bigquery.BigQueryInsertJobOperator"
+WIDE = {
+    "reference/insert-job.md": f"""
+        ---
+        title: "{LONG_ID}"
+        ---
+        # {LONG_ID}
+
+        The insert job operator reports each warehouse job in one of these states:
+
+        | Queued | Pending | Running | Finished | Failed | Cancelled | Retrying | Skipped | Paused | Resumed | Archived | Expired |
+        |---|---|---|---|---|---|---|---|---|---|---|---|
+        | waiting | accepted | executing | succeeded | errored | stopped | again | ignored | halted | continued | stored | outdated |
+    """,
+}
+WIDE_Q = f"Which warehouse job states does {LONG_ID} report?"
 EXPORTER_Q = "Which options does the dashboard exporter accept?"
 CONVERTER_Q = "What does a converter do in data binding?"
 SANITIZER_Q = "What does the comment sanitizer remove from comments?"
@@ -129,7 +146,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -416,7 +433,7 @@ FOCUSED = """() => { const e = document.activeElement, s = getComputedStyle(e);
 
 def test_keyboard_focus_and_layout(page):
     """Small keyboard and layout checks: every button and link shows a focus ring of at least 3:1
-    against what it is drawn on (WCAG 1.4.11) when reached with Tab."""
+    against what it is drawn on (WCAG 1.4.11) when reached with Tab; at 375 px the page fits."""
     ask(page, CONVERTER_Q)
     page.focus("#question")
     seen = []
@@ -429,6 +446,32 @@ def test_keyboard_focus_and_layout(page):
             assert _contrast(f["color"], f["bg"]) >= 3, f
     kinds = {f["id"] or f["cls"] for f in seen}
     assert {"ask", "new-thread", "cite", "toggle small", "copy-trace", "feedback-up"} <= kinds, kinds
+
+    # at a phone's width (375 px) the page is no wider than the screen: a long identifier in the
+    # question, a source's title and heading path wrap, and a wide table scrolls inside its own box
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.click("#new-thread")
+    ask(page, WIDE_Q)
+    assert page.locator("#answer table.answer-table thead th").count() == 12, page.inner_text("#answer")
+    assert page.inner_text("#source-1 .title") == LONG_ID
+    page.click("#source-1 .toggle")
+    page.wait_for_selector("#source-1[data-loaded='chunk']")
+    ask(page, CONVERTER_Q)  # the first turn, its sources' titles listed, moves up into the conversation
+    ask(page, WIDE_Q)
+    assert LONG_ID in page.inner_text("#turns .turn-sources")
+    page.click("#source-1 .toggle")
+    page.wait_for_selector("#source-1[data-loaded='chunk']")
+    wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && !e.closest('.answer-table'))
+        .map((e) => e.tagName + '.' + e.className)""")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375 and wide == [], wide
+    box = page.evaluate("""() => { const t = document.querySelector('#answer table.answer-table');
+        return {scrolls: getComputedStyle(t).overflowX, client: t.clientWidth, content: t.scrollWidth,
+                cell: document.querySelector('#answer table.answer-table td').offsetWidth}; }""")
+    assert box["scrolls"] == "auto" and box["content"] > box["client"], box  # it scrolls sideways
+    assert box["cell"] > 40, box  # its cells keep their words whole instead of a letter per line
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-page-375.png"), full_page=True)
 
 
 def test_copy_trace_id(browser, server):
