@@ -90,6 +90,12 @@ def browser(chromium):
 
 
 CUTS = ("CUT-END ", "CUT-ERROR ", "CUT-DROP ")
+#: what a gateway or proxy in front of the server answers instead of it, by the question's first word
+ODD_ANSWERS = {
+    "GATEWAY": ("502 Bad Gateway", "application/json", b'{"error": "Bad gateway"}'),
+    "NULLMSG": ("500 Internal Server Error", "application/json", b'{"error": {"code": "x", "message": null}}'),
+    "SIGNIN": ("200 OK", "text/html; charset=utf-8", b"<!doctype html><title>Sign in</title><form>Password</form>"),
+}
 
 
 class SlowAsk:
@@ -97,7 +103,7 @@ class SlowAsk:
     answered, so a second question can overtake it. One that starts with a CUTS prefix is asked
     without it, and its stream is passed on as a proxy that cuts it would: up to the final event,
     which it leaves out (CUT-END), replaces with an error event (CUT-ERROR) or drops the connection
-    at (CUT-DROP). Every /ask is recorded."""
+    at (CUT-DROP). One whose first word is in ODD_ANSWERS gets that answer. Every /ask is recorded."""
 
     def __init__(self, app) -> None:  # noqa: ANN001
         self.app = app
@@ -117,6 +123,10 @@ class SlowAsk:
             self.bodies.append(sent)
             if question.startswith("SLOW"):
                 time.sleep(SLOW_SECONDS)
+            odd = ODD_ANSWERS.get(question.split(" ", 1)[0])
+            if odd:
+                start_response(odd[0], [("Content-Type", odd[1]), ("Content-Length", str(len(odd[2])))])
+                return [odd[2]]
             cut = next((c for c in CUTS if question.startswith(c)), None)
             if cut:
                 body = json.dumps({**sent, "question": question[len(cut):]}).encode()
@@ -410,6 +420,26 @@ def test_a_stream_without_its_final_event_leaves_no_draft_as_the_answer(page):
         assert page.inner_text("#status") == ""
     ask(page, CONVERTER_Q)  # an answer that arrives whole is shown as before
     assert page.is_hidden("#error") and page.inner_text("#answer").startswith("A converter turns")
+
+
+def test_odd_error_bodies_give_a_clear_message(page):
+    """What a gateway or an auth proxy sends instead of the server's own answer gives a plain message,
+    never 'undefined', 'null' or a script error, and leaves the answer on screen as it was."""
+    ask(page, CONVERTER_Q)
+    expected = {"GATEWAY": "The question could not be answered: Bad gateway",
+                "NULLMSG": "The question could not be answered: HTTP 500",
+                "SIGNIN": "not an answer (HTTP 200, text/html). If a sign-in page guards this server, reload the page"}
+    for word, message in expected.items():
+        page.evaluate("() => { document.getElementById('error').hidden = true; }")
+        page.fill("#question", word + " why?")
+        page.press("#question", "Enter")
+        page.wait_for_selector("#error:not([hidden])")
+        page.wait_for_selector("#result[aria-busy='false']")
+        shown = page.inner_text("#error")
+        assert message in shown, shown
+        assert not any(w in shown for w in ("undefined", "null", "Cannot read", "object Object")), shown
+        assert page.inner_text("#current-question") == CONVERTER_Q  # no empty turn for the failed question
+        assert page.inner_text("#answer").startswith("A converter turns") and page.locator("#turns li").count() == 0
 
 
 def _contrast(a: str, b: str) -> float:

@@ -78,6 +78,15 @@
     return t ? { Authorization: "Bearer " + t } : {};
   }
 
+  // what an error body says, whatever its shape: this server's {"error": {"code", "message"}}, a
+  // gateway's {"error": "Bad gateway"}, or nothing usable ("HTTP 502")
+  function errorMessage(body, status) {
+    const err = body && typeof body === "object" ? body.error : null;
+    if (err && typeof err === "object" && typeof err.message === "string" && err.message.trim()) return err.message;
+    if (typeof err === "string" && err.trim()) return err;
+    return "HTTP " + status;
+  }
+
   function showError(message) {
     errorEl.textContent = message;
     errorEl.hidden = false;
@@ -125,14 +134,20 @@
       if (mine !== seq) return;
       if (!resp.ok) {
         if (resp.status === 401) authEl.hidden = false;
-        const code = body && body.error ? body.error.code : "";
-        const msg = body && body.error ? body.error.message : "HTTP " + resp.status;
+        const code = body && body.error && typeof body.error === "object" ? body.error.code : "";
+        const msg = errorMessage(body, resp.status);
         if (code === "unknown_thread" || code === "expired_thread" || code === "threads_unavailable") {
           threadId = null; // the next question starts a new conversation (one the server can answer)
           showError("This conversation is no longer available: " + msg);
           return;
         }
         showError("The question could not be answered: " + msg);
+        return;
+      }
+      if (!body || typeof body !== "object" || typeof body.answer !== "string") {
+        // e.g. the sign-in page of a proxy in front of the server, whose session expired
+        showError("The server's response is not an answer (HTTP " + resp.status + ", " + (type.split(";")[0] || "no content type") +
+                  "). If a sign-in page guards this server, reload the page to sign in again, then ask again.");
         return;
       }
       begin(text);
@@ -202,7 +217,7 @@
           render(ev);
         } else if (name === "error") {
           ended = true;
-          showError("The question could not be answered: " + (ev.message || "the stream failed") + ". " + dropDraft());
+          showError("The question could not be answered: " + (typeof ev.message === "string" && ev.message ? ev.message : "the stream failed") + ". " + dropDraft());
         }
       }
       if (done) {
@@ -540,7 +555,7 @@
       const resp = await fetch("/chunks/" + encodeURIComponent(c.chunk_id), { headers: authHeaders() });
       const data = await resp.json().catch(() => null);
       if (resp.ok && data) chunk = data;
-      else problem = data && data.error ? data.error.message : "HTTP " + resp.status;
+      else problem = errorMessage(data, resp.status);
     } catch (e) {
       problem = e && e.message ? e.message : String(e);
     }
@@ -629,7 +644,7 @@
                                            body: JSON.stringify(body) });
       const data = await r.json().catch(() => null);
       if (!r.ok) {
-        fbStatus.textContent = "Feedback not saved: " + ((data && data.error && data.error.message) || "HTTP " + r.status);
+        fbStatus.textContent = "Feedback not saved: " + errorMessage(data, r.status);
         return;
       }
       for (const b of fbButtons) b.disabled = true;
