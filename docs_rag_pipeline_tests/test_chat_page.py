@@ -463,7 +463,8 @@ FOCUSED = """() => { const e = document.activeElement, s = getComputedStyle(e);
 
 def test_keyboard_focus_and_layout(page):
     """Small keyboard and layout checks: every button and link shows a focus ring of at least 3:1
-    against what it is drawn on (WCAG 1.4.11) when reached with Tab; at 375 px the page fits."""
+    against what it is drawn on (WCAG 1.4.11) when reached with Tab; following a marker or sending
+    feedback keeps the focus on the page; at 375 px the page fits."""
     ask(page, CONVERTER_Q)
     page.focus("#question")
     seen = []
@@ -476,6 +477,19 @@ def test_keyboard_focus_and_layout(page):
             assert _contrast(f["color"], f["bg"]) >= 3, f
     kinds = {f["id"] or f["cls"] for f in seen}
     assert {"ask", "new-thread", "cite", "toggle small", "copy-trace", "feedback-up"} <= kinds, kinds
+
+    # focus is never dropped: Enter on a marker takes it to the card it opens, and Enter on 👍
+    # (which disables both buttons) to the thanks
+    marker = page.locator("#answer a.cite").last
+    n = marker.get_attribute("data-n")
+    marker.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#source-{n}.open")
+    assert page.evaluate("() => document.activeElement.closest('li.card')?.id") == f"source-{n}"
+    page.focus("#feedback-up")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#feedback-status:text('Thanks')")
+    assert page.is_disabled("#feedback-up") and page.evaluate("() => document.activeElement.id") == "feedback-status"
 
     # at a phone's width (375 px) the page is no wider than the screen: a long identifier in the
     # question, a source's title and heading path wrap, and a wide table scrolls inside its own box

@@ -584,7 +584,11 @@
     const li = document.getElementById("source-" + n);
     if (!li) return;
     setOpen(li, true);
-    if (scroll) li.scrollIntoView({ behavior: "smooth", block: "nearest" });
+    if (scroll) {
+      // a marker was followed: the keyboard goes to the card too, not just the eyes
+      li.querySelector(".toggle").focus({ preventScroll: true });
+      li.scrollIntoView({ behavior: "smooth", block: "nearest" });
+    }
     li.classList.remove("flash");
     void li.offsetWidth; // restart the highlight animation
     li.classList.add("flash");
@@ -647,9 +651,11 @@
         fbStatus.textContent = "Feedback not saved: " + errorMessage(data, r.status);
         return;
       }
-      for (const b of fbButtons) b.disabled = true;
       btn.setAttribute("aria-pressed", "true");
       fbStatus.textContent = "Thanks, feedback saved.";
+      // a disabled button loses focus to <body>: the keyboard user lands on the thanks instead
+      if (fbButtons.includes(document.activeElement)) fbStatus.focus();
+      for (const b of fbButtons) b.disabled = true;
     } catch (e) {
       fbStatus.textContent = "Feedback not saved: the server did not answer.";
     }
