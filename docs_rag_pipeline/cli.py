@@ -698,6 +698,7 @@ def _existing_instance(config: Config) -> Iterator[Any]:
     if not (home / "dagster.yaml").is_file():
         yield None
         return
+    _check_dagster_home_files(home)
     from dagster import DagsterInstance
 
     with DagsterInstance.from_config(str(home)) as instance:
@@ -717,7 +718,8 @@ def _forget_outputs_of_ended_runs(config: Config) -> None:
     """``docs-rag prune``: delete the step outputs (``<io folder>/runs/<run id>/``: every changed page's
     text and vectors) of the ``refresh_all_sources`` runs that ended (failed, killed and marked failed,
     canceled, succeeded) in the Dagster home the CLI uses. A folder whose run is in progress, or not
-    in that home, is kept. A failed run cannot be re-executed from its failed step after this."""
+    in that home, is kept, and so is that of a run a re-execution in progress descends from (it loads the
+    unchanged steps' outputs from there). A failed run cannot be re-executed from its failed step after this."""
     import shutil
 
     from .defs.definitions import run_io_folder
@@ -733,9 +735,23 @@ def _forget_outputs_of_ended_runs(config: Config) -> None:
     with _existing_instance(config) as instance:
         if instance is None:
             return
+        from dagster import RunsFilter
+
+        # the runs whose outputs a run not yet ended may load: its parent, and theirs, up to the root
+        needed: set[str] = set()
+        live = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
+                DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
+        for run in instance.get_runs(filters=RunsFilter(statuses=live)):
+            parent = run.parent_run_id
+            while parent and parent not in needed:
+                needed.add(parent)
+                above = instance.get_run_by_id(parent)
+                parent = above.parent_run_id if above is not None else None
+            if run.root_run_id:
+                needed.add(run.root_run_id)
         for d in sorted(p for p in folder.iterdir() if p.is_dir()):
             run = instance.get_run_by_id(d.name)
-            if run is not None and run.status in ended:
+            if run is not None and run.status in ended and d.name not in needed:
                 shutil.rmtree(d, ignore_errors=True)
                 gone.append(d.name)
     if gone:
@@ -746,6 +762,9 @@ def _forget_outputs_of_ended_runs(config: Config) -> None:
 def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
+
+    if (_dagster_home_path(config) / "dagster.yaml").is_file():  # damaged: said before anything is deleted
+        _check_dagster_home_files(_dagster_home_path(config))
 
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
     if pruned:

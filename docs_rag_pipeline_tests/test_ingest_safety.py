@@ -679,10 +679,11 @@ def test_a_dagster_home_damaged_after_its_creation_is_named_with_the_fix(tmp_pat
         shutil.rmtree(home)
         shutil.copytree(good, home)
         (home / rel).write_bytes(damage)
-        out = _run(["ingest"], cfg)
-        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-        assert out.stderr.startswith("error: ") and str(home / rel) in out.stderr and says in out.stderr, out.stderr
-        assert get_context(cfg).chunks.count("guide") == rows
+        for command in (["ingest"], ["prune"]):  # prune: said before it deletes anything
+            out = _run(command, cfg)
+            assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, (command, out.stderr)
+            assert out.stderr.startswith("error: ") and str(home / rel) in out.stderr and says in out.stderr, out.stderr
+            assert get_context(cfg).chunks.count("guide") == rows
 
 
 def test_the_run_of_a_killed_ingest_is_marked_failed_by_the_next(tmp_path):

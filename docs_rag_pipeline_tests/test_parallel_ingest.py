@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, materialize
@@ -370,8 +371,20 @@ def test_prune_deletes_the_step_outputs_of_runs_that_ended(tmp_path: Path):
     failed = [d.name for d in runs.iterdir()]
     assert len(failed) == 1 and any((runs / failed[0]).rglob("*"))  # the failed run's outputs, kept
     (runs / "not-a-run-of-this-home").mkdir()
-    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "prune"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=300, env=env)
+    # a re-execution of the failed run in progress (the UI's "from failure") loads its outputs: kept
+    from dagster import DagsterInstance, DagsterRunStatus
+
+    with DagsterInstance.from_config(str(tmp_path / "dh")) as instance:
+        parent = instance.get_run_by_id(failed[0])
+        rerun = instance.add_run(parent._replace(run_id=uuid.uuid4().hex, status=DagsterRunStatus.STARTED,
+                                                 parent_run_id=failed[0], root_run_id=failed[0]))
+    prune = [sys.executable, "-m", "docs_rag_pipeline", "prune"]
+    out = subprocess.run(prune, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert sorted(d.name for d in runs.iterdir()) == sorted([failed[0], "not-a-run-of-this-home"]), out.stderr
+    with DagsterInstance.from_config(str(tmp_path / "dh")) as instance:
+        instance.delete_run(rerun.run_id)  # the re-execution is over
+    out = subprocess.run(prune, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     assert sorted(d.name for d in runs.iterdir()) == ["not-a-run-of-this-home"]
     assert f"[PRUNE] step outputs of 1 ended refresh_all_sources run(s) deleted from {runs} ({failed[0]})" in out.stderr
