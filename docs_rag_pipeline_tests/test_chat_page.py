@@ -490,6 +490,8 @@ def test_keyboard_focus_and_layout(page):
     page.keyboard.press("Enter")
     page.wait_for_selector("#feedback-status:text('Thanks')")
     assert page.is_disabled("#feedback-up") and page.evaluate("() => document.activeElement.id") == "feedback-status"
+    # the thanks is no work in progress: no busy spinner beside it
+    assert page.evaluate("() => getComputedStyle(document.getElementById('feedback-status'), '::before').content") == "none"
 
     # at a phone's width (375 px) the page is no wider than the screen: a long identifier in the
     # question, a source's title and heading path wrap, and a wide table scrolls inside its own box
