@@ -922,6 +922,21 @@ def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> Non
     assert [s.headings[-1] for s in page.sections if s.headings] == ["Using C#", "F#", "Setup", "Run", "Notes", "Laws"]
 
 
+def test_a_percent_encoded_permalink_href_is_decoded_to_the_id_it_names() -> None:
+    """A heading whose only anchor is its permalink link writes the fragment percent-encoded, as URLs
+    are (``href="#%E5%A4%87%E4%BB%BD"`` for the id ``备份``): it was taken as the id itself and encoded
+    again when cited, ``#%25E5%25A4%2587…``, which names nothing on the page. It is the id decoded."""
+    from docs_rag_pipeline.chunking import url_fragment
+
+    html = ("<html><head><meta charset='utf-8'><title>配置</title></head><body><main><h1>配置</h1>"
+            "<h2>备份 <a class='headerlink' href='#%E5%A4%87%E4%BB%BD'>¶</a></h2><p>备份每天创建。</p>"
+            "<h2>Größe <a class='headerlink' href='#gr%C3%B6%C3%9Fe'>¶</a></h2><p>Text.</p>"
+            "<h2>Plain <a class='headerlink' href='#plain'>¶</a></h2><p>Text.</p></main></body></html>")
+    page = parse_html(html, url="https://docs.example.org/zh/config.html")
+    assert [s.anchor for s in page.sections if s.headings] == ["备份", "größe", "plain"]
+    assert [url_fragment(s.anchor) for s in page.sections if s.headings] == ["备份", "größe", "plain"]
+
+
 def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     """Chrome was found by words in an element's classes and id, headings and sections included: a
     Sphinx ``<section id="sidebar-configuration">`` lost all its text, a Docusaurus or MkDocs heading

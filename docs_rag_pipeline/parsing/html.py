@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
@@ -217,7 +218,7 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
     for link in heading.find_all("a", href=True):
         href = _attr(link, "href")
         if href.startswith("#") and len(href) > 1 and set(_classes(link)) & _PERMALINK_CLASSES:
-            return href[1:]
+            return unquote(href[1:])  # a URL fragment is percent-encoded; the id it names is not
     return None
 
 
