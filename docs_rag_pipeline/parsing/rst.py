@@ -188,6 +188,9 @@ def parse_rst(text: str, *, path: str) -> ParsedPage:
         "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
         "raw_enabled": False, "doctitle_xform": False, "sectsubtitle_xform": False, "syntax_highlight": "none",
         "input_encoding": "unicode", "_disable_config": True, "traceback": True, "character_level_inline_markup": False,
+        # Sphinx's default_settings: an id docutils cannot derive from a title (a Chinese or Russian one, a
+        # repeated one) is "id1", "id2" … on the published page, not docutils' own "section-1"
+        "auto_id_prefix": "id",
     }
     try:
         doc = publish_doctree(text, source_path=path, settings_overrides=settings)
