@@ -18,7 +18,13 @@ from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
 
 CountFn = Callable[[str], int]
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+#: ASCII characters that may open a sentence after ``. ``, ``! `` or ``? `` (any script's capital may too)
+SENTENCE_STARTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\"'([")
+#: a sentence end: ``.!?`` and whitespace (the next character decides), or a CJK full stop, exclamation or
+#: question mark (``。！？｡``), with the closing quotes and brackets that may follow it, no space needed
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？｡])(?![。！？｡])([\"'”’」』）)】》〉〕］\]]*)\s*")
+#: clause marks of CJK text (，、；): where a sentence longer than a chunk is cut before its characters
+_CLAUSE_END = re.compile(r"(?<=[，、；])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,32 @@ def split_blocks(text: str) -> list[str]:
     return [b for b in blocks if b.strip()]
 
 
+def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list[tuple[str, str]]:
+    """``text`` cut into sentences, each with the glue that joins it to the one before (``" "``, or
+    ``""`` after a CJK sentence end written without a space). A sentence ends at ``.``, ``!`` or ``?``
+    followed by whitespace and a character of ``starters`` or a capital of any script (``É``, ``Ü``,
+    ``П``, ``Σ``), and after ``。``, ``！``, ``？`` (with any closing quotes or brackets) with or without
+    a space. The sentences keep their punctuation; the whitespace between them is dropped."""
+    out: list[tuple[str, str]] = []
+    start = 0
+    glue = ""
+    for m in _SENTENCE_END.finditer(text):
+        if m.group(1) is None:  # ". " and the next character
+            nxt = text[m.end()]
+            if nxt not in starters and not (nxt > "\x7f" and unicodedata.category(nxt) in ("Lu", "Lt")):
+                continue
+            end = m.start()
+        else:  # "。" and its closers
+            end = m.start() + len(m.group(1))
+        if end > start:
+            out.append((text[start:end], glue))
+        glue = " " if m.group(1) is None or m.end() > end else ""
+        start = m.end()
+    if start < len(text):
+        out.append((text[start:], glue))
+    return out
+
+
 def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     """Split one block that exceeds ``limit``: by sentences (prose) or lines (code, lists, tables),
     then by words. Word-piece counts add up across whitespace joins, so every unit and word is
@@ -95,7 +127,8 @@ def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     if "\n" in block:
         lines = block.split("\n")
         return _pack_fenced_lines(lines, limit, count) or _pack(lines, "\n", limit, count)
-    return _pack(_SENTENCE_END.split(block), " ", limit, count)
+    sentences = split_sentences(block)
+    return _pack([t for t, _ in sentences], [g for _, g in sentences], limit, count)
 
 
 def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str] | None:
@@ -146,12 +179,20 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
     return [p for p in pieces if p.strip()]
 
 
-def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str]:
-    """Units (lines or sentences) packed greedily into pieces of at most ``limit`` tokens; a unit
-    longer than that is cut by words, and a word longer than that by characters."""
+def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn) -> list[str]:
+    """Units (lines or sentences) packed greedily into pieces of at most ``limit`` tokens; ``joiner``
+    joins them, or is the glue before each unit (:func:`split_sentences`). A unit longer than that is
+    cut at its clause marks (``，、；``, CJK text has no spaces), then by words, and a word longer than
+    that by characters."""
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
+    glues = [joiner] * len(units) if isinstance(joiner, str) else joiner
+
+    def joined(items: list[str], first: int) -> str:  # cur, whose first unit is units[first]
+        if isinstance(joiner, str):
+            return joiner.join(items)
+        return items[0] + "".join(glues[first + k] + item for k, item in enumerate(items[1:], 1))
     counted: dict[str, int] = {}  # a word's tokens, counted once however often it comes back
 
     def word_count(w: str) -> int:
@@ -160,8 +201,18 @@ def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str
             n = counted[w] = count(w)
         return n
 
-    for unit in units:
+    first = 0  # the index of cur's first unit
+    for i, unit in enumerate(units):
         n = count(unit)
+        clauses = [c for c in _CLAUSE_END.split(unit) if c] if n > limit else []
+        parts = _pack(clauses, "", limit, count) if len(clauses) > 1 else []
+        if parts:
+            if cur:
+                pieces.append(joined(cur, first))
+                cur, used = [], 0
+            pieces.extend(parts[:-1])
+            unit = parts[-1]
+            n = count(unit)
         if n > limit:
             buf: list[str] = []
             buf_n = 0
@@ -176,7 +227,7 @@ def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str
             for w, wn in words:
                 if buf and buf_n + wn > limit:
                     if cur:
-                        pieces.append(joiner.join(cur))
+                        pieces.append(joined(cur, first))
                         cur, used = [], 0
                     pieces.append(" ".join(buf))
                     buf, buf_n = [], 0
@@ -184,12 +235,14 @@ def _pack(units: list[str], joiner: str, limit: int, count: CountFn) -> list[str
                 buf_n += wn
             unit, n = " ".join(buf), buf_n
         if cur and used + n > limit:
-            pieces.append(joiner.join(cur))
+            pieces.append(joined(cur, first))
             cur, used = [], 0
+        if not cur:
+            first = i
         cur.append(unit)
         used += n
     if cur:
-        pieces.append(joiner.join(cur))
+        pieces.append(joined(cur, first))
     return [p for p in pieces if p.strip()]
 
 

@@ -181,3 +181,30 @@ def test_a_word_too_long_for_the_tokenizer_is_sized_by_its_length(count):
     assert all(count(c.embedding_text()) + 2 <= 256 for c in chunks)
     assert "".join(c.text for c in chunks if "conclusion" not in c.text and "fixture" not in c.text
                    and c.headings == ["Big"]).replace("… ", "").count("Q") >= blob.count("Q") - 200
+
+
+def test_sentences_end_in_any_script_and_cjk_text_is_cut_at_its_sentence_and_clause_marks(count):
+    """Sentence ends were ``.!?``, whitespace and an ASCII capital only: ``。！？`` ended nothing, so a
+    Chinese paragraph over the budget was cut by characters mid-sentence (even mid-number), and a Russian
+    or French sentence starting with ``П`` or ``É`` ran on into the one before it (one answer "sentence").
+    Now a capital of any script starts a sentence, ``。！？`` (with a closing quote) end one without a
+    space, and a CJK sentence over the budget is cut at its clause marks (``，、；``) before characters."""
+    from docs_rag_pipeline.answering.extractive import sentences
+
+    para = "".join(f"第{i}条规则规定每个用户每天最多可以上传{i * 10}个文件。" for i in range(1, 40))
+    pieces = split_text(para, 60, 0, count)
+    assert len(pieces) > 3 and all(count(p) <= 60 for p in pieces)
+    assert all(p.startswith("第") and p.endswith("个文件。") for p in pieces), pieces
+    assert "".join(pieces) == para  # no space put between CJK sentences
+    clauses = "，".join(f"第{i}项设置控制日志级别" for i in range(1, 30)) + "。"  # one sentence, many clauses
+    pieces = split_text(clauses, 40, 0, count)
+    assert len(pieces) > 2 and all(count(p) <= 40 for p in pieces)
+    assert all(p.endswith(("，", "。")) for p in pieces) and "".join(pieces) == clauses
+    assert sentences("要恢复数据，请先停止服务器。备份保存三十天！「真的吗？」是的。") == [
+        "要恢复数据，请先停止服务器。", "备份保存三十天！", "「真的吗？」", "是的。"]
+    assert sentences("Для работы нужно четыре гигабайта памяти. Поддерживаются Linux и Windows.") == [
+        "Для работы нужно четыре гигабайта памяти.", "Поддерживаются Linux и Windows."]
+    assert sentences("Le fichier est lu au démarrage. Éditez-le puis redémarrez. Σ est la somme. e.g. this.") == [
+        "Le fichier est lu au démarrage.", "Éditez-le puis redémarrez.", "Σ est la somme. e.g. this."]
+    # ASCII text: as before (a lowercase word after ". " starts no sentence)
+    assert sentences("Run it. then stop. Done. `x` is set.") == ["Run it. then stop.", "Done.", "`x` is set."]

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 import snowballstemmer
 
-from ..chunking import split_blocks
+from ..chunking import SENTENCE_STARTERS, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
@@ -37,7 +37,8 @@ use used using very want was way we were what when where which while who whom wh
 your yours tell explain show give know need work works document documentation docs doc page
 """.split())
 
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n\n+")
+_PARAGRAPH = re.compile(r"\n\n+")
+_SENT_STARTERS = SENTENCE_STARTERS | {"`"}
 
 
 def content_terms(text: str) -> list[str]:
@@ -247,7 +248,8 @@ def sentences(text: str) -> list[str]:
         if block.startswith("```") or "\n- " in block or block.startswith("- ") or " | " in block:
             out.append(block)
             continue
-        out.extend(s.strip() for s in _SENT.split(block) if s.strip())
+        for para in _PARAGRAPH.split(block):  # sentence ends as in chunking, any script's (chunking.split_sentences)
+            out.extend(s.strip() for s, _ in split_sentences(para, _SENT_STARTERS) if s.strip())
     return out
 
 
