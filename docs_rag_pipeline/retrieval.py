@@ -110,6 +110,13 @@ PAGE_WEIGHT = 0.5
 #: section counts this much in the fusion, unless the question is about releases
 LIST_LIKE_FACTOR = 0.5
 _FUNCTION_SHARE = 0.1
+#: a chunk with few English function words is still prose (German, French, any language) when this
+#: share of its words is in lines of whole sentences, of at least _PROSE_SENTENCE_WORDS words each on average
+_PROSE_SHARE = 0.6
+_PROSE_SENTENCE_WORDS = 6
+_LIST_LINE = re.compile(r"^(?:[-*+•]\s|\d+[.)]\s|#{1,6}\s)|\s\|\s")
+_SENTENCE_STOP = re.compile(r"[.!?。！？](?=[\"'”’»」』)\]]*(?:\s|$))")
+_LINE_ENDS_SENTENCE = re.compile(r"[.!?。！？][\"'”’»」』)\]]*$")
 _RELEASE_HEADING = re.compile(r"\b\d+\.\d+\.\d+\b")
 _RELEASE_QUERY = re.compile(r"\d|\b(release|released|releases|version|versions|changelog|changed|changes|added|"
                             r"deprecated|removed|dropped|history|latest|new)\b", re.I)
@@ -117,7 +124,9 @@ _RELEASE_QUERY = re.compile(r"\d|\b(release|released|releases|version|versions|c
 
 def is_list_like(text: str, headings: Iterable[str]) -> bool:
     """A chunk with almost no function words outside code (an index, a list of names, terse
-    bullets) or under a release-notes heading (a version number such as 2.28.1)."""
+    bullets) or under a release-notes heading (a version number such as 2.28.1). The function words
+    are English ones; a chunk with few of them is still no list when it reads as prose by its
+    structure (:func:`_reads_as_prose`): prose in German, French or any other language."""
     from .answering.extractive import STOPWORDS
 
     if any(_RELEASE_HEADING.search(h or "") for h in headings):
@@ -126,7 +135,23 @@ def is_list_like(text: str, headings: Iterable[str]) -> bool:
     words = re.findall(r"[a-z]+", prose.lower())
     if len(words) < 8:
         return False
-    return sum(w in STOPWORDS for w in words) / len(words) < _FUNCTION_SHARE
+    return sum(w in STOPWORDS for w in words) / len(words) < _FUNCTION_SHARE and not _reads_as_prose(prose)
+
+
+def _reads_as_prose(text: str) -> bool:
+    """Most of ``text``'s words are in lines of whole sentences (not bullets, table rows or headings;
+    ending with a full stop, ``!``, ``?`` or ``。！？``) of ordinary length: running text in any
+    language, where an index, a list of names or terse bullets are fragments."""
+    total = in_prose = sentences = 0
+    for line in text.split("\n"):
+        line = line.strip().removeprefix("…").strip()
+        n = len(line.split())
+        total += n
+        if n and not _LIST_LINE.search(line) and _LINE_ENDS_SENTENCE.search(line):
+            in_prose += n
+            sentences += len(_SENTENCE_STOP.findall(line))
+    return (total > 0 and in_prose >= _PROSE_SHARE * total
+            and in_prose >= _PROSE_SENTENCE_WORDS * max(sentences, 1))
 
 
 def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = None,
