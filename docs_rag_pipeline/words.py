@@ -1,10 +1,19 @@
 """The one word tokenizer of the refusal signals: the index's vocabulary and word counts, term
 coverage and unknown words all split text the same way, or a word found in one place is missing in
-another."""
+another.
+
+Words of any script: letters and digits of any alphabet (casefolded, NFC), so ``Schlüssel``,
+``créer``, ``dreißig`` (``dreissig``), ``резервные`` or ``ελληνικά`` are one word each. Scripts
+written without spaces between words (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer, Myanmar)
+have no word boundaries to read: each run of them is cut into overlapping character bigrams
+(``备份保存`` → ``备份``, ``份保``, ``保存``; a run of one character is that character), the usual
+dictionary-free segmentation of full-text search. Text made only of ASCII is split exactly as before.
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]")
 # one underscore at either end of a word: Markdown emphasis (``_Black_``, ``_not installed_``) or a
@@ -12,15 +21,87 @@ _WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*[a-z0-9_]|[a-z0-9]")
 # name (``__init__``) keeps its underscores
 _EDGE_UNDERSCORE = re.compile(r"^_(?!_)|(?<!_)_$")
 
+#: scripts written without spaces between words: Thai, Lao, Myanmar, Hangul Jamo, Khmer, CJK
+#: radicals and symbols' iteration marks (々〆〇), Hiragana, Katakana, Hangul compatibility Jamo,
+#: CJK Extension A, CJK Unified Ideographs, Hangul syllables, CJK compatibility ideographs,
+#: half-width Katakana and Hangul, and the CJK extensions of the supplementary planes
+_SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029"
+              "\u3031-\u3035\u3040-\u30ff\u3131-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+              "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\uffa0-\uffdc\U00020000-\U0003134f")
+
+
+def _marks() -> str:
+    """Character ranges of the combining marks (Unicode categories Mn, Mc, Me) outside the spaceless
+    scripts: part of a word (a Devanagari vowel sign, a Hebrew point, an accent NFC cannot compose),
+    though Python's ``\\w`` does not match them."""
+    out, start, prev = [], None, None
+    for cp in [*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)]:
+        if unicodedata.category(chr(cp))[0] == "M":
+            if start is None:
+                start = cp
+            elif cp != prev + 1:
+                out.append((start, prev))
+                start = cp
+            prev = cp
+    if start is not None:
+        out.append((start, prev))
+    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in out)
+
+
+_MARKS = _marks()
+
+
+def _word_pattern(w: str, w_not_underscore: str) -> re.Pattern[str]:
+    return re.compile(rf"([{_SPACELESS}]+)|({w}(?:{w}|[.+-])*{w}|{w_not_underscore})")
+
+
+# a word character: a letter, digit or ``_`` of a spaced script (and a combining mark, in the slower
+# pattern used only for text that has one)
+_UNICODE_WORD = _word_pattern(rf"[^\W{_SPACELESS}]", rf"[^\W_{_SPACELESS}]")
+_UNICODE_WORD_MARKS = _word_pattern(rf"(?:[^\W{_SPACELESS}]|[{_MARKS}])", rf"(?:[^\W_{_SPACELESS}]|[{_MARKS}])")
+_MARK = re.compile(f"[{_MARKS}]")
+_SPACELESS_RUN = re.compile(rf"[{_SPACELESS}]+")
+_SPACELESS_CHAR = re.compile(rf"[{_SPACELESS}]")
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
 
 def words(text: str) -> list[str]:
     """The lowercase words of ``text`` in order: letters, digits and ``_``, with inner ``.+-``
-    (``pyproject.toml``, ``c++``, ``x-line-length``), emphasis underscores removed."""
+    (``pyproject.toml``, ``c++``, ``x-line-length``), emphasis underscores removed; letters of any
+    alphabet, and the character bigrams of a run of a script written without spaces (see above)."""
+    if text.isascii():
+        found = _WORD.findall(text.lower())
+    else:
+        found = []
+        text = unicodedata.normalize("NFC", text.casefold())
+        for run, w in (_UNICODE_WORD_MARKS if _MARK.search(text) else _UNICODE_WORD).findall(text):
+            if run:
+                found.extend(_bigrams(run))
+            else:
+                found.append(w)
     out = []
-    for w in _WORD.findall(text.lower()):
+    for w in found:
         if "_" in w:
             w = _EDGE_UNDERSCORE.sub("", w)
             if not w:
                 continue
         out.append(w)
     return out
+
+
+def is_spaceless(word: str) -> bool:
+    """Whether ``word`` is (a bigram of) a script written without spaces: a term however short."""
+    return bool(word) and _SPACELESS_CHAR.match(word) is not None
+
+
+def fulltext_text(text: str) -> str:
+    """``text`` as the full-text index and its queries read it: each run of a script written without
+    spaces replaced by its character bigrams, separated by spaces (LanceDB's tokenizer splits at
+    spaces and punctuation only, so a Chinese clause would be one token that no question matches).
+    Text without such a run is returned unchanged; :func:`words` reads both forms the same way."""
+    if text.isascii() or not _SPACELESS_CHAR.search(text):
+        return text
+    return _SPACELESS_RUN.sub(lambda m: " " + " ".join(_bigrams(m.group())) + " ", text)

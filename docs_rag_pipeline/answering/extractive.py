@@ -21,7 +21,7 @@ from ..chunking import SENTENCE_STARTERS, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
-from ..words import words
+from ..words import is_spaceless, words
 from .markers import neutralise
 from .tables import markdown_table, table_rows
 
@@ -42,9 +42,12 @@ _SENT_STARTERS = SENTENCE_STARTERS | {"`"}
 
 
 def content_terms(text: str) -> list[str]:
+    """The question's (or a sentence's) words that carry its meaning: not an English function word,
+    three characters or more, or a character bigram of a script written without spaces (``备份``:
+    see :func:`~docs_rag_pipeline.words.words`)."""
     terms = []
     for w in words(text):
-        if w not in STOPWORDS and len(w) > 2:
+        if w not in STOPWORDS and (len(w) > 2 or (len(w) == 2 and is_spaceless(w))):
             terms.append(w)
     return list(dict.fromkeys(terms))
 
@@ -96,7 +99,9 @@ class Relevance:
 _last_stems: tuple[frozenset[str], frozenset[str]] | None = None
 
 
-_NAME = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]*(?:[.-][A-Za-z0-9+#]+)*)")
+# a letter of any alphabet, then letters, digits, + and # (on ASCII text: [A-Za-z][A-Za-z0-9+#]*), so
+# that "Schlüssel" is one name, not "Schl"
+_NAME = re.compile(r"(?<![\w./-])([^\W\d_](?:[^\W_]|[+#])*(?:[.-](?:[^\W_]|[+#])+)*)")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..records import Hit
-from ..words import words
+from ..words import is_spaceless, words
 
 MODEL_FILE = Path(__file__).with_name("refusal_model.json")
 
@@ -74,8 +74,11 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     sims = sorted((h.vector_similarity or 0.0 for h in hits), reverse=True)
     terms = content_terms(question)
     texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
-    # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits)
-    specific_flags = [any(ch.isdigit() for ch in t) or (count is not None and count(t) >= 2) for t in terms]
+    # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits); a
+    # character bigram of a script written without spaces is two pieces whatever it means, so never
+    # specific by its pieces
+    pieces = [count(t) if count is not None and not is_spaceless(t) else 1 for t in terms]
+    specific_flags = [any(ch.isdigit() for ch in t) or p >= 2 for t, p in zip(terms, pieces)]
     specific = [t for t, sp in zip(terms, specific_flags) if sp]
     vocab = {_stem(w) for t in texts[:3] for w in words(t)}
     spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
@@ -90,7 +93,7 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     # only when it is a specific one (several word pieces): a common English word the docs happen not
     # to use ("stuck", "breaks") says little
     raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
-    idf = [r * (1.0 if df.get(s, 0) or count is None or count(t) >= 2 else 0.3) for r, s, t in zip(raw, stems, terms)]
+    idf = [r * (1.0 if df.get(s, 0) or count is None or p >= 2 else 0.3) for r, s, p in zip(raw, stems, pieces)]
     total = sum(idf)
     found = [s in vocab for s in stems]
     # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
