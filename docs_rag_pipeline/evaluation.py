@@ -268,7 +268,7 @@ class CaseResult:
     keywords_found: int
     keywords_total: int
     similarity: float
-    coverage: float
+    coverage: float | None  # None: the question has no content word (no lexical evidence)
     unknown_terms: list[str]
     search_ms: float
     ask_ms: float
@@ -286,7 +286,7 @@ class CaseResult:
     prompt_tokens: int = 0  # what the LLM server reported for this case's answer (0: no LLM call)
     completion_tokens: int = 0
     sentence_similarity: float | None = None  # the refusal rule's sentence-level evidence (judge)
-    chunk_coverage: float = 1.0
+    chunk_coverage: float | None = 1.0
     missing_rarity: float = 0.0
     shared_pages: int | None = None  # pages both rankings put in their first 5 (judge)
 

@@ -89,3 +89,39 @@ def test_a_russian_question_is_answered_from_the_section_that_says_it(russian):
     for off_topic in ("Какая погода будет завтра в Москве?", "Сколько стоит билет на поезд в Сочи?"):
         a = ask(off_topic, config=russian, remember=False)
         assert a.refused and not a.citations, off_topic
+
+
+def test_a_question_with_letters_but_no_content_word_is_no_lexical_evidence():
+    """A question whose words are all function words or one or two letters long ("Can you explain
+    this?", "Он ли то?") has no content word. It used to count as full term and chunk coverage with no
+    unknown word, so every lexical gate let it through (with an ASCII-only tokenizer every Russian
+    question was such a question: "Какая погода будет завтра в Москве?" was answered). Now it is no
+    evidence either way: only a confident similarity accepts it. Decisions on questions with
+    content words are unchanged."""
+    from docs_rag_pipeline.answering.extractive import content_terms, is_relevant, judge
+    from docs_rag_pipeline.config import RetrievalConfig
+    from docs_rag_pipeline.records import Hit
+
+    cfg = RetrievalConfig()
+    assert cfg.min_similarity < 0.4 < cfg.confident_similarity < 0.5
+
+    def hits(sim: float) -> list[Hit]:
+        return [Hit(chunk_id="c1", source="s", url=BASE + "a.md#x", page_url=BASE + "a.md", title="Acme",
+                    headings=["Install"], text="Install acme with pip. It runs on Linux and Windows.",
+                    score=0.03, parent_id=None, vector_similarity=sim)]
+
+    stats = (10, {"acm": 2, "instal": 3, "pip": 1, "linux": 1, "window": 1})
+    for q in ("Can you explain this?", "Он ли то?"):
+        assert not content_terms(q)
+        rel = judge(q, hits(0.4), cfg, frozenset({"acme", "install"}), stats=stats)
+        assert rel.coverage is None and rel.chunk_coverage is None and not rel.unknown
+        assert rel.features["coverage"] == 0.0 and rel.features["chunk_coverage"] == 0.0
+        assert not rel.relevant, q
+        assert judge(q, hits(0.5), cfg, frozenset({"acme", "install"}), stats=stats).relevant, q
+    # a question with content words the chunk has: decided as before, at the same similarity
+    rel = judge("How do I install acme?", hits(0.4), cfg, frozenset({"acme", "install"}), stats=stats)
+    assert rel.coverage == 1.0 and rel.relevant
+    # text without letters (digits, punctuation) is weighed as before
+    assert judge("2 + 2", hits(0.4), cfg, frozenset({"acme"}), stats=stats).coverage == 1.0
+    assert not is_relevant(0.4, None, (), cfg, chunk_coverage=None) and is_relevant(0.5, None, (), cfg, chunk_coverage=None)
+    assert is_relevant(0.4, 0.8, (), cfg, chunk_coverage=0.5)

@@ -72,11 +72,19 @@ def _stem(w: str) -> str:
     return _stem_cached(w) if len(w) <= _STEM_CACHE_MAX_LEN else _snowball(w)
 
 
+def lexical_evidence(question: str) -> bool:
+    """Whether the question's words can be weighed at all: False when it holds letters but no content
+    word (only function words, or words of one or two letters). Such a question is no evidence
+    either way, never one whose every word the docs have."""
+    return bool(content_terms(question)) or not any(ch.isalpha() for ch in question)
+
+
 def term_coverage(question: str, texts: Sequence[str]) -> float:
-    """Share of the question's content words found (stemmed) in the texts."""
+    """Share of the question's content words found (stemmed) in the texts; 0 for a question with
+    letters but no content word (see :func:`lexical_evidence`)."""
     terms = content_terms(question)
     if not terms:
-        return 1.0
+        return 1.0 if lexical_evidence(question) else 0.0
     vocab = {_stem(w) for t in texts for w in words(t)}
     return sum(_stem(t) in vocab for t in terms) / len(terms)
 
@@ -84,12 +92,13 @@ def term_coverage(question: str, texts: Sequence[str]) -> float:
 @dataclass(frozen=True, slots=True)
 class Relevance:
     similarity: float  # best cosine similarity of a retrieved chunk
-    coverage: float  # share of the question's content words found in the top chunks
+    coverage: float | None  # share of the question's content words found in the top chunks (None: no content word)
     unknown: tuple[str, ...]  # content words the indexed docs never use
     relevant: bool
     # best cosine similarity of one sentence of the top chunks (None: not computed, no embedder)
     sentence_similarity: float | None = None
-    chunk_coverage: float = 1.0  # rarity-weighted share of the question's words found in one chunk
+    # rarity-weighted share of the question's words found in one chunk (None: no content word)
+    chunk_coverage: float | None = 1.0
     missing_rarity: float = 0.0  # rarity (0-1) of the rarest specific question word the top chunks lack
     shared_pages: int | None = None  # pages both rankings put in their first 5 (None: unknown)
     features: dict[str, float] | None = None  # the refusal model's signals (answering/refusal.py)
@@ -153,8 +162,8 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg: RetrievalConfig, *,
-                sentence_similarity: float | None = None, chunk_coverage: float = 1.0,
+def is_relevant(similarity: float, coverage: float | None, unknown: Sequence[str], cfg: RetrievalConfig, *,
+                sentence_similarity: float | None = None, chunk_coverage: float | None = 1.0,
                 missing_rarity: float = 0.0, shared_pages: int | None = None) -> bool:
     """The refusal rule: dense similarity and lexical evidence must agree (field notes: on small sites
     out-of-corpus words tell best, on large ones the dense similarity). Then three gates of the
@@ -164,16 +173,17 @@ def is_relevant(similarity: float, coverage: float, unknown: Sequence[str], cfg:
     miss asks about) needs a close sentence. And the full-text and the vector ranking must agree on at
     least ``min_shared_pages`` of their first five pages, unless a sentence is very close: when the
     pages with the question's words and the pages closest in meaning are all different ones, neither
-    found what was asked."""
+    found what was asked. A question with letters but no content word (``coverage`` and
+    ``chunk_coverage`` None) gives no lexical evidence: only a confident similarity accepts it."""
     if unknown and similarity < cfg.unknown_term_similarity:
         return False
     if shared_pages is not None and shared_pages < cfg.min_shared_pages and (
             sentence_similarity is None or sentence_similarity < cfg.shared_pages_sentence_similarity):
         return False
-    if not (similarity >= cfg.min_similarity and (coverage >= cfg.min_term_coverage or
+    if not (similarity >= cfg.min_similarity and ((coverage is not None and coverage >= cfg.min_term_coverage) or
                                                   similarity >= cfg.confident_similarity)):
         return False
-    if chunk_coverage < cfg.min_chunk_coverage:
+    if chunk_coverage is not None and chunk_coverage < cfg.min_chunk_coverage:
         return False
     if sentence_similarity is None:
         return True
@@ -198,8 +208,9 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     sent = pool.best if pool is not None else None
     feats, unknown = signals(question, hits, vocabulary, count, stats, sentence_similarity=sent)
     sim = max(h.vector_similarity or 0.0 for h in hits)
-    cov = feats["coverage"]  # term coverage of the top three chunks
-    chunk_cov = feats["chunk_coverage"] if stats else 1.0
+    lexical = lexical_evidence(question)
+    cov = feats["coverage"] if lexical else None  # term coverage of the top three chunks
+    chunk_cov = (feats["chunk_coverage"] if stats else 1.0) if lexical else None
     rarity = feats["missing_specific"] if stats else 0.0
     shared = getattr(hits, "shared_pages", None)  # retrieval.Hits of a hybrid search
     # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
@@ -208,8 +219,9 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     relevant = ((verdict and sim >= cfg.min_similarity) if verdict is not None else
                 is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
                             missing_rarity=rarity, shared_pages=shared))
-    return Relevance(round(sim, 4), round(cov, 4), unknown, bool(relevant),
-                     round(sent, 4) if sent is not None else None, round(chunk_cov, 4), round(rarity, 4), shared,
+    return Relevance(round(sim, 4), round(cov, 4) if cov is not None else None, unknown, bool(relevant),
+                     round(sent, 4) if sent is not None else None,
+                     round(chunk_cov, 4) if chunk_cov is not None else None, round(rarity, 4), shared,
                      feats)
 
 

@@ -66,7 +66,7 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
             sentence_similarity: float | None = None) -> tuple[dict[str, float], tuple[str, ...]]:
     """:func:`features` and the question's unknown terms (``extractive.unknown_terms``), computed
     once for both the model's signals and the threshold rule."""
-    from .extractive import _stem, content_terms, term_coverage, unknown_terms
+    from .extractive import _stem, content_terms, lexical_evidence, term_coverage, unknown_terms
 
     unknown = unknown_terms(question, vocabulary, count)
     if not hits:
@@ -98,11 +98,13 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     found = [s in vocab for s in stems]
     # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
     # usually in one place, while a near miss gathers its words from several chunks
-    chunk_cov = 1.0
+    # a question with letters but no content word: no lexical evidence, never full coverage
+    none_found = 1.0 if lexical_evidence(question) else 0.0
+    chunk_cov = none_found
     if terms and total:
         chunk_words = [{_stem(x) for x in words(t)} for t in texts[:5]]
         chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in cw) for cw in chunk_words) / total
-    idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else 1.0
+    idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else none_found
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
     # the same for specific words only: a named thing the top chunks lack is what a near miss asks
     # about; a plain English word they lack says little, least of all in a small corpus where every
