@@ -15,6 +15,7 @@ from .context import Context
 from .metadata_rules import shared_values
 from .records import Hit
 from .store import sql_in, sql_str
+from .words import fulltext_text
 
 MODES = ("hybrid", "fulltext", "vector")
 
@@ -86,10 +87,11 @@ def _cosine(qv: np.ndarray, vec: Iterable[float]) -> float:
 def _fts_query(query: str) -> str:
     """BM25 over the question's words: punctuation must not reach the query parser, and function
     words ("how", "do", "I") only add noise to the scores on a small corpus. A question made only of
-    function words keeps them."""
+    function words keeps them. Chinese, Japanese, Korean and Thai runs become character bigrams, as
+    in the indexed text (``words.fulltext_text``)."""
     from .answering.extractive import STOPWORDS
 
-    words = re.findall(r"\w+", query)
+    words = re.findall(r"\w+", fulltext_text(query))
     if not FTS_STOPWORDS:
         return " ".join(words)
     kept = [w for w in words if w.lower() not in STOPWORDS]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .words import words as split_words
+from .words import fulltext_text, words as split_words
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -316,7 +316,7 @@ class ChunksTable:
                 d["metadata"] = json.dumps(d["metadata"] or {}, sort_keys=True, default=str)
             d["tags"] = list(d["tags"] or [])
             d["headings"] = list(d["headings"] or [])
-            d["search_text"] = " \n".join([d["title"] or "", " ".join(d["headings"]), d["text"] or ""])
+            d["search_text"] = search_text(d)
             d["embedding_model"] = self.model
             v = np.asarray(r["vector"], dtype=np.float32)
             if v.shape != (self.dimensions,):
@@ -479,6 +479,12 @@ def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     text = re.sub(r",?\s*[\w/.-]+\.rs:\d+:\d+", "", text)
     return f"{type(exc).__name__}: {text[:300]}"
+
+
+def search_text(r: dict[str, Any]) -> str:
+    """The full-text column of a chunk: title, heading path and text, with Chinese, Japanese, Korean
+    and Thai runs as space-separated character bigrams (``words.fulltext_text``)."""
+    return fulltext_text(" \n".join([r["title"] or "", " ".join(r["headings"] or []), r["text"] or ""]))
 
 
 def _comparable(r: dict[str, Any]) -> tuple:

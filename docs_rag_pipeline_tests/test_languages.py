@@ -125,3 +125,46 @@ def test_a_question_with_letters_but_no_content_word_is_no_lexical_evidence():
     assert judge("2 + 2", hits(0.4), cfg, frozenset({"acme"}), stats=stats).coverage == 1.0
     assert not is_relevant(0.4, None, (), cfg, chunk_coverage=None) and is_relevant(0.5, None, (), cfg, chunk_coverage=None)
     assert is_relevant(0.4, 0.8, (), cfg, chunk_coverage=0.5)
+
+
+ZH_PAGES = {
+    "install.md": "# 安装指南\n\n## 系统要求\n\n本服务器需要至少四GB内存。支持的操作系统包括Linux和Windows。\n\n"
+                  "## 配置代理服务器\n\n要配置代理服务器，请在环境变量中设置代理地址。服务器每次启动时都会读取这个变量。\n",
+    "backup.md": "# 备份\n\n## 创建备份\n\n备份每天凌晨三点自动创建。备份保存三十天，之后会被删除。\n\n"
+                 "## 从备份恢复\n\n要恢复数据，请先停止服务器，然后在控制面板中选择需要的备份。恢复需要几分钟。\n",
+}
+
+
+def test_chinese_full_text_search_finds_words_inside_a_clause(tmp_path, monkeypatch):
+    """LanceDB's full-text tokenizer splits at spaces and punctuation only, so a Chinese clause was one
+    token: a question found nothing unless it repeated a whole clause, the two rankings shared no page
+    and answerable questions were refused. The indexed text and the query now carry Chinese runs as
+    space-separated character bigrams. An index written before gains them with ``--mode reparse``."""
+    from docs_rag_pipeline import retrieval, store
+    from docs_rag_pipeline.query import search
+
+    # an index written the old way (the full-text column as the text reads)
+    monkeypatch.setattr(store, "fulltext_text", lambda text: text, raising=False)
+    cfg = _index(tmp_path, ZH_PAGES)
+    assert not retrieval.search(Context(load_config(cfg)), "保存三十天", mode="fulltext")
+    monkeypatch.undo()
+    # a plain refresh leaves unchanged pages alone; a re-parse rewrites their full-text column
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    assert not retrieval.search(Context(load_config(cfg)), "保存三十天", mode="fulltext")
+    stats = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")
+    assert stats.rows_written >= 4
+    for q, want in (("保存三十天", "backup.md#创建备份"), ("恢复数据", "backup.md#从备份恢复"),
+                    ("需要多少内存", "install.md#系统要求")):
+        hits = search(q, mode="fulltext", config=cfg)
+        assert hits and hits[0].url == BASE + want, (q, [h.url for h in hits])
+    for q, want in (("备份保存多久？", "backup.md#创建备份"), ("如何从备份恢复数据？", "backup.md#从备份恢复")):
+        assert search(q, config=cfg).shared_pages >= 1
+        a = ask(q, config=cfg, remember=False)
+        assert not a.refused and a.citations[0].url == BASE + want, (q, a.answer)
+    # text and questions without such a run are indexed and searched as before
+    from docs_rag_pipeline.retrieval import _fts_query
+    from docs_rag_pipeline.words import fulltext_text
+
+    english = "Install\n- `pip install acme` (x-line-length: 88); café, Ünïcode."
+    assert fulltext_text(english) == english and _fts_query("How do I install acme?") == "install acme"
+    assert fulltext_text("备份保存三十天。Linux和Windows") == " 备份 份保 保存 存三 三十 十天 。Linux 和 Windows"
