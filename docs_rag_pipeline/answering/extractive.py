@@ -293,7 +293,10 @@ def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
     norm = re.sub(r"\W+", " ", body).strip().lower()
     for h in headings:
         hn = re.sub(r"\W+", " ", h or "").strip().lower()
-        if hn and (norm == hn or (len(norm) <= len(hn) + 12 and norm.startswith(hn))):
+        # an echo adds a word or two: 12 ASCII characters, or two words of a script whose words are
+        # longer in characters or have no spaces ("备份" + "每天凌晨三点自动创建" is a sentence)
+        if hn and (norm == hn or (len(norm) <= len(hn) + 12 and norm.startswith(hn)
+                                  and (norm.isascii() or len(words(norm[len(hn):])) <= 2))):
             return "heading"
     if _QUOTED.match(body) or _ERRORISH.match(body):
         return "quote"
