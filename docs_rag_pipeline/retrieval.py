@@ -124,6 +124,13 @@ _RELEASE_QUERY = re.compile(r"\d|\b(release|released|releases|version|versions|c
                             r"deprecated|removed|dropped|history|latest|new)\b", re.I)
 
 
+def is_source_code_page(hit: Hit) -> bool:
+    """A chunk of a page of source code generated beside the docs (Sphinx's viewcode pages, which
+    "[source]" links open): it repeats the docstrings of the API pages, which are what a citation
+    should name, so it counts like a list in the fusion."""
+    return (hit.metadata or {}).get("page_kind") == "source code"
+
+
 def is_list_like(text: str, headings: Iterable[str]) -> bool:
     """A chunk with almost no function words outside code (an index, a list of names, terse
     bullets) or under a release-notes heading (a version number such as 2.28.1). The function words
@@ -209,8 +216,9 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
                 hit = _row_hit(r)
                 hit.vector_similarity = _cosine(qv, r["vector"])
                 fused[r["chunk_id"]] = hit
-                factor[r["chunk_id"]] = (LIST_LIKE_FACTOR if not about_releases and mode == "hybrid"
-                                         and is_list_like(hit.text, hit.headings) else 1.0)
+                factor[r["chunk_id"]] = (LIST_LIKE_FACTOR if mode == "hybrid" and (
+                    is_source_code_page(hit) or (not about_releases and is_list_like(hit.text, hit.headings)))
+                    else 1.0)
             hit.score += weight * factor[r["chunk_id"]] / (k + rank + 1)
             if name == "fulltext":
                 hit.fulltext_score = float(r.get("_score") or 0.0)

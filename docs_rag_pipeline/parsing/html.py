@@ -158,6 +158,10 @@ def _metadata(soup: BeautifulSoup) -> dict[str, object]:
         meta["updated"] = _attr(modified, "content").strip()
     elif isinstance(time, Tag) and _attr(time, "datetime").strip():
         meta["updated"] = _attr(time, "datetime").strip()
+    # a page of source code that links each object back to its documentation (Sphinx's viewcode
+    # "[docs]" links, the pages "[source]" opens): the code the docs describe, not the docs
+    if soup.select_one("a.viewcode-back"):
+        meta["page_kind"] = "source code"
     for attrs in ({"name": re.compile(r"^description$", re.I)}, {"property": "og:description"}):
         desc = soup.find("meta", attrs=attrs)
         if isinstance(desc, Tag) and _norm(_attr(desc, "content")):
