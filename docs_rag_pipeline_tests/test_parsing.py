@@ -863,7 +863,9 @@ def test_a_text_fragment_names_its_sections_first_words_when_the_page_shows_the_
     html = ("<html><head><title>P</title></head><body><main><h1>P</h1><p>Read Limits first.</p>"
             "<h2>Example</h2><p>Run it once.</p><h2>Limits</h2><p>At most `ten` calls.</p>"
             "<h2>Example</h2><p>Run it twice, then stop.</p><h2>Example</h2><pre>code</pre>"
-            "<h2>Foo<br>Bar</h2><p>x</p></main></body></html>")
+            "<h2>Foo<br>Bar</h2><p>x</p><h2>Limits</h2><ol><li>Download the file first.</li></ol>"
+            "<h2>Limits</h2><div class='admonition' aria-label='Warning'><p>Back up first.</p></div>"
+            "</main></body></html>")
     page = parse_html(html, url="https://example.org/p.html")
     assert [(s.headings, s.anchor) for s in page.sections] == [
         ((), ""),
@@ -872,6 +874,10 @@ def test_a_text_fragment_names_its_sections_first_words_when_the_page_shows_the_
         (("Example",), ":~:text=Example,-Run%20it%20twice%2C%20then"),
         (("Example",), ":~:text=Example"),  # a code block opens it: no words to name
         (("Foo Bar",), ":~:text=Foo%20Bar"),
+        # words the page does not show right after the heading as the parser writes them (a list's
+        # "1.", drawn by CSS; a title read from aria-label): no suffix (review6 F3)
+        (("Limits",), ":~:text=Limits"),
+        (("Limits",), ":~:text=Limits"),
     ]
     chunks = chunk_page(page, source="web", page_url="https://example.org/p.html", content_hash="h",
                         updated_at="2026-01-01T00:00:00Z", budget=Budget(window=256, overlap=0),
@@ -975,3 +981,9 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <div class="md-nav__section" id="toc"><h3>On this page</h3><p>Usage link.</p></div></body></html>"""
     page = parse_html(layout, url="https://x.dev/old.html")
     assert [(s.anchor, s.text) for s in page.sections] == [("usage", "Run it.")]
+    # a data table's id is its label's (Sphinx), content however it is named (review6 F1)
+    data = """<html><head><title>Opts</title></head><body><main><h1>Opts</h1><p>The options:</p>
+    <table id="cookie-options"><tr><th>Option</th><th>Meaning</th></tr><tr><td id="sidebar-width">secure</td>
+    <td>Only sent over HTTPS</td></tr></table></main></body></html>"""
+    assert parse_html(data, url="https://x.dev/opts.html").sections[0].text == (
+        "The options:\n\nOption | Meaning\nsecure | Only sent over HTTPS")

@@ -34,9 +34,8 @@ _CHROME_RE = re.compile(
     re.I,
 )
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
-#: (a table layout's ``<td id="sidebar">`` too)
-_ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form",
-                       "table", "td"}
+#: (a layout table's cell too, ``<td id="sidebar">``: see :func:`_is_layout_table`)
+_ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form"}
 _PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "permalink"}
 _PARAGRAPHS = {"p", "summary", "figcaption", "caption", "address", "dt", "legend"}
 _CONTAINERS = {
@@ -294,6 +293,14 @@ def _opens_with_heading_section(el: Tag) -> bool:
     return isinstance(node, Tag) and node.name in _HEADINGS
 
 
+def _is_layout_table(table: Tag | None) -> bool:
+    """A table that lays out a page, not data: ``role="presentation"`` or a heading in it (a page's
+    columns, Doxygen's member groups under an ``<h2>``). A data table's ids are content (Sphinx gives
+    a table the id of its label: ``<table id="cookie-options">``)."""
+    return isinstance(table, Tag) and (_attr(table, "role") in ("presentation", "none")
+                                       or table.find(list(_HEADINGS)) is not None)
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
@@ -307,7 +314,8 @@ def _is_chrome(el: Tag) -> bool:
     # an id names chrome only on a block that holds it ("sidebar", "toc"): on a section that a heading
     # opens it is that heading's anchor ("sidebar-configuration", "table-of-contents" on a page about
     # them), on an API entry its object (Sphinx's <dt id="flask.Response.set_cookie">)
-    id_counts = el.name in _ID_CHROME_ELEMENTS and not _opens_with_heading_section(el)
+    id_counts = ((el.name in _ID_CHROME_ELEMENTS and not _opens_with_heading_section(el))
+                 or (el.name == "td" and _is_layout_table(el.find_parent("table"))))
     marks = " ".join(classes) + (" " + _attr(el, "id") if id_counts else "")
     return bool(
         _CHROME_RE.search(marks)
@@ -504,7 +512,7 @@ class _Walker:
         return out
 
     def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
-        if _attr(el, "role") in ("presentation", "none") or el.find(list(_HEADINGS)):
+        if _is_layout_table(el):
             # a layout table (a page's columns, Doxygen's member groups under an <h2>): its cells are
             # parts of the page, read as blocks, their headings as sections
             for tr in el.find_all("tr"):

@@ -186,17 +186,24 @@ class SectionBuilder:
     def _text_fragments(self) -> list[str]:
         """A text fragment of each id-less heading. A browser opens the first place the page shows
         the text, so a heading whose text the page shows before it (an earlier heading, a sentence
-        naming the section) also names the first words of its section (``text,-suffix``)."""
+        naming the section) also names the first words of its section (``text,-suffix``). Past
+        :data:`_MENTION_SEARCH_HEADINGS` such headings, only earlier headings are looked at (the
+        search of the text before each is linear in the page)."""
         body = {at: sec.text for sec, at in zip(self._sections, self._section_heading) if at is not None}
         shown = [sec.text.casefold() for sec, at in zip(self._sections, self._section_heading) if at is None]
+        search_text = sum(anchor is None for anchor, _ in self._headings) <= _MENTION_SEARCH_HEADINGS
+        headings_seen: set[str] = set()
         out = []
         for i, (anchor, text) in enumerate(self._headings):
+            key = text.casefold()
             if anchor is None and text:
-                earlier = any(text.casefold() in part for part in shown)
+                earlier = key in headings_seen or (search_text and any(key in part for part in shown))
                 out.append(text_directive(text, suffix=_leading_words(body.get(i, "")) if earlier else ""))
             else:
                 out.append(anchor or "")
-            shown += [text.casefold(), body.get(i, "").casefold()]
+            headings_seen.add(key)
+            if search_text:
+                shown += [key, body.get(i, "").casefold()]
         return out
 
     def finish(self) -> list[Section]:
@@ -210,14 +217,25 @@ class SectionBuilder:
         return sections
 
 
+#: how many id-less headings a page may have for their text fragments to look for earlier mentions in
+#: its text, not only in earlier headings
+_MENTION_SEARCH_HEADINGS = 200
 _PLAIN_WORD_RE = re.compile(r"[^\W_](?:[\w'’.,:;!?()/-]*[^\W_])?[.,:;!?)]?")
+#: a first line whose words a page may not show as written right after the heading: a list item (its
+#: number or bullet is drawn by CSS), a table row (a caption may come first), a label the parser puts
+#: before a block (a tab's "npm:", an admonition's "Warning:")
+_NOT_AS_SHOWN_RE = re.compile(r"^(?:[-*+•]\s|\d+[.)]\s|\S+:(?:\s|$))|\s\|\s|:\s*$")
 
 
 def _leading_words(text: str, limit: int = 4) -> str:
-    """Up to ``limit`` words that open ``text`` as a page shows them: a text line's words up to the
-    first one with markup in it (a code span, a link, a list marker); '' when it opens otherwise."""
+    """Up to ``limit`` words that open ``text`` as a page shows them: a prose line's words up to the
+    first one with markup in it (a code span, a link); '' when it opens otherwise (a list, a table,
+    a label, code)."""
     words = []
-    for word in text.lstrip().split("\n", 1)[0].split():
+    line = text.lstrip().split("\n", 1)[0]
+    if _NOT_AS_SHOWN_RE.search(line) or (len(line.split()) < 4 and not line.rstrip().endswith((".", "!", "?"))):
+        return ""  # (a short line that ends no sentence: a title the parser read from an attribute)
+    for word in line.split():
         if len(words) == limit or not _PLAIN_WORD_RE.fullmatch(word):
             break
         words.append(word)
