@@ -15,7 +15,7 @@ from .context import Context
 from .metadata_rules import shared_values
 from .records import Hit
 from .store import sql_in, sql_str
-from .words import fulltext_text
+from .words import fulltext_text, query_words
 
 MODES = ("hybrid", "fulltext", "vector")
 
@@ -91,7 +91,7 @@ def _fts_query(query: str) -> str:
     in the indexed text (``words.fulltext_text``)."""
     from .answering.extractive import STOPWORDS
 
-    words = re.findall(r"\w+", fulltext_text(query))
+    words = query_words(fulltext_text(query))
     if not FTS_STOPWORDS:
         return " ".join(words)
     kept = [w for w in words if w.lower() not in STOPWORDS]

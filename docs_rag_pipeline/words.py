@@ -77,7 +77,7 @@ def words(text: str) -> list[str]:
     else:
         found = []
         text = unicodedata.normalize("NFC", text.casefold())
-        for run, w in (_UNICODE_WORD_MARKS if _MARK.search(text) else _UNICODE_WORD).findall(text):
+        for run, w in (_UNICODE_WORD_MARKS if _has_mark(text) else _UNICODE_WORD).findall(text):
             if run:
                 found.extend(_bigrams(run))
             else:
@@ -90,6 +90,24 @@ def words(text: str) -> list[str]:
                 continue
         out.append(w)
     return out
+
+
+def _has_mark(text: str) -> bool:
+    """Whether ``text`` (not ASCII) holds a combining mark: its distinct non-ASCII characters are
+    checked, not the whole text (one curly quote in an English chunk cost a scan of all of it)."""
+    return any(_MARK.match(ch) for ch in set(text) if ch > "\x7f")
+
+
+_QUERY_WORD = re.compile(rf"(?:\w|[{_MARKS}])+")
+
+
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` as the full-text query sends them: runs of word characters, combining marks
+    included (a Hindi vowel sign, a Hebrew point: LanceDB's tokenizer keeps such a word whole in the
+    index, and ``\\w`` alone would send it in pieces); ASCII text as ``\\w+`` reads it."""
+    if text.isascii():
+        return re.findall(r"\w+", text)
+    return _QUERY_WORD.findall(unicodedata.normalize("NFC", text))
 
 
 def is_spaceless(word: str) -> bool:
