@@ -981,6 +981,13 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <div class="md-nav__section" id="toc"><h3>On this page</h3><p>Usage link.</p></div></body></html>"""
     page = parse_html(layout, url="https://x.dev/old.html")
     assert [(s.anchor, s.text) for s in page.sections] == [("usage", "Run it.")]
+    # Doxygen's member table: a group heading in a row, the members rows of plain cells, each one line
+    doxygen = """<html><head><title>C</title></head><body><div class="contents"><table class="memberdecls">
+    <tr class="heading"><td colspan="2"><h2 class="groupheader"><a name="pub-methods"></a>Public Member Functions</h2></td></tr>
+    <tr><td class="memItemLeft">int</td><td class="memItemRight"><a href="x">foo</a> (int x)</td></tr>
+    <tr><td class="memItemLeft">void</td><td class="memItemRight">bar ()</td></tr></table></div></body></html>"""
+    assert [(s.anchor, s.text) for s in parse_html(doxygen, url="https://x.dev/c.html").sections] == [
+        ("pub-methods", "int | foo (int x)\nvoid | bar ()")]
     # a data table's id is its label's (Sphinx), content however it is named (review6 F1)
     data = """<html><head><title>Opts</title></head><body><main><h1>Opts</h1><p>The options:</p>
     <table id="cookie-options"><tr><th>Option</th><th>Meaning</th></tr><tr><td id="sidebar-width">secure</td>

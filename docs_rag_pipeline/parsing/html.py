@@ -293,6 +293,10 @@ def _opens_with_heading_section(el: Tag) -> bool:
     return isinstance(node, Tag) and node.name in _HEADINGS
 
 
+#: blocks that make a layout table's row parts of the page rather than a row of values
+_LAYOUT_BLOCKS = {"p", "div", "ul", "ol", "dl", "pre", "table", "section", "blockquote"}
+
+
 def _is_layout_table(table: Tag | None) -> bool:
     """A table that lays out a page, not data: ``role="presentation"`` or a heading in it (a page's
     columns, Doxygen's member groups under an ``<h2>``). A data table's ids are content (Sphinx gives
@@ -513,12 +517,26 @@ class _Walker:
 
     def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
         if _is_layout_table(el):
-            # a layout table (a page's columns, Doxygen's member groups under an <h2>): its cells are
-            # parts of the page, read as blocks, their headings as sections
+            # a layout table (a page's columns, Doxygen's member groups under an <h2>): a row holding
+            # blocks is parts of the page, its headings sections; a row of plain cells stays a row
+            # ("int | foo(int x)", a member's type beside its signature)
+            rows: list[OutLine] = []
             for tr in el.find_all("tr"):
-                if tr.find_parent("table") is el:
-                    for cell in tr.find_all(["th", "td"], recursive=False):
-                        yield from self.events(cell, top=top)
+                if tr.find_parent("table") is not el:
+                    continue
+                cells = tr.find_all(["th", "td"], recursive=False)
+                if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
+                    line = " | ".join(t for t in (_norm(_strings(c)) for c in cells) if t)
+                    if line:
+                        rows.append(OutLine(line))
+                    continue
+                if rows:
+                    yield rows
+                    rows = []
+                for cell in cells:
+                    yield from self.events(cell, top=top)
+            if rows:
+                yield rows
             return
         if el.find("pre"):  # Sphinx line-numbered code tables and layout tables around code
             for pre in el.find_all("pre"):
