@@ -318,8 +318,11 @@ def _is_chrome(el: Tag) -> bool:
     # an id names chrome only on a block that holds it ("sidebar", "toc"): on a section that a heading
     # opens it is that heading's anchor ("sidebar-configuration", "table-of-contents" on a page about
     # them), on an API entry its object (Sphinx's <dt id="flask.Response.set_cookie">)
+    # (a cell's table is searched for a heading only when its id names chrome: once per cell of every
+    # table, the search made parsing quadratic in the table's size)
     id_counts = ((el.name in _ID_CHROME_ELEMENTS and not _opens_with_heading_section(el))
-                 or (el.name == "td" and _is_layout_table(el.find_parent("table"))))
+                 or (el.name == "td" and _CHROME_RE.search(_attr(el, "id")) is not None
+                     and _is_layout_table(el.find_parent("table"))))
     marks = " ".join(classes) + (" " + _attr(el, "id") if id_counts else "")
     return bool(
         _CHROME_RE.search(marks)

@@ -1,0 +1,63 @@
+"""Parsing an HTML page with a large table: time per page as the table grows.
+
+The layout-table rule of 51e4e06 (a table with a heading in it lays out a page, and its cell's id may
+name chrome) searched a cell's whole table for a heading, once per cell: parsing a page was quadratic
+in its table's size. The search now runs only for a cell whose id names chrome. Baseline: lxml's parse
+of the same page and its text (``BeautifulSoup(html, "lxml").get_text()``), the floor every parse pays,
+in the same process. Prints seconds per page and the ratio per size, and the growth of each from the
+smallest size to the largest (1.0 is linear, 2.0 quadratic). Run: ``python bench/html_tables.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bs4 import BeautifulSoup  # noqa: E402
+
+from docs_rag_pipeline.parsing.html import parse_html  # noqa: E402
+
+SHAPES = {
+    "data table, plain cells": lambda i: f"<tr><td>name{i}</td><td>value {i}</td><td>what {i} does</td></tr>",
+    "data table, every cell with an id": lambda i: (f"<tr><td id='n{i}'>name{i}</td><td id='v{i}'>value {i}</td>"
+                                                    f"<td id='d{i}'>what {i} does</td></tr>"),
+}
+SIZES = (250, 500, 1_000, 2_000)
+
+
+def page(shape, rows: int) -> str:
+    body = "".join(shape(i) for i in range(rows))
+    return f"<html><head><title>T</title></head><body><main><h1>T</h1><p>Intro.</p><table>{body}</table></main></body></html>"
+
+
+def best_of(fn, text: str, runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn(text)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    print(f"{'shape':38} {'rows':>6} {'baseline s':>11} {'now s':>8} {'ratio':>7}")
+    for name, shape in SHAPES.items():
+        first = last = None
+        for rows in SIZES:
+            html = page(shape, rows)
+            base = best_of(lambda h: BeautifulSoup(h, "lxml").get_text(), html)
+            now = best_of(lambda h: parse_html(h, url="https://example.org/t.html"), html)
+            print(f"{name:38} {rows:>6} {base:>11.4f} {now:>8.4f} {now / base:>6.1f}x")
+            first = first or (rows, base, now)
+            last = (rows, base, now)
+        grow = math.log(last[0] / first[0])
+        print(f"{'':38} growth {first[0]}→{last[0]} rows: baseline n^{math.log(last[1] / first[1]) / grow:.1f}, "
+              f"now n^{math.log(last[2] / first[2]) / grow:.1f}")
+
+
+if __name__ == "__main__":
+    main()
