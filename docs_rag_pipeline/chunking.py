@@ -190,8 +190,6 @@ def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn)
     glues = [joiner] * len(units) if isinstance(joiner, str) else joiner
 
     def joined(items: list[str], first: int) -> str:  # cur, whose first unit is units[first]
-        if isinstance(joiner, str):
-            return joiner.join(items)
         return items[0] + "".join(glues[first + k] + item for k, item in enumerate(items[1:], 1))
     counted: dict[str, int] = {}  # a word's tokens, counted once however often it comes back
 

@@ -693,12 +693,11 @@ def _dagster_home_path(config: Config) -> Path:
 @contextlib.contextmanager
 def _existing_instance(config: Config) -> Iterator[Any]:
     """The DagsterInstance of the CLI's Dagster home, or None when no ingest has made one yet (a prune
-    never creates it)."""
+    never creates it). ``cmd_prune``, its caller, has checked the home's files before deleting anything."""
     home = _dagster_home_path(config)
     if not (home / "dagster.yaml").is_file():
         yield None
         return
-    _check_dagster_home_files(home)
     from dagster import DagsterInstance
 
     with DagsterInstance.from_config(str(home)) as instance:
@@ -763,8 +762,9 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
     from .refresh import prune
 
-    if (_dagster_home_path(config) / "dagster.yaml").is_file():  # damaged: said before anything is deleted
-        _check_dagster_home_files(_dagster_home_path(config))
+    home = _dagster_home_path(config)
+    if (home / "dagster.yaml").is_file():  # damaged: said before anything is deleted
+        _check_dagster_home_files(home)
 
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
     if pruned:

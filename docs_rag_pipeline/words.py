@@ -12,6 +12,7 @@ dictionary-free segmentation of full-text search. Text made only of ASCII is spl
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -30,6 +31,7 @@ _SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf
               "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\uffa0-\uffdc\U00020000-\U0003134f")
 
 
+@functools.cache
 def _marks() -> str:
     """Character ranges of the combining marks (Unicode categories Mn, Mc, Me) outside the spaceless
     scripts: part of a word (a Devanagari vowel sign, a Hebrew point, an accent NFC cannot compose),
@@ -48,20 +50,25 @@ def _marks() -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in out)
 
 
-_MARKS = _marks()
+@functools.cache
+def _unicode_word(with_marks: bool) -> re.Pattern[str]:
+    """The word pattern of :func:`words` for text that is not ASCII: a run of a spaceless script, or a
+    word of letters, digits or ``_`` of a spaced script (and combining marks, in the slower pattern
+    for text that has one). Built on the first text that needs it: the scan of the Unicode table and
+    the compiles cost some 90 ms, which every process paid at import, ASCII-only ones too."""
+    letter, not_underscore = rf"[^\W{_SPACELESS}]", rf"[^\W_{_SPACELESS}]"
+    if with_marks:
+        letter, not_underscore = (rf"(?:{c}|[{_marks()}])" for c in (letter, not_underscore))
+    return re.compile(rf"([{_SPACELESS}]+)|({letter}(?:{letter}|[.+-])*{letter}|{not_underscore})")
 
 
-def _word_pattern(w: str, w_not_underscore: str) -> re.Pattern[str]:
-    return re.compile(rf"([{_SPACELESS}]+)|({w}(?:{w}|[.+-])*{w}|{w_not_underscore})")
-
-
-# a word character: a letter, digit or ``_`` of a spaced script (and a combining mark, in the slower
-# pattern used only for text that has one)
-_UNICODE_WORD = _word_pattern(rf"[^\W{_SPACELESS}]", rf"[^\W_{_SPACELESS}]")
-_UNICODE_WORD_MARKS = _word_pattern(rf"(?:[^\W{_SPACELESS}]|[{_MARKS}])", rf"(?:[^\W_{_SPACELESS}]|[{_MARKS}])")
-_MARK = re.compile(f"[{_MARKS}]")
 _SPACELESS_RUN = re.compile(rf"[{_SPACELESS}]+")
 _SPACELESS_CHAR = re.compile(rf"[{_SPACELESS}]")
+
+
+@functools.cache
+def _query_word() -> re.Pattern[str]:
+    return re.compile(rf"(?:\w|[{_marks()}])+")
 
 
 def _bigrams(run: str) -> list[str]:
@@ -77,7 +84,7 @@ def words(text: str) -> list[str]:
     else:
         found = []
         text = unicodedata.normalize("NFC", text.casefold())
-        for run, w in (_UNICODE_WORD_MARKS if _has_mark(text) else _UNICODE_WORD).findall(text):
+        for run, w in _unicode_word(_has_mark(text)).findall(text):
             if run:
                 found.extend(_bigrams(run))
             else:
@@ -95,10 +102,7 @@ def words(text: str) -> list[str]:
 def _has_mark(text: str) -> bool:
     """Whether ``text`` (not ASCII) holds a combining mark: its distinct non-ASCII characters are
     checked, not the whole text (one curly quote in an English chunk cost a scan of all of it)."""
-    return any(_MARK.match(ch) for ch in set(text) if ch > "\x7f")
-
-
-_QUERY_WORD = re.compile(rf"(?:\w|[{_MARKS}])+")
+    return any(unicodedata.category(ch)[0] == "M" for ch in set(text) if ch > "\x7f")
 
 
 def query_words(text: str) -> list[str]:
@@ -107,7 +111,7 @@ def query_words(text: str) -> list[str]:
     index, and ``\\w`` alone would send it in pieces); ASCII text as ``\\w+`` reads it."""
     if text.isascii():
         return re.findall(r"\w+", text)
-    return _QUERY_WORD.findall(unicodedata.normalize("NFC", text))
+    return _query_word().findall(unicodedata.normalize("NFC", text))
 
 
 def is_spaceless(word: str) -> bool:
