@@ -71,6 +71,12 @@ def _load(text: str, max_values: int) -> Any:
             raise yaml.MarkedYAMLError(problem=f"the number has more than {MAX_INT_DIGITS:,} digits, more than an "
                                                "integer may have here; quote it to keep it as text",
                                        problem_mark=n.start_mark)
+        if isinstance(n, yaml.ScalarNode) and n.tag == "tag:yaml.org,2002:timestamp":
+            try:  # 2024-13-45 matches YAML's date pattern; building it was a bare ValueError
+                yaml.SafeLoader("").construct_yaml_timestamp(n)
+            except ValueError as exc:
+                raise yaml.MarkedYAMLError(problem=f"{n.value!r} is no date or time ({exc}); correct it, or "
+                                                   "quote it to keep it as text", problem_mark=n.start_mark) from None
         if isinstance(n, yaml.SequenceNode):
             total += sum(size(c) for c in n.value)
         elif isinstance(n, yaml.MappingNode):

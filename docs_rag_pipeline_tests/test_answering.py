@@ -687,6 +687,9 @@ def test_what_neutralise_reads_as_code_follows_markdown():
     assert neutralise("``x [1] `y` z`` and [4]") == "``x [1] `y` z`` and"
     assert neutralise("a `span\n\nacross` [7]") == "a `span\n\nacross`"
     assert neutralise("see [^1] and [^note] and 【1】 and 【4:0†source】, not 【注意】.") == "see and and and, not 【注意】."
+    # a footnote's definition loses its colon with its marker (it read ": The note.")
+    assert neutralise("[^1]: The footnote text about gadgets.\n[^2]:\tSecond.") == (
+        "The footnote text about gadgets.\nSecond.")
 
 
 def test_a_code_block_with_blank_lines_is_one_answer_unit():

@@ -765,6 +765,33 @@ def test_a_lone_surrogate_escape_in_yaml_is_a_parse_error_not_a_failed_run() -> 
         parse_document("---\nversion: " + "9" * 5000 + "\n---\n# Big\n\ntext\n", fmt="markdown", path="big.md")
 
 
+def test_a_date_that_does_not_exist_is_a_frontmatter_error_naming_its_line() -> None:
+    """``updated: 2024-13-45`` matches YAML's date pattern, and building the date raised a bare
+    ValueError: the page was skipped with ``parser failed with ValueError: month must be in 1..12``,
+    naming neither the frontmatter nor its line. It is the frontmatter's error, with the line and the
+    fix; a real date and a quoted impossible one are kept."""
+    for fmt, path in (("markdown", "guide/page.md"), ("mdx", "guide/page.mdx")):
+        with pytest.raises(ParseError, match=rf"^{re.escape(path)}: invalid YAML frontmatter \('2024-13-45' is no "
+                                             r"date or time \(month must be in 1\.\.12\); correct it, or quote it "
+                                             rf"to keep it as text in \"{re.escape(path)}\", line 3, column 10:"):
+            parse_document("---\ntitle: T\nupdated: 2024-13-45\n---\n\n# H\n\ntext\n", fmt=fmt, path=path)
+    with pytest.raises(ParseError, match=r"'2024-01-01 25:00:00' is no date or time \(hour must be in 0\.\.23\)"):
+        parse_document("---\nupdated: 2024-01-01 25:00:00\n---\n# H\n\ntext\n", fmt="markdown", path="p.md")
+    page = parse_document('---\nupdated: 2024-01-05\nwhen: "2024-13-45"\n---\n# H\n\ntext\n', fmt="markdown",
+                          path="p.md")
+    assert page.metadata == {"updated": "2024-01-05", "when": "2024-13-45"}
+
+
+def test_one_stray_nul_in_a_short_page_is_dropped_not_a_binary_page() -> None:
+    """A page under 100 characters with one stray NUL was skipped as binary (the one-NUL-per-100-characters
+    rule), against troubleshooting.md's "a few stray NUL bytes in a text file are dropped"; two NULs in
+    so short a text still read as binary."""
+    page = parse_document("# Tiny\n\nShort page\x00 text here.\n", fmt="markdown", path="tiny.md")
+    assert "Short page text here." in page.sections[0].text
+    with pytest.raises(ParseError, match="looks binary"):
+        parse_document("# Tiny\n\nShort\x00 page\x00 text.\n", fmt="markdown", path="tiny.md")
+
+
 def test_no_parser_hands_on_a_lone_surrogate() -> None:
     """A character reference to half a UTF-16 surrogate pair becomes U+FFFD, as the HTML and Markdown
     specs say; reStructuredText's ``unicode:: U+DC80`` kept the surrogate itself, which is no Unicode

@@ -122,8 +122,9 @@ def neutralise_text(p: str) -> str:
     p = _LOOKALIKE_RE.sub(_lookalike, p)  # MARKER_RE's matches are among these
     p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, p))
     # a removed marker takes the spaces before it along where punctuation or a line end follows
-    # ("see below [2]." → "see below."), else it just goes
-    p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*[ \t]*", "", p)
+    # ("see below [2]." → "see below."), else it just goes; at a line's start it takes the spaces after
+    # it along, and the colon of a footnote's definition ("[^1]: The note." → "The note.")
+    p = re.sub(rf"(?m)^{_CUT}(?:[ \t]*{_CUT})*(?:[ \t]*:(?=[ \t]))?[ \t]*", "", p)
     p = re.sub(rf"[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=[.,;:!?]|\n|$)", "", p)
     p = re.sub(rf"(?<=\S)[ \t]*{_CUT}(?:[ \t]*{_CUT})*[ \t]*(?=\S)", " ", p)
     return p.replace(_CUT, "")
