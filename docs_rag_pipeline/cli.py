@@ -332,10 +332,13 @@ def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> s
 
     failed: set[str] = set()
     messages: list[tuple[str, str]] = []
+    crashed = {}  # step key → how its process ended, from the executor's engine event before the failure
     for ev in events:
         if ev.is_step_failure:
             err = ev.step_failure_data.error
             msg = (err.cause or err).message.strip() if err else ev.message
+            if err and err.cls_name == "ChildProcessCrashException":  # its message is only the class name
+                msg = _crash_message(crashed.get(ev.step_key))
             name = source_of(ev.step_key)
             failed.add(name)
             messages.append((ev.step_key, msg or ""))
@@ -344,8 +347,34 @@ def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> s
             hint = None if plain else damaged_index_hint(msg or "", lancedb_uri)
             if hint:
                 print(f"[{name}] {hint}", file=sys.stderr)
+        elif ev.is_engine_event and ev.step_key and (m := _CHILD_EXIT.search(ev.message or "")):
+            crashed[ev.step_key] = int(m.group(1) or -int(m.group(2)))
     _disk_full_steps(messages)
     return failed
+
+
+#: the multiprocess executor's word on a step process that died (dagster._utils.get_run_crash_explanation)
+_CHILD_EXIT = re.compile(r"child process for step \S+ (?:unexpectedly exited with code (-?\d+)|was terminated by "
+                         r"signal (\d+))")
+
+
+def _crash_message(code: int | None) -> str:
+    """A step whose process died without a word (``--parallel``), in plain words with what to do."""
+    import signal
+
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == signal.SIGKILL:
+            return (f"the step's process was killed ({name}), most often by the out-of-memory killer: give the "
+                    "machine or container more memory, or run fewer steps at once (a lower --parallel); what was "
+                    "stored is kept, and the next ingest redoes the step")
+        return f"the step's process was stopped by {name}; what was stored is kept, and the next ingest redoes the step"
+    how = f"exited with code {code}" if code is not None else "died"
+    return f"the step's process {how} without reporting an error; what was stored is kept, and the next ingest " \
+           "redoes the step"
 
 
 def _print_done(name: str, summary: dict, run_id: str) -> None:

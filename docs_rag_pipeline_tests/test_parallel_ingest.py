@@ -388,3 +388,26 @@ def test_prune_deletes_the_step_outputs_of_runs_that_ended(tmp_path: Path):
     assert out.returncode == 0, out.stderr
     assert sorted(d.name for d in runs.iterdir()) == ["not-a-run-of-this-home"]
     assert f"[PRUNE] step outputs of 1 ended refresh_all_sources run(s) deleted from {runs} ({failed[0]})" in out.stderr
+
+
+def test_a_step_process_killed_by_the_oom_killer_is_named_as_such(tmp_path: Path, capsys):
+    """A `--parallel` step whose process the out-of-memory killer ends (SIGKILL) was printed as
+    `step … failed: dagster._core.executor.child_process_executor.ChildProcessCrashException`, naming
+    neither the kill nor memory. The real multiprocess executor runs a step that SIGKILLs itself."""
+    from dagster import DagsterInstance, execute_job, reconstructable
+
+    from docs_rag_pipeline.cli import _print_step_failures
+
+    from .crash_job import crash_job
+
+    (tmp_path / "home").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "home")) as instance:
+        result = execute_job(reconstructable(crash_job), instance=instance, raise_on_error=False)
+        assert not result.success
+        failed = _print_step_failures(result.all_events, lambda _key: "docs")
+    err = capsys.readouterr().err
+    assert failed == {"docs"}
+    assert ("[docs] step killed_step failed: the step's process was killed (SIGKILL), most often by the "
+            "out-of-memory killer: give the machine or container more memory, or run fewer steps at once (a lower "
+            "--parallel); what was stored is kept, and the next ingest redoes the step") in err, err
+    assert not [line for line in err.splitlines() if line.startswith("[docs]") and "ChildProcessCrash" in line]
