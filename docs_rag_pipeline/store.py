@@ -309,8 +309,12 @@ class ChunksTable:
 
     # ---- writes ------------------------------------------------------------------------------
     def to_arrow(self, rows: Sequence[dict[str, Any]]) -> pa.Table:
+        """The rows as a table of this schema. The vectors go into one float32 buffer, never a Python
+        float per number: ``from_pylist`` of 384 floats a row held ~12 KB of objects per chunk while the
+        table was built (the whole source at once)."""
         data = []
-        for r in rows:
+        vectors = np.empty((len(rows), self.dimensions), dtype=np.float32)
+        for i, r in enumerate(rows):
             d = {c: r.get(c) for c in CHUNK_COLUMNS}
             if not isinstance(d["metadata"], str):
                 d["metadata"] = json.dumps(d["metadata"] or {}, sort_keys=True, default=str)
@@ -322,9 +326,12 @@ class ChunksTable:
             if v.shape != (self.dimensions,):
                 raise ValueError(f"chunk {d['chunk_id']}: vector has shape {v.shape}, table {self.name} "
                                  f"expects ({self.dimensions},)")
-            d["vector"] = v.tolist()
+            vectors[i] = v
             data.append(d)
-        return pa.Table.from_pylist(data, schema=self.schema)
+        fields = [f for f in self.schema if f.name != "vector"]
+        table = pa.Table.from_pylist(data, schema=pa.schema(fields))
+        column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), type=pa.float32()), self.dimensions)
+        return table.append_column(self.schema.field("vector"), column).select(self.schema.names)
 
     def upsert_source(self, source: str, rows: Sequence[dict[str, Any]], *, replace_pages: Iterable[str]) -> WriteStats:
         """One commit: upsert ``rows`` by chunk_id and delete every other row of ``replace_pages``.
