@@ -119,6 +119,23 @@ def is_spaceless(word: str) -> bool:
     return bool(word) and _SPACELESS_CHAR.match(word) is not None
 
 
+def not_latin(text: str) -> bool:
+    """Whether most of the letters of ``text`` are of a script other than Latin (Cyrillic, Greek,
+    Arabic, Hebrew, CJK, ...): text an English embedding model cannot read, whose similarity to
+    another such text says little (the packaged model puts any two Russian sentences at 0.45-0.75).
+    False for text without letters."""
+    if text.isascii():
+        return False
+    latin = other = 0
+    for ch in text:
+        if ch.isalpha():
+            if ch.isascii() or unicodedata.name(ch, "").startswith("LATIN"):
+                latin += 1
+            else:
+                other += 1
+    return other > latin
+
+
 def fulltext_text(text: str) -> str:
     """``text`` as the full-text index and its queries read it: each run of a script written without
     spaces replaced by its character bigrams, separated by spaces (LanceDB's tokenizer splits at

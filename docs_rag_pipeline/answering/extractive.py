@@ -21,7 +21,7 @@ from ..chunking import SENTENCE_STARTERS, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
-from ..words import is_spaceless, words
+from ..words import is_spaceless, not_latin, words
 from .markers import neutralise
 from .tables import markdown_table, table_rows
 
@@ -366,6 +366,10 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         overlap = len(qterms & {_stem(t) for t in content_terms(s)}) / max(1, len(qterms))
         scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
     order = np.argsort(-np.asarray(scores))
+    # a question in a script the embedding model cannot read: its similarity to any sentence of that
+    # script is about the same (0.45-0.75 with the English model, whatever they say), so no evidence
+    # that a sentence answers it
+    unreadable = not_latin(question)
     chosen: list[tuple[Hit, str, float]] = []
     for i in order:
         h, s = pool[i]
@@ -373,6 +377,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             continue
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
+        if chosen and unreadable and h.url not in {c.url for c, _, _ in chosen} and not (
+                qterms & {_stem(t) for t in content_terms(s)}):
+            continue  # another section's sentence, and nothing says it answers: none of the question's words
         chosen.append((h, s, scores[i]))
         if len(chosen) == max_sentences:
             break
