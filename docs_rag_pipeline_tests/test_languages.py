@@ -181,3 +181,32 @@ def test_chinese_full_text_search_finds_words_inside_a_clause(tmp_path, monkeypa
     english = "Install\n- `pip install acme` (x-line-length: 88); café, Ünïcode."
     assert fulltext_text(english) == english and _fts_query("How do I install acme?") == "install acme"
     assert fulltext_text("备份保存三十天。Linux和Windows") == " 备份 份保 保存 存三 三十 十天 。Linux 和 Windows"
+
+
+def test_a_latin_name_written_against_chinese_text_is_a_name(tmp_path):
+    """Chinese and Japanese put no space between a product name and the text around it (``安装Python插件``).
+    The unknown-name check read a name only after a space or punctuation, so there it saw none, and a
+    near miss about a product the docs never mention (Python: one word piece, so no "specific" word
+    either) was answered with the proxy section. A Latin word right against such text is a name
+    wherever it stands (those scripts have no capitals of their own), and ends where that text starts."""
+    from docs_rag_pipeline.answering.extractive import unknown_names
+    from docs_rag_pipeline.words import words
+
+    vocab = frozenset(words(" ".join(ZH_PAGES.values())))
+    for q in ("如何安装Python插件？", "Python插件怎么安装？", "Pythonプラグインをインストールするには？", "请问，如何在Python中配置代理服务器"):
+        assert unknown_names(q, vocab) == ("python",), q
+    assert unknown_names("如何在Linux上配置代理服务器？", vocab) == () == unknown_names("Windows需要多少内存？", vocab)
+    # ASCII text as before: a capital where a sentence starts is no name
+    assert unknown_names("Python plugins?", vocab) == () and unknown_names("Is there a Python plugin?", vocab) == ("python",)
+
+    cfg = _index(tmp_path, ZH_PAGES)
+    for q in ("如何在Python中配置代理服务器？", "用Python配置代理服务器", "如何安装Python插件？"):
+        a = ask(q, config=cfg, remember=False)
+        assert a.refused and not a.citations, (q, a.answer)
+    # a product the docs name is no unknown name: the question is answered, quoting what says it
+    a = ask("如何在Linux上配置代理服务器？", config=cfg, remember=False)
+    assert not a.refused and "要配置代理服务器，请在环境变量中设置代理地址" in a.answer, a.answer
+    assert BASE + "install.md#配置代理服务器" in [c.url for c in a.citations]
+    a = ask("Windows需要多少内存？", config=cfg, remember=False)
+    assert not a.refused and "本服务器需要至少四GB内存" in a.answer, a.answer
+    assert a.citations[0].url == BASE + "install.md#系统要求"

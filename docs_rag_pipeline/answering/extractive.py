@@ -21,7 +21,7 @@ from ..chunking import SENTENCE_STARTERS, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..records import Answer, Citation, Hit
-from ..words import is_spaceless, not_latin, words
+from ..words import _SPACELESS, is_spaceless, not_latin, words
 from .markers import neutralise
 from .tables import markdown_table, table_rows
 
@@ -109,8 +109,11 @@ _last_stems: tuple[frozenset[str], frozenset[str]] | None = None
 
 
 # a letter of any alphabet, then letters, digits, + and # (on ASCII text: [A-Za-z][A-Za-z0-9+#]*), so
-# that "Schlüssel" is one name, not "Schl"
-_NAME = re.compile(r"(?<![\w./-])([^\W\d_](?:[^\W_]|[+#])*(?:[.-](?:[^\W_]|[+#])+)*)")
+# that "Schlüssel" is one name, not "Schl"; a script written without spaces ends it, and may come
+# right before it ("安装Python插件": the name is "Python")
+_NAME_CHAR = rf"(?:[^\W_{_SPACELESS}]|[+#])"
+_NAME = re.compile(rf"(?:(?<![\w./-])|(?<=[{_SPACELESS}]))([^\W\d_{_SPACELESS}]{_NAME_CHAR}*(?:[.-]{_NAME_CHAR}+)*)")
+_GLUED = re.compile(rf"[{_SPACELESS}]")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
@@ -138,7 +141,9 @@ def _stems_of(vocabulary: frozenset[str]) -> frozenset[str]:
 
 def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
     """Names in the question that the docs never use: words written with a capital letter where a
-    sentence does not start (*Docusaurus*, *Mermaid*, *PostgreSQL*, *CSRF*), lowercased. A question
+    sentence does not start (*Docusaurus*, *Mermaid*, *PostgreSQL*, *CSRF*), lowercased, and such
+    words written right against Chinese, Japanese, Korean or Thai text, wherever they stand (``安装Python插件``,
+    ``Python怎么安装``: those scripts have no capitals, so a capital there is a name's). A question
     about a named thing the docs never mention is one they don't answer, whether or not the model's
     tokenizer happens to know the word."""
     if not vocabulary:
@@ -147,7 +152,10 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
     out = []
     for m in _NAME.finditer(question):
         w = m.group(1)
-        if not any(ch.isupper() for ch in w) or w == "I" or len(w) < 2 or _SENTENCE_START.search(question[:m.start()]):
+        # right against a spaceless script's character, before or after it
+        glued = any(_GLUED.match(c) for c in (question[max(0, m.start() - 1):m.start()], question[m.end():m.end() + 1]))
+        if not any(ch.isupper() for ch in w) or w == "I" or len(w) < 2 or (
+                not glued and _SENTENCE_START.search(question[:m.start()])):
             continue
         low = re.sub(r"'s$", "", w.lower())
         # tokenized as the index's words are (store.ChunksTable.vocabulary: "C++" is the word "c" there)
