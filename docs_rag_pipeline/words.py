@@ -35,9 +35,12 @@ _SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf
 def _marks() -> str:
     """Character ranges of the combining marks (Unicode categories Mn, Mc, Me) outside the spaceless
     scripts: part of a word (a Devanagari vowel sign, a Hebrew point, an accent NFC cannot compose),
-    though Python's ``\\w`` does not match them."""
+    though Python's ``\\w`` does not match them. Not the variation selectors (U+FE00–FE0F, U+E0100–E01EF:
+    emoji or text style, a glyph variant) nor the enclosing marks of symbols (U+20DD–20E4: the keycap of
+    ``1️⃣``): they style a character, they are no part of a word (``1️⃣`` is the digit ``1``, a lone
+    U+FE0F no word)."""
     out, start, prev = [], None, None
-    for cp in [*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)]:
+    for cp in [*range(0x300, 0x20DD), *range(0x20E5, 0xFE00), *range(0xFE10, 0x20000)]:
         if unicodedata.category(chr(cp))[0] == "M":
             if start is None:
                 start = cp

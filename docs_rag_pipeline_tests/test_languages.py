@@ -56,6 +56,10 @@ def test_words_of_any_script():
         "ελληνικά", "κείμενα", "كيف", "أغير", "لغة", "שלום", "עולם", "नमस्ते"]
     # a combining accent (NFD, as macOS writes file names) is the same word as the composed one
     assert words("cafe\u0301") == words("café") == ["café"]
+    # an emoji's variation selector or keycap is no part of a word: 1️⃣ is the digit 1, no content word,
+    # and a lone U+FE0F (or an ideographic variation selector) is none (review6 note)
+    assert words("Use 1️⃣ then #️⃣ ❤️ \ufe0f 葛\U000e0100 a\u20dd") == ["use", "1", "then", "葛", "a"]
+    assert content_terms("Step 1️⃣ or 2️⃣ 🔑\ufe0f") == ["step"]
     # Han, Kana, Hangul and Thai runs: overlapping bigrams; a run of one character is itself
     assert words("备份保存三十天。Linux和Windows") == ["备份", "份保", "保存", "存三", "三十", "十天", "linux", "和", "windows"]
     assert words("設定ファイル") == ["設定", "定フ", "ファ", "ァイ", "イル"]
