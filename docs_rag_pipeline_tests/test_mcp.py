@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -301,12 +302,14 @@ def test_every_request_read_is_answered_even_when_input_closes_at_once(index):
     assert replies[6]["result"] == {}
 
 
-def _initialized_server(env: dict[str, str]) -> subprocess.Popen:
-    """``docs-rag mcp`` in a process of its own, past the initialize handshake."""
+def _initialized_server(env: dict[str, str], args: tuple[str, ...] = ("-m", "docs_rag_pipeline", "mcp"),
+                        stderr: Any = subprocess.PIPE) -> subprocess.Popen:
+    """``docs-rag mcp`` (or another command that serves MCP over stdio) in a process of its own, past
+    the initialize handshake."""
     from mcp.types import LATEST_PROTOCOL_VERSION
 
-    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, *args], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=stderr)
     p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}})
         + "\n").encode())
@@ -359,6 +362,73 @@ def test_calls_of_a_client_that_went_away_are_not_run(index):
     assert "Traceback" not in err, err
     logged = {r["question"] for r in feedback.questions(config)} - before
     assert not logged & set(asked), sorted(logged)
+
+
+#: a process that serves MCP over stdio twice, as a host that restarts the server in-process would:
+#: first on its own stdin/stdout, then, once that client is gone, on two named pipes (argv 1: the
+#: requests, argv 2: the replies) put in place of fds 0 and 1
+_TWO_SESSIONS = """
+import os, sys
+from docs_rag_pipeline.serve.mcp import run_stdio
+run_stdio()
+fin = os.open(sys.argv[1], os.O_RDONLY)
+fout = os.open(sys.argv[2], os.O_WRONLY)
+os.dup2(fin, 0)
+os.dup2(fout, 1)
+sys.stdin, sys.stdout = open(0, closefd=False), open(1, "w", closefd=False)
+run_stdio()
+"""
+
+
+def test_a_second_client_after_one_went_away_gets_answers(index, tmp_path):
+    """run_stdio notes a client that went away (``_CLIENT_GONE``) so that the calls it left behind
+    are not run. A server run again in the same process serves a new client: its calls are run and
+    answered, not refused as CLIENT_GONE because an earlier client had gone."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    requests, replies = tmp_path / "requests", tmp_path / "replies"
+    os.mkfifo(requests)
+    os.mkfifo(replies)
+    with open(tmp_path / "stderr", "wb") as err_file:
+        p = _initialized_server(env, ("-c", _TWO_SESSIONS, str(requests), str(replies)), stderr=err_file)
+    # the first client goes away: it stops reading, then sends what it had queued (a call the server
+    # does not run: it finds the client gone and notes it) and closes its end
+    p.stdout.close()
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ask", "arguments": {"question": "How do I fix the ZX81_QUANTUM_FLUX import error?"}}}) + "\n").encode())
+    try:
+        p.stdin.close()
+    except BrokenPipeError:  # the server may already have stopped reading
+        pass
+    while True:  # the second session opens the named pipes once the first has ended
+        try:
+            w = os.open(requests, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # no reader yet
+            assert p.poll() is None, (tmp_path / "stderr").read_text()
+            time.sleep(0.05)
+    os.set_blocking(w, True)
+    with open(w, "w", encoding="utf-8") as out, open(replies, encoding="utf-8") as back:
+        def send(msg: dict[str, Any]) -> None:
+            out.write(json.dumps(msg) + "\n")
+            out.flush()
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "second", "version": "1"}}})
+        assert "result" in json.loads(back.readline())
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "data binding converters", "top_k": 2}}})
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "ask", "arguments": {"question": "How do I fix the ZX81_QUANTUM_FLUX import error?"}}})
+        got = {m["id"]: m["result"] for m in (json.loads(back.readline()), json.loads(back.readline()))}
+    assert p.wait(timeout=300) == 0, (tmp_path / "stderr").read_text()
+    assert not got[2].get("isError") and not got[3].get("isError"), got
+    assert json.loads(got[2]["content"][0]["text"])["hits"]
+    answer = json.loads(got[3]["content"][0]["text"])
+    assert answer["refused"] is False and answer["citations"][0]["url"].endswith("#troubleshooting")
 
 
 def test_quick_calls_never_wait_behind_asks(index):
