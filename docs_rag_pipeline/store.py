@@ -16,6 +16,8 @@ import json
 import logging
 import os
 import re
+import threading
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -170,6 +172,20 @@ class WriteStats:
     version: int | None = None
 
 
+@dataclass(frozen=True)
+class WordStats:
+    """The words of the served text at one table version, counted in one pass over it: what the
+    refusal signals read (:meth:`ChunksTable.vocabulary`, ``answering.refusal.corpus_stats``).
+    Never changed once made: a newer version gets a new one, so a request keeps a consistent view."""
+
+    version: int | None
+    where: str | None  # the served-sources condition the rows were read with
+    chunks: int  # rows counted
+    words: dict[str, int]  # lowercase word → number of chunks using it (> 0)
+    stems: dict[str, int]  # stemmed word → number of chunks using it (> 0)
+    vocabulary: frozenset[str]  # the words
+
+
 class ChunksTable:
     """The searchable chunks of every source, for one embedding model."""
 
@@ -182,7 +198,11 @@ class ChunksTable:
         # the sources whose rows the query path reads (the configured ones): the vocabulary and word
         # statistics of refusal must not count a removed source's rows waiting to be pruned
         self.served_sources = tuple(served_sources) if served_sources is not None else None
-        self._vocab: tuple[int | None, frozenset[str]] | None = None
+        self._stats: WordStats | None = None
+        # one computation of the word statistics at a time: concurrent first asks wait for its result
+        self._stats_lock = threading.Lock()
+        #: texts tokenised for the word statistics so far (tells a full pass from an update)
+        self.texts_tokenized = 0
         self._handle = None
         self._ann: tuple[int | None, int] | None = None
         self._db = db
@@ -207,7 +227,7 @@ class ChunksTable:
         write, for a long read such as an evaluation (an ingest writing meanwhile made citations of
         the version answered look invented). Read only."""
         twin = copy.copy(self)
-        twin._vocab, twin._ann = None, None
+        twin._stats, twin._ann, twin._stats_lock = None, None, threading.Lock()
         if version is not None:
             twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
             twin._handle.checkout(version)
@@ -281,18 +301,31 @@ class ChunksTable:
         return None if self.served_sources is None else sql_in("source", self.served_sources)
 
     def vocabulary(self) -> frozenset[str]:
-        """Every lowercase word of the served text (title, headings, text), cached per table version."""
-        v = self.version()
-        cached = getattr(self, "_vocab", None)
-        if cached and cached[0] == v:
-            return cached[1]
-        words: set[str] = set()
-        t = self._scan(self.served_where(), ["search_text"]) if self.exists() else None
-        if t is not None and t.num_rows:
-            for text in t.column("search_text").to_pylist():
-                words.update(split_words(text or ""))
-        self._vocab = (v, frozenset(words))
-        return self._vocab[1]
+        """Every lowercase word of the served text (title, headings, text), kept per table version."""
+        return self.word_stats().vocabulary
+
+    def word_stats(self) -> WordStats:
+        """The words and stemmed words of the served text and how many chunks use each, for the
+        current table version. Computed once per version and process: callers that come while it is
+        being computed wait for that result rather than computing it again."""
+        where = self.served_where()
+        s = self._stats
+        if s is not None and s.version == self.version() and s.where == where:
+            return s
+        with self._stats_lock:
+            version = self.version()
+            s = self._stats
+            if s is None or s.version != version or s.where != where:
+                s = self._stats = self._count_words(version, where)
+            return s
+
+    def _count_words(self, version: int | None, where: str | None) -> WordStats:
+        texts = self._scan(where, ["search_text"]).column("search_text").to_pylist() if version is not None else []
+        words: Counter[str] = Counter()
+        stems: Counter[str] = Counter()
+        _tally(texts, words, stems)
+        self.texts_tokenized += len(texts)
+        return WordStats(version, where, len(texts), dict(words), dict(stems), frozenset(words))
 
     def version(self) -> int | None:
         tbl = self.open()
@@ -479,6 +512,33 @@ class ChunksTable:
                 parts = int(getattr(stats, "num_partitions", None) or 0) or self.target_partitions(tbl.count_rows())
             self._ann = (v, parts)
         return self._ann[1]
+
+
+def _tally(texts: Iterable[str | None], words: Counter, stems: Counter, sign: int = 1) -> None:
+    """Count (``sign`` 1) or uncount (-1) each chunk text's distinct words and distinct stemmed
+    words in ``words`` and ``stems``; a count that falls to 0 is removed."""
+    from .answering.extractive import _stem  # the refusal signals' stemmer; answering imports this module
+
+    class StemOf(dict):
+        def __missing__(self, w: str) -> str:
+            self[w] = s = _stem(w)
+            return s
+
+    stem_of = StemOf()
+    for text in texts:
+        ws = set(split_words(text or ""))
+        ss = set(map(stem_of.__getitem__, ws))
+        if sign > 0:
+            words.update(ws)
+            stems.update(ss)
+            continue
+        for counter, keys in ((words, ws), (stems, ss)):
+            for k in keys:
+                n = counter[k] - 1
+                if n > 0:
+                    counter[k] = n
+                else:
+                    del counter[k]
 
 
 def _short(exc: BaseException) -> str:

@@ -27,28 +27,13 @@ FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", 
             "bm25_norm", "title_coverage", "idf_coverage", "max_missing_idf", "bigram_coverage",
             "chunk_coverage", "missing_specific", "page_agreement", "sentence_sim")
 
-#: the last table, its version and its stats (the table object is held, so no other can take its id)
-_last_stats: tuple[object, int | None, tuple[int, dict[str, int]]] | None = None
-
-
 def corpus_stats(chunks) -> tuple[int, dict[str, int]] | None:  # noqa: ANN001 - a store.ChunksTable
-    """(number of chunks, stemmed word → number of chunks using it), cached per table version."""
-    from .extractive import _stem
-
+    """(number of chunks, stemmed word → number of chunks using it) of the served text, kept per table
+    version (``ChunksTable.word_stats``, counted in the same pass as the vocabulary)."""
     if chunks is None or not chunks.exists():
         return None
-    global _last_stats
-    version = chunks.version()
-    if _last_stats is None or _last_stats[0] is not chunks or _last_stats[1] != version:
-        df: dict[str, int] = {}
-        t = chunks._scan(chunks.served_where(), ["search_text"])
-        n = 0
-        for text in (t.column("search_text").to_pylist() if t is not None else []):
-            n += 1
-            for w in {_stem(w) for w in words(text or "")}:
-                df[w] = df.get(w, 0) + 1
-        _last_stats = (chunks, version, (n, df))
-    return _last_stats[2]
+    stats = chunks.word_stats()
+    return stats.chunks, stats.stems
 
 
 def features(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | None,
