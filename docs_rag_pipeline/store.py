@@ -18,7 +18,7 @@ import os
 import re
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
@@ -184,6 +184,9 @@ class WordStats:
     words: dict[str, int]  # lowercase word → number of chunks using it (> 0)
     stems: dict[str, int]  # stemmed word → number of chunks using it (> 0)
     vocabulary: frozenset[str]  # the words
+    # (chunk_id, content_hash, title) → rows counted: what a row's text is made of (the id hashes its
+    # headings and text), so the next version's keys tell the rows added and removed since
+    keys: Counter = dataclass_field(default_factory=Counter, repr=False)
 
 
 class ChunksTable:
@@ -227,7 +230,7 @@ class ChunksTable:
         write, for a long read such as an evaluation (an ingest writing meanwhile made citations of
         the version answered look invented). Read only."""
         twin = copy.copy(self)
-        twin._stats, twin._ann, twin._stats_lock = None, None, threading.Lock()
+        twin._ann, twin._stats_lock = None, threading.Lock()  # its statistics start from self's, updated
         if version is not None:
             twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
             twin._handle.checkout(version)
@@ -249,8 +252,16 @@ class ChunksTable:
         if tbl is None:
             return pa.table({c: [] for c in (columns or CHUNK_COLUMNS)})
         if version is not None:
-            tbl = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
-            tbl.checkout(version)
+            tbl = self._pinned(version)
+        return self._scan_handle(tbl, where, columns)
+
+    def _pinned(self, version: int):  # noqa: ANN202
+        """A handle of its own held at ``version`` (checkout must not move the shared one)."""
+        tbl = self.db.open_table(self.name)
+        tbl.checkout(version)
+        return tbl
+
+    def _scan_handle(self, tbl, where: str | None, columns: list[str] | None = None) -> pa.Table:  # noqa: ANN001
         n = tbl.count_rows(where) if where else tbl.count_rows()
         if n == 0:
             return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
@@ -319,13 +330,63 @@ class ChunksTable:
                 s = self._stats = self._count_words(version, where)
             return s
 
+    #: the columns whose values decide a row's full-text column (see ``WordStats.keys``)
+    _key_columns = ["chunk_id", "content_hash", "title"]
+    #: rows added plus removed up to which a new version's statistics are updated, not counted afresh
+    #: (at least; a quarter of the table when larger); also the chunk ids read per query
+    word_stats_batch = 2000
+
     def _count_words(self, version: int | None, where: str | None) -> WordStats:
-        texts = self._scan(where, ["search_text"]).column("search_text").to_pylist() if version is not None else []
-        words: Counter[str] = Counter()
-        stems: Counter[str] = Counter()
+        """The statistics at ``version``: the last ones updated with the rows added and removed since
+        (their texts read from both versions), or counted afresh when there are none, the served
+        sources changed, most rows changed or the last version is no longer kept."""
+        if version is None:
+            return WordStats(None, where, 0, {}, {}, frozenset())
+        tbl = self._pinned(version)
+        prev = self._stats
+        if prev is not None and prev.version is not None and prev.where == where:
+            t = self._scan_handle(tbl, where, self._key_columns)
+            keys = Counter(zip(*(t.column(c).to_pylist() for c in self._key_columns)))
+            added, removed = keys - prev.keys, prev.keys - keys
+            if sum(added.values()) + sum(removed.values()) <= max(self.word_stats_batch, len(keys) // 4):
+                try:
+                    gone = self._texts_of(self._pinned(prev.version), where, removed)
+                except Exception as exc:  # noqa: BLE001 - the version was cleaned up: count afresh
+                    log_.info("word statistics counted afresh: version %s is not readable (%s)",
+                              prev.version, _short(exc))
+                    gone = None
+                new = self._texts_of(tbl, where, added) if gone is not None else None
+                if gone is not None and new is not None:
+                    words, stems = Counter(prev.words), Counter(prev.stems)
+                    _tally(new, words, stems)
+                    _tally(gone, words, stems, sign=-1)
+                    self.texts_tokenized += len(new) + len(gone)
+                    return WordStats(version, where, sum(keys.values()), dict(words), dict(stems),
+                                     frozenset(words) if new or gone else prev.vocabulary, keys)
+        t = self._scan_handle(tbl, where, [*self._key_columns, "search_text"])
+        keys = Counter(zip(*(t.column(c).to_pylist() for c in self._key_columns)))
+        texts = t.column("search_text").to_pylist()
+        words, stems = Counter(), Counter()
         _tally(texts, words, stems)
         self.texts_tokenized += len(texts)
-        return WordStats(version, where, len(texts), dict(words), dict(stems), frozenset(words))
+        return WordStats(version, where, len(texts), dict(words), dict(stems), frozenset(words), keys)
+
+    def _texts_of(self, tbl, where: str | None, wanted: Counter) -> list[str] | None:  # noqa: ANN001
+        """The full-text column of the rows ``wanted`` counts by key, read from ``tbl``; None when
+        the table does not hold them all."""
+        left = Counter(wanted)
+        ids = sorted({k[0] for k in left})
+        texts: list[str] = []
+        for i in range(0, len(ids), self.word_stats_batch):
+            cond = sql_in("chunk_id", ids[i:i + self.word_stats_batch])
+            t = self._scan_handle(tbl, f"({where}) AND {cond}" if where else cond,
+                                  [*self._key_columns, "search_text"])
+            cols = [t.column(c).to_pylist() for c in [*self._key_columns, "search_text"]]
+            for *key, text in zip(*cols):
+                if left[tuple(key)] > 0:
+                    left[tuple(key)] -= 1
+                    texts.append(text)
+        return texts if not +left else None
 
     def version(self) -> int | None:
         tbl = self.open()
@@ -534,11 +595,11 @@ def _tally(texts: Iterable[str | None], words: Counter, stems: Counter, sign: in
             continue
         for counter, keys in ((words, ws), (stems, ss)):
             for k in keys:
-                n = counter[k] - 1
+                n = counter.get(k, 0) - 1
                 if n > 0:
                     counter[k] = n
                 else:
-                    del counter[k]
+                    counter.pop(k, None)
 
 
 def _short(exc: BaseException) -> str:

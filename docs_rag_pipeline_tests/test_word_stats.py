@@ -62,3 +62,72 @@ def test_concurrent_first_asks_count_the_words_once_in_one_pass(tmp_path):
     assert all(g == got[0] for g in got)
     assert got[0] == _from_scratch(cfg)
     assert {"frobnicator", "zx81_quantum_flux"} <= got[0][0]
+
+
+def test_after_a_write_the_word_statistics_are_updated_from_the_rows_that_changed(tmp_path):
+    write_docs(tmp_path / "docs", GUIDE)
+    write_docs(tmp_path / "beta", {"only-beta.md": "# Beta only\n\nThe QUUXPLATYPUS setting lives only in beta.\n"})
+    both = """
+      - {name: guide, kind: local, path: docs, base_url: https://docs.example.org/}
+      - {name: beta, kind: local, path: beta}
+    """
+    cfg = write_config(tmp_path, sources=both)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+        materialize_source(cfg, "beta", instance)
+        chunks = Context(load_config(cfg)).chunks  # a running server's table: it follows new versions
+        assert _served(chunks) == _from_scratch(cfg)
+        before = chunks.texts_tokenized
+        assert before == chunks.count()
+
+        # one page changed: only its old and new rows are read and tokenised again
+        old_rows = len(chunks.rows("page_url LIKE '%forms/binding%'"))
+        (tmp_path / "docs" / "forms" / "binding.md").write_text(
+            "# Data binding\n\nBinding connects a field to a GLORPWIDGET property.\n", encoding="utf-8")
+        materialize_source(cfg, "guide", instance)
+        new_rows = len(chunks.rows("page_url LIKE '%forms/binding%'"))
+        got = _served(chunks)
+        assert chunks.texts_tokenized - before == old_rows + new_rows
+        assert got == _from_scratch(cfg)
+        assert "glorpwidget" in got[0] and "converter" not in got[0] and "converters" not in got[0]
+
+        # a page added and a page removed
+        (tmp_path / "docs" / "deploy" / "cloud.md").unlink()
+        write_docs(tmp_path / "docs", {"extra.md": "# Extra\n\nThe BLIMPFROG option is new.\n"})
+        materialize_source(cfg, "guide", instance)
+        got = _served(chunks)
+        assert got == _from_scratch(cfg)
+        assert "blimpfrog" in got[0] and "acme_secret_key" not in got[0]
+        assert "quuxplatypus" in got[0]
+
+        # a write of rows of another source only
+        write_docs(tmp_path / "beta", {"only-beta.md": "# Beta only\n\nThe QUUXPLATYPUS setting moved.\n"})
+        materialize_source(cfg, "beta", instance)
+        assert _served(chunks) == _from_scratch(cfg)
+
+    # a source removed from the config: its rows, still stored, no longer count
+    cfg = write_config(tmp_path, sources="- {name: guide, kind: local, path: docs, base_url: https://docs.example.org/}")
+    chunks = Context(load_config(cfg)).chunks
+    got = _served(chunks)
+    assert "quuxplatypus" not in got[0] and got == _from_scratch(cfg)
+    # the same table object once its served sources change counts afresh with the new condition
+    old = Context(load_config(cfg)).chunks
+    old.served_sources = ("guide", "beta")
+    assert "quuxplatypus" in old.vocabulary()
+    old.served_sources = ("guide",)
+    assert _served(old) == got
+
+
+def test_word_statistics_are_counted_afresh_when_the_last_version_is_gone(guide):
+    import dataclasses
+
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(guide, "guide", instance)
+        chunks = Context(load_config(guide)).chunks
+        stats = chunks.word_stats()
+        # as if the version counted had been cleaned up since and the table had moved on
+        chunks._stats = dataclasses.replace(stats, version=stats.version + 1000,
+                                            keys=stats.keys + Counter({("gone", "h", "t"): 1}))
+        before = chunks.texts_tokenized
+        assert _served(chunks) == _from_scratch(guide)
+        assert chunks.texts_tokenized - before == chunks.count()
