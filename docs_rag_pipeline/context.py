@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,3 +71,20 @@ def get_context(path: str | Path | None = None) -> Context:
         ctx = Context(load_config(p))
         _contexts[str(p)] = (mtime, ctx)
         return ctx
+
+
+def warm_up(path: str | Path | None = None) -> threading.Thread:
+    """Count the index's word statistics (``ChunksTable.word_stats``: the vocabulary and the stem
+    counts of refusal) in a background thread, so that a server's first ask does not count them
+    inline; an ask that comes meanwhile waits for this count. A failure (no config, no index yet)
+    is logged at debug level only: the first ask meets it and says what is wrong."""
+
+    def run() -> None:
+        try:
+            get_context(path).chunks.word_stats()
+        except Exception as exc:  # noqa: BLE001 - the first request reports it
+            logging.getLogger(__name__).debug("warm-up of the word statistics failed: %s", exc)
+
+    t = threading.Thread(target=run, name="docs-rag-warm-up", daemon=True)
+    t.start()
+    return t

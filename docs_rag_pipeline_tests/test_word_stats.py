@@ -131,3 +131,21 @@ def test_word_statistics_are_counted_afresh_when_the_last_version_is_gone(guide)
         before = chunks.texts_tokenized
         assert _served(chunks) == _from_scratch(guide)
         assert chunks.texts_tokenized - before == chunks.count()
+
+
+def test_a_server_process_counts_the_words_at_start_not_on_its_first_ask(tmp_path):
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.serve.workers import make_app
+
+    from .dagster_helpers import index_guide
+
+    cfg = index_guide(tmp_path)
+    app = make_app(str(cfg))  # what each `docs-rag serve` process (waitress, or a gunicorn worker) runs
+    for t in threading.enumerate():
+        if t.name == "docs-rag-warm-up":
+            t.join(timeout=300)
+    chunks = get_context(cfg).chunks
+    assert chunks.texts_tokenized == chunks.count() > 0  # counted before any request
+    assert app is not None
+    assert chunks.vocabulary() == _from_scratch(cfg)[0]
+    assert chunks.texts_tokenized == chunks.count()  # the first ask does not count again

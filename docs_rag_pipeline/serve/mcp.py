@@ -22,7 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import WithJsonSchema
 
-from ..context import get_context
+from ..context import get_context, warm_up
 from ..retrieval import QueryError
 from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
 from ..unicode_text import LONE_SURROGATE
@@ -420,6 +420,7 @@ def run_stdio(config_path: str | Path | None = None) -> None:
     if sys.stdin is None or sys.stdout is None:  # started with stdin or stdout closed: no client, no request
         return
     server = create_server(config_path)
+    warm_up(config_path)  # the index's words are counted at start, not on the first ask
     wire = _Wire()
     gone = False
     _CLIENT_GONE.clear()  # a server run again in the same process starts with its own client

@@ -30,9 +30,12 @@ class WorkerPid:
 
 
 def make_app(config_path: str | None) -> Callable:
+    from ..context import warm_up
     from .api import create_app
 
-    return WorkerPid(create_app(config_path=config_path))
+    app = WorkerPid(create_app(config_path=config_path))
+    warm_up(config_path)  # each process counts the index's words at start, not on its first ask
+    return app
 
 
 def check_bind(host: str, port: int) -> None:
