@@ -6,6 +6,7 @@ Rows are plain dicts so the asset layer can store them as Parquet.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -205,14 +206,42 @@ NOT_SHAPING_KEYS = {
 }
 
 
+#: the code that turns a page's bytes into chunks (relative to the package folder): a change of it
+#: (an upgrade of docs-rag) re-parses every source at its next refresh, as a change of settings does
+PARSER_CODE = ("parsing/*.py", "chunking.py", "records.py", "unicode_text.py", "words.py", "yaml_data.py",
+               "metadata_rules.py")
+#: the key of :func:`page_settings` that holds :func:`parser_fingerprint`
+PARSER_KEY = "parser"
+#: the key ``restore`` adds to a source's recorded settings: its restored rows were made by settings
+#: and a parser nobody recorded, so the next refresh re-parses it
+RESTORED_KEY = "restored"
+
+
+def parser_fingerprint(root: Path | None = None) -> str:
+    """A hash of the source files in :data:`PARSER_CODE` under ``root`` (the package folder)."""
+    root = root or Path(__file__).parent
+    h = hashlib.sha256()
+    for pattern in PARSER_CODE:
+        for f in sorted(root.glob(pattern)):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def _this_parser() -> str:
+    """:func:`parser_fingerprint` of the code this process runs, computed once."""
+    return parser_fingerprint()
+
+
 def page_settings(ctx: Context, source_name: str) -> dict[str, Any]:
     """The settings that shape a source's indexed pages without changing their bytes or URLs: what
-    is read of a file, how it is parsed, which metadata its chunks carry, how it is chunked."""
+    is read of a file, how it is parsed, which metadata its chunks carry, how it is chunked, and
+    the code that parses and chunks it (:func:`parser_fingerprint`)."""
     src = ctx.config.source(source_name)
     shaping = {k: getattr(src, k) for k in SHAPING_KEYS}
     shaping["metadata_rules"] = [r.model_dump(mode="json") for r in src.metadata_rules]
-    return json.loads(json.dumps({**shaping, "chunking": ctx.config.chunking.model_dump(mode="json")},
-                                 default=str, sort_keys=True))
+    return json.loads(json.dumps({**shaping, "chunking": ctx.config.chunking.model_dump(mode="json"),
+                                  PARSER_KEY: _this_parser()}, default=str, sort_keys=True))
 
 
 def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:
@@ -234,6 +263,21 @@ def _save_settings(ctx: Context, source_name: str) -> None:
         pass
 
 
+def _mark_restored(ctx: Context, version: int, *, log: Log) -> None:
+    """After a restore, add :data:`RESTORED_KEY` to the recorded settings of every source in the
+    table: its restored rows may have been made with other settings or another parser, so its next
+    refresh re-parses every page from what is stored (no download) and equals a clean ingest."""
+    from .files import atomic_write
+
+    for name in sorted(ctx.chunks.source_counts()):
+        data = json.dumps({**(_stored_settings(ctx, name) or {}), RESTORED_KEY: version}, sort_keys=True, indent=1)
+        try:
+            atomic_write(ctx.source_dir(name) / SETTINGS_FILE, data.encode())
+        except OSError as exc:
+            log(f"[RESTORE] warning: could not record the restore in {ctx.source_dir(name) / SETTINGS_FILE} "
+                f"({exc}); run `docs-rag ingest --source {name} --mode reparse` so that its pages are parsed again")
+
+
 def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
                                notes: dict[str, Any] | None) -> str:
     """``refresh``, or ``reparse`` (``force`` for a web source whose ``max_bytes`` changed: its cached
@@ -242,20 +286,28 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
     that was indexed already."""
     stored = _stored_settings(ctx, source_name)
     now = page_settings(ctx, source_name)
-    if stored is not None:
+    restored = stored.pop(RESTORED_KEY, None) if stored is not None else None
+    if stored:
         stored.setdefault("kind", now["kind"])  # recorded before the kind was: not a change
-    if stored is None or stored == now:
+    if restored is None and (not stored or stored == now):
         return "refresh"
-    changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
+    # recorded before the parser was (an older docs-rag): its parser is unknown, so it counts as changed
+    changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k)) if stored else []
     web = ctx.config.source(source_name).kind == "web"
     # a source that became web has no page cache to re-parse; one whose max_bytes changed has it cut
     mode = "force" if web and {"max_bytes", "kind"} & set(changed) else "reparse"
     how = ("every page is downloaded again (a new kind, or its cached copy was cut at the old max_bytes)"
            if mode == "force"
            else "every page is read and parsed again, without a download; unchanged texts keep their embeddings")
-    log(f"[DISCOVER] {source_name}: {', '.join(changed)} changed since the last ingest: {how} (mode {mode})")
+    why = [f"the index was restored to version {restored}, whose rows may have been made with other settings "
+           "or another docs-rag"] if restored is not None else []
+    if PARSER_KEY in changed:
+        why.append("the parsing or chunking code changed since the last ingest (docs-rag was upgraded)")
+    if set(changed) - {PARSER_KEY}:
+        why.append(f"{', '.join(k for k in changed if k != PARSER_KEY)} changed since the last ingest")
+    log(f"[DISCOVER] {source_name}: {'; '.join(why)}: {how} (mode {mode})")
     if notes is not None:
-        notes["settings_changed"] = changed
+        notes["settings_changed"] = changed + ([RESTORED_KEY] if restored is not None else [])
     return mode
 
 
@@ -744,6 +796,7 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
         total = ctx.chunks.count()
         notes = record_version(ctx, "restore", source="", rows_written=0, rows_deleted=0,
                                detail=f"restored v{version} (was v{served})", log=log)
+        _mark_restored(ctx, version, log=log)
     log(f"[RESTORE] {ctx.chunks.name}: version {version} restored as version {new} ({total} chunks; "
         + (f"version {served} that it replaces stays restorable)" if served is not None else
            f"version {current} that it replaces was never logged, so it cannot be restored by number)"))

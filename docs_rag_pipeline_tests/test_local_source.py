@@ -203,6 +203,40 @@ def test_folders_linked_to_each_other_and_names_that_are_not_utf8(tmp_path: Path
     assert search("zorbulon latin-1", config=cfg, top_k=1)[0].page_url != BASE + "caf%E9.md"
 
 
+def test_an_upgrade_of_the_parser_reparses_by_itself(tmp_path: Path) -> None:
+    """The recorded settings hold a fingerprint of the parsing and chunking code: an index written by
+    another docs-rag (another fingerprint, or none: an older one) is re-parsed at the next refresh,
+    from what is stored, as after a change of settings; before, its pages kept the old parser's
+    chunks until someone ran ``--mode reparse``."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    before = _chunks(cfg)
+    settings = tmp_path / "data" / "sources" / "guide" / refresh.SETTINGS_FILE
+    recorded = json.loads(settings.read_text())
+    assert recorded[refresh.PARSER_KEY] == refresh.parser_fingerprint()
+    for older in ({**recorded, refresh.PARSER_KEY: "0123456789abcdef"},  # another docs-rag
+                  {k: v for k, v in recorded.items() if k != refresh.PARSER_KEY}):  # one from before the key
+        settings.write_text(json.dumps(older))
+        lines: list[str] = []
+        st = refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+        assert any("the parsing or chunking code changed since the last ingest (docs-rag was upgraded)" in ln
+                   and "(mode reparse)" in ln for ln in lines), lines
+        assert st.pages_changed == len(GUIDE) and st.chunks_embedded == 0
+        assert {u: [r["chunk_id"] for r in rs] for u, rs in _chunks(cfg).items()} == \
+            {u: [r["chunk_id"] for r in rs] for u, rs in before.items()}
+        assert json.loads(settings.read_text()) == recorded
+    assert refresh.refresh(Context(load_config(cfg)), "guide").pages_unchanged == len(GUIDE)
+
+    # the fingerprint follows the code: a copy of the package with one parser file edited has another
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(refresh.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "cli.py").write_text("# not parser code\n")
+    assert refresh.parser_fingerprint(copy) == recorded[refresh.PARSER_KEY]
+    (copy / "parsing" / "markdown.py").write_text((copy / "parsing" / "markdown.py").read_text() + "\n# edited\n")
+    assert refresh.parser_fingerprint(copy) != recorded[refresh.PARSER_KEY]
+
+
 def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
     """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
     parser or chunker stayed; ``mode="reparse"`` re-parses and re-chunks every page, and a chunk whose

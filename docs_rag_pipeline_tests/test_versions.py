@@ -63,7 +63,8 @@ def test_versions_restore_then_ingest_through_the_cli(guide):
     again = _run(["ingest", "--json"], guide)
     assert again.returncode == 0, again.stderr
     counts = json.loads(again.stdout)["guide"]
-    assert counts["pages_changed"] == 1 and counts["chunks_embedded"] == 0  # re-detected; vectors from the cache
+    # every page parsed again from the files (the restored rows' settings are unknown); vectors from the cache
+    assert counts["pages_changed"] == len(GUIDE) and counts["chunks_embedded"] == 0
     assert "QUOKKA_MODE" in top_text("QUOKKA_MODE uv")
 
 
@@ -136,7 +137,7 @@ def test_a_refresh_after_restore_matches_a_clean_ingest(tmp_path):
     assert "https://docs.example.org/deploy/cloud.md" in ctx.chunks.page_state("guide")
     assert ctx.cache._open().count_rows() == cached  # the cache is not rolled back
     st = refresh.refresh(ctx, "guide")
-    assert (st.pages_changed, st.pages_deleted, st.pages_new) == (1, 1, 1) and st.chunks_embedded == 0
+    assert (st.pages_changed, st.pages_deleted, st.pages_new) == (len(GUIDE) - 1, 1, 1) and st.chunks_embedded == 0
 
     clean = tmp_path / "b"
     write_docs(clean / "docs", {p.relative_to(root / "docs").as_posix(): p.read_text()
@@ -146,6 +147,43 @@ def test_a_refresh_after_restore_matches_a_clean_ingest(tmp_path):
     (content, vectors), (clean_content, clean_vectors) = _state(cfg), _state(clean_cfg)
     assert content == clean_content
     assert np.allclose(vectors, clean_vectors, atol=1e-5)  # same text, same vector (batching aside)
+
+
+def test_the_ingest_after_a_restore_reparses_what_settings_shaped(tmp_path):
+    """A settings change re-parses every page at the next refresh; a restore of a version from before it
+    brings back rows made with the old settings, and the next refresh re-parsed nothing (their bytes are
+    the same): ``search --filter product=acme`` found nothing for good. The restore now marks the
+    recorded settings, so the next refresh re-parses from what is stored and equals a clean ingest."""
+    root = tmp_path / "a"
+    write_docs(root / "docs", GUIDE)
+    ctx = get_context(write_config(root))
+    refresh.refresh(ctx, "guide")
+    v1 = refresh.versions(ctx)[0]["version"]
+    cfg = write_config(root, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        base_url: https://docs.example.org/
+        metadata: {product: acme}
+    """)
+    ctx = get_context(cfg)
+    assert refresh.refresh(ctx, "guide").pages_changed == len(GUIDE)  # the settings change re-parses
+    refresh.restore(ctx, v1)
+    assert not any("product" in r["metadata"] for r in ctx.chunks.rows())  # the old rows are served
+    lines: list[str] = []
+    st = refresh.refresh(ctx, "guide", log=lines.append)
+    assert any("the index was restored to version" in ln and "(mode reparse)" in ln for ln in lines), lines
+    assert st.pages_changed == len(GUIDE) and st.chunks_embedded == 0  # from what is stored, vectors cached
+    assert all(r["metadata"]["product"] == "acme" for r in ctx.chunks.rows())
+    assert refresh.refresh(ctx, "guide").pages_unchanged == len(GUIDE)  # once: the settings are recorded
+
+    clean = tmp_path / "b"
+    write_docs(clean / "docs", GUIDE)
+    clean_cfg = write_config(clean, sources=cfg.read_text().split("sources:\n", 1)[1])
+    refresh.refresh(get_context(clean_cfg), "guide")
+    (content, vectors), (clean_content, clean_vectors) = _state(cfg), _state(clean_cfg)
+    assert content == clean_content
+    assert np.allclose(vectors, clean_vectors, atol=1e-5)
 
 
 def test_retention_plan_keeps_recent_and_newest_tags():
