@@ -817,6 +817,64 @@ def test_pages_that_say_noindex_or_nofollow_are_obeyed(tmp_path: Path, instance)
             "/hidden.html", "/header.html", "/ours.html", "/only-via-nofollow.html")}
 
 
+def test_an_x_robots_tag_that_changes_without_the_page_is_obeyed(tmp_path: Path) -> None:
+    """The page's bytes stay the same and only its ``X-Robots-Tag`` changes, so a refresh gets 304s.
+    A 304 that carries the header replaces the cached one (RFC 9111 §4.3.4): the page goes. A 304 need
+    not repeat it (RFC 9110 §15.4.5), so one without it says nothing; a page left out for its header
+    is therefore fetched without a conditional request, and comes back once a 200 lacks the header.
+    A cache entry without the header at all (written by a docs-rag from before it was recorded) is
+    fetched in full once. (A site that adds the header on its 200s only, with the same validator, is
+    not noticed until the page changes or ``--mode force``: nothing a 304 says tells it.) Before, a 304's headers were ignored: the page stayed in, or out, for good."""
+    site = {"tag": None, "on_304": True}
+    body = page("Secret", "<p>The secret page talks about wombats.</p>")
+
+    def secret(h) -> None:  # noqa: ANN001
+        tag = {"X-Robots-Tag": site["tag"]} if site["tag"] else {}
+        if h.headers.get("If-None-Match") == '"v1"':
+            h.reply(304, b"", ctype=None, headers={"ETag": '"v1"', **(tag if site["on_304"] else {})})
+        else:
+            h.reply(200, body, headers={"ETag": '"v1"', **tag})
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("secret.html",))),
+              "/secret.html": secret}
+    with scripted_server(routes) as srv:
+        base = srv.url
+        cfg = write_web_config(tmp_path, "site", seed_urls=[base + "/"], sitemaps="off")
+
+        def crawl() -> tuple[bool, list]:
+            lines: list[str] = []
+            n = len(srv.access)
+            refresh.refresh(Context(load_config(cfg)), "site", log=lines.append)
+            asked = [a for a in srv.access[n:] if a.path == "/secret.html"]
+            return base + "/secret.html" in indexed(cfg, "site"), [(a.status, "If-None-Match" in a.headers) for a in asked]
+
+        assert crawl() == (True, [(200, False)])
+        site["tag"] = "noindex"  # sent on the 304 too, as nginx's add_header does
+        assert crawl() == (False, [(304, True)])
+        assert crawl() == (False, [(200, False)])  # left out for its header: asked in full
+        site["tag"] = None
+        assert crawl() == (True, [(200, False)])  # the header is gone: the page is back
+        assert crawl() == (True, [(304, True)])  # conditional again
+
+        # a 304 without the header (Apache's way) keeps the cached one: the page stays in
+        site.update(tag="noarchive", on_304=True)
+        assert crawl() == (True, [(304, True)])
+        site["on_304"] = False
+        assert crawl() == (True, [(304, True)])
+        entry = Manifest(tmp_path / "data" / "sources" / "site" / "raw").pages[base + "/secret.html"]
+        assert entry["x_robots_tag"] == "noarchive"
+
+        # an entry cached before docs-rag recorded the header: downloaded once in full
+        site.update(tag=None, on_304=True)
+        manifest = tmp_path / "data" / "sources" / "site" / "raw" / "manifest.json"
+        raw = json.loads(manifest.read_text())
+        for entry in raw["pages"].values():
+            del entry["x_robots_tag"]
+        manifest.write_text(json.dumps(raw))
+        site["tag"], site["on_304"] = "noindex", False  # the old docs-rag never saw it
+        assert crawl() == (False, [(200, False)])
+
+
 # --------------------------------------------------------------------------------------------
 # Removals, early stops, modes
 # --------------------------------------------------------------------------------------------

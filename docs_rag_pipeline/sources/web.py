@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 import requests
@@ -977,7 +977,8 @@ class _Crawl:
             chain.append(cur)
             entry = self.manifest.pages.get(cur)
             headers: dict[str, str] = {}
-            if conditional and self.mode == "refresh" and entry and self.manifest.has_body(cur):
+            if conditional and self.mode == "refresh" and entry and self.manifest.has_body(cur) \
+                    and not self.header_rules_unsure(entry):
                 if entry.get("etag"):
                     headers["If-None-Match"] = entry["etag"]
                 if entry.get("last_modified"):
@@ -1013,7 +1014,7 @@ class _Crawl:
         self.done.update(chain)
         final = cur
         if f.status == 304:
-            if self.not_modified_page(final, depth):
+            if self.not_modified_page(final, depth, f.headers):
                 return
             if conditional:
                 self.log(f"[FETCH] 304 {final} but its cached copy is missing or damaged; fetching it again")
@@ -1043,15 +1044,30 @@ class _Crawl:
         tries = f", after {f.tries} tries" if f.tries > 1 else ""
         self.fail(final, f"HTTP {f.status}{tries}", depth)
 
-    def not_modified_page(self, url: str, depth: int) -> bool:
-        """A 304: the page from the cache (its body only when the index lacks it). False when the
-        cached copy is unusable."""
+    def header_rules_unsure(self, entry: dict[str, Any]) -> bool:
+        """Whether a page's cached ``X-Robots-Tag`` may be out of date in a way a 304 cannot settle, so
+        it is fetched without a conditional request: the header was not recorded (cached by a docs-rag
+        from before it was), or it says ``noindex``/``nofollow`` (a 304 need not repeat it, RFC 9110
+        §15.4.5, so only a 200 tells that the header was removed)."""
+        if not self.cfg.respect_robots:
+            return False
+        if "x_robots_tag" not in entry:
+            return True
+        return bool({"noindex", "nofollow"} & robots_directives("", entry["x_robots_tag"], self.cfg.user_agent))
+
+    def not_modified_page(self, url: str, depth: int, headers: Mapping[str, str] | None = None) -> bool:
+        """A 304: the page from the cache (its body only when the index lacks it), with the cached
+        ``X-Robots-Tag``, ``ETag`` and ``Last-Modified`` replaced by those the 304 carries (RFC 9111
+        §4.3.4; one it leaves out is kept). False when the cached copy is unusable."""
         entry = self.manifest.pages.get(url)
         data = self.manifest.read_body(url)
         if entry is None or data is None:
             return False
         self.not_modified += 1
         entry["checked_at"] = _now()
+        for header, key in (("X-Robots-Tag", "x_robots_tag"), ("ETag", "etag"), ("Last-Modified", "last_modified")):
+            if headers and headers.get(header) is not None:
+                entry[key] = headers[header]
         digest = entry["content_hash"]
         status = self.src.status(url, digest, self.state, self.mode)
         text = decode_body(data, entry.get("charset"))
@@ -1321,6 +1337,9 @@ class WebSource(Source):
             digest = entry["content_hash"]
             status = self.status(url, digest, state, "reparse")
             text = decode_body(data, entry.get("charset"))
+            if self.cfg.respect_robots and "x_robots_tag" not in entry:
+                log(f"[FETCH] cache {url}: its X-Robots-Tag header is unknown (cached by an older docs-rag); "
+                    "the next refresh downloads it again to learn it")
             if self.cfg.respect_robots and "noindex" in robots_directives(text, entry.get("x_robots_tag"),
                                                                           self.cfg.user_agent):
                 noindex.append(url)
