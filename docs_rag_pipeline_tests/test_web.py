@@ -875,6 +875,25 @@ def test_an_x_robots_tag_that_changes_without_the_page_is_obeyed(tmp_path: Path)
         assert crawl() == (False, [(200, False)])
 
 
+def test_response_header_names_are_read_in_any_case(tmp_path: Path) -> None:
+    """Header names are case-insensitive (RFC 9110 §5.1; HTTP/2 and many proxies send them lower case).
+    The crawler kept them in a plain dict, so ``x-robots-tag: noindex`` was never seen and the page
+    was indexed, and a lower-case ``etag`` was never sent back as If-None-Match."""
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("secret.html", "open.html"))),
+              "/secret.html": lambda h: h.reply(200, page("Secret", "<p>Wombats.</p>"),
+                                                headers={"x-robots-tag": "noindex"}),
+              "/open.html": lambda h: (h.reply(304, b"", ctype=None) if h.headers.get("If-None-Match") == '"o1"'
+                                       else h.reply(200, page("Open", "<p>Quokkas.</p>"), headers={"etag": '"o1"'}))}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "site", seed_urls=[srv.url + "/"], sitemaps="off")
+        refresh.refresh(Context(load_config(cfg)), "site", log=lambda _m: None)
+        assert {srv.url + "/", srv.url + "/open.html"} <= set(indexed(cfg, "site"))
+        assert srv.url + "/secret.html" not in indexed(cfg, "site")
+        n = len(srv.access)
+        refresh.refresh(Context(load_config(cfg)), "site", log=lambda _m: None)
+        assert [a.status for a in srv.access[n:] if a.path == "/open.html"] == [304]
+
+
 # --------------------------------------------------------------------------------------------
 # Removals, early stops, modes
 # --------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 import requests
+from requests.structures import CaseInsensitiveDict
 from protego import Protego
 
 from ..config import SourceConfig
@@ -496,7 +497,7 @@ class FetchError(Exception):
 class Fetched:
     url: str
     status: int
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # a CaseInsensitiveDict from a response
     body: bytes | None = None
     truncated: bool = False
     skip: tuple[str, str] | None = None  # (category, detail) when the answer is not a page
@@ -644,7 +645,7 @@ class _Crawl:
         return resp
 
     def _read(self, url: str, resp: requests.Response, *, limit: int, page: bool, deadline: float) -> Fetched:
-        headers = {k: v for k, v in resp.headers.items()}
+        headers = CaseInsensitiveDict(resp.headers)  # names in any case (HTTP/2 and proxies send x-robots-tag)
         out = Fetched(url=url, status=resp.status_code, headers=headers)
         if resp.status_code != 200:
             return out
