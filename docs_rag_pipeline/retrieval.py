@@ -7,6 +7,7 @@ relevant result from a merely best one.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Iterable
 
 import numpy as np
@@ -87,14 +88,17 @@ def _cosine(qv: np.ndarray, vec: Iterable[float]) -> float:
 def _fts_query(query: str) -> str:
     """BM25 over the question's words: punctuation must not reach the query parser, and function
     words ("how", "do", "I") only add noise to the scores on a small corpus. A question made only of
-    function words keeps them. Chinese, Japanese, Korean and Thai runs become character bigrams, as
+    function words keeps them (English's, and those of the question's language when it is another:
+    ``languages.language``). Chinese, Japanese, Korean and Thai runs become character bigrams, as
     in the indexed text (``words.fulltext_text``)."""
-    from .answering.extractive import STOPWORDS
+    from .answering.extractive import STOPWORDS, question_language
+    from .languages import stopwords
 
     words = query_words(fulltext_text(query))
     if not FTS_STOPWORDS:
         return " ".join(words)
-    kept = [w for w in words if w.lower() not in STOPWORDS]
+    other = stopwords(question_language(query))
+    kept = [w for w in words if w.lower() not in STOPWORDS and (not other or unicodedata.normalize("NFC", w.casefold()) not in other)]
     return " ".join(kept or words)
 
 

@@ -579,16 +579,13 @@ def _tally(texts: Iterable[str | None], words: Counter, stems: Counter, sign: in
     """Count (``sign`` 1) or uncount (-1) each chunk text's distinct words and distinct stemmed
     words in ``words`` and ``stems``; a count that falls to 0 is removed."""
     from .answering.extractive import _stem  # the refusal signals' stemmer; answering imports this module
+    from .languages import text_language
 
-    class StemOf(dict):
-        def __missing__(self, w: str) -> str:
-            self[w] = s = _stem(w)
-            return s
-
-    stem_of = StemOf()
     for text in texts:
-        ws = set(split_words(text or ""))
-        ss = set(map(stem_of.__getitem__, ws))
+        listed = split_words(text or "")
+        ws = set(listed)
+        lang = text_language(text or "", listed)  # a chunk's words are stemmed by its language's stemmer
+        ss = {_stem(w, lang) for w in ws}
         if sign > 0:
             words.update(ws)
             stems.update(ss)

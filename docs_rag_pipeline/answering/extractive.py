@@ -7,12 +7,13 @@ is very close.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 import snowballstemmer
@@ -20,6 +21,7 @@ import snowballstemmer
 from ..chunking import SENTENCE_STARTERS, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
+from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..words import _SPACELESS, is_spaceless, not_latin, words
 from .markers import neutralise
@@ -41,15 +43,33 @@ _PARAGRAPH = re.compile(r"\n\n+")
 _SENT_STARTERS = SENTENCE_STARTERS | {"`"}
 
 
-def content_terms(text: str) -> list[str]:
-    """The question's (or a sentence's) words that carry its meaning: not an English function word,
-    three characters or more, or a character bigram of a script written without spaces (``备份``:
-    see :func:`~docs_rag_pipeline.words.words`)."""
+def content_terms(text: str, lang: str | None | bool = True) -> list[str]:
+    """The question's (or a sentence's) words that carry its meaning: not a function word, three
+    characters or more, or a character bigram of a script written without spaces (``备份``: see
+    :func:`~docs_rag_pipeline.words.words`). Function words are English's (:data:`STOPWORDS`) and,
+    for a text in another language, that language's too, in any inflection (a word with the stem of
+    one: German *viele* for the listed *viel*) (``lang``: a ``languages.language`` name, None for
+    English, True to detect it from the text)."""
+    ws = words(text)
+    if lang is True:
+        lang = text_language(text, ws)
+    other, other_stems = (stopwords(lang), _stopword_stems(lang)) if lang else (frozenset(), frozenset())
     terms = []
-    for w in words(text):
-        if w not in STOPWORDS and (len(w) > 2 or (len(w) == 2 and is_spaceless(w))):
+    for w in ws:
+        if w not in STOPWORDS and (len(w) > 2 or (len(w) == 2 and is_spaceless(w))) and not (
+                other and (w in other or _stem(w, lang) in other_stems)):
             terms.append(w)
     return list(dict.fromkeys(terms))
+
+
+@functools.cache
+def _stopword_stems(lang: str) -> frozenset[str]:
+    return frozenset(_stem(w, lang) for w in stopwords(lang))
+
+
+def question_language(text: str) -> str | None:
+    """The language of a question or text (``languages.text_language``): None for English."""
+    return text_language(text)
 
 
 _SNOWBALL = snowballstemmer.stemmer("english")
@@ -65,11 +85,18 @@ def _snowball(w: str) -> str:
 _stem_cached = functools.lru_cache(maxsize=1 << 17)(_snowball)
 
 
-def _stem(w: str) -> str:
+def _stem(w: str, lang: str | None = None) -> str:
     """The English Snowball (Porter2) stem of a lowercase word: refuse/refused/refusing/refusal →
     refus, decompress/decompresses → decompress, install/installation → instal. Words of up to 40
-    characters are cached (a question made of long made-up words must not fill the memory)."""
+    characters are cached (a question made of long made-up words must not fill the memory). With
+    ``lang`` (a ``languages.language`` name) the stem of that language's Snowball stemmer instead
+    (German Tage/Tagen → tag), the word itself when Snowball has none for it."""
+    if lang:
+        return _stem_other(w, lang) if len(w) <= _STEM_CACHE_MAX_LEN else stem_word(w, lang)
     return _stem_cached(w) if len(w) <= _STEM_CACHE_MAX_LEN else _snowball(w)
+
+
+_stem_other = functools.lru_cache(maxsize=1 << 16)(stem_word)
 
 
 def lexical_evidence(question: str) -> bool:
@@ -80,13 +107,42 @@ def lexical_evidence(question: str) -> bool:
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
-    """Share of the question's content words found (stemmed) in the texts; 0 for a question with
-    letters but no content word (see :func:`lexical_evidence`)."""
-    terms = content_terms(question)
+    """Share of the question's content words found (stemmed, or as part of a compound: see
+    :func:`in_compound`) in the texts; 0 for a question with letters but no content word (see
+    :func:`lexical_evidence`)."""
+    lang = question_language(question)
+    terms = content_terms(question, lang)
     if not terms:
         return 1.0 if lexical_evidence(question) else 0.0
-    vocab = {_stem(w) for t in texts for w in words(t)}
-    return sum(_stem(t) in vocab for t in terms) / len(terms)
+    ws = {w for t in texts for w in words(t)}
+    vocab = {_stem(w, lang) for w in ws}
+    return sum(_stem(t, lang) in vocab or in_compound(t, ws, lang) for t in terms) / len(terms)
+
+
+#: languages that write a compound as one word (*Zugangsschlüssel*) and put a verb's particle
+#: before it in some forms only (*legt … fest*, *festgelegt*)
+COMPOUNDING = frozenset({"danish", "dutch", "finnish", "german", "hungarian", "norwegian", "swedish"})
+
+
+def in_compound(term: str, ws: Collection[str], lang: str | None) -> bool:
+    """Whether a question word of a compounding language (:data:`COMPOUNDING`) of 4 letters or more
+    begins or ends a longer word of ``ws`` (*Schlüssel* in *Zugangsschlüssel*, *legt* in
+    *festgelegt*). Always False for English and other languages."""
+    if lang not in COMPOUNDING or len(term) < 4:
+        return False
+    if isinstance(ws, frozenset) and len(ws) > 1000:  # the index's vocabulary: sorted once
+        fwd, rev = _compound_index(ws)
+        return any(i < len(keys) and keys[i].startswith(key) and keys[i] != key or
+                   i + 1 < len(keys) and keys[i + 1].startswith(key)
+                   for keys, key in ((fwd, term), (rev, term[::-1]))
+                   for i in (bisect.bisect_left(keys, key),))
+    return any(w != term and (w.startswith(term) or w.endswith(term)) for w in ws)
+
+
+@functools.lru_cache(maxsize=2)
+def _compound_index(vocabulary: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The vocabulary sorted, and its words reversed and sorted (the words ending with a word)."""
+    return sorted(vocabulary), sorted(w[::-1] for w in vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +162,8 @@ class Relevance:
 
 #: the last vocabulary and its stems (the vocabulary object is held, so no other can take its id)
 _last_stems: tuple[frozenset[str], frozenset[str]] | None = None
+#: the same for the stemmers of other languages: language → (vocabulary, stems)
+_last_stems_other: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
 
 # a letter of any alphabet, then letters, digits, + and # (on ASCII text: [A-Za-z][A-Za-z0-9+#]*), so
@@ -125,30 +183,40 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
     the question gives (see :func:`unknown_names`)."""
     if not vocabulary:
         return ()
-    stems = _stems_of(vocabulary)
-    words = tuple(t for t in content_terms(question)
-                  if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t) not in stems
-                  and (count is None or count(t) >= 2))
-    return tuple(dict.fromkeys(words + unknown_names(question, vocabulary)))
+    lang = question_language(question)
+    stems = _stems_of(vocabulary, lang)
+    words = tuple(t for t in content_terms(question, lang)
+                  if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t, lang) not in stems
+                  and (count is None or count(t) >= 2) and not in_compound(t, vocabulary, lang))
+    return tuple(dict.fromkeys(words + unknown_names(question, vocabulary, lang)))
 
 
-def _stems_of(vocabulary: frozenset[str]) -> frozenset[str]:
+def _stems_of(vocabulary: frozenset[str], lang: str | None = None) -> frozenset[str]:
+    """The stems of the vocabulary's words (by ``lang``'s stemmer, English's for None), cached for
+    the last vocabulary of each language."""
     global _last_stems
+    if lang:
+        got = _last_stems_other.get(lang)
+        if got is None or got[0] is not vocabulary:
+            got = _last_stems_other[lang] = (vocabulary, frozenset(_stem(w, lang) for w in vocabulary))
+        return got[1]
     if _last_stems is None or _last_stems[0] is not vocabulary:
         _last_stems = (vocabulary, frozenset(_stem(w) for w in vocabulary))
     return _last_stems[1]
 
 
-def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
+def unknown_names(question: str, vocabulary: frozenset[str], lang: str | None | bool = True) -> tuple[str, ...]:
     """Names in the question that the docs never use: words written with a capital letter where a
     sentence does not start (*Docusaurus*, *Mermaid*, *PostgreSQL*, *CSRF*), lowercased, and such
     words written right against Chinese, Japanese, Korean or Thai text, wherever they stand (``安装Python插件``,
     ``Python怎么安装``: those scripts have no capitals, so a capital there is a name's). A question
     about a named thing the docs never mention is one they don't answer, whether or not the model's
-    tokenizer happens to know the word."""
+    tokenizer happens to know the word. ``lang``: the question's language (True: detect it)."""
     if not vocabulary:
         return ()
-    stems = _stems_of(vocabulary)
+    if lang is True:
+        lang = question_language(question)
+    stems, other = _stems_of(vocabulary, lang), stopwords(lang)
     out = []
     for m in _NAME.finditer(question):
         w = m.group(1)
@@ -160,9 +228,11 @@ def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
         low = re.sub(r"'s$", "", w.lower())
         # tokenized as the index's words are (store.ChunksTable.vocabulary: "C++" is the word "c" there)
         parts = words(low)
-        if not parts or low in STOPWORDS or low in vocabulary or _stem(low) in stems:
+        if not parts or low in STOPWORDS or low in other or low in vocabulary or _stem(low, lang) in stems:
             continue
-        if all(p in vocabulary or _stem(p) in stems or p in STOPWORDS for p in parts):
+        if in_compound(low, vocabulary, lang):
+            continue
+        if all(p in vocabulary or _stem(p, lang) in stems or p in STOPWORDS or p in other for p in parts):
             continue
         if any(p in vocabulary for p in re.split(r"[.-]", low) if len(p) > 2) and ("." in low or "-" in low):
             continue  # a compound of known words ("Sphinx-Build", "conf.PY")
@@ -368,10 +438,11 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     if not rel.relevant or sp is None:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     pool, qv, sv = sp.items, sp.question_vector, sp.vectors
-    qterms = {_stem(t) for t in content_terms(question)}
+    lang = question_language(question)
+    qterms = {_stem(t, lang) for t in content_terms(question, lang)}
     scores = []
     for (h, s), v in zip(pool, sv):
-        overlap = len(qterms & {_stem(t) for t in content_terms(s)}) / max(1, len(qterms))
+        overlap = len(qterms & {_stem(t, lang) for t in content_terms(s)}) / max(1, len(qterms))
         scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
     order = np.argsort(-np.asarray(scores))
     # a question in a script the embedding model cannot read: its similarity to any sentence of that

@@ -51,13 +51,15 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
             sentence_similarity: float | None = None) -> tuple[dict[str, float], tuple[str, ...]]:
     """:func:`features` and the question's unknown terms (``extractive.unknown_terms``), computed
     once for both the model's signals and the threshold rule."""
-    from .extractive import _stem, content_terms, lexical_evidence, term_coverage, unknown_terms
+    from .extractive import (_stem, content_terms, in_compound, lexical_evidence, question_language, term_coverage,
+                             unknown_terms)
 
     unknown = unknown_terms(question, vocabulary, count)
     if not hits:
         return {k: 0.0 for k in FEATURES}, unknown
     sims = sorted((h.vector_similarity or 0.0 for h in hits), reverse=True)
-    terms = content_terms(question)
+    lang = question_language(question)  # None: English (stop words and stems of the question's language)
+    terms = content_terms(question, lang)
     texts = [f"{h.title} {' '.join(h.headings)} {h.text}" for h in hits]
     # specific words: rare enough to be split by the model's word-piece vocabulary (or with digits); a
     # character bigram of a script written without spaces is two pieces whatever it means, so never
@@ -65,30 +67,35 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     pieces = [count(t) if count is not None and not is_spaceless(t) else 1 for t in terms]
     specific_flags = [any(ch.isdigit() for ch in t) or p >= 2 for t, p in zip(terms, pieces)]
     specific = [t for t, sp in zip(terms, specific_flags) if sp]
-    vocab = {_stem(w) for t in texts[:3] for w in words(t)}
-    spec_cov = sum(_stem(t) in vocab for t in specific) / len(specific) if specific else 1.0
+    top_words = {w for t in texts[:3] for w in words(t)}
+    vocab = {_stem(w, lang) for w in top_words}
+    # a question word is in the top chunks by its stem, or (German, Dutch …) as part of a compound
+    spec_cov = sum(_stem(t, lang) in vocab or in_compound(t, top_words, lang)
+                   for t in specific) / len(specific) if specific else 1.0
     ft = [h.fulltext_score or 0.0 for h in hits]
     top = hits[0]
     heads = f"{top.title} {' '.join(top.headings)}"
     # rarity-weighted coverage: a missing rare word says more than a missing common one
     n, df = stats if stats else (1, {})
     top_idf = math.log(n + 1)
-    stems = [_stem(t) for t in terms]
+    stems = [_stem(t, lang) for t in terms]
     # rarity of each word (its IDF over the largest possible); a word the docs never use weighs fully
     # only when it is a specific one (several word pieces): a common English word the docs happen not
     # to use ("stuck", "breaks") says little
     raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
     idf = [r * (1.0 if df.get(s, 0) or count is None or p >= 2 else 0.3) for r, s, p in zip(raw, stems, pieces)]
     total = sum(idf)
-    found = [s in vocab for s in stems]
+    found = [s in vocab or in_compound(t, top_words, lang) for s, t in zip(stems, terms)]
     # the same rarity-weighted share, but within one chunk (the best of the top five): an answer is
     # usually in one place, while a near miss gathers its words from several chunks
     # a question with letters but no content word: no lexical evidence, never full coverage
     none_found = 1.0 if lexical_evidence(question) else 0.0
     chunk_cov = none_found
     if terms and total:
-        chunk_words = [{_stem(x) for x in words(t)} for t in texts[:5]]
-        chunk_cov = max(sum(w for w, s in zip(idf, stems) if s in cw) for cw in chunk_words) / total
+        chunk_words = [set(words(t)) for t in texts[:5]]
+        chunk_stems = [{_stem(x, lang) for x in cw} for cw in chunk_words]
+        chunk_cov = max(sum(w for w, s, t in zip(idf, stems, terms) if s in cs or in_compound(t, cw, lang))
+                        for cw, cs in zip(chunk_words, chunk_stems)) / total
     idf_cov = sum(w for w, f in zip(idf, found) if f) / total if terms and total else none_found
     missing = max((w for w, f in zip(idf, found) if not f), default=0.0)
     # the same for specific words only: a named thing the top chunks lack is what a near miss asks
@@ -98,11 +105,11 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query
 
-    qwords = [_stem(w) for w in _fts_query(question).lower().split()]
+    qwords = [_stem(w, lang) for w in _fts_query(question).lower().split()]
     bm25_max = sum(math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in qwords) if stats else 0.0
     # adjacent pairs of the question's words found adjacent in the top hits ("rate limit")
     pairs = list(zip(stems, stems[1:]))
-    seqs = [[_stem(w) for w in words(t)] for t in texts[:3]]
+    seqs = [[_stem(w, lang) for w in words(t)] for t in texts[:3]]
     adj = {(a, b) for s in seqs for a, b in zip(s, s[1:])}
     bigram = sum(p in adj for p in pairs) / len(pairs) if pairs else 1.0
     return {
