@@ -577,7 +577,8 @@ class ChunksTable:
 
 def _tally(texts: Iterable[str | None], words: Counter, stems: Counter, sign: int = 1) -> None:
     """Count (``sign`` 1) or uncount (-1) each chunk text's distinct words and distinct stemmed
-    words in ``words`` and ``stems``; a count that falls to 0 is removed."""
+    words in ``words`` and ``stems`` (stemmed by the stemmer of the text's language); a count that
+    falls to 0 is removed."""
     from .answering.extractive import _stem  # the refusal signals' stemmer; answering imports this module
     from .languages import text_language
 
