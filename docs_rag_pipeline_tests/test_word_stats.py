@@ -5,6 +5,7 @@ a count made from scratch. Real ingests into a real LanceDB."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from docs_rag_pipeline.answering.extractive import _stem
 from docs_rag_pipeline.answering.refusal import corpus_stats
 from docs_rag_pipeline.config import load_config
 from docs_rag_pipeline.context import Context
+from docs_rag_pipeline.languages import text_language
 from docs_rag_pipeline.store import search_text
 from docs_rag_pipeline.words import words
 
@@ -28,13 +30,21 @@ def _from_scratch(cfg: Path) -> tuple[frozenset[str], int, dict[str, int]]:
     vocab: set[str] = set()
     df: Counter[str] = Counter()
     for t in texts:
-        ws = set(words(t))
+        listed = words(t)
+        ws, lang = set(listed), text_language(t, listed)  # each chunk stemmed as its language is
         vocab |= ws
-        df.update({_stem(w) for w in ws})
+        df.update({_stem(w, lang) for w in ws})
     return frozenset(vocab), len(texts), dict(df)
 
 
 def _served(chunks) -> tuple[frozenset[str], int, dict[str, int]]:  # noqa: ANN001
+    # a long-lived table sees another handle's commit within read_consistency_interval (1 s): wait
+    # for it to see the version just written, as a server's next request would
+    latest = chunks.db.open_table(chunks.name).version
+    for _ in range(100):
+        if chunks.version() == latest:
+            break
+        time.sleep(0.05)
     n, df = corpus_stats(chunks)
     return chunks.vocabulary(), n, dict(df)
 
@@ -85,8 +95,8 @@ def test_after_a_write_the_word_statistics_are_updated_from_the_rows_that_change
         (tmp_path / "docs" / "forms" / "binding.md").write_text(
             "# Data binding\n\nBinding connects a field to a GLORPWIDGET property.\n", encoding="utf-8")
         materialize_source(cfg, "guide", instance)
+        got = _served(chunks)  # first: it waits until the table sees the write
         new_rows = len(chunks.rows("page_url LIKE '%forms/binding%'"))
-        got = _served(chunks)
         assert chunks.texts_tokenized - before == old_rows + new_rows
         assert got == _from_scratch(cfg)
         assert "glorpwidget" in got[0] and "converter" not in got[0] and "converters" not in got[0]
