@@ -160,10 +160,9 @@ class Relevance:
     features: dict[str, float] | None = None  # the refusal model's signals (answering/refusal.py)
 
 
-#: the last vocabulary and its stems (the vocabulary object is held, so no other can take its id)
-_last_stems: tuple[frozenset[str], frozenset[str]] | None = None
-#: the same for the stemmers of other languages: language → (vocabulary, stems)
-_last_stems_other: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+#: per language (None: English), the last vocabulary and its stems (the vocabulary object is held,
+#: so no other can take its id)
+_last_stems: dict[str | None, tuple[frozenset[str], frozenset[str]]] = {}
 
 
 # a letter of any alphabet, then letters, digits, + and # (on ASCII text: [A-Za-z][A-Za-z0-9+#]*), so
@@ -194,15 +193,10 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
 def _stems_of(vocabulary: frozenset[str], lang: str | None = None) -> frozenset[str]:
     """The stems of the vocabulary's words (by ``lang``'s stemmer, English's for None), cached for
     the last vocabulary of each language."""
-    global _last_stems
-    if lang:
-        got = _last_stems_other.get(lang)
-        if got is None or got[0] is not vocabulary:
-            got = _last_stems_other[lang] = (vocabulary, frozenset(_stem(w, lang) for w in vocabulary))
-        return got[1]
-    if _last_stems is None or _last_stems[0] is not vocabulary:
-        _last_stems = (vocabulary, frozenset(_stem(w) for w in vocabulary))
-    return _last_stems[1]
+    got = _last_stems.get(lang)
+    if got is None or got[0] is not vocabulary:
+        got = _last_stems[lang] = (vocabulary, frozenset(_stem(w, lang) for w in vocabulary))
+    return got[1]
 
 
 def unknown_names(question: str, vocabulary: frozenset[str], lang: str | None | bool = True) -> tuple[str, ...]:
@@ -441,8 +435,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     lang = question_language(question)
     qterms = {_stem(t, lang) for t in content_terms(question, lang)}
     scores = []
-    for (h, s), v in zip(pool, sv):
-        overlap = len(qterms & {_stem(t, lang) for t in content_terms(s)}) / max(1, len(qterms))
+    sentence_terms = [content_terms(s) for _, s in pool]
+    for (h, _), v, terms in zip(pool, sv, sentence_terms):
+        overlap = len(qterms & {_stem(t, lang) for t in terms}) / max(1, len(qterms))
         scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
     order = np.argsort(-np.asarray(scores))
     # a question in a script the embedding model cannot read: its similarity to any sentence of that
@@ -457,7 +452,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
         if chosen and unreadable and h.url not in {c.url for c, _, _ in chosen} and not (
-                qterms & {_stem(t) for t in content_terms(s)}):
+                qterms & {_stem(t) for t in sentence_terms[i]}):
             continue  # another section's sentence, and nothing says it answers: none of the question's words
         chosen.append((h, s, scores[i]))
         if len(chosen) == max_sentences:
