@@ -252,13 +252,17 @@ def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:
     return raw if isinstance(raw, dict) else None
 
 
-def _save_settings(ctx: Context, source_name: str) -> None:
-    """Record the settings the source's index was written with (after a write)."""
+def _write_settings(ctx: Context, source_name: str, settings: dict[str, Any]) -> None:
+    """Write a source's recorded settings (OSError when the folder cannot be written)."""
     from .files import atomic_write
 
-    data = json.dumps(page_settings(ctx, source_name), sort_keys=True, indent=1).encode()
+    atomic_write(ctx.source_dir(source_name) / SETTINGS_FILE, json.dumps(settings, sort_keys=True, indent=1).encode())
+
+
+def _save_settings(ctx: Context, source_name: str) -> None:
+    """Record the settings the source's index was written with (after a write)."""
     try:
-        atomic_write(ctx.source_dir(source_name) / SETTINGS_FILE, data)
+        _write_settings(ctx, source_name, page_settings(ctx, source_name))
     except OSError:  # unrecorded, the next change of settings is not noticed; the index is fine
         pass
 
@@ -267,12 +271,9 @@ def _mark_restored(ctx: Context, version: int, *, log: Log) -> None:
     """After a restore, add :data:`RESTORED_KEY` to the recorded settings of every source in the
     table: its restored rows may have been made with other settings or another parser, so its next
     refresh re-parses every page from what is stored (no download) and equals a clean ingest."""
-    from .files import atomic_write
-
     for name in sorted(ctx.chunks.source_counts()):
-        data = json.dumps({**(_stored_settings(ctx, name) or {}), RESTORED_KEY: version}, sort_keys=True, indent=1)
         try:
-            atomic_write(ctx.source_dir(name) / SETTINGS_FILE, data.encode())
+            _write_settings(ctx, name, {**(_stored_settings(ctx, name) or {}), RESTORED_KEY: version})
         except OSError as exc:
             log(f"[RESTORE] warning: could not record the restore in {ctx.source_dir(name) / SETTINGS_FILE} "
                 f"({exc}); run `docs-rag ingest --source {name} --mode reparse` so that its pages are parsed again")
