@@ -11,15 +11,14 @@ linear, 2.0 quadratic). Run: ``python bench/hostile_answer.py``.
 
 from __future__ import annotations
 
-import math
 import re
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docs_rag_pipeline.answering.citations import _ACTIVE_ATTRS, _ACTIVE_NAMES, _drop_active_tags  # noqa: E402
+from timing import best_of, growth  # noqa: E402 - bench/timing.py, beside this script
 
 _OLD_ATTRS = r"""(?:"[^"]*"|'[^']*'|[^<>"'])*?"""
 OLD = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_OLD_ATTRS}>|<[A-Za-z][\w-]*\s{_OLD_ATTRS}"
@@ -32,14 +31,6 @@ SHAPES = {
 }
 SIZES = (2_000, 4_000, 8_000, 16_000)
 
-
-def best_of(fn, text: str, runs: int = 3) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
@@ -54,8 +45,7 @@ def main() -> None:
             rows.append((n, old, new))
             print(f"{name:34} {n:>6} {old:>11.4f} {new:>9.5f} {old / max(new, 1e-9):>8.2f}x")
         (n0, o0, w0), (n1, o1, w1) = rows[0], rows[-1]
-        growth = lambda a, b: math.log(max(b, 1e-9) / max(a, 1e-9)) / math.log(n1 / n0)  # noqa: E731
-        print(f"{'':34} growth {n0}→{n1}: baseline n^{growth(o0, o1):.1f}, now n^{growth(w0, w1):.1f}")
+        print(f"{'':34} growth {n0}→{n1}: baseline n^{growth(n0, n1, o0, o1):.1f}, now n^{growth(n0, n1, w0, w1):.1f}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ smallest size to the largest (1.0 is linear, 2.0 quadratic). Run: ``python bench
 
 from __future__ import annotations
 
-import math
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -20,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bs4 import BeautifulSoup  # noqa: E402
 
 from docs_rag_pipeline.parsing.html import parse_html  # noqa: E402
+from timing import best_of, growth  # noqa: E402 - bench/timing.py, beside this script
 
 SHAPES = {
     "data table, plain cells": lambda i: f"<tr><td>name{i}</td><td>value {i}</td><td>what {i} does</td></tr>",
@@ -34,14 +33,6 @@ def page(shape, rows: int) -> str:
     return f"<html><head><title>T</title></head><body><main><h1>T</h1><p>Intro.</p><table>{body}</table></main></body></html>"
 
 
-def best_of(fn, text: str, runs: int = 3) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t)
-    return min(times)
-
 
 def main() -> None:
     print(f"{'shape':38} {'rows':>6} {'baseline s':>11} {'now s':>8} {'ratio':>7}")
@@ -54,9 +45,8 @@ def main() -> None:
             print(f"{name:38} {rows:>6} {base:>11.4f} {now:>8.4f} {now / base:>6.1f}x")
             first = first or (rows, base, now)
             last = (rows, base, now)
-        grow = math.log(last[0] / first[0])
-        print(f"{'':38} growth {first[0]}→{last[0]} rows: baseline n^{math.log(last[1] / first[1]) / grow:.1f}, "
-              f"now n^{math.log(last[2] / first[2]) / grow:.1f}")
+        print(f"{'':38} growth {first[0]}→{last[0]} rows: baseline n^{growth(first[0], last[0], first[1], last[1]):.1f}, "
+              f"now n^{growth(first[0], last[0], first[2], last[2]):.1f}")
 
 
 if __name__ == "__main__":
