@@ -57,4 +57,4 @@ fit-refusal: install
 	$(BIN)/python eval/fit_refusal.py
 
 clean:
-	rm -rf data/lancedb data/dagster_io data/dagster_home data/cache
+	rm -rf data/lancedb data/dagster_io data/dagster_home data/cache data/word_stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import threading
@@ -35,7 +36,8 @@ class Context:
     def chunks(self) -> ChunksTable:
         return ChunksTable(lambda: self.db, model=self.embedder.space, dimensions=self.embedder.dimensions,
                            keep_versions_days=self.config.keep_versions_days,
-                           served_sources=[s.name for s in self.config.sources])
+                           served_sources=[s.name for s in self.config.sources],
+                           stats_dir=Path(self.config.storage_path) / "word_stats")
 
     def at_current_version(self) -> "Context":
         """A context whose chunks table stays at the version it has now (same config, embedder and
@@ -84,7 +86,24 @@ def warm_up(path: str | Path | None = None) -> threading.Thread:
             get_context(path).chunks.word_stats()
         except Exception as exc:  # noqa: BLE001 - the first request reports it
             logging.getLogger(__name__).debug("warm-up of the word statistics failed: %s", exc)
+        finally:
+            _warming.discard(threading.current_thread())
 
     t = threading.Thread(target=run, name="docs-rag-warm-up", daemon=True)
+    _warming.add(t)
     t.start()
     return t
+
+
+_warming: set[threading.Thread] = set()
+
+
+def _join_warm_ups() -> None:
+    """At exit, wait for the warm-ups still counting: the count runs in LanceDB's native code, and an
+    interpreter that finalizes under it aborts (``PyGILState_Release`` while finalizing, exit -6), as a
+    server stopped in its first seconds did."""
+    for t in list(_warming):
+        t.join()
+
+
+atexit.register(_join_warm_ups)

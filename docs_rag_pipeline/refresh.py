@@ -698,11 +698,24 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                                         detail=f"sources pruned: {', '.join(sorted(pruned))}" if pruned else "",
                                         log=log))
     _save_settings(ctx, source_name)
+    _save_word_stats(ctx, log)
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
         f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
     return {"rows_written": stats.rows_written, "rows_deleted": stats.rows_deleted, "chunks_total": total,
             "rows_pruned": sum(pruned.values()), "sources_pruned": sorted(pruned),
             "table": ctx.chunks.name, "table_version": version, **notes}
+
+
+def _save_word_stats(ctx: Context, log: Log) -> None:
+    """Count the served text's word statistics for the version just written (updated from the last
+    saved ones: only the rows changed are read) and save them in ``<storage>/word_stats``, so that the
+    next process's first ask reads them instead of counting the whole index. Best effort: a failure
+    is a warning, and the next ask counts them itself."""
+    try:
+        ctx.chunks.word_stats()
+    except Exception as exc:  # noqa: BLE001 - the rows are written; the statistics can be counted later
+        log(f"[INDEX] warning: the word statistics were not counted ({type(exc).__name__}: {exc}); "
+            "the next question counts them")
 
 
 def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import copy
+import gzip
 import hashlib
 import json
 import logging
@@ -20,11 +21,13 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field as dataclass_field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from .files import atomic_write
 from .words import fulltext_text, words as split_words
 
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -196,8 +199,11 @@ class ChunksTable:
 
     def __init__(self, db, *, model: str, dimensions: int,  # noqa: ANN001
                  keep_versions_days: float = DEFAULT_KEEP_VERSIONS_DAYS,
-                 served_sources: Sequence[str] | None = None) -> None:
+                 served_sources: Sequence[str] | None = None, stats_dir: str | os.PathLike | None = None) -> None:
         self.keep_versions = timedelta(days=keep_versions_days)
+        # where the word statistics are kept between processes (one file per table and served sources),
+        # so that a new process (a CLI ask, a script's first ask) updates them instead of counting anew
+        self.stats_dir = stats_dir
         # the sources whose rows the query path reads (the configured ones): the vocabulary and word
         # statistics of refusal must not count a removed source's rows waiting to be pruned
         self.served_sources = tuple(served_sources) if served_sources is not None else None
@@ -231,6 +237,7 @@ class ChunksTable:
         the version answered look invented). Read only."""
         twin = copy.copy(self)
         twin._ann, twin._stats_lock = None, threading.Lock()  # its statistics start from self's, updated
+        twin.stats_dir = None  # an older version's statistics are never saved over the newest
         if version is not None:
             twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
             twin._handle.checkout(version)
@@ -318,7 +325,9 @@ class ChunksTable:
     def word_stats(self) -> WordStats:
         """The words and stemmed words of the served text and how many chunks use each, for the
         current table version. Computed once per version and process: callers that come while it is
-        being computed wait for that result rather than computing it again."""
+        being computed wait for that result rather than computing it again. A process that has none
+        yet starts from those saved in ``stats_dir`` by any process (an ingest saves them), updated
+        with the rows changed since; what it computes is saved there for the next process."""
         where = self.served_where()
         s = self._stats
         if s is not None and s.version == self.version() and s.where == where:
@@ -327,7 +336,12 @@ class ChunksTable:
             version = self.version()
             s = self._stats
             if s is None or s.version != version or s.where != where:
+                if s is None or s.where != where:
+                    s = self._stats = self._load_stats(where)  # None, or a saved earlier state to update
+                saved = s
                 s = self._stats = self._count_words(version, where)
+                if s is not saved and s.version is not None:
+                    self._save_stats(s)
             return s
 
     #: the columns whose values decide a row's full-text column (see ``WordStats.keys``)
@@ -335,6 +349,8 @@ class ChunksTable:
     #: rows added plus removed up to which a new version's statistics are updated, not counted afresh
     #: (at least; a quarter of the table when larger); also the chunk ids read per query
     word_stats_batch = 2000
+    #: the layout of a saved statistics file; a file of another layout is ignored (counted afresh)
+    stats_format = 1
 
     def _count_words(self, version: int | None, where: str | None) -> WordStats:
         """The statistics at ``version``: the last ones updated with the rows added and removed since
@@ -347,10 +363,12 @@ class ChunksTable:
         if prev is not None and prev.version is not None and prev.where == where:
             t = self._scan_handle(tbl, where, self._key_columns)
             keys = Counter(zip(*(t.column(c).to_pylist() for c in self._key_columns)))
+            if keys == prev.keys and prev.version == version:
+                return prev
             added, removed = keys - prev.keys, prev.keys - keys
             if sum(added.values()) + sum(removed.values()) <= max(self.word_stats_batch, len(keys) // 4):
                 try:
-                    gone = self._texts_of(self._pinned(prev.version), where, removed)
+                    gone = self._texts_of(self._pinned(prev.version), where, removed) if removed else []
                 except Exception as exc:  # noqa: BLE001 - the version was cleaned up: count afresh
                     log_.info("word statistics counted afresh: version %s is not readable (%s)",
                               prev.version, _short(exc))
@@ -370,6 +388,47 @@ class ChunksTable:
         _tally(texts, words, stems)
         self.texts_tokenized += len(texts)
         return WordStats(version, where, len(texts), dict(words), dict(stems), frozenset(words), keys)
+
+    def _stats_file(self, where: str | None) -> Path | None:
+        if self.stats_dir is None:
+            return None
+        served = hashlib.sha256((where or "").encode()).hexdigest()[:16]
+        return Path(self.stats_dir) / f"{self.name}.{served}.json.gz"
+
+    def _load_stats(self, where: str | None) -> WordStats | None:
+        """The statistics a process saved for this table and these served sources, at whatever version
+        it counted: a start to update, used as they are only where their keys are the table's (the
+        keys tell the rows changed since). None when there are none or the file cannot be read or is
+        not of this layout (then they are counted afresh, and the file replaced)."""
+        path = self._stats_file(where)
+        if path is None or not path.is_file():
+            return None
+        try:
+            raw = json.loads(gzip.decompress(path.read_bytes()))
+            if raw.get("format") != self.stats_format or raw.get("where") != where:
+                return None
+            words, stems = raw["words"], raw["stems"]
+            keys = Counter({(cid, h, title): int(n) for cid, h, title, n in raw["keys"]})
+            if not all(isinstance(d, dict) and all(type(n) is int and n > 0 for n in d.values())
+                       for d in (words, stems)):
+                raise ValueError("words and stems are not objects of counts")
+            return WordStats(int(raw["version"]), where, int(raw["chunks"]), words, stems, frozenset(words), keys)
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: count afresh, and it is replaced
+            log_.info("word statistics in %s not used (%s): counted afresh", path, _short(exc))
+            return None
+
+    def _save_stats(self, s: WordStats) -> None:
+        """Save ``s`` for the next process; best effort (a read-only storage folder is no error)."""
+        path = self._stats_file(s.where)
+        if path is None:
+            return
+        doc = {"format": self.stats_format, "table": self.name, "version": s.version, "where": s.where,
+               "chunks": s.chunks, "words": s.words, "stems": s.stems,
+               "keys": [[*k, n] for k, n in s.keys.items()]}
+        try:
+            atomic_write(path, gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), compresslevel=1))
+        except OSError as exc:
+            log_.info("word statistics not saved to %s: %s", path, exc)
 
     def _texts_of(self, tbl, where: str | None, wanted: Counter) -> list[str] | None:  # noqa: ANN001
         """The full-text column of the rows ``wanted`` counts by key, read from ``tbl``; None when

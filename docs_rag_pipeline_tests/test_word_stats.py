@@ -4,6 +4,11 @@ a count made from scratch. Real ingests into a real LanceDB."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -49,11 +54,17 @@ def _served(chunks) -> tuple[frozenset[str], int, dict[str, int]]:  # noqa: ANN0
     return chunks.vocabulary(), n, dict(df)
 
 
+def _forget_saved(root: Path) -> None:
+    """Delete the word statistics an ingest saved under ``root/data`` for the next process."""
+    shutil.rmtree(root / "data" / "word_stats")
+
+
 def test_concurrent_first_asks_count_the_words_once_in_one_pass(tmp_path):
     write_docs(tmp_path / "docs", GUIDE)
     cfg = write_config(tmp_path)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
+    _forget_saved(tmp_path)  # as before the first count ever: nothing saved to start from
     chunks = Context(load_config(cfg)).chunks
     start = threading.Barrier(6)
     got = []
@@ -85,6 +96,7 @@ def test_after_a_write_the_word_statistics_are_updated_from_the_rows_that_change
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
         materialize_source(cfg, "beta", instance)
+        _forget_saved(tmp_path)
         chunks = Context(load_config(cfg)).chunks  # a running server's table: it follows new versions
         assert _served(chunks) == _from_scratch(cfg)
         before = chunks.texts_tokenized
@@ -150,6 +162,7 @@ def test_a_server_process_counts_the_words_at_start_not_on_its_first_ask(tmp_pat
     from .dagster_helpers import index_guide
 
     cfg = index_guide(tmp_path)
+    _forget_saved(tmp_path)
     app = make_app(str(cfg))  # what each `docs-rag serve` process (waitress, or a gunicorn worker) runs
     for t in threading.enumerate():
         if t.name == "docs-rag-warm-up":
@@ -159,3 +172,107 @@ def test_a_server_process_counts_the_words_at_start_not_on_its_first_ask(tmp_pat
     assert app is not None
     assert chunks.vocabulary() == _from_scratch(cfg)[0]
     assert chunks.texts_tokenized == chunks.count()  # the first ask does not count again
+
+
+def test_an_ingest_saves_the_word_statistics_and_a_new_process_only_reads_them(tmp_path):
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+        chunks = Context(load_config(cfg)).chunks  # a new process's table, e.g. a CLI ask's
+        assert _served(chunks) == _from_scratch(cfg)
+        assert chunks.texts_tokenized == 0  # read from what the ingest saved: no chunk text read
+        assert chunks.count() > 0
+
+        (tmp_path / "docs" / "forms" / "binding.md").write_text(
+            "# Data binding\n\nBinding connects a field to a GLORPWIDGET property.\n", encoding="utf-8")
+        materialize_source(cfg, "guide", instance)
+        chunks = Context(load_config(cfg)).chunks
+        got = _served(chunks)
+        assert chunks.texts_tokenized == 0 and got == _from_scratch(cfg) and "glorpwidget" in got[0]
+
+
+def test_statistics_saved_at_an_older_version_are_updated_from_the_rows_changed_since(tmp_path):
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    saved = tmp_path / "data" / "word_stats"
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+        old = {p.name: p.read_bytes() for p in saved.iterdir()}
+        rows_before = len(Context(load_config(cfg)).chunks.rows("page_url LIKE '%forms/binding%'"))
+        (tmp_path / "docs" / "forms" / "binding.md").write_text(
+            "# Data binding\n\nBinding connects a field to a GLORPWIDGET property.\n", encoding="utf-8")
+        materialize_source(cfg, "guide", instance)
+    for name, data in old.items():  # as if the last ingest had not saved its statistics
+        (saved / name).write_bytes(data)
+    chunks = Context(load_config(cfg)).chunks
+    got = _served(chunks)
+    rows_after = len(chunks.rows("page_url LIKE '%forms/binding%'"))
+    assert chunks.texts_tokenized == rows_before + rows_after  # only the changed page's rows were read
+    assert got == _from_scratch(cfg) and "glorpwidget" in got[0] and "converter" not in got[0]
+    # and saved again for the version now served: the next process reads nothing
+    fresh = Context(load_config(cfg)).chunks
+    assert _served(fresh) == got and fresh.texts_tokenized == 0
+
+
+def test_a_damaged_or_foreign_statistics_file_is_counted_afresh_and_replaced(tmp_path):
+    cfg = index_guide_here(tmp_path)
+    (path,) = (tmp_path / "data" / "word_stats").iterdir()
+    good = path.read_bytes()
+    for bad in (b"not gzip", gzip.compress(b"{not json"), gzip.compress(b'{"format": 99}'),
+                _altered(good, words=[]), _altered(good, words={"a": "x"}), _altered(good, stems={"a": 0}),
+                _altered(good, keys=[["only", "two"]]), _altered(good, version="v1"), gzip.compress(b'[1, 2]'),
+                good[: len(good) // 2]):
+        path.write_bytes(bad)
+        chunks = Context(load_config(cfg)).chunks
+        assert _served(chunks) == _from_scratch(cfg)
+        assert chunks.texts_tokenized == chunks.count() > 0
+        assert Context(load_config(cfg)).chunks.word_stats() == chunks.word_stats()  # replaced by a good one
+
+
+def _altered(saved: bytes, **changes) -> bytes:
+    return gzip.compress(json.dumps({**json.loads(gzip.decompress(saved)), **changes}).encode())
+
+
+def test_statistics_of_a_table_made_again_from_other_docs_are_not_taken_for_its_own(tmp_path):
+    """The storage's table deleted and made again (its version numbers start again): the saved file
+    names a version the new table also has, with other rows."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    other = tmp_path / "other"  # a storage made from other docs (a new storage folder: same table name)
+    write_docs(other / "docs", {"other.md": "# Other\n\nThe ZORBLAX widget spins. Nothing else is here.\n"})
+    cfg = write_config(other)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    (mine,) = (other / "data" / "word_stats").iterdir()
+    (old,) = (tmp_path / "data" / "word_stats").iterdir()
+    assert mine.name == old.name and json.loads(gzip.decompress(old.read_bytes()))["version"] == Context(
+        load_config(cfg)).chunks.version()  # the same file name and table version, of other rows
+    mine.write_bytes(old.read_bytes())
+    chunks = Context(load_config(cfg)).chunks
+    got = _served(chunks)
+    assert got == _from_scratch(cfg)
+    assert "zorblax" in got[0] and "frobnicator" not in got[0]
+
+
+def test_a_process_that_exits_at_once_waits_for_its_warm_up(tmp_path):
+    """``docs-rag serve`` stopped in its first seconds: the interpreter must not finalize under the
+    warm-up's LanceDB call (it aborted: PyGILState_Release, exit -6)."""
+    cfg = index_guide_here(tmp_path)
+    _forget_saved(tmp_path)
+    # as in a server that has answered nothing yet: the table is open, the warm-up has just started
+    code = ("import sys\nfrom docs_rag_pipeline.context import get_context, warm_up\n"
+            f"get_context({str(cfg)!r}).chunks.version()\nwarm_up({str(cfg)!r})\nsys.exit(0)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    # the count ran to its end before the process exited: its result was saved
+    chunks = Context(load_config(cfg)).chunks
+    assert _served(chunks) == _from_scratch(cfg) and chunks.texts_tokenized == 0
+
+
+def index_guide_here(root: Path) -> Path:
+    from .dagster_helpers import index_guide
+
+    return index_guide(root)
