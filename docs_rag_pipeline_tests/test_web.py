@@ -111,6 +111,13 @@ def instance():
     ("javascript:void(0)", None),
     ("ftp://example.org/file", None),
     ("http://docs.example.org:99999/", None),
+    # a host that requests (urllib3) would read otherwise than urlsplit: it ends the authority at "\\"
+    ("http://169.254.169.254\\.docs.example.org/latest/", None),
+    ("http://docs.example.org\\@evil.example/", None),
+    ("http://docs.example.org%2f.evil.example/", None),
+    ("http://[fe80::1%25eth0]/", None),
+    ("http://[::1]:8080/a", "http://[::1]:8080/a"),
+    ("http://docs.example.org/a\\b", "http://docs.example.org/a%5Cb"),
 ])
 def test_normalize_url(raw: str, want: str | None) -> None:
     assert normalize_url(raw) == want
@@ -609,6 +616,41 @@ def test_hostile_site_never_breaks_the_crawl(tmp_path: Path, instance) -> None:
     assert len(big) == 1 and big[0].body_bytes < BIG_BYTES  # the download was cut off
     # no wall-clock bound here (a loaded CI machine took 61 s): the slow page's timeout is the
     # "timed out after 0.5 s, after 2 tries" line above, and bench/ holds the timings
+
+
+def test_a_backslash_in_a_host_never_takes_the_crawl_to_another_host(tmp_path: Path, instance) -> None:
+    """``http://127.0.0.2\\.localhost/x`` is a subdomain of ``localhost`` to urlsplit, while requests,
+    like browsers, ends the authority at the backslash and connects to 127.0.0.2:80 (for a real site:
+    ``https://169.254.169.254\\.docs.example.org/``, the cloud metadata service). As a link, a redirect
+    and a sitemap entry, with allowed_domains ``localhost`` (no port, as the default for a seed on
+    port 80 or 443 is)."""
+    stolen = lambda h: h.reply(200, page("Internal", "<p>The secret access token is SECRET-TOKEN-42.</p>"))  # noqa: E731
+    try:
+        other = scripted_server({}, host="127.0.0.2", port=80, prefix_routes=[("/", stolen)])
+    except OSError as exc:  # pragma: no cover - port 80 needs root (CI and this machine run as root)
+        pytest.skip(f"cannot listen on 127.0.0.2:80 ({exc}): run as root")
+    evil = "http://127.0.0.2\\.localhost/stolen.html"
+    with other:
+        def sitemap(h) -> None:  # noqa: ANN001
+            host = f"http://{h.headers['Host']}"
+            h.reply(200, f"""<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{host}/</loc></url>
+                <url><loc>{evil.replace('stolen', 'listed')}</loc></url></urlset>""", ctype="application/xml")
+
+        routes = {"/": lambda h: h.reply(200, page("Home", "<p>Pelicans store fish in their pouch.</p>",
+                                                   links=(evil, "/away.html"))),
+                  "/away.html": lambda h: h.reply(301, "", headers={"Location": evil.replace("stolen", "moved")}),
+                  "/robots.txt": lambda h: h.reply(200, f"Sitemap: http://{h.headers['Host']}/sitemap.xml\n",
+                                                   ctype="text/plain"),
+                  "/sitemap.xml": sitemap}
+        with scripted_server(routes) as srv:
+            cfg = write_web_config(tmp_path, "site", seed_urls=[f"http://localhost:{srv.port}/"],
+                                   allowed_domains=["localhost"], max_depth=2, timeout_seconds=2, max_retries=0)
+            out = materialize_source(cfg, "site", instance)
+        assert other.access == []  # not one request reached 127.0.0.2
+    pages = indexed(cfg, "site")
+    assert set(pages) == {f"http://localhost:{srv.port}/"}
+    assert "SECRET-TOKEN-42" not in out["_log"]
+    assert f"[FETCH] skipped http://localhost:{srv.port}/away.html: HTTP 301 redirect to " in out["_log"]
 
 
 def test_a_body_that_trickles_in_is_cut_off_at_its_deadline(tmp_path: Path) -> None:

@@ -89,8 +89,9 @@ class _Server(ThreadingHTTPServer):
 class LiveServer:
     """A threaded HTTP server on ``host`` (a free port), with ``access`` (its log) and ``url``."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1", **attrs) -> None:  # noqa: ANN003
-        self.httpd = _Server((host, 0), handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1", port: int = 0,
+                 **attrs) -> None:  # noqa: ANN003
+        self.httpd = _Server((host, port), handler)
         self.httpd.access = []  # type: ignore[attr-defined]
         for k, v in attrs.items():
             setattr(self.httpd, k, v)
@@ -220,8 +221,8 @@ class ScriptedHandler(_Logged):
 
 
 def scripted_server(routes: dict[str, Route], host: str = "127.0.0.1",
-                    prefix_routes: list[tuple[str, Route]] | None = None) -> LiveServer:
-    return LiveServer(ScriptedHandler, host, routes=routes, prefix_routes=prefix_routes or [], hits={},
+                    prefix_routes: list[tuple[str, Route]] | None = None, port: int = 0) -> LiveServer:
+    return LiveServer(ScriptedHandler, host, port, routes=routes, prefix_routes=prefix_routes or [], hits={},
                       lock=threading.Lock())
 
 

@@ -15,6 +15,7 @@ import codecs
 import copy
 import gzip
 import io
+import ipaddress
 import itertools
 import json
 import os
@@ -131,10 +132,19 @@ def normalize_url(url: str, *, allow_patterns: Iterable[str] = ()) -> str | None
         port = parts.port
     except ValueError:  # a bad port or an unbalanced IPv6 bracket
         return None
-    if not host:
+    if not host or "\\" in parts.netloc:
+        # urllib3 (requests), like browsers, ends the authority at a backslash: for
+        # http://169.254.169.254\.docs.example.org/ urlsplit's host is a subdomain of an allowed
+        # domain, while the request would go to 169.254.169.254
         return None
     if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
         host = f"[{host}]"
+    elif _BAD_HOST.search(host):
+        return None
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     path = re.sub(r"/{2,}", "/", parts.path or "/")
     path = _remove_dot_segments(path if path.startswith("/") else "/" + path)
@@ -146,7 +156,29 @@ def normalize_url(url: str, *, allow_patterns: Iterable[str] = ()) -> str | None
         q = quote(parts.query, safe="/%:@!$&'()*+,;=?~-._")
         if query_allowed(urlunsplit((scheme, netloc, path, q, "")), allow_patterns):
             query = q
-    return urlunsplit((scheme, netloc, path, query, ""))
+    out = urlunsplit((scheme, netloc, path, query, ""))
+    reached = _host_requests_reaches(out)  # the host a request would connect to must be the one checked
+    if reached is None or (reached != host.strip("[]") if host.isascii() else _BAD_HOST.search(reached)):
+        return None
+    return out
+
+
+#: what may not stand in a host name: WHATWG URL's forbidden host code points, with "%" (a percent
+#: escape in a host) and every C0 control and DEL
+_BAD_HOST = re.compile(r"[\x00-\x20\x7f#%/:<>?@\[\\\]^|]")
+
+
+def _host_requests_reaches(url: str) -> str | None:
+    """The host a request for ``url`` connects to, as urllib3 (under requests) parses it, without
+    brackets; None when it cannot parse it. A URL whose host here differs from the host that
+    ``host_allowed`` checked is refused (no request may reach a host outside allowed_domains)."""
+    from urllib3.util import parse_url
+
+    try:
+        host = parse_url(url).host
+    except ValueError:  # urllib3's LocationParseError is a ValueError
+        return None
+    return host.strip("[]").lower().rstrip(".") if host else None
 
 
 def _netloc(url: str) -> str:
