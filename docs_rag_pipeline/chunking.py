@@ -182,8 +182,9 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
 def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn) -> list[str]:
     """Units (lines or sentences) packed greedily into pieces of at most ``limit`` tokens; ``joiner``
     joins them, or is the glue before each unit (:func:`split_sentences`). A unit longer than that is
-    cut at its clause marks (``，、；``, CJK text has no spaces), then by words, and a word longer than
-    that by characters."""
+    cut at its sentence ends (a line of a list or table holds whole paragraphs: it was cut by words,
+    inside a sentence), else at its clause marks (``，、；``, CJK text has no spaces), then by words,
+    and a word longer than that by characters."""
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
@@ -202,8 +203,12 @@ def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn)
     first = 0  # the index of cur's first unit
     for i, unit in enumerate(units):
         n = count(unit)
-        clauses = [c for c in _CLAUSE_END.split(unit) if c] if n > limit else []
-        parts = _pack(clauses, "", limit, count) if len(clauses) > 1 else []
+        parts: list[str] = []
+        if n > limit:  # cut at sentence ends first (a long list item or table row is one line), then clauses
+            sents = split_sentences(unit)
+            clauses = [c for c in _CLAUSE_END.split(unit) if c] if len(sents) < 2 else []
+            parts = (_pack([t for t, _ in sents], [g for _, g in sents], limit, count) if len(sents) > 1
+                     else _pack(clauses, "", limit, count) if len(clauses) > 1 else [])
         if parts:
             if cur:
                 pieces.append(joined(cur, first))

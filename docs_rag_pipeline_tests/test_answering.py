@@ -508,6 +508,49 @@ def test_a_lead_in_brings_the_block_it_introduces_and_markdown_headings_are_no_a
     assert [c.chunk_id for c in ans.citations] == ["c1"]
 
 
+def test_a_lead_in_that_ends_its_chunk_brings_the_block_from_the_next_chunk_or_is_no_answer():
+    """Chunking can put "Every kind accepts these keys:" at the end of one chunk and the table it
+    announces in the next: the answer was the lead-in alone, announcing nothing. With the page's next
+    chunk among the hits, its block comes along, cited to that chunk; without it, the lead-in is no
+    answer sentence. The next chunk's first words, the previous chunk's last ones (the overlap), are
+    never an answer sentence: they start inside a sentence."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentences
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    emb = LocalEmbedder()
+    first = ("Each source is one documentation folder. The widget server reads its sources at start.\n\n"
+             "Every source of the widget server accepts these keys:")
+    second = ("… widget server reads its sources at start. Every source of the widget server accepts these keys:"
+              "\n\n| key | meaning |\n| --- | --- |\n| name | the source's name |\n| path | the folder it reads |")
+    page = "https://x.org/config"
+    h1 = Hit(chunk_id="c1", source="s", url=page + "#sources", page_url=page, title="Configuration",
+             headings=["Sources"], text=first, score=0.03, parent_id=None, chunk_index=4, vector_similarity=0.7)
+    h2 = Hit(chunk_id="c2", source="s", url=page + "#sources", page_url=page, title="Configuration",
+             headings=["Sources"], text=second, score=0.02, parent_id=None, chunk_index=5, vector_similarity=0.6)
+    assert not any("widget server reads its sources at start. Every" in x for x in sentences(second))
+    q = "Which keys does a source of the widget server accept?"
+    ans = extractive_answer(q, [h1, h2], emb, _gates(min_chunk_coverage=0))
+    assert not ans.refused
+    assert "accepts these keys: [1]" in ans.answer
+    assert "| name | the source's name |" in ans.answer and ans.answer.count("| path |") == 1
+    cited = {c.n: c.chunk_id for c in ans.citations}
+    assert f"| path | the folder it reads |\n[{next(n for n, c in cited.items() if c == 'c2')}]" in ans.answer
+    # the next chunk is not among the hits: the lead-in alone is no answer
+    alone = extractive_answer(q, [h1], emb, _gates(min_chunk_coverage=0))
+    assert "accepts these keys:" not in alone.answer
+
+
+def test_a_sentence_that_quotes_the_question_is_no_answer():
+    """A page that shows the question as an example ("An LLM answer to What does llm.uncited: drop
+    do?, for a model output …") holds its words, all of them, and answers nothing."""
+    from docs_rag_pipeline.answering.extractive import allowed
+
+    q = "What does llm.uncited: drop do?"
+    assert not allowed("prose", "An LLM answer to What does llm.uncited: drop do?, for a model output that cited:", q)
+    assert allowed("prose", "With llm.uncited: drop, a statement without a citation is removed.", q)
+    assert allowed("prose", "What it does: drop removes the statement.", "drop do?")  # too short to be quoted
+
+
 def test_names_the_docs_never_use_are_unknown_terms():
     from docs_rag_pipeline.answering.extractive import unknown_names, unknown_terms
 

@@ -208,3 +208,22 @@ def test_sentences_end_in_any_script_and_cjk_text_is_cut_at_its_sentence_and_cla
         "Le fichier est lu au démarrage.", "Éditez-le puis redémarrez.", "Σ est la somme. e.g. this."]
     # ASCII text: as before (a lowercase word after ". " starts no sentence)
     assert sentences("Run it. then stop. Done. `x` is set.") == ["Run it. then stop.", "Done.", "`x` is set."]
+
+
+def test_a_long_list_item_is_cut_at_sentence_ends_not_inside_a_sentence():
+    """A list item (or table row) is one line, and a line over the budget was cut by words: answers
+    then quoted "… docs-rag ingest is what creates a storage" without its last word."""
+    from docs_rag_pipeline.chunking import split_text
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    said = [f"Sentence number {i} says what the storage folder {i} holds for the server." for i in range(30)]
+    text = "Intro paragraph.\n\n- " + " ".join(said) + "\n- A short item."
+    pieces = split_text(text, 60, 0, count)
+    assert len(pieces) > 2
+    for p in pieces:
+        assert count(p) <= 60
+        for line in p.split("\n"):
+            assert not line.strip() or line.rstrip().endswith("."), line  # no piece ends inside a sentence
+    assert sum(p.count("Sentence number") for p in pieces) == 30

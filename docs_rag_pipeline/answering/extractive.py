@@ -315,8 +315,11 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     pool: list[tuple[Hit, str]] = []
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
-        for s in sentences(h.text):
+        seq = sentences(h.text)
+        for k, s in enumerate(seq):
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
+                if k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None:
+                    continue  # it announces what the next chunk holds, and that is not at hand: no answer alone
                 pool.append((h, s))
     if not pool and hits:
         pool = [(hits[0], hits[0].text)]
@@ -328,8 +331,10 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
 def sentences(text: str) -> list[str]:
     """Split chunk text into sentences, keeping code blocks and list items whole."""
     out: list[str] = []
-    for block in split_blocks(text):  # a fenced code block with blank lines in it stays one block
+    for i, block in enumerate(split_blocks(text)):  # a fenced code block with blank lines in it stays one block
         block = block.strip()
+        if i == 0 and block.startswith("… "):
+            continue  # the overlap: the previous chunk's last words, which start inside a sentence
         if not block or block.startswith("…"):
             block = block.lstrip("… ").strip()
             if not block:
@@ -379,13 +384,20 @@ def allowed(kind: str, s: str, question: str) -> bool:
     """Never an answer sentence unless asked: a question copied from the docs, a heading echo, a
     quoted error string (unless the question is about errors) or a piece of a table (a table of two
     rows or more is fine when the question asks for a list, options or a comparison)."""
-    if kind in ("question", "heading"):
+    if kind in ("question", "heading") or _quotes_question(s, question):
         return False
     if kind == "quote":
         return bool(_ASKS_ERROR.search(question))
     if kind == "table":
         return bool(_ASKS_TABLE.search(question)) and table_rows(s) is not None
     return True
+
+
+def _quotes_question(s: str, question: str) -> bool:
+    """``s`` holds the question itself, word for word ("An LLM answer to What does llm.uncited: drop
+    do?, for a model output …"): a page showing the question as an example, not answering it."""
+    q = re.sub(r"\W+", " ", question).strip().lower()
+    return len(q.split()) >= 4 and f" {q} " in f" {re.sub(chr(92) + 'W+', ' ', s).strip().lower()} "
 
 
 def _near_duplicate(a: str, b: str) -> bool:
@@ -398,22 +410,35 @@ def _jaccard(a: str, b: str) -> float:
     return len(sa & sb) / max(1, len(sa | sb))
 
 
-def _with_introduced_blocks(chosen: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
+def _lead_in(s: str) -> bool:
+    return s.rstrip().endswith(":")
+
+
+def _next_chunk(h: Hit, hits: Sequence[Hit]) -> Hit | None:
+    """The chunk that follows ``h`` on its page, when it is among ``hits``."""
+    return next((x for x in hits if x.page_url == h.page_url and x.chunk_index == h.chunk_index + 1), None)
+
+
+def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] = ()) -> list[tuple[Hit, str]]:
     """A sentence that ends with a colon introduces what follows it ("Install it with:", "blackd can
-    produce the following response codes:"): the code block, list or table right after it in its
-    chunk is the answer it announces, so it comes along (once)."""
+    produce the following response codes:"): the code block, list or table right after it is the
+    answer it announces, so it comes along (once): from its chunk, or, when the sentence ends its
+    chunk, from the start of the page's next chunk (among ``hits``), cited to that chunk."""
     out: list[tuple[Hit, str]] = []
     for h, s in chosen:
         if (h, s) in out:
             continue
         out.append((h, s))
-        if not s.rstrip().endswith(":"):
+        if not _lead_in(s):
             continue
         seq = sentences(h.text)
-        nxt = next((seq[i + 1] for i, x in enumerate(seq[:-1]) if x == s), None)
-        if nxt is not None and (h, nxt) not in out and (
+        at = next((i for i, x in enumerate(seq) if x == s), None)
+        where, nxt = h, (seq[at + 1] if at is not None and at + 1 < len(seq) else None)
+        if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None:
+            where, nxt = following, next(iter(sentences(following.text)), None)
+        if nxt is not None and (where, nxt) not in out and (
                 sentence_kind(nxt) in ("code", "table") or nxt.lstrip().startswith(("- ", "* ", "1. "))):
-            out.append((h, nxt))
+            out.append((where, nxt))
     return out
 
 
@@ -459,7 +484,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             break
     citations: dict[str, Citation] = {}
     parts: list[str] = []
-    for h, s in _with_introduced_blocks([(h, s) for h, s, _ in chosen]):
+    for h, s in _with_introduced_blocks([(h, s) for h, s, _ in chosen], hits):
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
