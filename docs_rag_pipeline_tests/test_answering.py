@@ -543,12 +543,19 @@ def test_a_lead_in_that_ends_its_chunk_brings_the_block_from_the_next_chunk_or_i
 def test_a_sentence_that_quotes_the_question_is_no_answer():
     """A page that shows the question as an example ("An LLM answer to What does llm.uncited: drop
     do?, for a model output …") holds its words, all of them, and answers nothing."""
-    from docs_rag_pipeline.answering.extractive import allowed
+    from docs_rag_pipeline.answering.extractive import extractive_answer, quotes_question
+    from docs_rag_pipeline.embedding import LocalEmbedder
 
     q = "What does llm.uncited: drop do?"
-    assert not allowed("prose", "An LLM answer to What does llm.uncited: drop do?, for a model output that cited:", q)
-    assert allowed("prose", "With llm.uncited: drop, a statement without a citation is removed.", q)
-    assert allowed("prose", "What it does: drop removes the statement.", "drop do?")  # too short to be quoted
+    echo = "An LLM answer to What does llm.uncited: drop do?, for a model output that cited two sources."
+    assert quotes_question(echo, q)
+    assert not quotes_question("With llm.uncited: drop, a statement without a citation is removed.", q)
+    assert not quotes_question("What it does: drop removes the statement.", "drop do?")  # too short to be quoted
+    text = f"{echo} With llm.uncited: drop, a statement without a citation is removed from the answer."
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/answers#v", page_url="https://x.org/answers",
+                title="Answers", headings=["Validator"], text=text, score=0.03, parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer(q, hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
+    assert "is removed from the answer" in ans.answer and "An LLM answer to" not in ans.answer
 
 
 def test_names_the_docs_never_use_are_unknown_terms():

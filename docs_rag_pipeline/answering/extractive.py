@@ -305,6 +305,9 @@ class SentencePool:
     items: list[tuple[Hit, str]]
     question_vector: np.ndarray
     vectors: np.ndarray
+    #: per item: may it be quoted as an answer sentence? (the others are evidence for refusal only:
+    #: a chunk's overlap, a sentence holding the question, a lead-in whose block is not at hand)
+    quotable: list[bool] | None = None
 
     @property
     def best(self) -> float:
@@ -313,28 +316,34 @@ class SentencePool:
 
 def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
     pool: list[tuple[Hit, str]] = []
+    quotable: list[bool] = []
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
-        seq = sentences(h.text)
+        seq = sentences(h.text, overlap=True)
+        own = len(seq) - len(sentences(h.text))  # the overlap's sentences come first
         for k, s in enumerate(seq):
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
-                if k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None:
-                    continue  # it announces what the next chunk holds, and that is not at hand: no answer alone
                 pool.append((h, s))
+                # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
+                # the next chunk holds, which must be at hand to come along
+                quotable.append(k >= own and not quotes_question(s, question) and not (
+                    k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
     if not pool and hits:
-        pool = [(hits[0], hits[0].text)]
+        pool, quotable = [(hits[0], hits[0].text)], [True]
     qv = np.asarray(embedder.embed([question])[0])
     sv = np.asarray(embedder.embed([s for _, s in pool])) if pool else np.zeros((0, len(qv)))
-    return SentencePool(pool, qv, sv)
+    return SentencePool(pool, qv, sv, quotable)
 
 
-def sentences(text: str) -> list[str]:
-    """Split chunk text into sentences, keeping code blocks and list items whole."""
+def sentences(text: str, *, overlap: bool = False) -> list[str]:
+    """Split chunk text into sentences, keeping code blocks and list items whole; the chunk's overlap
+    (its first block, ``… `` and the previous chunk's last words, which start inside a sentence)
+    only with ``overlap``."""
     out: list[str] = []
     for i, block in enumerate(split_blocks(text)):  # a fenced code block with blank lines in it stays one block
         block = block.strip()
-        if i == 0 and block.startswith("… "):
-            continue  # the overlap: the previous chunk's last words, which start inside a sentence
+        if i == 0 and block.startswith("… ") and not overlap:
+            continue
         if not block or block.startswith("…"):
             block = block.lstrip("… ").strip()
             if not block:
@@ -384,7 +393,7 @@ def allowed(kind: str, s: str, question: str) -> bool:
     """Never an answer sentence unless asked: a question copied from the docs, a heading echo, a
     quoted error string (unless the question is about errors) or a piece of a table (a table of two
     rows or more is fine when the question asks for a list, options or a comparison)."""
-    if kind in ("question", "heading") or _quotes_question(s, question):
+    if kind in ("question", "heading"):
         return False
     if kind == "quote":
         return bool(_ASKS_ERROR.search(question))
@@ -393,7 +402,7 @@ def allowed(kind: str, s: str, question: str) -> bool:
     return True
 
 
-def _quotes_question(s: str, question: str) -> bool:
+def quotes_question(s: str, question: str) -> bool:
     """``s`` holds the question itself, word for word ("An LLM answer to What does llm.uncited: drop
     do?, for a model output …"): a page showing the question as an example, not answering it."""
     q = re.sub(r"\W+", " ", question).strip().lower()
@@ -457,6 +466,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     if not rel.relevant or sp is None:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     pool, qv, sv = sp.items, sp.question_vector, sp.vectors
+    quotable = sp.quotable or [True] * len(pool)
     lang = question_language(question)
     qterms = {_stem(t, lang) for t in content_terms(question, lang)}
     scores = []
@@ -470,6 +480,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     # that a sentence answers it
     unreadable = not_latin(question)
     chosen: list[tuple[Hit, str, float]] = []
+    order = [i for i in order if quotable[i]] or list(order)
     for i in order:
         h, s = pool[i]
         if any(_near_duplicate(s, c) for _, c, _ in chosen):
