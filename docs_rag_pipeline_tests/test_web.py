@@ -723,6 +723,36 @@ def test_headers_that_trickle_in_are_cut_off_at_the_same_deadline(tmp_path: Path
            "headers were still not complete" in lines
 
 
+def test_a_retry_after_that_is_not_a_number_means_the_default_backoff(tmp_path: Path) -> None:
+    """``Retry-After: nan`` passed float() and min/max, and time.sleep(nan) raised ValueError: on a
+    robots.txt read for its sitemaps (outside any per-URL catch-all) the whole scan died, on a page the
+    retries were lost. Now a value that is no number of seconds (nor a date) means the default backoff."""
+    answers = {"/robots.txt": 0, "/a.html": 0}
+
+    def busy_once(path: str, then):  # noqa: ANN001, ANN202
+        def route(h) -> None:  # noqa: ANN001
+            answers[path] += 1
+            if answers[path] == 1:
+                h.reply(503, "busy", ctype="text/plain", headers={"Retry-After": "nan"})
+            else:
+                then(h)
+        return route
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("a.html",))),
+              "/robots.txt": busy_once("/robots.txt", lambda h: h.reply(200, "User-agent: *\nAllow: /\n",
+                                                                         ctype="text/plain")),
+              "/a.html": busy_once("/a.html", lambda h: h.reply(200, page("A", "<p>Herons.</p>")))}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], max_retries=1)  # sitemaps: auto
+        lines: list[str] = []
+        scan = src.scan({}, log=lines.append)
+    assert scan.complete, lines
+    assert {p.page_url: p.status for p in scan.pages} == {srv.url + "/": "new", srv.url + "/a.html": "new"}
+    assert f"[FETCH] retry {srv.url}/robots.txt in 0.5 s: HTTP 503 (try 1 of 2)" in lines
+    assert f"[FETCH] retry {srv.url}/a.html in 0.5 s: HTTP 503 (try 1 of 2)" in lines
+    assert answers == {"/robots.txt": 2, "/a.html": 2}
+
+
 def test_a_huge_sitemap_is_counted_not_logged_url_by_url(tmp_path: Path) -> None:
     """A sitemap of 5,000 URLs once wrote 5,000 [DISCOVER] lines into the Dagster event log (which
     stores each; a 50,000-URL sitemap took 36 s of logging for a 100-page crawl). The first

@@ -18,6 +18,7 @@ import io
 import ipaddress
 import itertools
 import json
+import math
 import os
 import posixpath
 import re
@@ -614,7 +615,10 @@ class _Crawl:
         if resp is not None and resp.headers.get("Retry-After"):
             value = resp.headers["Retry-After"].strip()
             try:
-                return min(max(float(value), 0.0), MAX_BACKOFF_SECONDS)
+                seconds = float(value)
+                if math.isnan(seconds):  # float() reads "nan", which min/max keep and time.sleep refuses
+                    raise ValueError(value)
+                return min(max(seconds, 0.0), MAX_BACKOFF_SECONDS)
             except ValueError:
                 try:
                     when = parsedate_to_datetime(value)
