@@ -1060,6 +1060,67 @@ def test_one_bad_answer_from_the_seed_never_empties_the_index(tmp_path: Path) ->
     assert len(rows) == 5
 
 
+CUT_ANSWERS = {  # a server that hangs up inside its header block, and an empty 200 that names no type
+    "after the status line": b"HTTP/1.1 200 OK\r\n",
+    "inside a header value": b"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/ht",
+    "empty, no content type": b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("cut", list(CUT_ANSWERS))
+def test_an_answer_cut_off_in_its_headers_is_a_failed_fetch_that_keeps_the_page(tmp_path: Path, cut: str) -> None:
+    """http.client takes the end of the connection inside the header block for the block's end: a server
+    hanging up after its status line, or inside the Content-Type, looked like a complete 200 with no body,
+    and an indexed page was removed as "no longer HTML" by a crawl that called itself complete; so was
+    one answering an empty 200 without a Content-Type (the empty-body guard came after the type check).
+    Now the first is a broken connection (retried, then a failed fetch) and the second an empty body:
+    the indexed page stays, and the crawl is complete."""
+    state: dict = {}
+    routes = small_site(state)
+    good = routes["/p1.html"]
+
+    def p1(h) -> None:  # noqa: ANN001
+        if not state.get("cut"):
+            return good(h)
+        h.wfile.write(CUT_ANSWERS[cut])  # and hang up
+        h.close_connection = True
+
+    routes["/p1.html"] = p1
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off")
+        first = src.scan({}, log=lambda m: None)
+        indexed_now = {p.page_url: p.content_hash for p in first.pages}
+        state["cut"] = True
+        lines: list[str] = []
+        scan = src.scan(indexed_now, log=lines.append)
+    assert scan.complete and scan.deleted == [], lines
+    assert {p.page_url: p.status for p in scan.pages}[srv.url + "/p1.html"] == "failed"
+    assert any(ln.startswith(f"[FETCH] failed {srv.url}/p1.html: ") and ln.endswith("; the indexed page is kept")
+               for ln in lines), lines
+    assert not any("skipped" in ln and "/p1.html" in ln for ln in lines), lines
+
+
+def test_a_robots_txt_cut_off_in_its_headers_could_not_be_read(tmp_path: Path) -> None:
+    """A robots.txt whose server hung up after the status line was read as an empty file, so every URL
+    was allowed, /private/ included. It is a broken connection: robots.txt could not be read, and the
+    host is disallowed for the crawl (RFC 9309), which stops early."""
+    def robots(h) -> None:  # noqa: ANN001
+        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
+        h.close_connection = True
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("private/x.html",))),
+              "/private/x.html": lambda h: h.reply(200, page("Private", "<p>Not for crawlers.</p>")),
+              "/robots.txt": robots}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off")
+        lines: list[str] = []
+        scan = src.scan({}, log=lines.append)
+        hits = dict(srv.httpd.hits)  # type: ignore[attr-defined]
+    assert not scan.complete and scan.pages == []
+    assert hits.get("/robots.txt") == 2 and "/private/x.html" not in hits and "/" not in hits
+    assert any(ln.startswith(f"[DISCOVER] robots.txt of {srv.url} could not be read (connection failed") for ln in lines)
+
+
 def test_a_refused_refresh_changes_nothing_not_even_the_cache(tmp_path: Path) -> None:
     """Every URL answering one maintenance page (HTTP 200) during a refresh: the crawl was refused by
     max_removed_share, yet the seed's indexed text became the maintenance page, and with a sitemap every

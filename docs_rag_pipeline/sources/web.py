@@ -42,6 +42,7 @@ from ..parsing.html import text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
+from .web_http import crawler_session
 
 __all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -577,7 +578,7 @@ class _Crawl:
         self.canonical: dict[str, str] = {}  # a page → the other URL its rel=canonical names
         self.mode = mode
         self.manifest = Manifest(src.workdir / "raw")
-        self.session = requests.Session()
+        self.session = crawler_session()  # a header block the connection cut off is an error, not an answer
         self.session.headers.update({
             "User-Agent": self.cfg.user_agent,
             "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
@@ -703,7 +704,8 @@ class _Crawl:
                 break
             if time.monotonic() > deadline:
                 raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
-        if page and not mime and b"<" not in bytes(body[:1024]):
+        # an empty body says nothing of its type: page_from_body decides (an indexed page's is a failed fetch)
+        if page and not mime and body.strip() and b"<" not in bytes(body[:1024]):
             out.skip = ("non-HTML content type", "no content type and the body does not look like HTML")
             return out
         out.body = bytes(body)

@@ -1,0 +1,100 @@
+"""The crawler's HTTP connections: ``requests`` with a header block checked for its end.
+
+http.client reads the end of the connection inside a response's header block as the end of the
+block: a server (or a proxy) that hangs up after ``HTTP/1.1 200 OK``, or inside a header value,
+gives what looks like a complete ``200`` with an empty body, and a crawler took it for a page that
+is no longer HTML (removed from the index) or for an empty robots.txt (no rules at all). Such an
+answer is a broken connection: here it raises, and requests reports a connection error (retried,
+then a failed fetch), as for any other connection cut mid-answer.
+"""
+
+from __future__ import annotations
+
+import http.client
+from typing import Any
+
+import requests
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["HeadersCutOff", "crawler_session"]
+
+
+class HeadersCutOff(http.client.HTTPException):
+    """The connection closed before the blank line that ends a response's header block."""
+
+    def __init__(self) -> None:
+        super().__init__("the connection closed before the end of the response headers")
+
+
+class _LastLine:
+    """A response's file that remembers the last line read from it (the rest is passed through)."""
+
+    def __init__(self, fp: Any) -> None:
+        self.fp = fp
+        self.last: bytes | None = None
+
+    def readline(self, limit: int = -1) -> bytes:
+        self.last = self.fp.readline(limit)
+        return self.last
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fp, name)
+
+
+class _WholeHeadersResponse(http.client.HTTPResponse):
+    """An http.client response whose header block must end with its blank line (see the module)."""
+
+    def begin(self) -> None:
+        if self.headers is not None:  # already read
+            return
+        fp = self.fp
+        self.fp = watch = _LastLine(fp)
+        try:
+            super().begin()
+        finally:
+            self.fp = fp
+        if watch.last == b"":  # http.client's header reader stops at b"" (EOF) as at a blank line
+            raise HeadersCutOff()
+
+
+class _Connection(HTTPConnection):
+    response_class = _WholeHeadersResponse
+
+
+class _TLSConnection(HTTPSConnection):
+    response_class = _WholeHeadersResponse
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _TLSPool(HTTPSConnectionPool):
+    ConnectionCls = _TLSConnection
+
+
+_POOLS = {"http": _Pool, "https": _TLSPool}
+
+
+class _Adapter(requests.adapters.HTTPAdapter):
+    """requests' adapter, its connections (direct or through an HTTP proxy) those of this module."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if isinstance(manager, urllib3.ProxyManager):  # a SOCKS proxy keeps its own connections
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+def crawler_session() -> requests.Session:
+    """A ``requests.Session`` whose responses must have a whole header block (see the module)."""
+    session = requests.Session()
+    for prefix in ("http://", "https://"):
+        session.mount(prefix, _Adapter())
+    return session
