@@ -204,6 +204,39 @@ def test_parse_sitemap_variants() -> None:
         parse_sitemap(junk)  # never raises
 
 
+def test_a_sitemap_with_a_byte_order_mark_is_read_and_one_that_gives_nothing_is_warned_of(tmp_path: Path) -> None:
+    """A sitemap starting with a UTF-8 byte-order mark (legal XML; many Windows tools and CMSs write one)
+    failed the "starts with <" test, was read as a plain-text list and gave 0 URLs, silently: the pages only
+    it listed were never crawled (and, indexed, were removed as unreached). A plain-text one lost its first
+    URL. Both are read now, and a sitemap with content that gives no URL at all is warned of."""
+    xml = b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' \
+          b"<url><loc>https://x.org/a.html</loc></url></urlset>"
+    assert parse_sitemap(b"\xef\xbb\xbf" + xml) == (["https://x.org/a.html"], [])
+    assert parse_sitemap(xml.replace(b"UTF-8", b"UTF-16").decode().encode("utf-16")) == (["https://x.org/a.html"], [])
+    assert parse_sitemap(b"\xef\xbb\xbfhttps://x.org/one.html\nhttps://x.org/two.html\n") == (
+        ["https://x.org/one.html", "https://x.org/two.html"], [])
+
+    def sitemap(h) -> None:  # noqa: ANN001
+        host = f"http://{h.headers['Host']}"
+        h.reply(200, b"\xef\xbb\xbf" + xml.replace(b"https://x.org", host.encode()), ctype="application/xml")
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home, with no links.</p>")),
+              "/a.html": lambda h: h.reply(200, page("A", "<p>Only the sitemap lists this page.</p>")),
+              "/sitemap.xml": sitemap,
+              "/not-a-sitemap.xml": lambda h: h.reply(200, page("Oops", "<p>An HTML page.</p>"))}
+    with scripted_server(routes) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"]).scan({}, log=lines.append)
+        assert {p.page_url for p in scan.pages} == {srv.url + "/", srv.url + "/a.html"}
+        assert f"[DISCOVER] sitemap {srv.url}/sitemap.xml: 1 URLs" in lines
+        assert not any("warning" in ln for ln in lines), lines
+        lines.clear()
+        web_source(tmp_path / "other", seed_urls=[srv.url + "/"], sitemaps=[srv.url + "/not-a-sitemap.xml"]
+                   ).scan({}, log=lines.append)
+    assert any(ln.startswith(f"[DISCOVER] sitemap {srv.url}/not-a-sitemap.xml: warning: ") and "give no URL" in ln
+               for ln in lines), lines
+
+
 def test_a_sitemap_of_blank_lines_costs_no_more_memory_than_its_text() -> None:
     """A plain-text sitemap was split into lines: 10 MB of newlines (10 KB gzipped) made 10 million
     strings, about 600 MB; the helper that found it measured 617 MB for 1 MB on the wire. The URLs are

@@ -71,6 +71,9 @@ NOT_PAGE_EXTENSIONS = frozenset("""
     .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .rst .md .py .ipynb .yaml .yml .toml .wasm
 """.split())
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+#: the start of an XML document, after a byte-order mark (legal in XML, and written by many Windows and
+#: .NET tools and CMSs: a sitemap that gained one was read as a plain-text list of no URL at all)
+_XML_START_RE = re.compile(rb"(?:\xef\xbb\xbf|\xff\xfe|\xfe\xff)?[\s\x00]*<")
 _META_REFRESH_RE = re.compile(r"""^\s*\d*\s*;?\s*url\s*=\s*['"]?([^'"]+)""", re.I)
 #: what a crawl killed before Manifest.save or rollback can leave in the cache folder: staged bodies
 #: (``<name>.new.html``, see Manifest.put) and atomic_write's temporary files (a body's, the manifest's)
@@ -254,7 +257,7 @@ def parse_sitemap(data: bytes, max_urls: int | None = None) -> tuple[list[str], 
     from lxml import etree
 
     root = None
-    if re.match(rb"\s*<", data):  # no copy of the data (lstrip would make one)
+    if _XML_START_RE.match(data):  # no copy of the data (lstrip would make one)
         try:
             parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
             root = etree.fromstring(data, parser=parser)
@@ -262,7 +265,7 @@ def parse_sitemap(data: bytes, max_urls: int | None = None) -> tuple[list[str], 
             root = None
     if root is None:  # one URL a line; found without splitting the data into lines (a 50 MB run of blank
         # lines would be 50 million strings: gigabytes of memory for a 1 MB gzipped sitemap)
-        lines = re.finditer(rb"(?m)^[ \t\r\f\v]*(https?://[^\s]*)", data)
+        lines = re.finditer(rb"(?m)^(?:\xef\xbb\xbf)?[ \t\r\f\v]*(https?://[^\s]*)", data)  # a BOM may lead
         return [m.group(1).decode("utf-8", "replace") for m in itertools.islice(lines, max_urls)], []
 
     def local(tag: object) -> str:
@@ -894,6 +897,9 @@ class _Crawl:
                 cut = f", cut off: over {SITEMAP_MAX_URLS} URLs (the sitemap protocol's limit), the rest are not read"
             self.log(f"[DISCOVER] sitemap {url}: {len(urls)} URLs" + (f", {len(nested)} sitemaps" if nested else "")
                      + cut)
+            if not urls and not nested and re.search(rb"\S", f.body):  # a sitemap that lost its URLs loses their pages
+                self.log(f"[DISCOVER] sitemap {url}: warning: {_size(len(f.body))} that give no URL: not an XML "
+                         "urlset or sitemapindex with <loc> entries, nor a text file of one URL a line")
             if nesting < 3:
                 queue.extend((n, nesting + 1) for n in (normalize_url(u) for u in nested) if n)
             yield from urls
