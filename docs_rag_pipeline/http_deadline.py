@@ -9,12 +9,14 @@ trickling server is cut off within the deadline plus at most one read timeout.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["ResponseCompressed", "ResponseTooLarge", "deadline_http_client", "read1", "within"]
+__all__ = ["ResponseCompressed", "ResponseTooLarge", "deadline_http_client", "read1", "shutdown_at", "within"]
 
 
 class ResponseCompressed(Exception):
@@ -140,3 +142,37 @@ def read1(resp: Any) -> bytes:
         raise requests.exceptions.ContentDecodingError(exc) from None
     except SSLError as exc:
         raise requests.exceptions.SSLError(exc) from None
+
+
+@contextmanager
+def shutdown_at(sock: socket.socket | None, deadline: float) -> Iterator[None]:
+    """Shut ``sock`` down at ``deadline`` (``time.monotonic()``) if the block is still running then, so a
+    read blocked on it returns at once (end of file). A deadline checked between reads cannot cut a read
+    that never returns: urllib3 reads a chunk-size line, or the trailer after the last chunk, with one
+    ``readline`` inside one ``read1``, and a server dripping that line a byte a second (never a whole
+    read timeout) held the caller for as long as it liked. Nothing happens to a socket once the block
+    has left (it may go back to its pool); with no socket (None) this does nothing."""
+    if sock is None:
+        yield
+        return
+    lock = threading.Lock()
+    left = False
+
+    def cut() -> None:
+        with lock:
+            if left:
+                return
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            left = True
+        timer.cancel()

@@ -756,6 +756,43 @@ def test_headers_that_trickle_in_are_cut_off_at_the_same_deadline(tmp_path: Path
            "headers were still not complete" in lines
 
 
+@pytest.mark.parametrize("drip", ["a chunk-size line", "a trailer"])
+def test_a_chunk_size_line_or_trailer_that_never_ends_is_cut_off_at_the_deadline(tmp_path: Path, drip: str) -> None:
+    """A chunked body whose chunk-size line (``1;`` and then a byte every 0.05 s), or whose trailer after
+    the last chunk, never ends: urllib3 reads that line with one readline inside one read, so the deadline
+    checked between reads was never reached and the crawl waited until the server gave up (with the
+    defaults, days: http.client allows 65,536 bytes a line). The socket is now shut down at the deadline:
+    the page fails with the deadline's reason and the other page is fetched. (The server gives up after
+    20 s, so without the deadline this test fails instead of hanging.)"""
+    stop = threading.Event()
+
+    def dripping(h) -> None:  # noqa: ANN001
+        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
+                      b"Connection: close\r\n\r\n")
+        h.wfile.write(b"1;" if drip == "a chunk-size line" else b"4\r\n<p>x\r\n0\r\nX-Trailer: ")
+        give_up = time.monotonic() + 20
+        try:
+            while not stop.wait(0.05) and time.monotonic() < give_up:
+                h.wfile.write(b"a")
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        h.close_connection = True
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("slow.html", "ok.html"))),
+              "/slow.html": dripping, "/ok.html": lambda h: h.reply(200, page("Ok", "<p>Fine.</p>"))}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", timeout_seconds=0.5, max_retries=0)
+        lines: list[str] = []
+        try:
+            scan = src.scan({}, log=lines.append)
+        finally:
+            stop.set()
+    assert {p.page_url: p.status for p in scan.pages} == {
+        srv.url + "/": "new", srv.url + "/ok.html": "new", srv.url + "/slow.html": "failed"}
+    assert f"[FETCH] failed {srv.url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines, lines
+
+
 def test_a_retry_after_that_is_not_a_number_means_the_default_backoff(tmp_path: Path) -> None:
     """``Retry-After: nan`` passed float() and min/max, and time.sleep(nan) raised ValueError: on a
     robots.txt read for its sitemaps (outside any per-URL catch-all) the whole scan died, on a page the

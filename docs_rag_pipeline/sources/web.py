@@ -37,12 +37,12 @@ from protego import Protego
 
 from ..config import SourceConfig
 from ..files import atomic_write
-from ..http_deadline import read1, within
+from ..http_deadline import read1, shutdown_at, within
 from ..parsing.html import text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
-from .web_http import crawler_session
+from .web_http import crawler_session, response_socket
 
 __all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -645,12 +645,14 @@ class _Crawl:
                 deadline = time.monotonic() + self.cfg.timeout_seconds * BODY_TIMEOUTS
                 resp = self._get(url, headers or {}, deadline)
                 try:
-                    if resp.status_code in RETRY_STATUSES and attempt < tries:
-                        reason = f"HTTP {resp.status_code}"
-                    else:
-                        out = self._read(url, resp, limit=limit, page=page, deadline=deadline)
-                        out.tries = attempt
-                        return out
+                    # a read blocked inside urllib3 (a chunk-size line that never ends) is cut at the deadline
+                    with shutdown_at(response_socket(resp), deadline):
+                        if resp.status_code in RETRY_STATUSES and attempt < tries:
+                            reason = f"HTTP {resp.status_code}"
+                        else:
+                            out = self._read(url, resp, limit=limit, page=page, deadline=deadline)
+                            out.tries = attempt
+                            return out
                 finally:
                     resp.close()
             except _SlowBody as exc:
@@ -696,7 +698,7 @@ class _Crawl:
             return out
         body = bytearray()
         budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # the whole exchange, however slowly it trickles
-        while chunk := read1(resp):
+        while chunk := self._read1(resp, deadline):
             if not body and page and _looks_binary(chunk):
                 out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
                 return out
@@ -713,6 +715,20 @@ class _Crawl:
             return out
         out.body = bytes(body)
         return out
+
+    def _read1(self, resp: requests.Response, deadline: float) -> bytes:
+        """The next piece of the body, b"" at its end. A read that breaks, or an end that comes, after the
+        deadline was cut by it (shutdown_at; a body read to the connection's close would look whole)."""
+        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
+        try:
+            chunk = read1(resp)
+        except requests.RequestException as exc:
+            if time.monotonic() < deadline:
+                raise
+            raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)") from exc
+        if not chunk and time.monotonic() >= deadline:
+            raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
+        return chunk
 
     # -- robots.txt ----------------------------------------------------------------------------
 

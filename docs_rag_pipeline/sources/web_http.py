@@ -11,6 +11,7 @@ then a failed fetch), as for any other connection cut mid-answer.
 from __future__ import annotations
 
 import http.client
+import socket
 from typing import Any
 
 import requests
@@ -18,7 +19,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["HeadersCutOff", "crawler_session"]
+__all__ = ["HeadersCutOff", "crawler_session", "response_socket"]
 
 
 class HeadersCutOff(http.client.HTTPException):
@@ -44,7 +45,13 @@ class _LastLine:
 
 
 class _WholeHeadersResponse(http.client.HTTPResponse):
-    """An http.client response whose header block must end with its blank line (see the module)."""
+    """An http.client response whose header block must end with its blank line (see the module), and
+    that keeps its socket (for :func:`response_socket`: http.client drops the connection's own
+    reference when the answer says ``Connection: close``)."""
+
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.docs_rag_socket = sock
 
     def begin(self) -> None:
         if self.headers is not None:  # already read
@@ -98,3 +105,9 @@ def crawler_session() -> requests.Session:
     for prefix in ("http://", "https://"):
         session.mount(prefix, _Adapter())
     return session
+
+
+def response_socket(resp: requests.Response) -> socket.socket | None:
+    """The socket a response of :func:`crawler_session` is read from (None for any other response)."""
+    original = getattr(resp.raw, "_original_response", None)  # urllib3's http.client response
+    return getattr(original, "docs_rag_socket", None)
