@@ -793,6 +793,54 @@ def test_a_chunk_size_line_or_trailer_that_never_ends_is_cut_off_at_the_deadline
     assert f"[FETCH] failed {srv.url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines, lines
 
 
+def test_failure_lines_name_the_cause(tmp_path: Path) -> None:
+    """A redirect without a Location was logged "redirect to None, not an http(s) URL"; an answer http.client
+    refuses (over 100 header lines, a header line over 64 KiB, no status line at all) only "connection
+    failed (connection aborted)"; a page compressed as zstd, which nobody asked for, "binary body (NUL
+    bytes)", and skipped, so an indexed page was removed. Each line now names its cause, and the
+    compressed page is a failed fetch that keeps the indexed page."""
+    state = {"zstd": False}
+    good = page("Z", "<p>Zstandard.</p>").encode()
+
+    def raw(data: bytes):  # noqa: ANN202
+        def route(h) -> None:  # noqa: ANN001
+            h.wfile.write(data)
+            h.close_connection = True
+        return route
+
+    def compressed(h) -> None:  # noqa: ANN001
+        if not state["zstd"]:
+            return h.reply(200, good)
+        h.reply(200, b"\x28\xb5\x2f\xfd\x00\x00\x00binary", headers={"Content-Encoding": "zstd"})
+
+    links = ("noloc.html", "emptyloc.html", "many.html", "long.html", "nine.html", "z.html")
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=links)),
+              "/noloc.html": lambda h: h.reply(301, b"", ctype=None),
+              "/emptyloc.html": lambda h: h.reply(301, b"", ctype=None, headers={"Location": ""}),
+              "/many.html": raw(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(200)) + b"\r\n"),
+              "/long.html": raw(b"HTTP/1.1 200 OK\r\nX-Long: " + b"v" * 70_000 + b"\r\n\r\n"),
+              "/nine.html": raw(b"<html><body>an HTTP/0.9 answer</body></html>"),
+              "/z.html": compressed}
+    with scripted_server(routes) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", max_retries=0, error_threshold=1)
+        first = src.scan({}, log=lambda m: None)
+        state["zstd"] = True
+        lines: list[str] = []
+        scan = src.scan({p.page_url: p.content_hash for p in first.pages if p.status == "new"}, log=lines.append)
+    u = srv.url
+    for want in (f"[FETCH] skipped {u}/noloc.html: HTTP 301 redirect without a Location header",
+                 f"[FETCH] skipped {u}/emptyloc.html: HTTP 301 redirect with an empty Location header",
+                 f"[FETCH] failed {u}/many.html: connection failed (broken answer: got more than 100 headers)",
+                 f"[FETCH] failed {u}/long.html: connection failed (broken answer: got more than 65536 bytes when "
+                 "reading header line)",
+                 f"[FETCH] failed {u}/nine.html: connection failed (broken answer: no HTTP status line (HTTP/0.9 or "
+                 "another protocol): '<html><body>an HTTP/0.9 answer</body></html>')",
+                 f"[FETCH] failed {u}/z.html: HTTP 200 compressed as 'zstd', which was not asked for and cannot be "
+                 "read (Accept-Encoding: gzip, deflate); the indexed page is kept"):
+        assert want in lines, (want, [ln for ln in lines if "FETCH" in ln])
+    assert scan.complete and u + "/z.html" not in scan.deleted
+
+
 def test_a_retry_after_that_is_not_a_number_means_the_default_backoff(tmp_path: Path) -> None:
     """``Retry-After: nan`` passed float() and min/max, and time.sleep(nan) raised ValueError: on a
     robots.txt read for its sitemaps (outside any per-URL catch-all) the whole scan died, on a page the

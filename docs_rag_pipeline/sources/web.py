@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import copy
 import gzip
+import http.client
 import io
 import ipaddress
 import itertools
@@ -696,6 +697,10 @@ class _Crawl:
         if page and mime and mime not in HTML_TYPES:
             out.skip = ("non-HTML content type", f"non-HTML content type {mime!r}")
             return out
+        unread = _unreadable_encoding(headers.get("Content-Encoding"))
+        if unread:  # its bytes would look binary (NUL bytes) and the page seem gone: the server erred
+            raise FetchError(f"HTTP 200 compressed as {unread!r}, which was not asked for and cannot be read "
+                             f"(Accept-Encoding: {self.session.headers.get('Accept-Encoding')})")
         body = bytearray()
         budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # the whole exchange, however slowly it trickles
         while chunk := self._read1(resp, deadline):
@@ -1055,7 +1060,9 @@ class _Crawl:
                 target = self.normalize(urljoin(cur, loc)) if loc else None
                 if target is None:
                     self.done.update(chain)
-                    self.skip(url, "bad redirect", f"HTTP {f.status} redirect to {loc!r}, not an http(s) URL")
+                    where = ("without a Location header" if loc is None else "with an empty Location header"
+                             if not loc.strip() else f"to {loc!r}, not an http(s) URL")
+                    self.skip(url, "bad redirect", f"HTTP {f.status} redirect {where}")
                     return
                 why = self.reject(target, seed=seed, check_depth=False, robots=True)
                 if why:
@@ -1328,7 +1335,33 @@ def _size(n: int) -> str:
     return f"{n} bytes" if n < 1024 else f"{n / 1024:.0f} KB"
 
 
+def _unreadable_encoding(value: str | None) -> str | None:
+    """The first ``Content-Encoding`` of ``value`` that urllib3 cannot decode here (``zstd`` or ``br``
+    without their libraries, ``compress``), or None."""
+    from urllib3.response import HTTPResponse
+
+    readable = {"identity", "", *HTTPResponse.CONTENT_DECODERS}
+    return next((e for e in (p.strip().lower() for p in (value or "").split(",")) if e not in readable), None)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception that requests and urllib3 wrapped ``exc`` around (they pass it in args)."""
+    seen = {id(exc)}
+    while True:
+        inner = next((a for a in exc.args if isinstance(a, BaseException)), None) or exc.__cause__
+        if inner is None or id(inner) in seen:
+            return exc
+        seen.add(id(inner))
+        exc = inner
+
+
 def _short(exc: BaseException) -> str:
+    cause = _root_cause(exc)
+    if isinstance(cause, http.client.HTTPException) and not isinstance(cause, http.client.RemoteDisconnected):
+        # what http.client refused, which requests reports as a bare "connection aborted": name it
+        if isinstance(cause, http.client.BadStatusLine):
+            return f"broken answer: no HTTP status line (HTTP/0.9 or another protocol): {cause.line[:60]!r}"
+        return f"broken answer: {str(cause)[:160] or type(cause).__name__}"
     text = str(exc)
     for marker in ("Read timed out", "Connection refused", "Connection reset", "Connection aborted",
                    "Name or service not known", "Remote end closed connection"):

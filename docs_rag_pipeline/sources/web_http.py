@@ -61,7 +61,8 @@ class _WholeHeadersResponse(http.client.HTTPResponse):
         try:
             super().begin()
         finally:
-            self.fp = fp
+            if self.fp is watch:  # http.client sets it to None when it closes the connection (a bad status line)
+                self.fp = fp
         if watch.last == b"":  # http.client's header reader stops at b"" (EOF) as at a blank line
             raise HeadersCutOff()
 
