@@ -122,7 +122,8 @@ def query_allowed(url_with_query: str, patterns: Iterable[str]) -> bool:
 
 
 def normalize_url(url: str, *, allow_patterns: Iterable[str] = ()) -> str | None:
-    """The canonical form of a link, or None when it is not an http(s) URL.
+    """The canonical form of a link, or None when it is not an http(s) URL, or its host is no host
+    name (a backslash, ``%``, a space, or anything the HTTP client would read as another host).
 
     Scheme and host lowercased, user info and default ports dropped, dot segments resolved,
     repeated slashes collapsed, percent escapes uppercased, a final ``index.html`` folded into
@@ -1061,7 +1062,7 @@ class _Crawl:
                 if target is None:
                     self.done.update(chain)
                     where = ("without a Location header" if loc is None else "with an empty Location header"
-                             if not loc.strip() else f"to {loc!r}, not an http(s) URL")
+                             if not loc.strip() else f"to {loc!r}, not an http(s) URL with a host name a request reaches as written")
                     self.skip(url, "bad redirect", f"HTTP {f.status} redirect {where}")
                     return
                 why = self.reject(target, seed=seed, check_depth=False, robots=True)
