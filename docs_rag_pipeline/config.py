@@ -169,6 +169,9 @@ class LlmConfig(_Shape):
 class ChunkingConfig(_Shape):
     target_tokens: int | None = Field(None, ge=32)  # None: follow the embedding model's window
     overlap_tokens: int = Field(32, ge=0)
+    # a page that chunks into more is cut to its first chunks, with a warning: a page within max_bytes
+    # (a crawled page of 60,000 headings, a 5 MB "word") made 22,000 to 60,000 chunks, hours of embedding
+    max_chunks_per_page: int = Field(5000, ge=1)
 
     @model_validator(mode="after")
     def _overlap(self) -> ChunkingConfig:

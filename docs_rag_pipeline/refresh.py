@@ -342,6 +342,11 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
         meta = {**src_cfg.metadata, "section": _top_section(p["path"])}
         page_chunks = chunk_page(parsed, source=source_name, page_url=p["page_url"], content_hash=p["content_hash"],
                                  updated_at=now, budget=budget, count=emb.count_tokens, metadata=meta)
+        cap = ctx.config.chunking.max_chunks_per_page
+        if len(page_chunks) > cap:
+            log(f"[CHUNK] warning: {p['path']}: {len(page_chunks)} chunks, over chunking.max_chunks_per_page "
+                f"({cap}): only its first {cap} are indexed; raise chunking.max_chunks_per_page to index all of it")
+            page_chunks = page_chunks[:cap]
         log(f"[CHUNK] {p['path']}: {len(page_chunks)} chunks")
         chunks.extend(page_chunks)
 

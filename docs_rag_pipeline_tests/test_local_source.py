@@ -377,3 +377,27 @@ def test_a_source_that_indexes_nothing_fails_the_ingest(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest"], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=540)
     assert out.returncode == 0 and "check chunks_are_well_formed failed" not in out.stderr, out.stderr
+
+
+def test_a_page_over_max_chunks_per_page_is_cut_to_its_first_chunks_with_a_warning(tmp_path: Path) -> None:
+    """A page within max_bytes can chunk into tens of thousands (a crawled page of 60,000 headings),
+    each an embedding: it is cut to its first chunking.max_chunks_per_page, and the log says so."""
+    many = "# Many\n\n" + "\n\n".join(f"## Heading {i}\n\nThe text of part {i} of the page." for i in range(12))
+    write_docs(tmp_path / "docs", {"many.md": many, "small.md": "# Small\n\nA small page about otters.\n"})
+    cfg = write_config(tmp_path, extra="chunking:\n  max_chunks_per_page: 5\n")
+    with DagsterInstance.ephemeral() as instance:
+        out = materialize_source(cfg, "guide", instance)
+    assert ("[CHUNK] warning: many.md: 12 chunks, over chunking.max_chunks_per_page (5): only its first 5 are "
+            "indexed; raise chunking.max_chunks_per_page to index all of it") in out["_log"]
+    rows = Context(load_config(cfg)).chunks.rows("source = 'guide'")
+    by_page = {}
+    for r in rows:
+        by_page.setdefault("many" if "many" in r["page_url"] else "small", []).append(r["chunk_index"])
+    assert sorted(by_page["many"]) == [0, 1, 2, 3, 4] and len(by_page["small"]) == 1, by_page
+
+
+def test_max_chunks_per_page_must_be_at_least_one(tmp_path: Path) -> None:
+    from docs_rag_pipeline.config import ConfigError
+
+    with pytest.raises(ConfigError, match="max_chunks_per_page"):
+        load_config(write_config(tmp_path, extra="chunking:\n  max_chunks_per_page: 0\n"))
