@@ -723,54 +723,14 @@ def test_a_body_that_trickles_in_is_cut_off_at_its_deadline(tmp_path: Path) -> N
     assert sent and sent[0] < total
 
 
-def test_headers_that_trickle_in_are_cut_off_at_the_same_deadline(tmp_path: Path) -> None:
-    """A server that sent its status line and then a header byte every 0.05 s, never ending the
-    headers, held the crawl for as long as it liked: the whole-body deadline started after the
-    headers, and each byte came well within the read timeout. The deadline now covers the whole
-    exchange: the page fails at it and the others are fetched. (The server gives up after 20 s, so
-    without the deadline this test fails instead of hanging.)"""
-    stop = threading.Event()
-
-    def trickle_headers(h) -> None:  # noqa: ANN001
-        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
-        give_up = time.monotonic() + 20
-        try:
-            while not stop.wait(0.05) and time.monotonic() < give_up:
-                h.wfile.write(b"X")
-                h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        h.close_connection = True
-
-    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("slow.html", "ok.html"))),
-              "/slow.html": trickle_headers, "/ok.html": lambda h: h.reply(200, page("Ok", "<p>Fine.</p>"))}
-    with scripted_server(routes) as srv:
-        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", timeout_seconds=0.5, max_retries=0)
-        lines: list[str] = []
-        try:
-            scan = src.scan({}, log=lines.append)
-        finally:
-            stop.set()
-    assert {p.page_url: p.status for p in scan.pages} == {
-        srv.url + "/": "new", srv.url + "/ok.html": "new", srv.url + "/slow.html": "failed"}
-    assert f"[FETCH] failed {srv.url}/slow.html: the response took over 2 s (4 × timeout_seconds) and its " \
-           "headers were still not complete" in lines
-
-
-@pytest.mark.parametrize("drip", ["a chunk-size line", "a trailer"])
-def test_a_chunk_size_line_or_trailer_that_never_ends_is_cut_off_at_the_deadline(tmp_path: Path, drip: str) -> None:
-    """A chunked body whose chunk-size line (``1;`` and then a byte every 0.05 s), or whose trailer after
-    the last chunk, never ends: urllib3 reads that line with one readline inside one read, so the deadline
-    checked between reads was never reached and the crawl waited until the server gave up (with the
-    defaults, days: http.client allows 65,536 bytes a line). The socket is now shut down at the deadline:
-    the page fails with the deadline's reason and the other page is fetched. (The server gives up after
-    20 s, so without the deadline this test fails instead of hanging.)"""
+def _scan_with_a_dripping_page(tmp_path: Path, head: bytes):  # noqa: ANN202
+    """Scan a site whose /slow.html answers ``head`` and then a byte every 0.05 s (giving up after 20 s,
+    so a crawler without a deadline fails the test instead of hanging it), with timeout_seconds 0.5:
+    the site's URL, the scan and its log lines."""
     stop = threading.Event()
 
     def dripping(h) -> None:  # noqa: ANN001
-        h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
-                      b"Connection: close\r\n\r\n")
-        h.wfile.write(b"1;" if drip == "a chunk-size line" else b"4\r\n<p>x\r\n0\r\nX-Trailer: ")
+        h.wfile.write(head)
         give_up = time.monotonic() + 20
         try:
             while not stop.wait(0.05) and time.monotonic() < give_up:
@@ -789,9 +749,36 @@ def test_a_chunk_size_line_or_trailer_that_never_ends_is_cut_off_at_the_deadline
             scan = src.scan({}, log=lines.append)
         finally:
             stop.set()
+    return srv.url, scan, lines
+
+
+def test_headers_that_trickle_in_are_cut_off_at_the_same_deadline(tmp_path: Path) -> None:
+    """A server that sent its status line and then a header byte every 0.05 s, never ending the
+    headers, held the crawl for as long as it liked: the whole-body deadline started after the
+    headers, and each byte came well within the read timeout. The deadline now covers the whole
+    exchange: the page fails at it and the others are fetched. (The server gives up after 20 s, so
+    without the deadline this test fails instead of hanging.)"""
+    url, scan, lines = _scan_with_a_dripping_page(tmp_path, b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
     assert {p.page_url: p.status for p in scan.pages} == {
-        srv.url + "/": "new", srv.url + "/ok.html": "new", srv.url + "/slow.html": "failed"}
-    assert f"[FETCH] failed {srv.url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines, lines
+        url + "/": "new", url + "/ok.html": "new", url + "/slow.html": "failed"}
+    assert f"[FETCH] failed {url}/slow.html: the response took over 2 s (4 × timeout_seconds) and its " \
+           "headers were still not complete" in lines
+
+
+@pytest.mark.parametrize("drip", ["a chunk-size line", "a trailer"])
+def test_a_chunk_size_line_or_trailer_that_never_ends_is_cut_off_at_the_deadline(tmp_path: Path, drip: str) -> None:
+    """A chunked body whose chunk-size line (``1;`` and then a byte every 0.05 s), or whose trailer after
+    the last chunk, never ends: urllib3 reads that line with one readline inside one read, so the deadline
+    checked between reads was never reached and the crawl waited until the server gave up (with the
+    defaults, days: http.client allows 65,536 bytes a line). The socket is now shut down at the deadline:
+    the page fails with the deadline's reason and the other page is fetched. (The server gives up after
+    20 s, so without the deadline this test fails instead of hanging.)"""
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + (b"1;" if drip == "a chunk-size line" else b"4\r\n<p>x\r\n0\r\nX-Trailer: "))
+    url, scan, lines = _scan_with_a_dripping_page(tmp_path, head)
+    assert {p.page_url: p.status for p in scan.pages} == {
+        url + "/": "new", url + "/ok.html": "new", url + "/slow.html": "failed"}
+    assert f"[FETCH] failed {url}/slow.html: the body took over 2 s (4 × timeout_seconds)" in lines, lines
 
 
 def test_failure_lines_name_the_cause(tmp_path: Path) -> None:
