@@ -339,6 +339,8 @@ def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> s
             msg = (err.cause or err).message.strip() if err else ev.message
             if err and err.cls_name == "ChildProcessCrashException":  # its message is only the class name
                 msg = _crash_message(crashed.get(ev.step_key))
+            # our own errors' messages say what is wrong and how to fix it: without the class's module path
+            msg = _OUR_ERROR.sub("", msg or "", count=1)
             name = source_of(ev.step_key)
             failed.add(name)
             messages.append((ev.step_key, msg or ""))
@@ -353,6 +355,8 @@ def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> s
     return failed
 
 
+#: Dagster's message of an exception of this package starts with its class's dotted path
+_OUR_ERROR = re.compile(r"^docs_rag_pipeline(?:\.\w+)+: ")
 #: the multiprocess executor's word on a step process that died (dagster._utils.get_run_crash_explanation)
 _CHILD_EXIT = re.compile(r"child process for step \S+ (?:unexpectedly exited with code (-?\d+)|was terminated by "
                          r"signal (\d+))")
