@@ -699,7 +699,9 @@ class Terminated(KeyboardInterrupt):
 
 def _sigterm_stops_ingest() -> None:
     """SIGTERM outside a run raises :class:`Terminated`; inside one, Dagster maps it to its SIGINT
-    handler (the step fails with DagsterExecutionInterruptedError, which :func:`_interrupted` sees)."""
+    handler (the step fails with DagsterExecutionInterruptedError, which :func:`_interrupted` sees).
+    Installed for every command but the servers as it starts (``ask``, ``search`` and an ``ingest``
+    still starting up ended with 143 and no line), and again by ``ingest``."""
     import signal
 
     def on_term(signum, frame):  # noqa: ANN001, ANN202
@@ -1192,6 +1194,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()
+        if args.fn not in (cmd_serve, cmd_mcp, cmd_ui):  # servers stop by SIGTERM as their servers do
+            _sigterm_stops_ingest()  # SIGTERM is Ctrl-C from the start: exit 130 with the line, not 143
     config: Config | None = None
     try:
         if args.config:

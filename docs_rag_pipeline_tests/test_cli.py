@@ -195,6 +195,42 @@ def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide,
                            "run the command again to finish")
 
 
+def test_sigterm_to_search_is_the_one_line_stop_with_130(guide, tmp_path):
+    """`kill PID` of `docs-rag search` or `ask` (or of an `ingest` still starting up) ended the process
+    by the signal: 143 and no line, where the exit status table promises 130 and the line. An import
+    hook holds the command's import of the query module until the signal comes (no timing)."""
+    import signal
+    import textwrap
+    import time
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    started = tmp_path / "searching"
+    (hook / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import sys, time
+        class Hold:
+            def find_spec(self, name, path=None, target=None):
+                if name == "docs_rag_pipeline.query":
+                    open({str(started)!r}, "w").close()
+                    time.sleep(120)
+                return None
+        sys.meta_path.insert(0, Hold())
+    """))
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide),
+           "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([*DOCS_RAG, "search", "widgets"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
+                           "run the command again to finish")
+
+
 def test_control_characters_are_shown_not_obeyed(tmp_path):
     """A page's raw ESC sequences (a screen clear, an OSC 8 link showing one URL and opening another, an
     OSC 52 clipboard write) went into the index and through `docs-rag search`/`ask` to the terminal, and a
