@@ -420,7 +420,7 @@ def run_stdio(config_path: str | Path | None = None) -> None:
     if sys.stdin is None or sys.stdout is None:  # started with stdin or stdout closed: no client, no request
         return
     server = create_server(config_path)
-    warming = warm_up(config_path)  # the index's words are counted at start, not on the first ask
+    warm_up(config_path)  # the index's words are counted at start (an exit waits for it: context._join_warm_ups)
     wire = _Wire()
     gone = False
     _CLIENT_GONE.clear()  # a server run again in the same process starts with its own client
@@ -460,9 +460,6 @@ def run_stdio(config_path: str | Path | None = None) -> None:
         if wire_fd is not None:
             _WIRE_FD = None
             os.close(wire_fd)
-        # the count runs in LanceDB's native code: an interpreter that exits under it aborts
-        # (PyGILState_Release while finalizing), so a server whose client left at once waits for it
-        warming.join()
     if gone:
         # the client closed its end: nobody is left to answer, and nothing here failed. Exit 0 without
         # the SDK's task-group traceback, and with stdout on the null device so that the flush at
