@@ -703,7 +703,6 @@ class _Crawl:
             raise FetchError(f"HTTP 200 compressed as {unread!r}, which was not asked for and cannot be read "
                              f"(Accept-Encoding: {self.session.headers.get('Accept-Encoding')})")
         body = bytearray()
-        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # the whole exchange, however slowly it trickles
         while chunk := self._read1(resp, deadline):
             if not body and page and _looks_binary(chunk):
                 out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
@@ -714,7 +713,7 @@ class _Crawl:
                 del body[limit:]
                 break
             if time.monotonic() > deadline:
-                raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
+                raise self._slow_body()
         # an empty body says nothing of its type: page_from_body decides (an indexed page's is a failed fetch)
         if page and not mime and body.strip() and b"<" not in bytes(body[:1024]):
             out.skip = ("non-HTML content type", "no content type and the body does not look like HTML")
@@ -725,16 +724,19 @@ class _Crawl:
     def _read1(self, resp: requests.Response, deadline: float) -> bytes:
         """The next piece of the body, b"" at its end. A read that breaks, or an end that comes, after the
         deadline was cut by it (shutdown_at; a body read to the connection's close would look whole)."""
-        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
         try:
             chunk = read1(resp)
         except requests.RequestException as exc:
             if time.monotonic() < deadline:
                 raise
-            raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)") from exc
+            raise self._slow_body() from exc
         if not chunk and time.monotonic() >= deadline:
-            raise _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
+            raise self._slow_body()
         return chunk
+
+    def _slow_body(self) -> _SlowBody:
+        budget = self.cfg.timeout_seconds * BODY_TIMEOUTS  # the whole exchange, however slowly it trickles
+        return _SlowBody(f"the body took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds)")
 
     # -- robots.txt ----------------------------------------------------------------------------
 
