@@ -319,8 +319,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     quotable: list[bool] = []
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
-        seq = sentences(h.text, overlap=True)
-        own = len(seq) - len(sentences(h.text))  # the overlap's sentences come first
+        seq, own = _sentences_and_overlap(h.text)  # the overlap's sentences come first
         for k, s in enumerate(seq):
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
                 pool.append((h, s))
@@ -335,25 +334,32 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     return SentencePool(pool, qv, sv, quotable)
 
 
-def sentences(text: str, *, overlap: bool = False) -> list[str]:
-    """Split chunk text into sentences, keeping code blocks and list items whole; the chunk's overlap
-    (its first block, ``… `` and the previous chunk's last words, which start inside a sentence)
-    only with ``overlap``."""
+def sentences(text: str) -> list[str]:
+    """Split chunk text into sentences, keeping code blocks and list items whole; without the chunk's
+    overlap (its first block, ``… `` and the previous chunk's last words, which start inside a sentence)."""
+    seq, overlap = _sentences_and_overlap(text)
+    return seq[overlap:]
+
+
+def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
+    """Every sentence of chunk text, its overlap's included, and how many of them (first) the overlap holds."""
     out: list[str] = []
+    overlap = 0
     for i, block in enumerate(split_blocks(text)):  # a fenced code block with blank lines in it stays one block
         block = block.strip()
-        if i == 0 and block.startswith("… ") and not overlap:
-            continue
+        first_overlap = i == 0 and block.startswith("… ")
         if not block or block.startswith("…"):
             block = block.lstrip("… ").strip()
             if not block:
                 continue
         if block.startswith("```") or "\n- " in block or block.startswith("- ") or " | " in block:
             out.append(block)
-            continue
-        for para in _PARAGRAPH.split(block):  # sentence ends as in chunking, any script's (chunking.split_sentences)
-            out.extend(s.strip() for s, _ in split_sentences(para, _SENT_STARTERS) if s.strip())
-    return out
+        else:
+            for para in _PARAGRAPH.split(block):  # sentence ends as in chunking, any script's (chunking.split_sentences)
+                out.extend(s.strip() for s, _ in split_sentences(para, _SENT_STARTERS) if s.strip())
+        if first_overlap:
+            overlap = len(out)
+    return out, overlap
 
 
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
