@@ -157,39 +157,54 @@ def test_an_unlucky_environment_is_named_before_any_work(guide, tmp_path):
     assert out.returncode == 2 and f"--json: the folder {tmp_path / 'no'} does not exist" in out.stderr
 
 
-def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide, tmp_path):
-    """A Ctrl-C in the first second of any command (while pydantic, numpy and the rest are imported)
-    ended in a KeyboardInterrupt traceback out of an import. An import hook holds the import of the
-    config module until the signal comes (no timing: the hook writes a file when it starts waiting)."""
-    import signal
+def _held_at_import(module: str, config: Path, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The environment of a `docs-rag` process whose import of ``module`` waits 120 s (an import hook
+    in sitecustomize), and the file the hook writes when it starts waiting: a signal sent once that
+    file exists comes while the process is there (no timing)."""
     import textwrap
-    import time
 
     hook = tmp_path / "hook"
     hook.mkdir()
-    started = tmp_path / "importing"
+    started = tmp_path / "held"
     (hook / "sitecustomize.py").write_text(textwrap.dedent(f"""
         import sys, time
         class Hold:
             def find_spec(self, name, path=None, target=None):
-                if name == "docs_rag_pipeline.config":
+                if name == {module!r}:
                     open({str(started)!r}, "w").close()
                     time.sleep(120)
                 return None
         sys.meta_path.insert(0, Hold())
     """))
-    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide),
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(config),
            "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    # a terminal's Ctrl-C: SIGINT at its default (a background job of a script, as `make test &`, starts
-    # with it ignored, and Python then never turns it into KeyboardInterrupt)
-    proc = subprocess.Popen([*DOCS_RAG, "sources"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return env, started
+
+
+def _signal_once_held(proc: subprocess.Popen, started: Path, sig: int) -> str:
+    """Send ``sig`` to ``proc`` once its held import has started (see :func:`_held_at_import`); its stderr."""
+    import time
+
     deadline = time.monotonic() + 120
     while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert started.exists(), proc.communicate()[1]
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    proc.send_signal(sig)
+    return proc.communicate(timeout=60)[1]
+
+
+def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide, tmp_path):
+    """A Ctrl-C in the first second of any command (while pydantic, numpy and the rest are imported)
+    ended in a KeyboardInterrupt traceback out of an import. An import hook holds the import of the
+    config module until the signal comes (no timing: the hook writes a file when it starts waiting)."""
+    import signal
+
+    env, started = _held_at_import("docs_rag_pipeline.config", guide, tmp_path)
+    # a terminal's Ctrl-C: SIGINT at its default (a background job of a script, as `make test &`, starts
+    # with it ignored, and Python then never turns it into KeyboardInterrupt)
+    proc = subprocess.Popen([*DOCS_RAG, "sources"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    err = _signal_once_held(proc, started, signal.SIGINT)
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
                            "run the command again to finish")
@@ -200,32 +215,11 @@ def test_sigterm_to_search_is_the_one_line_stop_with_130(guide, tmp_path):
     by the signal: 143 and no line, where the exit status table promises 130 and the line. An import
     hook holds the command's import of the query module until the signal comes (no timing)."""
     import signal
-    import textwrap
-    import time
 
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    started = tmp_path / "searching"
-    (hook / "sitecustomize.py").write_text(textwrap.dedent(f"""
-        import sys, time
-        class Hold:
-            def find_spec(self, name, path=None, target=None):
-                if name == "docs_rag_pipeline.query":
-                    open({str(started)!r}, "w").close()
-                    time.sleep(120)
-                return None
-        sys.meta_path.insert(0, Hold())
-    """))
-    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide),
-           "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env, started = _held_at_import("docs_rag_pipeline.query", guide, tmp_path)
     proc = subprocess.Popen([*DOCS_RAG, "search", "widgets"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
-    deadline = time.monotonic() + 120
-    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert started.exists(), proc.communicate()[1]
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    err = _signal_once_held(proc, started, signal.SIGTERM)
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
                            "run the command again to finish")
