@@ -253,7 +253,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
         raise ConfigError("--parallel must be at least 1")
     ensure_dagster_home(config)
     _progress_to_stderr()
-    _sigterm_stops_ingest()
+    _sigterm_is_ctrl_c()
     if not isinstance(sys.stderr, _ShortEventLogErrors):
         sys.stderr = _ShortEventLogErrors(sys.stderr)
     if args.parallel > 1 and len(names) > 1:
@@ -697,7 +697,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C so the run stops cleanly (Dagster marks it as failed)."""
 
 
-def _sigterm_stops_ingest() -> None:
+def _sigterm_is_ctrl_c() -> None:
     """SIGTERM outside a run raises :class:`Terminated`; inside one, Dagster maps it to its SIGINT
     handler (the step fails with DagsterExecutionInterruptedError, which :func:`_interrupted` sees).
     Installed for every command but the servers as it starts (``ask``, ``search`` and an ``ingest``
@@ -1195,7 +1195,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()
         if args.fn not in (cmd_serve, cmd_mcp, cmd_ui):  # servers stop by SIGTERM as their servers do
-            _sigterm_stops_ingest()  # SIGTERM is Ctrl-C from the start: exit 130 with the line, not 143
+            _sigterm_is_ctrl_c()  # SIGTERM is Ctrl-C from the start: exit 130 with the line, not 143
     config: Config | None = None
     try:
         if args.config:

@@ -490,31 +490,55 @@ class ChunksTable:
         """One commit: upsert ``rows`` by chunk_id and delete every other row of ``replace_pages``.
 
         ``replace_pages`` are the pages that changed or disappeared: their rows not in ``rows`` go.
+        Rows identical to the stored ones are left out of the write, and a write with nothing to
+        upsert or delete commits nothing (a reparse of an unchanged source is no new version).
         """
         pages = sorted(set(replace_pages))
         if not rows and not pages:
             return WriteStats(version=self.version())
-        rows = self._changed_only(rows, keep_pages=set(pages))
-        tbl = self.open() or self._create()
-        data = self.to_arrow(rows)
-        stale = f"source = {sql_str(source)} AND {sql_in('page_url', pages)}"
-        res = (tbl.merge_insert("chunk_id")
-               .when_matched_update_all()
-               .when_not_matched_insert_all()
-               .when_not_matched_by_source_delete(stale)
-               .execute(data))
+        tbl = self.open()
+        stale = self._stale_where(source, pages, {r["chunk_id"] for r in rows}) if tbl is not None else None
+        rows = self._changed_only(rows) if tbl is not None else list(rows)
+        if not rows and stale is None:
+            return WriteStats(version=self.version())
+        tbl = tbl or self._create()
+        merge = tbl.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all()
+        if stale is not None:
+            merge = merge.when_not_matched_by_source_delete(stale)
+        res = merge.execute(self.to_arrow(rows))
         return WriteStats(rows_written=res.num_inserted_rows + res.num_updated_rows,
                           rows_deleted=res.num_deleted_rows, version=res.version)
 
-    def _changed_only(self, rows: Sequence[dict[str, Any]], *, keep_pages: set[str]) -> list[dict[str, Any]]:
-        """Drop rows identical to the stored ones (same id means same text; compare the rest).
-        Rows of pages being replaced are always kept: the merge deletes their rows it does not see."""
+    def _stale_where(self, source: str, pages: Sequence[str], kept_ids: set[str]) -> str | None:
+        """The rows of ``pages`` that the write must delete: those whose id is not among the rows
+        written or kept (``kept_ids``). Named by page where a page keeps no row (a deleted page), by
+        id otherwise, so the filter holds only what goes; ``None`` when nothing goes."""
+        gone_pages: set[str] = set()
+        gone_ids: list[str] = []
+        for i in range(0, len(pages), 500):
+            part = pages[i:i + 500]
+            stored = self._scan(f"source = {sql_str(source)} AND {sql_in('page_url', part)}", ["chunk_id", "page_url"])
+            pairs = list(zip(stored["page_url"].to_pylist(), stored["chunk_id"].to_pylist()))
+            keeps = {u for u, c in pairs if c in kept_ids}
+            gone_pages |= {u for u, _ in pairs} - keeps
+            gone_ids += [c for u, c in pairs if u in keeps and c not in kept_ids]
+        where = [sql_in("page_url", sorted(gone_pages))] if gone_pages else []
+        where += [sql_in("chunk_id", gone_ids)] if gone_ids else []
+        if not where:
+            return None
+        return f"source = {sql_str(source)} AND ({' OR '.join(where)})"
+
+    def _changed_only(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Drop rows identical to the stored ones: same id (which means the same source, page, headings
+        and text), and the same parent, position, URL, title, headings, metadata, tags, content hash,
+        token count and full-text column (which an older docs-rag may have written otherwise). The
+        vector is not compared: it comes from the embedding cache, keyed by the text compared here."""
         ids = [r["chunk_id"] for r in rows]
         stored: dict[str, tuple] = {}
         for i in range(0, len(ids), 500):
-            for r in self.rows(sql_in("chunk_id", ids[i:i + 500])):
-                stored[r["chunk_id"]] = _comparable(r)
-        return [r for r in rows if r["page_url"] in keep_pages or stored.get(r["chunk_id"]) != _comparable(r)]
+            for r in self._scan(sql_in("chunk_id", ids[i:i + 500]), CHUNK_COLUMNS + ["search_text"]).to_pylist():
+                stored[r["chunk_id"]] = _comparable(r, r["search_text"])
+        return [r for r in rows if stored.get(r["chunk_id"]) != _comparable(r, search_text(r))]
 
     #: from this many rows on, vectors get an ANN index (IVF_FLAT: exact within the probed partitions,
     #: sqrt(rows) partitions); below it a flat scan is fast enough (bench/query.py measures both)
@@ -672,10 +696,10 @@ def search_text(r: dict[str, Any]) -> str:
     return fulltext_text(" \n".join([r["title"] or "", " ".join(r["headings"] or []), r["text"] or ""]))
 
 
-def _comparable(r: dict[str, Any]) -> tuple:
+def _comparable(r: dict[str, Any], full_text: str | None) -> tuple:
     meta = r["metadata"] if isinstance(r["metadata"], str) else json.dumps(r["metadata"] or {}, sort_keys=True, default=str)
-    return (r["parent_id"], int(r["chunk_index"]), r["url"], r["title"], json.loads(meta),
-            list(r["tags"] or []), list(r["headings"] or []), r["content_hash"])
+    return (r["source"], r["page_url"], r["parent_id"], int(r["chunk_index"]), r["url"], r["title"], json.loads(meta),
+            list(r["tags"] or []), list(r["headings"] or []), r["content_hash"], r.get("token_count"), full_text)
 
 
 class EmbeddingCache:

@@ -267,6 +267,50 @@ def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path
         refresh.refresh(Context(load_config(cfg)), "guide", mode="again")
 
 
+def test_a_reparse_writes_only_the_rows_that_differ_and_logs_no_version_when_none_does(tmp_path: Path) -> None:
+    """refresh.md: "Rows identical to what is stored ... are left out of the write." A reparse of an
+    unchanged source (asked for, or by itself after an upgrade of the parser or a restore) wrote every
+    row of every page again and logged a new restorable version that changed nothing (docswalk F11).
+    Now it writes nothing and commits nothing; a reparse that re-chunks one page writes that page's
+    new rows and deletes only its rows that vanished; a row whose full-text column an older docs-rag
+    wrote differently is written again."""
+    long = "\n\n".join(f"Paragraph {i} describes how the sensor number {i} reports its readings to the "
+                        "dashboard, with enough words to fill a chunk." for i in range(12))
+    write_docs(tmp_path / "docs", {**GUIDE, "sensors.md": f"# Sensors\n\n{long}\n"})
+    cfg = write_config(tmp_path, extra="chunking: {target_tokens: 200}")
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    ctx = Context(load_config(cfg))
+    before, version, logged = _chunks(cfg), ctx.chunks.version(), len(refresh.versions(ctx))
+
+    st = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")
+    ctx = Context(load_config(cfg))
+    assert st.pages_changed == len(GUIDE) + 1 and st.chunks_embedded == 0
+    assert (st.rows_written, st.rows_deleted) == (0, 0)
+    assert ctx.chunks.version() == version and len(refresh.versions(ctx)) == logged
+    assert _chunks(cfg) == before  # updated_at included: not one row was rewritten
+
+    # an older docs-rag wrote another full-text column for one row: only that row is written again
+    first = before[BASE + "install.md"][0]
+    ctx.chunks.open().update(where=f"chunk_id = '{first['chunk_id']}'", values={"search_text": "stale words"})
+    st = refresh.refresh(Context(load_config(cfg)), "guide", mode="reparse")
+    assert (st.rows_written, st.rows_deleted) == (1, 0)
+    tbl = Context(load_config(cfg)).chunks.open()
+    [row] = tbl.search().where(f"chunk_id = '{first['chunk_id']}'").select(["search_text"]).to_list()
+    assert "stale" not in row["search_text"] and first["text"].split()[0] in row["search_text"]
+
+    # a smaller budget re-chunks the long page only: its new rows are written, its old ones deleted,
+    # the other pages' rows stay as they were
+    cfg = write_config(tmp_path, extra="chunking: {target_tokens: 60}")
+    middle = _chunks(cfg)
+    st = refresh.refresh(Context(load_config(cfg)), "guide")
+    after = _chunks(cfg)
+    old_ids = {r["chunk_id"] for r in before[BASE + "sensors.md"]}
+    new_ids = {r["chunk_id"] for r in after[BASE + "sensors.md"]}
+    assert st.rows_written == len(new_ids - old_ids) and st.rows_deleted == len(old_ids - new_ids) > 0
+    assert {u: rs for u, rs in after.items() if u != BASE + "sensors.md"} == \
+        {u: rs for u, rs in middle.items() if u != BASE + "sensors.md"}
+
+
 # --------------------------------------------------------------------------------------------
 # An unreadable file. Tests run as root, and root reads a chmod-000 file (the capabilities
 # CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH let it bypass permissions). So the ingest runs as the real
