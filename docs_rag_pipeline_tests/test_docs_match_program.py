@@ -1,16 +1,19 @@
 """The user docs name what the program has, and the program has what the docs name: the CLI's
-subcommands and options (docs/interfaces/cli.md), read from the argparse parser the program runs, so
-a flag or subcommand added, renamed or removed on one side only fails here. Fast: nothing is ingested."""
+subcommands and options (docs/interfaces/cli.md), the MCP tools and their arguments (README.md,
+docs/interfaces/mcp.md) and the HTTP routes (docs/interfaces/http.md). Each side is read from the
+object the program runs (the argparse parser, the MCP server's tool list, the Flask app's url_map), so
+a flag, tool or route added, renamed or removed on one side only fails here. Fast: nothing is ingested."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
 from pathlib import Path
 
 from docs_rag_pipeline.cli import build_parser
 
-from .conftest import REPO
+from .conftest import REPO, write_config
 
 DOCS = REPO / "docs"
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
@@ -167,4 +170,93 @@ def test_the_global_options_and_the_flags_outside_the_sections_exist() -> None:
     rest = "".join(body for head, body in sections.items()
                    if not head.startswith(("docs-rag ", "The global option")))
     problems += [f"cli.md names {f}, which no subcommand accepts" for f in sorted(set(_FLAG.findall(rest)) - every)]
+    assert not problems, "\n".join(problems)
+
+
+# ---- the MCP tools: README.md and docs/interfaces/mcp.md against the server's tool list ----------
+
+
+def _mcp_tools(tmp_path: Path) -> dict[str, dict]:
+    """Tool name → its input schema, as the server lists them to a client (tools/list)."""
+    from docs_rag_pipeline.serve.mcp import create_server
+
+    server = create_server(write_config(tmp_path))
+    return {t.name: t.input_schema for t in asyncio.run(server.list_tools())}
+
+
+def test_the_mcp_tools_and_their_arguments_are_the_documented_ones(tmp_path: Path) -> None:
+    tools = _mcp_tools(tmp_path)
+    names = set(tools)
+    mcp_doc = _read(DOCS / "interfaces" / "mcp.md")
+    rows = {r[0].strip("`"): r for r in _table_rows(_sections(mcp_doc, 2)["Tools"])}
+    readme = re.search(r"docs-rag mcp` \| .*\(tools ([^)]*)\)", _read(REPO / "README.md"))
+    assert readme, "README.md's command table no longer lists the MCP tools after `docs-rag mcp`"
+    unknown_tool = re.search(r"no tool named 'nope'; tools: ([^`]*)`", mcp_doc)
+    assert unknown_tool, "mcp.md no longer quotes the unknown-tool error with its list of tools"
+    subs_action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    # argparse keeps a subcommand's help= in _choices_actions only (no public accessor)
+    parser_help = next(a.help for a in subs_action._choices_actions if a.dest == "mcp")
+    lists = {
+        "mcp.md's Tools table": set(rows),
+        "README.md's line of `docs-rag mcp`": set(_TICKED.findall(readme.group(1))),
+        "mcp.md's unknown-tool message": set(unknown_tool.group(1).split(", ")),
+        "the help of `docs-rag mcp`": set(re.search(r"\(tools: ([^)]*)\)", parser_help).group(1).split(", ")),
+    }
+    problems = []
+    for where, listed in lists.items():
+        problems += [f"{where} names the tool '{t}', which the server does not have" for t in sorted(listed - names)]
+        problems += [f"the server has the tool '{t}', which {where} does not name" for t in sorted(names - listed)]
+    for name, schema in tools.items():
+        if name not in rows:
+            continue
+        # `arg` (type, required), `arg` …: the parenthesis says whether it is required
+        documented = {m.group(1): "required" in (m.group(2) or "")
+                      for m in re.finditer(r"`([a-z_]+)`(?:\s*\(([^()]*)\))?", rows[name][1])}
+        takes = {p: p in schema.get("required", []) for p in schema["properties"]}
+        problems += [f"mcp.md: {name} takes '{a}'? the tool has no such argument"
+                     for a in sorted(set(documented) - set(takes))]
+        problems += [f"mcp.md: {name}'s argument '{a}' is not in its row" for a in sorted(set(takes) - set(documented))]
+        problems += [f"mcp.md: {name}'s '{a}' is {'required' if takes[a] else 'optional'}, the row says otherwise"
+                     for a in sorted(set(takes) & set(documented)) if takes[a] != documented[a]]
+    takes_msg = re.search(r"unknown argument '\w+'; (\w+) takes: ([^`]*)`", mcp_doc)
+    if takes_msg and takes_msg.group(1) in tools:
+        quoted = takes_msg.group(2).split(", ")
+        if quoted != sorted(tools[takes_msg.group(1)]["properties"]):
+            problems.append(f"mcp.md quotes '{takes_msg.group(1)} takes: {takes_msg.group(2)}'; the tool takes "
+                            f"{', '.join(sorted(tools[takes_msg.group(1)]['properties']))}")
+    assert not problems, "\n".join(problems)
+
+
+# ---- the HTTP routes: docs/interfaces/http.md against the Flask app's url_map --------------------
+
+_ROUTE = re.compile(r"\b(GET|POST|PUT|PATCH|DELETE) (/[^\s`?|]*)")
+
+
+def _app_routes(tmp_path: Path) -> set[tuple[str, str]]:
+    from docs_rag_pipeline.serve.api import create_app
+
+    app = create_app(config_path=str(write_config(tmp_path)))
+    out = set()
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue  # Flask's static folder: the chat page's files, documented with GET / (checked below)
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"<\1>", rule.rule)  # <path:x> is written <x> in the docs
+        out |= {(m, path) for m in rule.methods - {"HEAD", "OPTIONS"}}
+    return out
+
+
+def test_the_http_routes_are_the_documented_ones(tmp_path: Path) -> None:
+    routes = _app_routes(tmp_path)
+    doc = _read(DOCS / "interfaces" / "http.md")
+    sections = _sections(doc, 2)
+    table = {m.groups() for r in _table_rows(sections["Routes"]) for m in _ROUTE.finditer(r[0])}
+    headed = {m.groups() for h in sections for m in _ROUTE.finditer(h.replace("&lt;", "<").replace("&gt;", ">"))}
+    problems = [f"http.md's Routes table lists {m} {p}, which the app does not serve"
+                for m, p in sorted(table - routes)]
+    problems += [f"the app serves {m} {p}, which http.md's Routes table does not list"
+                 for m, p in sorted(routes - table)]
+    problems += [f"http.md has a section '## {m} {p}', a route the app does not serve"
+                 for m, p in sorted(headed - routes)]
+    if "/static/" not in sections["Routes"]:
+        problems.append("http.md's Routes table no longer says the chat page's files are under /static/")
     assert not problems, "\n".join(problems)
