@@ -1,8 +1,9 @@
 """The user docs name what the program has, and the program has what the docs name: the CLI's
 subcommands and options (docs/interfaces/cli.md), the MCP tools and their arguments (README.md,
-docs/interfaces/mcp.md) and the HTTP routes (docs/interfaces/http.md). Each side is read from the
-object the program runs (the argparse parser, the MCP server's tool list, the Flask app's url_map), so
-a flag, tool or route added, renamed or removed on one side only fails here. Fast: nothing is ingested."""
+docs/interfaces/mcp.md), the HTTP routes (docs/interfaces/http.md) and the config keys
+(docs/configuration.md). Each side is read from the object the program runs (the argparse parser,
+the MCP server's tool list, the Flask app's url_map, the pydantic models), so a flag, tool, route or
+key added, renamed or removed on one side only fails here. Fast: nothing is ingested."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
+
+from docs_rag_pipeline import config as config_module
 from docs_rag_pipeline.cli import build_parser
 
 from .conftest import REPO, write_config
@@ -260,3 +264,90 @@ def test_the_http_routes_are_the_documented_ones(tmp_path: Path) -> None:
     if "/static/" not in sections["Routes"]:
         problems.append("http.md's Routes table no longer says the chat page's files are under /static/")
     assert not problems, "\n".join(problems)
+
+
+# ---- the config keys: docs/configuration.md against the pydantic models ------------------------
+
+
+def _keys_of(section: str, columns: tuple[int, ...] = (0,)) -> set[str]:
+    """The keys a section's tables name: the `key` in its key column(s), ``retrieval.x`` read as ``x``."""
+    out = set()
+    for row in _table_rows(section):
+        for col in columns:
+            if col < len(row):
+                out |= {k.split(".")[-1] for k in _TICKED.findall(row[col]) if re.fullmatch(r"[a-z][a-z0-9_.]*", k)}
+    return out
+
+
+def _documented_config() -> tuple[dict[str, set[str]], set[str]]:
+    """What docs/configuration.md documents, per part of the config; a source kind's keys are the
+    common ones (its "## sources" table) and those of its "### kind: X" section."""
+    text = _read(DOCS / "configuration.md")
+    h2, h3 = _sections(text, 2), _sections(text, 3)
+    top = re.search(r"The allowed top-level keys are ([^;]+);", h2["Top-level keys"])
+    assert top, "configuration.md no longer lists the allowed top-level keys"
+    git = re.search(r"Besides the common keys: (.+?)\. [A-Z]", h3["kind: git"], re.S)
+    assert git, "configuration.md's kind: git no longer lists its keys after 'Besides the common keys:'"
+    common = _keys_of(h3["sources"])
+    kinds = {
+        "local": _keys_of(h3["kind: local"]),
+        "web": _keys_of(h3["kind: web"], columns=(0, 2)),
+        # each key of the sentence, not the words in its parentheses
+        "git": set(_TICKED.findall(re.sub(r"\([^()]*\)", "", git.group(1)))),
+    }
+    return {
+        "top-level": set(_TICKED.findall(top.group(1))) | {h for h in h2 if re.fullmatch(r"[a-z_]+", h)},
+        "storage (mapping)": _keys_of(h2["storage"]) - {"storage"},
+        **{s: _keys_of(h3[s]) for s in ("embedding", "llm", "chunking", "retrieval", "api", "eval")},
+        "retrieval.rerank": _keys_of(h3["retrieval.rerank"]),
+        **{f"kind: {k}": common | keys for k, keys in kinds.items()},
+        "url_rules": set(re.findall(r"exactly the keys `(\w+)` and `(\w+)`", h3["url_rules"])[0]),
+        # the sources of a value, one numbered item each, and the key it sets ("A rule needs `key`")
+        "metadata_rules": set(re.findall(r"^\d+\. `(\w+)`:", h3["metadata_rules"], re.M)
+                              + re.findall(r"A rule needs `(\w+)`", h3["metadata_rules"])),
+    }, common
+
+
+def _config_keys() -> dict[str, set[str]]:
+    """What the config models accept, per part of the config (the YAML keys, not the fields it fills)."""
+    c = config_module
+    return {
+        "top-level": set(c.Config._keys or ()),  # the YAML keys; its fields also hold what storage: {…} fills
+        "storage (mapping)": set(c.StorageConfig.model_fields),
+        **{s: set(c.Config.model_fields[s].annotation.model_fields)
+           for s in ("embedding", "llm", "chunking", "retrieval", "api", "eval")},
+        "retrieval.rerank": set(c.RerankConfig.model_fields),
+        **{f"kind: {k}": set(keys) for k, keys in c.SOURCE_KEYS.items()},
+        "url_rules": set(c.UrlRule.model_fields),
+        "metadata_rules": set(c.MetadataRule.model_fields),
+    }
+
+
+def test_every_config_key_is_documented_and_every_documented_key_exists() -> None:
+    (documented, common), accepted = _documented_config(), _config_keys()
+    assert set(documented) == set(accepted)
+    every_kind = set.intersection(*(accepted[f"kind: {k}"] for k in config_module.SOURCE_KEYS))
+    problems = [f"configuration.md says every source kind accepts '{k}'; not every kind does"
+                for k in sorted(common - every_kind)]
+    for part in accepted:
+        problems += [f"configuration.md ({part}) documents '{k}', which the config does not accept"
+                     for k in sorted(documented[part] - accepted[part])]
+        problems += [f"the config accepts '{k}' ({part}), which configuration.md does not document"
+                     for k in sorted(accepted[part] - documented[part])]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("raw", [{"storag": "data"}, {"retrieval": {"topk": 3}}], ids=["top-level", "retrieval"])
+def test_the_unknown_key_errors_quoted_in_the_docs_are_the_ones_the_config_gives(raw: dict) -> None:
+    # these two messages list the allowed keys: a key added or removed changes them
+    with pytest.raises(config_module.ConfigError) as err:
+        config_module.parse_config(raw, where="docs_rag.yaml")
+    quoted = _sections(_read(DOCS / "configuration.md"), 2)["Validation errors"]
+    assert str(err.value) in quoted.splitlines(), f"configuration.md does not quote the error as it is: {err.value}"
+
+
+def test_the_api_keys_http_md_documents_exist() -> None:
+    # http.md shows the api keys a server operator needs; configuration.md has them all
+    section = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["The api section of the config"]
+    unknown = _keys_of(section) - set(config_module.ApiConfig.model_fields)
+    assert not unknown, f"http.md documents api keys the config does not accept: {sorted(unknown)}"
