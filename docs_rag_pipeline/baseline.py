@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .context import Context
 from .embedding import text_sha
-from .store import _list_tables, sql_str
+from .store import list_tables, sql_str
 
 WORDS = 300
 RRF_K = 60
@@ -90,7 +90,7 @@ def build(ctx: Context, source: str) -> BaselineIndex:
     digest = hashlib.sha256("\n".join(f"{r['page_url']}\t{text_sha(r['text'])}" for r in rows).encode()).hexdigest()[:16]
     db = lancedb.connect(str(ctx.config.storage_path / "eval_baseline"))
     name = f"{source}_{digest}"
-    if name in _list_tables(db):
+    if name in list_tables(db):
         return BaselineIndex(db.open_table(name), ctx)
     emb = ctx.embedder
     model = f"{emb.name}:baseline-plain"
@@ -113,7 +113,7 @@ def build(ctx: Context, source: str) -> BaselineIndex:
     })
     tbl = db.create_table(name, data=data, mode="overwrite")
     tbl.create_index("text", config=FTS(with_position=False))
-    for old in _list_tables(db):  # the source's baselines of pages as they were: never read again
+    for old in list_tables(db):  # the source's baselines of pages as they were: never read again
         if old != name and old.rsplit("_", 1)[0] == source:
             try:
                 db.drop_table(old)

@@ -729,6 +729,26 @@ class StorageMissing(FileNotFoundError):
                 "moved or deleted); `docs-rag ingest` creates it, or point `storage` at the index folder")
 
 
+class NothingIndexed(StorageMissing):
+    """The storage folder is there but holds no index for the configured embedding model: nothing was
+    ingested there yet (a fresh checkout ships an empty ``data/``), or only with another model (each
+    model has a table of its own). A search there found nothing and ``ask`` said the docs do not
+    cover the question, which they may well do."""
+
+    def __init__(self, folder: str, table: str, others: list[str] | None = None) -> None:
+        super().__init__(errno.ENOENT, "nothing is indexed there", folder)
+        self.table, self.others = table, sorted(others or [])
+
+    def __str__(self) -> str:
+        if self.others:
+            return (f"storage: {self.filename} holds no index for the configured embedding model (no table "
+                    f"{self.table}; it holds {', '.join(self.others)}, made with another model): run `docs-rag "
+                    "ingest` to index the sources with this model, or set `embedding` back to the model they were "
+                    "indexed with")
+        return (f"storage: {self.filename} holds no index yet (nothing was ingested there); run `docs-rag ingest` "
+                "first, or point `storage` at the index folder")
+
+
 def require_storage_folder(folder: Path) -> None:
     """:class:`StorageMissing` (a FileNotFoundError) when the storage folder is missing. A reader (a
     search, a server, a question log) never creates it (``docs-rag ingest`` does): one that did while an

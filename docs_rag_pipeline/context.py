@@ -9,9 +9,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, config_path, load_config, require_storage_folder
+from .config import Config, NothingIndexed, config_path, load_config, require_storage_folder
 from .embedding import Embedder, embedder_from_config
-from .store import ChunksTable, EmbeddingCache, connect
+from .store import ChunksTable, EmbeddingCache, connect, list_tables
 
 
 @dataclass(eq=False)
@@ -38,6 +38,22 @@ class Context:
                            keep_versions_days=self.config.keep_versions_days,
                            served_sources=[s.name for s in self.config.sources],
                            stats_dir=Path(self.config.storage_path) / "word_stats")
+
+    def index(self):  # noqa: ANN201 - lancedb.table.Table
+        """The chunks table a search reads. :class:`~.config.StorageMissing` when the storage folder is not
+        there, :class:`~.config.NothingIndexed` (one) when it holds no table for the configured model:
+        an empty folder (a fresh checkout's ``data/``) or an index made with another model. Nothing is
+        created to find out: ``<storage>/lancedb`` is looked for before connecting (which creates it)."""
+        folder = self.config.storage_path
+        if self.config.storage_is_local:
+            require_storage_folder(Path(folder))
+            if not Path(self.config.lancedb_uri).is_dir():
+                raise NothingIndexed(str(folder), self.chunks.name)
+        tbl = self.chunks.open()
+        if tbl is None:
+            others = [t for t in list_tables(self.db) if t.startswith("chunks__") and t != self.chunks.name]
+            raise NothingIndexed(str(folder), self.chunks.name, others)
+        return tbl
 
     def at_current_version(self) -> "Context":
         """A context whose chunks table stays at the version it has now (same config, embedder and
@@ -83,7 +99,9 @@ def warm_up(path: str | Path | None = None) -> threading.Thread:
 
     def run() -> None:
         try:
-            get_context(path).chunks.word_stats()
+            ctx = get_context(path)
+            ctx.index()  # nothing indexed yet: connecting would create <storage>/lancedb
+            ctx.chunks.word_stats()
         except Exception as exc:  # noqa: BLE001 - the first request reports it
             logging.getLogger(__name__).debug("warm-up of the word statistics failed: %s", exc)
         finally:

@@ -178,9 +178,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         raise QueryError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
     if not isinstance(top_k, int) or top_k < 1:
         raise QueryError("top_k: must be a positive integer")
-    tbl = ctx.chunks.open()
-    if tbl is None:
-        return Hits()
+    tbl = ctx.index()  # NothingIndexed before the first ingest: not "no results", nor "not covered"
     shared: dict[str, str] = {}
     for src in ctx.config.sources:
         if source is None or src.name == source:

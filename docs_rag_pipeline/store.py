@@ -110,7 +110,7 @@ def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
                            **({"storage_options": options} if options else {}))
 
 
-def _list_tables(db) -> list[str]:  # noqa: ANN001
+def list_tables(db) -> list[str]:  # noqa: ANN001
     res = db.list_tables()
     names = getattr(res, "tables", res)
     return list(names)
@@ -229,7 +229,7 @@ class ChunksTable:
         return self._db
 
     def exists(self) -> bool:
-        return self._handle is not None or self.name in _list_tables(self.db)
+        return self._handle is not None or self.name in list_tables(self.db)
 
     def at_version(self, version: int | None) -> "ChunksTable":
         """This table held at ``version`` (None: before the first write): its reads never see a later
@@ -245,7 +245,7 @@ class ChunksTable:
 
     def open(self):  # noqa: ANN201
         """The table (one handle per process; it follows new versions), or None before the first write."""
-        if self._handle is None and self.name in _list_tables(self.db):
+        if self._handle is None and self.name in list_tables(self.db):
             self._handle = self.db.open_table(self.name)
         return self._handle
 
@@ -712,7 +712,7 @@ class EmbeddingCache:
         self.db = db
 
     def _open(self):  # noqa: ANN202
-        return self.db.open_table(self.name) if self.name in _list_tables(self.db) else None
+        return self.db.open_table(self.name) if self.name in list_tables(self.db) else None
 
     def get_many(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
         tbl = self._open()
@@ -770,7 +770,7 @@ class VersionLog:
         self.db = db
 
     def append(self, entry: dict[str, Any]) -> None:
-        tbl = (self.db.open_table(self.name) if self.name in _list_tables(self.db)
+        tbl = (self.db.open_table(self.name) if self.name in list_tables(self.db)
                else self.db.create_table(self.name, schema=self.schema, exist_ok=True))
         tbl.add(pa.Table.from_pylist([{c: entry.get(c) for c in self.schema.names}], schema=self.schema))
         if tbl.version % 50 == 0:  # one small file per entry: compact now and then
@@ -778,7 +778,7 @@ class VersionLog:
 
     def entries(self, table: str) -> list[dict[str, Any]]:
         """The entries of one chunks table, oldest first."""
-        if self.name not in _list_tables(self.db):
+        if self.name not in list_tables(self.db):
             return []
         tbl = self.db.open_table(self.name)
         n = tbl.count_rows()

@@ -510,3 +510,55 @@ def test_reading_before_the_first_ingest_never_creates_the_storage_folder(tmp_pa
     r = client.post("/search", json={"query": "dashboards from sensor data"})
     assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)
     assert client.get("/health").get_json()["sources"]["guide"] > 0
+
+
+def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
+    """A fresh checkout ships an empty ``data/`` (its README), so the storage folder is there before the
+    first ingest. ``docs-rag ask`` then answered "The documentation doesn't cover this question" (and
+    logged it as a doc gap), ``search`` said "no results", and the ask created ``data/lancedb``,
+    ``threads.sqlite`` and ``feedback.sqlite``. Now every interface says nothing is indexed yet and
+    how to fix it, and creates nothing; an index made with another embedding model is named as such."""
+    import lancedb
+    import pyarrow as pa
+
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import NothingIndexed, load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.query import ask, search
+    from docs_rag_pipeline.serve.api import create_app
+
+    from .conftest import GUIDE
+    from .test_cli import _run
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    storage = tmp_path / "data"
+    storage.mkdir()
+    (storage / "README.md").write_text("Runtime storage.\n")
+    for fn in (lambda: search("dashboards", config=cfg), lambda: ask("What does Acme build?", config=cfg)):
+        with pytest.raises(NothingIndexed, match=r"storage: .*data holds no index yet .*run `docs-rag ingest` first"):
+            fn()
+    for args in (["ask", "What does Acme build?"], ["search", "dashboards"]):
+        cli = _run(args, cfg)
+        assert cli.returncode == 2 and "Traceback" not in cli.stderr and not cli.stdout, (cli.stdout, cli.stderr)
+        assert cli.stderr.startswith(f"error: storage: {storage} holds no index yet"), cli.stderr
+    client = create_app(config_path=str(cfg)).test_client()
+    for path, body in (("/search", {"query": "dashboards"}), ("/ask", {"question": "What does Acme build?"})):
+        r = client.post(path, json=body)
+        assert r.status_code == 503 and r.get_json()["error"]["code"] == "backend_unavailable", r.get_data(as_text=True)
+        assert "nothing is indexed yet" in r.get_json()["error"]["message"], r.get_data(as_text=True)
+        assert str(tmp_path) not in r.get_data(as_text=True)
+    mcp = with_client(cfg, lambda c: call(c, "ask", {"question": "What does Acme build?"}))
+    assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "nothing is indexed yet" in mcp[1], mcp
+    assert sorted(p.name for p in storage.iterdir()) == ["README.md"]  # no lancedb/, no threads or question log
+
+    # an index made with another embedding model: the model is what is missing, not the docs
+    lancedb.connect(str(storage / "lancedb")).create_table("chunks__other_model", pa.table({"chunk_id": ["x"]}))
+    with pytest.raises(NothingIndexed, match=r"holds no index for the configured embedding model .*chunks__other_model"):
+        search("dashboards", config=cfg)
+
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    assert search("dashboards from sensor data", config=cfg)
+    assert not ask("What does Acme build?", config=cfg).refused
+    r = client.post("/search", json={"query": "dashboards from sensor data"})
+    assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)

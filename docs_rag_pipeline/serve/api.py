@@ -24,7 +24,7 @@ from typing import Any, Callable
 from flask import Flask, g, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from ..config import ApiConfig, ConfigError, StorageMissing, require_storage_folder
+from ..config import ApiConfig, ConfigError, NothingIndexed, StorageMissing, require_storage_folder
 from ..context import Context, get_context
 from ..retrieval import Hits, QueryError
 from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
@@ -118,6 +118,9 @@ def backend_message(exc: BaseException) -> str:
         return "the search backend is unavailable: the embedding server did not answer; retry later"
     if isinstance(exc, ConfigError):
         return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
+    if isinstance(exc, NothingIndexed):
+        return ("the search backend is unavailable: nothing is indexed yet (or only with another embedding model); "
+                "`docs-rag ingest` makes the index")
     if isinstance(exc, StorageMissing):
         return ("the search backend is unavailable: its storage folder does not exist (nothing was ingested yet, "
                 "or it was moved); `docs-rag ingest` creates it")
