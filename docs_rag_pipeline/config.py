@@ -742,9 +742,9 @@ class NothingIndexed(StorageMissing):
     def __str__(self) -> str:
         if self.others:
             return (f"storage: {self.filename} holds no index for the configured embedding model (no table "
-                    f"{self.table}; it holds {', '.join(self.others)}, made with another model): run `docs-rag "
-                    "ingest` to index the sources with this model, or set `embedding` back to the model they were "
-                    "indexed with")
+                    f"{self.table}; it holds {', '.join(self.others)}, made with another model or by an older docs-rag): "
+                    "run `docs-rag ingest` to index the sources with this model and this docs-rag, or set "
+                    "`embedding` back to the model they were indexed with")
         return (f"storage: {self.filename} holds no index yet (nothing was ingested there); run `docs-rag ingest` "
                 "first, or point `storage` at the index folder")
 
