@@ -126,7 +126,8 @@ def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     counted once. Code keeps its fences: see :func:`_pack_fenced_lines`."""
     if "\n" in block:
         lines = block.split("\n")
-        return _pack_fenced_lines(lines, limit, count) or _pack(lines, "\n", limit, count)
+        return _pack_fenced_lines(lines, limit, count) or _pack_table(lines, limit, count) \
+            or _pack(lines, "\n", limit, count)
     sentences = split_sentences(block)
     return _pack([t for t, _ in sentences], [g for _, g in sentences], limit, count)
 
@@ -177,6 +178,21 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
     if cur:
         pieces.append("\n".join(cur))
     return [p for p in pieces if p.strip()]
+
+
+def _pack_table(lines: list[str], limit: int, count: CountFn) -> list[str] | None:
+    """A table's rows (``a | b | c`` lines, as the parsers write them; the first is the header row)
+    packed into pieces that each start with the header row, as a cut code block opens its fence again:
+    a piece read alone (in an answer, drawn as a table; by the models) still says what its columns
+    are. None when the block is not a table of a header and two rows or more, or its header takes
+    more than a quarter of the budget."""
+    if len(lines) < 3 or not all(" | " in ln for ln in lines):
+        return None
+    header = lines[0]
+    room = limit - count(header)
+    if count(header) > limit // 4:
+        return None
+    return [f"{header}\n{piece}" for piece in _pack(lines[1:], "\n", room, count)]
 
 
 def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn) -> list[str]:

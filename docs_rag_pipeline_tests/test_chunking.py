@@ -227,3 +227,37 @@ def test_a_long_list_item_is_cut_at_sentence_ends_not_inside_a_sentence():
         for line in p.split("\n"):
             assert not line.strip() or line.rstrip().endswith("."), line  # no piece ends inside a sentence
     assert sum(p.count("Sentence number") for p in pieces) == 30
+
+
+def test_a_table_cut_into_pieces_repeats_its_header_row_in_each():
+    """A table longer than a chunk is cut by rows; the pieces after the first started with a data row,
+    which an answer then drew as the table's header (``| exclude | list of globs | … |`` over the
+    other keys), and the chunk lost the column names a question may use. Each piece now starts with
+    the table's header row, as each piece of a cut code block opens its fence again."""
+    from docs_rag_pipeline.answering.tables import markdown_table
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    header = "Key | Type | Default | Meaning"
+    rows = [f"key_{i} | integer | {i} | How many widgets the pool number {i} keeps warm." for i in range(40)]
+    text = "The keys:\n\n" + "\n".join([header, *rows]) + "\n\nAfter the table."
+    pieces = split_text(text, 60, 0, count)
+    tables = [p for p in pieces if " | " in p]
+    assert len(tables) > 3
+    blocks = [b for p in tables for b in p.split("\n\n") if " | " in b]
+    assert len(blocks) == len(tables)
+    for p, b in zip(tables, blocks):
+        assert count(p) <= 60
+        assert b.split("\n")[0] == header, p
+        assert markdown_table(b).split("\n")[0] == "| Key | Type | Default | Meaning |"
+    assert [ln for b in blocks for ln in b.split("\n")[1:]] == rows  # every row once, in order
+
+    # a block that is not a table (a list, lines of prose) is cut as before, nothing repeated
+    listing = "\n".join(f"- item {i} says what the pool number {i} keeps warm for the server." for i in range(40))
+    cut = split_text(listing, 60, 0, count)
+    assert sum(p.count("- item ") for p in cut) == 40 and not any(p.startswith("- item 0") for p in cut[1:])
+    # a header row too long to repeat (over a quarter of the budget) is not repeated
+    wide = " | ".join(f"column{i}" for i in range(20))
+    cut = split_text("\n".join([wide, *rows]), 60, 0, count)
+    assert sum(p.count(wide) for p in cut) == 1
