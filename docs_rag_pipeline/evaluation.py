@@ -46,7 +46,7 @@ class Case:
     should_refuse: bool
     category: str
     note: str = ""
-    split: str | None = None  # calibration | test; None: the deterministic split of split_of()
+    split: str | None = None  # calibration | test; None: case_half() of the id
     turns: tuple[str, ...] = ()  # a multi-turn case: the earlier questions, oldest first
 
 
@@ -131,16 +131,16 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
 
 
 def split_of(cases: Sequence[Case]) -> dict[str, str]:
-    """Case id → ``calibration`` or ``test``. A case's own ``split`` wins; the others are split per
-    category in the order of the SHA-1 of their id, alternately (so each half gets its share of
-    answerable, boundary and refuse cases, and adding a case moves few others)."""
-    out = {c.id: c.split for c in cases if c.split}
-    for cat in CATEGORIES:
-        free = sorted((c for c in cases if c.category == cat and not c.split),
-                      key=lambda c: hashlib.sha1(c.id.encode()).hexdigest())
-        for i, c in enumerate(free):
-            out[c.id] = SPLITS[i % 2]
-    return out
+    """Case id → ``calibration`` or ``test``. A case's own ``split`` wins; another case's half is
+    :func:`case_half` of its id alone, so adding or removing a case never moves another (the earlier
+    rule alternated along the SHA-1 order per category, and one added id flipped every case after it)."""
+    return {c.id: c.split or case_half(c.id) for c in cases}
+
+
+def case_half(case_id: str) -> str:
+    """The half of a case without a ``split`` field: ``calibration`` when the SHA-1 of its id is
+    even, ``test`` when odd. Each half gets about half of each category, not exactly half."""
+    return SPLITS[int(hashlib.sha1(case_id.encode("utf-8")).hexdigest(), 16) % 2]
 
 
 def select_split(cases: Sequence[Case], split: str | None) -> list[Case]:

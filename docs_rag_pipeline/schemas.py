@@ -327,7 +327,7 @@ class EvalCase(BaseModel):
     expected_keywords: list[Text] = []
     category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
     note: Text = ""
-    split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_split)
+    split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_half)
     # a multi-turn case: the earlier questions of the conversation, oldest first; ``question`` is the
     # follow-up that is scored, asked in their thread
     turns: list[Annotated[Text, Field(min_length=1, pattern=r"\S")]] = []

@@ -24,18 +24,37 @@ def _case(i: int, cat: str, split: str | None = None) -> Case:
                 expected_keywords=(), should_refuse=cat == "refuse", category=cat, split=split)
 
 
-def test_split_is_deterministic_balanced_per_category_and_explicit_split_wins():
+def test_split_is_deterministic_and_explicit_split_wins():
     cases = [_case(i, cat) for cat in ("answerable", "boundary", "refuse") for i in range(9)]
     halves = split_of(cases)
     assert halves == split_of(list(reversed(cases)))  # order of the file does not matter
-    for cat in ("answerable", "boundary", "refuse"):
-        cal = sum(1 for c in cases if c.category == cat and halves[c.id] == "calibration")
-        assert cal in (4, 5)
-    pinned = [*cases[:-1], _case(8, "refuse", split="test")]
-    assert split_of(pinned)["refuse-8"] == "test"
+    assert set(halves.values()) == {"calibration", "test"}
+    pinned = [*cases[:-1], _case(8, "refuse", split="test"), _case(9, "refuse", split="calibration")]
+    assert split_of(pinned)["refuse-8"] == "test" and split_of(pinned)["refuse-9"] == "calibration"
     cal, test = select_split(cases, "calibration"), select_split(cases, "test")
     assert {c.id for c in cal}.isdisjoint({c.id for c in test}) and len(cal) + len(test) == len(cases)
     assert select_split(cases, "all") == cases
+
+
+def test_adding_a_case_moves_no_other_case_between_the_halves():
+    """The halves alternated along the SHA-1 order of the ids per category, so one added id flipped
+    every case after it: d084dd5's seven multi-turn cases moved 24 of the project's 64 cases, 13 of
+    them from test to calibration (evalcheck F1). A case's half is now of its own id alone."""
+    cases = [_case(i, cat) for cat in ("answerable", "boundary", "refuse") for i in range(40)]
+    before = split_of(cases)
+    for i in range(20):
+        added = Case(id=f"new-{i}", question="q", expected_urls=("a.md",), expected_keywords=(),
+                     should_refuse=False, category="answerable")
+        after = split_of([*cases, added])
+        assert {cid: after[cid] for cid in before} == before
+
+
+def test_every_repo_case_is_pinned_to_a_half():
+    """The figures of docs/evaluation.md were measured on halves the earlier rule chose; every case
+    of the repo's cases files carries that half as its ``split``, so no rule change can move one."""
+    files = [REPO / "eval" / "project-docs.jsonl", *sorted((REPO / "eval" / "sets").glob("*.jsonl"))]
+    for path in files:
+        assert all(c.split in ("calibration", "test") for c in load_cases(path)), path
 
 
 def test_bad_split_value_names_line_and_field(tmp_path):
