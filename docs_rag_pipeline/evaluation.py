@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from .answering.extractive import is_relevant, judge
 from .answering.markers import neutralise
 from .answering.refusal import corpus_stats
-from .answering.service import answer_question
+from .answering.service import answer_question, retrieve
 from .chunking import split_blocks
 from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
 from .files import atomic_write
@@ -331,7 +331,9 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
                  if ctx.config.retrieval.rerank is not None else None)
         rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
                     ctx.embedder.count_tokens, corpus_stats(ctx.chunks), embedder=ctx.embedder)
-        retrieved = {h.chunk_id for h in hits[:max(top_k, 10)]}
+        # the chunks ask was given (its top_k, the same search): a citation is checked against these, not
+        # against the top 10 above, which made real citations of hits 11..top_k count as invented
+        retrieved = {h.chunk_id for h in retrieve(ctx, query, top_k=top_k, source=source, filters=None)}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
         text = ans.answer.lower()

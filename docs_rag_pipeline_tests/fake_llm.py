@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 speaking the OpenAI chat completions API.
 
 The requested ``model`` picks the behaviour: ``valid`` (cites real sources with their sentences),
-``invent`` (cites a source number that was not given), ``uncited`` (no citations), ``refuse``
+``invent`` (cites a source number that was not given), ``last`` (cites the last source it was given), ``uncited`` (no citations), ``refuse``
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
@@ -150,6 +150,8 @@ class ChatServer(LocalServer):
                 if model in ("valid", "steered"):
                     parts = [f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2]]
                     content = " ".join(parts)
+                elif model == "last":  # the last source it was given, cited
+                    content = f"{first_sentence(sources[max(sources)])} [{max(sources)}]"
                 elif model == "invent":
                     content = f"{first_sentence(sources[1])} [1] It also supports quantum mode [{len(sources) + 7}]."
                 elif model == "uncited":

@@ -452,3 +452,34 @@ def test_the_baseline_ranks_the_indexed_pages_not_the_source_as_it_is_now(tmp_pa
     db = lancedb.connect(str(tmp_path / "data" / "eval_baseline"))
     names = db.list_tables()
     assert len([n for n in getattr(names, "tables", names) if n.startswith("guide_")]) == 1
+
+
+def test_a_citation_of_a_chunk_ask_was_given_beyond_the_top_10_is_not_invented(tmp_path):
+    """With ``--top-k`` above 10, citations were checked against the top 10 of a separate search, so a
+    model citing the 12th chunk it was given counted as inventing it (citation precision 0.6 and
+    ``--check`` failed with no invented citation: evalcheck F4). They are checked against what ask had."""
+    from docs_rag_pipeline import evaluation, refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    from .fake_llm import ChatServer
+
+    topics = ["archives", "levels", "threads", "memory", "cache", "plugins", "proxies", "tokens", "mirrors",
+              "checksums", "signals", "locales", "uploads", "downloads"]
+    write_docs(tmp_path / "docs", {f"t{i}.md": f"# Frob {t}\n\nThe frob tool logs every {t} event to frob.log.\n"
+                                   for i, t in enumerate(topics)})
+    with ChatServer() as srv:
+        cfg = write_config(tmp_path, extra=f"""
+            retrieval: {{candidates: 100}}
+            llm: {{provider: openai, model: last, base_url: {srv.url}, timeout_seconds: 5, context_tokens: 4000}}
+        """)
+        refresh.refresh(Context(load_config(cfg)), "guide")
+        cases = [evaluation.Case(id="logs", question="Which events does the frob tool log to frob.log?",
+                                 expected_urls=("t0.md",), expected_keywords=(), should_refuse=False,
+                                 category="answerable")]
+        report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=12)
+        given = [re.findall(r"^\[(\d+)\] ", r["messages"][-1]["content"], re.M) for r in srv.requests]
+    assert given and given[-1][-1] == "12", given  # the model cited source 12 of the 12 it was given
+    case = report["per_case"][0]
+    assert not case["refused"] and case["cited"] == 1, case
+    assert case["invalid_cited"] == 0 and report["citations"]["precision"] == 1.0, report["citations"]
