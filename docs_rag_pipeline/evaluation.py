@@ -430,6 +430,11 @@ def _chunk_text(ctx: Context):  # noqa: ANN202
     return get
 
 
+def _share(part: int, whole: int) -> float | None:
+    """``part / whole`` to 4 places; None when ``whole`` is 0 (no case measures it)."""
+    return round(part / whole, 4) if whole else None
+
+
 def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     answerable = [r for r in results if not r.should_refuse]
     tp = sum(1 for r in results if r.should_refuse and r.refused)
@@ -445,17 +450,17 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         "cases": len(results),
         "answerable": len(answerable),
         "retrieval": retrieval_metrics([r.rank for r in answerable]),
-        "refusal": {"precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
-                    "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
+        # a share of no case is None (JSON null, "n/a" in the table), not 1.0 nor 0.0: no case measured it,
+        # and a threshold check of it passes (threshold_results)
+        "refusal": {"precision": _share(tp, tp + fp),
+                    "recall": _share(tp, tp + fn),
                     "accuracy": round(sum(1 for r in results if r.refused == r.should_refuse) / (len(results) or 1), 4)},
-        "citations": {"precision": round((cited - sum(r.invalid_cited for r in results)) / cited, 4) if cited else 1.0,
-                      "grounding": round(sum(1 for r in answered if r.invalid_cited == 0) / len(answered), 4)
-                      if answered else 1.0,
-                      "supported": round((cited - sum(r.unsupported for r in results)) / cited, 4) if cited else 1.0,
-                      "cite_correct": round(sum(r.cite_ok for r in results) / sum(r.cite_total for r in results), 4)
-                      if sum(r.cite_total for r in results) else 1.0},
+        "citations": {"precision": _share(cited - sum(r.invalid_cited for r in results), cited),
+                      "grounding": _share(sum(1 for r in answered if r.invalid_cited == 0), len(answered)),
+                      "supported": _share(cited - sum(r.unsupported for r in results), cited),
+                      "cite_correct": _share(sum(r.cite_ok for r in results), sum(r.cite_total for r in results))},
         "keyword_coverage": round(statistics.fmean(r.keywords_found / r.keywords_total for r in kw_cases), 4)
-        if kw_cases else 0.0,
+        if kw_cases else None,
         "latency_ms": {"search_p50": _pct([r.search_ms for r in results], 0.5),
                        "search_p95": _pct([r.search_ms for r in results], 0.95),
                        "ask_p50": _pct([r.ask_ms for r in results], 0.5),
@@ -559,9 +564,13 @@ def threshold_results(report: dict[str, Any], cfg: EvalConfig) -> list[tuple[str
 
 
 def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
+    """The report's figures by flat name; a figure no case measured (None) is left out, so the history
+    line and the asset's metadata hold no made-up 1.0 or 0.0 and the chart shows a gap."""
     out = {}
     for a, b in METRIC_KEYS:
-        out[f"{a}_{b}" if b else a] = float(report[a][b] if b else report[a])
+        value = report[a][b] if b else report[a]
+        if value is not None:
+            out[f"{a}_{b}" if b else a] = float(value)
     for k, v in report["latency_ms"].items():
         out[f"latency_{k}_ms"] = float(v)
     for name, m in report["ablations"].items():
@@ -654,7 +663,7 @@ def print_table(report: dict[str, Any]) -> str:
         ("refusal precision", rf["precision"], "", ""), ("refusal recall", rf["recall"], "", ""),
         ("refusal accuracy", rf["accuracy"], "", ""), ("citation precision", c["precision"], "", ""),
         ("grounding", c["grounding"], "", ""), ("supported", c["supported"], "", ""),
-        ("cite-correct", c.get("cite_correct", 1.0), "", ""),
+        ("cite-correct", c.get("cite_correct"), "", ""),
         ("keyword coverage", report["keyword_coverage"], "", ""),
         ("search p50/p95 ms", f"{lat['search_p50']}/{lat['search_p95']}", "", ""),
         ("ask p50/p95 ms", f"{lat['ask_p50']}/{lat['ask_p95']}", "", ""),
@@ -671,13 +680,18 @@ def print_table(report: dict[str, Any]) -> str:
     head = f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}" + (f" {'baseline':>10}" if base else "")
     out = [head]
     for a, b, c_, d in rows:
-        line = f"{a:<20} {b!s:>12} {c_!s:>10} {d!s:>10}"
+        line = f"{a:<20} {_na(b):>12} {c_!s:>10} {d!s:>10}"
         if base:
             key = {"recall@1": "recall_at_1", "recall@5": "recall_at_5", "MRR@10": "mrr_at_10"}.get(a)
             line += f" {base[key]!s:>10}" if key else ""
         out.append(line)
     out.extend(interval_lines(report))
     return "\n".join(out)
+
+
+def _na(value: Any) -> str:
+    """A table cell: ``n/a`` for a figure no case measured (None)."""
+    return "n/a" if value is None else str(value)
 
 
 def _iv(ci: Sequence[float], signed: bool = False) -> str:

@@ -117,9 +117,42 @@ def test_metrics_from_known_results():
                                 "mrr_at_10": round((1 + 1 / 3) / 3, 4)}
     assert rep["refusal"] == {"precision": 0.5, "recall": 0.5, "accuracy": 0.6}
     assert rep["citations"] == {"precision": round(3 / 4, 4), "grounding": round(2 / 3, 4), "supported": 0.75,
-                                "cite_correct": 1.0}
+                                "cite_correct": None}  # no answer sentence with a citation was measured
     assert rep["ablations"]["vector"]["recall_at_5"] == 0.0
     assert rep["keyword_coverage"] == round((1 + 0 + 1) / 3, 4)
+
+
+def _result(cid, should, refused, *, cited=0, kw=(0, 0)):
+    return CaseResult(id=cid, category="refuse" if should else "answerable", question="q", should_refuse=should,
+                      refused=refused, rank=None if should else 1, rank_fulltext=None, rank_vector=None, cited=cited,
+                      invalid_cited=0, unsupported=0, keywords_found=kw[0], keywords_total=kw[1], similarity=0.5,
+                      coverage=0.5, unknown_terms=[], search_ms=10, ask_ms=20, answer="a")
+
+
+def test_a_figure_no_case_measures_is_null_not_perfect_nor_zero(tmp_path):
+    """Refusal precision and recall of a file where nothing was refused were 0/0 reported as 1.0 (while
+    their interval was the no-case [0, 1]), citation figures of no citation 1.0, and keyword coverage
+    of no keyword case 0.0 (evalcheck F3). Each is None now: null in the JSON, n/a in the table, left
+    out of the history line (a gap in the chart) and passing its threshold check."""
+    from docs_rag_pipeline.config import EvalConfig
+    from docs_rag_pipeline.evaluation import flat_metrics, print_table, threshold_results, write_results
+
+    answered = summarise("s", [_result("a", False, False, cited=1), _result("b", False, False, cited=1)])
+    assert answered["refusal"] == {"precision": None, "recall": None, "accuracy": 1.0}
+    assert answered["keyword_coverage"] is None and answered["citations"]["precision"] == 1.0
+    refused = summarise("s", [_result("r", True, True)])
+    assert refused["citations"] == {"precision": None, "grounding": None, "supported": None, "cite_correct": None}
+    assert refused["refusal"] == {"precision": 1.0, "recall": 1.0, "accuracy": 1.0}
+    table = print_table(answered)
+    assert re.search(r"^refusal precision\s+n/a\s*$", table, re.M) and re.search(r"^keyword coverage\s+n/a\s*$", table, re.M)
+    flat = flat_metrics(answered)
+    assert "refusal_precision" not in flat and "keyword_coverage" not in flat and flat["refusal_accuracy"] == 1.0
+    checks = {name: value for name, value, _ in threshold_results(refused, EvalConfig())}
+    assert checks["citation_precision"] is None
+    for report in (answered, refused):  # the history line and its chart cope with the gaps
+        files = write_results({**report, "cost": {"cost_per_100_calls": 0.0}}, tmp_path)
+        assert files["chart"].read_bytes()[:4] == b"\x89PNG"
+    assert [set(r) >= {"refusal_accuracy"} for r in _history_rows(files["history"])] == [True, True]
 
 
 @pytest.fixture(scope="module")
