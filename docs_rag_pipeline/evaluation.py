@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import statistics
 import time
@@ -245,11 +244,14 @@ def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
 
 
 def _pct(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile, interpolated linearly between the two closest ranks (numpy's default,
+    Hyndman and Fan's type 7): p50 is the median, the mean of the two middle values of an even count
+    (the nearest rank gave the lower of the two)."""
+    import numpy as np
+
     if not values:
         return 0.0
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, math.ceil(q * len(s)) - 1))
-    return round(s[k], 2)
+    return round(float(np.percentile(values, q * 100)), 2)
 
 
 @dataclass(slots=True)

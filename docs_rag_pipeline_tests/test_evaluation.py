@@ -155,6 +155,18 @@ def test_a_figure_no_case_measures_is_null_not_perfect_nor_zero(tmp_path):
     assert [set(r) >= {"refusal_accuracy"} for r in _history_rows(files["history"])] == [True, True]
 
 
+
+def test_latency_p50_is_the_median_and_p95_interpolates():
+    """p50 was the nearest rank, the lower of the two middle values of an even count: 4 cases of 10,
+    20, 30 and 1000 ms said p50 20 where the median is 25 (evalcheck F7)."""
+    rep = summarise("s", [CaseResult(id=str(i), category="answerable", question="q", should_refuse=False,
+                                     refused=False, rank=1, rank_fulltext=1, rank_vector=1, cited=0,
+                                     invalid_cited=0, unsupported=0, keywords_found=0, keywords_total=0,
+                                     similarity=0.5, coverage=0.5, unknown_terms=[], search_ms=ms, ask_ms=ms * 2,
+                                     answer="a") for i, ms in enumerate([30.0, 10.0, 1000.0, 20.0])])
+    assert rep["latency_ms"]["search_p50"] == 25.0 and rep["latency_ms"]["ask_p50"] == 50.0
+    assert rep["latency_ms"]["search_p95"] == 30.0 + 0.85 * 970.0  # between the 3rd and 4th value
+
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory):
     root = tmp_path_factory.mktemp("eval")
