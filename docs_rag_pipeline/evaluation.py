@@ -358,7 +358,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             similarity=rel.similarity, coverage=rel.coverage, unknown_terms=list(rel.unknown), search_ms=round(search_ms, 2),
             ask_ms=round(ask_ms, 2), answer=ans.answer, warning=ans.warning,
             top_urls=[h.url for h in hits[:5]],
-            rank_baseline=url_rank(base.search_pages(case.question), case.expected_urls)
+            rank_baseline=url_rank(base.search_pages(query), case.expected_urls)  # what ours ranked
             if base is not None and case.expected_urls else None,
             cite_ok=ok, cite_total=total, features=rel.features,
             turns=len(case.turns), searched=ans.searched,

@@ -331,3 +331,37 @@ def test_a_generated_source_code_page_ranks_below_the_api_page_it_links_back_to(
     hits = search("How many times does fetch retry a failed connection before giving up?", config=cfg)
     assert hits[0].page_url == "https://docs.example.org/api.html", [h.url for h in hits]
     assert "https://docs.example.org/_modules/acme/client.html" in [h.page_url for h in hits]  # still found
+
+
+FROB = {"install.md": "# Installing Frobnicator\n\nFrobnicator needs Python 3.11 or newer. Install it with pip install "
+                      "frobnicator.\n\n## Upgrading\n\nTo upgrade Frobnicator, run pip install --upgrade frobnicator.\n",
+        "guide/index.md": "# Frobnicator guide\n\nFrobnicator compresses archives with the zorblax algorithm.\n\n"
+                          "## Compression levels\n\nSet the compression level with the --level flag, from 1 (fast) to "
+                          "9 (small). The default level is 6.\n",
+        "guide/schedule.md": "# Scheduling jobs\n\nFrobnicator runs jobs on a schedule. Write a cron expression in the "
+                             "schedule key of frob.toml to change when jobs run.\n",
+        "logging.md": "# Logging\n\nFrobnicator writes logs to frob.log in the working folder. Set log_level to debug "
+                      "for more detail.\n\n## Log rotation\n\nLogs rotate daily and seven files are kept.\n"}
+
+
+def test_the_baseline_ranks_what_a_follow_up_searched(tmp_path):
+    """``--baseline`` ranked a multi-turn case's bare follow-up (*How do I set the level?*: logging.md
+    3rd) while ours ranked what its thread searched (the follow-up and the thread's terms: 1st), and
+    the paired comparison counted that context as ours winning (evalcheck F2). Both rank the same text."""
+    from docs_rag_pipeline.baseline import build
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import refresh
+
+    from .conftest import write_config, write_docs
+
+    write_docs(tmp_path / "docs", FROB)
+    ctx = get_context(write_config(tmp_path, extra="llm: {provider: none}\n"))
+    refresh(ctx, "guide")
+    case = Case(id="m1", question="How do I set the level?", expected_urls=("https://docs.example.org/logging.md",),
+                expected_keywords=(), should_refuse=False, category="answerable",
+                turns=("Where does Frobnicator write its logs?",))
+    report = evaluation.evaluate(ctx, "guide", [case], baseline=True)
+    row = report["per_case"][0]
+    base = build(ctx, "guide")
+    assert row["searched"] and row["searched"] != case.question, row["searched"]
+    assert row["rank_baseline"] == evaluation.url_rank(base.search_pages(row["searched"]), case.expected_urls)
