@@ -602,8 +602,15 @@ def write_results(report: dict[str, Any], folder: Path, *, label: str = "") -> d
     latest = folder / f"{src}-latest.json"
     atomic_write(latest, json.dumps(report, indent=2).encode())  # a kill mid-write left a cut file
     history = folder / f"{src}-history.jsonl"
-    with history.open("a") as f:
-        f.write(json.dumps({"at": stamp, **flat_metrics(report)}) + "\n")
+    with history.open("a+b") as f:
+        # a run killed while appending left a line without its newline: this line starts on its own
+        # line, or it would be glued to that one and be unreadable too
+        cut = False
+        if f.seek(0, 2) > 0:
+            f.seek(-1, 2)
+            cut = f.read(1) != b"\n"
+        line = json.dumps({"at": stamp, **flat_metrics(report)}) + "\n"
+        f.write((("\n" if cut else "") + line).encode())
     chart = folder / f"{src}-history.png"
     plot_history(history, chart, title=f"eval: {src}")
     return {"latest": latest, "history": history, "chart": chart}

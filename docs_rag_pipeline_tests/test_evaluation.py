@@ -104,6 +104,26 @@ def test_a_history_line_cut_short_by_a_kill_does_not_fail_the_next_eval(tmp_path
     assert [r["retrieval_recall_at_1"] for r in _history_rows(history)] == [0.5, 0.75]
 
 
+
+def test_a_history_line_cut_short_loses_only_itself(tmp_path):
+    """The next run's line was appended right after a cut line (no newline), so it was glued to it and
+    left out as well: runs 1, a killed 2 and 3 gave one row, not two (evalcheck F6)."""
+    from docs_rag_pipeline.evaluation import write_results
+
+    report = summarise("guide", [CaseResult(id="a", category="answerable", question="q", should_refuse=False,
+                                            refused=False, rank=1, rank_fulltext=1, rank_vector=1, cited=0,
+                                            invalid_cited=0, unsupported=0, keywords_found=0, keywords_total=0,
+                                            similarity=0.5, coverage=0.5, unknown_terms=[], search_ms=1, ask_ms=2,
+                                            answer="a")])
+    report["cost"] = {"cost_per_100_calls": 0.0}
+    files = write_results(report, tmp_path)
+    with files["history"].open("ab") as f:
+        f.write(b'{"at": "2026')  # run 2 killed while appending its line
+    write_results(report, tmp_path)
+    write_results(report, tmp_path)
+    lines = files["history"].read_bytes().split(b"\n")
+    assert len(_history_rows(files["history"])) == 3 and len(lines) == 5 and lines[-1] == b"", lines
+
 def test_metrics_from_known_results():
     def r(cid, should, refused, rank, cited=1, invalid=0, unsupported=0, kw=(1, 1), cat="answerable"):
         return CaseResult(id=cid, category=cat, question="q", should_refuse=should, refused=refused, rank=rank,
