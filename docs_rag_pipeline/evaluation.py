@@ -82,6 +82,18 @@ def resolve_expected(url: str, root: str) -> str:
     return urljoin(root, url)
 
 
+def _expected_url(url: str, root: str, where: str) -> str:
+    """``url`` resolved against the source's root; one that cannot be read as a URL (``http://[host``:
+    urllib's "Invalid IPv6 URL") names the line and the field, not just urllib's words."""
+    try:
+        resolved = resolve_expected(url, root)
+        normalise_url(resolved)
+    except ValueError as exc:
+        raise EvalCaseError(f"{where}: expected_urls: {url!r} is not a valid URL ({exc}); write the page's URL, "
+                            "absolute or relative to the source") from None
+    return resolved
+
+
 def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
     """Read ``eval/<source>.jsonl``; every problem names its line and field."""
     p = Path(path)
@@ -120,7 +132,7 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raise EvalCaseError(f"{where}: id: duplicate id {case.id!r}")
         seen.add(case.id)
         cases.append(Case(id=case.id, question=case.question,
-                          expected_urls=tuple(resolve_expected(u, root_url) for u in case.expected_urls),
+                          expected_urls=tuple(_expected_url(u, root_url, where) for u in case.expected_urls),
                           expected_keywords=tuple(case.expected_keywords), should_refuse=case.should_refuse,
                           category=case.category or ("refuse" if case.should_refuse else "answerable"),
                           note=case.note, split=case.split, turns=tuple(case.turns)))

@@ -58,6 +58,8 @@ def test_url_matching_rules():
     ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
     ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
     ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
+    ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": ["http://[docs.example.org/a.md"]}',
+     ":1: expected_urls: 'http://[docs.example.org/a.md' is not a valid URL (Invalid IPv6 URL)"),
     ('{"id": "a", "question": "q", "should_refuse": true}\n' + "[" * 100_000, ":2: nested too deeply to read"),
     ('{"id": "a", "question": "q", "should_refuse": true, "note": %s}' % ("9" * 5000), ":1: not valid JSON"),
 ])
