@@ -74,11 +74,18 @@ def source_root_url(src: SourceConfig) -> str:
     return ""
 
 
+#: a stand-in host under which urljoin resolves ./ and ../ of a relative root (docs/) as of an absolute one
+_RELATIVE_BASE = "http://relative.invalid/"
+
+
 def resolve_expected(url: str, root: str) -> str:
     if "://" in url or not root:
         return url
     if "://" not in root:  # a relative base such as docs/: page URLs are relative too
-        return root + url if not url.startswith(root) else url
+        joined = root + url if not url.startswith(root) else url
+        # ./ and ../ resolved as urljoin does against an absolute root (docs/./a.md is docs/a.md)
+        resolved = urljoin(_RELATIVE_BASE, joined)
+        return resolved[len(_RELATIVE_BASE):] if resolved.startswith(_RELATIVE_BASE) else joined
     return urljoin(root, url)
 
 

@@ -40,6 +40,9 @@ def test_url_matching_rules():
     assert normalise_url("https://x.org/a/index.html#s") == normalise_url("https://x.org/a/") == "https://x.org/a"
     assert resolve_expected("forms/binding.md", "https://docs.example.org/") == "https://docs.example.org/forms/binding.md"
     assert resolve_expected("binding.md", "docs/") == "docs/binding.md"
+    # ./ and ../ against a relative root as against an absolute one (docs/./install.md matched no page: evalcheck F11)
+    assert resolve_expected("./install.md", "docs/") == resolve_expected("guide/../install.md", "docs/") == "docs/install.md"
+    assert resolve_expected("docs/a.md", "docs/") == "docs/a.md" and resolve_expected("a.md?v=1", "docs/") == "docs/a.md?v=1"
     hits = [Hit(chunk_id=str(i), source="s", url=u + "#x", page_url=u, title="", headings=[], text="", score=0,
                 parent_id=None) for i, u in enumerate(["https://x.org/a", "https://x.org/a", "https://x.org/b/"])]
     assert page_rank(hits, ["https://x.org/b/index.html"]) == 2  # pages deduplicated in rank order
