@@ -311,7 +311,7 @@ SPLITS = ("calibration", "test")
 _CASE_FIXES = {"id": "required, a non-empty string", "question": "required, a non-empty string",
                "should_refuse": "required, true or false",
                "expected_urls": "a list of URLs (absolute or relative to the source)",
-               "expected_keywords": "a list of strings", "note": "a string",
+               "expected_keywords": "a list of non-empty strings (words or phrases the answer should contain)", "note": "a string",
                "turns": "a list of the earlier questions of the conversation (non-empty strings), oldest first"}
 
 
@@ -324,7 +324,8 @@ class EvalCase(BaseModel):
     question: Text
     should_refuse: bool
     expected_urls: list[Annotated[Text, Field(min_length=1)]] = []
-    expected_keywords: list[Text] = []
+    # a keyword of no text (or only spaces) is in every answer: it would always count as found
+    expected_keywords: list[Annotated[Text, Field(min_length=1, pattern=r"\S")]] = []
     category: Literal[CATEGORIES] | None = None  # default: refuse or answerable, from should_refuse
     note: Text = ""
     split: Literal[SPLITS] | None = None  # default: a hash of the id decides (evaluation.case_half)

@@ -61,6 +61,11 @@ def test_url_matching_rules():
     ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
     ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
     ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
+    # an empty keyword is in every answer, so it always counted as found (evalcheck F12)
+    ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": ["a.md"], "expected_keywords": ["", "x"]}',
+     ":1: expected_keywords: a list of non-empty strings"),
+    ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": ["a.md"], "expected_keywords": [" "]}',
+     ":1: expected_keywords: a list of non-empty strings"),
     ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": ["http://[docs.example.org/a.md"]}',
      ":1: expected_urls: 'http://[docs.example.org/a.md' is not a valid URL (Invalid IPv6 URL)"),
     ('{"id": "a", "question": "q", "should_refuse": true}\n' + "[" * 100_000, ":2: nested too deeply to read"),
