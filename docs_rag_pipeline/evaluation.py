@@ -389,7 +389,7 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             completion_tokens=(ans.usage or {}).get("completion_tokens", 0),
             sentence_similarity=rel.sentence_similarity, chunk_coverage=rel.chunk_coverage,
             missing_rarity=rel.missing_rarity, shared_pages=rel.shared_pages))
-    report = summarise(source, results)
+    report = summarise(source, results, retrieval=ctx.config.retrieval)
     report["unindexed_expected"] = unindexed_expected(cases, ctx.chunks.page_state(source))
     report["cost"] = cost_report(results, ctx.config.llm)
     if ctx.config.retrieval.rerank is not None:
@@ -456,7 +456,9 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
+def summarise(source: str, results: Sequence[CaseResult], *, retrieval: RetrievalConfig | None = None) -> dict[str, Any]:
+    """The report's figures; ``retrieval`` is the config the cases ran with (its gates stay as they are
+    in the threshold search of ``calibration``; default: the defaults)."""
     answerable = [r for r in results if not r.should_refuse]
     tp = sum(1 for r in results if r.should_refuse and r.refused)
     fp = sum(1 for r in results if not r.should_refuse and r.refused)
@@ -497,7 +499,7 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         # multi-turn cases: the follow-up refused as it should, or answered citing an expected page
         "follow_ups": {"cases": len(multi), "correct": round(sum(1 for r in multi if r.follow_up_ok) / len(multi), 4)
                        if multi else None},
-        "calibration": calibrate_refusal(results),
+        "calibration": calibrate_refusal(results, retrieval),
         "per_case": [asdict(r) for r in results],
     }
     for cat in CATEGORIES:
@@ -511,9 +513,12 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     return out
 
 
-def calibrate_refusal(results: Sequence[CaseResult]) -> dict[str, Any]:
+def calibrate_refusal(results: Sequence[CaseResult], base: RetrievalConfig | None = None) -> dict[str, Any]:
     """The refusal thresholds that would have been most accurate on these cases (ties: the most
-    lenient), from each case's best similarity and term coverage. Use them in ``retrieval:``."""
+    lenient), from each case's best similarity and term coverage. Use them in ``retrieval:``. Every
+    other gate is ``base``'s (the config the cases ran with): with the defaults instead, ``accuracy``
+    was not what the four values give in that config."""
+    base = base or RetrievalConfig()
     best: tuple[float, float, dict[str, float]] | None = None
     sims = [x / 100 for x in range(10, 80, 2)]
     covs = [x / 10 for x in range(0, 11)]
@@ -523,8 +528,8 @@ def calibrate_refusal(results: Sequence[CaseResult]) -> dict[str, Any]:
                 for unk in (0.6, 0.7, 0.75, 0.8, 0.9, 1.01):
                     if conf < s:
                         continue
-                    cfg = RetrievalConfig(min_similarity=s, min_term_coverage=c, confident_similarity=conf,
-                                          unknown_term_similarity=unk)
+                    cfg = base.model_copy(update={"min_similarity": s, "min_term_coverage": c,
+                                                  "confident_similarity": conf, "unknown_term_similarity": unk})
                     acc = sum(1 for r in results if _would_refuse(r, cfg) == r.should_refuse) / (len(results) or 1)
                     key = (acc, -s - c - unk)
                     if best is None or key > best[:2]:

@@ -186,6 +186,27 @@ def test_a_figure_no_case_measures_is_null_not_perfect_nor_zero(tmp_path):
 
 
 
+
+def test_calibration_keeps_the_configs_other_refusal_gates():
+    """The threshold search scored each grid point with RetrievalConfig(<four values>), every other gate
+    at its default: with min_sentence_similarity 0.6 in the config it promised accuracy 1.0 where its
+    four values give 0.33 in that config (evalcheck F5). It starts from the config the cases ran with."""
+    from docs_rag_pipeline.config import RetrievalConfig
+    from docs_rag_pipeline.evaluation import _would_refuse, calibrate_refusal
+
+    def res(cid, should):
+        return CaseResult(id=cid, category="refuse" if should else "answerable", question="q", should_refuse=should,
+                          refused=True, rank=None, rank_fulltext=None, rank_vector=None, cited=0, invalid_cited=0,
+                          unsupported=0, keywords_found=0, keywords_total=0, similarity=0.9 if not should else 0.05,
+                          coverage=1.0 if not should else 0.0, unknown_terms=[], search_ms=1, ask_ms=1, answer="",
+                          sentence_similarity=0.5)
+    results = [res("a", False), res("b", False), res("r", True)]
+    config = RetrievalConfig(min_sentence_similarity=0.6)
+    cal = calibrate_refusal(results, config)
+    four = config.model_copy(update={k: v for k, v in cal.items() if k != "accuracy"})
+    assert cal["accuracy"] == round(sum(_would_refuse(r, four) == r.should_refuse for r in results) / 3, 4) == 0.3333
+    assert calibrate_refusal(results)["accuracy"] == 1.0  # with the default gates the answerable two pass
+
 def test_latency_p50_is_the_median_and_p95_interpolates():
     """p50 was the nearest rank, the lower of the two middle values of an even count: 4 cases of 10,
     20, 30 and 1000 ms said p50 20 where the median is 25 (evalcheck F7)."""
