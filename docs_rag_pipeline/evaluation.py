@@ -262,6 +262,12 @@ def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
     return {k: round(sum(v) / n, 4) for k, v in rank_scores(ranks).items()}
 
 
+def category_retrieval(ranks: Sequence[int | None]) -> dict[str, float | None]:
+    """:func:`retrieval_metrics` of a category; None for each when it has no answerable case (it was
+    0.0 over no case, shown as a failure in the asset's table)."""
+    return retrieval_metrics(ranks) if ranks else dict.fromkeys(("recall_at_1", "recall_at_5", "mrr_at_10"))
+
+
 def _pct(values: Sequence[float], q: float) -> float:
     """The ``q`` quantile, interpolated linearly between the two closest ranks (numpy's default,
     Hyndman and Fan's type 7): p50 is the median, the mean of the two middle values of an even count
@@ -508,7 +514,8 @@ def summarise(source: str, results: Sequence[CaseResult], *, retrieval: Retrieva
             out["by_category"][cat] = {
                 "cases": len(rs),
                 "refusal_accuracy": round(sum(1 for r in rs if r.refused == r.should_refuse) / len(rs), 4),
-                **retrieval_metrics([r.rank for r in rs if not r.should_refuse]),
+                # over the category's answerable cases; with none (refuse, near misses only), not measured
+                **category_retrieval([r.rank for r in rs if not r.should_refuse]),
             }
     return out
 
@@ -680,8 +687,8 @@ def plot_history(history: Path, out: Path, *, title: str, last: int = 20) -> Non
 def markdown_table(report: dict[str, Any]) -> str:
     lines = ["| category | cases | refusal accuracy | recall@1 | recall@5 | MRR@10 |", "|---|---|---|---|---|---|"]
     for cat, m in report["by_category"].items():
-        lines.append(f"| {cat} | {m['cases']} | {m['refusal_accuracy']:.2f} | {m['recall_at_1']:.2f} | "
-                     f"{m['recall_at_5']:.2f} | {m['mrr_at_10']:.2f} |")
+        cells = [m["refusal_accuracy"], m["recall_at_1"], m["recall_at_5"], m["mrr_at_10"]]
+        lines.append(f"| {cat} | {m['cases']} | " + " | ".join("n/a" if v is None else f"{v:.2f}" for v in cells) + " |")
     return "\n".join(lines)
 
 

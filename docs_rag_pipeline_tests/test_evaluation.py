@@ -207,6 +207,18 @@ def test_calibration_keeps_the_configs_other_refusal_gates():
     assert cal["accuracy"] == round(sum(_would_refuse(r, four) == r.should_refuse for r in results) / 3, 4) == 0.3333
     assert calibrate_refusal(results)["accuracy"] == 1.0  # with the default gates the answerable two pass
 
+
+def test_a_category_without_answerable_cases_has_no_recall():
+    """``by_category`` gave ``refuse`` (and a boundary category of near misses only) recall@1, @5 and
+    MRR 0.0 over no case, shown as "0.00" in the asset's table (evalcheck F8). They are None, "n/a"."""
+    from docs_rag_pipeline.evaluation import markdown_table
+
+    rep = summarise("s", [_result("a", False, False), _result("r", True, True)])
+    assert rep["by_category"]["refuse"] == {"cases": 1, "refusal_accuracy": 1.0, "recall_at_1": None,
+                                            "recall_at_5": None, "mrr_at_10": None}
+    assert rep["by_category"]["answerable"]["recall_at_1"] == 1.0
+    assert "| refuse | 1 | 1.00 | n/a | n/a | n/a |" in markdown_table(rep).splitlines()
+
 def test_latency_p50_is_the_median_and_p95_interpolates():
     """p50 was the nearest rank, the lower of the two middle values of an even count: 4 cases of 10,
     20, 30 and 1000 ms said p50 20 where the median is 25 (evalcheck F7)."""
