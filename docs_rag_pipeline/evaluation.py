@@ -395,7 +395,8 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
             completion_tokens=(ans.usage or {}).get("completion_tokens", 0),
             sentence_similarity=rel.sentence_similarity, chunk_coverage=rel.chunk_coverage,
             missing_rarity=rel.missing_rarity, shared_pages=rel.shared_pages))
-    report = summarise(source, results, retrieval=ctx.config.retrieval)
+    report = summarise(source, results)
+    report["calibration"] = calibration_report(cases, results, ctx.config.retrieval)
     report["unindexed_expected"] = unindexed_expected(cases, ctx.chunks.page_state(source))
     report["cost"] = cost_report(results, ctx.config.llm)
     if ctx.config.retrieval.rerank is not None:
@@ -462,9 +463,7 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def summarise(source: str, results: Sequence[CaseResult], *, retrieval: RetrievalConfig | None = None) -> dict[str, Any]:
-    """The report's figures; ``retrieval`` is the config the cases ran with (its gates stay as they are
-    in the threshold search of ``calibration``; default: the defaults)."""
+def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     answerable = [r for r in results if not r.should_refuse]
     tp = sum(1 for r in results if r.should_refuse and r.refused)
     fp = sum(1 for r in results if not r.should_refuse and r.refused)
@@ -505,7 +504,6 @@ def summarise(source: str, results: Sequence[CaseResult], *, retrieval: Retrieva
         # multi-turn cases: the follow-up refused as it should, or answered citing an expected page
         "follow_ups": {"cases": len(multi), "correct": round(sum(1 for r in multi if r.follow_up_ok) / len(multi), 4)
                        if multi else None},
-        "calibration": calibrate_refusal(results, retrieval),
         "per_case": [asdict(r) for r in results],
     }
     for cat in CATEGORIES:
@@ -518,6 +516,20 @@ def summarise(source: str, results: Sequence[CaseResult], *, retrieval: Retrieva
                 **category_retrieval([r.rank for r in rs if not r.should_refuse]),
             }
     return out
+
+
+def calibration_report(cases: Sequence[Case], results: Sequence[CaseResult],
+                       retrieval: RetrievalConfig) -> dict[str, Any]:
+    """The report's ``calibration``: the threshold search over the results of the calibration half's
+    cases only (``results`` are in the order of ``cases``), never a test half's, which thresholds are
+    not chosen on; ``{"cases": 0, ...}`` without values when no case of the run is in that half
+    (``--split test``, a file pinned to test)."""
+    halves = split_of(cases)
+    cal = [r for c, r in zip(cases, results, strict=True) if halves[c.id] == "calibration"]
+    if not cal:
+        return {"cases": 0, "note": "no case of this run is in the calibration half; thresholds are chosen "
+                                    "on calibration halves only (run with --split calibration or all)"}
+    return {"cases": len(cal), **calibrate_refusal(cal, retrieval)}
 
 
 def calibrate_refusal(results: Sequence[CaseResult], base: RetrievalConfig | None = None) -> dict[str, Any]:

@@ -219,6 +219,27 @@ def test_a_category_without_answerable_cases_has_no_recall():
     assert rep["by_category"]["answerable"]["recall_at_1"] == 1.0
     assert "| refuse | 1 | 1.00 | n/a | n/a | n/a |" in markdown_table(rep).splitlines()
 
+
+def test_the_calibration_thresholds_come_from_the_calibration_half_only():
+    """The report's ``calibration`` (values the doc says to copy into the config) was searched on every
+    case that ran: the test half with ``--split test``, both halves by default, though thresholds are
+    chosen on calibration halves only (evalcheck F9). It is the calibration half's now, or none."""
+    from docs_rag_pipeline.config import RetrievalConfig
+    from docs_rag_pipeline.evaluation import Case, calibrate_refusal, calibration_report
+
+    def case(cid, should, split):
+        return Case(id=cid, question="q", expected_urls=() if should else ("a.md",), expected_keywords=(),
+                    should_refuse=should, category="refuse" if should else "answerable", split=split)
+    cases = [case("a", False, "calibration"), case("r", True, "calibration"), case("t", False, "test")]
+    results = [_result("a", False, False), _result("r", True, True), _result("t", False, True)]
+    for r in results:
+        r.similarity, r.coverage = (0.05, 0.0) if r.id != "a" else (0.9, 1.0)  # "t" looks like a refusal
+    config = RetrievalConfig()
+    both = calibration_report(cases, results, config)
+    assert both == {"cases": 2, **calibrate_refusal(results[:2], config)} and both["accuracy"] == 1.0
+    test_only = calibration_report(cases[2:], results[2:], config)
+    assert test_only["cases"] == 0 and "min_similarity" not in test_only
+
 def test_latency_p50_is_the_median_and_p95_interpolates():
     """p50 was the nearest rank, the lower of the two middle values of an even count: 4 cases of 10,
     20, 30 and 1000 ms said p50 20 where the median is 25 (evalcheck F7)."""
