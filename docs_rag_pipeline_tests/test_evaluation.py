@@ -612,3 +612,32 @@ def test_a_citation_of_a_chunk_ask_was_given_beyond_the_top_10_is_not_invented(t
     case = report["per_case"][0]
     assert not case["refused"] and case["cited"] == 1, case
     assert case["invalid_cited"] == 0 and report["citations"]["precision"] == 1.0, report["citations"]
+
+
+def test_a_citation_of_the_parent_section_a_prompt_showed_is_not_invented(tmp_path):
+    """A thin chunk's parent section is a source of its own in an LLM's prompt (build_prompt), so a model
+    may cite it; the check against "the chunks ask was given" must count it as given, not invented."""
+    from docs_rag_pipeline import evaluation, refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    from .fake_llm import ChatServer
+
+    write_docs(tmp_path / "docs", {"frob.md": "# Frob\n\nThe frob tool reads its settings from frob.toml in the "
+                                              "project folder, and writes every event it handles to frob.log, "
+                                              "one line per event, with the time and the event's name.\n\n"
+                                              "## Rotation\n\nfrob.log rotates daily.\n"})
+    with ChatServer() as srv:
+        cfg = write_config(tmp_path, extra=f"""
+            llm: {{provider: openai, model: last, base_url: {srv.url}, timeout_seconds: 5, context_tokens: 4000}}
+        """)
+        refresh.refresh(Context(load_config(cfg)), "guide")
+        cases = [evaluation.Case(id="rotate", question="How often does frob.log rotate?",
+                                 expected_urls=("frob.md",), expected_keywords=(), should_refuse=False,
+                                 category="answerable")]
+        report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=1)
+        prompt = srv.requests[-1]["messages"][-1]["content"]
+    assert "rotates daily" in prompt and "frob.toml" in prompt, prompt  # the hit, then its parent as source 2
+    case = report["per_case"][0]
+    assert not case["refused"] and case["cited"] == 1, case
+    assert case["invalid_cited"] == 0 and report["citations"]["precision"] == 1.0, report["citations"]
