@@ -286,8 +286,10 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
     page's status follows its bytes, so raising ``max_bytes`` or adding ``metadata`` reached no page
     that was indexed already."""
     stored = _stored_settings(ctx, source_name)
+    if stored is None:
+        return _mode_for_unrecorded_settings(ctx, source_name, log=log, notes=notes)
     now = page_settings(ctx, source_name)
-    restored = stored.pop(RESTORED_KEY, None) if stored is not None else None
+    restored = stored.pop(RESTORED_KEY, None)
     if stored:
         stored.setdefault("kind", now["kind"])  # recorded before the kind was: not a change
     if restored is None and (not stored or stored == now):
@@ -310,6 +312,24 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
     if notes is not None:
         notes["settings_changed"] = changed + ([RESTORED_KEY] if restored is not None else [])
     return mode
+
+
+def _mode_for_unrecorded_settings(ctx: Context, source_name: str, *, log: Log,
+                                  notes: dict[str, Any] | None) -> str:
+    """The mode of a source whose pages are indexed but whose settings were never recorded (no
+    ``settings.json``: written by a docs-rag from before it kept one, or its ``sources/`` folder was
+    lost or damaged): the parser and settings that made its rows are unknown, so ``reparse``, once (the
+    write then records them). Before, such a source kept the old parser's chunks for good, and its
+    first refresh recorded the current fingerprint as if it had made them. A web source with no cached
+    copy (a machine new to shared storage) has nothing to re-parse from: a plain refresh."""
+    if ctx.config.source(source_name).kind == "web" and not (ctx.source_dir(source_name) / "raw" / "manifest.json").is_file():
+        return "refresh"
+    log(f"[DISCOVER] {source_name}: the index holds its pages but no record of the settings and parsing code that "
+        f"made them (no {SETTINGS_FILE}: written by a docs-rag from before it kept one, or its folder was lost): "
+        "every page is read and parsed again, without a download; unchanged texts keep their embeddings (mode reparse)")
+    if notes is not None:
+        notes["settings_changed"] = ["unrecorded"]
+    return "reparse"
 
 
 def index_state(state: dict[str, str]) -> str:

@@ -237,6 +237,44 @@ def test_an_upgrade_of_the_parser_reparses_by_itself(tmp_path: Path) -> None:
     assert refresh.parser_fingerprint(copy) != recorded[refresh.PARSER_KEY]
 
 
+def test_an_index_without_recorded_settings_is_reparsed_once_by_itself(tmp_path: Path) -> None:
+    """Storage written by a docs-rag from before settings.json (or whose sources/ folder was lost) holds
+    rows whose parser is unknown: the first refresh after the upgrade re-parsed nothing, said nothing,
+    and recorded the current parser's fingerprint, so the old chunks stayed for good (upgrade probe F1).
+    Now it re-parses once, says why, and the index equals a fresh ingest; a web source with no cached
+    copy to re-parse from (a machine new to shared storage) is refreshed as usual."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    settings = tmp_path / "data" / "sources" / "guide" / refresh.SETTINGS_FILE
+    recorded = json.loads(settings.read_text())
+    # an older docs-rag's chunks: another chunker (another budget) and no record of it
+    old = write_config(tmp_path, extra="chunking: {target_tokens: 60}")
+    refresh.refresh(Context(load_config(old)), "guide")
+    shutil.rmtree(settings.parent)
+    cfg = write_config(tmp_path)
+    lines: list[str] = []
+    notes: dict = {}
+    pages = refresh.scan_pages(Context(load_config(cfg)), "guide", log=lines.append, notes=notes)
+    assert any("no record of the settings and parsing code that made them" in ln and "(mode reparse)" in ln
+               for ln in lines), lines
+    assert notes["settings_changed"] == ["unrecorded"] and {p["status"] for p in pages} == {"changed"}
+    st = refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert st.pages_changed == len(GUIDE) and json.loads(settings.read_text()) == recorded
+
+    fresh = tmp_path / "fresh"
+    write_docs(fresh / "docs", GUIDE)
+    fcfg = write_config(fresh)
+    refresh.refresh(Context(load_config(fcfg)), "guide")
+    ids = lambda c: sorted(r["chunk_id"] for rs in _chunks(c).values() for r in rs)  # noqa: E731
+    assert ids(cfg) == ids(fcfg)
+    assert refresh.refresh(Context(load_config(cfg)), "guide").pages_unchanged == len(GUIDE)
+
+    web = parse_config({"storage": str(tmp_path / "web-data"), "sources": [
+        {"name": "site", "kind": "web", "seed_urls": ["http://127.0.0.1:9/index.html"]}]}, root=tmp_path)
+    assert refresh._mode_for_unrecorded_settings(Context(web), "site", log=lines.append, notes=None) == "refresh"
+
+
 def test_reparse_rechunks_unchanged_pages_and_keeps_what_did_not_change(tmp_path: Path) -> None:
     """A page whose bytes did not change is not parsed again by a refresh, so chunks made by an older
     parser or chunker stayed; ``mode="reparse"`` re-parses and re-chunks every page, and a chunk whose
