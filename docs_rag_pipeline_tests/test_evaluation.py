@@ -583,31 +583,39 @@ def test_the_baseline_ranks_the_indexed_pages_not_the_source_as_it_is_now(tmp_pa
     assert len([n for n in getattr(names, "tables", names) if n.startswith("guide_")]) == 1
 
 
-def test_a_citation_of_a_chunk_ask_was_given_beyond_the_top_10_is_not_invented(tmp_path):
-    """With ``--top-k`` above 10, citations were checked against the top 10 of a separate search, so a
-    model citing the 12th chunk it was given counted as inventing it (citation precision 0.6 and
-    ``--check`` failed with no invented citation: evalcheck F4). They are checked against what ask had."""
+def _evaluate_one_with_the_last_source_cited(tmp_path, docs: dict[str, str], question: str, expected: str, *,
+                                              top_k: int, extra: str = "") -> tuple[dict, list[dict]]:
+    """One answerable case evaluated with an LLM (fake_llm's ``last`` model: it cites the last source it
+    was given): the report and the requests the model got."""
     from docs_rag_pipeline import evaluation, refresh
     from docs_rag_pipeline.config import load_config
     from docs_rag_pipeline.context import Context
 
     from .fake_llm import ChatServer
 
-    topics = ["archives", "levels", "threads", "memory", "cache", "plugins", "proxies", "tokens", "mirrors",
-              "checksums", "signals", "locales", "uploads", "downloads"]
-    write_docs(tmp_path / "docs", {f"t{i}.md": f"# Frob {t}\n\nThe frob tool logs every {t} event to frob.log.\n"
-                                   for i, t in enumerate(topics)})
+    write_docs(tmp_path / "docs", docs)
     with ChatServer() as srv:
         cfg = write_config(tmp_path, extra=f"""
-            retrieval: {{candidates: 100}}
+            {extra}
             llm: {{provider: openai, model: last, base_url: {srv.url}, timeout_seconds: 5, context_tokens: 4000}}
         """)
         refresh.refresh(Context(load_config(cfg)), "guide")
-        cases = [evaluation.Case(id="logs", question="Which events does the frob tool log to frob.log?",
-                                 expected_urls=("t0.md",), expected_keywords=(), should_refuse=False,
-                                 category="answerable")]
-        report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=12)
-        given = [re.findall(r"^\[(\d+)\] ", r["messages"][-1]["content"], re.M) for r in srv.requests]
+        cases = [evaluation.Case(id="q", question=question, expected_urls=(expected,), expected_keywords=(),
+                                 should_refuse=False, category="answerable")]
+        report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=top_k)
+        return report, list(srv.requests)
+
+
+def test_a_citation_of_a_chunk_ask_was_given_beyond_the_top_10_is_not_invented(tmp_path):
+    """With ``--top-k`` above 10, citations were checked against the top 10 of a separate search, so a
+    model citing the 12th chunk it was given counted as inventing it (citation precision 0.6 and
+    ``--check`` failed with no invented citation: evalcheck F4). They are checked against what ask had."""
+    topics = ["archives", "levels", "threads", "memory", "cache", "plugins", "proxies", "tokens", "mirrors",
+              "checksums", "signals", "locales", "uploads", "downloads"]
+    report, requests = _evaluate_one_with_the_last_source_cited(
+        tmp_path, {f"t{i}.md": f"# Frob {t}\n\nThe frob tool logs every {t} event to frob.log.\n" for i, t in enumerate(topics)},
+        "Which events does the frob tool log to frob.log?", "t0.md", top_k=12, extra="retrieval: {candidates: 100}")
+    given = [re.findall(r"^\[(\d+)\] ", r["messages"][-1]["content"], re.M) for r in requests]
     assert given and given[-1][-1] == "12", given  # the model cited source 12 of the 12 it was given
     case = report["per_case"][0]
     assert not case["refused"] and case["cited"] == 1, case
@@ -617,26 +625,12 @@ def test_a_citation_of_a_chunk_ask_was_given_beyond_the_top_10_is_not_invented(t
 def test_a_citation_of_the_parent_section_a_prompt_showed_is_not_invented(tmp_path):
     """A thin chunk's parent section is a source of its own in an LLM's prompt (build_prompt), so a model
     may cite it; the check against "the chunks ask was given" must count it as given, not invented."""
-    from docs_rag_pipeline import evaluation, refresh
-    from docs_rag_pipeline.config import load_config
-    from docs_rag_pipeline.context import Context
-
-    from .fake_llm import ChatServer
-
-    write_docs(tmp_path / "docs", {"frob.md": "# Frob\n\nThe frob tool reads its settings from frob.toml in the "
-                                              "project folder, and writes every event it handles to frob.log, "
-                                              "one line per event, with the time and the event's name.\n\n"
-                                              "## Rotation\n\nfrob.log rotates daily.\n"})
-    with ChatServer() as srv:
-        cfg = write_config(tmp_path, extra=f"""
-            llm: {{provider: openai, model: last, base_url: {srv.url}, timeout_seconds: 5, context_tokens: 4000}}
-        """)
-        refresh.refresh(Context(load_config(cfg)), "guide")
-        cases = [evaluation.Case(id="rotate", question="How often does frob.log rotate?",
-                                 expected_urls=("frob.md",), expected_keywords=(), should_refuse=False,
-                                 category="answerable")]
-        report = evaluation.evaluate(Context(load_config(cfg)), "guide", cases, top_k=1)
-        prompt = srv.requests[-1]["messages"][-1]["content"]
+    report, requests = _evaluate_one_with_the_last_source_cited(
+        tmp_path, {"frob.md": "# Frob\n\nThe frob tool reads its settings from frob.toml in the project folder, and "
+                              "writes every event it handles to frob.log, one line per event, with the time and the "
+                              "event's name.\n\n## Rotation\n\nfrob.log rotates daily.\n"},
+        "How often does frob.log rotate?", "frob.md", top_k=1)
+    prompt = requests[-1]["messages"][-1]["content"]
     assert "rotates daily" in prompt and "frob.toml" in prompt, prompt  # the hit, then its parent as source 2
     case = report["per_case"][0]
     assert not case["refused"] and case["cited"] == 1, case
