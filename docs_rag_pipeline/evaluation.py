@@ -358,10 +358,11 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
                  if ctx.config.retrieval.rerank is not None else None)
         rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
                     ctx.embedder.count_tokens, corpus_stats(ctx.chunks), embedder=ctx.embedder)
-        # the chunks ask was given (its top_k, the same search): a citation is checked against these, not
-        # against the top 10 above, which made real citations of hits 11..top_k count as invented
-        # and their parent sections, which an LLM prompt shows beside them (build_prompt's ``parent``)
-        given = retrieve(ctx, query, top_k=top_k, source=source, filters=None)
+        # a citation is checked against the chunks ask was given, its top_k of the same search (the first
+        # top_k of the 10 above, as judge reads them, or searched again above 10: checking against the top
+        # 10 made real citations of hits 11..top_k count as invented), and their parent sections, which an
+        # LLM prompt shows beside them (build_prompt's ``parent``)
+        given = hits[:top_k] if top_k <= 10 else retrieve(ctx, query, top_k=top_k, source=source, filters=None)
         retrieved = {h.chunk_id for h in given} | {h.parent_id for h in given if h.parent_id}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)
