@@ -322,8 +322,11 @@ def _mode_for_unrecorded_settings(ctx: Context, source_name: str, *, log: Log,
     write then records them). Before, such a source kept the old parser's chunks for good, and its
     first refresh recorded the current fingerprint as if it had made them. A web source with no cached
     copy (a machine new to shared storage) has nothing to re-parse from: a plain refresh."""
-    if ctx.config.source(source_name).kind == "web" and not (ctx.source_dir(source_name) / "raw" / "manifest.json").is_file():
-        return "refresh"
+    if ctx.config.source(source_name).kind == "web":
+        from .sources.web import has_cache
+
+        if not has_cache(ctx.source_dir(source_name)):
+            return "refresh"
     log(f"[DISCOVER] {source_name}: the index holds its pages but no record of the settings and parsing code that "
         f"made them (no {SETTINGS_FILE}: written by a docs-rag from before it kept one, or its folder was lost): "
         "every page is read and parsed again, without a download; unchanged texts keep their embeddings (mode reparse)")

@@ -45,7 +45,7 @@ from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
 from .web_http import crawler_session, response_socket
 
-__all__ = ["WebSource", "extract_links", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
+__all__ = ["WebSource", "extract_links", "has_cache", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
@@ -379,10 +379,11 @@ class Manifest:
     cache, cannot rebuild the index from what the refused crawl saw."""
 
     VERSION = 1
+    FILE = "manifest.json"
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.file = root / "manifest.json"
+        self.file = root / self.FILE
         self.pages: dict[str, dict[str, Any]] = {}
         if self.file.is_file():
             try:
@@ -510,6 +511,12 @@ class Manifest:
                         p.unlink()
                     except OSError:
                         pass
+
+
+def has_cache(workdir: Path) -> bool:
+    """Whether a crawl saved its cache in the source folder ``workdir``: what a reparse reads (the
+    :class:`Manifest` of ``<workdir>/raw``)."""
+    return (Path(workdir) / "raw" / Manifest.FILE).is_file()
 
 
 # --------------------------------------------------------------------------------------------
