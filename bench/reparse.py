@@ -9,8 +9,9 @@ once with the real model; the storage is then copied, and each copy gets one rep
 - baseline: the write as it was before (commit 288f982), which wrote every row of every re-parsed page
   again and deleted the rows of those pages that it did not write (the same rows, the same ids).
 
-Printed: seconds of the reparse (the best of three, each on a fresh copy, the two sides alternated), rows written, table versions added, bytes added under ``lancedb/``,
-and the versions ``docs-rag versions`` logs; the ratio baseline / now. The rows both leave in the
+Printed: seconds of the reparse (the best of three, each on a fresh copy, the two sides alternated),
+rows written, table versions added, bytes added under ``lancedb/`` and the versions ``docs-rag
+versions`` logs; the ratio baseline / now. The rows both leave in the
 table must be equal (checked: the run stops otherwise).
 Run: ``python bench/reparse.py``.
 """
@@ -77,7 +78,7 @@ def reparse(storage: Path, *, baseline: bool) -> dict:
     ctx = context(storage, baseline=False)
     return {"seconds": seconds, "written": st.rows_written, "deleted": st.rows_deleted,
             "versions": ctx.chunks.version() - v0, "bytes": size(storage / "lancedb") - b0,
-            "logged": len(versions(ctx)) - logged0, "chunks": st.chunks_total, "rows": rows(ctx)}
+            "logged": len(versions(ctx)) - logged0, "rows": rows(ctx)}
 
 
 def main() -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from docs_rag_pipeline.parsing.slugs import github_slug
 
-REPO = Path(__file__).resolve().parents[1]
+from .conftest import REPO
+
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)

@@ -18,9 +18,9 @@ from docs_rag_pipeline import config as config_module
 from docs_rag_pipeline.cli import build_parser
 
 from .conftest import REPO, write_config
+from .test_doc_links import _FENCE
 
 DOCS = REPO / "docs"
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _TICKED = re.compile(r"`([^`\n]+)`")
 
