@@ -331,6 +331,17 @@ def conversation(ctx: Context, turns: Sequence[str], *, top_k: int, source: str)
     return history
 
 
+def searched_question(ctx: Context, case: Case, *, top_k: int, source: str) -> str:
+    """What :func:`evaluate` searches and judges for a case: its question, or for a multi-turn case the
+    follow-up as its thread made it (the carried terms, or the LLM's rewrite), which ``ask`` searched.
+    The tuning scripts (eval/fit_refusal.py, eval/tune_retrieval.py) read cases through it, so they fit
+    the text that is judged, not a bare follow-up such as *how do I change that?*."""
+    if not case.turns:
+        return case.question
+    history = conversation(ctx, case.turns, top_k=top_k, source=source)
+    return answer_question(ctx, case.question, top_k=top_k, source=source, history=history).searched or case.question
+
+
 def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5,
              baseline: bool = False) -> dict[str, Any]:
     """Run every case through the real ``search`` and ``ask`` (plus full-text-only and vector-only
@@ -435,8 +446,18 @@ def unindexed_warning(report: dict[str, Any], *, shown: int = 5) -> str | None:
         return None
     listed = "; ".join(f"{cid}: {', '.join(urls)}" for cid, urls in list(missing.items())[:shown])
     more = f"; and {len(missing) - shown} more" if len(missing) > shown else ""
-    return (f"{len(missing)} case(s) expect a page that is not indexed, so they count as misses wherever the "
-            f"answer is ({listed}{more}): fix the URL in the cases file, or ingest the page")
+    # only an answerable case's URLs are scored (retrieval figures); a case to refuse is scored by its
+    # refusal alone, so for it the URL is only a mistake in the file, not a miss
+    refuse = {r["id"] for r in report.get("per_case") or [] if r.get("should_refuse")}
+    scored = [cid for cid in missing if cid not in refuse]
+    if len(scored) == len(missing):
+        effect = "so they count as misses wherever the answer is"
+    elif not scored:
+        effect = "but they are cases to refuse, whose URLs no figure reads"
+    else:
+        effect = f"so the {len(scored)} answerable among them count as misses wherever the answer is"
+    return (f"{len(missing)} case(s) expect a page that is not indexed, {effect} ({listed}{more}): fix the URL in "
+            "the cases file, or ingest the page")
 
 
 def cost_report(results: Sequence[CaseResult], llm: LlmConfig) -> dict[str, Any]:

@@ -360,6 +360,12 @@ def test_a_case_whose_expected_page_is_not_indexed_is_named(evaluated):
     assert rep["retrieval"]["recall_at_5"] == 0.5  # still scored as a miss: the figure is not bent
     warned = [ln for ln in out.stderr.splitlines() if ln.startswith("warning: [guide] 1 case(s) expect a page")]
     assert warned and "conv: https://docs.example.org/forms/bindings.md" in warned[0], out.stderr
+    # a case to refuse is scored by its refusal alone: its URL is named, but not as a miss
+    drafts.write_text(json.dumps({**CASES[3], "expected_urls": ["bakery.md"]}) + "\n" + json.dumps(CASES[0]) + "\n")
+    out = _cli(["eval", "--source", "guide", "--cases", str(drafts), "--json", str(root / "typo.json")], cfg)
+    warned = [ln for ln in out.stderr.splitlines() if ln.startswith("warning: [guide] 1 case(s) expect a page")]
+    assert warned and "bread: https://docs.example.org/bakery.md" in warned[0], out.stderr
+    assert "count as misses" not in warned[0] and "cases to refuse, whose URLs no figure reads" in warned[0], warned[0]
     out = _cli(["eval", "--source", "guide", "--json", str(root / "golden.json")], cfg)
     assert json.loads((root / "golden.json").read_text())["unindexed_expected"] == {}
     assert "expect a page that is not indexed" not in out.stderr

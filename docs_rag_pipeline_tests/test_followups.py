@@ -17,7 +17,7 @@ from docs_rag_pipeline.context import get_context
 from docs_rag_pipeline.serve.api import create_app
 from docs_rag_pipeline.threads import thread_store
 
-from .conftest import write_config
+from .conftest import REPO, write_config
 from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 from .test_api import serve, variant
@@ -356,6 +356,31 @@ def test_eval_scores_multi_turn_cases(index, tmp_path):
     bad.write_text(json.dumps({"id": "x", "turns": ["", "q"], "question": "q", "should_refuse": True}) + "\n")
     with pytest.raises(EvalCaseError, match=r":1: turns: a list of the earlier questions"):
         load_cases(bad)
+
+
+def test_the_refusal_fit_reads_a_follow_up_as_eval_judges_it(index, tmp_path, monkeypatch):
+    """eval/fit_refusal.py fits the refusal model on the signals ``judge`` gives each calibration case:
+    for a multi-turn case, those of the follow-up as its thread made it, the text ``docs-rag eval`` judges
+    (before, of the bare follow-up, *which environment variable must be set?*, which no eval scores)."""
+    import importlib.util
+
+    from docs_rag_pipeline.evaluation import evaluate, load_cases
+
+    monkeypatch.setenv("DOCS_RAG_EVAL_STORAGE", str(tmp_path))  # its on-disk cache of hits
+    spec = importlib.util.spec_from_file_location("fit_refusal", REPO / "eval" / "fit_refusal.py")
+    fit_refusal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit_refusal)
+    cases_file = tmp_path / "cases.jsonl"
+    cases_file.write_text(json.dumps({"id": "env-follow-up", "turns": [FIRST_Q], "question": FOLLOW_UP,
+                                      "expected_urls": ["deploy/cloud.md"], "should_refuse": False,
+                                      "split": "calibration"}) + "\n")
+    X, y, rule = fit_refusal.collect(Path(index), "calibration", cases_file)
+    report = evaluate(get_context(str(index)), "guide", load_cases(cases_file, root_url="https://docs.example.org/"),
+                      top_k=get_context(str(index)).config.retrieval.top_k)
+    case = report["per_case"][0]
+    assert "cloud" in case["searched"] and case["refused"] is False
+    assert list(X[0]) == [case["features"][k] for k in fit_refusal.FEATURES]
+    assert list(rule) == [False]  # answered, as ask answered it
 
 
 def _add_turns(path: str, thread_id: str, n: int) -> None:

@@ -57,9 +57,10 @@ def collect(cfg: Path, split: str = "calibration",
     top_k = ctx.config.retrieval.top_k
     X, y, rule = [], [], []
     for c in cases:
-        hits = _cached_search(ctx, c.question, top_k, src.name)
+        question = evaluation.searched_question(ctx, c, top_k=top_k, source=src.name)  # a follow-up: as searched
+        hits = _cached_search(ctx, question, top_k, src.name)
         # the shipped rule, every gate included (what the model has to beat), and the signals it computed
-        rel = judge(c.question, hits, ctx.config.retrieval, ctx.chunks.vocabulary(), ctx.embedder.count_tokens,
+        rel = judge(question, hits, ctx.config.retrieval, ctx.chunks.vocabulary(), ctx.embedder.count_tokens,
                     corpus_stats(ctx.chunks), embedder=ctx.embedder)
         X.append([rel.features[k] for k in FEATURES])
         y.append(0.0 if c.should_refuse else 1.0)

@@ -56,15 +56,17 @@ def main() -> None:
         cases = evaluation.select_split(evaluation.load_cases(evaluation.cases_path(ctx.config, src.name),
                                                               root_url=evaluation.source_root_url(src)), "calibration")
         if cases:  # a fully held-out set (every case pinned to the test half) has none
-            sets.append((cfg.stem, ctx, src.name, [c for c in cases if c.expected_urls]))
+            top_k = ctx.config.retrieval.top_k  # a follow-up is ranked as its thread made it, as eval does
+            sets.append((cfg.stem, ctx, src.name, [(evaluation.searched_question(ctx, c, top_k=top_k, source=src.name),
+                                                    c.expected_urls) for c in cases if c.expected_urls]))
     keys = list(VARIANTS)
     for values in itertools.product(*(VARIANTS[k] for k in keys)):
         for k, v in zip(keys, values):
             setattr(retrieval, k, v)
         row = []
         for name, ctx, source, cases in sets:
-            ranks = [evaluation.page_rank(retrieval.search(ctx, c.question, top_k=10, source=source), c.expected_urls)
-                     for c in cases]
+            ranks = [evaluation.page_rank(retrieval.search(ctx, question, top_k=10, source=source), expected)
+                     for question, expected in cases]
             m = evaluation.retrieval_metrics(ranks)
             row.append(f"{name} {m['recall_at_1']:.2f}/{m['mrr_at_10']:.2f}")
         print(dict(zip(keys, values)), " | ".join(row), flush=True)
