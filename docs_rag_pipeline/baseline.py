@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .answering.markers import plain_code_spans
 from .context import Context
 from .embedding import text_sha
 from .store import list_tables, sql_str
@@ -84,7 +85,7 @@ def build(ctx: Context, source: str) -> BaselineIndex:
              and p["page_url"] in indexed]
     rows: list[dict[str, Any]] = []
     for p in sorted(pages, key=lambda p: p["page_url"]):
-        text = page_text(p["title"], json.loads(p["sections"] or "[]"))
+        text = plain_code_spans(page_text(p["title"], json.loads(p["sections"] or "[]")))  # plain text: no code spans
         for w in windows(text):
             rows.append({"wid": len(rows), "page_url": p["page_url"], "text": w})
     digest = hashlib.sha256("\n".join(f"{r['page_url']}\t{text_sha(r['text'])}" for r in rows).encode()).hexdigest()[:16]

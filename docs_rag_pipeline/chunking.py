@@ -269,17 +269,30 @@ def _tail(text: str, tokens: int, count: CountFn) -> str:
     """The last words of ``text`` worth about ``tokens`` tokens (the overlap), never inside code."""
     if tokens <= 0 or _FENCE.match(text) or "```" in text:
         return ""
-    words = text.split()
-    out: list[str] = []
+    words = list(re.finditer(r"\S+", text))
+    k = 0
     used = 0
     for w in reversed(words):  # word-piece counts add up across spaces: count each word once
-        n = count(w)
+        n = count(w.group())
         if used + n > tokens:
             break
         used += n
-        out.append(w)
-    out.reverse()
-    return " ".join(out) if len(out) < len(words) else ""
+        k += 1
+    if not k or k == len(words):
+        return ""
+    if "`" in text:  # nor inside a code span (`docs-rag ask --json`): its opening backtick comes along, or none of it
+        from .answering.markers import code_ranges
+
+        start = words[-k].start()
+        for a, b in code_ranges(text):
+            if a < start < b:
+                opens = next(i for i, w in enumerate(words) if w.end() > a)
+                if opens > 0 and sum(count(w.group()) for w in words[opens:]) <= tokens:
+                    k = len(words) - opens
+                else:
+                    k = sum(1 for w in words if w.start() >= b)
+                break
+    return " ".join(w.group() for w in words[-k:]) if k else ""
 
 
 def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]:
@@ -381,7 +394,17 @@ def url_fragment(anchor: str) -> str:
 
 def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: str, updated_at: str,
                budget: Budget, count: CountFn, metadata: dict[str, Any] | None = None) -> list[Chunk]:
-    """Chunk one parsed page. The first chunk's ``parent_id`` is left None (see :func:`link_pages`)."""
+    """Chunk one parsed page. The first chunk's ``parent_id`` is left None (see :func:`link_pages`).
+    Tokens are counted in what the embedding model reads of the text: inline code without the
+    backticks of its code spans (``Chunk.embedding_text``), so keeping them as code moves no chunk
+    boundary and costs no part of the model's window."""
+    from .answering.markers import plain_code_spans
+
+    model_count = count
+
+    def count(text: str) -> int:  # noqa: F811 - the same count, of the text the model reads
+        return model_count(plain_code_spans(text))
+
     meta = {**(metadata or {}), **page.metadata}
     chunks: list[Chunk] = []
     first_of_section: dict[tuple[str, ...], str] = {}

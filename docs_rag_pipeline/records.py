@@ -80,9 +80,13 @@ class Chunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def embedding_text(self) -> str:
-        """What the embedding model sees: title, heading path, then the text."""
+        """What the embedding model sees: title, heading path, then the text, its code spans read as a
+        reader sees them (without their backticks, as they were embedded before they were kept)."""
+        from .answering.markers import plain_code_spans
+
         head = " > ".join([self.title, *self.headings]) if self.title else " > ".join(self.headings)
-        return f"{head}\n{self.text}" if head else self.text
+        text = plain_code_spans(self.text)
+        return f"{head}\n{text}" if head else text
 
 
 @dataclass(slots=True)

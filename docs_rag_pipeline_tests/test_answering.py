@@ -775,13 +775,13 @@ def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
                 title="Exporter options", headings=["Exporter options"], text=text, score=0.03, parent_id=None,
                 vector_similarity=0.7)]
     ans = extractive_answer("Which options does the exporter accept?", hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
-    table = ("| Option | Default | Meaning |\n| --- | --- | --- |\n| --format | csv | the file format of the export |\n"
-             "| --gzip | off | compress the export with gzip |\n| --since | none | only rows newer than this date |\n[1]")
+    table = ("| Option | Default | Meaning |\n| --- | --- | --- |\n| `--format` | csv | the file format of the export |\n"
+             "| `--gzip` | off | compress the export with gzip |\n| `--since` | none | only rows newer than this date |\n[1]")
     assert "It accepts these options: [1]\n\n" + table in ans.answer
     assert cite_correct(ans.answer, ans.citations, lambda _id: text) == (ans.answer.count("[1]"),) * 2
-    assert ("| Option   | Default | Meaning                        |\n"
-            "|----------|---------|--------------------------------|\n"
-            "| --format | csv     | the file format of the export  |\n") in for_terminal(ans.answer)
+    assert ("| Option     | Default | Meaning                        |\n"  # the options are code, as the page has them
+            "|------------|---------|--------------------------------|\n"
+            "| `--format` | csv     | the file format of the export  |\n") in for_terminal(ans.answer)
     assert "```console\n$ acme-export --format parquet --gzip\n```\n[1]" in for_terminal(ans.answer)
     row = "--gzip | off | compress the export with gzip"
     assert not allowed("table", row, "Which options does the exporter accept?")
@@ -904,3 +904,53 @@ def test_the_link_check_refuses_what_it_cannot_read_and_active_html_without_a_li
 ])
 def test_markers_and_code_keep_the_text_around_them(answer, shipped):
     assert validate(answer, HITS).answer == shipped
+
+
+CODE_DOCS = {
+    "cli/args.md": """
+        # Command-line arguments
+
+        A script reads its first command-line argument from `sys.argv[1]`, while `sys.argv[0]` holds the
+        path of the script itself [7].
+    """,
+    "cli/deploy.html": """
+        <html><head><title>Deploy script</title></head><body><main><h1>Deploy script</h1>
+        <p>The deploy script reads the target region from <code class="docutils literal"><span class="pre">process.argv[2]</span></code>
+        when it is started with <kbd>node deploy.js</kbd>.</p></main></body></html>
+    """,
+}
+
+
+def test_inline_code_of_a_page_stays_code_so_its_brackets_are_quoted_as_written(tmp_path):
+    """A page's inline code lost its backticks at parse time, so ``sys.argv[1]`` was text, where ``[1]``
+    reads as a citation marker: the answer quoted "…argument from sys.argv, while sys.argv holds…",
+    which is not what the page says, and a model's prompt lost the index too. Inline code (Markdown code
+    spans, HTML ``<code>``/``<kbd>``, reST literals, AsciiDoc monospace) is now a code span in the chunk's
+    text: quoted as written, shown as code, and left alone by the marker rules, which still remove a
+    marker in the prose (``[7]``). What is embedded reads it without the backticks, as before."""
+    from docs_rag_pipeline.answering.markers import _parts
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.refresh import embedding_text
+
+    write_docs(tmp_path / "docs", CODE_DOCS)
+    cfg = write_config(tmp_path)
+    from dagster import DagsterInstance
+
+    from .dagster_helpers import materialize_source
+
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    ans = ask("How does a script read its first command-line argument?", config=str(cfg), remember=False)
+    assert not ans.refused, ans
+    assert "`sys.argv[1]`" in ans.answer and "`sys.argv[0]`" in ans.answer, ans.answer
+    prose = "".join(_parts(ans.answer)[0::2])  # outside code: only the answer's own markers
+    assert "[7]" not in ans.answer and _markers_of(prose) == {c.n for c in ans.citations}
+    ans = ask("Where does the deploy script read the target region from?", config=str(cfg), remember=False)
+    assert not ans.refused and "`process.argv[2]`" in ans.answer and "`node deploy.js`" in ans.answer, ans.answer
+    ctx = get_context(str(cfg))
+    rows = [r for r in ctx.chunks.rows() if "argv" in r["text"]]
+    assert len(rows) == 2 and all("`" in r["text"] and "`" not in embedding_text(r) and "argv[" in embedding_text(r) for r in rows)
+    with ChatServer() as srv:  # a model is shown the code as code
+        ans = ask("How does a script read its first command-line argument?", config=_llm_config(tmp_path, srv, "echo"),
+                  remember=False)
+        assert "`sys.argv[1]`" in srv.requests[-1]["messages"][1]["content"]

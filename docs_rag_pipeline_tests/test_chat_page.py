@@ -270,7 +270,7 @@ def test_the_page_reads_code_as_the_server_does(page):
     from docs_rag_pipeline.answering.markers import _parts
 
     src = (REPO / "docs_rag_pipeline" / "serve" / "page" / "app.js").read_text()
-    body = re.search(r"(  function splitCode\(text\) \{.*?\n  \}\n\n  function codeSpans.*?\n  \}\n)", src, re.S)
+    body = re.search(r"(  function splitCode\(text, spans = true\) \{.*?\n  \}\n\n  function codeSpans.*?\n  \}\n)", src, re.S)
     assert body, "splitCode and codeSpans not found in app.js"
     rnd = random.Random(7)
     pieces = ["`", "``", "```", "~~~", "\n", "\n\n", " [1]", " x", "a", "  ```py\n", "\n```\n", "\t"]
@@ -293,6 +293,8 @@ def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):
     assert [r.locator("td").all_inner_texts() for r in table.locator("tbody tr").all()] == [
         ["--format", "csv", "the file format of the export"], ["--gzip", "off", "compress the export with gzip"],
         ["--since", "none", "only rows newer than this date"]]
+    # the options are inline code on the page the answer quotes: code in their cells too
+    assert table.locator("tbody td code").all_inner_texts() == ["--format", "--gzip", "--since"]
     shown = page.inner_text("#answer")
     assert "| --- |" not in shown and "--gzip | off" not in shown and "```" not in shown
     if "acme-export" in expected["answer"]:  # the run line, when the answer quotes it, is a code block

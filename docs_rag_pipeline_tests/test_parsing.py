@@ -122,7 +122,7 @@ def test_markdown_title_metadata_and_intro() -> None:
     intro = page.sections[0]
     assert (intro.headings, intro.anchor, intro.level) == ((), "", 1)
     assert intro.text == (
-        "Welcome to Foo, see the docs and call foo(). A Logo image too.\n\nQuoted advice."
+        "Welcome to Foo, see the docs and call `foo()`. A Logo image too.\n\nQuoted advice."
     )
     # the H1 is the title, not a section
     assert all("Welcome page" not in s.headings for s in page.sections)
@@ -190,7 +190,7 @@ def test_markdown_lists_code_tables_and_html() -> None:
     assert sections[2].text == (
         '```bash\n# not a heading\necho "<Aside>"  # stays verbatim\n```\n\n```\nindented code\n# also kept\n```'
     )
-    assert sections[3].text == "Name | Value\na | 1\nb | 2\n\nRaw HTML & text"
+    assert sections[3].text == "Name | Value\n`a` | 1\nb | 2\n\nRaw HTML & text"  # inline code stays code
     assert sections[5].text == "Line\nbreak."
     for section in sections:
         for line in prose_lines(section.text):
@@ -349,7 +349,7 @@ def test_mdx_drops_esm_comments_and_flattens_components() -> None:
     )
     assert sections[("Tabs",)].text == (
         "[Tabs]\n\n[Tabs.Item npm]\n\n```sh\nnpm install foo\n# <Aside> in code stays\n```\n\n"
-        "[/Tabs.Item]\n\n[Tabs.Item pnpm]\n\nRun pnpm add foo (not <Tabs>).\n\n[/Tabs.Item]\n\n[/Tabs]\n\n"
+        "[/Tabs.Item]\n\n[Tabs.Item pnpm]\n\nRun `pnpm add foo` (not `<Tabs>`).\n\n[/Tabs.Item]\n\n[/Tabs]\n\n"
         "[LinkCard Read the guide]"
     )
 
@@ -366,7 +366,7 @@ def test_mdx_output_has_no_jsx_or_esm_left() -> None:
     page = parse_markdown(MDX, path="guide.mdx", mdx=True)
     for section in page.sections:
         for line in prose_lines(section.text):
-            line = line.replace("(not <Tabs>)", "")  # inline code keeps its content
+            line = line.replace("(not `<Tabs>`)", "")  # inline code keeps its content, as code
             assert not re.search(r"^(import|export) |\{/\*|<[A-Za-z]|</|\*\*|\]\(", line), line
 
 
@@ -450,7 +450,7 @@ def test_sphinx_page() -> None:
     intro, pypi, extras, source = (s.text for s in page.sections)
     assert intro == "MyLib runs on Python 3.10+."
     assert pypi == (
-        'Use pip:\n\n```console\n$ pip install mylib\n$ python -c "import mylib"\n```\n\n'
+        'Use `pip`:\n\n```console\n$ pip install mylib\n$ python -c "import mylib"\n```\n\n'
         "Note\nUse a virtual environment."
     )
     assert extras == "- fast: C speedups\n- docs\n  - sphinx\n\nExtra | Adds\nfast | cython"
@@ -490,7 +490,7 @@ def test_docusaurus_page() -> None:
     assert page.title == "Create a Page"
     assert page.metadata == {"breadcrumbs": ["Tutorial - Basics", "Create a Page"], "updated": "2024-05-02T00:00:00.000Z"}
     assert page.sections == [
-        Section((), "", 1, "Add Markdown or React files to src/pages."),
+        Section((), "", 1, "Add Markdown or React files to `src/pages`."),
         Section(
             ("Create your first React Page",),
             "create-your-first-react-page",

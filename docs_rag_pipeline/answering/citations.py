@@ -17,7 +17,7 @@ import numpy as np
 
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
-from .markers import MARKER_RE, _parts, neutralise_text, number
+from .markers import MARKER_RE, _parts, neutralise_text, number, plain_code_spans
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 #: the space after a sentence's end: ``.``, ``!`` or ``?`` (a closing quote, bracket or emphasis may
@@ -538,7 +538,7 @@ def mark_support(v: Validated, hits_by_chunk: dict[str, Hit], embed, *, threshol
     sims = None
     lex = [lexical_support(s, hits_by_chunk[c.chunk_id].text) for s, c in pairs]
     if any(x < threshold for x in lex):
-        vecs = embed([s for s, _ in pairs] + [hits_by_chunk[c.chunk_id].text for _, c in pairs])
+        vecs = embed([s for s, _ in pairs] + [plain_code_spans(hits_by_chunk[c.chunk_id].text) for _, c in pairs])
         k = len(pairs)
         sims = [float(np.dot(vecs[i], vecs[k + i])) for i in range(k)]
     ok: dict[int, bool] = {c.n: True for c in v.citations}

@@ -24,7 +24,7 @@ from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..words import _SPACELESS, is_spaceless, not_latin, words
-from .markers import neutralise
+from .markers import neutralise, plain_code_spans
 from .tables import markdown_table, table_rows
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
@@ -330,7 +330,8 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     if not pool and hits:
         pool, quotable = [(hits[0], hits[0].text)], [True]
     qv = np.asarray(embedder.embed([question])[0])
-    sv = np.asarray(embedder.embed([s for _, s in pool])) if pool else np.zeros((0, len(qv)))
+    # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
+    sv = np.asarray(embedder.embed([plain_code_spans(s) for _, s in pool])) if pool else np.zeros((0, len(qv)))
     return SentencePool(pool, qv, sv, quotable)
 
 
@@ -376,6 +377,7 @@ def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
     body = s.strip()
     if body.startswith("```"):
         return "code"
+    body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
     if body.count("|") >= 2 and (" | " in body or body.startswith("|")):
         return "table"
     if body.endswith("?"):

@@ -46,6 +46,13 @@ _TICKS = re.compile(r"`+")
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """(start, end) of every piece of code in ``text``: fenced blocks with their closing fence, then
     code spans (a run of backticks up to the next run of the same length, within a paragraph)."""
+    return [(a, b) for a, b, _ in _code_pieces(text)]
+
+
+def _code_pieces(text: str) -> list[tuple[int, int, bool]]:
+    """:func:`code_ranges` in order, each with True for a fenced block, False for a code span."""
+    if "`" not in text and "~~~" not in text:
+        return []
     from ..chunking import _fence_pairs
 
     lines = text.split("\n")
@@ -53,14 +60,34 @@ def code_ranges(text: str) -> list[tuple[int, int]]:
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     blocks = sorted((starts[o], starts[c] + len(lines[c])) for o, c in _fence_pairs(lines).items())
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, bool]] = []
     pos = 0
     for b_start, b_end in [*blocks, (len(text), len(text))]:
-        out.extend(_spans(text, pos, b_start))
+        out.extend((a, b, False) for a, b in _spans(text, pos, b_start))
         if b_end > b_start:
-            out.append((b_start, b_end))
+            out.append((b_start, b_end, True))
         pos = b_end
     return out
+
+
+def plain_code_spans(text: str) -> str:
+    """``text`` with the backticks of its code spans taken off (and the space a span is padded with
+    when its code starts or ends with a backtick); fenced blocks stay as they are. Chunk text keeps a
+    page's inline code as code spans (parsing's ``code_span``); what the embedding model reads of a chunk
+    or of a sentence is this, the text as a reader sees it, as it was embedded before code spans were
+    kept (so an index re-parsed for them keeps its vectors)."""
+    pieces = [(a, b) for a, b, block in _code_pieces(text) if not block]
+    if not pieces:
+        return text
+    out, pos = [], 0
+    for a, b in pieces:
+        run = len(re.match(r"`+", text[a:b]).group())
+        inner = text[a + run : b - run]
+        if len(inner) >= 2 and inner[0] == " " and inner[-1] == " " and inner.strip():
+            inner = inner[1:-1]
+        out += [text[pos:a], inner]
+        pos = b
+    return "".join(out) + text[pos:]
 
 
 def _spans(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import ParsedPage
 from .binary import check_text
-from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem, strip_html
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, strip_html
 
 __all__ = ["IncludeResult", "antora_attributes", "generate_id", "inline_text", "parse_asciidoc",
            "prepare_asciidoc", "resolve_includes"]
@@ -510,9 +510,11 @@ def _humanize_id(ident: str) -> str:
 
 
 def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, str] | None = None,
-                _depth: int = 0) -> str:
+                _depth: int = 0, *, code: bool = False) -> str:
     """Plain text of AsciiDoc inline content: attribute references substituted, formatting marks
-    and macros replaced by their text, passthrough content kept literally."""
+    and macros replaced by their text, passthrough content kept literally; with ``code``, monospace
+    (```x```) stays code, as a Markdown code span (a paragraph's, a list's or a table's text; not a
+    title's)."""
     attrs = attrs or {}
     refs = refs or {}
     saved: list[str] = []
@@ -529,7 +531,7 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
             s = new
 
     def sub_inline(s: str) -> str:
-        return inline_text(s, attrs, refs, _depth + 1)
+        return inline_text(s, attrs, refs, _depth + 1, code=code)
 
     def pass_repl(m: re.Match[str]) -> str:
         if m.group("esc"):
@@ -551,7 +553,7 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
         inner = m.group("u") if m.group("u") is not None else m.group("c")
         inner = _PASS2_RE.sub(pass_repl, inner)
         inner = _ESCAPES_RE.sub("", inner)
-        return keep(restore(inner))
+        return keep(code_span(restore(inner)) if code else restore(inner))
 
     text = _MONO_RE.sub(mono_repl, text)
     text = _PASS2_RE.sub(pass_repl, text)
@@ -706,8 +708,10 @@ class _Parser:
             self.register(m.group(1) or m.group(2))
 
     # -- inline --
-    def inline(self, text: str) -> str:
-        return inline_text(text, self.attrs, self.refs)
+    def inline(self, text: str, *, code: bool = True) -> str:
+        """``text``'s inline content; monospace as code spans unless ``code`` is false (a section title,
+        the lines of a code block)."""
+        return inline_text(text, self.attrs, self.refs, code=code)
 
     def para_lines(self, lines: list[str]) -> list[OutLine]:
         text = self.inline("\n".join(ln.strip() for ln in lines))
@@ -788,7 +792,7 @@ class _Parser:
             if m and not (s.startswith("#") and not top):
                 level = len(m.group(1)) + _level_offset(self.attrs.get("leveloffset", "0") or "0", 0) \
                     if m.group(1)[0] == "=" else len(m.group(1))
-                title = " ".join(self.inline(m.group(2)).split())
+                title = " ".join(self.inline(m.group(2), code=False).split())
                 if top and pending.style not in ("discrete", "float"):
                     if level <= 1 and self.builder.title_heading is None and not self.builder._any_heading:
                         self.builder.heading(1, title, pending.ident or "_title")
@@ -919,7 +923,7 @@ class _Parser:
         if "attributes" in subs or subs in ("normal", "+attributes", "attributes+"):
             code = [_substitute_attrs(ln, self.attrs) for ln in code]
         if "quotes" in subs or subs == "normal":
-            code = [self.inline(ln) for ln in code]
+            code = [self.inline(ln, code=False) for ln in code]
         text = "\n".join(code).strip("\n")
         if not text.strip():
             return []

@@ -19,7 +19,7 @@ from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInst
 from ..records import ParsedPage
 from .binary import check_text
 from .errors import ParseError
-from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem
 
 __all__ = ["declared_charset", "decode_html", "parse_html"]
 
@@ -367,6 +367,46 @@ def _strings(el: Tag) -> str:
     return "".join(str(s) for s in el.descendants if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
 
 
+#: inline elements that show code: their text stays code in a chunk (a Markdown code span)
+_INLINE_CODE = ("code", "kbd", "samp", "tt", "var")
+
+
+def _text(el: Tag) -> str:
+    """The text of inline content, its inline code (``<code>``, ``<kbd>``, …) as Markdown code spans
+    (``code_span``): ``sys.argv[1]`` stays code, which no citation-marker rule touches and an answer shows
+    as code. Code elements side by side (an old Sphinx signature's ``<code>requests.</code><code>get</code>``)
+    are one span."""
+    if el.name in _INLINE_CODE:
+        return code_span(_strings(el))
+    if el.find(_INLINE_CODE) is None:
+        return _strings(el)
+    pieces: list[tuple[bool, str]] = []  # (is code, text)
+
+    def walk(node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, _SKIPPED_STRINGS):
+                    pieces.append((False, str(child)))
+            elif isinstance(child, Tag):
+                if child.name in _INLINE_CODE:
+                    pieces.append((True, _strings(child)))
+                else:
+                    walk(child)
+
+    walk(el)
+    out: list[str] = []
+    code: list[str] = []
+    for is_code, text in [*pieces, (False, "")]:
+        if is_code:
+            code.append(text)
+            continue
+        if code:
+            out.append(code_span("".join(code)))
+            code = []
+        out.append(text)
+    return "".join(out)
+
+
 _GLYPHS = "¶#🔗§"  # what a permalink next to a heading shows
 _TRAILING_GLYPHS_RE = re.compile(r"(?:\s*[¶🔗]|\s+[#§]+)+$")
 
@@ -445,7 +485,7 @@ class _Walker:
             if not isinstance(child, Tag):
                 continue
             if not self._is_block(child):
-                inline.append(" " if child.name == "br" else _strings(child))
+                inline.append(" " if child.name == "br" else _text(child))
                 continue
             yield from flush()
             yield from self.block(child, top=top)
@@ -468,7 +508,7 @@ class _Walker:
             elif text:
                 yield [OutLine(text)]
         elif name in _PARAGRAPHS:
-            text = _norm(_strings(el))
+            text = _norm(_text(el))
             if text:
                 yield [OutLine(text)]
         elif name == "pre":
@@ -529,7 +569,7 @@ class _Walker:
                     continue
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
-                    line = " | ".join(t for t in (_norm(_strings(c)) for c in cells) if t)
+                    line = " | ".join(t for t in (_norm(_text(c)) for c in cells) if t)
                     if line:
                         rows.append(OutLine(line))
                     continue
@@ -549,7 +589,7 @@ class _Walker:
         for tr in el.find_all("tr"):
             if tr.find_parent("table") is not el:
                 continue
-            cells = [_norm(_strings(cell)) for cell in tr.find_all(["th", "td"], recursive=False)]
+            cells = [_norm(_text(cell)) for cell in tr.find_all(["th", "td"], recursive=False)]
             if any(cells):
                 rows.append(OutLine(" | ".join(cells)))
         if rows:
@@ -559,7 +599,7 @@ class _Walker:
         out: list[OutLine] = []
         for child in el.find_all(["dt", "dd"], recursive=False):
             if child.name == "dt":
-                text = _norm(_strings(child))
+                text = _norm(_text(child))
                 if text:
                     out.append(OutLine(text))
             else:

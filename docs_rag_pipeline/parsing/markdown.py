@@ -746,14 +746,31 @@ def fence_block(code: str, lang: str) -> list[OutLine]:
     return [OutLine(fence + lang, True), *body, OutLine(fence, True)]
 
 
-def _inline(node: SyntaxTreeNode) -> str:
-    """Plain text of inline content: markup dropped, link text and image alt kept."""
+def code_span(code: str) -> str:
+    """``code`` as a Markdown code span: between backtick runs longer than any run inside it, padded
+    with a space where it starts or ends with a backtick (CommonMark strips one such space). An inline
+    code of the page stays code in a chunk's text, so what reads as a citation marker inside it
+    (``sys.argv[1]``, ``items[0]``) is the code it is (see answering/markers.py), and an answer shows it
+    as code; what is embedded reads it without the backticks (``markers.plain_code_spans``)."""
+    code = " ".join(code.split())
+    if not code:
+        return ""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
+    pad = " " if code[0] == "`" or code[-1] == "`" else ""
+    return f"{fence}{pad}{code}{pad}{fence}"
+
+
+def _inline(node: SyntaxTreeNode, *, code: bool = True) -> str:
+    """Plain text of inline content: markup dropped, link text and image alt kept; a code span stays a
+    code span (:func:`code_span`) unless ``code`` is false (a heading: a title, a heading path)."""
     parts: list[str] = []
 
     def walk(n: SyntaxTreeNode) -> None:
         for child in n.children:
             t = child.type
-            if t in ("text", "code_inline"):
+            if t == "code_inline" and code:
+                parts.append(code_span(child.content))
+            elif t in ("text", "code_inline"):
                 parts.append(child.content)
             elif t == "softbreak":
                 parts.append(" ")
@@ -810,7 +827,8 @@ class _Renderer:
         """Render one block node to lines."""
         t = node.type
         if t in ("paragraph", "heading"):
-            return [OutLine(line) for line in _inline(node.children[0]).split("\n")] if node.children else []
+            return ([OutLine(line) for line in _inline(node.children[0], code=t == "paragraph").split("\n")]
+                    if node.children else [])
         if t == "inline":
             return [OutLine(_inline(node))]
         if t == "fence":
@@ -933,7 +951,7 @@ _EMPHASIS_TOKENS = frozenset({"em_open", "em_close", "strong_open", "strong_clos
 
 def _heading_parts(node: SyntaxTreeNode) -> tuple[str, str | None, str]:
     """A heading's text as shown, its explicit id (``{#id}``, ``{: #id }``) or None, and the text to slug."""
-    heading = _inline(node.children[0]) if node.children else ""
+    heading = _inline(node.children[0], code=False) if node.children else ""
     heading = " ".join(heading.split())
     slug_text = _rendered_text(node.children[0]) if node.children else ""
     explicit = _HEADING_ID_RE.search(heading)

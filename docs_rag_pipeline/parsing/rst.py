@@ -22,7 +22,7 @@ from typing import Any
 from ..records import ParsedPage
 from .binary import check_text
 from .errors import ParseError
-from .markdown import OutLine, SectionBuilder, fence_block, humanize_stem, split_frontmatter
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, split_frontmatter
 
 __all__ = ["parse_rst"]
 
@@ -265,6 +265,8 @@ class _Walker:
                     if isinstance(c, n.problematic):
                         parts.append(c.astext())
                     continue
+                elif isinstance(c, n.literal):  # ``code`` and the code roles (:func:, :option:, …): code stays code
+                    parts.append(code_span(c.astext()))
                 elif isinstance(c, (n.footnote_reference, n.citation_reference)):
                     parts.append(f"[{c.astext()}]")
                 elif isinstance(c, n.image):

@@ -360,7 +360,9 @@
   // Text and code, alternately (the even parts are text), read as answering/markers.code_ranges reads
   // Markdown: a fenced block needs its closing fence (an unclosed fence line is text), a code span its
   // closing run of as many backticks within a paragraph ("three backticks ``` in a sentence" is text).
-  function splitCode(text) {
+  // With ``spans`` false, only the fenced blocks: the text parts keep their code spans, for renderText,
+  // which finds the tables first (a table's cells hold code spans: `--format` | csv).
+  function splitCode(text, spans = true) {
     const lines = text.split("\n");
     const starts = [0];
     for (const line of lines) starts.push(starts[starts.length - 1] + line.length + 1);
@@ -383,7 +385,7 @@
     const ranges = [];
     let pos = 0;
     for (const [a, b] of blocks.concat([[text.length, text.length]])) {
-      codeSpans(text, pos, a, ranges);
+      if (spans) codeSpans(text, pos, a, ranges);
       if (b > a) ranges.push([a, b]);
       pos = b;
     }
@@ -422,7 +424,7 @@
   // the [n] markers listed in ``byN`` as links to their cards (the others stay text).
   function renderAnswer(text, byN, target) {
     let afterBlock = false;
-    splitCode(text).forEach((part, i) => {
+    splitCode(text, false).forEach((part, i) => {
       if (i % 2 === 1) {
         const node = codeNode(part);
         target.appendChild(node);
@@ -454,7 +456,7 @@
     const lines = text.split("\n");
     let buf = [];
     const flush = () => {
-      if (buf.length) linkMarkers(buf.join("\n"), byN, target);
+      if (buf.length) renderInline(buf.join("\n"), byN, target);
       buf = [];
     };
     for (let i = 0; i < lines.length; ) {
@@ -462,7 +464,7 @@
         let j = i + 2;
         while (j < lines.length && lines[j].trim().startsWith("|")) j++;
         flush();
-        target.appendChild(tableNode(lines[i], lines.slice(i + 2, j)));
+        target.appendChild(tableNode(lines[i], lines.slice(i + 2, j), byN));
         i = j;
       } else {
         buf.push(lines[i]);
@@ -479,10 +481,25 @@
     return r.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
   }
 
+  // A cell's text with its code spans as <code> (a marker in a cell stays text: markers follow the table).
+  function cell(tag, text, attrs) {
+    const node = el(tag, attrs);
+    renderInline(text, new Map(), node);
+    return node;
+  }
+
   function tableNode(header, rows) {
-    const head = el("tr", null, ...cells(header).map((c) => el("th", { scope: "col", text: c })));
-    const body = rows.map((r) => el("tr", null, ...cells(r).map((c) => el("td", { text: c }))));
+    const head = el("tr", null, ...cells(header).map((c) => cell("th", c, { scope: "col" })));
+    const body = rows.map((r) => el("tr", null, ...cells(r).map((c) => cell("td", c, null))));
     return el("table", { className: "answer-table" }, el("thead", null, head), el("tbody", null, ...body));
+  }
+
+  // Text with its code spans as <code> and, outside them, the markers of ``byN`` linked.
+  function renderInline(text, byN, target) {
+    splitCode(text).forEach((part, i) => {
+      if (i % 2 === 1) target.appendChild(codeNode(part));
+      else if (part) linkMarkers(part, byN, target);
+    });
   }
 
   function linkMarkers(text, byN, target) {
