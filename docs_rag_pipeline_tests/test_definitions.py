@@ -124,3 +124,31 @@ def test_dagster_loads_the_workspace(guide):
     # the code location's name is the one docs/dagster.md gives (not the module path)
     assert re.search(r"Validation successful for code location docs_rag_pipeline\.$", out.stdout + out.stderr, re.M), \
         out.stdout + out.stderr
+
+
+def test_the_schedule_of_a_source_removed_from_the_config_skips_its_ticks(tmp_path, monkeypatch):
+    """Schedules are made when the code location loads. A source removed from the config while
+    ``docs-rag ui`` runs kept its schedule until a reload, and every tick launched a run of a source that
+    no longer exists (or failed on its deleted partition). The tick now re-reads the config and skips,
+    naming the reload that drops the schedule; the other sources' ticks run as before."""
+    from dagster import build_schedule_context, partition_loading_context
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: docs}
+      - {name: beta, kind: local, path: docs}
+    """)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    defs = build_definitions(config_path=str(cfg))
+    write_config(tmp_path, sources="- {name: alpha, kind: local, path: docs}")  # beta removed
+    repo = defs.get_repository_def()
+    with DagsterInstance.ephemeral() as instance, partition_loading_context(dynamic_partitions_store=instance):
+        instance.add_dynamic_partitions("sources", ["alpha", "beta"])
+        tick = lambda name: defs.resolve_schedule_def(name).evaluate_tick(  # noqa: E731
+            build_schedule_context(instance=instance, repository_def=repo))
+        beta, alpha = tick("refresh_beta"), tick("refresh_alpha")
+        assert not beta.run_requests and "no longer in the config" in beta.skip_message, beta
+        assert [r.partition_key for r in alpha.run_requests] == ["alpha"], alpha
+        (tmp_path / "docs_rag.yaml").write_text("sources: [\n")  # broken: nothing is launched, the tick says why
+        alpha = tick("refresh_alpha")
+    assert not alpha.run_requests and "cannot be read" in alpha.skip_message, alpha

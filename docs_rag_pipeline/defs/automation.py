@@ -25,6 +25,15 @@ def schedules_for(config: Config) -> list[ScheduleDefinition]:
     out = []
     for i, src in enumerate(config.sources):
         def run_for(context, _name=src.name):  # noqa: ANN001, ANN202
+            # the schedules are made when the code location loads: a source removed from the config since
+            # keeps its schedule until a reload, and its partition is gone (or never had a run): skip
+            try:
+                configured = [s.name for s in load_config().sources]
+            except ConfigError as exc:  # an invalid config: say so on the tick, launch nothing
+                return SkipReason(f"the config cannot be read ({exc}); fix it, and this schedule runs again")
+            if _name not in configured:
+                return SkipReason(f"source {_name!r} is no longer in the config; reload the code location "
+                                  "(Deployment > Reload in the UI, or restart docs-rag ui) to drop this schedule")
             return RunRequest(partition_key=_name, run_key=None, tags={"source": _name})
 
         try:
