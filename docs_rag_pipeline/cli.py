@@ -1068,6 +1068,12 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_ui(args: argparse.Namespace, config: Config) -> int:
+    from .serve.workers import check_bind
+
+    try:  # dagster dev would go on without its webserver (the daemon and code server running, no UI)
+        check_bind(args.host, args.port)
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None
     home = ensure_dagster_home(config)
     root = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"), "-h", args.host,

@@ -290,3 +290,27 @@ def test_a_traceback_shows_control_characters_too(tmp_path):
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert out.returncode == 1 and "RuntimeError: the server said ^[]0;pwned^G^[[2J" in out.stderr, out.stderr
     assert "\x1b" not in out.stderr and "\x07" not in out.stderr
+
+
+def test_ui_on_a_port_in_use_is_an_error_not_a_ui_less_dagster(guide):
+    """`docs-rag ui` on a port something already listens on started `dagster dev` anyway: its webserver
+    failed to bind, the daemon and code server kept running with no UI, and the log still said it served
+    there. It now stops before starting anything, naming the address and what to do."""
+    import signal
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.Popen([*DOCS_RAG, "ui", "--port", str(port)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                env={**os.environ, "DOCS_RAG_CONFIG": str(guide)})
+        try:
+            _, err = proc.communicate(timeout=90)
+        except subprocess.TimeoutExpired:  # dagster dev started regardless: stop it and its children
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+            raise AssertionError(f"docs-rag ui kept running on a port in use:\n{err[-2000:]}") from None
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "pick another with --port" in err, err
