@@ -480,28 +480,83 @@ def _pid_tag() -> dict[str, str]:
     return {PID_TAG: f"{_this_machine()}:{os.getpid()}"}
 
 
+#: ``<host>:<pid>:<run id>`` of the process a run runs in, written by the run's first step (see
+#: :func:`tag_run_worker`); the run id tells it from a copy a re-execution took from its parent's tags
+WORKER_TAG = "docs_rag/worker"
+
+
+def _is_self_or_ancestor(pid: int) -> bool:
+    """``pid`` is this process or one it descends from (a step process of the multiprocess executor is
+    the run worker's child, or its forkserver's); False where /proc cannot tell."""
+    me = os.getpid()
+    for _ in range(8):
+        if me == pid:
+            return True
+        try:
+            stat = Path(f"/proc/{me}/stat").read_text()
+            me = int(stat[stat.rindex(")") + 2:].split()[1])  # the field after the state: the parent's pid
+        except (OSError, ValueError, IndexError):
+            return False
+        if me <= 1:
+            return False
+    return False
+
+
+def tag_run_worker(instance, run) -> None:  # noqa: ANN001 - DagsterInstance, DagsterRun
+    """Tag ``run`` with the machine and pid of its worker (the process that started it, its RUN_START
+    event's), when that process is this one or an ancestor: a run the UI or the daemon launched then
+    carries what :func:`_fail_runs_of_dead_ingests` needs to tell a killed run from a live one. A step on
+    another machine (a Kubernetes or Celery executor) is not the worker's descendant and writes nothing."""
+    from dagster import DagsterEventType
+
+    if run.tags.get(WORKER_TAG, "").endswith(f":{run.run_id}") or PID_TAG in run.tags and \
+            "dagster/parent_run_id" not in run.tags:
+        return  # already named (by a step before, or by docs-rag ingest, which runs it in its own process)
+    try:
+        records = instance.get_records_for_run(run.run_id, of_type=DagsterEventType.RUN_START, limit=1).records
+        pid = records[0].event_log_entry.dagster_event.pid if records else None
+        if pid and _is_self_or_ancestor(pid):
+            instance.add_run_tags(run.run_id, {WORKER_TAG: f"{_this_machine()}:{pid}:{run.run_id}"})
+    except Exception:  # noqa: BLE001 - a tag is bookkeeping: never fail a step for it
+        return
+
+
+def _dead_worker(run, host: str) -> str | None:  # noqa: ANN001 - DagsterRun
+    """The pid of ``run``'s process when it is on this machine (and PID namespace) and gone; else None."""
+    at, _, pid = run.tags.get(PID_TAG, "").rpartition(":")
+    if at != host or not pid.isdecimal() or "dagster/parent_run_id" in run.tags or run.parent_run_id:
+        # a re-execution (the UI, the retry daemon) copies its parent's tags, the pid tag too; the
+        # worker tag names its run
+        at, pid, rid = (run.tags.get(WORKER_TAG, "").rsplit(":", 2) + ["", "", ""])[:3]
+        if at != host or not pid.isdecimal() or rid != run.run_id:
+            return None
+    try:
+        os.kill(int(pid), 0)
+        return None  # alive (or its pid taken by another process: left as it is)
+    except ProcessLookupError:
+        return pid
+    except PermissionError:  # a process of another user holds that pid now
+        return None
+
+
 def _fail_runs_of_dead_ingests(instance) -> None:  # noqa: ANN001 - DagsterInstance
-    """Mark failed the runs still ``STARTED`` whose ``docs-rag ingest`` process, on this machine (and
-    in this PID namespace), is gone (killed by SIGKILL or the OOM killer, or its machine restarted): in-process runs have no run
-    monitoring, so the UI showed them, and their partitions, in progress forever."""
+    """Mark failed the runs still ``STARTED`` whose process, on this machine (and in this PID namespace),
+    is gone (killed by SIGKILL or the OOM killer, or its machine restarted): a ``docs-rag ingest``
+    (tagged ``docs_rag/pid``) or a run the UI or the daemon launched (tagged ``docs_rag/worker`` by its
+    first step). In-process runs and Dagster's default run launcher have no run monitoring, so the UI
+    showed them, and their partitions, in progress forever, and ``prune`` kept their files."""
     from dagster import DagsterRunStatus, RunsFilter
 
     host = _this_machine()
     for run in instance.get_runs(filters=RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING]),
                                  limit=1000):
-        at, _, pid = run.tags.get(PID_TAG, "").rpartition(":")
-        if at != host or not pid.isdecimal() or "dagster/parent_run_id" in run.tags:
-            continue  # a re-execution (the UI, the retry daemon) copies its parent's tags, this one too
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (or its pid taken by another process: left as it is)
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # a process of another user holds that pid now
+        pid = _dead_worker(run, host)
+        if pid is None:
             continue
-        instance.report_run_failed(run, message=f"its docs-rag ingest process (pid {pid}) is gone: killed (SIGKILL, "
-                                                "out of memory) before the run ended")
-        print(f"run {run.run_id}: its docs-rag ingest process (pid {pid}) is gone; marked failed", file=sys.stderr)
+        what = "docs-rag ingest process" if PID_TAG in run.tags and WORKER_TAG not in run.tags else "run worker process"
+        instance.report_run_failed(run, message=f"its {what} (pid {pid}) is gone: killed (SIGKILL, out of memory, "
+                                                "its UI or daemon killed with it) before the run ended")
+        print(f"run {run.run_id}: its {what} (pid {pid}) is gone; marked failed", file=sys.stderr)
 
 
 def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str]) -> int:
@@ -771,6 +826,7 @@ def _forget_outputs_of_ended_runs(config: Config) -> None:
             return
         from dagster import RunsFilter
 
+        _fail_runs_of_dead_ingests(instance)  # a run whose process was killed has ended: its files can go
         # the runs whose outputs a run not yet ended may load: its parent, and theirs, up to the root
         needed: set[str] = set()
         live = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
@@ -1075,6 +1131,10 @@ def cmd_ui(args: argparse.Namespace, config: Config) -> int:
     except OSError as exc:
         raise ConfigError(str(exc)) from None
     home = ensure_dagster_home(config)
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:  # runs of a UI or daemon killed before: failed, not in progress
+        _fail_runs_of_dead_ingests(instance)
     root = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, "-m", "dagster", "dev", "-w", str(root / "workspace.yaml"), "-h", args.host,
            "-p", str(args.port)]

@@ -686,6 +686,50 @@ def test_a_dagster_home_damaged_after_its_creation_is_named_with_the_fix(tmp_pat
             assert get_context(cfg).chunks.count("guide") == rows
 
 
+WORKER = """
+import sys
+from dagster import DagsterInstance, materialize
+from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.defs.assets import ingest_assets
+from docs_rag_pipeline.defs.definitions import build_definitions
+
+with DagsterInstance.get() as instance:  # as the run worker the UI or daemon launches: no docs-rag ingest tags
+    materialize(ingest_assets, partition_key="guide", instance=instance,
+                resources=build_definitions(load_config()).resources)
+"""
+
+
+def test_a_run_whose_worker_was_killed_with_the_ui_is_marked_failed(tmp_path):
+    """A run the UI or the daemon launched (Dagster's default run launcher, no run monitoring for it)
+    stayed STARTED forever when its worker was killed with them (SIGKILL of docs-rag ui's process group):
+    the UI showed it in progress through every restart, and prune kept its files. Its first step now names
+    its worker process on the run (``docs_rag/worker``: machine, pid, run id), and the next ingest (or
+    docs-rag ui, or prune) marks it failed once that process is gone."""
+    from dagster import DagsterRunStatus
+
+    from docs_rag_pipeline.cli import WORKER_TAG
+
+    cfg = _project(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0  # the Dagster home and the partition exist
+    (tmp_path / "docs" / "new.md").write_text("# New\n\nA new page about quasar calibration.\n")
+    (tmp_path / "worker.py").write_text(WORKER)
+    with locks.writer_lock(tmp_path / "data", purpose="the test, holding the lock"):
+        proc = subprocess.Popen([sys.executable, str(tmp_path / "worker.py")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, env=_env(cfg), cwd=tmp_path, stdin=subprocess.DEVNULL)
+        _stderr_until(proc, "[LOCK] waiting")  # its run is under way, waiting to write
+        proc.kill()
+        assert proc.wait() == -signal.SIGKILL
+    with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        killed = instance.get_runs(limit=1)[0]
+        assert killed.status == DagsterRunStatus.STARTED
+        assert killed.tags[WORKER_TAG].endswith(f":{proc.pid}:{killed.run_id}"), killed.tags
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert f"run {killed.run_id}: its run worker process (pid {proc.pid}) is gone; marked failed" in out.stderr
+    with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        assert instance.get_run_by_id(killed.run_id).status == DagsterRunStatus.FAILURE
+
+
 def test_the_run_of_a_killed_ingest_is_marked_failed_by_the_next(tmp_path):
     """A ``docs-rag ingest`` killed by SIGKILL (or the OOM killer) left its Dagster run ``STARTED``
     forever (in-process runs have no run monitoring): the UI showed it and its partition in progress.
