@@ -25,6 +25,15 @@ SENTENCE_STARTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\"'([")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？｡])(?![。！？｡])([\"'”’」』）)】》〉〕］\]]*)\s*")
 #: clause marks of CJK text (，、；): where a sentence longer than a chunk is cut before its characters
 _CLAUSE_END = re.compile(r"(?<=[，、；])")
+#: general English abbreviations after which a sentence goes on whatever follows (``(e.g. DNS failure, …)``,
+#: ``cf. Section 2``), in any case; ``etc.`` is not one of them: it often ends a sentence
+ABBREVIATIONS = ("e.g", "i.e", "cf", "vs", "approx", "incl")
+#: more, as they are written (``ms.``, ``no.`` or ``CA.`` at a sentence's end are no ``Ms.``, ``No.``, ``ca.``)
+CASED_ABBREVIATIONS = ("Fig", "No", "Vol", "Sec", "Ch", "Mr", "Mrs", "Ms", "Dr", "St", "viz", "resp", "et al",
+                       "a.m", "p.m")
+#: text that ends with one of them and its period (look at the last 16 characters: ``search(text, pos, end)``)
+ABBREVIATION_END = re.compile(rf"(?i:\b(?:{'|'.join(map(re.escape, ABBREVIATIONS))})\.)$"
+                              rf"|\b(?:{'|'.join(map(re.escape, CASED_ABBREVIATIONS))})\.$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +108,8 @@ def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> 
     ``""`` after a CJK sentence end written without a space). A sentence ends at ``.``, ``!`` or ``?``
     followed by whitespace and a character of ``starters`` or a capital of any script (``É``, ``Ü``,
     ``П``, ``Σ``), and after ``。``, ``！``, ``？`` (with any closing quotes or brackets) with or without
-    a space. The sentences keep their punctuation; the whitespace between them is dropped."""
+    a space, but never after an abbreviation (:data:`ABBREVIATIONS`, :data:`CASED_ABBREVIATIONS`: ``e.g. DNS``,
+    ``Fig. 3``). The sentences keep their punctuation; the whitespace between them is dropped."""
     out: list[tuple[str, str]] = []
     start = 0
     glue = ""
@@ -108,6 +118,8 @@ def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> 
             nxt = text[m.end()]
             if nxt not in starters and not (nxt > "\x7f" and unicodedata.category(nxt) in ("Lu", "Lt")):
                 continue
+            if ABBREVIATION_END.search(text, max(start, m.start() - 16), m.start()):
+                continue  # "(e.g. DNS failure, …)": the sentence goes on
             end = m.start()
         else:  # "。" and its closers
             end = m.start() + len(m.group(1))

@@ -210,6 +210,32 @@ def test_sentences_end_in_any_script_and_cjk_text_is_cut_at_its_sentence_and_cla
     assert sentences("Run it. then stop. Done. `x` is set.") == ["Run it. then stop.", "Done.", "`x` is set."]
 
 
+def test_a_sentence_goes_on_after_an_abbreviation_and_ends_after_etc():
+    """``. `` and a capital ended a sentence after "e.g." or "i.e." too: "In the event of a network problem
+    (e.g." and "DNS failure, refused connection, etc), the client raises …" were two sentences (also two
+    chunk pieces), and an answer quoted the back half. Now a sentence goes on after a general English
+    abbreviation (the list the LLM answer's statement splitter uses); "etc." still ends one."""
+    from docs_rag_pipeline.answering.citations import statements
+    from docs_rag_pipeline.answering.extractive import sentences
+    from docs_rag_pipeline.chunking import split_sentences
+
+    text = ("In the event of a network problem (e.g. DNS failure, refused connection, etc), the client raises "
+            "a ConnectionFailure. Retries are off (i.e. Zero retries are made). Compare cf. Section 2 and "
+            "Fig. 3 with the old one vs. The new one. It reads files, folders, etc. Then it stops.")
+    assert [t for t, _ in split_sentences(text)] == [
+        "In the event of a network problem (e.g. DNS failure, refused connection, etc), the client raises "
+        "a ConnectionFailure.", "Retries are off (i.e. Zero retries are made).",
+        "Compare cf. Section 2 and Fig. 3 with the old one vs. The new one.", "It reads files, folders, etc.",
+        "Then it stops."]
+    assert sentences(text)[0].startswith("In the event") and not any(s.startswith("DNS") for s in sentences(text))
+    # a chunk cut by sentences is never cut after the abbreviation either
+    pieces = split_text(text, 30, 0, lambda t: len(t.split()))
+    assert all(not p.rstrip().endswith(("e.g.", "i.e.", "cf.", "Fig.", "vs.")) for p in pieces), pieces
+    # the LLM answer's statements join after the same abbreviations (one list, chunking.ABBREVIATIONS)
+    assert [t for _, t in statements("Use a proxy (e.g. Squid) [1]. Or not [2].")] == [
+        "Use a proxy (e.g. Squid) [1].", "Or not [2]."]
+
+
 def test_a_long_list_item_is_cut_at_sentence_ends_not_inside_a_sentence():
     """A list item (or table row) is one line, and a line over the budget was cut by words: answers
     then quoted "… docs-rag ingest is what creates a storage" without its last word."""

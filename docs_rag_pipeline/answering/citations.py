@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..chunking import ABBREVIATION_END
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
 from .markers import MARKER_RE, _parts, neutralise_text, number, plain_code_spans
@@ -79,12 +80,10 @@ def _table_runs(part: str) -> list[tuple[bool, str]]:
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
-#: a piece the sentence splitter cut after an abbreviation or a bare number ("e.g.", "i.e.", "2.") is
-#: joined to the next one
-_CUT_TOO_SOON = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl)\.|^\W*\d{1,3}\.)$", re.I)
-#: more abbreviations, as they are written (``ms.``, ``no.`` or ``CA.`` at a sentence's end are no
-#: ``Ms.``, ``No.``, ``ca.``)
-_CUT_TOO_SOON_CASED = re.compile(r"\b(?:Fig|No|Vol|Sec|Ch|Mr|Mrs|Ms|Dr|St|viz|resp|et al|a\.m|p\.m)\.$")
+#: a piece the sentence splitter cut after an abbreviation (chunking's, :data:`ABBREVIATION_END`: "e.g.",
+#: "Fig."), "etc." or a bare number (a list's "2.") is joined to the next one: in a model's statement a
+#: join after "etc." only makes one sentence of two under the same citation
+_CUT_TOO_SOON = re.compile(r"(?:\betc\.|^\W*\d{1,3}\.)$", re.I)
 #: a marker next: the sentence before it is the one it cites (``Sentence. [1][2]``)
 _MARKER_NEXT = re.compile(r"\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\]")
 
@@ -126,7 +125,7 @@ def _sentences(line: str) -> list[str]:
     out: list[list[str]] = []  # each sentence's pieces (joined once: a join per piece was quadratic)
     for p in (p for p in pieces if p):
         last = out[-1][-1] if out else ""
-        if out and (_CUT_TOO_SOON.search(last) or _CUT_TOO_SOON_CASED.search(last, max(0, len(last) - 16))) \
+        if out and (_CUT_TOO_SOON.search(last) or ABBREVIATION_END.search(last, max(0, len(last) - 16))) \
                 and not _ENDS_CITED.search(last, max(0, len(last) - 200)):
             out[-1].append(p)
         else:
