@@ -955,6 +955,25 @@ def test_a_trailing_hash_of_an_html_heading_is_its_text_not_a_permalink() -> Non
     assert [s.headings[-1] for s in page.sections if s.headings] == ["Using C#", "F#", "Setup", "Run", "Notes", "Laws"]
 
 
+def test_sphinx_viewcode_source_links_are_chrome_not_signature_text() -> None:
+    """Sphinx's viewcode extension puts a "[source]" link after every API signature; its text was kept,
+    so chunks and answers read ``class client.auth.DigestAuth(username, password)[source]``. It is page
+    chrome like the permalink glyph: dropped by its class, or, without it, as a link into ``_modules/``
+    that shows only "[source]". A link elsewhere that says "[source]" is text."""
+    html = """<html><head><title>API</title></head><body><main><h1>API</h1>
+<dl class="py class"><dt class="sig sig-object py" id="client.auth.DigestAuth"><em class="property">class </em>
+<span class="sig-prename descclassname">client.auth.</span><span class="sig-name descname">DigestAuth</span>
+<span class="sig-paren">(</span><em class="sig-param">username</em>, <em class="sig-param">password</em><span class="sig-paren">)</span>
+<a class="reference internal" href="_modules/client/auth.html#DigestAuth"><span class="viewcode-link"><span class="pre">[source]</span></span></a>
+<a class="headerlink" href="#client.auth.DigestAuth" title="Permalink to this definition">¶</a></dt>
+<dd><p>Attaches HTTP Digest Authentication to the given request object.</p></dd>
+<dt id="client.get">client.get(url)<a href="../_modules/client/api.html#get">[source]</a></dt><dd><p>Sends a GET request.</p></dd></dl>
+<p>The raw page is linked as <a href="raw.html">[source]</a>.</p></main></body></html>"""
+    text = parse_html(html, url="https://docs.example.org/api.html").sections[0].text
+    assert "(username, password)\n" in text and "client.get(url)\n" in text, text
+    assert text.count("[source]") == 1 and "linked as [source]." in text, text
+
+
 def test_a_percent_encoded_permalink_href_is_decoded_to_the_id_it_names() -> None:
     """A heading whose only anchor is its permalink link writes the fragment percent-encoded, as URLs
     are (``href="#%E5%A4%87%E4%BB%BD"`` for the id ``备份``): it was taken as the id itself and encoded

@@ -327,9 +327,20 @@ def _is_chrome(el: Tag) -> bool:
     return bool(
         _CHROME_RE.search(marks)
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
+        or _is_viewcode_link(el, classes)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
         or any(c in ("linenos", "linenodiv", "lineno") for c in classes)
     )
+
+
+def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
+    """Sphinx's viewcode link after an API signature (``<a href="_modules/…"><span class="viewcode-link">
+    [source]</span></a>``): like a permalink, page chrome that leads to the highlighted source page, not
+    documentation text (the signature read ``post(url, data=None)[source]``). Its class, or, for a theme
+    that drops the class, a link into ``_modules/`` that shows only "[source]"."""
+    if "viewcode-link" in classes:
+        return True
+    return el.name == "a" and "/_modules/" in "/" + _attr(el, "href") and _norm(el.get_text()) == "[source]"
 
 
 def _remove_chrome(root: Tag) -> None:
