@@ -103,6 +103,70 @@ def split_blocks(text: str) -> list[str]:
     return [b for b in blocks if b.strip()]
 
 
+def opens_sentence(ch: str, starters: frozenset[str] = SENTENCE_STARTERS) -> bool:
+    """``ch`` may open a sentence: one of ``starters`` or a capital of any script (``É``, ``П``, ``Σ``)."""
+    return ch in starters or (ch > "\x7f" and unicodedata.category(ch) in ("Lu", "Lt"))
+
+
+#: a list item's line (``- item``, ``* item``, ``1. item``, ``2) item``)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+#: a line that ends a sentence: ``.``, ``!`` or ``?``, and the closing quotes or brackets after it
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list[str]:
+    """``text`` (one paragraph of a block) cut at the line breaks that end a sentence, for
+    :func:`split_sentences` to cut further. The parsers join a paragraph's wrapped lines, so a line
+    break inside a block separates block-level parts: a definition list's term (an API entry's
+    ``is_redirect``) and its indented description, one entry and the next, a field of a field list, an
+    admonition's title (``Warning``, ``See also``) and its text. Read as one text, a class's members
+    (lowercase names: no sentence starts there) ran together into one "sentence". A line break ends a
+    sentence when the next line starts at another column, when the line before ends a sentence
+    (``.``, ``!``, ``?``, not after an abbreviation) whatever the next line starts with, or when the
+    line before ends without punctuation (a title, a term) and the next line opens a sentence (a
+    capital, a digit, a quote, a bracket). Never inside or next to a fenced code block, and never
+    between the lines of one list (an item, the items after it at its column and the lines indented
+    under them): lists are read as before. A hard-wrapped line that goes on in lower case
+    (``Line one with a break\nline two``) stays in its sentence."""
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return [text]
+    code: set[int] = set()
+    for o, c in _fence_pairs(lines).items():
+        code.update(range(o, c + 1))
+    run: list[int | None] = [None] * len(lines)  # the list each line belongs to (its first line)
+    i = 0
+    while i < len(lines):
+        if i in code or not _LIST_ITEM.match(lines[i]):
+            i += 1
+            continue
+        col, j = _indent(lines[i]), i + 1
+        while j < len(lines) and lines[j].strip() and (
+                j in code or _indent(lines[j]) > col or (_indent(lines[j]) == col and _LIST_ITEM.match(lines[j]))):
+            j += 1
+        for k in range(i, j):
+            run[k] = i
+        i = j
+    out: list[str] = []
+    start = 0
+    for k in range(len(lines) - 1):
+        a, b = lines[k].rstrip(), lines[k + 1]
+        if k in code or k + 1 in code or (run[k] is not None and run[k] == run[k + 1]) or not a.strip() \
+                or not b.strip():
+            continue
+        ends = bool(_ENDS_SENTENCE.search(a)) and not ABBREVIATION_END.search(a, max(0, len(a) - 16))
+        title = a[-1].isalnum() and opens_sentence(b.lstrip()[0], starters)
+        if _indent(a) != _indent(b) or ends or title:
+            out.append("\n".join(lines[start:k + 1]))
+            start = k + 1
+    out.append("\n".join(lines[start:]))
+    return out
+
+
 def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list[tuple[str, str]]:
     """``text`` cut into sentences, each with the glue that joins it to the one before (``" "``, or
     ``""`` after a CJK sentence end written without a space). A sentence ends at ``.``, ``!`` or ``?``
@@ -115,8 +179,7 @@ def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> 
     glue = ""
     for m in _SENTENCE_END.finditer(text):
         if m.group(1) is None:  # ". " and the next character
-            nxt = text[m.end()]
-            if nxt not in starters and not (nxt > "\x7f" and unicodedata.category(nxt) in ("Lu", "Lt")):
+            if not opens_sentence(text[m.end()], starters):
                 continue
             if ABBREVIATION_END.search(text, max(start, m.start() - 16), m.start()):
                 continue  # "(e.g. DNS failure, …)": the sentence goes on

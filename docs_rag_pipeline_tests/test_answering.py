@@ -759,6 +759,39 @@ def test_a_code_block_with_blank_lines_is_one_answer_unit():
 
 
 
+def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
+    """The parsers write a definition list's terms and descriptions (an API class's members), a field
+    list and an admonition's title as lines of one block; sentences were cut only at ". " and a capital,
+    so a class's members (lowercase names) ran together into one "sentence" that an answer quoted
+    whole, and "Warning" was glued to the sentence after it. A line break between such parts now ends a
+    sentence; wrapped prose that goes on in lower case, and lists, are read as before."""
+    from docs_rag_pipeline.answering.extractive import sentences
+    from docs_rag_pipeline.parsing import parse_document
+
+    entries = [("history", "A list of Response objects from the history of the request, oldest first."),
+               ("is_redirect", "True if this response is a well-formed HTTP redirect."),
+               ("json()", "Decodes the JSON body of the response.")]
+    dl = "".join(f"<dt>{n}</dt><dd><p>{d}</p></dd>" for n, d in entries)
+    html = f"""<html><head><title>API</title></head><body><main><h1>API</h1>
+<dl><dt>class client.Response</dt><dd><p>The Response object, which holds a server's response.</p><dl>{dl}</dl></dd></dl>
+<div class="admonition warning"><p class="admonition-title">Warning</p><p>The private key must be unencrypted.</p></div>
+<dl class="field-list"><dt>Parameters</dt><dd><ul><li><p><strong>url</strong> – URL for the new request.</p></li>
+<li><p><strong>params</strong> – (optional) Dictionary of query parameters.</p></li></ul></dd>
+<dt>Returns</dt><dd><p>Response object</p></dd></dl></main></body></html>"""
+    got = sentences(parse_document(html, fmt="html", path="api.html").sections[0].text)
+    for _, desc in entries:
+        assert desc in got, got  # each description is a sentence of its own
+    assert "The Response object, which holds a server's response." in got
+    assert "The private key must be unencrypted." in got and "Warning" in got
+    assert "- url – URL for the new request.\n  - params – (optional) Dictionary of query parameters." in got  # a list stays whole
+    rst = "API\n===\n\nhistory\n   A list of earlier responses.\nis_redirect\n   True for a redirect.\n\n:param url: the URL.\n:param params: the query.\n"
+    got = sentences(parse_document(rst, fmt="rst", path="api.rst").sections[0].text)
+    assert not any("history" in s and "redirect" in s for s in got), got
+    # a hard line break inside a sentence (lower case after it) and a numbered list: as before
+    assert sentences("Line one with a hard break\nline two goes on. Then more.\n\n1. first item.\n2. second item") == [
+        "Line one with a hard break\nline two goes on.", "Then more.", "1. first item.", "2. second item"]
+
+
 def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
     """The parsers write a table's rows as ``a | b | c`` lines, and answers quoted them so: a Markdown
     client, the chat page and the CLI showed ``--format | csv | the file format…``. A quoted table is
