@@ -792,6 +792,32 @@ def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
         "Line one with a hard break\nline two goes on.", "Then more.", "1. first item.", "2. second item"]
 
 
+def test_a_list_of_headings_is_a_heading_echo_not_an_answer():
+    """A page's table of contents (a list of its own sections) or a Sphinx toctree (a list of other
+    pages) passed as prose: "How do I write my own authentication scheme?" was answered with
+    "- Other Authentication\n  - New Forms of Authentication". A list whose every item is a title or
+    heading of a retrieved chunk is now a heading echo, never an answer sentence unless asked; a list
+    that says something stays one."""
+    from docs_rag_pipeline.answering.extractive import sentence_kind, sentence_pool
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    def hit(i: int, headings: list[str], text: str) -> Hit:
+        return Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/auth#{i}", page_url="https://x.org/auth",
+                   title="Authentication", headings=headings, text=text, score=0.5 - i / 100, parent_id=None,
+                   chunk_index=i)
+
+    toc = "- Basic Authentication\n- Custom Authentication Schemes\n  - New Forms of Authentication"
+    hits = [hit(0, [], f"Pick the scheme your server uses.\n\n{toc}"),
+            hit(1, ["Basic Authentication"], "Pass a user name and password tuple to log in with HTTP Basic auth."),
+            hit(2, ["Custom Authentication Schemes"], "To write your own scheme, subclass AuthBase and implement __call__."),
+            hit(3, ["Custom Authentication Schemes", "New Forms of Authentication"], "Ask the maintainers to add a new form.")]
+    pool = sentence_pool("How do I write my own authentication scheme?", hits, LocalEmbedder())
+    assert [s for _, s in pool.items if s.startswith("- ")] == []
+    titles = {"basic authentication", "custom authentication schemes", "new forms of authentication"}
+    assert sentence_kind(toc, toc=titles) == "heading"
+    assert sentence_kind("- Basic Authentication\n- Log in with a token instead of a password.", toc=titles) == "prose"
+
+
 def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
     """The parsers write a table's rows as ``a | b | c`` lines, and answers quoted them so: a Markdown
     client, the chat page and the CLI showed ``--format | csv | the file format…``. A quoted table is

@@ -18,7 +18,7 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 import snowballstemmer
 
-from ..chunking import SENTENCE_STARTERS, entry_lines, split_blocks, split_sentences
+from ..chunking import _LIST_ITEM, SENTENCE_STARTERS, entry_lines, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
@@ -317,11 +317,13 @@ class SentencePool:
 def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
     pool: list[tuple[Hit, str]] = []
     quotable: list[bool] = []
+    # the titles and headings of every hit: a list of them (a page's table of contents, a toctree) says nothing
+    toc = frozenset(_normalised(x) for h in hits for x in (h.title, *h.headings) if x)
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
         seq, own = _sentences_and_overlap(h.text)  # the overlap's sentences come first
         for k, s in enumerate(seq):
-            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads), s, question):
+            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads, toc), s, question):
                 pool.append((h, s))
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along
@@ -373,9 +375,21 @@ _ASKS_ERROR = re.compile(r"\b(error|errors|exception|exceptions|warning|warnings
 _ASKS_TABLE = re.compile(r"\b(table|tables|list|lists|options|values|which|compare|comparison)\b", re.I)
 
 
-def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
-    """``code``, ``table``, ``question``, ``heading`` (echoes a heading or the title), ``quote`` (a
-    quoted string or an error message) or ``prose``."""
+def _normalised(text: str) -> str:
+    return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def _lists_only(body: str, titles: Collection[str]) -> bool:
+    """``body`` is a list whose every item (nested ones too) is one of ``titles`` (normalised): a table
+    of contents (a page's list of its sections, a Sphinx toctree of pages), a list of headings."""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    return bool(titles) and all(_LIST_ITEM.match(ln) and _normalised(_LIST_ITEM.sub("", ln)) in titles for ln in lines)
+
+
+def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = ()) -> str:
+    """``code``, ``table``, ``question``, ``heading`` (echoes a heading or the title, or is a list of
+    nothing but ``toc``'s titles and headings, normalised: a table of contents), ``quote`` (a quoted
+    string or an error message) or ``prose``."""
     body = s.strip()
     if body.startswith("```"):
         return "code"
@@ -385,6 +399,8 @@ def sentence_kind(s: str, headings: Sequence[str] = ()) -> str:
     if body.endswith("?"):
         return "question"
     if _MD_HEADING.match(body):  # a Markdown heading left in the text ("## Where Black looks")
+        return "heading"
+    if _lists_only(body, toc):
         return "heading"
     norm = re.sub(r"\W+", " ", body).strip().lower()
     for h in headings:
