@@ -167,6 +167,30 @@ def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list
     return out
 
 
+def fenced_segments(block: str) -> list[tuple[str, bool]]:
+    """``block`` cut into its text and its closed fenced code blocks, in order: (piece, is it code).
+    A code block is one piece with its fences, blank lines included; a fence line never closed is
+    text (see :func:`_fence_pairs`)."""
+    lines = block.split("\n")
+    pairs = _fence_pairs(lines)
+    out: list[tuple[str, bool]] = []
+    text: list[str] = []
+    i = 0
+    while i < len(lines):
+        if i in pairs:
+            if text:
+                out.append(("\n".join(text), False))
+                text = []
+            out.append(("\n".join(lines[i:pairs[i] + 1]), True))
+            i = pairs[i] + 1
+            continue
+        text.append(lines[i])
+        i += 1
+    if text:
+        out.append(("\n".join(text), False))
+    return out
+
+
 def split_sentences(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list[tuple[str, str]]:
     """``text`` cut into sentences, each with the glue that joins it to the one before (``" "``, or
     ``""`` after a CJK sentence end written without a space). A sentence ends at ``.``, ``!`` or ``?``

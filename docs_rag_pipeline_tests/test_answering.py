@@ -1013,3 +1013,30 @@ def test_inline_code_of_a_page_stays_code_so_its_brackets_are_quoted_as_written(
         ans = ask("How does a script read its first command-line argument?", config=_llm_config(tmp_path, srv, "echo"),
                   remember=False)
         assert "`sys.argv[1]`" in srv.requests[-1]["messages"][1]["content"]
+
+
+def test_a_code_block_after_text_in_one_block_is_never_cut_into_sentences():
+    """A block whose text comes before its fenced code (an HTML ``<dd>`` with a line and then a
+    ``<pre>``, "Usage:" and an example) was cut at the blank lines and at ". " inside the code: the
+    answer quoted half a code block with a fence it never closed, and ``<Widget [200]>``, no longer
+    inside a fence, lost its ``[200]`` as if it were a citation marker. Now the text before the code is
+    cut into sentences and the code block stays one, fences and all."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentences
+    from docs_rag_pipeline.chunking import split_blocks
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    code = ('```\n>>> f = widgets.Frobnicator()\n>>> f.polish(w)\n<Widget [200]>\n\n'
+            '>>> f.ship(w, carrier="postal"). Then Done\n<Shipment [201]>\n```')
+    text = ("class widgets.Frobnicator\n  The frobnicator object polishes widgets. It ships them to customers.\n"
+            f"  Usage:\n{code}\n  polish(widget)\n    Polish the widget until it shines.")
+    got = sentences(text)
+    assert code in got, got
+    assert all(s.count("```") in (0, 2) for s in got), got
+    assert any(s.endswith("It ships them to customers.") for s in got), got  # the text is still cut
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/api#frob", page_url="https://x.org/api",
+                title="Widgets API", headings=["Frobnicator"], text=text, score=0.03, parent_id=None,
+                vector_similarity=0.7)]
+    ans = extractive_answer("Show an example of shipping a widget with the frobnicator", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert not ans.refused and "<Shipment [201]>" in ans.answer and "<Widget [200]>" in ans.answer, ans.answer
+    assert all(p.count("```") % 2 == 0 for p in split_blocks(ans.answer)), ans.answer

@@ -18,7 +18,7 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 import snowballstemmer
 
-from ..chunking import _LIST_ITEM, SENTENCE_STARTERS, entry_lines, split_blocks, split_sentences
+from ..chunking import _LIST_ITEM, SENTENCE_STARTERS, entry_lines, fenced_segments, split_blocks, split_sentences
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
@@ -358,10 +358,17 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
         if block.startswith("```") or "\n- " in block or block.startswith("- ") or " | " in block:
             out.append(block)
         else:
-            for para in _PARAGRAPH.split(block):  # sentence ends as in chunking, any script's (chunking.split_sentences),
-                # and the line breaks between a definition list's entries or after an admonition's title
-                out.extend(s.strip() for part in entry_lines(para, _SENT_STARTERS)
-                           for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
+            # text, then a code block ("Usage:" and an example, an HTML <dd> with its <pre>): the text is
+            # cut into sentences, the code block stays one, fences and all (a lead-in brings it along:
+            # _with_introduced_blocks); cutting at its blank lines or ". " would quote half a block
+            for piece, code in fenced_segments(block):
+                if code:
+                    out.append(piece.strip())
+                    continue
+                for para in _PARAGRAPH.split(piece):  # sentence ends as in chunking, any script's (chunking.split_sentences),
+                    # and the line breaks between a definition list's entries or after an admonition's title
+                    out.extend(s.strip() for part in entry_lines(para, _SENT_STARTERS)
+                               for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
         if first_overlap:
             overlap = len(out)
     return out, overlap
