@@ -1040,3 +1040,32 @@ def test_a_code_block_after_text_in_one_block_is_never_cut_into_sentences():
                             _gates(min_chunk_coverage=0))
     assert not ans.refused and "<Shipment [201]>" in ans.answer and "<Widget [200]>" in ans.answer, ans.answer
     assert all(p.count("```") % 2 == 0 for p in split_blocks(ans.answer)), ans.answer
+
+
+def test_a_statement_that_ends_with_a_code_block_has_its_marker_on_the_line_after_it():
+    """A list item (or a line of text) that ends with a fenced code block got its citation marker on
+    the closing fence line, "``` [1]": only spaces may follow a closing fence (CommonMark), so that line
+    closed nothing and the marker and the rest of the answer were drawn as code. Now its marker goes
+    on the line after the fence, as a code block's does, and cite-correct still finds the statement in
+    its chunk."""
+    from markdown_it import MarkdownIt
+
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    text = ("- The proxy API has changed slightly. The scheme for a proxy URL is now required.\n"
+            "```\nproxies = {\n  \"http\": \"http://10.10.1.10:3128\",\n}\n```\n\n"
+            "Proxies given without a scheme raise an InvalidProxyURL error since version 2.0.")
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/migrate#api", page_url="https://x.org/migrate",
+                title="Migrating to 2.x", headings=["API changes"], text=text, score=0.03, parent_id=None,
+                vector_similarity=0.7)]
+    ans = extractive_answer("Is the scheme of a proxy URL required in 2.x?", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert "proxies = {" in ans.answer, ans.answer
+    assert not re.search(r"(?m)^\s*```.*\[\d+\]", ans.answer), ans.answer
+    assert "}\n```\n[1]" in ans.answer, ans.answer
+    html = MarkdownIt("commonmark").render(ans.answer)
+    assert not any(re.search(r"\[\d+\]", code) for code in re.findall(r"(?s)<code>(.*?)</code>", html)), html
+    ok, total = cite_correct(ans.answer, ans.citations, lambda cid: text if cid == "c1" else None)
+    assert total >= 2 and ok == total, (ok, total, ans.answer)

@@ -484,6 +484,18 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
     return out
 
 
+def _ends_with_block(s: str) -> bool:
+    """Whether a statement ends with a fenced code block or a table row (a list item or a line of
+    text whose code block or table comes last): its marker goes on the line after it, as a code
+    block's does. Only spaces may follow a closing fence (CommonMark), so "``` [2]" closes nothing
+    and the rest of the answer would be drawn as code; a marker on a table row is a cell of it."""
+    segments = fenced_segments(s.rstrip())
+    if segments and segments[-1][1]:
+        return True
+    last = s.rstrip().rsplit("\n", 1)[-1].strip()
+    return "\n" in s.strip() and last.count("|") >= 2 and (" | " in last or last.startswith("|"))
+
+
 def snippet(text: str, n: int = 240) -> str:
     t = re.sub(r"\s+", " ", text).strip()
     return t if len(t) <= n else t[: n - 1].rsplit(" ", 1)[0] + "…"
@@ -538,8 +550,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         if sentence_kind(s) == "code" and s.count("```") % 2:
             s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
         kind = sentence_kind(s)
+        own_line = kind in ("code", "table") or _ends_with_block(s)
         s = neutralise(s)  # a document's own [2] is not our citation 2
         if kind == "table":
             s = markdown_table(s)  # drawn as a table by Markdown clients and the chat page
-        parts.append(f"{s}\n[{c.n}]" if kind in ("code", "table") else f"{s} [{c.n}]")
+        parts.append(f"{s}\n[{c.n}]" if own_line else f"{s} [{c.n}]")
     return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)
