@@ -249,24 +249,31 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
         for i in range(o, c):
             close_of[i] = fence
     fence_lines = set(pairs) | set(pairs.values())
-    units: list[tuple[str, tuple[str, str] | None, str | None]] = []  # (line, its block, the fence a cut after it closes)
+    # (line, its block, the fence a cut after it closes, does it open a block)
+    units: list[tuple[str, tuple[str, str] | None, str | None, bool]] = []
     for i, line in enumerate(lines):
         fence = inside.get(i)
         room = limit - (count(fence[0]) + count(fence[1]) if fence else 0)
         if count(line) <= room:
-            units.append((line, fence, close_of.get(i)))
+            units.append((line, fence, close_of.get(i), i in pairs))
         elif i in fence_lines or room < 1:
             return None
         else:
-            units.extend((part, fence, close_of.get(i)) for part in _pack([line], " ", room, count))
+            units.extend((part, fence, close_of.get(i), False) for part in _pack([line], " ", room, count))
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
-    for line, fence, close in units:
+    after_opening = False  # the last line of cur opens a code block
+    for line, fence, close, opens in units:
         n = count(line)
         closing = count(close) if close else 0
         if cur and used + n + closing > limit:
-            if fence:  # a cut inside code: close it here, open it again in the next piece
+            if fence and after_opening and len(cur) > 1:
+                # the cut falls right after the opening fence: cut before it, so that no piece ends
+                # with an empty code block and the code starts the next one with its fence
+                pieces.append("\n".join(cur[:-1]))
+                cur, used = [fence[0]], count(fence[0])
+            elif fence:  # a cut inside code: close it here, open it again in the next piece
                 pieces.append("\n".join([*cur, fence[1]]))
                 cur, used = [fence[0]], count(fence[0])
             else:
@@ -274,6 +281,7 @@ def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str
                 cur, used = [], 0
         cur.append(line)
         used += n
+        after_opening = opens
     if cur:
         pieces.append("\n".join(cur))
     return [p for p in pieces if p.strip()]

@@ -287,3 +287,30 @@ def test_a_table_cut_into_pieces_repeats_its_header_row_in_each():
     wide = " | ".join(f"column{i}" for i in range(20))
     cut = split_text("\n".join([wide, *rows]), 60, 0, count)
     assert sum(p.count(wide) for p in cut) == 1
+
+
+def test_a_cut_never_falls_right_after_an_opening_fence():
+    """Packing a long block by lines could cut right after a code block's opening fence: the piece
+    ended "… use:\n```\n```" (an empty code block) and the code was only in the next piece. Now the cut
+    falls before the fence: no piece ends with an empty code block, each code line sits inside its
+    fences, and the lines of code are all there, in order."""
+    from docs_rag_pipeline.chunking import split_text
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    code = [f"mapping_{i} = ('https://example.org/{i}', None)" for i in range(6)]
+    seen_cut_at_fence = False
+    for n in range(1, 30):  # filler lengths that move the cut over every line, the fence's included
+        lead = [f"Filler line {i} of the section before." for i in range(n)]
+        text = "\n".join([*lead, "To add links to the library documentation, use:", "```python", *code, "```"])
+        pieces = split_text(text, 40, 0, count)
+        assert len(pieces) > 1 and all(count(p) <= 40 for p in pieces)
+        for p in pieces:
+            assert "```python\n```" not in p, p  # no empty code block
+            body = p.split("\n")
+            if any(x.startswith("mapping_") for x in body):
+                assert body.count("```python") == 1 and body[-1] == "```", p
+            seen_cut_at_fence |= p.endswith("use:")
+        assert [x for p in pieces for x in p.split("\n") if x.startswith("mapping_")] == code
+    assert seen_cut_at_fence  # some length put the cut where the fence was: it moved before it
