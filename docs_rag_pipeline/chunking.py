@@ -125,10 +125,12 @@ def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list
     ``is_redirect``) and its indented description, one entry and the next, a field of a field list, an
     admonition's title (``Warning``, ``See also``) and its text. Read as one text, a class's members
     (lowercase names: no sentence starts there) ran together into one "sentence". A line break ends a
-    sentence when the next line starts at another column, when the line before ends a sentence
+    sentence when the next line starts left of it (the next entry), when the line before ends a sentence
     (``.``, ``!``, ``?``, not after an abbreviation) whatever the next line starts with, or when the
-    line before ends without punctuation (a title, a term) and the next line opens a sentence (a
-    capital, a digit, a quote, a bracket). Never inside or next to a fenced code block, and never
+    line before ends without punctuation (a title) and the next line, at its column, opens a sentence (a
+    capital, a digit, a quote, a bracket). A term stays with the first sentence of the description
+    indented under it (``numfig`` / ``If true, figures … are numbered``: without its term a description
+    does not say what it describes), unless that description is a list. Never inside or next to a fenced code block, and never
     between the lines of one list (an item, the items after it at its column and the lines indented
     under them): lists are read as before. A hard-wrapped line that goes on in lower case
     (``Line one with a break\nline two``) stays in its sentence."""
@@ -159,6 +161,8 @@ def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list
                 or not b.strip():
             continue
         ends = bool(_ENDS_SENTENCE.search(a)) and not ABBREVIATION_END.search(a, max(0, len(a) - 16))
+        if _indent(b) > _indent(a) and not ends and not _LIST_ITEM.match(b):
+            continue  # a term and its description, indented under it (numfig / If true, …): one unit
         title = a[-1].isalnum() and opens_sentence(b.lstrip()[0], starters)
         if _indent(a) != _indent(b) or ends or title:
             out.append("\n".join(lines[start:k + 1]))

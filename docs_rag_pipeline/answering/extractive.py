@@ -401,7 +401,8 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
     if body.startswith("```"):
         return "code"
     body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
-    if body.count("|") >= 2 and (" | " in body or body.startswith("|")):
+    if (body.count("|") >= 2 and (" | " in body or body.startswith("|"))) or \
+            all(" | " in ln for ln in body.split("\n")):  # a row of two cells, "Baseline | Target", too
         return "table"
     if body.endswith("?"):
         return "question"
@@ -478,8 +479,11 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         where, nxt = h, (seq[at + 1] if at is not None and at + 1 < len(seq) else None)
         if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None:
             where, nxt = following, next(iter(sentences(following.text)), None)
+        kind = sentence_kind(nxt) if nxt is not None else None
+        # a table comes along only whole (two rows or more): a single row is a cell dump, as everywhere
         if nxt is not None and (where, nxt) not in out and (
-                sentence_kind(nxt) in ("code", "table") or nxt.lstrip().startswith(("- ", "* ", "1. "))):
+                kind == "code" or (kind == "table" and table_rows(nxt) is not None)
+                or nxt.lstrip().startswith(("- ", "* ", "1. "))):
             out.append((where, nxt))
     return out
 
