@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..chunking import ABBREVIATION_END
+from ..chunking import _LIST_ITEM, ABBREVIATION_END
 from ..records import Citation, Hit
 from .extractive import _stem, content_terms, snippet
 from .markers import MARKER_RE, _parts, neutralise_text, number, plain_code_spans
@@ -78,7 +78,6 @@ def _table_runs(part: str) -> list[tuple[bool, str]]:
     return out
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 #: a piece the sentence splitter cut after an abbreviation (chunking's, :data:`ABBREVIATION_END`: "e.g.",
 #: "Fig."), "etc." or a bare number (a list's "2.") is joined to the next one: in a model's statement a

@@ -383,7 +383,14 @@ _ASKS_TABLE = re.compile(r"\b(table|tables|list|lists|options|values|which|compa
 
 
 def _normalised(text: str) -> str:
+    """``text`` lower-cased, its runs of non-word characters one space: what the echo and duplicate
+    checks compare."""
     return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def _table_row(text: str) -> bool:
+    """``text`` reads as table rows: two ``|`` or more, set apart by spaces or opening the line."""
+    return text.count("|") >= 2 and (" | " in text or text.startswith("|"))
 
 
 def _lists_only(body: str, titles: Collection[str]) -> bool:
@@ -401,8 +408,7 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
     if body.startswith("```"):
         return "code"
     body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
-    if (body.count("|") >= 2 and (" | " in body or body.startswith("|"))) or \
-            all(" | " in ln for ln in body.split("\n")):  # a row of two cells, "Baseline | Target", too
+    if _table_row(body) or all(" | " in ln for ln in body.split("\n")):  # a row of two cells, "Baseline | Target", too
         return "table"
     if body.endswith("?"):
         return "question"
@@ -410,9 +416,9 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
         return "heading"
     if _lists_only(body, toc):
         return "heading"
-    norm = re.sub(r"\W+", " ", body).strip().lower()
+    norm = _normalised(body)
     for h in headings:
-        hn = re.sub(r"\W+", " ", h or "").strip().lower()
+        hn = _normalised(h or "")
         # an echo adds a word or two: 12 ASCII characters, or two words of a script whose words are
         # longer in characters or have no spaces ("备份" + "每天凌晨三点自动创建" is a sentence)
         if hn and (norm == hn or (len(norm) <= len(hn) + 12 and norm.startswith(hn)
@@ -439,12 +445,12 @@ def allowed(kind: str, s: str, question: str) -> bool:
 def quotes_question(s: str, question: str) -> bool:
     """``s`` holds the question itself, word for word ("An LLM answer to What does llm.uncited: drop
     do?, for a model output …"): a page showing the question as an example, not answering it."""
-    q = re.sub(r"\W+", " ", question).strip().lower()
-    return len(q.split()) >= 4 and f" {q} " in f" {re.sub(chr(92) + 'W+', ' ', s).strip().lower()} "
+    q = _normalised(question)
+    return len(q.split()) >= 4 and f" {q} " in f" {_normalised(s)} "
 
 
 def _near_duplicate(a: str, b: str) -> bool:
-    na, nb = re.sub(r"\W+", " ", a).strip().lower(), re.sub(r"\W+", " ", b).strip().lower()
+    na, nb = _normalised(a), _normalised(b)
     return na in nb or nb in na or _jaccard(a, b) >= 0.5
 
 
@@ -496,8 +502,7 @@ def _ends_with_block(s: str) -> bool:
     segments = fenced_segments(s.rstrip())
     if segments and segments[-1][1]:
         return True
-    last = s.rstrip().rsplit("\n", 1)[-1].strip()
-    return "\n" in s.strip() and last.count("|") >= 2 and (" | " in last or last.startswith("|"))
+    return "\n" in s.strip() and _table_row(s.rstrip().rsplit("\n", 1)[-1].strip())
 
 
 def snippet(text: str, n: int = 240) -> str:

@@ -464,7 +464,7 @@
         let j = i + 2;
         while (j < lines.length && lines[j].trim().startsWith("|")) j++;
         flush();
-        target.appendChild(tableNode(lines[i], lines.slice(i + 2, j), byN));
+        target.appendChild(tableNode(lines[i], lines.slice(i + 2, j)));
         i = j;
       } else {
         buf.push(lines[i]);
