@@ -517,7 +517,7 @@ def test_html_anchor_fallbacks_selector_and_title_rules() -> None:
     assert [(s.anchor, s.text) for s in page.sections] == [
         ("legacy", "one"),
         ("inner", "two"),
-        (":~:text=Plain%20heading%21", "three four"),  # no id: a text fragment of the heading
+        (":~:text=Plain%20heading%21", "three\nfour"),  # no id: a text fragment of the heading
     ]
     # a selector that matches nothing falls back to body
     fallback = parse_html(html, url="https://x.dev/guide/", content_selector="#missing")
@@ -1040,3 +1040,24 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <td>Only sent over HTTPS</td></tr></table></main></body></html>"""
     assert parse_html(data, url="https://x.dev/opts.html").sections[0].text == (
         "The options:\n\nOption | Meaning\nsecure | Only sent over HTTPS")
+
+
+def test_a_br_separates_the_words_it_stands_between() -> None:
+    """A ``<br>`` was dropped from the text: ``<p>Line one<br>line two</p>`` read "Line oneline two",
+    a word that is on no page. Where the block keeps its lines (a paragraph, an address, a list item,
+    a description) it breaks the line, as the Markdown parser keeps a hard break; where a line must
+    stay one (a table cell, a term, a heading) it is a space; in a ``<pre>`` it is a line of the code."""
+    html = """<html><head><title>Br</title></head><body><main><h1>Br</h1>
+    <p>Line one<br>line two</p><p>Slash one<br/>slash two</p>
+    <p>See <code>run</code><br>then <em>more<br>words</em></p>
+    <address>1 Main St<br>Springfield</address>
+    <ul><li>Item a<br>item b</li><li><p>Para a<br>para b</p></li></ul>
+    <dl><dt>Term<br>two</dt><dd>Def a<br>def b</dd></dl>
+    <table><tr><th>Name<br>(alias)</th><th>Use</th></tr><tr><td>Cell a<br>cell b</td><td>x</td></tr></table>
+    <h2 id="h">Head<br>two</h2><pre>code a<br>code b</pre></main></body></html>"""
+    intro, section = parse_html(html, url="https://x.dev/br.html").sections
+    assert intro.text == (
+        "Line one\nline two\n\nSlash one\nslash two\n\nSee `run`\nthen more\nwords\n\n1 Main St\nSpringfield"
+        "\n\n- Item a\n  item b\n- Para a\n  para b\n\nTerm two\n  Def a\n  def b"
+        "\n\nName (alias) | Use\nCell a cell b | x")
+    assert (section.headings, section.text) == (("Head two",), "```\ncode a\ncode b\n```")

@@ -374,23 +374,43 @@ class _Heading:
 _Event = _Heading | list[OutLine]
 
 
-def _strings(el: Tag) -> str:
-    return "".join(str(s) for s in el.descendants if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
+#: what :func:`_text` writes for a ``<br>`` where the block keeps it as a line break: a character no
+#: page's text holds (lxml reads a NUL in a page as U+FFFD) and that :func:`_norm` does not collapse
+_LINE_BREAK = "\x00"
+
+
+def _strings(el: Tag, br: str = " ") -> str:
+    """The text of ``el``: its strings, and ``br`` for each ``<br>`` (a space by default: the words on
+    either side of it are two words, "Line one<br>line two" is not "Line oneline two")."""
+    return "".join(
+        br if isinstance(s, Tag) else str(s) for s in el.descendants
+        if (isinstance(s, Tag) and s.name == "br")
+        or (isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
+    )
+
+
+def _text_lines(text: str) -> list[str]:
+    """The non-empty lines of a text :func:`_text` made with ``br=_LINE_BREAK``, each normalised."""
+    return [line for line in (_norm(part) for part in text.split(_LINE_BREAK)) if line]
 
 
 #: inline elements that show code: their text stays code in a chunk (a Markdown code span)
 _INLINE_CODE = ("code", "kbd", "samp", "tt", "var")
 
 
-def _text(el: Tag) -> str:
+def _text(el: Tag, br: str = " ") -> str:
     """The text of inline content, its inline code (``<code>``, ``<kbd>``, …) as Markdown code spans
     (``code_span``): ``sys.argv[1]`` stays code, which no citation-marker rule touches and an answer shows
     as code. Code elements side by side (an old Sphinx signature's ``<code>requests.</code><code>get</code>``)
-    are one span."""
+    are one span. A ``<br>`` outside code is ``br``: a space (a table cell, a term), or
+    :data:`_LINE_BREAK` where the block keeps its lines (a paragraph, as the Markdown parser keeps a
+    hard break); inside code it is a space."""
     if el.name in _INLINE_CODE:
         return code_span(_strings(el))
+    if el.name == "br":
+        return br
     if el.find(_INLINE_CODE) is None:
-        return _strings(el)
+        return _strings(el, br)
     pieces: list[tuple[bool, str]] = []  # (is code, text)
 
     def walk(node: Tag) -> None:
@@ -399,7 +419,9 @@ def _text(el: Tag) -> str:
                 if not isinstance(child, _SKIPPED_STRINGS):
                     pieces.append((False, str(child)))
             elif isinstance(child, Tag):
-                if child.name in _INLINE_CODE:
+                if child.name == "br":
+                    pieces.append((False, br))
+                elif child.name in _INLINE_CODE:
                     pieces.append((True, _strings(child)))
                 else:
                     walk(child)
@@ -483,10 +505,10 @@ class _Walker:
         inline: list[str] = []
 
         def flush() -> Iterator[_Event]:
-            text = _norm("".join(inline))
+            lines = _text_lines("".join(inline))
             inline.clear()
-            if text:
-                yield [OutLine(text)]
+            if lines:
+                yield [OutLine(line) for line in lines]
 
         for child in el.children:
             if isinstance(child, NavigableString):
@@ -496,7 +518,7 @@ class _Walker:
             if not isinstance(child, Tag):
                 continue
             if not self._is_block(child):
-                inline.append(" " if child.name == "br" else _text(child))
+                inline.append(_text(child, _LINE_BREAK))
                 continue
             yield from flush()
             yield from self.block(child, top=top)
@@ -519,9 +541,9 @@ class _Walker:
             elif text:
                 yield [OutLine(text)]
         elif name in _PARAGRAPHS:
-            text = _norm(_text(el))
-            if text:
-                yield [OutLine(text)]
+            lines = _text_lines(_text(el, _LINE_BREAK))  # a <br> breaks the line, as it does on the page
+            if lines:
+                yield [OutLine(line) for line in lines]
         elif name == "pre":
             yield fence_block(_pre_text(el), _code_language(el))
         elif name in ("ul", "ol", "menu"):
