@@ -555,6 +555,54 @@ def test_rst_unknown_directives_and_roles_do_not_crash() -> None:
     assert "<b>" not in body
 
 
+def test_rst_seealso_reads_as_an_admonition_and_version_labels_open_their_text() -> None:
+    """``.. seealso::`` was handled as a version directive: its argument's first word was taken for a
+    version (``.. seealso:: Other page.`` read "See also Other: page."), and a seealso or todo with a
+    body only failed the whole page (ValueError). It is an admonition titled "See also", read as a note
+    is ("See also: Other page."; before a list its label is a line of its own). A version directive's
+    label opens its text as Sphinx writes it, also when the text is a paragraph after a blank line,
+    and one without text is a sentence ("Deprecated since version 3.1."), not a lead-in line ending in
+    ":" before the next paragraph."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. seealso:: Other page.
+
+        .. seealso::
+
+           :doc:`Other <other>` page.
+
+           And more.
+
+        .. seealso::
+
+           - :doc:`a`
+           - :doc:`b`
+
+        .. note:: Be careful.
+
+        .. todo::
+
+           Write it.
+
+        .. versionadded:: 2.1
+           The *foo* parameter.
+
+        .. versionchanged:: 3.0
+
+           Now returns a list.
+
+        .. deprecated:: 3.1
+
+        Next paragraph.
+        """)
+    assert parse_rst(text, path="x.rst").sections[0].text == (
+        "See also: Other page.\n\nSee also: Other page.\n\nAnd more.\n\nSee also:\n- a\n- b"
+        "\n\nNote: Be careful.\n\nTodo: Write it.\n\nNew in version 2.1: The foo parameter."
+        "\n\nChanged in version 3.0: Now returns a list.\n\nDeprecated since version 3.1.\n\nNext paragraph.")
+
+
 # --------------------------------------------------------------------------------------------
 # MDX: nested components
 # --------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ sections. Section anchors are the docutils ids Sphinx puts on the section elemen
 ``"Getting Started"`` → ``getting-started``). Sphinx's own directives and roles, which plain
 docutils does not know, are registered permissively before parsing: code directives
 (``code-block``, ``sourcecode``) give code blocks, ``toctree``/``index``/``highlight``/… are
-dropped, admonition-like ones (``seealso``, ``versionadded``, ``deprecated``, …) keep their text
-under a label, and any other unknown directive keeps its argument and its content; unknown roles
+dropped, ``seealso`` and ``todo`` are admonitions titled as Sphinx titles them, the version
+directives (``versionadded``, ``deprecated``, …) keep their text after a label, and any other unknown directive keeps its argument and its content; unknown roles
 (``:ref:``, ``:doc:``, ``:py:func:``, …) become their text (``Title <target>`` → ``Title``).
 Nothing is read from disk (``include`` and ``literalinclude`` are reported in
 ``metadata["unresolved_includes"]`` and skipped); no warning reaches the output.
@@ -32,10 +32,13 @@ _DROP_DIRECTIVES = {
     "automethod", "autoattribute", "autodata", "autoexception", "literalinclude", "include", "graphviz",
     "digraph", "graph", "inheritance-diagram", "plot", "mermaid", "cssclass", "meta", "raw", "spelling:word-list",
 }
-_LABELLED = {
-    "seealso": "See also", "versionadded": "New in version", "versionchanged": "Changed in version",
-    "deprecated": "Deprecated since version", "versionremoved": "Removed in version", "todo": "Todo",
+#: Sphinx's version directives: ``.. versionadded:: 2.1`` and its text read "New in version 2.1: text"
+_VERSION_LABELS = {
+    "versionadded": "New in version", "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
 }
+#: Sphinx's admonitions that docutils lacks: rendered as an admonition with this title, as ``note``
+_TITLED_ADMONITIONS = {"seealso": "See also", "todo": "Todo"}
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 _ADMONITION_LABELS = {
     "attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
@@ -113,22 +116,42 @@ def _generic_directive(name: str):  # noqa: ANN202
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
                 return []
-            box = nodes.container(classes=["directive", name])
-            label = _LABELLED.get(name)
             arg = " ".join(self.arguments).strip()
-            if label:
-                version, rest = (arg.split(None, 1) + [""])[:2]
-                head = f"{label} {version}".strip() + ":" + (" " + rest.strip() if rest.strip() else "")
+            if name in _TITLED_ADMONITIONS:
+                # Sphinx's seealso/todo is an admonition titled "See also", its argument the body's first
+                # paragraph: it reads like a note ("See also: Other page."), not its argument's first word
+                # taken for a version ("See also Other: page.")
+                box = nodes.admonition(classes=[name])
+                box += nodes.title(_TITLED_ADMONITIONS[name], _TITLED_ADMONITIONS[name])
             else:
-                head = arg
-            if head:
-                parsed, _messages = self.state.inline_text(head, self.lineno)
-                box += nodes.paragraph(head, "", *parsed)
+                box = nodes.container(classes=["directive", name])
+            label = _VERSION_LABELS.get(name)
+            if label:
+                version, arg = (arg.split(None, 1) + [""])[:2]
+                label = f"{label} {version}".strip()
+            if arg:
+                parsed, _messages = self.state.inline_text(arg, self.lineno)
+                box += nodes.paragraph(arg, "", *parsed)
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, box)
+            if label:
+                _label_version(box, label)
             return [box]
 
     return Generic
+
+
+def _label_version(box: Any, label: str) -> None:
+    """Put a version directive's label before its text, as Sphinx does: at the start of its first
+    paragraph ("New in version 2.1: The foo parameter."), on a line of its own before a body that
+    opens otherwise (a list, code), or as a sentence of its own when it has no text ("Deprecated since
+    version 3.1."): never a "…version 2.1:" lead-in line left before the next paragraph."""
+    from docutils import nodes
+
+    if len(box) and isinstance(box[0], nodes.paragraph):
+        box[0].insert(0, nodes.Text(f"{label}: "))
+    else:
+        box.insert(0, nodes.paragraph("", f"{label}:" if len(box) else f"{label}."))
 
 
 def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None,
@@ -344,7 +367,10 @@ class _Walker:
                 label = self.inline(title) if title is not None else "Note"
                 children = [c for c in children if c is not title]
             inner = self.blocks(children)
-            if inner and not inner[0].verbatim and inner[0].text:
+            # the label opens the body's first paragraph ("Note: Be careful."); before a list or code
+            # it is a line of its own, so the first item keeps its "- " ("See also:" then "- a")
+            opens_with_text = bool(children) and isinstance(children[0], n.paragraph)
+            if inner and opens_with_text and not inner[0].verbatim and inner[0].text:
                 return [OutLine(f"{label}: {inner[0].text}"), *inner[1:]]
             return [OutLine(f"{label}:"), *inner]
         if isinstance(node, (n.footnote, n.citation)):
