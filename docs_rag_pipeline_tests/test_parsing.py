@@ -1061,3 +1061,49 @@ def test_a_br_separates_the_words_it_stands_between() -> None:
         "\n\n- Item a\n  item b\n- Para a\n  para b\n\nTerm two\n  Def a\n  def b"
         "\n\nName (alias) | Use\nCell a cell b | x")
     assert (section.headings, section.text) == (("Head two",), "```\ncode a\ncode b\n```")
+
+
+def test_prose_that_starts_with_three_backticks_never_opens_a_code_fence() -> None:
+    """extractaudit F9: a paragraph whose visible text starts with three backticks (a page about
+    Markdown writes "``` on a line of its own opens a code block", as text or in ``<code>``) gave a chunk
+    line starting with ```: chunking, the extractive answer and every Markdown client read the page's
+    prose as a code block up to the next such line, its first sentence hidden as the info string. Such
+    a run at the start of a prose line (tildes too, in a list item too) is now a code span, ``"` ``` `"``
+    (a code span takes the shortest backtick run its code does not hold), and only code is fenced;
+    the embedded text, the marker rules and cite-correct read it as the page's text."""
+    from markdown_it import MarkdownIt
+
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.answering.markers import code_ranges, neutralise, plain_code_spans
+    from docs_rag_pipeline.config import RetrievalConfig
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.records import Hit
+
+    html = """<html><head><title>Code blocks</title></head><body><main><h1>Code blocks</h1>
+    <p>``` on a line of its own opens a fenced code block in Markdown.</p>
+    <p>Everything up to the closing fence is shown verbatim, in a monospace font.</p>
+    <p><code>```</code> on a later line closes the block again.</p>
+    <ul><li>~~~ opens a block too.</li></ul><pre>```\nraw\n```</pre></main></body></html>"""
+    text = parse_html(html, url="https://x.dev/code.html").sections[0].text
+    assert text == ("` ``` ` on a line of its own opens a fenced code block in Markdown.\n\n"
+                    "Everything up to the closing fence is shown verbatim, in a monospace font.\n\n"
+                    "` ``` ` on a later line closes the block again.\n\n- `~~~` opens a block too.\n\n"
+                    "~~~\n```\nraw\n```\n~~~")
+    md = parse_markdown("# T\n\n\\`\\`\\` opens a block.\n\n- \\~~~ too\n", path="t.md").sections[0].text
+    assert md == "` ``` ` opens a block.\n\n- `~~~` too"
+    chunk = chunk_page(ParsedPage("Code blocks", [Section((), "", 1, text)]), source="s",
+                       page_url="https://x.dev/code.html", content_hash="h", updated_at="2026-01-01T00:00:00Z",
+                       budget=Budget(window=256, overlap=0), count=lambda t: len(t.split()))[0]
+    assert len(code_ranges(chunk.text)) == 4  # three spans and the <pre>, no block made of prose
+    assert plain_code_spans(chunk.text).startswith("``` on a line of its own opens")  # what is embedded
+    assert neutralise(chunk.text) == chunk.text
+    hits = [Hit(chunk_id="c1", source="s", url=chunk.url, page_url=chunk.page_url, title="Code blocks",
+                headings=[], text=chunk.text, score=0.03, parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer("How do I open a fenced code block in Markdown?", hits, LocalEmbedder(),
+                            RetrievalConfig(min_chunk_coverage=0))
+    assert not ans.refused and "opens a fenced code block" in ans.answer, ans.answer
+    rendered = MarkdownIt("commonmark").render(ans.answer)
+    assert "<pre>" not in rendered and "<code>```</code> on a line" in rendered, rendered
+    ok, total = cite_correct(ans.answer, ans.citations, lambda cid: chunk.text if cid == "c1" else None)
+    assert total >= 1 and ok == total, (ok, total, ans.answer)

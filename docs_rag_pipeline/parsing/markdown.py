@@ -724,12 +724,50 @@ def _mdx_html_to_markdown(fragment: str) -> str:
     return textwrap.dedent(_MDX_HTML_RE.sub(repl, fragment))
 
 
+#: the start of a line that reads as a code fence: after its indentation and list markers, three or
+#: more backticks or tildes (what chunking, the answers and the chat page take for a fence line)
+_FENCE_START_RE = re.compile(r"^([ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*)(`{3,}|~{3,})", re.M)
+
+
+def _opens_code_span(text: str, run: str, end: int) -> bool:
+    """The backtick ``run`` ending at ``end`` opens a span :func:`code_span` made: a run as long closes
+    it on the line, and the code between holds a run of every shorter length (code_span takes the
+    shortest length the code does not hold, so only such code is spanned by three backticks or more)."""
+    if not run.startswith("`"):
+        return False
+    line_end = text.find("\n", end)
+    rest = text[end: len(text) if line_end < 0 else line_end]
+    close = re.search(rf"(?<!`){run}(?!`)", rest)
+    inner = {len(r) for r in re.findall(r"`+", rest[: close.start()])} if close else set()
+    return close is not None and all(n in inner for n in range(1, len(run)))
+
+
+def prose_line(text: str) -> str:
+    """``text``, a line of prose, with a run of backticks or tildes that would open a code fence at its
+    start (a page about Markdown writes "``` on a line of its own opens a code block" as text) made a
+    code span: "` ``` ` on a line …". Chunk text is Markdown with fences for code: left as it was,
+    the line opened a code block in chunking, in the extractive answer and in every client that
+    renders the answer, which showed the page's prose as code up to the next such line."""
+
+    def span(m: re.Match[str]) -> str:
+        if _opens_code_span(text, m.group(2), m.end()):
+            return m.group(0)
+        return m.group(1) + code_span(m.group(2))
+
+    return _FENCE_START_RE.sub(span, text)
+
+
 @dataclass
 class OutLine:
-    """A rendered line; ``verbatim`` lines (code) are never indented."""
+    """A rendered line; ``verbatim`` lines (code) are never indented. A line of prose never opens a
+    code fence (:func:`prose_line`): only code is fenced."""
 
     text: str
     verbatim: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.verbatim:
+            self.text = prose_line(self.text)
 
 
 def fence_block(code: str, lang: str) -> list[OutLine]:
@@ -747,7 +785,7 @@ def fence_block(code: str, lang: str) -> list[OutLine]:
 
 
 def code_span(code: str) -> str:
-    """``code`` as a Markdown code span: between backtick runs longer than any run inside it, padded
+    """``code`` as a Markdown code span: between backtick runs of a length no run inside it has, padded
     with a space where it starts or ends with a backtick (CommonMark strips one such space). An inline
     code of the page stays code in a chunk's text, so what reads as a citation marker inside it
     (``sys.argv[1]``, ``items[0]``) is the code it is (see answering/markers.py), and an answer shows it
@@ -755,7 +793,9 @@ def code_span(code: str) -> str:
     code = " ".join(code.split())
     if not code:
         return ""
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
+    # the shortest run the code does not hold: "```" is "` ``` `", whose line does not start with a fence
+    runs = {len(r) for r in re.findall(r"`+", code)}
+    fence = "`" * next(n for n in range(1, len(runs) + 2) if n not in runs)
     pad = " " if code[0] == "`" or code[-1] == "`" else ""
     return f"{fence}{pad}{code}{pad}{fence}"
 
