@@ -1107,3 +1107,14 @@ def test_prose_that_starts_with_three_backticks_never_opens_a_code_fence() -> No
     assert "<pre>" not in rendered and "<code>```</code> on a line" in rendered, rendered
     ok, total = cite_correct(ans.answer, ans.citations, lambda cid: chunk.text if cid == "c1" else None)
     assert total >= 1 and ok == total, (ok, total, ans.answer)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "mdx"])
+def test_a_br_in_a_markdown_table_cell_keeps_its_row_one_line(fmt: str) -> None:
+    """A ``<br>`` in a GFM table cell (the only way to break a line in one) became a line break in the
+    row: ``| a<br>b | c |`` was the lines "a" and "b | c", a row cut in two that read as a sentence and
+    a row of other columns. A row is one line: the ``<br>`` is a space, as in an HTML table's cell. In a
+    paragraph it still breaks the line."""
+    text = "# T\n\n| Option | Meaning |\n|---|---|\n| `--fast`<br/>`-f` | Go fast.<br>Skips checks. |\n\nOne<br>two\n"
+    assert parse_document(text, fmt=fmt, path="t.md").sections[0].text == (
+        "Option | Meaning\n`--fast` `-f` | Go fast. Skips checks.\n\nOne\ntwo")

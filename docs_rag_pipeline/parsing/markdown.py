@@ -883,7 +883,8 @@ class _Renderer:
         if t == "table":
             rows: list[OutLine] = []
             for row in _descendants(node, "tr"):
-                cells = [_inline(cell.children[0]) if cell.children else "" for cell in row.children]
+                # a row is one line: a <br> in a cell (GFM tables have no other line break) is a space
+                cells = [" ".join(_inline(cell.children[0]).split()) if cell.children else "" for cell in row.children]
                 if any(cells):
                     rows.append(OutLine(" | ".join(cells)))
             return rows
