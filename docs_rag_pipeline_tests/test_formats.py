@@ -603,6 +603,48 @@ def test_rst_seealso_reads_as_an_admonition_and_version_labels_open_their_text()
         "\n\nChanged in version 3.0: Now returns a list.\n\nDeprecated since version 3.1.\n\nNext paragraph.")
 
 
+def test_rst_class_directive_is_sphinxs_python_class_with_its_signature_and_body() -> None:
+    """In a Sphinx project ``.. class:: Name(args)`` documents a Python class, as ``.. function::``
+    documents a function: its signature line, then its body. Read as docutils' own ``class``
+    directive (an HTML class for what follows), the signature never reached the text, and a
+    signature docutils cannot make a class name of (``[*,``) dropped the class's whole body,
+    methods included (CPython's ``library/contextvars.rst``). docutils' directive stays reachable
+    as Sphinx spells it, ``rst-class``, and adds no text."""
+    text = textwrap.dedent("""\
+        Context Variables
+        =================
+
+        .. class:: Session(url, timeout=None)
+
+           A session keeps cookies between requests.
+
+        .. class:: ContextVar(name, [*, default])
+
+           This class is used to declare a new Context Variable.
+
+           .. method:: get([default])
+
+              Return a value for the context variable.
+
+        .. exception:: LookupFailed(msg)
+
+           Raised when nothing is set.
+
+        .. rst-class:: borderless
+
+        +------+-------+
+        | cell | other |
+        +------+-------+
+        """)
+    body = parse_rst(text, path="library/contextvars.rst").sections[0].text
+    assert body == (
+        "Session(url, timeout=None)\n\nA session keeps cookies between requests.\n\n"
+        "ContextVar(name, [*, default])\n\nThis class is used to declare a new Context Variable.\n\n"
+        "get([default])\n\nReturn a value for the context variable.\n\n"
+        "LookupFailed(msg)\n\nRaised when nothing is set.\n\n"
+        "cell | other")
+
+
 # --------------------------------------------------------------------------------------------
 # MDX: nested components
 # --------------------------------------------------------------------------------------------

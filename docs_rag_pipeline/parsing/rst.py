@@ -40,6 +40,11 @@ _VERSION_LABELS = {
 #: Sphinx's admonitions that docutils lacks: rendered as an admonition with this title, as ``note``
 _TITLED_ADMONITIONS = {"seealso": "See also", "todo": "Todo"}
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
+#: directive names Sphinx resolves in its default (Python) domain before docutils' own: in a Sphinx
+#: project ``.. class:: Name(args)`` documents a class (signature, then body) and docutils' ``class``
+#: (an HTML class for what follows) is spelled ``rst-class``. Read as docutils' it lost every class's
+#: signature, and its whole body where the signature is no class name docutils accepts (``[*,``)
+_SPHINX_OVER_DOCUTILS = frozenset({"class"})
 _ADMONITION_LABELS = {
     "attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
     "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning",
@@ -60,6 +65,8 @@ def _setup() -> None:
 
     for name in _CODE_DIRECTIVES:  # docutils' own "code" refuses Sphinx's options (linenos, caption, …)
         directives.register_directive(name, _code_directive())
+    for name in _SPHINX_OVER_DOCUTILS:
+        directives.register_directive(name, _generic_directive(name))
     _registered = True
 
 
