@@ -119,6 +119,16 @@ def _generic_directive(name: str):  # noqa: ANN202
         option_spec = _AnyOptions()
 
         def run(self):  # noqa: ANN202
+            # docutils turns only a DirectiveError into a (silent) message; anything else a handler
+            # raises leaves publish_doctree, and the page was skipped whole at ingest
+            try:
+                return self._read()
+            except RecursionError:
+                raise  # parse_document names a page nested too deeply
+            except Exception:  # noqa: BLE001 - one directive's odd argument must not lose its page
+                return self._body_only()
+
+        def _read(self):  # noqa: ANN202
             if name in _DROP_DIRECTIVES:
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
@@ -143,6 +153,22 @@ def _generic_directive(name: str):  # noqa: ANN202
                 self.state.nested_parse(self.content, self.content_offset, box)
             if label:
                 _label_version(box, label)
+            return [box]
+
+        def _body_only(self):  # noqa: ANN202
+            """The argument and the content as text, for a directive :meth:`_read` failed on."""
+            box = nodes.container(classes=["directive", name])
+            arg = " ".join(self.arguments).strip()
+            if arg:
+                box += nodes.paragraph(arg, arg)
+            if self.content:
+                try:
+                    self.state.nested_parse(self.content, self.content_offset, box)
+                except RecursionError:
+                    raise
+                except Exception:  # noqa: BLE001 - the words, unparsed, rather than none
+                    lines = "\n".join(self.content)
+                    box += nodes.paragraph(lines, lines)
             return [box]
 
     return Generic
