@@ -641,6 +641,17 @@ def test_rst_a_directive_the_generic_handler_fails_on_keeps_its_text(monkeypatch
         ((), "Body text.\n\n3.1 Module :mod:`os`\n\nOperating system interfaces."), (("Next",), "After.")]
 
 
+def test_rst_a_build_condition_is_no_text_and_its_content_is_kept() -> None:
+    """``.. only:: html`` and ``.. ifconfig:: releaselevel == 'final'`` name a build condition,
+    which Sphinx never shows: it read as a paragraph (``html``). Their content is kept, whatever
+    the condition says (which tags a site was built with is not known here)."""
+    text = ("Title\n=====\n\n.. only:: html\n\n   Click the prompt to hide it.\n\n"
+            ".. only:: latex and not html\n\n   See the printed index.\n\n"
+            ".. ifconfig:: releaselevel in ('alpha', 'beta')\n\n   This is a preview.\n")
+    assert parse_rst(text, path="tutorial/introduction.rst").sections[0].text == (
+        "Click the prompt to hide it.\n\nSee the printed index.\n\nThis is a preview.")
+
+
 def test_rst_class_directive_is_sphinxs_python_class_with_its_signature_and_body() -> None:
     """In a Sphinx project ``.. class:: Name(args)`` documents a Python class, as ``.. function::``
     documents a function: its signature line, then its body. Read as docutils' own ``class``

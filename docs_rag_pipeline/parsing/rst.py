@@ -39,6 +39,9 @@ _VERSION_LABELS = {
 }
 #: Sphinx's admonitions that docutils lacks: rendered as an admonition with this title, as ``note``
 _TITLED_ADMONITIONS = {"seealso": "See also", "todo": "Todo"}
+#: directives whose argument is a build condition, not text (``.. only:: html``, ``.. ifconfig::
+#: releaselevel == 'final'``): the condition is not shown, the content is kept whatever it says
+_CONDITIONAL = frozenset({"only", "ifconfig"})
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 #: directive names Sphinx resolves in its default (Python) domain before docutils' own: in a Sphinx
 #: project ``.. class:: Name(args)`` documents a class (signature, then body) and docutils' ``class``
@@ -133,7 +136,7 @@ def _generic_directive(name: str):  # noqa: ANN202
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
                 return []
-            arg = " ".join(self.arguments).strip()
+            arg = "" if name in _CONDITIONAL else " ".join(self.arguments).strip()
             if name in _TITLED_ADMONITIONS:
                 # Sphinx's seealso/todo is an admonition titled "See also", its argument the body's first
                 # paragraph: it reads like a note ("See also: Other page."), not its argument's first word
