@@ -652,6 +652,18 @@ def test_rst_a_build_condition_is_no_text_and_its_content_is_kept() -> None:
         "Click the prompt to hide it.\n\nSee the printed index.\n\nThis is a preview.")
 
 
+def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
+    """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
+    Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and
+    ``py:currentmodule`` are the same directives (the Python domain is Sphinx's default), and
+    ``std:program`` is ``program``. Their argument read as a paragraph (``os``, ``python``,
+    ``Fred L. Drake, Jr. <fdrake@acm.org>``)."""
+    text = ("Title\n=====\n\n.. py:module:: os\n   :synopsis: OS routines\n\n"
+            ".. moduleauthor:: Fred L. Drake, Jr. <fdrake@acm.org>\n\n.. py:currentmodule:: os.path\n\n"
+            ".. program:: python\n\n.. std:program:: pip\n\n.. option:: -c <command>\n\n   Run the command.\n")
+    assert parse_rst(text, path="library/os.rst").sections[0].text == "-c <command>\n\nRun the command."
+
+
 def test_rst_class_directive_is_sphinxs_python_class_with_its_signature_and_body() -> None:
     """In a Sphinx project ``.. class:: Name(args)`` documents a Python class, as ``.. function::``
     documents a function: its signature line, then its body. Read as docutils' own ``class``

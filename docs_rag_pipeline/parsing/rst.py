@@ -27,9 +27,9 @@ from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_
 __all__ = ["parse_rst"]
 
 _DROP_DIRECTIVES = {
-    "toctree", "index", "highlight", "currentmodule", "module", "tabularcolumns", "sectionauthor",
-    "codeauthor", "default-role", "default-domain", "autosummary", "automodule", "autoclass", "autofunction",
-    "automethod", "autoattribute", "autodata", "autoexception", "literalinclude", "include", "graphviz",
+    "toctree", "index", "highlight", "currentmodule", "module", "program", "tabularcolumns", "sectionauthor",
+    "moduleauthor", "codeauthor", "default-role", "default-domain", "autosummary", "automodule", "autoclass",
+    "autofunction", "automethod", "autoattribute", "autodata", "autoexception", "literalinclude", "include", "graphviz",
     "digraph", "graph", "inheritance-diagram", "plot", "mermaid", "cssclass", "meta", "raw", "spelling:word-list",
 }
 #: Sphinx's version directives: ``.. versionadded:: 2.1`` and its text read "New in version 2.1: text"
@@ -132,7 +132,7 @@ def _generic_directive(name: str):  # noqa: ANN202
                 return self._body_only()
 
         def _read(self):  # noqa: ANN202
-            if name in _DROP_DIRECTIVES:
+            if _default_domain_name(name) in _DROP_DIRECTIVES:
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
                 return []
@@ -188,6 +188,13 @@ def _label_version(box: Any, label: str) -> None:
         box[0].insert(0, nodes.Text(f"{label}: "))
     else:
         box.insert(0, nodes.paragraph("", f"{label}:" if len(box) else f"{label}."))
+def _default_domain_name(name: str) -> str:
+    """``name`` without the prefix of the domains Sphinx resolves unprefixed names in, its default
+    Python domain and the standard one: ``py:module`` is ``module``, ``std:program`` ``program``."""
+    domain, sep, bare = name.partition(":")
+    return bare if sep and domain in ("py", "std") else name
+
+
 
 
 def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None,
