@@ -652,6 +652,33 @@ def test_rst_a_build_condition_is_no_text_and_its_content_is_kept() -> None:
         "Click the prompt to hide it.\n\nSee the printed index.\n\nThis is a preview.")
 
 
+def test_rst_an_object_description_shows_one_signature_a_line() -> None:
+    """A Python-domain (or ``option``, ``envvar``, …) directive lists one signature a line, and
+    Sphinx shows each on its own line (a backslash at a line's end continues one). They read as one
+    paragraph, ``open(file, mode='r') open(fd)``; a wrapped title of another directive stays one."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. function:: open(file, mode='r')
+                      open(fd)
+
+           Open it.
+
+        .. py:method:: Session.get(url, \\
+                                   timeout=None)
+                       Session.get(request)
+
+        .. tab:: A long
+           title
+
+           Tab body.
+        """)
+    assert parse_rst(text, path="library/io.rst").sections[0].text == (
+        "open(file, mode='r')\nopen(fd)\n\nOpen it.\n\nSession.get(url, timeout=None)\nSession.get(request)\n\n"
+        "A long title\n\nTab body.")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

@@ -42,6 +42,14 @@ _TITLED_ADMONITIONS = {"seealso": "See also", "todo": "Todo"}
 #: directives whose argument is a build condition, not text (``.. only:: html``, ``.. ifconfig::
 #: releaselevel == 'final'``): the condition is not shown, the content is kept whatever it says
 _CONDITIONAL = frozenset({"only", "ifconfig"})
+#: object descriptions of Sphinx's Python and standard domains (also ``py:``/``std:`` prefixed): their
+#: argument is one signature a line (``.. function:: open(file)`` then ``open(fd, mode)``), as
+#: Sphinx shows them; read as one paragraph, the signatures ran together
+_SIGNATURES = frozenset({
+    "function", "method", "class", "classmethod", "staticmethod", "decorator", "decoratormethod", "exception",
+    "data", "attribute", "property", "type", "coroutinefunction", "coroutinemethod", "abstractmethod",
+    "awaitablefunction", "awaitablemethod", "option", "cmdoption", "envvar", "describe", "object",
+})
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 #: directive names Sphinx resolves in its default (Python) domain before docutils' own: in a Sphinx
 #: project ``.. class:: Name(args)`` documents a class (signature, then body) and docutils' ``class``
@@ -149,7 +157,12 @@ def _generic_directive(name: str):  # noqa: ANN202
             if label:
                 version, arg = (arg.split(None, 1) + [""])[:2]
                 label = f"{label} {version}".strip()
-            if arg:
+            # as Sphinx splits them: a backslash at a line's end continues the signature
+            signatures = [s.strip() for s in arg.replace("\\\n", "").split("\n") if s.strip()]
+            if len(signatures) > 1 and _default_domain_name(name) in _SIGNATURES:
+                box += nodes.line_block("", *(nodes.line(s, "", *self.state.inline_text(s, self.lineno)[0])
+                                               for s in signatures))
+            elif arg:
                 parsed, _messages = self.state.inline_text(arg, self.lineno)
                 box += nodes.paragraph(arg, "", *parsed)
             if self.content:
