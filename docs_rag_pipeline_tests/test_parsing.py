@@ -1063,6 +1063,25 @@ def test_a_br_separates_the_words_it_stands_between() -> None:
     assert (section.headings, section.text) == (("Head two",), "```\ncode a\ncode b\n```")
 
 
+def test_blocks_inside_a_table_cell_are_words_apart() -> None:
+    """parsefidelity F4: a data table's cell was read as one string of its text nodes, so the blocks in
+    it ran together: two paragraphs "First para.Second para.", a list "fastslow", a nested table
+    "in1in2", and a page laid out in a table with no heading (a menu column beside the content)
+    "HomeIntroductionThis document…". A block in a cell is set apart by spaces, as a browser shows it."""
+    html = """<html><head><title>Cells</title></head><body><main><h1>Cells</h1>
+    <table><tr><th>Key</th><th>Value</th></tr>
+    <tr><td><p>First para.</p><p>Second para.</p></td><td><ul><li>fast</li><li>slow</li></ul></td></tr>
+    <tr><td>outer</td><td><table><tr><td>in1</td><td>in2</td></tr></table></td></tr>
+    <tr><td><div>Div a</div>after</td><td>See <code>a</code><div>then</div></td></tr></table>
+    <table><tr><td><ul><li><a href="index.html">Home</a></li><li><a href="intro.html">Introduction</a></li></ul></td>
+    <td><p>This document describes libxslt.</p><p>Here are some key points:</p></td></tr></table>
+    </main></body></html>"""
+    (section,) = parse_html(html, url="https://x.dev/cells.html").sections
+    assert section.text == (
+        "Key | Value\nFirst para. Second para. | fast slow\nouter | in1 in2\nDiv a after | See `a` then"
+        "\n\nHome Introduction | This document describes libxslt. Here are some key points:")
+
+
 def test_prose_that_starts_with_three_backticks_never_opens_a_code_fence() -> None:
     """extractaudit F9: a paragraph whose visible text starts with three backticks (a page about
     Markdown writes "``` on a line of its own opens a code block", as text or in ``<code>``) gave a chunk

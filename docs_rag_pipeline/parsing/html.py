@@ -381,12 +381,32 @@ _LINE_BREAK = "\x00"
 
 def _strings(el: Tag, br: str = " ") -> str:
     """The text of ``el``: its strings, and ``br`` for each ``<br>`` (a space by default: the words on
-    either side of it are two words, "Line one<br>line two" is not "Line oneline two")."""
-    return "".join(
-        br if isinstance(s, Tag) else str(s) for s in el.descendants
-        if (isinstance(s, Tag) and s.name == "br")
-        or (isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
-    )
+    either side of it are two words, "Line one<br>line two" is not "Line oneline two"). A block inside
+    it (a table cell's paragraphs, list items or nested table) is set apart by spaces, as a browser
+    shows it on lines of its own: "<p>First.</p><p>Second.</p>" is not "First.Second."."""
+    out: list[str] = []
+
+    def walk(node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, _SKIPPED_STRINGS):
+                    out.append(str(child))
+            elif isinstance(child, Tag):
+                if child.name == "br":
+                    out.append(br)
+                elif child.name in _BLOCKS or child.name in _CELL_PARTS:
+                    out.append(" ")
+                    walk(child)
+                    out.append(" ")
+                else:
+                    walk(child)
+
+    walk(el)
+    return "".join(out)
+
+
+#: parts of a table that :data:`_BLOCKS` does not list: a nested table's cells read as words apart
+_CELL_PARTS = {"tr", "td", "th", "thead", "tbody", "tfoot"}
 
 
 def _text_lines(text: str) -> list[str]:
@@ -423,6 +443,10 @@ def _text(el: Tag, br: str = " ") -> str:
                     pieces.append((False, br))
                 elif child.name in _INLINE_CODE:
                     pieces.append((True, _strings(child)))
+                elif child.name in _BLOCKS or child.name in _CELL_PARTS:  # set apart, as in _strings
+                    pieces.append((False, " "))
+                    walk(child)
+                    pieces.append((False, " "))
                 else:
                     walk(child)
 
