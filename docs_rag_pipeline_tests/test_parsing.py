@@ -1137,3 +1137,29 @@ def test_a_br_in_a_markdown_table_cell_keeps_its_row_one_line(fmt: str) -> None:
     text = "# T\n\n| Option | Meaning |\n|---|---|\n| `--fast`<br/>`-f` | Go fast.<br>Skips checks. |\n\nOne<br>two\n"
     assert parse_document(text, fmt=fmt, path="t.md").sections[0].text == (
         "Option | Meaning\n`--fast` `-f` | Go fast. Skips checks.\n\nOne\ntwo")
+def test_docutils_footnotes_topics_and_sidebar_directives_are_content_a_site_aside_is_not() -> None:
+    """docutils >= 0.18 (Sphinx >= 5) writes footnotes, citations, ``.. topic::`` and ``.. sidebar::``
+    as ``<aside>``; every ``<aside>`` but an admonition was dropped as chrome, so CPython lost the
+    footnotes of 69 pages and its topics' text. They are the author's text, read as the reST parser
+    reads them: a footnote as one line led by its label, a topic or sidebar directive (its
+    ``p.sidebar-title``) as its title then its body. A site's ``<aside>`` sidebar and a docutils table of
+    contents stay chrome (parsefidelity F3)."""
+    html = """<html><head><title>Intro</title></head><body><main><h1>Intro</h1>
+<p>Quotes give the same result<a class="footnote-reference brackets" href="#id4" id="id2" role="doc-noteref">
+<span class="fn-bracket">[</span>2<span class="fn-bracket">]</span></a>.</p>
+<nav class="contents" id="contents" role="doc-toc"><p class="topic-title">Contents</p><ul><li>Intro</li></ul></nav>
+<aside class="topic contents"><p class="topic-title">Contents</p><ul><li>Old toc</li></ul></aside>
+<aside class="topic"><p class="topic-title">Abstract</p><p>Best practices for annotations.</p></aside>
+<aside class="sidebar"><p class="sidebar-title">Tutorial</p><p>For a gentler introduction, see the tutorial.</p></aside>
+<aside class="sidebar"><h3>Site menu</h3><ul><li>Home</li></ul></aside>
+<aside class="theme-doc-sidebar-container"><ul><li>Tutorial Intro</li></ul></aside>
+<aside class="footnote-list brackets">
+<aside class="footnote brackets" id="id4" role="note"><span class="label"><span class="fn-bracket">[</span>
+<a role="doc-backlink" href="#id2">2</a><span class="fn-bracket">]</span></span>
+<span class="backrefs">(<a role="doc-backlink" href="#id2">1</a>,<a role="doc-backlink" href="#id3">2</a>)</span>
+<p>Special characters such as \\n mean the same in both quotes.</p></aside></aside>
+</main></body></html>"""
+    assert parse_html(html, url="https://docs.example.org/intro.html").sections[0].text == (
+        "Quotes give the same result [2].\n\nAbstract\nBest practices for annotations.\n\n"
+        "Tutorial\nFor a gentler introduction, see the tutorial.\n\n"
+        "[2] Special characters such as \\n mean the same in both quotes.")

@@ -232,6 +232,34 @@ def _is_admonition(el: Tag) -> bool:
     )
 
 
+#: docutils' own classes for authored blocks it writes as ``<aside>`` (docutils >= 0.18, Sphinx >= 5):
+#: footnotes, citations, topics; they are the page's text, as the reST parser keeps them
+_DOCUTILS_ASIDES = {"footnote", "footnote-list", "citation", "citation-list", "topic"}
+
+
+def _is_authored_aside(el: Tag) -> bool:
+    """An ``<aside>`` (or an older docutils ``<div>``) the author wrote, not the site: a docutils
+    footnote, citation or topic, or a ``.. sidebar::`` directive (class ``sidebar`` and a first child
+    ``p.sidebar-title``, which a theme's sidebar lacks). A table of contents (``contents``) stays chrome."""
+    classes = set(_classes(el))
+    if "contents" in classes:
+        return False
+    if el.name == "aside" and classes & _DOCUTILS_ASIDES:
+        return True
+    if "sidebar" not in classes or el.name not in ("aside", "div"):
+        return False
+    first = _first_element_child(el)
+    return isinstance(first, Tag) and "sidebar-title" in _classes(first)
+
+
+def _note_label(el: Tag) -> Tag | None:
+    """The label (``span.label``, ``[2]``) of a docutils >= 0.18 footnote or citation, else None."""
+    if el.name not in ("aside", "div") or not {"footnote", "citation"} & set(_classes(el)):
+        return None
+    label = el.find("span", class_="label", recursive=False)
+    return label if isinstance(label, Tag) else None
+
+
 def _tags(root: Tag, names: set[str] | frozenset[str] | list[str]) -> list[Tag]:
     """Descendant tags with one of ``names``, in document order (a set lookup per element: bs4's
     ``find_all`` with a list of names is an order of magnitude slower on big pages)."""
@@ -310,6 +338,9 @@ def _is_chrome(el: Tag) -> bool:
         return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
+    if _is_authored_aside(el) or (isinstance(el.parent, Tag) and _is_authored_aside(el.parent)
+                                  and {"sidebar-title", "sidebar-subtitle"} & set(_classes(el))):
+        return False
     if el.name == "aside":
         return not _is_admonition(el)
     if el.name in _HEADINGS:  # a heading is content; its permalink icon (an <a> inside) is chrome
@@ -582,7 +613,11 @@ class _Walker:
                 yield lines
         elif name == "hr":
             return
-        elif _is_admonition(el):
+        elif _note_label(el) is not None:
+            lines = self._note(el)
+            if lines:
+                yield lines
+        elif _is_admonition(el) or (_is_authored_aside(el) and not _classes(el)[0].endswith("-list")):
             lines = self._admonition(el)
             if lines:
                 yield lines
@@ -662,6 +697,22 @@ class _Walker:
             else:
                 out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in self._lines(child))
         return out
+
+    def _note(self, el: Tag) -> list[OutLine]:
+        """A docutils footnote or citation as one block led by its label, ``[2] Unlike other…``, as the
+        reST parser writes it; its links back to the references (``span.backrefs``) are dropped."""
+        label_el = _note_label(el)
+        # (no spaces: a label is one token, "[2]", however its bracket spans are laid out)
+        label = "".join(_strings(label_el).split()) if label_el is not None else ""
+        for part in [label_el, *el.find_all("span", class_="backrefs", recursive=False)]:
+            if part is not None:
+                part.extract()
+        lines = self._lines(el)
+        if label and lines and not lines[0].verbatim:
+            lines[0] = OutLine(f"{label} {lines[0].text}")
+        elif label:
+            lines.insert(0, OutLine(label))
+        return lines
 
     def _admonition(self, el: Tag) -> list[OutLine]:
         title_el = None
