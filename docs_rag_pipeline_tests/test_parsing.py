@@ -1163,3 +1163,25 @@ def test_docutils_footnotes_topics_and_sidebar_directives_are_content_a_site_asi
         "Quotes give the same result [2].\n\nAbstract\nBest practices for annotations.\n\n"
         "Tutorial\nFor a gentler introduction, see the tutorial.\n\n"
         "[2] Special characters such as \\n mean the same in both quotes.")
+
+
+def test_a_pre_whose_lines_are_elements_gives_one_code_line_per_element() -> None:
+    """Expressive Code (Starlight's code renderer) writes each line of a block as
+    ``<div class="ec-line">`` with no newline between them, some highlighters a ``<span class="line">``
+    or a ``<div>`` per line: the whole block was read as one line, ``npm create astro@latestcd
+    my-project``. Each line element is a line; lines already ended by a newline get no blank line
+    between them (parsefidelity F5)."""
+    blocks = [
+        '<pre data-language="sh"><code><div class="ec-line"><div class="code"><span>npm</span><span> create '
+        'astro@latest</span></div></div><div class="ec-line"><div class="code"><span>cd my-project</span></div>'
+        '</div><div class="ec-line"><div class="code"><span>npm run dev</span></div></div></code></pre>',
+        '<pre class="shiki"><code><span class="line"><span>npm</span><span> create astro@latest</span></span>'
+        '<span class="line">cd my-project</span><span class="line">npm run dev</span></code></pre>',
+        "<pre><div>npm create astro@latest</div><div>cd my-project</div><div>npm run dev</div></pre>",
+        '<pre><code><span class="line">npm create astro@latest</span>\n<span class="line">cd my-project</span>\n'
+        '<span class="line">npm run dev\n</span></code></pre>',
+    ]
+    for block in blocks:
+        html = f"<html><head><title>Install</title></head><body><main><h1>Install</h1>{block}</main></body></html>"
+        text = parse_html(html, url="https://docs.example.org/install/").sections[0].text
+        assert "\nnpm create astro@latest\ncd my-project\nnpm run dev\n```" in text, (block, text)

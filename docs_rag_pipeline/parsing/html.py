@@ -533,11 +533,36 @@ def _code_language(pre: Tag) -> str:
     return _attr(pre, "data-language") or (_attr(code, "data-lang") if isinstance(code, Tag) else "")
 
 
+#: a class that names one line of a code block: ``line`` (Shiki), ``ec-line`` (Expressive Code), ``code-line``
+_LINE_CLASS_RE = re.compile(r"(?:^|[-_])line$", re.I)
+
+
+def _is_code_line(el: Tag) -> bool:
+    """An element inside a ``<pre>`` that shows one line of its own: a block (``<div>`` per line) or an
+    element whose class names a line."""
+    return el.name in _BLOCKS or any(_LINE_CLASS_RE.search(c) for c in _classes(el))
+
+
+def _raw_strings(el: Tag) -> str:
+    """The text of ``el`` exactly as written, no space added around blocks (:func:`_strings` adds them):
+    in a code block, a space would change the code."""
+    return "".join(str(s) for s in el.descendants
+                   if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
+
+
 def _pre_text(pre: Tag) -> str:
+    """A code block's text. A ``<br>`` ends a line, and so does an element that holds a line (Expressive
+    Code's ``<div class="ec-line">``, a ``<span class="line">``, a ``<div>`` per line) when no newline
+    follows it: such a renderer writes none, and the block read as one line."""
     for br in pre.find_all("br"):
         nxt = br.next_sibling
         br.replace_with("" if isinstance(nxt, NavigableString) and nxt.startswith("\n") else "\n")
-    text = _strings(pre)
+    for line in pre.find_all(_is_code_line):
+        nxt = line.next_sibling
+        if nxt is not None and not (isinstance(nxt, NavigableString) and nxt.startswith("\n")) \
+                and not _raw_strings(line).endswith("\n"):
+            line.insert_after("\n")
+    text = _raw_strings(pre)
     if text.startswith("\n"):
         text = text[1:]
     return text.rstrip()
