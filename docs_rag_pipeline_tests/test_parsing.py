@@ -1185,3 +1185,34 @@ def test_a_pre_whose_lines_are_elements_gives_one_code_line_per_element() -> Non
         html = f"<html><head><title>Install</title></head><body><main><h1>Install</h1>{block}</main></body></html>"
         text = parse_html(html, url="https://docs.example.org/install/").sections[0].text
         assert "\nnpm create astro@latest\ncd my-project\nnpm run dev\n```" in text, (block, text)
+
+
+def test_a_first_h1_after_text_that_the_title_does_not_name_is_a_section_not_the_title() -> None:
+    """Doxygen shows a page's title in ``div.headertitle`` (no heading) and writes each ``\\section`` as
+    an ``<h1>``: the first of them was taken for the page title, so its section lost its heading and
+    anchor (its text cited as the page top) and its subsections lost it from their path. A first H1 with
+    text before it that the ``<title>`` does not name opens a section; an H1 at the top, or one the
+    ``<title>`` names after a banner, is still the title (parsefidelity F7)."""
+    doxygen = """<html><head><title>Doxygen: Doxywizard usage</title></head><body>
+<div class="header"><div class="headertitle"><div class="title">Doxywizard usage</div></div></div>
+<div class="contents"><div class="textblock"><p>Doxywizard is a GUI front-end.</p>
+<h1><a class="anchor" id="dw_wizard"></a>Wizard tab</h1><p>The Wizard tab has two panes.</p>
+<h2><a class="anchor" id="dw_wizard_project"></a>Project settings</h2><p>Set the project name.</p>
+<h1><a class="anchor" id="dw_expert"></a>Expert tab</h1><p>All options.</p></div></div></body></html>"""
+    page = parse_html(doxygen, url="https://www.doxygen.nl/manual/doxywizard_usage.html")
+    assert page.title == "Doxygen: Doxywizard usage"
+    assert [(s.headings, s.anchor, s.text) for s in page.sections] == [
+        ((), "", "Doxywizard usage\n\nDoxywizard is a GUI front-end."),
+        (("Wizard tab",), "dw_wizard", "The Wizard tab has two panes."),
+        (("Wizard tab", "Project settings"), "dw_wizard_project", "Set the project name."),
+        (("Expert tab",), "dw_expert", "All options.")]
+    banner = """<html><head><title>Install | Acme Docs</title></head><body><main>
+<p>This is the documentation of an old version.</p><h1 id="install">Install</h1><p>Run it.</p></main></body></html>"""
+    page = parse_html(banner, url="https://docs.example.org/install/")
+    assert (page.title, [(s.headings, s.text) for s in page.sections]) == (
+        "Install", [((), "This is the documentation of an old version.\n\nRun it.")])
+    top = """<html><head><title>Setup guide</title></head><body><main><h1>Installing</h1><p>Run it.</p>
+<h1>Usage</h1><p>Use it.</p></main></body></html>"""
+    page = parse_html(top, url="https://docs.example.org/setup/")
+    assert (page.title, [(s.headings, s.text) for s in page.sections]) == (
+        "Setup guide", [((), "Run it."), (("Usage",), "Use it.")])

@@ -927,12 +927,19 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
     first_h1 = ""
+    any_heading = text_before = False
     for ev in walker.block(root, top=True):
         if isinstance(ev, _Heading):
-            if ev.level == 1 and not first_h1:
+            # the first heading, an H1, is the page's title, unless text comes before it and the
+            # <title> does not name it: Doxygen shows its title in a div and writes each \section
+            # as an <h1>, and that section lost its heading and anchor
+            may_title = not (text_before and _named(doc_title) and ev.text.casefold() not in doc_title.casefold())
+            if ev.level == 1 and not first_h1 and (any_heading or may_title):
                 first_h1 = ev.text
-            builder.heading(ev.level, ev.text, ev.anchor)
+            builder.heading(ev.level, ev.text, ev.anchor, may_title=may_title)
+            any_heading = True
         else:
+            text_before = text_before or any(line.text.strip() for line in ev)
             builder.add("\n".join(line.text for line in ev))
 
     site = soup.find("meta", attrs={"property": "og:site_name"})

@@ -143,12 +143,15 @@ class SectionBuilder:
         self._section_heading: list[int | None] = []
         self._current_heading: int | None = None
 
-    def heading(self, level: int, text: str, anchor: str | None = None, *, slug_text: str | None = None) -> None:
+    def heading(self, level: int, text: str, anchor: str | None = None, *, slug_text: str | None = None,
+                may_title: bool = True) -> None:
         """Start a new section at a heading (``anchor`` None: slug the text; ``""``: the heading has
         no id, and its section links the page itself). ``slug_text``: the text to slug when it is not
-        ``text`` (Markdown's heading as rendered: spaces kept, no image alt text)."""
+        ``text`` (Markdown's heading as rendered: spaces kept, no image alt text). ``may_title``
+        False: a first H1 that is known not to be the page's title (Doxygen's first ``\\section``)
+        opens a section like any other heading."""
         self._headings.append((anchor, text if slug_text is None else slug_text))
-        if not self._any_heading and level == 1:
+        if not self._any_heading and level == 1 and may_title:
             self._any_heading = True
             self.title_heading = text
             return
