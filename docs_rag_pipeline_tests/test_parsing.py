@@ -1216,3 +1216,24 @@ def test_a_first_h1_after_text_that_the_title_does_not_name_is_a_section_not_the
     page = parse_html(top, url="https://docs.example.org/setup/")
     assert (page.title, [(s.headings, s.text) for s in page.sections]) == (
         "Setup guide", [((), "Run it."), (("Usage",), "Use it.")])
+
+
+def test_a_table_keeps_its_caption_and_the_cells_beside_its_code() -> None:
+    """A table's ``<caption>`` was dropped (only rows were read: Sphinx's ``.. table:: Title``, Javadoc's
+    summaries), and a data table holding a ``<pre>`` kept only its code, not its header row or the
+    descriptions beside each example. The caption is a line before the table; each row's other cells
+    are a row before its code. A Sphinx line-numbered code table still gives only its code
+    (parsefidelity F8)."""
+    html = """<html><head><title>Opts</title></head><body><main><h1>Opts</h1>
+<table class="docutils" id="id1"><caption><span class="caption-text">Priority ranges</span>
+<a class="headerlink" href="#id1">¶</a></caption><thead><tr><th>Priority</th><th>Purpose</th></tr></thead>
+<tbody><tr><td>0-99</td><td>Fix invalid nodes.</td></tr></tbody></table>
+<table><tr><th>Option</th><th>Example</th></tr><tr><td>Enable the cache</td><td><pre>cache: true</pre></td></tr>
+<tr><td>Disable telemetry</td><td><pre>telemetry: off</pre></td></tr></table>
+<div class="highlight-python"><table class="highlighttable"><tr><td class="linenos"><div class="linenodiv">
+<pre>1\n2</pre></div></td><td class="code"><div class="highlight"><pre>import os\nprint(os.sep)</pre></div></td></tr>
+</table></div></main></body></html>"""
+    assert parse_html(html, url="https://docs.example.org/opts.html").sections[0].text == (
+        "Priority ranges\n\nPriority | Purpose\n0-99 | Fix invalid nodes.\n\n"
+        "Option | Example\n\nEnable the cache\n\n```\ncache: true\n```\n\n"
+        "Disable telemetry\n\n```\ntelemetry: off\n```\n\n```\nimport os\nprint(os.sep)\n```")

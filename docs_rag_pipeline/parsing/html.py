@@ -676,6 +676,14 @@ class _Walker:
         return out
 
     def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
+        # a caption names the table (Sphinx's ``.. table:: Title``, Javadoc's "Method Summary"): a line
+        # before it, a block of its own so the chunker never takes it for the table's header row
+        caption = el.find("caption", recursive=False)
+        if isinstance(caption, Tag):
+            text = _norm(_text(caption))
+            caption.decompose()
+            if text:
+                yield [OutLine(text)]
         if _is_layout_table(el):
             # a layout table (a page's columns, Doxygen's member groups under an <h2>): a row holding
             # blocks is parts of the page, its headings sections; a row of plain cells stays a row
@@ -698,9 +706,8 @@ class _Walker:
             if rows:
                 yield rows
             return
-        if el.find("pre"):  # Sphinx line-numbered code tables and layout tables around code
-            for pre in el.find_all("pre"):
-                yield fence_block(_pre_text(pre), _code_language(pre))
+        if el.find("pre"):
+            yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
         for tr in el.find_all("tr"):
@@ -711,6 +718,28 @@ class _Walker:
                 rows.append(OutLine(" | ".join(cells)))
         if rows:
             yield rows
+
+    def _table_with_code(self, el: Tag) -> Iterator[_Event]:
+        """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
+        options with an example per row): each cell holding a ``<pre>`` as its blocks, the code fenced,
+        and the other cells of a row as a row before it, so the header row and the descriptions beside
+        the code are kept (they were dropped, only the code was read)."""
+        for tr in el.find_all("tr"):
+            if tr.find_parent("table") is not el:
+                continue
+            parts: list[str] = []
+            for cell in tr.find_all(["th", "td"], recursive=False):
+                if cell.find("pre") is None:
+                    text = _norm(_text(cell))
+                    if text:
+                        parts.append(text)
+                    continue
+                if parts:
+                    yield [OutLine(" | ".join(parts))]
+                    parts = []
+                yield from self.events(cell, top=False)
+            if parts:
+                yield [OutLine(" | ".join(parts))]
 
     def _dl(self, el: Tag) -> list[OutLine]:
         out: list[OutLine] = []
