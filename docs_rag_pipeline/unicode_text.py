@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL", "LONE_SURROGATE", "mend"]
+__all__ = ["CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "mend"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
 #: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+#: U+00AD, a hyphenation hint (``&shy;``) shown only where a line breaks: inside an indexed word it makes
+#: ``docu\xadmentation`` a word nobody searches for
+SOFT_HYPHEN = "\u00ad"
 
 
 def mend(text: str) -> str:

@@ -1274,3 +1274,22 @@ accesskey="p" rel="prev">The Basics</a>, Up: <a href="Using-libffi.html" accessk
     assert texts == [
         "Real chapter text.\n\nDrawn on a canvas.\n\nRead the next chapter once this one works for you.",
         "Here is a trivial example.", "Here is a trivial example.", "Answers to questions."]
+
+
+def test_soft_hyphens_are_not_indexed_in_any_format() -> None:
+    """A soft hyphen (U+00AD, ``&shy;``) is a hyphenation hint a browser shows only at a line break; it
+    stayed inside the indexed word (``docu\\xadmentation``), which no search for "documentation" finds.
+    Every format's text, headings and title lose it; an anchor keeps it, since it must name the id the
+    page has (parsefidelity F10)."""
+    html = ("<html><head><title>Docu&shy;mentation</title></head><body><main><h1>Docu&shy;mentation</h1>"
+            "<h2 id='bu&shy;ild'>Build&shy;ing</h2><p>The docu&shy;mentation build.</p></main></body></html>")
+    page = parse_document(html, fmt="html", path="https://docs.example.org/docs.html")
+    assert (page.title, [(s.headings, s.anchor, s.text) for s in page.sections]) == (
+        "Documentation", [(("Building",), "bu\u00adild", "The documentation build.")])
+    page = parse_document("# Docu\u00admentation\n\n## Build&shy;ing\n\nThe docu&shy;mentation build.\n",
+                          fmt="markdown", path="docs.md")
+    assert (page.title, [(s.headings, s.text) for s in page.sections]) == (
+        "Documentation", [(("Building",), "The documentation build.")])
+    page = parse_document("Docu\u00admentation\n=============\n\nThe docu\u00admentation build.\n", fmt="rst",
+                          path="docs.rst")
+    assert (page.title, [s.text for s in page.sections]) == ("Documentation", ["The documentation build."])

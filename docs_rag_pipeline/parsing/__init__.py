@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
-from ..unicode_text import CONTROL, LONE_SURROGATE
+from ..unicode_text import CONTROL, LONE_SURROGATE, SOFT_HYPHEN
 from ..unicode_text import mend as mend_text
 from .errors import ParseError
 from .html import parse_html
@@ -58,22 +58,27 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
 
 
-def _plain(text: str) -> str:
+def _plain(text: str, *, soft_hyphens: bool = False) -> str:
+    """``text`` without lone surrogates and control characters, and without soft hyphens unless
+    ``soft_hyphens`` (an anchor keeps them: it must name the id the page has)."""
     text = mend_text(text)
+    if not soft_hyphens and SOFT_HYPHEN in text:
+        text = text.replace(SOFT_HYPHEN, "")
     if not CONTROL.search(text):
         return text
     text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
     return CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
 
 
-_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}")
+_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}")
 
 
 def _mended(page: ParsedPage) -> ParsedPage:
     """``page`` with every lone UTF-16 surrogate made U+FFFD, as HTML and Markdown parsers do with a
     character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
     string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run;
-    and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)."""
+    and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)
+    or soft hyphens (``docu&shy;mentation`` is indexed as the word a reader searches, "documentation")."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
             return _plain(value)
@@ -84,7 +89,8 @@ def _mended(page: ParsedPage) -> ParsedPage:
         return value
 
     sections = [s if not _UNFIT.search("".join((s.text, s.anchor, *s.headings))) else
-                replace(s, headings=mend(s.headings), anchor=mend(s.anchor), text=mend(s.text)) for s in page.sections]
+                replace(s, headings=mend(s.headings), anchor=_plain(s.anchor, soft_hyphens=True), text=mend(s.text))
+                for s in page.sections]
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 
 
