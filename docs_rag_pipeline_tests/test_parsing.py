@@ -1276,6 +1276,21 @@ accesskey="p" rel="prev">The Basics</a>, Up: <a href="Using-libffi.html" accessk
         "Here is a trivial example.", "Here is a trivial example.", "Answers to questions."]
 
 
+def test_a_theme_wrapper_named_after_navigation_keeps_the_content() -> None:
+    """A theme names the wrapper of the page after the navigation beside it (Read the Docs'
+    ``wy-nav-content``, ``wy-grid-for-nav``): a class holding ``nav`` makes navigation chrome only when
+    the element holds no heading and no more than 40 words outside links, or a page without
+    ``role="main"`` lost all of its text."""
+    prose = " ".join(f"word{i}" for i in range(45))
+    pages = [
+        '<html><head><title>T</title></head><body><div class="wy-grid-for-nav"><div class="wy-nav-content">'
+        '<h1>T</h1><p>Body words here.</p><h2 id="o">Options</h2><p>The level.</p></div></div></body></html>',
+        f'<html><head><title>T</title></head><body><div class="wy-nav-content"><p>{prose}</p></div></body></html>',
+    ]
+    texts = [[(s.headings, s.text) for s in parse_html(h, url="https://e.org/p.html").sections] for h in pages]
+    assert texts == [[((), "Body words here."), (("Options",), "The level.")], [((), prose)]]
+
+
 def test_soft_hyphens_are_not_indexed_in_any_format() -> None:
     """A soft hyphen (U+00AD, ``&shy;``) is a hyphenation hint a browser shows only at a line break; it
     stayed inside the indexed word (``docu\\xadmentation``), which no search for "documentation" finds.

@@ -365,7 +365,7 @@ def _is_chrome(el: Tag) -> bool:
     marks = " ".join(classes) + (" " + _attr(el, "id") if id_counts else "")
     return bool(
         _CHROME_RE.search(marks)
-        or any(_NAV_CLASS_RE.search(c) for c in classes)
+        or (any(_NAV_CLASS_RE.search(c) for c in classes) and not _holds_content(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         or _is_viewcode_link(el, classes)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
@@ -381,6 +381,16 @@ def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
     if "viewcode-link" in classes:
         return True
     return el.name == "a" and "/_modules/" in "/" + _attr(el, "href") and _norm(el.get_text()) == "[source]"
+
+
+def _holds_content(el: Tag) -> bool:
+    """``el`` holds a page's content, whatever its class says: a heading, or more than 40 words that
+    are no link's. A theme's wrapper of the page is named after the navigation beside it (Read the
+    Docs' ``wy-nav-content``, ``wy-grid-for-nav``); navigation is links and a few labels."""
+    if el.find(list(_HEADINGS)) is not None:
+        return True
+    words = len(_strings(el).split()) - sum(len(_strings(a).split()) for a in el.find_all("a"))
+    return words > 40
 
 
 def _is_nav_link(a: Tag) -> bool:
