@@ -1066,20 +1066,39 @@ def test_a_br_separates_the_words_it_stands_between() -> None:
 def test_blocks_inside_a_table_cell_are_words_apart() -> None:
     """parsefidelity F4: a data table's cell was read as one string of its text nodes, so the blocks in
     it ran together: two paragraphs "First para.Second para.", a list "fastslow", a nested table
-    "in1in2", and a page laid out in a table with no heading (a menu column beside the content)
+    "in1in2" (a table holding a table is read as a layout, its inner table a table of its own), and a page laid out in a table with no heading (a menu column beside the content)
     "HomeIntroductionThis document…". A block in a cell is set apart by spaces, as a browser shows it."""
     html = """<html><head><title>Cells</title></head><body><main><h1>Cells</h1>
     <table><tr><th>Key</th><th>Value</th></tr>
     <tr><td><p>First para.</p><p>Second para.</p></td><td><ul><li>fast</li><li>slow</li></ul></td></tr>
-    <tr><td>outer</td><td><table><tr><td>in1</td><td>in2</td></tr></table></td></tr>
     <tr><td><div>Div a</div>after</td><td>See <code>a</code><div>then</div></td></tr></table>
+    <table><tr><td>outer</td><td><table><tr><td>in1</td><td>in2</td></tr></table></td></tr></table>
     <table><tr><td><ul><li><a href="index.html">Home</a></li><li><a href="intro.html">Introduction</a></li></ul></td>
     <td><p>This document describes libxslt.</p><p>Here are some key points:</p></td></tr></table>
     </main></body></html>"""
     (section,) = parse_html(html, url="https://x.dev/cells.html").sections
     assert section.text == (
-        "Key | Value\nFirst para. Second para. | fast slow\nouter | in1 in2\nDiv a after | See `a` then"
+        "Key | Value\nFirst para. Second para. | fast slow\nDiv a after | See `a` then"
+        "\n\nouter\n\nin1 | in2"
         "\n\nHome Introduction | This document describes libxslt. Here are some key points:")
+
+
+def test_a_page_laid_out_in_nested_tables_reads_as_its_blocks() -> None:
+    """An old site lays its page out in nested tables without a heading in them (libxslt's docs: a
+    menu column beside a box of boxes holding the content). Read as a data table, the whole page was one
+    row, one line of run-together text. A table holding a table, or whose rows have one cell each, lays
+    out a page: its cells' paragraphs and lists are blocks, and a row of plain values stays a row."""
+    html = """<html><head><title>Introduction</title></head><body>
+    <table><tr><td><h1>The C library</h1><h2>Introduction</h2></td></tr></table>
+    <table><tr><td><table><tr><td><b>Main Menu</b></td></tr><tr><td><ul><li><a href="index.html">Home</a></li>
+    <li><a href="faq.html">FAQ</a></li></ul></td></tr></table></td>
+    <td><table><tr><td><table><tr><td><p>This document describes the library.</p><p>Key points:</p>
+    <ul><li>It is written in C</li><li>It is fast</li></ul></td></tr></table></td></tr></table></td></tr></table>
+    <table><tr><td>Option</td><td>Default</td></tr><tr><td>mode</td><td>fast</td></tr></table>
+    </body></html>"""
+    text = "\n".join(s.text for s in parse_html(html, url="https://x.dev/intro.html").sections)
+    assert text == ("Main Menu\n\n- Home\n- FAQ\n\nThis document describes the library.\n\nKey points:\n\n"
+                    "- It is written in C\n- It is fast\n\nOption | Default\nmode | fast")
 
 
 def test_prose_that_starts_with_three_backticks_never_opens_a_code_fence() -> None:

@@ -334,11 +334,20 @@ _LAYOUT_BLOCKS = {"p", "div", "ul", "ol", "dl", "pre", "table", "section", "bloc
 
 
 def _is_layout_table(table: Tag | None) -> bool:
-    """A table that lays out a page, not data: ``role="presentation"`` or a heading in it (a page's
-    columns, Doxygen's member groups under an ``<h2>``). A data table's ids are content (Sphinx gives
-    a table the id of its label: ``<table id="cookie-options">``)."""
+    """A table that lays out a page, not data: ``role="presentation"``, a heading in it (a page's
+    columns, Doxygen's member groups under an ``<h2>``) or a table in it (an old site's page of nested
+    tables, a menu column beside the content: read as one row of values, the whole page was one line).
+    A data table's ids are content (Sphinx gives a table the id of its label: ``<table id="cookie-options">``)."""
     return isinstance(table, Tag) and (_attr(table, "role") in ("presentation", "none")
-                                       or table.find(list(_HEADINGS)) is not None)
+                                       or table.find(list(_HEADINGS) + ["table"]) is not None
+                                       or _one_cell_a_row(table))
+
+
+def _one_cell_a_row(table: Tag) -> bool:
+    """No row of ``table`` has two cells: a box around content (an old site's frame of nested tables),
+    not values side by side; its rows of plain text stay rows in the layout reading."""
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    return bool(rows) and all(len(tr.find_all(["td", "th"], recursive=False)) <= 1 for tr in rows)
 
 
 def _is_chrome(el: Tag) -> bool:
