@@ -1327,3 +1327,21 @@ def test_soft_hyphens_are_not_indexed_in_any_format() -> None:
     page = parse_document("Docu\u00admentation\n=============\n\nThe docu\u00admentation build.\n", fmt="rst",
                           path="docs.rst")
     assert (page.title, [s.text for s in page.sections]) == ("Documentation", ["The documentation build."])
+
+
+def test_an_xhtml_page_is_parsed_without_a_warning() -> None:
+    """A page that opens with ``<?xml …?>`` (XHTML, as DocBook and old sites write it) made bs4 warn
+    on stderr, once per page of every ingest, that it looked like XML; a browser reads it as HTML and
+    so do we, with no warning."""
+    import warnings
+
+    html = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+            '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml">'
+            '<head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1" /><style type="text/css">\n'
+            + "TD {font-family: Verdana,Arial,Helvetica}\n" * 20 + "</style>"  # bs4 misreads one of over 512 bytes
+            "<title>Intro</title></head><body><h1>Intro</h1><p>Some text.</p></body></html>")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        page = parse_html(html, url="https://x.dev/intro.html")
+    assert [str(w.message)[:60] for w in caught] == []
+    assert [s.text for s in page.sections] == ["Some text."]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import codecs
 import re
+import warnings
 from collections.abc import Iterator
 from urllib.parse import unquote
 from dataclasses import dataclass
 
-from bs4 import BeautifulSoup, Comment, NavigableString, Tag
+from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWarning
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
@@ -984,7 +985,11 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     """
     text = decode_html(html) if isinstance(html, bytes | bytearray) else html
     text = check_text(text, path=url, hint=" or check the URL really serves an HTML page")
-    soup = BeautifulSoup(text, "lxml")
+    with warnings.catch_warnings():
+        # an XHTML page (``<?xml …?>`` first, as DocBook and old sites write them) is HTML to a browser
+        # and to us; bs4 warned on stderr for each such page, noise in every ingest log
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(text, "lxml")
     _flatten_deep(soup)
     for el in _tags(soup, ["script", "style", "noscript", "template"]):
         el.decompose()
