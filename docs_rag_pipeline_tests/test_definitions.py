@@ -54,6 +54,41 @@ def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
         assert [r.partition_key for r in result.run_requests] == ["alpha"]
 
 
+def test_a_removed_sources_partition_outlives_its_run_in_flight(tmp_path, monkeypatch):
+    """ops3 F1: a source removed from the config while its run ran had its partition deleted under the
+    run by the next tick, and the run failed at its next step with Dagster's raw "Partition range web to
+    web is not a valid range. Nonexistent partition keys". The sensor now deletes the partition of a
+    removed source only at a tick when no run of it (nor a refresh_all_sources run) is in flight."""
+    import uuid
+
+    from dagster import DagsterRunStatus
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: docs}
+    """)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    (tmp_path / "data" / "sources" / "gone").mkdir(parents=True)
+
+    def deleted(instance):
+        result = sources_sensor(build_sensor_context(instance=instance))
+        return [list(r.partition_keys) for r in result.dynamic_partitions_requests
+                if type(r).__name__.startswith("Delete")]
+
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["alpha", "gone"])
+        run = instance.add_run(DagsterRun(job_name="refresh_source", run_id=uuid.uuid4().hex,
+                                          status=DagsterRunStatus.STARTED, tags={"dagster/partition": "gone"}))
+        assert deleted(instance) == []
+        instance.report_run_failed(run)
+        whole = instance.add_run(DagsterRun(job_name="refresh_all_sources", run_id=uuid.uuid4().hex,
+                                            status=DagsterRunStatus.STARTED))
+        assert deleted(instance) == []
+        instance.report_run_failed(whole)
+        assert deleted(instance) == [["gone"]]
+
+
 def test_two_projects_sharing_a_dagster_home_keep_each_others_partitions(tmp_path, monkeypatch):
     """Two projects (own config, own storage) on one Dagster home (DAGSTER_HOME, one Postgres): each
     project's sensor deleted the other's partitions (breaking its running ingests) and the other then

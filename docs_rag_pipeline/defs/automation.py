@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dagster import (AssetKey, DagsterInvalidDefinitionError, AssetSelection, DagsterEventType, DagsterInstance, DagsterRunStatus,
                      DefaultScheduleStatus, DefaultSensorStatus, RunRequest, RunStatusSensorContext,
                      ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, define_asset_job,
-                     run_status_sensor, sensor)
+                     RunsFilter, run_status_sensor, sensor)
 
 from ..config import Config, ConfigError, dagster_name, load_config
 from ..cli import INGEST_TAG
@@ -69,6 +69,11 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
     except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
         context.log.warning(str(exc))
         remove = []
+    busy = _partitions_in_flight(context.instance, remove)
+    for name, run_id in busy.items():
+        context.log.info(f"source {name!r} was removed from the config; its partition is deleted at a tick after "
+                         f"its run {run_id} ends (deleting it under the run failed the run)")
+    remove = [n for n in remove if n not in busy]
     requests = []
     if add:
         requests.append(sources_partitions.build_add_request(add))
@@ -79,6 +84,25 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
     additions = _additions(context.cursor) + (1 if add else 0)
     return SensorResult(run_requests=[RunRequest(partition_key=n, run_key=f"new-source-{n}-{additions}") for n in add],
                         dynamic_partitions_requests=requests, cursor=str(additions))
+
+
+def _partitions_in_flight(instance: DagsterInstance, names: list[str]) -> dict[str, str]:
+    """Which of the partitions ``names`` a run not yet ended works on (its ``dagster/partition`` tag; a
+    ``refresh_all_sources`` run, which has none, works on all of them), with that run's id. A partition
+    deleted under its run failed the run at its next step with Dagster's "Nonexistent partition keys"."""
+    if not names:
+        return {}
+    in_flight = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
+                 DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
+    busy: dict[str, str] = {}
+    for run in instance.get_runs(RunsFilter(statuses=in_flight)):
+        partition = run.tags.get("dagster/partition")
+        if partition in names:
+            busy.setdefault(partition, run.run_id)
+        elif partition is None and run.job_name == "refresh_all_sources":
+            for n in names:
+                busy.setdefault(n, run.run_id)
+    return busy
 
 
 def _additions(cursor: str | None) -> int:
