@@ -7,7 +7,8 @@ sections. Section anchors are the docutils ids Sphinx puts on the section elemen
 docutils does not know, are registered permissively before parsing: code directives
 (``code-block``, ``sourcecode``) give code blocks, ``toctree``/``index``/``highlight``/… are
 dropped, ``seealso`` and ``todo`` are admonitions titled as Sphinx titles them, the version
-directives (``versionadded``, ``deprecated``, …) keep their text after a label, and any other unknown directive keeps its argument and its content; unknown roles
+directives (``versionadded``, ``deprecated``, …) keep their text after a label, and any other
+unknown directive keeps its argument and its content; unknown roles
 (``:ref:``, ``:doc:``, ``:py:func:``, …) become their text (``Title <target>`` → ``Title``).
 Nothing is read from disk (``include`` and ``literalinclude`` are reported in
 ``metadata["unresolved_includes"]`` and skipped); no warning reaches the output.
@@ -201,13 +202,13 @@ def _label_version(box: Any, label: str) -> None:
         box[0].insert(0, nodes.Text(f"{label}: "))
     else:
         box.insert(0, nodes.paragraph("", f"{label}:" if len(box) else f"{label}."))
+
+
 def _default_domain_name(name: str) -> str:
     """``name`` without the prefix of the domains Sphinx resolves unprefixed names in, its default
     Python domain and the standard one: ``py:module`` is ``module``, ``std:program`` ``program``."""
     domain, sep, bare = name.partition(":")
     return bare if sep and domain in ("py", "std") else name
-
-
 
 
 def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None,

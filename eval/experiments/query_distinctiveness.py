@@ -26,8 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "eval"))
 sys.path.insert(0, str(ROOT / "eval" / "experiments"))
 
-import fit_refusal as fr  # noqa: E402
-from soft_coverage import auc, cases_of  # noqa: E402
+from soft_coverage import cases_of, print_auc, print_leave_one_set_out, raw  # noqa: E402
 
 from docs_rag_pipeline.answering.refusal import FEATURES  # noqa: E402
 from docs_rag_pipeline.context import get_context  # noqa: E402
@@ -55,29 +54,10 @@ def main(names: list[str]) -> None:
         rows = cases_of(cfg)
         add_signals(get_context(cfg), rows)
         data[name] = rows
-    shown = (*NEW, "sim", "sentence_sim", "chunk_coverage", "idf_coverage")
-    print("ROC AUC (answerable vs to refuse), calibration halves")
-    for name, rows in data.items():
-        y = np.array([r["y"] for r in rows])
-        print(f"{name:10s} " + "  ".join(f"{f} {auc(y, np.array([r['feats'][f] for r in rows])):.3f}" for f in shown))
-
-    def raw(rows: list[dict], feats: list[str]) -> np.ndarray:
-        return np.array([[r["feats"][f] for f in feats] for r in rows])
-
+    print_auc(data, (*NEW, "sim", "sentence_sim", "chunk_coverage", "idf_coverage"))
     for label, feats in (("shipped signals", list(FEATURES)), ("shipped + distinctiveness", [*FEATURES, *NEW])):
         print(f"leave-one-set-out, logistic model on {label}")
-        for held in data:
-            rest = [r for k, v in data.items() if k != held for r in v]
-            old = fr.FEATURES
-            try:
-                fr.FEATURES = tuple(feats)
-                m = fr.fit(raw(rest, feats), np.array([r["y"] for r in rest]))
-            finally:
-                fr.FEATURES = old
-            yh = np.array([r["y"] for r in data[held]])
-            p, r_ = fr.refusal_pr(fr.predict(m, raw(data[held], feats)), yh, m["threshold"])
-            rp, rr = fr.refusal_pr(np.where([c["rule_refused"] for c in data[held]], 0.0, 1.0), yh, 0.5)
-            print(f"  {held:10s} model P {p:.2f} R {r_:.2f} | rule P {rp:.2f} R {rr:.2f}")
+        print_leave_one_set_out(data, feats, raw)
 
 
 if __name__ == "__main__":

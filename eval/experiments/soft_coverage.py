@@ -101,6 +101,19 @@ def auc(y: np.ndarray, s: np.ndarray) -> float:
     return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg])) if len(pos) and len(neg) else float("nan")
 
 
+def raw(rows: list[dict], feats: list[str]) -> np.ndarray:
+    """The rows' signals ``feats``, one row a case."""
+    return np.array([[r["feats"][f] for f in feats] for r in rows])
+
+
+def print_auc(data: dict[str, list[dict]], shown: tuple[str, ...]) -> None:
+    """Each signal's ROC AUC (answerable against to refuse), per set."""
+    print("ROC AUC (answerable vs to refuse), calibration halves")
+    for name, rows in data.items():
+        y = np.array([r["y"] for r in rows])
+        print(f"{name:13s} " + "  ".join(f"{f} {auc(y, np.array([r['feats'][f] for r in rows])):.3f}" for f in shown))
+
+
 def main() -> None:
     data = {c.stem: r for c in sorted((ROOT / "eval" / "sets").glob("*.yaml")) if (r := cases_of(c))}
     data["project-docs"] = cases_of(fr.project_config(), ROOT / "eval" / "project-docs.jsonl")
@@ -108,13 +121,7 @@ def main() -> None:
     for rows in data.values():
         for r in rows:
             r["feats"].update(soft_signals(r, encode))
-    shown = (*SOFT, "sim", "sentence_sim", "chunk_coverage", "idf_coverage")
-    print("ROC AUC (answerable vs to refuse), calibration halves")
-    for name, rows in data.items():
-        y = np.array([r["y"] for r in rows])
-        print(f"{name:13s} " + "  ".join(f"{f} {auc(y, np.array([r['feats'][f] for r in rows])):.3f}" for f in shown))
-    def raw(rows: list[dict], feats: list[str]) -> np.ndarray:
-        return np.array([[r["feats"][f] for f in feats] for r in rows])
+    print_auc(data, (*SOFT, "sim", "sentence_sim", "chunk_coverage", "idf_coverage"))
 
     def per_set(rows: list[dict], feats: list[str]) -> np.ndarray:
         a = raw(rows, feats)
@@ -124,20 +131,24 @@ def main() -> None:
     for label, feats, scale in (("shipped signals", list(FEATURES), raw), ("shipped + soft", [*FEATURES, *SOFT], raw),
                                 ("shipped + soft, each set standardised over its own questions", [*FEATURES, *SOFT], per_set)):
         print(f"leave-one-set-out, logistic model on {label}")
-        for held in data:
-            X = lambda rows: scale(rows, feats)  # noqa: E731
-            rest = [r for k, v in data.items() if k != held for r in v]
-            y = np.array([r["y"] for r in rest])
-            fr_feats = fr.FEATURES
-            try:
-                fr.FEATURES = tuple(feats)
-                m = fr.fit(X(rest), y)
-            finally:
-                fr.FEATURES = fr_feats
-            yh = np.array([r["y"] for r in data[held]])
-            p, r_ = fr.refusal_pr(fr.predict(m, X(data[held])), yh, m["threshold"])
-            rp, rr = fr.refusal_pr(np.where([c["rule_refused"] for c in data[held]], 0.0, 1.0), yh, 0.5)
-            print(f"  {held:13s} model P {p:.2f} R {r_:.2f} | rule P {rp:.2f} R {rr:.2f}")
+        print_leave_one_set_out(data, feats, scale)
+
+
+def print_leave_one_set_out(data: dict[str, list[dict]], feats: list[str], scale) -> None:  # noqa: ANN001
+    """For each set, the logistic model fitted on the other sets' rows (``scale(rows, feats)`` gives its
+    inputs) against the shipped rule: refusal precision and recall on the set left out."""
+    for held in data:
+        rest = [r for k, v in data.items() if k != held for r in v]
+        fr_feats = fr.FEATURES
+        try:
+            fr.FEATURES = tuple(feats)
+            m = fr.fit(scale(rest, feats), np.array([r["y"] for r in rest]))
+        finally:
+            fr.FEATURES = fr_feats
+        yh = np.array([r["y"] for r in data[held]])
+        p, r_ = fr.refusal_pr(fr.predict(m, scale(data[held], feats)), yh, m["threshold"])
+        rp, rr = fr.refusal_pr(np.where([c["rule_refused"] for c in data[held]], 0.0, 1.0), yh, 0.5)
+        print(f"  {held:13s} model P {p:.2f} R {r_:.2f} | rule P {rp:.2f} R {rr:.2f}")
 
 
 if __name__ == "__main__":
