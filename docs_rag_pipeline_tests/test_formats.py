@@ -691,6 +691,35 @@ def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> 
     assert parse_rst(text, path="library/os.rst").sections[0].text == "-c <command>\n\nRun the command."
 
 
+def test_rst_a_plain_docutils_class_directive_adds_no_text() -> None:
+    """``.. class::`` is read as Sphinx's Python class (signature, then body), but in plain reST it is
+    docutils' own directive, an HTML class for what follows: lower-case class names and no content of
+    its own (``.. class:: special``). Such a one adds no text, as before Sphinx's reading was added;
+    one with a capital, a signature or a body is a Python class."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. class:: special
+
+        This paragraph gets a class.
+
+        .. class:: red borderless
+
+        +---+---+
+        | a | b |
+        +---+---+
+
+        .. class:: Session(url)
+
+           A session.
+
+        .. class:: Point
+        """)
+    assert parse_rst(text, path="x.rst").sections[0].text == (
+        "This paragraph gets a class.\n\na | b\n\nSession(url)\n\nA session.\n\nPoint")
+
+
 def test_rst_class_directive_is_sphinxs_python_class_with_its_signature_and_body() -> None:
     """In a Sphinx project ``.. class:: Name(args)`` documents a Python class, as ``.. function::``
     documents a function: its signature line, then its body. Read as docutils' own ``class``

@@ -57,6 +57,10 @@ _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 #: (an HTML class for what follows) is spelled ``rst-class``. Read as docutils' it lost every class's
 #: signature, and its whole body where the signature is no class name docutils accepts (``[*,``)
 _SPHINX_OVER_DOCUTILS = frozenset({"class"})
+#: the argument of docutils' own ``class`` directive as plain reST writes it: lower-case class names
+#: (``.. class:: special``, ``.. class:: red borderless``) with no content of its own, where a Python
+#: class has a capital, a dot or a signature (``Session(url)``) and usually a body
+_DOCUTILS_CLASS_VALUES = re.compile(r"[a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*")
 _ADMONITION_LABELS = {
     "attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
     "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning",
@@ -141,6 +145,8 @@ def _generic_directive(name: str):  # noqa: ANN202
                 return self._body_only()
 
         def _read(self):  # noqa: ANN202
+            if name == "class" and not self.content and _DOCUTILS_CLASS_VALUES.fullmatch(" ".join(self.arguments)):
+                return []  # docutils' own class directive (``.. class:: special``): no text, as before
             if _default_domain_name(name) in _DROP_DIRECTIVES:
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
