@@ -397,10 +397,12 @@ def _holds_content(el: Tag) -> bool:
     """``el`` holds a page's content, whatever its class says: a heading, or more than 40 words that
     are no link's. A theme's wrapper of the page is named after the navigation beside it (Read the
     Docs' ``wy-nav-content``, ``wy-grid-for-nav``); navigation is links and a few labels."""
-    if el.find(list(_HEADINGS)) is not None:
-        return True
-    words = len(_strings(el).split()) - sum(len(_strings(a).split()) for a in el.find_all("a"))
-    return words > 40
+    return el.find(list(_HEADINGS)) is not None or _words_outside(el, el.find_all("a")) > 40
+
+
+def _words_outside(el: Tag, links: list[Tag]) -> int:
+    """How many words of ``el`` are in none of ``links``."""
+    return len(_strings(el).split()) - sum(len(_strings(a).split()) for a in links)
 
 
 def _is_nav_link(a: Tag) -> bool:
@@ -423,8 +425,7 @@ def _remove_link_navigation(root: Tag) -> None:
         links = block.find_all("a")
         if not all(_is_nav_link(a) for a in links):
             continue
-        other_words = len(_strings(block).split()) - sum(len(_strings(a).split()) for a in links)
-        if other_words <= 3 * len(links):
+        if _words_outside(block, links) <= 3 * len(links):
             block.decompose()
 
 
@@ -470,25 +471,33 @@ def _strings(el: Tag, br: str = " ") -> str:
     either side of it are two words, "Line one<br>line two" is not "Line oneline two"). A block inside
     it (a table cell's paragraphs, list items or nested table) is set apart by spaces, as a browser
     shows it on lines of its own: "<p>First.</p><p>Second.</p>" is not "First.Second."."""
-    out: list[str] = []
+    return "".join(text for _, text in _pieces(el, br))
+
+
+def _pieces(el: Tag, br: str, code: tuple[str, ...] = ()) -> list[tuple[bool, str]]:
+    """The text of ``el`` as (is code, text) pieces: its strings, ``br`` for a ``<br>``, a space on
+    either side of a block, and the whole text of each element named in ``code`` as one code piece."""
+    pieces: list[tuple[bool, str]] = []
 
     def walk(node: Tag) -> None:
         for child in node.children:
             if isinstance(child, NavigableString):
                 if not isinstance(child, _SKIPPED_STRINGS):
-                    out.append(str(child))
+                    pieces.append((False, str(child)))
             elif isinstance(child, Tag):
                 if child.name == "br":
-                    out.append(br)
+                    pieces.append((False, br))
+                elif child.name in code:
+                    pieces.append((True, _strings(child)))
                 elif child.name in _BLOCKS or child.name in _CELL_PARTS:
-                    out.append(" ")
+                    pieces.append((False, " "))
                     walk(child)
-                    out.append(" ")
+                    pieces.append((False, " "))
                 else:
                     walk(child)
 
     walk(el)
-    return "".join(out)
+    return pieces
 
 
 #: parts of a table that :data:`_BLOCKS` does not list: a nested table's cells read as words apart
@@ -517,26 +526,7 @@ def _text(el: Tag, br: str = " ") -> str:
         return br
     if el.find(_INLINE_CODE) is None:
         return _strings(el, br)
-    pieces: list[tuple[bool, str]] = []  # (is code, text)
-
-    def walk(node: Tag) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if not isinstance(child, _SKIPPED_STRINGS):
-                    pieces.append((False, str(child)))
-            elif isinstance(child, Tag):
-                if child.name == "br":
-                    pieces.append((False, br))
-                elif child.name in _INLINE_CODE:
-                    pieces.append((True, _strings(child)))
-                elif child.name in _BLOCKS or child.name in _CELL_PARTS:  # set apart, as in _strings
-                    pieces.append((False, " "))
-                    walk(child)
-                    pieces.append((False, " "))
-                else:
-                    walk(child)
-
-    walk(el)
+    pieces = _pieces(el, br, _INLINE_CODE)
     out: list[str] = []
     code: list[str] = []
     for is_code, text in [*pieces, (False, "")]:
