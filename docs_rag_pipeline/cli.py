@@ -619,7 +619,7 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                 print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
             for name in names:
                 if name in summaries and name not in failed and _after_run(args, config, name, instance,
-                                                                           summaries[name]):
+                                                                           summaries[name], result.run_id):
                     failed.add(name)
                 if name in summaries:
                     _print_done(name, summaries[name], result.run_id)
@@ -689,15 +689,17 @@ def _mapping_key(step_key: str) -> str:
 
 
 def _after_run(args: argparse.Namespace, config: Config, name: str, instance,  # noqa: ANN001
-               summary: dict) -> bool:
-    """The ingest checks of one source refreshed by ``refresh_all_sources`` (and ``eval_scores`` with
-    ``--eval``), in a run of that source's partition; True when a check with severity ERROR failed."""
+               summary: dict, run_id: str) -> bool:
+    """The ingest checks of one source refreshed by ``refresh_all_sources`` run ``run_id`` (and
+    ``eval_scores`` with ``--eval``), in a run of that source's partition that reads the config as run
+    ``run_id`` did; True when a check with severity ERROR failed."""
     from dagster import AssetSelection, materialize
 
     from .defs.assets import ingest_assets, lancedb_chunks, scraped_pages
     from .defs.checks import ingest_checks
     from .defs.definitions import build_definitions
     from .defs.evaluation import eval_scores
+    from .defs.resources import CONFIG_OF_TAG
 
     selection = AssetSelection.checks_for_assets(lancedb_chunks, scraped_pages)
     if args.eval:
@@ -706,7 +708,8 @@ def _after_run(args: argparse.Namespace, config: Config, name: str, instance,  #
     # the checks alone select none
     result = materialize([*ingest_assets, *ingest_checks, eval_scores], selection=selection, instance=instance,
                          resources=build_definitions(config).resources, raise_on_error=False,
-                         tags={"source": name, "dagster/partition": name, **_pid_tag()}, run_config=QUIET_CONSOLE)
+                         tags={"source": name, "dagster/partition": name, CONFIG_OF_TAG: run_id, **_pid_tag()},
+                         run_config=QUIET_CONSOLE)
     if _interrupted(result):
         raise Terminated()
     failed = _check_failures(name, result, summary)

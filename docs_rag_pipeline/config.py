@@ -697,19 +697,23 @@ def config_path() -> Path:
     return Path(os.environ.get("DOCS_RAG_CONFIG") or DEFAULT_CONFIG_FILE).expanduser().resolve()
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Config:
-    """Load and validate the config file (``DOCS_RAG_CONFIG``, else ``./docs_rag.yaml``)."""
+def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | None = None) -> Config:
+    """Load and validate the config file (``DOCS_RAG_CONFIG``, else ``./docs_rag.yaml``). ``data``: the
+    file's bytes as read before (a run's copy of it, :func:`copy_config`); messages still name the file,
+    and relative paths still start at its folder."""
     p = Path(path).expanduser().resolve() if path else config_path()
-    if p.exists() and not p.is_file():
-        kind = "a folder" if p.is_dir() else "not a regular file (a pipe, a device, a socket)"
-        raise ConfigError(f"config file {str(p)!r} is {kind}; point --config or DOCS_RAG_CONFIG at the YAML file")
-    if not p.is_file():
-        raise ConfigError(f"config file {str(p)!r} not found; create it (see docs/configuration.md) "
-                          "or point DOCS_RAG_CONFIG at one")
+    if data is None:
+        if p.exists() and not p.is_file():
+            kind = "a folder" if p.is_dir() else "not a regular file (a pipe, a device, a socket)"
+            raise ConfigError(f"config file {str(p)!r} is {kind}; point --config or DOCS_RAG_CONFIG at the YAML file")
+        if not p.is_file():
+            raise ConfigError(f"config file {str(p)!r} not found; create it (see docs/configuration.md) "
+                              "or point DOCS_RAG_CONFIG at one")
+        data = p.read_bytes()
     from .yaml_data import load_yaml
 
     try:
-        raw = load_yaml(p.read_text(encoding="utf-8"))
+        raw = load_yaml(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
@@ -718,6 +722,31 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=str(p), root=p.parent)
     return cfg.model_copy(update={"path": p})
+
+
+def copy_config(path: str | os.PathLike[str] | None, copy: Path) -> bytes:
+    """The config file's bytes as ``copy`` holds them; when there is no ``copy`` yet, the file's bytes now,
+    written to ``copy`` first. The first of several processes to write ``copy`` wins (a hard link of a
+    finished temporary file: never a half-written copy) and every other reads the winner's. A run's steps
+    read their config this way (``defs/resources.py``), so one run never mixes two versions of the file."""
+    try:
+        return copy.read_bytes()
+    except FileNotFoundError:
+        pass
+    p = Path(path).expanduser().resolve() if path else config_path()
+    if not p.is_file():
+        load_config(p)  # raises the ConfigError that says what is wrong with the path
+    data = p.read_bytes()
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    tmp = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    try:
+        os.link(tmp, copy)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return copy.read_bytes()
 
 
 class StorageMissing(FileNotFoundError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -72,22 +73,28 @@ class Context:
 
 
 _lock = threading.Lock()
-_contexts: dict[str, tuple[float, Context]] = {}  # config path → (its mtime when loaded, its context)
+_contexts: dict[str, tuple[float | None, str, Context]] = {}
+# config path → (its mtime when loaded, or None when loaded from a run's copy; the sha256 of the text; its context)
 
 
-def get_context(path: str | Path | None = None) -> Context:
+def get_context(path: str | Path | None = None, *, data: bytes | None = None) -> Context:
     """The context for a config file, reused while the file is unchanged. One per file: when the file
     changes, the new context replaces the old one, which goes once no request holds it (each kept
     its table's files open, so a server whose config was touched a few hundred times ran out of
-    file descriptors and answered 503 to everything)."""
+    file descriptors and answered 503 to everything). ``data``: the file's text as a run read it at its
+    start (:func:`~.config.copy_config`), used instead of the file's text now; the same text gives the
+    same context, whichever way it was read."""
     p = Path(path).resolve() if path else config_path()
-    mtime = p.stat().st_mtime if p.exists() else 0.0
+    mtime = None if data is not None else (p.stat().st_mtime if p.exists() else 0.0)
+    sha = hashlib.sha256(data).hexdigest() if data is not None else None
     with _lock:
         held = _contexts.get(str(p))
-        if held is not None and held[0] == mtime:
-            return held[1]
-        ctx = Context(load_config(p))
-        _contexts[str(p)] = (mtime, ctx)
+        if held is not None and (held[1] == sha if sha else held[0] == mtime):
+            return held[2]
+        if data is None and p.is_file():
+            data = p.read_bytes()
+        ctx = Context(load_config(p, data=data))
+        _contexts[str(p)] = (mtime, hashlib.sha256(data or b"").hexdigest(), ctx)
         return ctx
 
 

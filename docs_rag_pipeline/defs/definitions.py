@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dagster import Definitions, FilesystemIOManager, JobDefinition
-from dagster_polars import PolarsParquetIOManager
+from dagster import Definitions, JobDefinition
 
 from ..config import Config, load_config
 from .all_sources import RUN_IO, refresh_all_job
@@ -12,7 +11,7 @@ from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, s
 from .checks import ingest_checks
 from .evaluation import eval_scores
 from .gaps import doc_gaps, question_log
-from .resources import DocsRagResource
+from .resources import DocsRagResource, RunParquetIO, RunPickleIO
 
 
 def io_folder(config: Config) -> str:
@@ -33,16 +32,17 @@ def run_io_folder(config: Config) -> str:
 def build_definitions(config: Config | None = None, *, config_path: str | None = None) -> Definitions:
     config = config or load_config(config_path)
     io_dir = io_folder(config)
+    path = str(config.path) if config.path else config_path
     return Definitions(
         assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
         jobs=[refresh_job, refresh_all_job, evaluate_job],
         schedules=schedules_for(config),
         sensors=[sources_sensor, evaluate_refreshed_sources],
-        resources={
-            "docs_rag": DocsRagResource(config_path=str(config.path) if config.path else config_path),
-            "parquet_io": PolarsParquetIOManager(base_dir=io_dir),
-            RUN_IO: FilesystemIOManager(base_dir=run_io_folder(config)),
+        resources={  # each reads the config as the run's first step read it (resources.py)
+            "docs_rag": DocsRagResource(config_path=path),
+            "parquet_io": RunParquetIO(base_dir=io_dir, config_path=path),
+            RUN_IO: RunPickleIO(base_dir=run_io_folder(config), config_path=path),
         },
     )
 

@@ -1,0 +1,147 @@
+"""Which config a run uses: the config file as the run's first step read it. Each step used to read the
+file anew, so a config edited while a run crawled (ops3's follow-up) gave the run a scan under the old
+config and its chunks, vectors and index write under the new one: another chunk size, another model,
+another storage folder (the Parquet between steps then missing), or a source it no longer knew.
+
+Each test edits the config from the site's server while the run's first step is crawling, as an
+operator editing the file at that moment would."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dagster import DagsterInstance
+
+from docs_rag_pipeline.context import get_context
+from docs_rag_pipeline.defs.resources import CONFIG_TAG
+
+from .conftest import write_config, write_docs
+from .dagster_helpers import materialize_source
+from .web_helpers import ScriptedHandler, page, scripted_server
+
+PAGES = {
+    "/": ("Acme Widgets Guide", "<p>Acme Widgets builds dashboards from sensor data. Read install and forms.</p>"),
+    "/install.html": ("Installing", "<p>Install with pip. If the import fails with ZX81_QUANTUM_FLUX, delete the "
+                                    "cache folder and install again.</p>"),
+    "/forms.html": ("Forms", "<p>Forms collect user input and validate it before it reaches the server.</p>"),
+}
+
+
+def site_that_edits(edit: dict[str, Path | str]):  # noqa: ANN201 - a LiveServer
+    """A three-page site whose last page, when fetched, writes ``edit["text"]`` to ``edit["file"]``."""
+
+    def last(h: ScriptedHandler) -> None:
+        Path(edit["file"]).write_text(str(edit["text"]))
+        h.reply(200, page(*PAGES["/forms.html"]))
+
+    links = ("install.html", "forms.html")
+    return scripted_server({"/": lambda h: h.reply(200, page(*PAGES["/"], links=links)),
+                            "/install.html": lambda h: h.reply(200, page(*PAGES["/install.html"])),
+                            "/forms.html": last})
+
+
+def configs(root: Path, url: str, *, second: bool = False) -> tuple[Path, str, str]:
+    """The config file (source ``web``, and with ``second`` a local source ``notes``, for a run of
+    ``ingest --parallel``; storage ``root/data``) and, as text, the edit made mid-run: the source renamed,
+    another storage folder, another chunk size."""
+    source = f"""
+      - name: web
+        kind: web
+        seed_urls: ["{url}/"]
+        sitemaps: "off"
+        respect_robots: false
+        delay_seconds: 0
+        max_retries: 0
+    """
+    if second:
+        write_docs(root / "notes", {"index.md": "# Notes\n\nThe on-call engineer answers pages within an hour.\n"})
+        source += """
+      - {name: notes, kind: local, path: notes}
+    """
+    cfg = write_config(root, sources=source)
+    original = cfg.read_text()
+    edited = (original.replace(str(root / "data"), str(root / "moved"))
+              .replace("name: web", "name: renamed") + "chunking:\n  target_tokens: 64\n  overlap_tokens: 8\n")
+    assert edited.count("renamed") == 1 and str(root / "moved") in edited
+    return cfg, original, edited
+
+
+def indexed(cfg: Path, source: str) -> set[str]:
+    rows = get_context(cfg).chunks.open().to_arrow().select(["page_url", "source"]).to_pylist()
+    return {r["page_url"].rsplit("/", 1)[-1] for r in rows if r["source"] == source}
+
+
+def test_a_run_in_process_uses_the_config_it_started_with(tmp_path: Path, monkeypatch):
+    edit: dict[str, Path | str] = {}
+    with site_that_edits(edit) as srv:
+        cfg, original, edited = configs(tmp_path, srv.url)
+        edit.update(file=cfg, text=edited)
+        monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+        with DagsterInstance.ephemeral() as instance:
+            summary = materialize_source(cfg, "web", instance)
+            run = instance.get_run_by_id(summary["_result"].run_id)
+            assert cfg.read_text() == edited  # the edit came during the run
+            assert summary["pages_new"] == 3, summary
+            # every step read the text the run started with: the old storage holds the index, the new
+            # storage was never made, and the run names the text it read
+            cfg.write_text(original)
+            assert indexed(cfg, "web") == {"", "install.html", "forms.html"}
+            assert not (tmp_path / "moved").exists()
+            assert run.tags[CONFIG_TAG] == f"{run.run_id}:{hashlib.sha256(original.encode()).hexdigest()}"
+            # the next run reads the file as it is then
+            cfg.write_text(edited)
+            later = materialize_source(cfg, "renamed", instance)
+            assert later["pages_new"] == 3 and indexed(cfg, "renamed") == {"", "install.html", "forms.html"}
+            assert (tmp_path / "moved").is_dir()
+
+
+def test_a_run_whose_steps_are_processes_of_their_own_uses_the_config_it_started_with(tmp_path: Path):
+    """``docs-rag ingest --parallel`` (two sources): the multiprocess executor, each step in a process that
+    loads the code location again (which reads the config file as it is then)."""
+    edit: dict[str, Path | str] = {}
+    with site_that_edits(edit) as srv:
+        cfg, original, edited = configs(tmp_path, srv.url, second=True)
+        edit.update(file=cfg, text=edited)
+        out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2", "--json"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=540,
+                             env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")})
+    assert out.returncode == 0, out.stderr
+    assert cfg.read_text() == edited
+    assert "in one Dagster run of refresh_all_sources" in out.stderr
+    assert json.loads(out.stdout)["web"]["pages_new"] == 3
+    cfg.write_text(original)
+    assert indexed(cfg, "web") == {"", "install.html", "forms.html"} and indexed(cfg, "notes") == {"index.md"}
+    assert not (tmp_path / "moved").exists()
+
+
+def test_a_step_that_finds_no_copy_of_the_runs_config_fails_when_the_file_changed(tmp_path: Path):
+    """A step on a machine that does not share Dagster's storage folder finds no copy of the run's config
+    (here: the copy is deleted as the config is edited). It cannot know the run's text then, and fails
+    with a message saying so, rather than run under another config; nothing stored is lost."""
+    home = tmp_path / "dh"
+    edit: dict[str, Path | str] = {}
+    with site_that_edits(edit) as srv:
+        cfg, original, edited = configs(tmp_path, srv.url, second=True)
+        # the edit keeps the source and storage, so the message is the one that tells what happened
+        edited = original + "chunking:\n  target_tokens: 64\n  overlap_tokens: 8\n"
+        edit.update(file=cfg, text=edited)
+        routes = srv.httpd.routes  # type: ignore[attr-defined]
+        last = routes["/forms.html"]
+
+        def forget_the_copy(h: ScriptedHandler) -> None:
+            for copy in (home / "storage").glob("*/docs_rag_config.yaml"):
+                copy.unlink()
+            last(h)
+
+        routes["/forms.html"] = forget_the_copy
+        out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2", "--json"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=540,
+                             env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(home)})
+    assert out.returncode == 1, out.stderr
+    assert "changed since run" in out.stderr and "does not share Dagster's storage folder" in out.stderr, out.stderr
+    assert "launch the run again" in out.stderr
