@@ -235,60 +235,139 @@ def _split_long(block: str, limit: int, count: CountFn) -> list[str]:
     return _pack([t for t, _ in sentences], [g for _, g in sentences], limit, count)
 
 
+#: a code line that closes a bracket opened on an earlier line (``}``, ``});``, ``]``), or a comment
+#: line that shows one (``// }``, ``# ]``: a printed object's end)
+CLOSES_BRACKET = re.compile(r"^\s*(?:(?://|#)\s*)?[)\]}]")
+
+
+def _cut_ranks(lines: list[str], pairs: dict[int, int]) -> dict[int, int]:
+    """Code line → how good a cut right before it is, where a long code block must be cut (0 best):
+    a reader cuts code between its top-level statements, not inside a function's body. 0: a line at
+    the block's lowest indentation after a blank line (a statement, or the comment above one, set
+    apart), 1: one right after a body ends (after a deeper line, or one that closes a bracket), 2:
+    another line at the lowest indentation (after a statement, or after a comment: a cut there parts
+    a comment from what it describes, hence last of these), 3: a line after a blank line inside a
+    body. A line that closes a bracket (``}``, ``});``) never starts a piece, and the block's first
+    code line is no cut (it would leave an empty code block); lines not listed are cut before only
+    when nothing better is in reach."""
+    ranks: dict[int, int] = {}
+    for o, c in pairs.items():
+        body = [i for i in range(o + 1, c) if lines[i].strip()]
+        if not body:
+            continue
+        low = min(_indent(lines[i]) for i in body)
+        for prev, i in zip(body, body[1:]):
+            if CLOSES_BRACKET.match(lines[i]):
+                continue
+            if _indent(lines[i]) > low:
+                if not lines[i - 1].strip():
+                    ranks[i] = 3
+            elif not lines[i - 1].strip():
+                ranks[i] = 0
+            else:
+                ranks[i] = 1 if _indent(lines[prev]) > low or CLOSES_BRACKET.match(lines[prev]) else 2
+    return ranks
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One line (or a word-cut part of one) of a block packed by :func:`_pack_fenced_lines`."""
+
+    text: str
+    tokens: int
+    fence: tuple[str, str] | None  # inside a closed code block: (its opening line, its closing fence)
+    close: str | None  # the fence a cut right after this line must close
+    opens: bool  # an opening fence line
+    block: int | None  # the opening line's index of the code block it is inside
+    code: bool  # a non-blank line of code (not a fence)
+    rank: int | None  # how good a cut right before it is (:func:`_cut_ranks`); None: a last resort
+
+
 def _pack_fenced_lines(lines: list[str], limit: int, count: CountFn) -> list[str] | None:
     """Lines packed into pieces of at most ``limit`` tokens where a cut inside a closed code block
     (a whole block, or one inside a list item) closes the fence at the end of the piece and opens it
     again, with its language, at the start of the next: no piece starts or ends inside code, and a
-    piece read alone is still code. A line too long for a piece (with its fences) is cut by words
-    into several lines. None when there is no closed code block, or a fence line itself is too long."""
+    piece read alone is still code. Inside code the cut moves back, at most to half the budget, to
+    where a reader would cut (:func:`_cut_ranks`: between top-level statements), so a piece does not
+    start inside a function's body with the end of a function the previous piece began. A line too
+    long for a piece (with its fences) is cut by words into several lines. None when there is no
+    closed code block, or a fence line itself is too long."""
     pairs = _fence_pairs(lines)
     if not pairs:
         return None
     inside: dict[int, tuple[str, str]] = {}  # line → (its block's opening line, the closing fence)
+    block_of: dict[int, int] = {}  # line → its block's opening line index
     close_of: dict[int, str] = {}  # a line after which a cut must close a fence → that fence
     for o, c in pairs.items():
         fence = _FENCE.match(lines[o]).group(1)  # type: ignore[union-attr] - pairs open on fence lines
         for i in range(o + 1, c + 1):
             inside[i] = (lines[o], fence)
+            block_of[i] = o
         for i in range(o, c):
             close_of[i] = fence
     fence_lines = set(pairs) | set(pairs.values())
-    # (line, its block, the fence a cut after it closes, does it open a block)
-    units: list[tuple[str, tuple[str, str] | None, str | None, bool]] = []
+    ranks = _cut_ranks(lines, pairs)
+    units: list[_Line] = []
     for i, line in enumerate(lines):
         fence = inside.get(i)
         room = limit - (count(fence[0]) + count(fence[1]) if fence else 0)
-        if count(line) <= room:
-            units.append((line, fence, close_of.get(i), i in pairs))
+        code = fence is not None and i not in fence_lines and bool(line.strip())
+        n = count(line)
+        if n <= room:
+            units.append(_Line(line, n, fence, close_of.get(i), i in pairs, block_of.get(i), code, ranks.get(i)))
         elif i in fence_lines or room < 1:
             return None
         else:
-            units.extend((part, fence, close_of.get(i), False) for part in _pack([line], " ", room, count))
+            units.extend(_Line(part, count(part), fence, close_of.get(i), False, block_of.get(i), code,
+                               ranks.get(i) if k == 0 else None)
+                         for k, part in enumerate(_pack([line], " ", room, count)))
     pieces: list[str] = []
-    cur: list[str] = []
+    cur: list[_Line] = []
     used = 0
-    after_opening = False  # the last line of cur opens a code block
-    for line, fence, close, opens in units:
-        n = count(line)
-        closing = count(close) if close else 0
-        if cur and used + n + closing > limit:
-            if fence and after_opening and len(cur) > 1:
+    for u in units:
+        closing = count(u.close) if u.close else 0
+        if cur and used + u.tokens + closing > limit:
+            if u.fence and cur[-1].opens and len(cur) > 1:
                 # the cut falls right after the opening fence: cut before it, so that no piece ends
                 # with an empty code block and the code starts the next one with its fence
-                pieces.append("\n".join(cur[:-1]))
-                cur, used = [fence[0]], count(fence[0])
-            elif fence:  # a cut inside code: close it here, open it again in the next piece
-                pieces.append("\n".join([*cur, fence[1]]))
-                cur, used = [fence[0]], count(fence[0])
+                pieces.append("\n".join(x.text for x in cur[:-1]))
+                cur = [cur[-1]]
+            elif u.fence:  # a cut inside code: close it here, open it again in the next piece
+                k = _code_cut(cur, u, limit - closing, count(u.fence[0]), limit // 2)
+                head = cur[:k]
+                while head and head[-1].fence and not head[-1].text.strip():
+                    head.pop()  # the blank lines the cut falls after end no piece
+                pieces.append("\n".join([*(x.text for x in head), u.fence[1]]))
+                cur = [_Line(u.fence[0], count(u.fence[0]), None, None, True, None, False, None), *cur[k:]]
             else:
-                pieces.append("\n".join(cur))
-                cur, used = [], 0
-        cur.append(line)
-        used += n
-        after_opening = opens
+                pieces.append("\n".join(x.text for x in cur))
+                cur = []
+            used = sum(x.tokens for x in cur)
+        cur.append(u)
+        used += u.tokens
     if cur:
-        pieces.append("\n".join(cur))
+        pieces.append("\n".join(x.text for x in cur))
     return [p for p in pieces if p.strip()]
+
+
+def _code_cut(cur: list[_Line], nxt: _Line, room: int, reopen: int, least: int) -> int:
+    """Where to cut ``cur`` (a piece that ``nxt``, a line of its code block, does not fit in):
+    the index of its first line that moves to the next piece. The best-ranked cut (:func:`_cut_ranks`)
+    among those that leave at least ``least`` tokens and a line of the block's code before the cut,
+    and let the lines after it, the reopened fence (``reopen`` tokens) and ``nxt`` fit in ``room``;
+    the latest of equals. Right before ``nxt`` (the greedy cut) when nothing ranks better."""
+    best, best_rank = len(cur), 4 if nxt.rank is None else nxt.rank
+    found, found_rank = best, 4  # the best-ranked earlier cut, the latest of equals
+    head, tail = 0, sum(x.tokens for x in cur)  # tokens of cur[:k] and cur[k:]
+    code_before = False
+    for k, x in enumerate(cur):
+        if x.rank is not None and x.rank <= found_rank and x.block == nxt.block and code_before \
+                and head >= least and reopen + tail + nxt.tokens <= room:
+            found, found_rank = k, x.rank
+        head += x.tokens
+        tail -= x.tokens
+        code_before |= x.code and x.block == nxt.block
+    return found if found_rank < best_rank else best
 
 
 def _pack_table(lines: list[str], limit: int, count: CountFn) -> list[str] | None:

@@ -193,11 +193,18 @@ def url_rank(urls: Iterable[str], expected: Sequence[str]) -> int | None:
 _CITED = re.compile(r"\s*\[(\d+)\]\s*$")
 
 
+#: a fence line with its info string (```` ```mjs ````): rendering, not text
+_FENCE_LINE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
+
+
 def _norm_text(s: str) -> str:
-    """Text as cite-correct compares it: fences and table markup are rendering, not text."""
+    """Text as cite-correct compares it: fences (their info strings too) and table markup are
+    rendering, not text: a piece of code that an answer quotes from its first top-level statement
+    (:func:`~.answering.extractive.code_from_statement`), its fence line then the lines after those
+    it leaves out, is still found in its chunk."""
     from .answering.tables import strip_table_markup
 
-    return re.sub(r"\s+", " ", strip_table_markup(s.replace("```", " "))).strip().lower()
+    return re.sub(r"\s+", " ", strip_table_markup(_FENCE_LINE.sub(" ", s).replace("```", " "))).strip().lower()
 
 
 def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:

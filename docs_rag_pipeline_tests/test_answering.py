@@ -1089,3 +1089,65 @@ def test_a_lead_in_brings_a_whole_table_never_a_single_row():
         ans = extractive_answer("Which revisions does the workflow compare?", hits, LocalEmbedder(),
                                 _gates(min_chunk_coverage=0))
         assert ("Baseline revision" in ans.answer) == brought, ans.answer
+
+
+def _starts_inside_a_body(answer: str) -> bool:
+    """An answer quotes a code block whose first line is indented (inside a body) or closes a bracket
+    (``}``, ``// }``)."""
+    from docs_rag_pipeline.chunking import split_blocks
+
+    for b in split_blocks(answer):
+        lines = [x for x in b.split("\n")[1:] if x.strip() and not x.startswith(("```", "["))]
+        if b.startswith("```") and lines and (lines[0][0].isspace() or re.match(r"(//\s*)?[)\]}]", lines[0])):
+            return True
+    return False
+
+
+def test_a_piece_of_a_cut_code_block_is_quoted_from_its_first_top_level_statement():
+    """A code block too long for one chunk is cut; a piece (as an index chunked before the cut moved
+    between top-level statements holds it, or where a block is one long body) could start inside a
+    function: the answer quoted ``  console.log(…);\\n}`` (the end of a function whose start it does
+    not show), or a printed object's ``// }``. Now a chunk's first code block that starts that way is
+    quoted from its first top-level statement (the comment above it included), and one that is all
+    inside one body is no answer statement; cite-correct still finds the quote in its chunk."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.chunking import split_text
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+
+    emb = LocalEmbedder()
+    page = "https://x.org/widgets"
+
+    def hit(cid: str, text: str, index: int, score: float) -> Hit:
+        return Hit(chunk_id=cid, source="s", url=page + "#hooks", page_url=page, title="Widget hooks",
+                   headings=["Shipping hooks"], text=text, score=score, parent_id=None, chunk_index=index,
+                   vector_similarity=0.7)
+
+    piece = ("```mjs\n  console.log('a widget was polished', { widget });\n}\n\n"
+             "// The `beforeShip` hook runs right before a widget is shipped to a customer.\n"
+             "function beforeShip(widget) {\n  console.log('a widget is about to be shipped', { widget });\n}\n"
+             "hooks.onBeforeShip(beforeShip);\n```")
+    printed = ("```cjs\n// }\n\n// Logging every widget before it is shipped to a customer\n"
+               "hooks.onBeforeShip((widget) => console.log('shipping', widget));\n// OK\n```")
+    q = "How do I log every widget right before it is shipped to a customer?"
+    for text, start in ((piece, "// The `beforeShip` hook"), (printed, "// Logging every widget")):
+        prose = "Widgets are polished, then shipped. The polishing hook runs first."
+        hits = [hit("c2", text, 2, 0.03), hit("c1", prose, 1, 0.02)]
+        ans = extractive_answer(q, hits, emb, _gates(min_chunk_coverage=0))
+        assert not ans.refused and start in ans.answer, ans.answer
+        assert not _starts_inside_a_body(ans.answer), ans.answer
+        ok, total = cite_correct(ans.answer, ans.citations, {"c1": prose, "c2": text}.get)
+        assert total >= 1 and ok == total, (ok, total, ans.answer)
+    # one long body, cut by the real chunker: its pieces after the first are all inside the body; the
+    # one with the question's words (ranked first) ends the body and no statement starts in it
+    body = ["function shipAll(widgets) {", "  for (const widget of widgets) {", *[
+        f"    ship(widget, {{ carrier: 'postal', note: 'widget {i} shipped to a customer' }});" for i in range(40)],
+        "  }", "  console.log('every widget was shipped to a customer');", "}"]
+    pieces = split_text("```js\n" + "\n".join(body) + "\n```", 120, 0, emb.count_tokens)
+    assert len(pieces) > 2 and pieces[-1].startswith("```js\n    ship(")
+    prose = "The shipAll function ships widgets one by one and logs when every widget was shipped."
+    hits = [hit("last", pieces[-1], len(pieces) - 1, 0.03), hit("c1", prose, 0, 0.02), hit("first", pieces[0], 1, 0.01)]
+    ans = extractive_answer("How do I log that every widget was shipped to a customer?", hits, emb,
+                            _gates(min_chunk_coverage=0))
+    assert not ans.refused and not _starts_inside_a_body(ans.answer), ans.answer
+    assert "last" not in {c.chunk_id for c in ans.citations}, ans.answer

@@ -314,3 +314,66 @@ def test_a_cut_never_falls_right_after_an_opening_fence():
             seen_cut_at_fence |= p.endswith("use:")
         assert [x for p in pieces for x in p.split("\n") if x.startswith("mapping_")] == code
     assert seen_cut_at_fence  # some length put the cut where the fence was: it moved before it
+
+
+def _js_example(functions: int) -> list[str]:
+    """A long JavaScript example as API pages show them: commented functions set apart by blank lines."""
+    lines = ["import { hooks } from 'node:widgets';", ""]
+    for f in range(functions):
+        lines += [f"// The `step{f}` hook polishes widget {f}.",
+                  f"function step{f}(widget, options) {{",
+                  "  if (options.verbose) {",
+                  f"    console.log('polishing', {f});",
+                  "  }",
+                  f"  return polish(widget, {f});",
+                  "}", ""]
+    return [*lines, "hooks.start({ step0, step1 });"]
+
+
+def _starts_inside_a_body(piece: str) -> bool:
+    """The piece's code starts with a line that closes a bracket, sits deeper than a line after it, or
+    is a function without its comment."""
+    lines = piece.split("\n")
+    end = next(i for i in range(1, len(lines)) if lines[i].startswith("```"))
+    body = [x for x in lines[1:end] if x.strip()]
+    low = min(len(x) - len(x.lstrip()) for x in body)
+    first = body[0].lstrip()
+    # a function parted from the comment above it starts no piece either
+    return first.startswith(("}", ")", "]", "function")) or len(body[0]) - len(first) > low
+
+
+def test_a_long_code_block_is_cut_between_top_level_statements_not_inside_a_body(count):
+    """A code block too long for one chunk was cut at the first line that did not fit, often inside a
+    function: the next chunk began with the end of its body (``  console.log(…);\\n}``) and an answer
+    quoted that. Now the cut moves back, at most to half the budget, to where a reader would cut: a
+    line at the block's lowest indentation after a blank line (a function with its comment), else
+    any line at that indentation, else a blank line inside a body. Every piece stays fenced, within
+    the budget, and the code is all there, in order; a block with no such place (one long body) is
+    still cut by lines."""
+    code = _js_example(12)
+    for limit in range(150, 300, 5):  # budgets that put the greedy cut everywhere in a function
+        pieces = split_text("```mjs\n" + "\n".join(code) + "\n```", limit, 32, count)
+        assert len(pieces) > 1 and all(count(p) <= limit for p in pieces)
+        for p in pieces:
+            lines = p.split("\n")
+            assert lines[0] == "```mjs" and lines[-1] == "```" and p.count("```") == 2, p
+            assert not _starts_inside_a_body(p), (limit, p)  # every piece starts at a top-level statement
+            assert lines[-2].strip(), p  # no blank line left before the closing fence
+        got = [x for p in pieces for x in p.split("\n")[1:-1] if x.strip()]
+        assert got == [x for x in code if x.strip()]
+    # inside a list item, at the item's indentation, and without blank lines: a line at the lowest
+    # indentation (a statement) is the cut
+    nested = ["    " + x for x in code if x.strip()]
+    block = "- Register every hook:\n```mjs\n" + "\n".join(nested) + "\n```\n- Then start the server."
+    for limit in range(120, 260, 11):
+        pieces = split_text(block, limit, 0, count)
+        assert all(count(p) <= limit for p in pieces)
+        for p in pieces:
+            if p.startswith("```mjs"):
+                assert not _starts_inside_a_body(p), (limit, p)
+        assert [x for p in pieces for x in p.split("\n") if x.startswith("    ")] == nested
+    # one long body: no place is better than another, the cut stays where the budget ends
+    body = ["function main() {", *[f"  step{i}(widget, {{ level: {i}, shine: true }});" for i in range(60)], "}"]
+    pieces = split_text("```js\n" + "\n".join(body) + "\n```", 100, 0, count)
+    assert len(pieces) > 2 and all(count(p) <= 100 for p in pieces)
+    assert [x for p in pieces for x in p.split("\n")[1:-1]] == body

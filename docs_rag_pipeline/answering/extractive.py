@@ -18,7 +18,8 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 import snowballstemmer
 
-from ..chunking import _LIST_ITEM, SENTENCE_STARTERS, entry_lines, fenced_segments, split_blocks, split_sentences
+from ..chunking import (_LIST_ITEM, CLOSES_BRACKET, SENTENCE_STARTERS, _indent, entry_lines, fenced_segments,
+                        split_blocks, split_sentences)
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
@@ -323,11 +324,15 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
         heads = [h.title, *h.headings]
         seq, own = _sentences_and_overlap(h.text)  # the overlap's sentences come first
         for k, s in enumerate(seq):
+            whole = True
+            if k == own and s.startswith("```"):  # a chunk that starts with code: a cut block's piece?
+                s, whole = code_from_statement(s)
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads, toc), s, question):
                 pool.append((h, s))
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
-                # the next chunk holds, which must be at hand to come along
-                quotable.append(k >= own and not quotes_question(s, question) and not (
+                # the next chunk holds, which must be at hand to come along; a piece of code from
+                # inside a function's body says nothing read alone
+                quotable.append(k >= own and whole and not quotes_question(s, question) and not (
                     k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
     if not pool and hits:
         pool, quotable = [(hits[0], hits[0].text)], [True]
@@ -372,6 +377,29 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
         if first_overlap:
             overlap = len(out)
     return out, overlap
+
+
+def code_from_statement(code: str) -> tuple[str, bool]:
+    """A chunk's first code block as an answer quotes it, and whether it may be quoted at all. A
+    piece of a code block that chunking cut (too long for one chunk) may start inside a body that
+    the previous chunk opened: its first code line is indented (the parsers write a code block from
+    its own left margin) or closes a bracket (``}``, ``});``, or ``// }`` in a printed object).
+    Quoted from there, an answer would start with the end of a function whose start it does not
+    show. Such a piece is quoted from its first top-level line (not indented, closing no bracket: a
+    statement, or the comment above one), fences kept; one without such a line (all of it inside
+    one body) is left without its leading closing lines and is evidence only, never quoted (False)."""
+    lines = code.split("\n")
+    end = len(lines) - 1 if len(lines) > 1 and lines[-1].lstrip().startswith(("```", "~~~")) else len(lines)
+    body = [i for i in range(1, end) if lines[i].strip()]
+    if not body:
+        return code, True
+    starts = [i for i in body if not CLOSES_BRACKET.match(lines[i])]
+    top = next((i for i in starts if not _indent(lines[i])), None)
+    if top == body[0]:
+        return code, True  # it starts at a statement: a whole block, or a piece cut where a reader would
+    if top is not None:
+        return "\n".join([lines[0], *lines[top:]]), True
+    return "\n".join([lines[0], *lines[starts[0] if starts else end:]]), False
 
 
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
