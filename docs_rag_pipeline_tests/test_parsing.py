@@ -1255,7 +1255,20 @@ def test_a_table_keeps_its_caption_and_the_cells_beside_its_code() -> None:
     assert parse_html(html, url="https://docs.example.org/opts.html").sections[0].text == (
         "Priority ranges\n\nPriority | Purpose\n0-99 | Fix invalid nodes.\n\n"
         "Option | Example\n\nEnable the cache\n\n```\ncache: true\n```\n\n"
-        "Disable telemetry\n\n```\ntelemetry: off\n```\n\n```\nimport os\nprint(os.sep)\n```")
+        "Disable telemetry\n\n```\ntelemetry: off\n```\n\n```python\nimport os\nprint(os.sep)\n```")
+
+
+def test_a_line_numbered_code_table_keeps_its_language() -> None:
+    """Sphinx's ``:linenos:`` writes Pygments' line-numbered table: the ``<pre>`` is in a cell of its
+    own, more than three levels under the ``highlight-python`` block that names its language, which
+    was lost (the code fenced without it). The line numbers stay out of the text."""
+    html = """<html><head><title>Run</title></head><body><main><h1>Run</h1><p>Start it:</p>
+<div class="highlight-python notranslate"><div class="highlight"><table class="highlighttable"><tbody><tr>
+<td class="linenos"><div class="linenodiv"><pre><span class="normal">1</span>\n<span class="normal">2</span></pre></div></td>
+<td class="code"><div class="highlight"><pre><span></span>import os\nprint(os.sep)</pre></div></td></tr></tbody>
+</table></div></div></main></body></html>"""
+    assert parse_html(html, url="https://docs.example.org/run.html").sections[0].text == (
+        "Start it:\n\n```python\nimport os\nprint(os.sep)\n```")
 
 
 def test_navigation_without_nav_elements_is_chrome() -> None:

@@ -569,6 +569,11 @@ def _code_language(pre: Tag) -> str:
     code = pre.find("code")
     candidates = [pre, *(c for c in [code] if isinstance(c, Tag))]
     candidates += [p for p in list(pre.parents)[:3] if isinstance(p, Tag)]
+    # Pygments' line-numbered table (Sphinx ``:linenos:``) puts the <pre> in a cell of its own, so the
+    # block's language class is three levels above the table, not above the <pre>
+    table = pre.find_parent("table", class_="highlighttable")
+    if table is not None:
+        candidates += [table, *(p for p in list(table.parents)[:3] if isinstance(p, Tag))]
     for el in candidates:
         for cls in _classes(el):
             for prefix in ("language-", "lang-", "highlight-", "sourceCode "):
