@@ -47,13 +47,20 @@ def _regex(pattern: str) -> str:
     return pattern
 
 
-def _http_url(value: str) -> str:
+def _http_url(value: str, example: str = "https://docs.example.org/") -> str:
     from urllib.parse import urlsplit
 
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise _fail(f"{value!r} is not an http(s) URL, e.g. 'https://docs.example.org/'")
+        raise _fail(f"{value!r} is not an http(s) URL, e.g. {example!r}")
     return value
+
+
+def _server_url(value: str) -> str:
+    """An OpenAI-compatible server's base URL: http(s) with a host. Without the scheme
+    (``localhost:8080/v1``, as server guides often write the host) the HTTP client cannot send a
+    request, and every answer would blame an unreachable server instead of the setting."""
+    return _http_url(value, "http://localhost:8080/v1")
 
 
 def _public_url(value: str) -> str:
@@ -79,6 +86,7 @@ def _tuple(value: Any) -> Any:
 Regex = Annotated[str, AfterValidator(_regex)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 PublicUrl = Annotated[str, AfterValidator(_public_url)]
+ServerUrl = Annotated[str, AfterValidator(_server_url)]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
 HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
@@ -130,7 +138,7 @@ class EmbeddingConfig(_Shape):
     provider: Literal["local", "openai"] = "local"
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = Field(32, ge=1)
-    base_url: str | None = None
+    base_url: ServerUrl | None = None
     api_key_env: str = "OPENAI_API_KEY"
     dimensions: int | None = Field(None, ge=1)  # openai: vector size (asked of the server when unset)
     max_tokens: int | None = Field(None, ge=1)  # openai: the model's window, in tokens
@@ -147,7 +155,7 @@ class EmbeddingConfig(_Shape):
 class LlmConfig(_Shape):
     provider: Literal["none", "openai"] = "none"
     model: str | None = None
-    base_url: str | None = None
+    base_url: ServerUrl | None = None
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     timeout_seconds: Seconds = 30.0

@@ -74,6 +74,13 @@ def test_valid_config_defaults(guide):
     ("api:\n  max_top_k: 0\n", "api.max_top_k: must be ≥ 1"),
     ("api:\n  dagster_graphql_url: localhost:3000\n", "api.dagster_graphql_url: 'localhost:3000' is not an http(s) URL"),
     ("api:\n  public_url: docs.example.org\n", "api.public_url: 'docs.example.org' is not an http(s) URL"),
+    # an LLM or embedding server's URL without its scheme: the HTTP client could send no request, and every
+    # answer blamed an unreachable server (llmpath F8)
+    ("llm:\n  provider: openai\n  model: m\n  base_url: 127.0.0.1:8000/v1\n",
+     "llm.base_url: '127.0.0.1:8000/v1' is not an http(s) URL, e.g. 'http://localhost:8080/v1'"),
+    ("llm:\n  provider: openai\n  model: m\n  base_url: 'ftp://127.0.0.1/v1'\n", "llm.base_url: 'ftp://127.0.0.1/v1' is not an http(s) URL"),
+    ("embedding:\n  provider: openai\n  base_url: localhost:8080/v1\n",
+     "embedding.base_url: 'localhost:8080/v1' is not an http(s) URL, e.g. 'http://localhost:8080/v1'"),
     ("api:\n  public_url: 'https://docs.example.org/rag?x=1'\n", "api.public_url: 'https://docs.example.org/rag?x=1' has a query"),
     ("api:\n  public_url: 'https://docs.example.org/#top'\n", "api.public_url: 'https://docs.example.org/#top' has a query or fragment"),
     ("api: [1]\n", "api: expected a mapping"),
