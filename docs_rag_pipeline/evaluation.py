@@ -232,10 +232,11 @@ def cite_supported(answer: str, citations: Sequence[Any], chunk_text: Any, embed
     """cite-correct for an answer a model wrote (it paraphrases, so containment says little): (statements
     every cited chunk of which supports them, statements with a citation), by the answer's own support
     check (:func:`~.answering.citations.mark_support`: the share of the statement's content words in the
-    chunk at least ``threshold``, else an embedding similarity of 0.6)."""
+    chunk at least ``threshold``, else an embedding similarity of 0.6; never with a number no cited chunk
+    has, nor a negation its chunk lacks or the reverse)."""
     import numpy as np
 
-    from .answering.citations import MARKER_RE, lexical_support, split_statements
+    from .answering.citations import MARKER_RE, lexical_support, negation_mismatch, split_statements, unbacked_numbers
     from .answering.markers import _parts
 
     by_n = {c.n: c for c in citations}
@@ -258,8 +259,12 @@ def cite_supported(answer: str, citations: Sequence[Any], chunk_text: Any, embed
     if weak:
         vecs = embed([pairs[i][1] for i in weak] + [pairs[i][2] for i in weak])
         sims = {i: float(np.dot(vecs[k], vecs[len(weak) + k])) for k, i in enumerate(weak)}
-    for i, (si, _, t) in enumerate(pairs):
-        if t is None or not (lex[i] >= threshold or sims.get(i, 0.0) >= 0.6):
+    cited: dict[int, list[str]] = {}  # each statement's cited chunks: a number may come from any of them
+    for si, _, t in pairs:
+        cited.setdefault(si, []).append(t or "")
+    for i, (si, b, t) in enumerate(pairs):
+        if t is None or not (lex[i] >= threshold or sims.get(i, 0.0) >= 0.6) \
+                or unbacked_numbers(b, cited[si]) or negation_mismatch(b, t):
             ok[si] = False
     return sum(ok), statements
 

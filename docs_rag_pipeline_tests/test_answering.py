@@ -184,6 +184,38 @@ def test_parent_section_is_a_source_of_its_own():
     assert v.citations[0].supported is False
 
 
+def test_support_check_flags_a_changed_number_or_a_negation():
+    """A statement that contradicts its chunk was ``supported: true``: "The default port is 9999" shares
+    {default, port} with "The default port is 8080" (overlap 0.67), and "Acme does not run behind a
+    reverse proxy" shares every content word with "Acme runs behind a reverse proxy" (llmpath F4). A
+    number no cited chunk contains, or a negation the chunk lacks (or the reverse), is unsupported now;
+    paraphrases, numbers written alike and negations the chunk makes too stay supported."""
+    from docs_rag_pipeline.answering.citations import mark_support, unbacked_numbers
+    from docs_rag_pipeline.embedding import FakeEmbedder
+
+    hits = [_hit(1, "Acme runs behind a reverse proxy. The default port is 8080. Acme does not support Windows."),
+            _hit(2, "The nightly refresh rebuilds the search index at 04:00 UTC with nginx 1.25.")]
+    by_chunk = {h.chunk_id: h for h in hits}
+    embed = FakeEmbedder(dimensions=64).embed
+
+    def supported(answer: str) -> list[bool | None]:
+        v = validate(answer, hits)
+        mark_support(v, by_chunk, embed)
+        return [c.supported for c in v.citations]
+
+    for wrong in ("The default port is 9999 [1].", "Acme does not run behind a reverse proxy [1].",
+                  "Acme supports Windows [1].", "No reverse proxy is needed for Acme [1].",
+                  "The index is rebuilt at 05:00 UTC [2].", "Acme listens on port 8080 behind nginx 1.24 [1][2]."):
+        assert supported(wrong)[0] is False, wrong
+    for right in ("The default port is 8080 [1].", "Acme listens on port 8080 by default [1].",
+                  "Acme runs on Linux but not on Windows [1].", "Windows is not supported by Acme [1].",
+                  "The search index is rebuilt every night at 4:00 UTC [2].", "1. Acme runs behind a reverse proxy [1]."):
+        assert all(supported(right)), right
+    # a statement's number may come from any chunk it cites
+    assert unbacked_numbers("Acme listens on port 8080 behind nginx 1.25.", [h.text for h in hits]) == []
+    assert unbacked_numbers("Acme listens on port 8080 behind nginx 1.24.", [h.text for h in hits]) == ["1.24"]
+
+
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     root = tmp_path_factory.mktemp("answers")

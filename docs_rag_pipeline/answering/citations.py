@@ -526,22 +526,78 @@ def lexical_support(sentence: str, source: str) -> float:
     return len(terms & vocab) / len(terms)
 
 
+#: a number as written: digits with ``.``, ``,`` or ``:`` between groups (8080, 1.2.3, 04:00, 8,080), in
+#: a word or not (v2, utf8, sha256, 5-minute); read in any script's digits
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+#: an English negation: a claim and its negation share every content word, and an embedding model
+#: puts them close together, so neither the overlap nor the similarity tells them apart
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|none|nothing|nobody|neither|nor|without)\b|n['’]t\b", re.I)
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers of ``text``, each group without its leading zeros (``04:00`` and ``4:00`` are one)."""
+    return {re.sub(r"(?<!\d)0+(?=\d)", "", m) for m in _NUMBER.findall(text)}
+
+
+def _claim(statement: str) -> str:
+    """The statement as a claim: without the number of its list item (``2. Run it``), which counts
+    steps, not anything the source says."""
+    return _LIST_ITEM.sub("", statement, count=1)
+
+
+def unbacked_numbers(statement: str, sources: Sequence[str]) -> list[str]:
+    """The numbers of ``statement`` that none of ``sources`` (the chunks it cites) contains: a port,
+    version, size or identifier the model changed or made up. Numbers are compared as written
+    (``8,080`` is not ``8080``, ``ten`` not ``10``)."""
+    have = set().union(*(_numbers(s) for s in sources)) if sources else set()
+    return sorted(_numbers(_claim(statement)) - have)
+
+
+def negation_mismatch(statement: str, source: str) -> bool:
+    """Whether ``statement`` negates what ``source`` says, or says what it negates (English negations:
+    not, no, never, n't, without …), by the source's sentence most like it (the most content words in
+    common): a negated statement needs a negated sentence that shares as much of what it negates (its
+    words after the negation) as any sentence without negation does; a statement without negation is
+    contradicted when a negated sentence shares more of its words than any sentence without negation
+    (a tie is no contradiction).
+    A subject the source names in other sentences too ("Acme") does not make a negation it never
+    makes supported."""
+    from .extractive import _sentences_and_overlap
+
+    terms = {_stem(t) for t in content_terms(statement)}
+    if not terms:
+        return False
+    said = [(bool(_NEGATION.search(x)), {_stem(t) for t in content_terms(x)}) for x in _sentences_and_overlap(source)[0]]
+    neg = _NEGATION.search(statement)
+    if neg:  # what it negates: the words after the negation ("Acme runs on Linux but not on Windows")
+        terms = {_stem(t) for t in content_terms(statement[neg.end():])} or terms
+    best = {n: max((len(words & terms) for m, words in said if m == n), default=0) for n in (True, False)}
+    # a tie is no contradiction: the check flags what the source plainly says otherwise, not what it leaves open
+    return (best[True] == 0 or best[True] < best[False]) if neg else best[True] > best[False]
+
+
 def mark_support(v: Validated, hits_by_chunk: dict[str, Hit], embed, *, threshold: float = 0.5) -> int:  # noqa: ANN001
     """Set ``supported`` on each citation: every sentence citing it must be supported by its text
-    (lexical overlap, or embedding similarity when the wording differs). Returns how many are not."""
+    (lexical overlap, or embedding similarity when the wording differs), and none may contradict it: a
+    number that no chunk the sentence cites contains, or a negation the chunk lacks (or the reverse),
+    is unsupported whatever the overlap or similarity. Returns how many are not."""
     by_n = {c.n: c for c in v.citations}
     pairs = [(s, by_n[n]) for s, nums in v.sentences for n in nums]
     if not pairs:
         return 0
     sims = None
     lex = [lexical_support(s, hits_by_chunk[c.chunk_id].text) for s, c in pairs]
+    # a number may come from any chunk the statement cites ("8080 [1] behind nginx 1.25 [2]")
+    unbacked = [bool(unbacked_numbers(s, [hits_by_chunk[by_n[n].chunk_id].text for n in nums]))
+                for s, nums in v.sentences for _ in nums]
+    contradicts = [unbacked[i] or negation_mismatch(s, hits_by_chunk[c.chunk_id].text) for i, (s, c) in enumerate(pairs)]
     if any(x < threshold for x in lex):
         vecs = embed([s for s, _ in pairs] + [plain_code_spans(hits_by_chunk[c.chunk_id].text) for _, c in pairs])
         k = len(pairs)
         sims = [float(np.dot(vecs[i], vecs[k + i])) for i in range(k)]
     ok: dict[int, bool] = {c.n: True for c in v.citations}
     for i, (s, c) in enumerate(pairs):
-        supported = lex[i] >= threshold or (sims is not None and sims[i] >= 0.6)
+        supported = not contradicts[i] and (lex[i] >= threshold or (sims is not None and sims[i] >= 0.6))
         ok[c.n] = ok[c.n] and supported
     for c in v.citations:
         c.supported = ok[c.n]
