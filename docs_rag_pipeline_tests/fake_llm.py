@@ -167,6 +167,10 @@ class ChatServer(LocalServer):
                     content = f"\ud800 {first_sentence(sources[1])} [1]"
                 elif model == "drip":  # streamed: a long valid answer, a piece every 0.5 s
                     content = " ".join([f"{first_sentence(sources[1])} [1]"] * 20)
+                elif model == "worded":  # a refusal in words instead of NO_ANSWER, citing a source anyway
+                    content = "The provided sources do not specify how a converter is registered [1]."
+                elif model == "partly":  # an answer that also says one detail is not covered
+                    content = f"{first_sentence(sources[1])} [1] The documentation does not say how to undo it [1]."
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
                 else:

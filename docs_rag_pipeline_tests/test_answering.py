@@ -279,6 +279,26 @@ def test_refusal_form(indexed):
     assert ans.refused and ans.citations == [] and ans.mode == "llm"
 
 
+def test_a_refusal_in_words_with_a_citation_is_a_refusal(indexed):
+    """A model that writes "The provided sources do not specify … [1]." instead of the prompt's NO_ANSWER
+    line had its non-answer shipped, ``refused: false`` (llmpath F6); ``refused`` drives the doc-gap
+    report and eval's refusal accuracy. A whole answer of such statements is a refusal now; an answer
+    that answers and says one detail is not covered still ships."""
+    root, srv = indexed
+    ans = ask(Q, config=_llm_config(root, srv, "worded"))
+    assert ans.refused and ans.citations == [] and ans.mode == "llm", ans
+    partly = ask(Q, config=_llm_config(root, srv, "partly"))
+    assert not partly.refused and "does not say how to undo it" in partly.answer and partly.citations
+    for worded in ("The documentation does not say which port Acme uses [1].",
+                   "The default port is not mentioned in the provided sources [1].",
+                   "There is no information about the port in the sources [1]. I could not find it either [2].",
+                   "The information provided does not specify the port [1]."):
+        assert validate(worded, HITS).refused, worded
+    for answer in ("The documentation does not recommend running Acme as root [1].",
+                   "A git source does not list tags [1].", "The exporter does not include headers [1]."):
+        assert not validate(answer, HITS).refused, answer
+
+
 def test_unsupported_citation_is_flagged(indexed):
     root, srv = indexed
     ans = ask(Q, config=_llm_config(root, srv, "unsupported"))

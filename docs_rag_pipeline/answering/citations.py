@@ -30,6 +30,34 @@ _SENT_END = re.compile(r"(?:[.!?][\"'”’»)\]]*|\])$")
 _ENDS_CITED = re.compile(r"(?<![\w\]])(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\])+[.!?]?[\"'”’»)*_]*$")
 
 
+#: what a model calls the text it was given: "the provided sources", "the documentation", "the context"
+#: ("a git source", "the source file" are the product's, not the prompt's)
+_SOURCES = (r"(?:(?:the|these|those|your)\s+(?:\w+\s+)?(?:sources|documentation|docs|context|passages|excerpts)"
+            r"|(?:provided|given|supplied|retrieved|available|above)\s+(?:\w+\s+)?"
+            r"(?:sources?|documents?|documentation|docs|texts?|information|materials?|context|passages?|excerpts?)"
+            r"|the\s+(?:information|details|text)\s+(?:provided|given|supplied|above))")
+#: a verb of telling: what a source that lacks the answer "does not …"
+_TELLING = (r"(?:specif|mention|say|said|state|describ|contain|cover|explain|answer|indicat|detail|address|discuss|"
+            r"document|tell|told|clarif|list|give|gave|provide|include|show|reference)\w*")
+_NOT = r"(?:\s+not|n['’]t)"
+#: a statement that says the sources do not answer (English), not something about the product:
+#: "The provided sources do not specify …", "… is not mentioned in the documentation", "There is no
+#: information about … in the sources", "I could not find …"
+_SAYS_NOT_COVERED = re.compile(
+    rf"\b{_SOURCES}\b(?!\s+(?:folder|file|director|page|site|tree|repo))[^.;:]{{0,40}}?\b(?:do|does|did|could|can|will){_NOT}\s+(?:\w+\s+)?{_TELLING}"
+    rf"|\b(?:not|n['’]t|never)\s+(?:\w+\s+)?(?:be\s+|been\s+)?{_TELLING}\b[^.;:]{{0,80}}?\b(?:in|by|from|within)\s+"
+    rf"(?:\w+\s+){{0,3}}?{_SOURCES}\b"
+    rf"|\bno\s+(?:\w+\s+){{0,3}}?(?:information|mention|details?|data|indication|reference)\b[^.;:]{{0,80}}?\b{_SOURCES}\b"
+    rf"|\b{_SOURCES}\b[^.;:]{{0,40}}?\b(?:contains?|has|have|gives?|provides?|includes?)\s+no\b"
+    rf"|\b(?:I|we)\s+(?:could|can|did|do|was|were){_NOT}\s+(?:\w+\s+)?(?:find|locate|see)\b", re.I)
+
+
+def says_not_covered(statement: str) -> bool:
+    """Whether ``statement`` says, in English words, that the sources do not answer: the refusal a
+    model writes instead of the prompt's ``NO_ANSWER:`` line, citing a source anyway."""
+    return bool(_SAYS_NOT_COVERED.search(statement))
+
+
 class CitationError(ValueError):
     """The model's answer cannot be shipped (an invented or missing citation)."""
 
@@ -256,6 +284,11 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         pending = ""
     if not kept:
         raise CitationError("no statement of the answer carried a citation")
+    if all(says_not_covered(stmt) for stmt, _ in kept):
+        # the whole answer says the sources lack the answer, in words: that is a refusal (``refused``
+        # drives the doc-gap report and eval's refusal accuracy), whatever it cites. An answer that
+        # answers and says one detail is not covered has a statement that does not, and ships.
+        return Validated(refused=True, answer="", reason=snippet(kept[0][0], 200))
     citations = []
     for old, new in sorted(renumber.items(), key=lambda kv: kv[1]):
         h = hits[old - 1]
