@@ -194,7 +194,8 @@ def test_support_check_flags_a_changed_number_or_a_negation():
     from docs_rag_pipeline.embedding import FakeEmbedder
 
     hits = [_hit(1, "Acme runs behind a reverse proxy. The default port is 8080. Acme does not support Windows."),
-            _hit(2, "The nightly refresh rebuilds the search index at 04:00 UTC with nginx 1.25.")]
+            _hit(2, "The nightly refresh rebuilds the search index at 04:00 UTC with nginx 1.25."),
+            _hit(3, "Caching is not enabled by default. Enable caching with the cache option.")]
     by_chunk = {h.chunk_id: h for h in hits}
     embed = FakeEmbedder(dimensions=64).embed
 
@@ -209,7 +210,8 @@ def test_support_check_flags_a_changed_number_or_a_negation():
         assert supported(wrong)[0] is False, wrong
     for right in ("The default port is 8080 [1].", "Acme listens on port 8080 by default [1].",
                   "Acme runs on Linux but not on Windows [1].", "Windows is not supported by Acme [1].",
-                  "The search index is rebuilt every night at 4:00 UTC [2].", "1. Acme runs behind a reverse proxy [1]."):
+                  "The search index is rebuilt every night at 4:00 UTC [2].", "1. Acme runs behind a reverse proxy [1].",
+                  "Caching is disabled by default [3]."):
         assert all(supported(right)), right
     # a statement's number may come from any chunk it cites
     assert unbacked_numbers("Acme listens on port 8080 behind nginx 1.25.", [h.text for h in hits]) == []

@@ -591,7 +591,7 @@ def negation_mismatch(statement: str, source: str) -> bool:
     not, no, never, n't, without …), by the source's sentence most like it (the most content words in
     common): a negated statement needs a negated sentence that shares as much of what it negates (its
     words after the negation) as any sentence without negation does; a statement without negation is
-    contradicted when a negated sentence shares more of its words than any sentence without negation
+    contradicted when a negated sentence holds all its words and no sentence without negation does
     (a tie is no contradiction).
     A subject the source names in other sentences too ("Acme") does not make a negation it never
     makes supported."""
@@ -606,7 +606,10 @@ def negation_mismatch(statement: str, source: str) -> bool:
         terms = {_stem(t) for t in content_terms(statement[neg.end():])} or terms
     best = {n: max((len(words & terms) for m, words in said if m == n), default=0) for n in (True, False)}
     # a tie is no contradiction: the check flags what the source plainly says otherwise, not what it leaves open
-    return (best[True] == 0 or best[True] < best[False]) if neg else best[True] > best[False]
+    # a statement without negation is contradicted only by a negated sentence holding all its words: one
+    # that shares fewer ("Caching is disabled by default" and "Caching is not enabled by default") may
+    # say the same thing in other words
+    return (best[True] == 0 or best[True] < best[False]) if neg else best[True] == len(terms) > best[False]
 
 
 def mark_support(v: Validated, hits_by_chunk: dict[str, Hit], embed, *, threshold: float = 0.5) -> int:  # noqa: ANN001
