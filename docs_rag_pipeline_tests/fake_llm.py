@@ -5,7 +5,9 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
-into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON).
+into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON),
+``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
+``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -173,30 +175,44 @@ class ChatServer(LocalServer):
                     content = f"{first_sentence(sources[1])} [1] The documentation does not say how to undo it [1]."
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
+                elif model in ("cutoff", "filtered"):  # stopped by max_tokens mid-table / by a content filter
+                    content = (f"{first_sentence(sources[1])} [1]\n\n| Key | Default |\n|---|---|\n| port | 8080 |\n"
+                               "| timeout_")
+                    return self.reply(model, content, body.get("stream"), body["messages"],
+                                      finish="length" if model == "cutoff" else "content_filter")
+                elif model == "overthought":  # a reasoning model that spent all of max_tokens thinking
+                    return self.reply(model, "", body.get("stream"), body["messages"], finish="length",
+                                      reasoning="Let me think about what a converter does. " * 20)
                 else:
                     return self.send_json(404, {"error": {"message": f"unknown model {model}"}})
                 self.reply(model, content, body.get("stream"), body["messages"])
 
-            def reply(self, model: str, content: str, stream: bool | None, messages: list) -> None:
+            def reply(self, model: str, content: str, stream: bool | None, messages: list, *,
+                      finish: str = "stop", reasoning: str | None = None) -> None:
+                """``finish``: the finish_reason (of the last chunk when streamed); ``reasoning``: a
+                reasoning model's ``reasoning_content`` (vLLM with a reasoning parser, DeepSeek's API)."""
                 if not stream:
+                    message = {"role": "assistant", "content": content}
+                    if reasoning is not None:
+                        message["reasoning_content"] = reasoning
                     return self.send_json(200, {
                         "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()), "model": model,
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
+                        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                         "usage": usage(messages, content)})
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
                 pieces = [content[i:i + 7] for i in range(0, len(content), 7)]
-                for i, piece in enumerate([None, *pieces, ""]):
+                thought = [{"reasoning_content": reasoning[i:i + 7]} for i in range(0, len(reasoning or ""), 7)]
+                deltas = [{"role": "assistant", "content": ""}, *thought, *({"content": p} for p in pieces), {}]
+                for i, delta in enumerate(deltas):
                     if model == "drip" and outer.stop.wait(0.5):  # a piece every 0.5 s, without end in sight
                         return
-                    delta = {"role": "assistant", "content": ""} if piece is None else {"content": piece}
-                    done = i == len(pieces) + 1
+                    done = i == len(deltas) - 1
                     chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
-                             "model": model, "choices": [{"index": 0, "delta": {} if done else delta,
-                                                          "finish_reason": "stop" if done else None}]}
+                             "model": model, "choices": [{"index": 0, "delta": delta,
+                                                          "finish_reason": finish if done else None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")

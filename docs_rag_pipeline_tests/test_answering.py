@@ -412,6 +412,27 @@ def test_a_connection_closed_mid_answer_is_not_called_unreachable(indexed):
         ans.warning
 
 
+@pytest.mark.parametrize("model, why", [
+    ("cutoff", "cut the answer off at llm.max_tokens (512 tokens), so it was not complete"),
+    ("overthought", "cut the answer off at llm.max_tokens (512 tokens)"),
+    ("filtered", "content filter withheld the answer")])
+def test_an_answer_the_server_cut_off_or_filtered_is_not_shipped_as_complete(indexed, model, why):
+    """``finish_reason`` was never read: an answer cut off by max_tokens mid-table shipped, the half row
+    under the sentence's citation, as did one a content filter stopped; a reasoning model that spent
+    the budget thinking was "an empty answer". Each falls back to the extractive answer, saying why,
+    streamed or not (the streamed draft is then replaced)."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, model)
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "extractive" and why in ans.warning and "without the LLM" in ans.warning, ans.warning
+    final = list(ask_stream(Q, config=cfg))[-1][1]
+    assert final["mode"] == "extractive" and why in final["warning"], final["warning"]
+    assert final["replaced"] is (model != "overthought")  # a draft was shown, unless there was none
+    assert "Let me think" not in final["answer"] and "timeout_" not in final["answer"]
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

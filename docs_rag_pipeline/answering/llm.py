@@ -199,6 +199,18 @@ class ChatClient:
         return LlmError(f"the LLM server's answer is over {chars:,} characters, far more than llm.max_tokens "
                         f"({self.cfg.max_tokens} tokens) allows: the server ignores max_tokens")
 
+    def _check_finish(self, reason: object) -> None:
+        """A completion that did not end on its own is no answer: cut off at ``max_tokens`` (mid-sentence,
+        mid-table: the validator would pass the half row under the sentence's citation) or withheld by
+        the server's content filter. A reasoning model that spent the whole budget thinking ends so too,
+        with an empty answer: the setting to raise is named, not "an empty answer"."""
+        if reason == "length":
+            raise LlmError(f"the LLM server cut the answer off at llm.max_tokens ({self.cfg.max_tokens} tokens), "
+                           "so it was not complete (a reasoning model may have spent them thinking); raise "
+                           "llm.max_tokens")
+        if reason == "content_filter":
+            raise LlmError("the LLM server's content filter withheld the answer (finish_reason: content_filter)")
+
     def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
         """The answer as the server produces it (``stream=True``): its text pieces, in order."""
         got = False
@@ -207,8 +219,11 @@ class ChatClient:
             events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                           temperature=self.cfg.temperature,
                                                           max_tokens=self.cfg.max_tokens, stream=True)
+            finish = None
             for ev in events:
                 choices = getattr(ev, "choices", None) or []
+                if choices and getattr(choices[0], "finish_reason", None):  # the last chunk's says how it ended
+                    finish = choices[0].finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     got = True
@@ -216,6 +231,7 @@ class ChatClient:
                     if total > limit:
                         raise self._too_long(limit)
                     yield mend(piece)  # a JSON "\ud800" is no text: it would break the client and the logs
+        self._check_finish(finish)
         if not got:
             raise LlmError("the LLM server returned an empty answer")
 
@@ -229,6 +245,7 @@ class ChatClient:
             content = resp.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:
             raise LlmError("the LLM server's answer has no message content") from exc
+        self._check_finish(getattr(resp.choices[0], "finish_reason", None))
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
         if len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:
