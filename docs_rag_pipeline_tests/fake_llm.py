@@ -7,7 +7,9 @@ model fooled by the text it was given would write), ``unsupported`` (cites a sou
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
 into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON),
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
-``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``).
+``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
+(a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
+``thinkcut`` (a ``<think>`` block never closed).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -180,6 +182,14 @@ class ChatServer(LocalServer):
                                "| timeout_")
                     return self.reply(model, content, body.get("stream"), body["messages"],
                                       finish="length" if model == "cutoff" else "content_filter")
+                elif model in ("think", "reasoner"):  # a reasoning model: its thoughts in content, or apart
+                    answer = f"{first_sentence(sources[1])} [1]"
+                    thought = "Let me check the sources. I also recall an admin console on port 9999 [1]."
+                    if model == "reasoner":
+                        return self.reply(model, answer, body.get("stream"), body["messages"], reasoning=thought)
+                    content = f"<think>\n{thought}\n</think>\n\n{answer}"
+                elif model == "thinkcut":  # a think block never closed (the server stopped at a stop word)
+                    content = "<think>Okay, the port is 8080 per [1]. I also recall an admin console on port 9999 [1]. Maybe"
                 elif model == "overthought":  # a reasoning model that spent all of max_tokens thinking
                     return self.reply(model, "", body.get("stream"), body["messages"], finish="length",
                                       reasoning="Let me think about what a converter does. " * 20)

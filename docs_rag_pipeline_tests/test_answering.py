@@ -433,6 +433,40 @@ def test_an_answer_the_server_cut_off_or_filtered_is_not_shipped_as_complete(ind
     assert "Let me think" not in final["answer"] and "timeout_" not in final["answer"]
 
 
+@pytest.mark.parametrize("model", ["think", "reasoner"])
+def test_a_reasoning_models_thoughts_are_never_validated_shown_or_shipped(indexed, model):
+    """A reasoning model's ``<think>…</think>`` at the start of its content was read as answer text: the
+    validator refused every such answer (the block's sentences carry no citation), and the streamed
+    draft showed the thoughts. The block is removed before validation and never streamed; thoughts in
+    ``reasoning_content`` are never read."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, model)
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "llm" and not ans.refused and ans.warning is None, ans.warning
+    assert "9999" not in ans.answer and "think" not in ans.answer.lower()
+    events = list(ask_stream(Q, config=cfg))
+    drafts = "".join(d["text"] for name, d in events if name == "delta")
+    assert "9999" not in drafts and "think" not in drafts.lower() and not drafts.startswith((" ", "\n"))
+    final = events[-1][1]
+    assert final["mode"] == "llm" and not final["refused"] and final["answer"] == ans.answer
+
+
+def test_a_think_block_never_closed_is_no_answer(indexed):
+    """A ``<think>`` never closed is all thought: with ``uncited: drop`` its cited musings (and the
+    "fact" the model recalls from outside the docs) shipped as the answer. It falls back, saying why."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "thinkcut", uncited="drop")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "extractive" and "ended inside its reasoning" in ans.warning and "9999" not in ans.answer
+    events = list(ask_stream(Q, config=cfg))
+    assert not any("9999" in d["text"] for name, d in events if name == "delta")
+    assert events[-1][1]["mode"] == "extractive" and "ended inside its reasoning" in events[-1][1]["warning"]
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

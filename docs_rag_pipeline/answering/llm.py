@@ -105,6 +105,62 @@ CHARS_PER_TOKEN = 16
 BODY_BYTES_PER_CHAR, STREAM_BYTES_PER_CHAR = 12, 256
 
 
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+UNFINISHED_THINKING = ("the model's answer ended inside its reasoning (a <think> block without </think>), so it "
+                       "gave no answer")
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without the ``<think>…</think>`` block a reasoning model (DeepSeek-R1, QwQ, Qwen3 on Ollama,
+    llama.cpp, LM Studio, vLLM without a reasoning parser) opens its content with: its musings are no
+    answer (the validator refused every answer for the block's uncited sentences, or with ``uncited:
+    drop`` shipped what it "recalls" from outside the docs). A block never closed leaves no answer."""
+    body = text.lstrip()
+    if not body.startswith(THINK_OPEN):
+        return text
+    end = body.find(THINK_CLOSE)
+    if end < 0:
+        raise LlmError(UNFINISHED_THINKING)
+    return body[end + len(THINK_CLOSE):].lstrip()
+
+
+class _Reasoning:
+    """:func:`strip_reasoning` on a stream: the pieces of the answer with a leading think block held back,
+    so the reader's draft never shows it (only its last few characters are kept while it lasts)."""
+
+    def __init__(self) -> None:
+        self.held, self.state = "", "start"  # start → think → lead (blanks after it) → answer
+
+    def feed(self, piece: str) -> str:
+        if self.state == "answer":
+            return piece
+        if self.state == "lead":
+            piece = piece.lstrip()
+            self.state = "answer" if piece else "lead"
+            return piece
+        self.held += piece
+        if self.state == "start":
+            body = self.held.lstrip()
+            if THINK_OPEN.startswith(body):  # nothing yet, or the tag's first characters
+                return ""
+            if not body.startswith(THINK_OPEN):
+                self.state, out, self.held = "answer", self.held, ""
+                return out
+            self.state, self.held = "think", body[len(THINK_OPEN):]
+        end = self.held.find(THINK_CLOSE)
+        if end < 0:
+            self.held = self.held[-(len(THINK_CLOSE) - 1):]
+            return ""
+        self.state = "lead"
+        return self.feed(self.held[end + len(THINK_CLOSE):])
+
+    def close(self) -> str:
+        """What is still held at the stream's end (the start of an answer shorter than ``<think>``)."""
+        if self.state == "think":
+            raise LlmError(UNFINISHED_THINKING)
+        return self.held if self.state == "start" else ""
+
+
 class ChatClient:
     """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries.
 
@@ -215,6 +271,7 @@ class ChatClient:
         """The answer as the server produces it (``stream=True``): its text pieces, in order."""
         got = False
         limit, total = self.cfg.max_tokens * CHARS_PER_TOKEN, 0
+        reasoning = _Reasoning()  # a reasoning model's <think> block is no part of the answer, nor of its draft
         with self._errors():
             events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                           temperature=self.cfg.temperature,
@@ -226,12 +283,18 @@ class ChatClient:
                     finish = choices[0].finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
-                    got = True
                     total += len(piece)
                     if total > limit:
                         raise self._too_long(limit)
-                    yield mend(piece)  # a JSON "\ud800" is no text: it would break the client and the logs
+                    out = reasoning.feed(mend(piece))  # a JSON "\ud800" is no text: it would break the client
+                    if out:
+                        got = True
+                        yield out
         self._check_finish(finish)
+        tail = reasoning.close()
+        if tail:
+            got = True
+            yield tail
         if not got:
             raise LlmError("the LLM server returned an empty answer")
 
@@ -246,6 +309,7 @@ class ChatClient:
         except (AttributeError, IndexError, TypeError) as exc:
             raise LlmError("the LLM server's answer has no message content") from exc
         self._check_finish(getattr(resp.choices[0], "finish_reason", None))
+        content = strip_reasoning(content) if isinstance(content, str) else content
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
         if len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:
