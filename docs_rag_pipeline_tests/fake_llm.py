@@ -9,7 +9,8 @@ into another question, as a model steered by text in its prompt does; answers as
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
-``thinkcut`` (a ``<think>`` block never closed).
+``thinkcut`` (a ``<think>`` block never closed), ``splitemoji`` (a cited sentence with an emoji whose
+UTF-16 halves are streamed in two events).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -190,6 +191,9 @@ class ChatServer(LocalServer):
                     content = f"<think>\n{thought}\n</think>\n\n{answer}"
                 elif model == "thinkcut":  # a think block never closed (the server stopped at a stop word)
                     content = "<think>Okay, the port is 8080 per [1]. I also recall an admin console on port 9999 [1]. Maybe"
+                elif model == "splitemoji":  # an emoji's surrogate pair split over two events, as JS slices it
+                    said = [f"{first_sentence(sources[1])[:-1]} \ud83d", "\ude80. [1]"]
+                    return self.reply(model, "".join(said), body.get("stream"), body["messages"], pieces=said)
                 elif model == "overthought":  # a reasoning model that spent all of max_tokens thinking
                     return self.reply(model, "", body.get("stream"), body["messages"], finish="length",
                                       reasoning="Let me think about what a converter does. " * 20)
@@ -198,9 +202,10 @@ class ChatServer(LocalServer):
                 self.reply(model, content, body.get("stream"), body["messages"])
 
             def reply(self, model: str, content: str, stream: bool | None, messages: list, *,
-                      finish: str = "stop", reasoning: str | None = None) -> None:
+                      finish: str = "stop", reasoning: str | None = None, pieces: list[str] | None = None) -> None:
                 """``finish``: the finish_reason (of the last chunk when streamed); ``reasoning``: a
-                reasoning model's ``reasoning_content`` (vLLM with a reasoning parser, DeepSeek's API)."""
+                reasoning model's ``reasoning_content`` (vLLM with a reasoning parser, DeepSeek's API);
+                ``pieces``: the streamed pieces (``content`` joined), when not every 7 characters."""
                 if not stream:
                     message = {"role": "assistant", "content": content}
                     if reasoning is not None:
@@ -213,7 +218,7 @@ class ChatServer(LocalServer):
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
-                pieces = [content[i:i + 7] for i in range(0, len(content), 7)]
+                pieces = pieces or [content[i:i + 7] for i in range(0, len(content), 7)]
                 thought = [{"reasoning_content": reasoning[i:i + 7]} for i in range(0, len(reasoning or ""), 7)]
                 deltas = [{"role": "assistant", "content": ""}, *thought, *({"content": p} for p in pieces), {}]
                 for i, delta in enumerate(deltas):

@@ -344,6 +344,22 @@ def test_a_model_answer_with_a_lone_surrogate_is_mended_not_shipped(indexed):
     assert {ans.trace_id, final["trace_id"]} <= logged  # the question log took both
 
 
+def test_an_emoji_split_over_two_streamed_events_is_one_character(indexed):
+    """A server that slices a JavaScript string sends an emoji as ``"\\ud83d"`` in one event and
+    ``"\\ude80"`` in the next: each half was mended on its own into U+FFFD. The halves are joined, so
+    the streamed answer is the one sent unstreamed."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "splitemoji")
+    assert "\U0001F680" in ask(Q, config=cfg).answer  # one JSON string: the pair is one character
+    events = list(ask_stream(Q, config=cfg))
+    drafts = "".join(d["text"] for name, d in events if name == "delta")
+    final = events[-1][1]
+    assert final["mode"] == "llm" and "\U0001F680" in final["answer"] and "\ufffd" not in final["answer"]
+    assert "\U0001F680" in drafts and "\ufffd" not in drafts
+
+
 def test_a_server_that_trickles_its_answer_is_cut_off_like_one_that_sends_nothing(indexed):
     """``timeout_seconds`` was per read: a server sending 4 bytes every 0.2 s (a valid answer, 7 s in
     all) was waited for to the end with ``timeout_seconds: 2``, and a streamed answer of a piece every

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..config import LlmConfig
 from ..records import Hit
-from ..unicode_text import mend
+from ..unicode_text import LONE_SURROGATE, mend
 from .markers import neutralise
 
 SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
@@ -161,6 +161,18 @@ class _Reasoning:
         return self.held if self.state == "start" else ""
 
 
+def _held_half(text: str) -> tuple[str, str]:
+    """``text`` with its surrogate pairs joined into the characters they write, less a high surrogate
+    that ends it (returned second, to be joined with the next piece): a server that slices a JavaScript
+    string into events can send an emoji as ``"\\ud83d"`` in one and ``"\\ude80"`` in the next, and
+    each half mended alone would be two U+FFFD."""
+    if not LONE_SURROGATE.search(text):
+        return text, ""
+    half = text[-1] if "\ud800" <= text[-1] <= "\udbff" else ""
+    text = text[:-1] if half else text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass"), half
+
+
 class ChatClient:
     """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries.
 
@@ -272,6 +284,7 @@ class ChatClient:
         got = False
         limit, total = self.cfg.max_tokens * CHARS_PER_TOKEN, 0
         reasoning = _Reasoning()  # a reasoning model's <think> block is no part of the answer, nor of its draft
+        half = ""  # a high surrogate that ended the last piece: its other half may open the next one
         with self._errors():
             events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                           temperature=self.cfg.temperature,
@@ -286,12 +299,13 @@ class ChatClient:
                     total += len(piece)
                     if total > limit:
                         raise self._too_long(limit)
+                    piece, half = _held_half(half + piece)
                     out = reasoning.feed(mend(piece))  # a JSON "\ud800" is no text: it would break the client
                     if out:
                         got = True
                         yield out
         self._check_finish(finish)
-        tail = reasoning.close()
+        tail = reasoning.feed(mend(half)) + reasoning.close()
         if tail:
             got = True
             yield tail
