@@ -10,7 +10,8 @@ into another question, as a model steered by text in its prompt does; answers as
 ``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
 ``thinkcut`` (a ``<think>`` block never closed), ``splitemoji`` (a cited sentence with an emoji whose
-UTF-16 halves are streamed in two events).
+UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
+(ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type).
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -144,6 +145,15 @@ class ChatServer(LocalServer):
                     return self.send_json(404, {"error": {"message": "The model `error404` does not exist"}})
                 if model == "error429":
                     return self.send_json(429, {"error": {"message": "slow down"}})
+                if model == "errorbody":  # a 200 whose body is an error, as OpenRouter or LiteLLM pass one on
+                    return self.send_json(200, {"error": {"message": "Provider returned error: upstream overloaded",
+                                                          "code": 502}})
+                if model == "nostream":  # ignores "stream": true: the whole chat.completion as JSON
+                    content = " ".join(f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2])
+                    return self.reply(model, content, False, body["messages"])
+                if model == "sselabelledjson":  # events, as a stream, under Content-Type: application/json
+                    self.content_type = "application/json"
+                    return self.reply(model, f"{first_sentence(sources[1])} [1]", body.get("stream"), body["messages"])
                 if model == "malformed":
                     data = b"<html>not json</html>"
                     self.send_response(200)
@@ -215,7 +225,7 @@ class ChatServer(LocalServer):
                         "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                         "usage": usage(messages, content)})
                 self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Type", getattr(self, "content_type", "text/event-stream"))
                 self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
                 pieces = pieces or [content[i:i + 7] for i in range(0, len(content), 7)]

@@ -483,6 +483,28 @@ def test_a_think_block_never_closed_is_no_answer(indexed):
     assert events[-1][1]["mode"] == "extractive" and "ended inside its reasoning" in events[-1][1]["warning"]
 
 
+def test_what_a_server_answers_in_the_wrong_form_is_read_for_what_it_says(indexed):
+    """A 200 whose body is an error object fell back as "the answer has no message content", the
+    server's message lost; a server that ignores ``"stream": true`` and sends the whole completion as
+    JSON was "an empty answer", so every streamed answer (the chat page's) fell back. The message is
+    shown, streamed or not; the whole completion is the streamed answer; events sent under a JSON
+    type are still read as events."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "errorbody")
+    for final in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+        assert final["mode"] == "extractive" and ("the LLM server returned an error instead of an answer (Provider "
+                                                  "returned error: upstream overloaded)") in final["warning"]
+    for model in ("nostream", "sselabelledjson"):
+        cfg = _llm_config(root, srv, model)
+        plain = ask(Q, config=cfg)
+        events = list(ask_stream(Q, config=cfg))
+        final = events[-1][1]
+        assert final["mode"] == "llm" and not final["refused"] and final.get("warning") is None, final.get("warning")
+        assert final["answer"] == plain.answer and "".join(d["text"] for n, d in events if n == "delta") == plain.answer
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -240,11 +241,9 @@ class ChatClient:
         """An HTTP error with the server's own explanation, when it gave one, and the setting to check:
         "HTTP 401" alone sent the operator looking anywhere but llm.api_key_env."""
         body = getattr(exc, "body", None)
-        said = body.get("error", body) if isinstance(body, dict) else None
-        said = said.get("message") if isinstance(said, dict) else said if isinstance(said, str) else None
         out = f"the LLM server answered HTTP {exc.status_code}"
-        if isinstance(said, str) and said.strip():
-            out += f" ({mend(' '.join(said.split()))[:200]})"
+        if isinstance(body, dict):
+            out += _error_said(body if "error" in body else {"error": body}) or ""
         hint = {401: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 403: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 404: "check llm.model and llm.base_url"}.get(exc.status_code)
@@ -290,6 +289,10 @@ class ChatClient:
                                                           temperature=self.cfg.temperature,
                                                           max_tokens=self.cfg.max_tokens, stream=True)
             finish = None
+            whole = self._whole_answer(events)
+            if whole is not None:
+                yield whole
+                return
             for ev in events:
                 choices = getattr(ev, "choices", None) or []
                 if choices and getattr(choices[0], "finish_reason", None):  # the last chunk's says how it ended
@@ -317,7 +320,31 @@ class ChatClient:
             resp = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
                                                         temperature=self.cfg.temperature,
                                                         max_tokens=self.cfg.max_tokens)
+        return self._answer_of(resp)
+
+    def _whole_answer(self, events: Any) -> str | None:
+        """The answer of a server that ignored ``"stream": true`` and sent the whole ``chat.completion`` as
+        JSON (read as the SSE it is not, it was "an empty answer"); None when the answer is a stream."""
+        from openai.types.chat import ChatCompletion
+
+        response = getattr(events, "response", None)
+        ctype = response.headers.get("content-type", "") if response is not None else ""
+        if not ctype.split(";")[0].strip().lower().endswith("json"):
+            return None
+        try:
+            body = json.loads(response.read())
+        except ValueError:  # events all the same, under the wrong type: read as events (the body is kept)
+            return None
+        if not isinstance(body, dict):
+            raise LlmError("the LLM server's answer has no message content")
+        return self._answer_of(ChatCompletion.construct(**body))
+
+    def _answer_of(self, resp: Any) -> str:
+        """The answer text of a whole completion, or the :class:`LlmError` that says why there is none."""
         self.usage = read_usage(getattr(resp, "usage", None))
+        said = _error_said(getattr(resp, "model_extra", None) or {})
+        if said is not None:  # a 200 whose body is an error (OpenRouter, LiteLLM pass a provider's so)
+            raise LlmError(f"the LLM server returned an error instead of an answer{said}")
         try:
             content = resp.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:
@@ -329,6 +356,16 @@ class ChatClient:
         if len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:
             raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN)
         return mend(content)
+
+
+def _error_said(body: dict[str, Any]) -> str | None:
+    """`` (<the server's message>)`` from a body's ``error`` (an object with a ``message``, or a string),
+    ``""`` for an error without one; None when the body has no ``error``."""
+    said = body.get("error")
+    if said is None:
+        return None
+    said = said.get("message") if isinstance(said, dict) else said
+    return f" ({mend(' '.join(said.split()))[:200]})" if isinstance(said, str) and said.strip() else ""
 
 
 def read_usage(usage: object) -> dict[str, int] | None:
