@@ -11,7 +11,10 @@ into another question, as a model steered by text in its prompt does; answers as
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
 ``thinkcut`` (a ``<think>`` block never closed), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
-(ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type).
+(ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type),
+``strict`` (answers as ``valid``, but a request with a field it does not know, such as ``stream_options``,
+is a 400 naming it). A stream asked for ``stream_options: {"include_usage": true}`` ends with a chunk
+that has no choices and the ``usage``, as OpenAI's does.
 
 With ``"stream": true`` the answer comes as OpenAI's server-sent events (``chat.completion.chunk``
 deltas of a few characters, then ``data: [DONE]``). A request whose system prompt is the follow-up
@@ -44,6 +47,14 @@ def usage(messages: list[dict], content: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+#: what a server that forbids fields it does not know reads (an older Azure OpenAI API version)
+STRICT_FIELDS = {"model", "messages", "temperature", "max_tokens", "stream"}
+
+
+def model_is_strict(body: dict) -> bool:
+    return str(body.get("model", "")).startswith("strict")
+
+
 class ChatServer(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict] = []
@@ -58,8 +69,12 @@ class ChatServer(LocalServer):
 
         class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802
-                body = json.loads(self.read_body())
+                body = self.body = json.loads(self.read_body())
                 outer.requests.append(body)
+                if model_is_strict(body) and set(body) - STRICT_FIELDS:  # as a server that forbids extra fields
+                    field = sorted(set(body) - STRICT_FIELDS)[0]
+                    return self.send_json(400, {"error": {"message": f"Unrecognized request argument supplied: {field}",
+                                                          "type": "invalid_request_error"}})
                 outer.encodings.append(self.headers.get("Accept-Encoding"))
                 model = body["model"]
                 user = body["messages"][-1]["content"]
@@ -162,7 +177,7 @@ class ChatServer(LocalServer):
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                if model in ("valid", "steered"):
+                if model in ("valid", "steered", "strict"):
                     parts = [f"{first_sentence(sources[n])} [{n}]" for n in sorted(sources)[:2]]
                     content = " ".join(parts)
                 elif model == "last":  # the last source it was given, cited
@@ -240,6 +255,10 @@ class ChatServer(LocalServer):
                                                           "finish_reason": finish if done else None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                if (self.body.get("stream_options") or {}).get("include_usage"):  # OpenAI's last chunk, no choices
+                    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                             "model": model, "choices": [], "usage": usage(messages, content)}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 outer.streamed += 1

@@ -454,6 +454,45 @@ def test_llm_usage_is_recorded_on_the_answer_and_over_http(index):
         assert failed.mode == "extractive" and failed.usage is None and "usage" not in failed.to_dict()
 
 
+def _prompt_words(request: dict) -> int:
+    return sum(len(m["content"].split()) for m in request["messages"])
+
+
+def test_a_streamed_answer_and_a_follow_ups_rewrite_count_their_tokens(index):
+    """A streamed answer (the chat page's) had no ``usage``: the stream asked for none and the server's
+    usage chunk was not read. A follow-up's rewrite completion was not counted. Now the stream asks for
+    it (``stream_options``; a server that refuses that field by name is asked again without it), a
+    streamed answer's usage is the unstreamed one's, and a follow-up's adds its rewrite's."""
+    from docs_rag_pipeline.query import ask_stream
+
+    q = "What does a converter do in data binding?"
+    with ChatServer() as srv:
+        cfg = llm_config(index, "llm-usage-stream.yaml", srv)
+        plain = ask(q, config=cfg)
+        final = list(ask_stream(q, config=cfg))[-1][1]
+        assert srv.requests[-1]["stream_options"] == {"include_usage": True}
+        assert final["mode"] == "llm" and final["answer"] == plain.answer and final["usage"] == plain.usage
+        # a server that forbids fields it does not know: asked again without stream_options, it answers
+        before = len(srv.requests)
+        strict_cfg = extend(index, "llm-strict.yaml", f"llm:\n  provider: openai\n  model: strict\n  base_url: {srv.url}\n")
+        strict = list(ask_stream(q, config=str(strict_cfg)))[-1][1]
+        assert strict["mode"] == "llm" and strict["answer"] == plain.answer and "usage" not in strict
+        assert len(srv.requests) == before + 2 and "stream_options" not in srv.requests[-1]
+        # a follow-up: the rewrite's completion and the answer's, streamed or not
+        for streamed in (False, True):
+            n = len(srv.requests)
+            if streamed:
+                events = list(ask_stream("and why?", config=cfg, thread_id=plain.thread_id))
+                got = events[-1][1]
+            else:
+                got = ask("and why?", config=cfg, thread_id=plain.thread_id).to_dict()
+            rewrite, answer = srv.requests[n:]
+            assert rewrite["messages"][0]["content"].startswith("You rewrite") and got["standalone_question"]
+            assert got["mode"] == "llm" and got["usage"]["prompt_tokens"] == _prompt_words(rewrite) + _prompt_words(answer)
+            assert got["usage"]["completion_tokens"] == (len(got["standalone_question"].split())
+                                                         + len(got["answer"].split()))
+
+
 TRACE_SCRIPT = """
 import json, sys
 from docs_rag_pipeline import ask

@@ -278,16 +278,34 @@ class ChatClient:
         if reason == "content_filter":
             raise LlmError("the LLM server's content filter withheld the answer (finish_reason: content_filter)")
 
+    def _open_stream(self, messages: list[dict[str, str]]) -> Any:
+        """The streamed completion, asked to report its ``usage`` in a last chunk (``stream_options``, as
+        OpenAI, vLLM, llama.cpp and Ollama read it); a server that refuses the field by name (400 or 422:
+        "Unrecognized request argument supplied: stream_options") is asked again without it."""
+        import openai
+
+        def create(**extra: Any) -> Any:
+            return self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
+                                                               temperature=self.cfg.temperature,
+                                                               max_tokens=self.cfg.max_tokens, stream=True, **extra)
+
+        try:
+            return create(stream_options={"include_usage": True})
+        except openai.APIStatusError as exc:
+            if exc.status_code not in (400, 422) or "stream_options" not in f"{exc.message} {exc.body}":
+                raise
+            return create()
+
     def stream(self, messages: list[dict[str, str]]):  # noqa: ANN201 - Iterator[str]
-        """The answer as the server produces it (``stream=True``): its text pieces, in order."""
+        """The answer as the server produces it (``stream=True``): its text pieces, in order; ``usage`` is
+        the completion's once the pieces are read, when the server reported it."""
         got = False
         limit, total = self.cfg.max_tokens * CHARS_PER_TOKEN, 0
         reasoning = _Reasoning()  # a reasoning model's <think> block is no part of the answer, nor of its draft
         half = ""  # a high surrogate that ended the last piece: its other half may open the next one
+        self.usage = None
         with self._errors():
-            events = self._stream_client.chat.completions.create(model=self.cfg.model, messages=messages,
-                                                          temperature=self.cfg.temperature,
-                                                          max_tokens=self.cfg.max_tokens, stream=True)
+            events = self._open_stream(messages)
             finish = None
             whole = self._whole_answer(events)
             if whole is not None:
@@ -295,6 +313,8 @@ class ChatClient:
                 return
             for ev in events:
                 choices = getattr(ev, "choices", None) or []
+                if getattr(ev, "usage", None) is not None:  # its own chunk (no choices), after the last one
+                    self.usage = read_usage(ev.usage)
                 if choices and getattr(choices[0], "finish_reason", None):  # the last chunk's says how it ended
                     finish = choices[0].finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None

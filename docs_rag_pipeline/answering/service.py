@@ -38,11 +38,7 @@ def generate_with_usage(ctx: Context, messages: list[dict[str, str]]) -> dict[st
     how a LangSmith ``llm`` run records tokens, so the trace carries them too)."""
     client = ChatClient(ctx.config.llm)
     content = client.complete(messages)
-    out: dict[str, Any] = {"content": content, "usage": client.usage}
-    if client.usage is not None:
-        p, c = client.usage["prompt_tokens"], client.usage["completion_tokens"]
-        out["usage_metadata"] = {"input_tokens": p, "output_tokens": c, "total_tokens": p + c}
-    return out
+    return {"content": content, "usage": client.usage, **_usage_metadata(client.usage)}
 
 
 @traceable("validate")
@@ -90,10 +86,27 @@ def carried_terms(question: str, history: Sequence[Any], vocabulary: frozenset[s
     return out[:CARRIED_TERMS]
 
 
+def add_usage(a: dict[str, int] | None, b: dict[str, int] | None) -> dict[str, int] | None:
+    """The token usage of two completions together (None when neither reported one)."""
+    if a is None or b is None:
+        return a or b
+    return {k: a.get(k, 0) + b.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
+
+
+def _usage_metadata(usage: dict[str, int] | None) -> dict[str, dict[str, int]]:
+    """``usage`` as a LangSmith ``llm`` run records tokens (``usage_metadata``)."""
+    if usage is None:
+        return {}
+    p, c = usage["prompt_tokens"], usage["completion_tokens"]
+    return {"usage_metadata": {"input_tokens": p, "output_tokens": c, "total_tokens": p + c}}
+
+
 @traceable("rewrite")
-def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> str:
-    """The follow-up rewritten by the LLM into a standalone question (raises LlmError)."""
-    out = ChatClient(ctx.config.llm).complete(rewrite_messages(question, history)).strip()
+def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> dict[str, Any]:
+    """The follow-up rewritten by the LLM into a standalone question, ``{"question", "usage"}`` (the
+    rewrite's tokens count toward the answer's); raises LlmError."""
+    client = ChatClient(ctx.config.llm)
+    out = client.complete(rewrite_messages(question, history)).strip()
     out = out.splitlines()[0].strip().strip('"') if out else ""
     if not out or out.upper().startswith("NO_ANSWER"):
         raise LlmError("the LLM server did not rewrite the follow-up")
@@ -102,7 +115,7 @@ def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> str
     if strays:
         raise LlmError(f"the LLM's standalone question {out[:200]!r} is not the follow-up's: it "
                        f"{strays}, so it was not used")
-    return out
+    return {"question": out, "usage": client.usage, **_usage_metadata(client.usage)}
 
 
 def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
@@ -129,24 +142,24 @@ def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
     return ""
 
 
-def standalone(ctx: Context, question: str,
-               history: Sequence[Any] | None) -> tuple[str, str | None, LlmUnavailable | None]:
+def standalone(ctx: Context, question: str, history: Sequence[Any] | None
+               ) -> tuple[str, str | None, LlmUnavailable | None, dict[str, int] | None]:
     """What to search and answer for ``question`` in its thread, the standalone question when an LLM
-    wrote one, and the error when the LLM server is unavailable (down or timing out: the answer then
-    does not wait for it a second time). Without an LLM (or when it fails), the previous turns' terms
-    are carried."""
+    wrote one, the error when the LLM server is unavailable (down or timing out: the answer then
+    does not wait for it a second time), and the rewrite's token usage. Without an LLM (or when it
+    fails), the previous turns' terms are carried."""
     if not history:
-        return question, None, None
+        return question, None, None, None
     down = None
     if ctx.config.llm.provider != "none":
         try:
-            q = rewrite_question(ctx, question, history)
-            return q, q, None
+            got = rewrite_question(ctx, question, history)
+            return got["question"], got["question"], None, got["usage"]
         except LlmError as exc:
             log.warning("LLM could not rewrite the follow-up, carrying terms instead: %s", exc)
             down = exc if isinstance(exc, LlmUnavailable) else None
     terms = carried_terms(question, history, ctx.chunks.vocabulary())
-    return (f"{question} ({' '.join(terms)})" if terms else question), None, down
+    return (f"{question} ({' '.join(terms)})" if terms else question), None, down, None
 
 
 def _without_llm(down: LlmError) -> str:
@@ -160,8 +173,9 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     asked = question
-    question, rewritten, down = standalone(ctx, question, history)
+    question, rewritten, down, spent = standalone(ctx, question, history)
     ans = _ask(ctx, question, top_k=top_k, source=source, filters=filters, down=down)
+    ans.usage = add_usage(spent, ans.usage)
     ans.standalone_question = rewritten
     ans.searched = question if question != asked else None
     return ans
@@ -229,7 +243,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")
     asked = question
-    question, rewritten, down = standalone(ctx, question, history)
+    question, rewritten, down, spent = standalone(ctx, question, history)
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
@@ -242,6 +256,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
         """``replaced``: the streamed text was rejected (refused by the validator, or the model failed
         mid-stream): the final answer is not a cleaned-up version of it but something else."""
         ans.standalone_question, ans.searched = head["standalone_question"], head["searched"]
+        ans.usage = add_usage(spent, ans.usage)
         body = ans.to_dict()
         body["validation"] = {"valid": valid, "reason": reason}
         body["replaced"] = replaced
@@ -272,8 +287,9 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
                           parent=_parent(ctx))
     yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(prompt.hits)], **head}
+    client = ChatClient(ctx.config.llm)
     try:
-        for piece in ChatClient(ctx.config.llm).stream(prompt.messages):
+        for piece in client.stream(prompt.messages):
             streamed.append(piece)
             yield "delta", {"text": piece}
     except LlmError as exc:
@@ -286,6 +302,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     except CitationError as exc:
         reason = f"the model's answer was refused: {exc}"
         yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
-                           warning=reason), False, reason, replaced=True)
+                           warning=reason, usage=client.usage), False, reason, replaced=True)
         return
+    ans.usage = client.usage  # as an answer not streamed has it (the server's last chunk)
     yield final(ans, True, ans.warning)
