@@ -330,7 +330,7 @@ class ChatClient:
         self._check_finish(finish)
         tail = reasoning.feed(mend(half)) + reasoning.close()
         if tail:
-            got = True
+            got = got or bool(tail.strip())
             yield tail
         if not got:
             raise LlmError("the LLM server returned an empty answer")
@@ -370,11 +370,11 @@ class ChatClient:
         except (AttributeError, IndexError, TypeError) as exc:
             raise LlmError("the LLM server's answer has no message content") from exc
         self._check_finish(getattr(resp.choices[0], "finish_reason", None))
+        if isinstance(content, str) and len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:  # thoughts count
+            raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN)
         content = strip_reasoning(content) if isinstance(content, str) else content
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
-        if len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:
-            raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN)
         return mend(content)
 
 
