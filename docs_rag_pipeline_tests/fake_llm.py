@@ -9,7 +9,7 @@ into another question, as a model steered by text in its prompt does; answers as
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
-``thinkcut`` (a ``<think>`` block never closed), ``splitemoji`` (a cited sentence with an emoji whose
+``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
 (ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type),
 ``strict`` (answers as ``valid``, but a request with a field it does not know, such as ``stream_options``,
@@ -208,6 +208,9 @@ class ChatServer(LocalServer):
                                "| timeout_")
                     return self.reply(model, content, body.get("stream"), body["messages"],
                                       finish="length" if model == "cutoff" else "content_filter")
+                elif model == "thinkopened":  # a chat template that opened the block: only its end in content
+                    content = ("Let me check the sources. I also recall an admin console on port 9999 [1].\n</think>\n\n"
+                               f"{first_sentence(sources[1])} [1]")
                 elif model in ("think", "reasoner"):  # a reasoning model: its thoughts in content, or apart
                     answer = f"{first_sentence(sources[1])} [1]"
                     thought = "Let me check the sources. I also recall an admin console on port 9999 [1]."

@@ -469,6 +469,23 @@ def test_a_reasoning_models_thoughts_are_never_validated_shown_or_shipped(indexe
     assert final["mode"] == "llm" and not final["refused"] and final["answer"] == ans.answer
 
 
+def test_a_think_block_the_chat_template_opened_is_no_part_of_the_answer(indexed):
+    """Some chat templates (DeepSeek-R1 distills) write the ``<think>`` into the prompt, so the answer
+    holds the thoughts and a ``</think>`` only: the thoughts were validated as the answer (refused for
+    their uncited sentence, or shipped with ``uncited: drop``). What comes before a ``</think>`` no
+    ``<think>`` opened is thought: the answer is what follows; streamed, the final answer replaces the
+    draft, which could not know it was thought until the ``</think>`` came."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "thinkopened", uncited="drop")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "llm" and not ans.refused and ans.warning is None, ans.warning
+    assert "9999" not in ans.answer and "think" not in ans.answer.lower()
+    final = list(ask_stream(Q, config=cfg))[-1][1]
+    assert final["mode"] == "llm" and final["answer"] == ans.answer and final["replaced"] is True
+
+
 def test_a_think_block_never_closed_is_no_answer(indexed):
     """A ``<think>`` never closed is all thought: with ``uncited: drop`` its cited musings (and the
     "fact" the model recalls from outside the docs) shipped as the answer. It falls back, saying why."""

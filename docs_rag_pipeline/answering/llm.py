@@ -115,10 +115,13 @@ def strip_reasoning(text: str) -> str:
     """``text`` without the ``<think>…</think>`` block a reasoning model (DeepSeek-R1, QwQ, Qwen3 on Ollama,
     llama.cpp, LM Studio, vLLM without a reasoning parser) opens its content with: its musings are no
     answer (the validator refused every answer for the block's uncited sentences, or with ``uncited:
-    drop`` shipped what it "recalls" from outside the docs). A block never closed leaves no answer."""
+    drop`` shipped what it "recalls" from outside the docs). A block never closed leaves no answer. A chat
+    template that opens the block in the prompt (some DeepSeek-R1 distills) gives an answer that holds
+    only its end: what comes before a ``</think>`` that no ``<think>`` opened is the block too."""
     body = text.lstrip()
     if not body.startswith(THINK_OPEN):
-        return text
+        end = body.find(THINK_CLOSE)
+        return body[end + len(THINK_CLOSE):].lstrip() if end >= 0 and THINK_OPEN not in body[:end] else text
     end = body.find(THINK_CLOSE)
     if end < 0:
         raise LlmError(UNFINISHED_THINKING)

@@ -16,7 +16,7 @@ from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, STOPWORDS, _stem, content_terms, extractive_answer, judge
-from .llm import ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages
+from .llm import THINK_CLOSE, ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages, strip_reasoning
 from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
@@ -297,12 +297,15 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
         yield from extractive(_without_llm(exc), bool(streamed))
         return
     output = "".join(streamed)
+    # a think block whose <think> the chat template wrote (only its </think> in the answer) can only be
+    # told once the stream has ended: its draft showed it, so the final answer replaces the draft
+    thought = strip_reasoning(output) if THINK_CLOSE in output else output
     try:
-        ans = validate_answer(ctx, output, prompt.hits, trace_id)
+        ans = validate_answer(ctx, thought, prompt.hits, trace_id)
     except CitationError as exc:
         reason = f"the model's answer was refused: {exc}"
         yield final(Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm",
                            warning=reason, usage=client.usage), False, reason, replaced=True)
         return
     ans.usage = client.usage  # as an answer not streamed has it (the server's last chunk)
-    yield final(ans, True, ans.warning)
+    yield final(ans, True, ans.warning, replaced=thought != output)
