@@ -145,3 +145,32 @@ def test_a_step_that_finds_no_copy_of_the_runs_config_fails_when_the_file_change
     assert out.returncode == 1, out.stderr
     assert "changed since run" in out.stderr and "does not share Dagster's storage folder" in out.stderr, out.stderr
     assert "launch the run again" in out.stderr
+
+
+def test_a_run_that_carries_its_parents_config_tag_reads_the_file_as_it_is(tmp_path: Path):
+    """A re-execution copies its parent's tags, ``docs_rag/config`` among them: it is a run of its own and
+    reads the config file as it is when it starts (a run that failed on a bad value runs with the fixed
+    one), not the parent's text; its tag then names its own run and text."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Notes\n\nThe on-call engineer answers pages within an hour.\n")
+    cfg = write_config(tmp_path, sources="- {name: notes, kind: local, path: docs}")
+    text = cfg.read_bytes()
+    parent = "0" * 8 + "-0000-0000-0000-" + "0" * 12
+    with DagsterInstance.ephemeral() as instance:
+        copy = Path(instance.storage_directory()) / parent / "docs_rag_config.yaml"
+        copy.parent.mkdir(parents=True)
+        copy.write_text("storage: /nonexistent/parent-storage\nsources: []\n")  # the parent's text, now stale
+        from dagster import materialize
+
+        from docs_rag_pipeline.defs.assets import ingest_assets
+        from docs_rag_pipeline.defs.definitions import build_definitions
+
+        instance.add_dynamic_partitions("sources", ["notes"])
+        result = materialize(ingest_assets, partition_key="notes", instance=instance,
+                             resources=build_definitions(config_path=str(cfg)).resources,
+                             tags={CONFIG_TAG: f"{parent}:{'f' * 64}", "dagster/parent_run_id": parent})
+        assert result.success
+        run = instance.get_run_by_id(result.run_id)
+        assert run.tags[CONFIG_TAG] == f"{run.run_id}:{hashlib.sha256(text).hexdigest()}"
+        assert (Path(instance.storage_directory()) / run.run_id / "docs_rag_config.yaml").read_bytes() == text
+    assert indexed(cfg, "notes") == {"index.md"}
