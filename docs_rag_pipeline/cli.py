@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .config import Config, ConfigError, StorageMissing, load_config
+from .config import Config, ConfigError, StorageMissing, config_name, load_config
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
 from .locks import LockTimeout
@@ -1268,7 +1268,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     config: Config | None = None
     try:
         if args.config:
-            os.environ["DOCS_RAG_CONFIG"] = str(Path(args.config).resolve())
+            os.environ["DOCS_RAG_CONFIG"] = str(config_name(args.config))  # a link stays a link (config_name)
         config = load_config(args.config)
         code = args.fn(args, config)
         if sys.stdout is not None:  # None: started with stdout closed (`>&-`); print() then writes nothing

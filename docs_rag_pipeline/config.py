@@ -701,8 +701,16 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
         raise _config_error(exc, where) from None
 
 
+def config_name(path: str | os.PathLike[str] | None = None) -> Path:
+    """The config file as named (``path``, else ``DOCS_RAG_CONFIG``, else ./docs_rag.yaml), made absolute
+    but with symlinks left in place: whoever keeps the name (the code location, a server) reads through a
+    link as it points at each read, as a release switch (``current -> v2``) expects."""
+    return Path(os.path.abspath(Path(path or os.environ.get("DOCS_RAG_CONFIG") or DEFAULT_CONFIG_FILE).expanduser()))
+
+
 def config_path() -> Path:
-    return Path(os.environ.get("DOCS_RAG_CONFIG") or DEFAULT_CONFIG_FILE).expanduser().resolve()
+    """The config file now (:func:`config_name` with its links followed)."""
+    return config_name().resolve()
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | None = None) -> Config:

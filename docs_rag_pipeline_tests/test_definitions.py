@@ -187,3 +187,54 @@ def test_the_schedule_of_a_source_removed_from_the_config_skips_its_ticks(tmp_pa
         (tmp_path / "docs_rag.yaml").write_text("sources: [\n")  # broken: nothing is launched, the tick says why
         alpha = tick("refresh_alpha")
     assert not alpha.run_requests and "cannot be read" in alpha.skip_message, alpha
+
+
+def test_the_code_location_fails_to_load_with_the_config_error(guide):
+    """The code server (the UI, the daemon) reads the config file when it loads the code location and, when
+    the file is invalid, fails with the message that names the key (troubleshooting.md). Only a run's
+    own processes build it from the text of that load instead (test_run_config.py)."""
+    guide.write_text(guide.read_text() + "chunking:\n  target_tokns: 64\n")
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(guide), "DAGSTER_HOME": str(guide.parent / "dh")}
+    (guide.parent / "dh").mkdir()
+    out = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+                         cwd=REPO, env=env, capture_output=True, text=True)
+    assert out.returncode != 0, out.stdout + out.stderr
+    said = out.stdout + out.stderr
+    assert "ConfigError" in said and "chunking.target_tokns" in said, said
+
+
+def test_a_config_named_through_a_symlink_is_read_through_the_link_as_it_points_then(tmp_path, monkeypatch):
+    """ops4 F4: ``docs-rag --config current/cfg.yaml ui`` resolved the link once, at startup, so after a
+    release switch (``current -> v2``) every run launched from the UI read v1 until a restart; with
+    ``DOCS_RAG_CONFIG`` naming the link, runs read v2. Both keep the link now."""
+    import hashlib
+
+    from dagster import DagsterInstance, materialize
+
+    from docs_rag_pipeline.cli import main
+    from docs_rag_pipeline.defs.assets import ingest_assets
+    from docs_rag_pipeline.defs.resources import CONFIG_TAG
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Notes\n\nThe on-call engineer answers pages within an hour.\n")
+    for release, tokens in (("v1", 128), ("v2", 64)):
+        (tmp_path / release).mkdir()
+        (tmp_path / release / "cfg.yaml").write_text(
+            f"storage: {tmp_path / 'data'}\nchunking: {{target_tokens: {tokens}}}\n"
+            f"sources:\n  - {{name: notes, kind: local, path: {tmp_path / 'docs'}}}\n")
+    (tmp_path / "current").symlink_to("v1")
+    link = tmp_path / "current" / "cfg.yaml"
+    monkeypatch.setenv("DOCS_RAG_CONFIG", "unset-by-the-test")  # restored after the test
+    monkeypatch.chdir(tmp_path)
+    assert main(["--config", "current/cfg.yaml", "sources"]) == 0
+    assert os.environ["DOCS_RAG_CONFIG"] == str(link)  # absolute, and still the link
+    resources = build_definitions().resources
+    assert resources["docs_rag"].config_path == str(link)
+    (tmp_path / "next").symlink_to("v2")
+    (tmp_path / "next").rename(tmp_path / "current")  # the switch, atomic
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["notes"])
+        result = materialize(ingest_assets, partition_key="notes", instance=instance, resources=resources)
+        assert result.success
+        tag = instance.get_run_by_id(result.run_id).tags[CONFIG_TAG]
+    assert tag.endswith(":" + hashlib.sha256((tmp_path / "v2" / "cfg.yaml").read_bytes()).hexdigest())

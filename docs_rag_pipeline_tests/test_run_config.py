@@ -20,7 +20,7 @@ from dagster import DagsterInstance
 from docs_rag_pipeline.context import get_context
 from docs_rag_pipeline.defs.resources import CONFIG_TAG
 
-from .conftest import write_config, write_docs
+from .conftest import REPO, write_config, write_docs
 from .dagster_helpers import materialize_source
 from .web_helpers import ScriptedHandler, page, scripted_server
 
@@ -174,3 +174,98 @@ def test_a_run_that_carries_its_parents_config_tag_reads_the_file_as_it_is(tmp_p
         assert run.tags[CONFIG_TAG] == f"{run.run_id}:{hashlib.sha256(text).hexdigest()}"
         assert (Path(instance.storage_directory()) / run.run_id / "docs_rag_config.yaml").read_bytes() == text
     assert indexed(cfg, "notes") == {"index.md"}
+
+
+def test_a_run_whose_config_is_deleted_mid_run_finishes_on_the_text_it_started_with(tmp_path: Path):
+    """ops4 F1: each step process loads the code location again, which read the config file as it was then:
+    a config deleted (or left half-edited) while a run ran failed the run at its next step, with no step
+    error. Step processes now build the code location from the text its first load read (Dagster's
+    reconstruction metadata), and the steps read the run's copy. Here through ``docs-rag ingest --parallel``
+    (a forkserver and a process per step); the UI's runs go the same way (a worker process per run)."""
+    edit: dict[str, Path | str] = {}
+    with site_that_edits(edit) as srv:
+        cfg, original, _ = configs(tmp_path, srv.url, second=True)
+        edit.update(file=cfg, text="storage: [this is no longer a valid config\n")  # an editor's half-save
+        routes = srv.httpd.routes  # type: ignore[attr-defined]
+        half_saved = routes["/forms.html"]
+
+        def delete_after_the_half_save(h: ScriptedHandler) -> None:
+            half_saved(h)
+            cfg.unlink()
+
+        routes["/forms.html"] = delete_after_the_half_save
+        out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2", "--json"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=540,
+                             env={**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")})
+    assert not cfg.exists()  # gone while the run ran
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["web"]["pages_new"] == 3
+    cfg.write_text(original)
+    assert indexed(cfg, "web") == {"", "install.html", "forms.html"} and indexed(cfg, "notes") == {"index.md"}
+
+
+def _broken_model(root: Path) -> Path:
+    """A copy of the packaged embedding model whose weights are cut short: the run fails at its embeddings."""
+    import shutil
+
+    from docs_rag_pipeline.embedding import packaged_model_dir
+
+    model = packaged_model_dir("all-MiniLM-L6-v2")
+    copy = root / "broken-model"
+    shutil.copytree(model, copy, ignore=shutil.ignore_patterns("model.safetensors"))
+    (copy / "model.safetensors").write_bytes((Path(model) / "model.safetensors").read_bytes()[:1000])
+    return copy
+
+
+def test_a_reexecution_that_would_reuse_outputs_made_under_another_config_says_so(tmp_path: Path, monkeypatch):
+    """ops4 F2/F3: a re-execution from a failed step reuses its parent's outputs, made under the parent's
+    config. After the model was fixed it refused at the index write with a wrong reason (another refresh
+    wrote the source); after ``storage`` moved, with a raw FileNotFoundError of the Parquet between steps.
+    It now says which settings changed and what to do; re-executing all steps then applies the edit, and
+    an edit of comments only changes nothing."""
+    from dagster import DagsterInstance, ReexecutionOptions, execute_job
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Notes\n\nThe on-call engineer answers pages within an hour.\n")
+    broken = _broken_model(tmp_path)
+
+    def write(storage: str, model: str, comment: str = "") -> None:
+        cfg.write_text(f"{comment}storage: {tmp_path / storage}\nembedding: {{provider: local, model: {model}}}\n"
+                       "sources:\n  - {name: notes, kind: local, path: docs}\n")
+
+    cfg = tmp_path / "docs_rag.yaml"
+    write("data", str(broken))
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    job = ReconstructableRepository.for_module("docs_rag_pipeline.defs.definitions", "defs",
+                                               working_directory=str(REPO)).get_reconstructable_job("refresh_source")
+    in_process = {"execution": {"config": {"in_process": {}}}}
+    (tmp_path / "dh").mkdir()
+    with DagsterInstance.from_config(str(tmp_path / "dh")) as instance:
+        instance.add_dynamic_partitions("sources", ["notes"])
+
+        def run(reexecute: ReexecutionOptions | None = None):  # noqa: ANN202 - the result and its step errors
+            result = execute_job(job, instance, run_config=in_process, tags={"dagster/partition": "notes"},
+                                 reexecution_options=reexecute, raise_on_error=False)
+            errors = {e.step_key: str(e.event_specific_data.error) for e in result.all_events
+                      if e.is_step_failure}
+            return result, errors
+
+        parent, errors = run()
+        assert not parent.success and set(errors) == {"embeddings"}, errors
+        # a comment only: the reused outputs are loaded, and the step fails again on the same model
+        write("data", str(broken), comment="# still the broken model\n")
+        again, errors = run(ReexecutionOptions.from_failure(parent.run_id, instance))
+        assert set(errors) == {"embeddings"} and "was made by run" not in errors["embeddings"], errors
+        for storage, changed in (("data", "changed: embedding.model)"), ("moved", "changed: embedding.model, storage)")):
+            write(storage, "all-MiniLM-L6-v2")
+            result, errors = run(ReexecutionOptions.from_failure(parent.run_id, instance))
+            message = errors.get("embeddings", "")
+            assert not result.success and f"input 'chunks' was made by run {parent.run_id}" in message, errors
+            assert changed in message and "Re-execute all steps" in message, message
+            assert "FileNotFoundError" not in message and "another refresh" not in message, message
+        # all steps again: the edit applies (the new storage, the fixed model)
+        result, errors = run(ReexecutionOptions(parent_run_id=parent.run_id))
+        assert result.success, errors
+    assert indexed(cfg, "notes") == {"index.md"} and (tmp_path / "moved" / "lancedb").is_dir()
+

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dagster import Definitions, JobDefinition
+from pathlib import Path
 
-from ..config import Config, load_config
+from dagster import Definitions, JobDefinition, definitions
+
+from ..config import Config, config_name, load_config
 from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
 from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, schedules_for, sources_sensor
@@ -29,10 +31,57 @@ def run_io_folder(config: Config) -> str:
     return f"{io_folder(config).rstrip('/')}/runs"
 
 
+#: the code location's reconstruction metadata that holds the config text the code location was loaded with
+TEXT_KEY = "docs_rag/config_text"
+
+
+def _load_context():  # noqa: ANN202 - dagster's DefinitionsLoadContext, or None
+    try:  # not exported by dagster: read with care; without it, every load reads the file (as before)
+        from dagster._core.definitions.definitions_load_context import DefinitionsLoadContext
+
+        return DefinitionsLoadContext.get()
+    except (ImportError, AttributeError):
+        return None
+
+
+def _code_location_config(name: Path) -> Config:
+    """The config the code location is built from. A first load (the code server, which
+    then says what is wrong with the file) reads the file. A run's worker and step processes load the
+    code location again (a reconstruction); they build it from the text of the first load, never from
+    the file as it is then: a config deleted or left half-edited while a run runs must not fail the
+    run's next step (which reads the run's own copy of the file, resources.py). A run that loads the
+    code location itself (``docs-rag ingest --parallel``) hands its step processes the text the same way."""
+    context = _load_context()
+    text = None
+    try:
+        if context is not None and context.load_type.value == "RECONSTRUCTION":
+            text = context.reconstruction_metadata.get(TEXT_KEY)
+    except AttributeError:  # a dagster whose context reads otherwise: the file, as before
+        text = None
+    if isinstance(text, str):
+        config = load_config(name, data=text.encode("utf-8"))
+    else:
+        try:
+            data: bytes | None = name.resolve().read_bytes()
+        except OSError:
+            data = None  # load_config says what is wrong with the path
+        config = load_config(name, data=data)
+        text = (data or b"").decode("utf-8")  # load_config took it as UTF-8
+    if context is not None and hasattr(context, "add_to_pending_reconstruction_metadata"):
+        context.add_to_pending_reconstruction_metadata(TEXT_KEY, text)  # for the processes of its runs
+    return config
+
+
 def build_definitions(config: Config | None = None, *, config_path: str | None = None) -> Definitions:
-    config = config or load_config(config_path)
+    """The project's definitions. Without ``config``, from the file ``config_path`` (default:
+    ``DOCS_RAG_CONFIG``, else ./docs_rag.yaml). The resources are handed the file's name as given (made
+    absolute; a symlink is not followed here), so each run reads through a link as it points then."""
+    if config is None:
+        name = config_name(config_path)
+        config, path = _code_location_config(name), str(name)
+    else:
+        path = str(config.path) if config.path else config_path
     io_dir = io_folder(config)
-    path = str(config.path) if config.path else config_path
     return Definitions(
         assets=[*ingest_assets, eval_scores, question_log, doc_gaps],
         asset_checks=ingest_checks,
@@ -53,4 +102,8 @@ def refresh_all_sources_job(config_path: str | None = None) -> JobDefinition:
     return build_definitions(config_path=config_path).resolve_job_def(refresh_all_job.name)
 
 
-defs = build_definitions()
+@definitions
+def defs() -> Definitions:
+    """The code location (``workspace.yaml``), built when Dagster loads it, not when the module is
+    imported (a forkserver imports it ahead of the steps it forks)."""
+    return build_definitions()
