@@ -269,3 +269,35 @@ def test_a_reexecution_that_would_reuse_outputs_made_under_another_config_says_s
         assert result.success, errors
     assert indexed(cfg, "notes") == {"index.md"} and (tmp_path / "moved" / "lancedb").is_dir()
 
+
+
+def test_a_reexecution_of_refresh_all_sources_that_would_reuse_outputs_of_another_config_says_so(tmp_path: Path):
+    """The same for ``refresh_all_sources`` (``docs-rag ingest --parallel``), whose steps hand each other
+    pickles under ``<io folder>/runs/<run id>/``: a re-execution from its failed steps after the model was
+    fixed refuses at the first output it would reuse, naming the change."""
+    from dagster import DagsterInstance, ReexecutionOptions, build_reconstructable_job, execute_job
+
+    write_docs(tmp_path / "docs", {"index.md": "# Notes\n\nThe on-call engineer answers pages within an hour.\n"})
+    write_docs(tmp_path / "more", {"index.md": "# More\n\nThe night shift rotates every second week.\n"})
+    cfg = write_config(tmp_path, extra=f"embedding: {{provider: local, model: {_broken_model(tmp_path)}}}\n", sources="""
+      - {name: notes, kind: local, path: docs}
+      - {name: more, kind: local, path: more}
+    """)
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")}
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "ingest", "--parallel", "2"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=540, env=env)
+    assert out.returncode == 1, out.stderr
+    cfg.write_text(cfg.read_text().replace(str(tmp_path / "broken-model"), "all-MiniLM-L6-v2"))
+    job = build_reconstructable_job("docs_rag_pipeline.defs.definitions", "refresh_all_sources_job",
+                                    reconstructable_kwargs={"config_path": str(cfg)})
+    with DagsterInstance.from_config(str(tmp_path / "dh")) as instance:
+        parent = next(r for r in instance.get_runs() if r.job_name == "refresh_all_sources")
+        failed = {e.step_key for e in instance.all_logs(parent.run_id) if e.is_dagster_event
+                  and e.dagster_event.is_step_failure}
+        assert failed and all(k.startswith("embed_source") for k in failed), failed
+        result = execute_job(job, instance, run_config=parent.run_config, raise_on_error=False,
+                             reexecution_options=ReexecutionOptions.from_failure(parent.run_id, instance))
+        errors = {e.step_key: str(e.event_specific_data.error) for e in result.all_events if e.is_step_failure}
+    assert not result.success and set(errors) == failed, errors
+    assert all(f"input 'chunks' was made by run {parent.run_id}" in e and "changed: embedding.model)" in e
+               for e in errors.values()), errors
