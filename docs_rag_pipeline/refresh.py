@@ -26,7 +26,7 @@ from .context import Context
 from .embedding import EmbeddingError, text_sha, vector_problem
 from .locks import source_lock, writer_lock
 from .metadata_rules import derive_metadata
-from .parsing import ParseError, parse_document
+from .parsing import ParseError, RedirectPage, parse_document
 from .records import Chunk, ParsedPage, Section
 from .sources import remove_state, source_for, state_of_other_kinds
 from .sources.base import SOURCE_KEYS, SourceError
@@ -165,6 +165,13 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 row.update(title=parsed.title, metadata=metadata_json(meta),
                            sections=json.dumps([asdict(s) for s in parsed.sections]))
                 log(f"[PARSE] {page.path}: {page.status}, {len(parsed.sections)} sections, title {parsed.title!r}")
+            except RedirectPage as exc:  # a moved page's stub: never indexed, and what it held goes
+                if page.page_url in state:
+                    row.update(status="deleted", error=f"{exc}: its indexed chunks are removed")
+                    log(f"[PARSE] {page.path}: {exc}: its indexed chunks are removed")
+                else:
+                    row.update(status="skipped", error=str(exc))
+                    log(f"[PARSE] {page.path}: skipped: {exc}")
             except ParseError as exc:
                 row.update(status="skipped", error=str(exc))
                 log(f"[PARSE] {page.path}: skipped: {exc}")

@@ -483,3 +483,42 @@ def test_max_chunks_per_page_must_be_at_least_one(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="max_chunks_per_page"):
         load_config(write_config(tmp_path, extra="chunking:\n  max_chunks_per_page: 0\n"))
+
+
+def test_redirect_stubs_of_a_built_site_are_not_pages(tmp_path: Path) -> None:
+    """A folder of built HTML holds the stubs its generator writes for moved pages (mkdocs-redirects,
+    Jekyll's redirect_from, sphinx-reredirects: a meta refresh and "Redirecting…"). They were indexed as
+    pages that said "Redirecting..."; the web source left them out only when they also said noindex. A
+    stub is no page now, whatever its robots tag, and a page that became a stub (moved) loses its chunks;
+    a page that only refreshes itself, or has text of its own beside a refresh, stays a page."""
+    page = "<html><head><title>{t}</title>{head}</head><body><main>{body}</main></body></html>"
+    write_docs(tmp_path / "docs", {
+        "guide/forms.html": page.format(t="Forms", head="", body="<h1>Forms</h1><p>Forms validate input "
+                                        "before it reaches the server, field by field.</p>"),
+        "old-forms.html": page.format(t="Redirecting...", head='<meta http-equiv="refresh" content="0; '
+                                      'url=guide/forms.html"><meta name="robots" content="noindex">',
+                                      body="Redirecting..."),
+        "jekyll.html": page.format(t="Redirecting", head="<meta http-equiv='refresh' content='0;URL=guide/forms.html'>",
+                                   body="<h1>Redirecting…</h1><a href='guide/forms.html'>Click here if you are "
+                                        "not redirected.</a>"),
+        "status.html": page.format(t="Status", head='<meta http-equiv="refresh" content="30">',
+                                   body="<h1>Status</h1><p>The build farm reports every queue as healthy.</p>"),
+        "install.html": page.format(t="Installing", head="",
+                                    body="<h1>Installing</h1><p>Install with pip, then run the setup wizard.</p>"),
+    })
+    cfg = write_config(tmp_path)
+    lines: list[str] = []
+    stats = refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert set(_chunks(cfg)) == {BASE + "guide/forms.html", BASE + "status.html", BASE + "install.html"}
+    assert stats.pages_skipped == 2
+    assert "[PARSE] old-forms.html: skipped: old-forms.html: a redirect to guide/forms.html (meta refresh), " \
+           "not a page of its own" in lines, lines
+    # install moved: its old file is a stub now, and its chunks go
+    moved = page.format(t="Redirecting...", head='<meta http-equiv="refresh" content="0; url=setup/install.html">',
+                        body="Redirecting...")
+    (tmp_path / "docs" / "install.html").write_text(moved)
+    lines.clear()
+    stats = refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert stats.pages_deleted == 1 and BASE + "install.html" not in _chunks(cfg)
+    assert any("install.html: install.html: a redirect to setup/install.html (meta refresh), not a page of its "
+               "own: its indexed chunks are removed" in line for line in lines), lines

@@ -12,11 +12,11 @@ from typing import Any
 from ..records import ParsedPage
 from ..unicode_text import CONTROL, LONE_SURROGATE, SOFT_HYPHEN
 from ..unicode_text import mend as mend_text
-from .errors import ParseError
+from .errors import ParseError, RedirectPage
 from .html import parse_html
 from .markdown import parse_markdown
 
-__all__ = ["FORMATS", "ParseError", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
+__all__ = ["FORMATS", "ParseError", "RedirectPage", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
 
 FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst")
 _EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html",

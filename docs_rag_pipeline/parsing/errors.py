@@ -10,3 +10,9 @@ class ParseError(ValueError):
     e.g. ``"docs/intro.md: invalid YAML frontmatter (...); fix the block between the
     leading '---' lines or remove it"``.
     """
+
+
+class RedirectPage(ParseError):
+    """The document is a redirect stub (a meta refresh to another page, with next to no text of its own),
+    as static-site generators write for moved pages: not a page to index. Its target is indexed where it
+    is; a page indexed before and now a stub has moved, and its chunks go."""

@@ -19,12 +19,16 @@ from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInst
 
 from ..records import ParsedPage
 from .binary import check_text
-from .errors import ParseError
+from .errors import ParseError, RedirectPage
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem
 
 __all__ = ["declared_charset", "decode_html", "parse_html"]
 
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+#: a meta refresh's ``content``: ``<seconds>; url=<target>`` (the seconds, the ``;`` and the quotes optional)
+META_REFRESH_RE = re.compile(r"""^\s*(\d*)(?:\.\d*)?\s*[;,]?\s*url\s*=\s*['"]?([^'"]+)""", re.I)
+#: a redirect stub says at most this many words ("Redirecting… Click here if you are not redirected.")
+_STUB_WORDS = 30
 _ALWAYS_REMOVE = [
     "script", "style", "noscript", "nav", "footer", "form", "template", "svg", "button",
     "iframe", "object", "canvas", "video", "audio", "dialog", "link", "meta", "select", "textarea", "datalist",
@@ -972,6 +976,16 @@ def _flatten_deep(soup: BeautifulSoup) -> int:
     return len(deep)
 
 
+def _meta_redirect(soup: BeautifulSoup) -> str | None:
+    """Where a page sends the reader at once (a meta refresh with a URL, within 5 seconds), else None."""
+    for meta in soup.find_all("meta"):
+        if isinstance(meta, Tag) and _attr(meta, "http-equiv").strip().lower() == "refresh":
+            m = META_REFRESH_RE.match(_attr(meta, "content"))
+            if m and int(m.group(1) or 0) <= 5 and m.group(2).strip():
+                return m.group(2).strip()
+    return None
+
+
 def parse_html(html: str | bytes, *, url: str, content_selector: str | None = None) -> ParsedPage:
     """Parse one rendered HTML page into title, sections and metadata.
 
@@ -986,9 +1000,12 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(text, "lxml")
     _flatten_deep(soup)
+    redirect = _meta_redirect(soup)
     for el in _tags(soup, ["script", "style", "noscript", "template"]):
         el.decompose()
     body = soup.body or soup
+    if redirect and len(_norm(body.get_text(" ")).split()) <= _STUB_WORDS:
+        raise RedirectPage(f"{url}: a redirect to {redirect} (meta refresh), not a page of its own")
     if not _norm(body.get_text(" ")):
         raise ParseError(
             f"{url}: the HTML page has no text content; check that the URL serves the rendered "

@@ -39,7 +39,7 @@ from protego import Protego
 from ..config import SourceConfig
 from ..files import atomic_write
 from ..http_deadline import read1, shutdown_at, within
-from ..parsing.html import text_encoding
+from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
@@ -75,7 +75,6 @@ _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 #: the start of an XML document, after a byte-order mark (legal in XML, and written by many Windows and
 #: .NET tools and CMSs: a sitemap that gained one was read as a plain-text list of no URL at all)
 _XML_START_RE = re.compile(rb"(?:\xef\xbb\xbf|\xff\xfe|\xfe\xff)?[\s\x00]*<")
-_META_REFRESH_RE = re.compile(r"""^\s*\d*\s*;?\s*url\s*=\s*['"]?([^'"]+)""", re.I)
 #: what a crawl killed before Manifest.save or rollback can leave in the cache folder: staged bodies
 #: (``<name>.new.html``, see Manifest.put) and atomic_write's temporary files (a body's, the manifest's)
 _CACHE_LEFTOVER_RE = re.compile(r"[0-9a-f]{40}\.new\.html|\.(?:[0-9a-f]{40}(?:\.new)?\.html|manifest\.json)\.\w+\.tmp")
@@ -310,9 +309,9 @@ def extract_links(html: str, base_url: str) -> list[str]:
                 continue
     for el in doc.xpath("//meta[@http-equiv]"):
         if (el.get("http-equiv") or "").lower() == "refresh":
-            m = _META_REFRESH_RE.match(el.get("content") or "")
+            m = META_REFRESH_RE.match(el.get("content") or "")
             if m:
-                out.append(urljoin(base, m.group(1).strip()))
+                out.append(urljoin(base, m.group(2).strip()))
     return out
 
 
