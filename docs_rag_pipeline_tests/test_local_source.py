@@ -79,16 +79,22 @@ def test_symlinks_out_of_the_folder_are_never_read(tmp_path: Path) -> None:
 
 
 def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
+    """An include never reads out of the folder nor a hidden file, also through a link inside the folder
+    (gitedge F2: ``notes.txt -> .env`` and ``gitdir -> .git`` put a key and a token in the page's text,
+    and then in search results; the scan itself skipped those links)."""
     write_docs(tmp_path / "outside", {"secret.adoc": f"{SECRET}\n"})
     docs = tmp_path / "docs"
     write_docs(docs, {"page.adoc": "= Page\n\nBefore.\n\ninclude::../outside/secret.adoc[]\n\n"
                                    "include::partials/link.adoc[]\n\ninclude::partials/ok.adoc[]\n\n"
-                                   "include::.env[]\n\ninclude::partials/../.git/config[]\n",
+                                   "include::.env[]\n\ninclude::partials/../.git/config[]\n\n"
+                                   "include::notes.txt[]\n\ninclude::gitdir/config[]\n",
                       "partials/ok.adoc": "Included from inside about herons.\n",
                       # a folder that is a git checkout: hidden files inside it are no more read than outside
                       ".env": "OPENAI_API_KEY=sk-HIDDEN-DOTENV-KEY\n",
                       ".git/config": "[remote]\n  url = https://alice:ghp_TOKEN@example.org/docs.git\n"})
     (docs / "partials" / "link.adoc").symlink_to(tmp_path / "outside" / "secret.adoc")
+    (docs / "notes.txt").symlink_to(".env")
+    (docs / "gitdir").symlink_to(".git")
     cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
                        root=tmp_path).sources[0]
     lines: list[str] = []
@@ -97,9 +103,27 @@ def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
     assert set(pages) == {"page.adoc", "partials/ok.adoc"}  # partials/link.adoc is no page either
     body = pages["page.adoc"].body or ""
     assert "herons" in body and "OSPREY" not in body and "HIDDEN" not in body and "ghp_" not in body
+    outside = (tmp_path / "outside" / "secret.adoc").resolve()
     assert pages["page.adoc"].metadata["unresolved_includes"] == [
-        "../outside/secret.adoc", "partials/link.adoc", ".env (a hidden file or folder: never read)",
-        "partials/../.git/config (a hidden file or folder: never read)"]
+        "../outside/secret.adoc", f"partials/link.adoc (its real path {outside} is outside the folder "
+        f"{docs.resolve()})", ".env (a hidden file or folder: never read)",
+        "partials/../.git/config (a hidden file or folder: never read)",
+        "notes.txt (a link into a hidden file or folder: never read)",
+        "gitdir/config (a link into a hidden file or folder: never read)"]
+    assert "[DISCOVER] guide: page.adoc: include::notes.txt[] cannot be resolved: a link into a hidden file or " \
+           "folder: never read; skipped" in lines, lines
+
+
+def test_a_path_that_is_a_loop_of_links_is_named_with_its_fix(tmp_path: Path) -> None:
+    """gitedge F8: ``path: docs`` with ``docs -> docs`` failed with a bare ``RuntimeError: Symlink loop``."""
+    (tmp_path / "docs").symlink_to("docs")
+    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs"}]}, root=tmp_path).sources[0]
+    with pytest.raises(Exception) as err:
+        LocalSource(cfg, workdir=tmp_path / "w").scan({}, log=lambda _: None)
+    assert type(err.value).__name__ == "SourceError", err.value
+    assert str(err.value) == (f"sources.guide.path: {str(tmp_path / 'docs')!r} is a loop of symbolic links (it never "
+                              "reaches a folder); point it at the folder itself or fix the link, or fix the path in "
+                              "the config (nothing was removed from the index)")
 
 
 def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:

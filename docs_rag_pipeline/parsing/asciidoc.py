@@ -66,6 +66,11 @@ _MAX_INCLUDE_DEPTH = 64
 EXTERNAL_END = "//docs-rag: end of source attributes"
 
 
+class IncludeRefused(ValueError):
+    """Raised by a source's ``read`` for a file that exists but must not be included; the message is
+    the reason, shown with the include (a link into a hidden file or out of the folder)."""
+
+
 @dataclass(slots=True)
 class IncludeResult:
     """The text with includes resolved; ``deps``: every repository path an include named (with
@@ -321,7 +326,13 @@ def _resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[st
                 continue
             body = None
             if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
-                body = read(repo_path)
+                try:
+                    body = read(repo_path)
+                except IncludeRefused as exc:
+                    result.deps[repo_path] = False
+                    result.unresolved.append(f"{target} ({exc})")
+                    out.append(line)
+                    continue
                 result.deps[repo_path] = body is not None
             if body is not None and size[0] + len(body) > MAX_INCLUDED_CHARS:
                 result.unresolved.append(f"{target} (not included: the page with its includes would be over "

@@ -238,11 +238,18 @@ class LocalSource(Source):
                         url_rules=self.cfg.url_rules)
 
     def _read(self, rel: str) -> str | None:
-        """An included file (``rel`` from the root): None when its real path is outside the root,
-        it is not a regular file, or it cannot be read."""
+        """An included file (``rel`` from the root): None when it is not a regular file or cannot be
+        read; :class:`IncludeRefused` when a link takes its real path out of the folder or into a hidden
+        file or folder (``notes.txt -> .env``, ``gitdir -> .git``), as the scan skips such links."""
+        from ..parsing.asciidoc import IncludeRefused
+
         root = self.cfg.path.resolve()
         p = (root / rel).resolve()
-        if not p.is_relative_to(root) or not p.is_file():
+        if not p.is_relative_to(root):
+            raise IncludeRefused(f"its real path {p} is outside the folder {root}")
+        if any(part.startswith(".") for part in p.relative_to(root).parts):
+            raise IncludeRefused("a link into a hidden file or folder: never read")
+        if not p.is_file():
             return None
         try:
             return decode_body(read_regular_file(p, limit=self.cfg.max_bytes), None)
@@ -255,7 +262,12 @@ class LocalSource(Source):
         failed: list[str] = []
         unresolved = 0
         seen: dict[str, str] = {}
-        root = self.cfg.path.resolve()
+        try:
+            root = self.cfg.path.resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a loop of links (Python < 3.13)
+            raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} is a loop of symbolic links (it "
+                              "never reaches a folder); point it at the folder itself or fix the link, or fix the "
+                              "path in the config (nothing was removed from the index)") from None
         if not root.is_dir():
             what = "is not a folder" if root.exists() else "does not exist"
             raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} {what}; create it or fix the path "
