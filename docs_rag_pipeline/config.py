@@ -755,7 +755,12 @@ def copy_config(path: str | os.PathLike[str] | None, copy: Path) -> bytes:
     data = p.read_bytes()
     copy.parent.mkdir(parents=True, exist_ok=True)
     tmp = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    # with the file's own permissions (never writable by others): a config kept private (0600: a password
+    # in a git source's `repo`) stays private in its copies, which sit in Dagster's storage folder
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, p.stat().st_mode & 0o755)
     try:
         os.link(tmp, copy)
     except FileExistsError:

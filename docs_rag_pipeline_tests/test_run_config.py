@@ -301,3 +301,19 @@ def test_a_reexecution_of_refresh_all_sources_that_would_reuse_outputs_of_anothe
     assert not result.success and set(errors) == failed, errors
     assert all(f"input 'chunks' was made by run {parent.run_id}" in e and "changed: embedding.model)" in e
                for e in errors.values()), errors
+
+
+def test_the_copy_of_a_private_config_is_private(tmp_path: Path):
+    """gitedge F6: a config kept at 0600 (a password in a git source's ``repo``) was copied for every run
+    to Dagster's storage folder at 0644, readable by every local user. The copy keeps the file's mode
+    (never writable by others)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Notes\n\nThe on-call engineer answers pages within an hour.\n")
+    cfg = write_config(tmp_path, sources="- {name: notes, kind: local, path: docs}")
+    with DagsterInstance.ephemeral() as instance:
+        for mode in (0o600, 0o644, 0o666):
+            cfg.chmod(mode)
+            run = materialize_source(cfg, "notes", instance)["_result"].run_id
+            copy = Path(instance.storage_directory()) / run / "docs_rag_config.yaml"
+            assert copy.read_bytes() == cfg.read_bytes()
+            assert copy.stat().st_mode & 0o777 == mode & 0o755, (oct(mode), oct(copy.stat().st_mode))
