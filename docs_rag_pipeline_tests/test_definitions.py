@@ -238,3 +238,27 @@ def test_a_config_named_through_a_symlink_is_read_through_the_link_as_it_points_
         assert result.success
         tag = instance.get_run_by_id(result.run_id).tags[CONFIG_TAG]
     assert tag.endswith(":" + hashlib.sha256((tmp_path / "v2" / "cfg.yaml").read_bytes()).hexdigest())
+
+
+def test_the_code_location_hands_its_runs_the_config_text_without_passwords(tmp_path, monkeypatch):
+    """A run's worker and step processes build the code location from the text its first load read
+    (Dagster's reconstruction metadata, kept with each run in Dagster's run storage): never a password
+    written into a URL (a git source's ``repo``), which the definitions do not need."""
+    from dagster._core.code_pointer import ModuleCodePointer
+    from dagster._core.definitions.reconstruct import (
+        initialize_repository_def_from_pointer,
+        reconstruct_repository_def_from_pointer,
+    )
+
+    from docs_rag_pipeline.defs.definitions import TEXT_KEY
+
+    cfg = write_config(tmp_path, sources="- {name: priv, kind: git, repo: 'https://alice:s3cr3t@git.example.org/d.git'}")
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    pointer = ModuleCodePointer("docs_rag_pipeline.defs.definitions", "defs", str(REPO))
+    data = initialize_repository_def_from_pointer(pointer).repository_load_data
+    text = data.reconstruction_metadata[TEXT_KEY].data
+    assert "s3cr3t" not in text and "alice" not in text
+    assert "https://git.example.org/d.git" in text and str(tmp_path / "data") in text
+    cfg.unlink()  # a run's processes rebuild it from that text, not from the file
+    repo = reconstruct_repository_def_from_pointer(pointer, data)
+    assert repo.get_job("refresh_source") is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dagster import Definitions, JobDefinition, definitions
@@ -33,6 +34,8 @@ def run_io_folder(config: Config) -> str:
 
 #: the code location's reconstruction metadata that holds the config text the code location was loaded with
 TEXT_KEY = "docs_rag/config_text"
+#: a URL's user name and password (``https://alice:pw@host/``), left out of that text
+_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]*@")
 
 
 def _load_context():  # noqa: ANN202 - dagster's DefinitionsLoadContext, or None
@@ -68,7 +71,9 @@ def _code_location_config(name: Path) -> Config:
         config = load_config(name, data=data)
         text = (data or b"").decode("utf-8")  # load_config took it as UTF-8
     if context is not None and hasattr(context, "add_to_pending_reconstruction_metadata"):
-        context.add_to_pending_reconstruction_metadata(TEXT_KEY, text)  # for the processes of its runs
+        # for the processes of its runs, kept in Dagster's run storage: without the passwords a URL may
+        # carry (a git source's `repo`), which the definitions do not need (the steps read the run's copy)
+        context.add_to_pending_reconstruction_metadata(TEXT_KEY, _USERINFO_RE.sub(r"\1", text))
     return config
 
 
