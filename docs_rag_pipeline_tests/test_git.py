@@ -546,7 +546,7 @@ def test_symlinks_inside_the_repository_are_followed_and_the_rest_is_named(tmp_p
            "loop -> ..": "it loops back to a folder that contains it",
            "secret.md -> ../.github/secret.md": "it points into a hidden file or folder",
            "gone.md -> nothing.md": "it points to nothing in the repository",
-           "a.md -> b.md": "it points to nothing in the repository", "b.md -> a.md": "it points to nothing"}
+           "a.md -> b.md": "too many levels of links (a loop of links", "b.md -> a.md": "too many levels of links"}
     for link, reason in why.items():
         assert any(f"skipped the symlink docs/{link}: {reason}" in ln for ln in lines), (link, lines)
     assert notes["skipped_links"] == len(why) and notes["commit"] == head
@@ -558,6 +558,83 @@ def test_symlinks_inside_the_repository_are_followed_and_the_rest_is_named(tmp_p
     again = {p["path"]: p["status"] for p in refresh.scan_pages(get_context(cfg), "acme", log=lambda m: None)}
     assert again == {"index.md": "unchanged", "shared/glossary.md": "unchanged", "about.md": "changed",
                      "again.md": "changed"}
+
+
+def _scan_links(tmp_path: Path, repo: Repo, subpath: str = "") -> tuple[dict[str, str], list[str]]:
+    """A scan of ``repo`` by a git source (path → body) and its log lines."""
+    from docs_rag_pipeline.config import parse_config
+
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [
+        {"name": "acme", "kind": "git", "repo": str(repo.remote), "subpath": subpath}]})
+    lines: list[str] = []
+    pages = GitSource(cfg.sources[0], workdir=tmp_path / "w").scan({}, log=lines.append).pages
+    return {p.path: p.body or "" for p in pages}, lines
+
+
+def test_folders_that_link_to_one_another_cannot_multiply_the_pages(tmp_path: Path) -> None:
+    """A linked folder's files were copied under the link with the files that had come into it
+    through other links, so N folders holding two links each to the one below gave 2^N pages of one
+    file (24 links: 8191 pages; 50: the refresh never ends). As in a local folder, a second link to a
+    folder already walked through a link is skipped and named, and a link back to a folder that
+    contains it (through another link) is a loop."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("leaf", {"d00/leaf.md": "# Leaf\n\nleaf text\n", "x/x.md": "# X\n\nx text\n"})
+    for i in range(1, 13):
+        for name in ("a", "b"):
+            (repo.work / f"d{i:02}").mkdir(exist_ok=True)
+            os.symlink(f"../d{i - 1:02}", repo.work / f"d{i:02}/{name}")
+    (repo.work / "y").mkdir()
+    os.symlink("../y", repo.work / "x/to_y")
+    os.symlink("../x", repo.work / "y/to_x")
+    repo.commit("links")
+    pages, lines = _scan_links(tmp_path, repo)
+    assert set(pages) == {"d00/leaf.md", "d01/a/leaf.md", "x/x.md", "y/to_x/x.md"}, len(pages)
+    assert "skipped the symlink d01/b -> ../d00: that folder is already listed through the link d01/a" \
+        in "\n".join(lines)
+    assert "skipped the symlink d02/a/a -> ../d00: that folder is already listed through the link d01/a" \
+        in "\n".join(lines)
+    for loop in ("x/to_y/to_x -> ../x", "y/to_x/to_y -> ../y"):
+        assert f"skipped the symlink {loop}: it loops back to a folder that contains it" in "\n".join(lines)
+
+
+def test_links_resolve_as_in_a_checkout_whatever_their_order_or_place(tmp_path: Path) -> None:
+    """A link inside a linked folder was missing below the folder link when the folder link sorted
+    first (``docs/latest -> v2`` lost ``latest/faq.md``, ``docs/v2/faq.md -> ../../shared/faq.md``,
+    without a word), and a link whose target goes through a link outside ``subpath`` was skipped as
+    pointing to nothing. Paths resolve part by part over the whole repository, as a checkout does."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("files", {"docs/v2/install.md": "# Install\n\ninstall text\n", "shared/faq.md": "# FAQ\n\nfaq text\n",
+                          "common/glossary.md": "# Glossary\n\nglossary text\n"})
+    for link, target in {"docs/v2/faq.md": "../../shared/faq.md", "docs/latest": "v2", "alias": "common",
+                         "docs/glossary.md": "../alias/glossary.md", "docs/up.md": "latest/../v2/install.md"}.items():
+        os.symlink(target, repo.work / link)
+    repo.commit("links")
+    pages, lines = _scan_links(tmp_path, repo, subpath="docs")
+    docs = repo.work / "docs"
+    in_checkout = {os.path.relpath(os.path.join(d, f), docs) for d, _, names in os.walk(docs, followlinks=True)
+                   for f in names}
+    assert set(pages) == in_checkout == {"v2/install.md", "v2/faq.md", "latest/install.md", "latest/faq.md",
+                                         "glossary.md", "up.md"}, sorted(pages)
+    assert pages["latest/faq.md"].startswith("# FAQ") and pages["glossary.md"].startswith("# Glossary")
+    assert pages["up.md"].startswith("# Install")
+    assert not [ln for ln in lines if "skipped the symlink" in ln], lines
+
+
+def test_a_chain_of_links_resolves_to_40_links_and_a_longer_one_is_named(tmp_path: Path) -> None:
+    """A chain of more than 8 links was skipped as "it points to nothing in the repository (a
+    missing file, or a loop of links)", though a checkout reads it (Linux follows 40 links). Chains
+    resolve to 40 links, as the OS does; a longer one is skipped as too many levels of links."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("real", {"real.md": "# Real\n\nreal text\n"})
+    for i in range(1, 42):  # l01 -> l02 -> … -> l41 -> real.md: 41 links from l01, 40 from l02
+        os.symlink(f"l{i + 1:02}.md" if i < 41 else "real.md", repo.work / f"l{i:02}.md")
+    repo.commit("chain")
+    assert not (repo.work / "l01.md").exists() and (repo.work / "l02.md").read_text().startswith("# Real")
+    pages, lines = _scan_links(tmp_path, repo)
+    assert set(pages) == {"real.md"} | {f"l{i:02}.md" for i in range(2, 42)}, sorted(pages)
+    assert all(pages[f"l{i:02}.md"].startswith("# Real") for i in range(2, 42))
+    assert [ln.split(": ", 1)[1] for ln in lines if "skipped the symlink" in ln] == [
+        "skipped the symlink l01.md -> l02.md: too many levels of links (a loop of links, or a chain of more than 40)"]
 
 
 def test_locks_left_by_a_killed_fetch_do_not_stop_every_later_refresh(tmp_path: Path) -> None:

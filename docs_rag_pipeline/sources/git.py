@@ -149,6 +149,107 @@ class _Git:
             self._reader = None
 
 
+#: links followed while resolving one path, as Linux does (MAXSYMLINKS): beyond it, ELOOP
+MAX_LINK_HOPS = 40
+
+
+class _LinkSkip(Exception):
+    """Why a symbolic link is not followed (the text goes into the log line)."""
+
+
+class _RepoTree:
+    """The entries of one commit as a checkout would have them on disk: paths resolve component by
+    component, following symbolic links anywhere in the repository (also outside ``subpath``),
+    as the operating system does (at most :data:`MAX_LINK_HOPS` links per path)."""
+
+    def __init__(self, git: _Git, files: dict[str, str], links: dict[str, str], submodules: list[str]) -> None:
+        self.git = git
+        self.files = files
+        self.links = links
+        self.kinds: dict[str, str] = {"": "dir"}  # path → file, link, submodule or dir
+        self.children: dict[str, list[str]] = {}  # folder → its entries' names
+        for kind, paths in (("file", files), ("link", links), ("submodule", submodules)):
+            for path in paths:
+                self._add(path, kind)
+        self._targets: dict[str, str | None] = {}
+        self._previews: dict[str, str] = {}
+
+    def _add(self, path: str, kind: str) -> None:
+        while path not in self.kinds:
+            self.kinds[path] = kind
+            parent, _, name = path.rpartition("/")
+            self.children.setdefault(parent, []).append(name)
+            path, kind = parent, "dir"
+
+    def target(self, link: str) -> str | None:
+        """What ``link`` points to, None when its blob is longer than a path can be. A link's blob is
+        its target: read no more than a path can be (a crafted 150 MB "link" cost 1 GB and put all of
+        itself into a log line and the run's metadata)."""
+        if link not in self._targets:
+            raw = self.git.blob(self.links[link], limit=MAX_LINK_TARGET + 1)
+            self._targets[link] = raw.decode("utf-8", "surrogateescape") if len(raw) <= MAX_LINK_TARGET else None
+            self._previews[link] = raw[:200].decode("utf-8", "surrogateescape")
+        return self._targets[link]
+
+    def preview(self, link: str) -> str:
+        """The first 200 bytes of a link's target, for a log line about a target too long."""
+        self.target(link)
+        return self._previews[link]
+
+    def resolve(self, path: str) -> tuple[str, str]:
+        """The real path of ``path`` and its kind (file, dir or submodule), its links followed;
+        raises :class:`_LinkSkip` with the reason when it leads nowhere a checkout could read."""
+        todo = list(reversed(path.split("/")))
+        real: list[str] = []
+        hops = 0
+        while todo:
+            part = todo.pop()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not real:
+                    raise _LinkSkip("it points outside the repository")
+                real.pop()
+                continue
+            if part.startswith("."):  # never read through a hidden file or folder, even one that is there
+                raise _LinkSkip("it points into a hidden file or folder")
+            here = "/".join([*real, part])
+            kind = self.kinds.get(here)
+            if kind == "link":
+                hops += 1
+                if hops > MAX_LINK_HOPS:
+                    raise _LinkSkip(f"too many levels of links (a loop of links, or a chain of more than "
+                                    f"{MAX_LINK_HOPS})")
+                target = self.target(here)
+                if target is None:
+                    raise _LinkSkip(f"it goes through the symlink {here}, whose target is longer than "
+                                    f"{MAX_LINK_TARGET} bytes, no path")
+                if target.startswith("/"):
+                    raise _LinkSkip("it points outside the repository")
+                todo.extend(reversed(target.split("/")))
+                continue
+            if kind is None or (kind != "dir" and any(todo)):
+                raise _LinkSkip("it points to nothing in the repository (a missing file)")
+            real.append(part)
+        where = "/".join(real)
+        return where, self.kinds[where]
+
+
+class _Walk:
+    """What the listing of a source's folders collects."""
+
+    def __init__(self, *, tree: dict[str, str], log: Log, source: str) -> None:
+        self.tree = tree  # path as listed → blob sha
+        self.log = log
+        self.source = source
+        self.skipped: list[str] = []  # "path -> target" of each link skipped
+        self.linked: dict[str, str] = {}  # real folder → the link path it was walked under
+
+    def skip(self, path: str, target: str, reason: str) -> None:
+        self.skipped.append(f"{path} -> {target}")
+        self.log(f"[DISCOVER] {self.source}: skipped the symlink {path} -> {target}: {reason}")
+
+
 class GitSource(Source):
     cfg: SourceConfig
 
@@ -237,67 +338,86 @@ class GitSource(Source):
         return files, links, submodules
 
     def _tree(self, git: _Git, commit: str, log: Log) -> tuple[dict[str, str], list[str], list[str]]:
-        """repository path → blob sha of every file at ``commit``, symbolic links inside the
-        repository included (a link to a file is that file under the link's path; a link to a
-        folder adds the folder's files under it). Also the links and submodules of this source
-        that were skipped, each logged with the reason."""
+        """repository path → blob sha of every file at ``commit``, symbolic links below ``subpath``
+        included as a checkout has them (a link to a file is that file under the link's path; a link
+        to a folder adds the folder's files under it). Also the links and submodules of this source
+        that were skipped, each logged with the reason.
+
+        Below ``subpath`` the folders are walked in path order, like the local source walks its folder:
+        a linked folder is walked under the link's path, except a link back to a folder it is inside (a
+        loop) and a second link to a folder already walked through a link, so folders that link to one
+        another cannot multiply the pages (50 links made 2^25 of them)."""
         files, links, submodules = self._entries(git, commit)
+        repo = _RepoTree(git, files, links, submodules)
         sub = self.cfg.subpath.strip("/")
-        mine = lambda p: not sub or p == sub or p.startswith(sub + "/")  # noqa: E731
-        tree = dict(files)
-        skipped: list[str] = []
-        pending: dict[str, str] = {}
-        for path, sha in links.items():
-            if not mine(path):
-                continue
-            # a link's blob is its target, a path: read no more than a path can be (a crafted 150 MB
-            # "link" cost 1 GB and put all of itself into a log line and the run's metadata)
-            raw = git.blob(sha, limit=MAX_LINK_TARGET + 1)
-            target = raw[:200].decode("utf-8", "surrogateescape")
-            if len(raw) > MAX_LINK_TARGET:
-                skipped.append(f"{path} -> {target}…")
-                log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}…: its target is longer than "
-                    f"{MAX_LINK_TARGET} bytes, no path")
-                continue
-            pending[path] = raw.decode("utf-8", "surrogateescape")
-        for _ in range(8):  # a link to a link resolves once its target has; cycles never do
-            progress = False
-            for path, target in list(pending.items()):
-                real = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-                if target.startswith("/") or real == ".." or real.startswith("../"):
-                    reason = "it points outside the repository"
-                elif real == "." or path.startswith(real + "/"):
-                    reason = "it loops back to a folder that contains it"
-                elif any(part.startswith(".") for part in real.split("/")):
-                    reason = "it points into a hidden file or folder"
-                else:
-                    reason = ""
-                if reason:
-                    skipped.append(f"{path} -> {target}")
-                    log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}: {reason}")
-                    del pending[path]
-                    continue
-                if real in tree:
-                    tree[path] = tree[real]
-                else:
-                    under = {k[len(real) + 1:]: v for k, v in tree.items() if k.startswith(real + "/")}
-                    if not under:
-                        continue  # not there (yet): another link may lead to it
-                    for rest, sha in under.items():
-                        tree.setdefault(f"{path}/{rest}", sha)
-                del pending[path]
-                progress = True
-            if not progress:
-                break
-        for path, target in pending.items():
-            skipped.append(f"{path} -> {target}")
-            log(f"[DISCOVER] {self.name}: skipped the symlink {path} -> {target}: it points to nothing in the "
-                "repository (a missing file, or a loop of links)")
-        gone = [p for p in submodules if mine(p)]
+        walk = _Walk(tree=dict(files), log=log, source=self.name)
+        # entries to look at: (real path, path as listed, the real folders it is inside), in path
+        # order; a stack, not recursion: a repository may nest folders deeper than Python's limit
+        stack: list[tuple[str, str, tuple[str, ...]]] = []
+
+        def enter(folder: str, path: str, parents: tuple[str, ...]) -> None:
+            names = sorted(n for n in repo.children.get(folder, []) if not n.startswith("."))
+            inside = (*parents, folder)  # hidden files and folders are never read, nor the links in them
+            stack.extend((posixpath.join(folder, n), posixpath.join(path, n), inside) for n in reversed(names))
+
+        start = self._start(repo, sub, walk)
+        if start is not None:
+            enter(start, sub, ())
+        while stack:
+            real, path, parents = stack.pop()
+            kind = repo.kinds[real]
+            if kind == "file":
+                walk.tree[path] = files[real]
+            elif kind == "dir":
+                enter(real, path, parents)
+            elif kind == "link":
+                folder = self._follow(repo, real, path, parents, walk)
+                if folder is not None:
+                    walk.linked[folder] = path
+                    enter(folder, path, parents)
+        gone = [p for p in submodules if not sub or p == sub or p.startswith(sub + "/")]
         for path in gone:
             log(f"[DISCOVER] {self.name}: skipped the submodule {path}: submodules are not fetched; add its "
                 "repository as a git source of its own to index it")
-        return tree, skipped, gone
+        return walk.tree, walk.skipped, gone
+
+    def _start(self, repo: _RepoTree, sub: str, walk: _Walk) -> str | None:
+        """The real folder ``subpath`` is (through links, as in a checkout), or None."""
+        if repo.kinds.get(sub) == "dir":
+            return sub
+        if repo.kinds.get(sub) == "link":
+            return self._follow(repo, sub, sub, (), walk)
+        try:
+            dest, kind = repo.resolve(sub)
+        except _LinkSkip:
+            return None
+        return dest if kind == "dir" else None
+
+    @staticmethod
+    def _follow(repo: _RepoTree, real: str, path: str, parents: tuple[str, ...], walk: _Walk) -> str | None:
+        """Resolve the link at ``real`` (listed as ``path``): a file goes into the tree; returns the
+        real folder to walk under ``path``, or None (a file, or skipped with the reason)."""
+        skip = walk.skip
+        target = repo.target(real)
+        if target is None:
+            skip(path, repo.preview(real) + "…", f"its target is longer than {MAX_LINK_TARGET} bytes, no path")
+            return None
+        try:
+            dest, kind = repo.resolve(real)
+        except _LinkSkip as why:
+            skip(path, target, str(why))
+            return None
+        if kind == "file":
+            walk.tree[path] = repo.files[dest]
+        elif kind == "submodule":
+            skip(path, target, "it points to a submodule, and submodules are not fetched")
+        elif dest in parents or not dest or real.startswith(dest + "/"):
+            skip(path, target, "it loops back to a folder that contains it")
+        elif dest in walk.linked:
+            skip(path, target, f"that folder is already listed through the link {walk.linked[dest]}")
+        else:
+            return dest
+        return None
 
     @staticmethod
     def _diff(git: _Git, old: str, new: str) -> list[_Change]:
