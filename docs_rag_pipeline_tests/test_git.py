@@ -878,3 +878,83 @@ def test_a_removed_git_source_keeps_its_folder_when_a_local_path_goes_through_it
     assert any("'acme' is not in the config any more, but its folder" in ln for ln in lines), lines
     refresh.refresh(get_context(cfg), "handbook", log=lines.append)  # the next ingest still reads it
     assert {r["page_url"] for r in get_context(cfg).chunks.rows("source = 'handbook'")} == {SITE + "handbook.md"}
+
+
+FAKE_SSH = """#!/bin/sh
+# a stand-in for ssh (no sshd here): records how git started it and whether it could reach a terminal
+if (: </dev/tty) 2>/dev/null; then tty=tty; else tty=notty; fi
+echo "$tty $(basename "$0") $*" >> "$FAKE_SSH_LOG"
+exit 255
+"""
+
+SCAN_UNDER_A_TERMINAL = """
+import os, sys
+from pathlib import Path
+from docs_rag_pipeline.config import SourceConfig
+from docs_rag_pipeline.sources.git import GitError, GitSource
+os.close(os.open("/dev/tty", os.O_RDWR))  # the scan has a terminal, as `docs-rag ingest` typed in a shell
+for repo in sys.argv[2:]:
+    try:
+        GitSource(SourceConfig(name="acme", kind="git", repo=repo), workdir=Path(sys.argv[1])).scan({}, log=print)
+    except GitError as exc:
+        print("GitError:", exc)
+"""
+
+
+def _ssh_seen_by_a_scan_under_a_terminal(tmp_path: Path, **env: str) -> list[str]:
+    """Scans two SSH repositories in a child process whose controlling terminal is a pseudo-terminal;
+    what the stand-in ssh (first on PATH, also as ``plink``) saw, one line per start."""
+    import docs_rag_pipeline
+    import fcntl
+    import sys
+    import termios
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in ("ssh", "plink"):
+        (bin_dir / name).write_text(FAKE_SSH)
+        (bin_dir / name).chmod(0o755)
+    log = tmp_path / "ssh.log"
+    log.unlink(missing_ok=True)
+    child_env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_SSH_LOG": str(log),
+                 "PYTHONPATH": str(Path(docs_rag_pipeline.__file__).parent.parent), **env}
+    master, slave = os.openpty()
+
+    def take_the_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", SCAN_UNDER_A_TERMINAL, str(tmp_path / "wd"),
+                               "ssh://git@127.0.0.1/acme/docs.git", "git@127.0.0.1:acme/docs.git"],
+                              stdin=slave, capture_output=True, text=True, env=child_env,
+                              preexec_fn=take_the_terminal, timeout=300)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("GitError:") == 2, proc.stdout
+    return log.read_text().splitlines()
+
+
+def test_ssh_never_prompts_on_the_terminal(tmp_path: Path) -> None:
+    """For ``ssh://`` and ``git@host:`` repositories git started ssh without BatchMode and with the
+    terminal in reach: GIT_TERMINAL_PROMPT does not reach ssh, so a real ssh asked to accept a host
+    key, or for a password or passphrase, and waited up to the git timeout. ssh now gets
+    ``-o BatchMode=yes`` (added to the operator's own ssh command, never replacing it) and git runs
+    with no controlling terminal, so even an ssh replacement that ignores BatchMode cannot ask."""
+    seen = _ssh_seen_by_a_scan_under_a_terminal(tmp_path)
+    assert len(seen) == 2 and all(ln.startswith("notty ssh ") and "-o BatchMode=yes" in ln for ln in seen), seen
+    # the operator's GIT_SSH_COMMAND is kept, with the option added
+    seen = _ssh_seen_by_a_scan_under_a_terminal(tmp_path, GIT_SSH_COMMAND="ssh -o Marker=operator")
+    assert len(seen) == 2 and all("-o Marker=operator -o BatchMode=yes" in ln and ln.startswith("notty")
+                                  for ln in seen), seen
+    # so is core.sshCommand from the operator's git config
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text('[core]\n\tsshCommand = ssh -o Marker=config\n')
+    seen = _ssh_seen_by_a_scan_under_a_terminal(tmp_path, GIT_CONFIG_GLOBAL=str(gitconfig))
+    assert len(seen) == 2 and all("-o Marker=config -o BatchMode=yes" in ln and ln.startswith("notty")
+                                  for ln in seen), seen
+    # a command that is not OpenSSH gets no option it may not know, and still no terminal
+    seen = _ssh_seen_by_a_scan_under_a_terminal(tmp_path, GIT_SSH_COMMAND="plink -batch")
+    assert len(seen) == 2 and all(ln.startswith("notty plink ") and "BatchMode" not in ln for ln in seen), seen

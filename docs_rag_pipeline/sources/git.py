@@ -35,6 +35,7 @@ import json
 import os
 import posixpath
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -81,6 +82,7 @@ class _Git:
         self.token = token
         self.repo = repo
         self._reader: subprocess.Popen[bytes] | None = None
+        self._ssh: str | None = None  # GIT_SSH_COMMAND for git ("": the operator's, left alone), once known
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -88,11 +90,39 @@ class _Git:
                             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_COUNT")
                and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
         env.update(GIT_TERMINAL_PROMPT="0", GCM_INTERACTIVE="never", LC_ALL="C", LANG="C")
+        if self._ssh is None:
+            self._ssh = self._batch_ssh_command(env)
+        if self._ssh:
+            env["GIT_SSH_COMMAND"] = self._ssh
         if self.token and re.match(r"^https?://", self.repo, re.I):
             basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
             env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
                        GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
         return env
+
+    def _batch_ssh_command(self, env: dict[str, str]) -> str:
+        """The ssh command git would start, with ``-o BatchMode=yes`` added: GIT_TERMINAL_PROMPT does not
+        reach ssh, which asks on the terminal to accept a host key or for a password or passphrase, and
+        waits. The operator's own command (GIT_SSH_COMMAND, core.sshCommand, GIT_SSH, in git's order of
+        precedence) is kept and the option added to it; one that is not OpenSSH (plink, a wrapper) is left
+        as it is ("" here): git runs without a terminal anyway (``run``), so nothing can ask there."""
+        command = env.get("GIT_SSH_COMMAND") or self._config("core.sshCommand", env)
+        if not command and env.get("GIT_SSH"):
+            command = shlex.quote(env["GIT_SSH"])
+        command = command or "ssh"
+        try:
+            program = os.path.basename(shlex.split(command)[0])
+        except (ValueError, IndexError):
+            return ""
+        variant = env.get("GIT_SSH_VARIANT", "auto").lower()
+        openssh = variant == "ssh" or (variant == "auto" and program in ("ssh", "ssh.exe"))
+        return f"{command} -o BatchMode=yes" if openssh else ""
+
+    def _config(self, key: str, env: dict[str, str]) -> str:
+        """A git setting as git sees it for the clone (its config, the user's, the system's); "" if unset."""
+        proc = subprocess.run(["git", "--git-dir", str(self.git_dir), "config", "--get", key], capture_output=True,
+                              stdin=subprocess.DEVNULL, env=env, timeout=GIT_TIMEOUT_SECONDS, check=False)
+        return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
 
     def scrub(self, text: str) -> str:
         if self.token:
@@ -103,7 +133,10 @@ class _Git:
     def run(self, *args: str, check: bool = True, git_dir: bool = True) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *(["--git-dir", str(self.git_dir)] if git_dir else []), *args]
         try:
-            proc = subprocess.run(cmd, capture_output=True, env=self.env(), timeout=GIT_TIMEOUT_SECONDS, check=False)
+            # a new session, with no controlling terminal and nothing on stdin: no program git starts (ssh, a
+            # credential helper) can ask the operator anything and wait for the answer
+            proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, start_new_session=True,
+                                  env=self.env(), timeout=GIT_TIMEOUT_SECONDS, check=False)
         except subprocess.TimeoutExpired as exc:
             raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s; check that "
                            f"{_public(self.repo)} is reachable") from exc
