@@ -958,3 +958,87 @@ def test_ssh_never_prompts_on_the_terminal(tmp_path: Path) -> None:
     # a command that is not OpenSSH gets no option it may not know, and still no terminal
     seen = _ssh_seen_by_a_scan_under_a_terminal(tmp_path, GIT_SSH_COMMAND="plink -batch")
     assert len(seen) == 2 and all(ln.startswith("notty plink ") and "BatchMode" not in ln for ln in seen), seen
+
+
+@pytest.fixture
+def stalled_server():
+    """A 127.0.0.1 server that accepts every connection and never answers; its port."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(50)
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except (TimeoutError, OSError):
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def _processes_naming(text: str) -> list[str]:
+    """The command lines of the live processes whose command line holds ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and text in cmdline and "pytest" not in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def _scan_stalled(tmp_path: Path, port: int) -> str:
+    from docs_rag_pipeline.config import SourceConfig
+
+    cfg = SourceConfig(name="acme", kind="git", repo=f"http://127.0.0.1:{port}/stalled-docs.git", branch="main")
+    with pytest.raises(GitError) as err:
+        GitSource(cfg, workdir=tmp_path / "wd").scan({}, log=lambda m: None)
+    return str(err.value)
+
+
+@pytest.mark.timeout(300)
+def test_a_stalled_http_server_ends_at_the_low_speed_limit(tmp_path: Path, stalled_server: int, monkeypatch) -> None:
+    """A server that accepts the connection and never answers held every git command for the whole
+    GIT_TIMEOUT_SECONDS (600 s, documented nowhere): git had no low-speed limit. Now a transfer under
+    GIT_LOW_SPEED_BYTES per second for GIT_LOW_SPEED_SECONDS ends with git's own error first."""
+    import docs_rag_pipeline.sources.git as git_source
+
+    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 30)
+    monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 2, raising=False)
+    message = _scan_stalled(tmp_path, stalled_server)
+    assert "Operation too slow" in message and "took longer than" not in message, message
+
+
+@pytest.mark.timeout(300)
+def test_a_git_command_past_the_timeout_leaves_no_git_process(tmp_path: Path, stalled_server: int, monkeypatch) -> None:
+    """When the timeout killed ``git fetch``, its ``git remote-http`` children were left running,
+    reparented to init, as long as the server held the socket: two more with every refresh. The
+    whole process group git started is killed now."""
+    import time
+
+    import docs_rag_pipeline.sources.git as git_source
+
+    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 3)
+    monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 600, raising=False)  # the overall timeout ends it here
+    message = _scan_stalled(tmp_path, stalled_server)
+    assert "took longer than 3 s" in message, message
+    url = f"127.0.0.1:{stalled_server}/stalled-docs.git"
+    deadline = time.monotonic() + 60  # SIGKILL is delivered at once; this only waits for the kernel
+    while _processes_naming(url) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_naming(url)

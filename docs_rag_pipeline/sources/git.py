@@ -37,6 +37,7 @@ import posixpath
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -52,6 +53,11 @@ from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
+#: an HTTP(S) transfer slower than this many bytes per second for GIT_LOW_SPEED_SECONDS is abandoned by
+#: git (http.lowSpeedLimit/http.lowSpeedTime, unless the operator set them): a server that accepts the
+#: connection and then stalls costs a minute, not the whole GIT_TIMEOUT_SECONDS
+GIT_LOW_SPEED_BYTES = 1000
+GIT_LOW_SPEED_SECONDS = 60
 
 
 
@@ -74,6 +80,18 @@ def _public(url: str) -> str:
     return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", url, flags=re.I)
 
 
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a process started in a session of its own, with every process it started, and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()  # not communicate(): a process that left the group (an ssh ControlPersist master) may hold the pipes
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 class _Git:
     """Runs git against the bare clone, with the credential (if any) only in the environment."""
 
@@ -82,7 +100,7 @@ class _Git:
         self.token = token
         self.repo = repo
         self._reader: subprocess.Popen[bytes] | None = None
-        self._ssh: str | None = None  # GIT_SSH_COMMAND for git ("": the operator's, left alone), once known
+        self._fixed: dict[str, str] | None = None  # what _non_interactive adds to git's environment, once known
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -90,15 +108,27 @@ class _Git:
                             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_COUNT")
                and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
         env.update(GIT_TERMINAL_PROMPT="0", GCM_INTERACTIVE="never", LC_ALL="C", LANG="C")
-        if self._ssh is None:
-            self._ssh = self._batch_ssh_command(env)
-        if self._ssh:
-            env["GIT_SSH_COMMAND"] = self._ssh
+        if self._fixed is None:
+            self._fixed = self._non_interactive(env)
+        env.update(self._fixed)
         if self.token and re.match(r"^https?://", self.repo, re.I):
             basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
             env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
                        GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
         return env
+
+    def _non_interactive(self, env: dict[str, str]) -> dict[str, str]:
+        """The settings that keep git from waiting on a person or a stalled server, where the operator set
+        none of their own: ssh in batch mode, and a low-speed limit for HTTP(S)."""
+        fixed: dict[str, str] = {}
+        ssh = self._batch_ssh_command(env)
+        if ssh:
+            fixed["GIT_SSH_COMMAND"] = ssh
+        if not any(k in env for k in ("GIT_HTTP_LOW_SPEED_LIMIT", "GIT_HTTP_LOW_SPEED_TIME")) and not any(
+                self._config(key, env) for key in ("http.lowSpeedLimit", "http.lowSpeedTime")):
+            fixed.update(GIT_HTTP_LOW_SPEED_LIMIT=str(GIT_LOW_SPEED_BYTES),
+                         GIT_HTTP_LOW_SPEED_TIME=str(GIT_LOW_SPEED_SECONDS))
+        return fixed
 
     def _batch_ssh_command(self, env: dict[str, str]) -> str:
         """The ssh command git would start, with ``-o BatchMode=yes`` added: GIT_TERMINAL_PROMPT does not
@@ -132,14 +162,21 @@ class _Git:
 
     def run(self, *args: str, check: bool = True, git_dir: bool = True) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *(["--git-dir", str(self.git_dir)] if git_dir else []), *args]
+        # a new session, with no controlling terminal and nothing on stdin: no program git starts (ssh, a
+        # credential helper) can ask the operator anything and wait for the answer. Its process group is
+        # also what is killed when git runs too long: ``git fetch`` over HTTP works through ``git
+        # remote-http`` children, which outlived a kill of git alone for as long as the server held on.
+        popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True, env=self.env())
         try:
-            # a new session, with no controlling terminal and nothing on stdin: no program git starts (ssh, a
-            # credential helper) can ask the operator anything and wait for the answer
-            proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, start_new_session=True,
-                                  env=self.env(), timeout=GIT_TIMEOUT_SECONDS, check=False)
+            stdout, stderr = popen.communicate(timeout=GIT_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired as exc:
-            raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s; check that "
-                           f"{_public(self.repo)} is reachable") from exc
+            raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s (GIT_TIMEOUT_SECONDS); check "
+                           f"that {_public(self.repo)} is reachable") from exc
+        finally:
+            if popen.returncode is None:  # a timeout, or the run interrupted: nothing of git's is left running
+                _kill_group(popen)
+        proc = subprocess.CompletedProcess(cmd, popen.returncode, stdout, stderr)
         if check and proc.returncode != 0:
             err = self.scrub(proc.stderr.decode("utf-8", "replace"))
             err = "; ".join(ln.strip() for ln in err.splitlines() if ln.strip())  # one line, for logs
