@@ -1042,3 +1042,39 @@ def test_a_git_command_past_the_timeout_leaves_no_git_process(tmp_path: Path, st
     while _processes_naming(url) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _processes_naming(url)
+
+
+def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: Path) -> None:
+    """A clone moved to another disk and linked back, whose folder then came back empty (a re-created
+    volume), failed every ingest with "OSError: Cannot call rmtree on a symbolic link": no path, no
+    fix, never again a clone. It is cloned again into the empty folder, the link kept; a link that leads
+    to nothing is named with the fix, and nothing is removed, there or from the index."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    indexed = sorted(_chunks(cfg))
+    clone = tmp_path / "data/sources/acme/clone"
+    disk = tmp_path / "bigdisk/clone"
+    disk.parent.mkdir()
+    shutil.move(clone, disk)
+    os.symlink(disk, clone)
+    shutil.rmtree(disk)
+    disk.mkdir()  # the disk came back empty
+    repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
+    lines: list[str] = []
+    stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert stats.pages_changed == 1
+    assert clone.is_symlink() and (disk / "HEAD").is_file() and (disk / "objects").is_dir()
+    assert any(f"is a link to the empty folder {disk}; cloning again into it" in ln for ln in lines), lines
+    # the link's folder is gone (a disk that is not mounted): the path and the fix, nothing lost
+    shutil.rmtree(disk)
+    with pytest.raises(GitError) as err:
+        refresh.refresh(get_context(cfg), "acme")
+    assert f"the clone folder {clone} is a link to {disk}, which does not exist" in str(err.value)
+    assert "remove the link" in str(err.value) and clone.is_symlink()
+    # a folder there that holds something else is not the source's to delete
+    write_docs(disk, {"notes.md": "# Someone else's notes\n"})
+    with pytest.raises(GitError, match="which holds files but no git clone"):
+        refresh.refresh(get_context(cfg), "acme")
+    assert (disk / "notes.md").is_file() and sorted(_chunks(cfg)) == indexed

@@ -353,13 +353,36 @@ class GitSource(Source):
                            "or empty; export the access token in it (or remove token_env for a public repository)")
         return token
 
-    def _ensure_clone(self, git: _Git) -> None:
+    def _ensure_clone(self, git: _Git, log: Log) -> None:
         if (self.clone_dir / "HEAD").is_file() and (self.clone_dir / "objects").is_dir():
             return
-        if self.clone_dir.exists():
-            shutil.rmtree(self.clone_dir)
+        if self.clone_dir.is_symlink():
+            # the clone moved to another disk and linked back: what the link leads to is never removed
+            target = self._empty_link_target()
+            log(f"[DISCOVER] {self.name}: the clone folder {self.clone_dir} is a link to the empty folder {target}; "
+                "cloning again into it")
+        elif self.clone_dir.is_dir():
+            shutil.rmtree(self.clone_dir)  # a clone cut short (no HEAD or objects): this source's own, made again
+        elif self.clone_dir.exists():
+            self.clone_dir.unlink()
         self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
         git.run("init", "--bare", "--quiet", str(self.clone_dir), git_dir=False)
+
+    def _empty_link_target(self) -> Path:
+        """Where the ``clone`` link leads, if that is an empty folder (a re-created volume, an empty mount
+        point) to clone into again; anything else is the operator's to look at, and named."""
+        target = Path(os.path.realpath(self.clone_dir))
+        try:
+            if target.is_dir() and not any(target.iterdir()):
+                return target
+            why = ("holds files but no git clone" if target.is_dir() else
+                   "is not a folder" if target.exists() else "does not exist (a disk that is not mounted?)")
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror or exc})"
+        raise GitError(f"sources.{self.name}: the clone folder {self.clone_dir} is a link to {target}, which {why}; "
+                       "nothing was removed, there or from the index. Mount or create that folder, empty, and the "
+                       f"next refresh clones into it; or remove the link ({self.clone_dir}) and the next refresh "
+                       "clones in its place")
 
     def _remote_default_branch(self, git: _Git) -> str:
         try:
@@ -565,7 +588,7 @@ class GitSource(Source):
         else:
             if mode == "reparse":
                 log(f"[DISCOVER] {self.name}: reparse: nothing synced yet, fetching first")
-            self._ensure_clone(git)
+            self._ensure_clone(git, log)
             branch, head = self._fetch(git, log)
         tree, skipped_links, submodules = self._tree(git, head, log)
 
