@@ -1078,3 +1078,37 @@ def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: 
     with pytest.raises(GitError, match="which holds files but no git clone"):
         refresh.refresh(get_context(cfg), "acme")
     assert (disk / "notes.md").is_file() and sorted(_chunks(cfg)) == indexed
+
+
+@pytest.mark.timeout(300)
+def test_a_git_process_left_running_by_a_killed_refresh_is_stopped_before_its_locks_are_removed(
+        tmp_path: Path, stalled_server: int) -> None:
+    """git runs in a session of its own (so that nothing it starts can prompt), which a kill of the
+    refresh's process group does not reach: a refresh killed during a fetch left git working on the
+    clone. The next refresh removed the locks of that live git (the clone is the source's alone), and
+    two gits then wrote the same refs. It stops such a process first, then removes its locks."""
+    import subprocess
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    clone = tmp_path / "data/sources/acme/clone"
+    # what a killed refresh leaves: a git fetch on the clone, in its own session, holding a ref's lock
+    left = subprocess.Popen(["git", "--git-dir", str(clone), "fetch", f"http://127.0.0.1:{stalled_server}/x.git"],
+                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    (clone / "refs" / "heads" / "main.lock").write_text("")
+    repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
+    lines: list[str] = []
+    try:
+        stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+        assert left.wait(timeout=60) is not None  # stopped, not left to run
+    finally:
+        if left.poll() is None:
+            left.kill()
+            left.wait()
+    assert stats.pages_changed == 1
+    assert any(f"stopped git process {left.pid}, left running on the clone by a refresh that was killed" in ln
+               for ln in lines), lines
+    assert any("removed refs/heads/main.lock from the clone" in ln for ln in lines), lines

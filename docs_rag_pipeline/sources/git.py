@@ -80,6 +80,14 @@ def _public(url: str) -> str:
     return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", url, flags=re.I)
 
 
+def _running(pid: int) -> bool:
+    """Whether a process runs (not gone, nor a zombie, whose command line is empty)."""
+    try:
+        return bool(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return False
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill a process started in a session of its own, with every process it started, and reap it."""
     try:
@@ -561,9 +569,13 @@ class GitSource(Source):
     def _clear_stale_locks(self, log: Log) -> None:
         """Remove the ``*.lock`` files a git process killed mid-fetch left in the clone (a ref, the
         packed refs, the config): git refuses to touch a locked file ever after. The clone is this
-        source's alone and a scan holds the source's lock, so no live git process can own one."""
+        source's alone and a scan holds the source's lock, so a git process still working on it was
+        left by a refresh that was killed (git runs in a session of its own, which a kill of the
+        refresh's process group does not reach): it is stopped first, so no lock it holds is taken
+        from under it."""
         if not self.clone_dir.is_dir():
             return
+        self._stop_left_gits(log)
         for lock in sorted(self.clone_dir.rglob("*.lock")):
             if "objects" in lock.relative_to(self.clone_dir).parts[:1]:
                 continue
@@ -574,6 +586,35 @@ class GitSource(Source):
                                f"cannot be removed ({exc.strerror or exc}); remove it by hand") from None
             log(f"[DISCOVER] {self.name}: removed {lock.relative_to(self.clone_dir)} from the clone, left by a git "
                 "process that was stopped mid-fetch")
+
+    def _stop_left_gits(self, log: Log) -> None:
+        """Kill the git processes (with their process groups) whose arguments name this clone, as
+        ``--git-dir <clone>``: left by a refresh that was killed while git fetched (Linux's /proc)."""
+        want = str(self.clone_dir).encode()
+        left: list[int] = []
+        try:
+            entries = [e for e in Path("/proc").iterdir() if e.name.isdigit() and int(e.name) != os.getpid()]
+        except OSError:
+            return  # no /proc: nothing to look at
+        for entry in entries:
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(a == b"--git-dir" and argv[i + 1:i + 2] == [want] for i, a in enumerate(argv)):
+                left.append(int(entry.name))
+        for pid in left:
+            try:
+                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            log(f"[DISCOVER] {self.name}: stopped git process {pid}, left running on the clone by a refresh "
+                "that was killed")
+        deadline = time.monotonic() + 10  # SIGKILL is at once: this waits for the kernel to end them
+        while left and time.monotonic() < deadline:
+            left = [p for p in left if _running(p)]
+            if left:
+                time.sleep(0.05)
 
     def _scan(self, git: _Git, state: dict[str, str], *, log: Log, mode: str, t0: float) -> ScanResult:
         self._clear_stale_locks(log)
