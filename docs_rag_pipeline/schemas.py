@@ -51,17 +51,17 @@ Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(
 
 def filter_keys(ctx: Context, sources: list[SourceConfig]) -> set[str]:
     """The metadata keys a filter may name: ``source``, the keys of the sources' ``metadata`` and
-    ``metadata_rules``, and every key tagged in the index (cached per table version)."""
+    ``metadata_rules``, and every key tagged in the index (cached per table and version)."""
     keys = {"source"}
     for s in sources:
         keys.update(s.metadata)
         keys.update(r.key for r in s.metadata_rules)
     chunks = ctx.chunks
-    version = chunks.version()
+    version = chunks.version_key()  # the table on disk and its version: a swapped storage folder is another
     cached = getattr(chunks, "_filter_keys", None)
     if not cached or cached[0] != version:
         tagged: set[str] = set()
-        if version is not None:
+        if version[1] is not None:
             for tags in chunks._scan(None, ["tags"]).column("tags").to_pylist():
                 tagged.update(t.split("=", 1)[0] for t in tags or [])
         cached = (version, frozenset(tagged))

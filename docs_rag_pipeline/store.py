@@ -208,12 +208,15 @@ class ChunksTable:
         # statistics of refusal must not count a removed source's rows waiting to be pruned
         self.served_sources = tuple(served_sources) if served_sources is not None else None
         self._stats: WordStats | None = None
+        self._stats_table: tuple[int, int] | None = None  # the table on disk _stats were counted from
         # one computation of the word statistics at a time: concurrent first asks wait for its result
         self._stats_lock = threading.Lock()
         #: texts tokenised for the word statistics so far (tells a full pass from an update)
         self.texts_tokenized = 0
         self._handle = None
-        self._ann: tuple[int | None, int] | None = None
+        self._handle_table: tuple[int, int] | None = None  # the table on disk the handle was opened on
+        self._follows = True  # the handle follows the table on disk (not a version held: at_version)
+        self._ann: tuple[tuple, int] | None = None
         self._db = db
         self.model = model
         self.dimensions = dimensions
@@ -238,19 +241,28 @@ class ChunksTable:
         twin = copy.copy(self)
         twin._ann, twin._stats_lock = None, threading.Lock()  # its statistics start from self's, updated
         twin.stats_dir = None  # an older version's statistics are never saved over the newest
+        twin._follows = False
         if version is not None:
             twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
             twin._handle.checkout(version)
         return twin
 
     def open(self):  # noqa: ANN201
-        """The table (one handle per process; it follows new versions), or None before the first write."""
+        """The table (one handle per process; it follows new versions), or None before the first write.
+        A handle whose table is no longer the one on disk (a storage folder swapped under a running
+        server, ``mv data.new data``) is opened again: it read the files of the table moved away, which
+        failed with ``Not found`` until the next check for a new version (the new table may have the
+        same version number, and then never)."""
+        if self._handle is not None and self._follows and self._handle_table != self.on_disk():
+            self._handle = None
         if self._handle is None and self.name in list_tables(self.db):
             self._handle = self.db.open_table(self.name)
+            self._handle_table = self.on_disk()
         return self._handle
 
     def _create(self):  # noqa: ANN202
         self._handle = self.db.create_table(self.name, schema=self.schema, exist_ok=True)
+        self._handle_table = self.on_disk()
         return self._handle
 
     # ---- reads -------------------------------------------------------------------------------
@@ -329,11 +341,14 @@ class ChunksTable:
         yet starts from those saved in ``stats_dir`` by any process (an ingest saves them), updated
         with the rows changed since; what it computes is saved there for the next process."""
         where = self.served_where()
+        table, version = self.version_key()
         s = self._stats
-        if s is not None and s.version == self.version() and s.where == where:
+        if s is not None and s.version == version and s.where == where and self._stats_table == table:
             return s
         with self._stats_lock:
-            version = self.version()
+            table, version = self.version_key()
+            if self._stats_table != table:  # another table (a swapped storage folder): none of the counts hold
+                self._stats, self._stats_table = None, table
             s = self._stats
             if s is None or s.version != version or s.where != where:
                 if s is None or s.where != where:
@@ -450,6 +465,25 @@ class ChunksTable:
     def version(self) -> int | None:
         tbl = self.open()
         return tbl.version if tbl is not None else None
+
+    def on_disk(self) -> tuple[int, int] | None:
+        """Which table on disk this is: its folder's device and inode (None in an object store, or before
+        the first write). A storage folder swapped under a running server (``mv data.new data``) holds
+        another table, whose versions count from the start too (two fresh ingests both end at version 3):
+        what is kept per table version (word statistics, filter keys, the vector index's partitions) is
+        kept per table and version."""
+        uri = str(getattr(self.db, "uri", "") or "")
+        if "://" in uri and not uri.startswith("file://"):
+            return None
+        try:
+            st = os.stat(Path(uri.removeprefix("file://")) / f"{self.name}.lance")
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def version_key(self) -> tuple[tuple[int, int] | None, int | None]:
+        """The table on disk and its version (:meth:`on_disk`): the key of a per-version cache."""
+        return self.on_disk(), self.version()
 
     def rows_fingerprint(self, version: int | None = None) -> str:
         """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same
@@ -648,7 +682,7 @@ class ChunksTable:
         tbl = self.open()
         if tbl is None:
             return 0
-        v = tbl.version
+        v = self.version_key()
         if self._ann is None or self._ann[0] != v:
             parts = 0
             if any(getattr(i, "name", "") == "vector_idx" for i in tbl.list_indices()):

@@ -276,3 +276,42 @@ def index_guide_here(root: Path) -> Path:
     from .dagster_helpers import index_guide
 
     return index_guide(root)
+
+
+def test_a_storage_folder_swapped_under_a_running_process_is_judged_by_its_own_words(tmp_path):
+    """servewrite F1: after ``mv data data.old && mv data.new data`` under a running server, searches read
+    the new table but refusal and filter checks kept the old one's word statistics and filter keys, cached
+    per table version: two fresh ingests end at the same version. A term only the new index has was
+    refused, one only the old had was answered from unrelated pages, and a filter key the new index tags
+    was a 400. They are kept per table on disk and version now."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.query import ask, search
+
+    common = {f"p{i}.md": f"# Pump {i}\n\n## Pump {i} setup\n\nPump {i} is set up by opening the valve and "
+                          "priming the pump housing.\n" for i in range(4)}
+    write_docs(tmp_path / "old", {**common, "q.md": "# Quokkatron\n\n## Using the quokkatron\n\nThe quokkatron "
+                                                    "measures the pressure of the pump housing.\n"})
+    write_docs(tmp_path / "new", {**common, "w.md": "---\naudience: admins\n---\n# Wombatizer\n\n## Calibrating "
+                                  "the wombatizer\n\nThe wombatizer calibrates the flux valve by turning the flux "
+                                  "dial three times clockwise.\n"})
+    versions = []
+    for folder in ("new", "old"):  # a fresh ingest each: the new one into data.new, as a rebuild does
+        root = tmp_path / f"for-{folder}"
+        root.mkdir()
+        cfg = write_config(root, sources=f"- {{name: guide, kind: local, path: {tmp_path / folder}}}")
+        refresh.refresh(get_context(cfg), "guide")
+        versions.append(get_context(cfg).chunks.version())
+        (root / "data").rename(tmp_path / ("data.new" if folder == "new" else "data"))
+    assert versions[0] == versions[1]  # what made the old one's statistics pass for the new one's
+    served = tmp_path / "docs_rag.yaml"
+    served.write_text(f"storage: {tmp_path / 'data'}\nsources:\n  - {{name: guide, kind: local, path: "
+                      f"{tmp_path / 'old'}}}\n")
+    new_q, old_q = "Which dial does the wombatizer turn?", "What does the quokkatron measure?"
+    assert ask(new_q, config=served).refused and not ask(old_q, config=served).refused
+    (tmp_path / "data").rename(tmp_path / "data.old")
+    (tmp_path / "data.new").rename(tmp_path / "data")
+    assert not ask(new_q, config=served).refused
+    assert ask(old_q, config=served).refused
+    hits = search("wombatizer flux dial", filters={"audience": "admins"}, config=served)
+    assert hits and all(h.page_url.endswith("w.md") for h in hits)
