@@ -562,3 +562,41 @@ def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
     assert not ask("What does Acme build?", config=cfg).refused
     r = client.post("/search", json={"query": "dashboards from sensor data"})
     assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)
+
+
+def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
+    """servewrite F2: a request whose id is a fractional number (``1.5``) read as a notification to the
+    SDK, which answers none, and a JSON-RPC batch was dropped: the client waited for ever. Each now gets
+    a -32600 error whose id is null (JSON-RPC's rule for an id that cannot be read), and the server
+    goes on; a notification (no id, or ``"id": null``) still gets no reply."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(obj: Any) -> None:
+        p.stdin.write(json.dumps(obj).encode() + b"\n")
+        p.stdin.flush()
+
+    call = {"name": "get_chunk", "arguments": {"chunk_id": "x"}}
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in json.loads(p.stdout.readline())
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": call})  # a notification: no reply
+        for rid, expected in ((1.5, "id: must be a string or an integer, not 1.5"),
+                              (True, "id: must be a string or an integer, not true")):
+            send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": call})
+            assert json.loads(p.stdout.readline()) == {
+                "jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": expected}}
+        send([{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}])
+        reply = json.loads(p.stdout.readline())
+        assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+        assert reply["error"]["message"].startswith("a batch (a JSON array of requests) is not supported"), reply
+        send({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+        assert json.loads(p.stdout.readline())["id"] == 8  # still serving, and nothing answered in between
+    finally:
+        p.stdin.close()
+        p.wait(timeout=120)

@@ -298,15 +298,22 @@ def _big_int(digits: str) -> int | str:
 def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
     """(id, message) for a line that is a JSON-RPC request by its ``id`` and ``method`` but that the
     SDK cannot parse (``params`` a list, a number too long to read), which it would drop without a
-    reply; None for anything else."""
+    reply; the id is None (JSON-RPC's null) for an id MCP cannot carry (``1.5``, ``true``, an object)
+    and for a batch. None for anything else (a notification, a line that is no request)."""
     try:
         msg = json.loads(line, parse_int=_big_int)
     except (ValueError, RecursionError):
         return None
+    if isinstance(msg, list) and any(isinstance(m, dict) and "method" in m and m.get("id") is not None for m in msg):
+        # JSON-RPC's batch, which MCP does not take (since 2025-06-18): one error, its id null as JSON-RPC
+        # answers a request whose id cannot be read
+        return None, "a batch (a JSON array of requests) is not supported: send each request as a line of its own"
     if not isinstance(msg, dict) or "method" not in msg:
         return None
     rid = msg.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+    if isinstance(rid, (float, bool, list, dict)):  # an id MCP cannot carry: answered with id null (JSON-RPC)
+        return None, f"id: must be a string or an integer, not {json.dumps(rid)}"
+    if not isinstance(rid, (str, int)):
         return None
     if "params" in msg and not isinstance(msg["params"], dict):
         return rid, "params: must be an object of named arguments (MCP has no positional parameters)"
@@ -408,6 +415,13 @@ class _MendedStdin:
             else:
                 if isinstance(msg, mcp_types.JSONRPCRequest):
                     self._wire.pending.add(_id_key(msg.id))
+                elif isinstance(msg, mcp_types.JSONRPCNotification) and '"id"' in mended:
+                    # a request whose id MCP cannot carry (1.5, true) reads as a notification to the SDK,
+                    # which answers none: the client would wait for ever
+                    bad = invalid_request(mended, ValueError("id"))
+                    if bad is not None and bad[0] is None and self._wire.write is not None:
+                        await self._wire.reply_error(*bad)
+                        continue
             yield mended
         await self._wire.drained(DRAIN_SECONDS)
 
