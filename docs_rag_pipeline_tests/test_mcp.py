@@ -600,3 +600,40 @@ def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
     finally:
         p.stdin.close()
         p.wait(timeout=120)
+
+
+def test_a_tools_call_of_the_wrong_shape_is_told_what_is_wrong(index):
+    """A ``tools/call`` whose params are missing or null, whose name is no string or whose arguments are
+    no object got the SDK's bare ``-32602 Invalid request parameters``, naming nothing. It names the field
+    and the shape expected now; the server goes on."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(obj: Any) -> None:
+        p.stdin.write(json.dumps(obj).encode() + b"\n")
+        p.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in json.loads(p.stdout.readline())
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        cases = [({}, "params: required, an object with the tool's name and its arguments"),
+                 ({"params": None}, "params: required, an object with the tool's name and its arguments"),
+                 ({"params": {"name": 5}}, "params.name: must be the tool's name as a string, not 5"),
+                 ({"params": {"name": "search", "arguments": "forms"}},
+                  'params.arguments: must be an object of the tool\'s named arguments, not "forms"')]
+        for i, (extra, expected) in enumerate(cases, 1):
+            send({"jsonrpc": "2.0", "id": i, "method": "tools/call", **extra})
+            reply = json.loads(p.stdout.readline())
+            assert reply["id"] == i and reply["error"]["code"] == -32602, reply
+            assert reply["error"]["message"].startswith(expected), reply
+        send({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+              "params": {"name": "search", "arguments": {"query": "forms", "top_k": 1}}})
+        assert len(json.loads(p.stdout.readline())["result"]["structuredContent"]["hits"]) == 1
+    finally:
+        p.stdin.close()
+        p.wait(timeout=120)

@@ -325,6 +325,21 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
     return rid, f"not a valid JSON-RPC request: {first[2].strip() if len(first) > 2 else first[0]}"
 
 
+def bad_call_params(params: Any) -> str | None:
+    """What is wrong with the ``params`` of a ``tools/call`` that the SDK would refuse with its bare
+    "Invalid request parameters" (no field, no reason); None when their shape is right (the tool's own
+    checks then name a wrong argument)."""
+    if not isinstance(params, dict):
+        return "params: required, an object with the tool's name and its arguments ({\"name\": \"search\", " \
+               "\"arguments\": {\"query\": \"…\"}})"
+    if not isinstance(params.get("name"), str):
+        return f"params.name: must be the tool's name as a string, not {json.dumps(params.get('name'))}"
+    if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+        return ("params.arguments: must be an object of the tool's named arguments, not "
+                f"{json.dumps(params['arguments'])[:80]}")
+    return None
+
+
 class _Wire:
     """What stands between the SDK and the wire: the requests read and not yet answered (so that the
     server answers them before it exits when the client closes its input), and the write stream, to
@@ -338,11 +353,11 @@ class _Wire:
         self.write = _AnsweringWrite(write, self)
         return self.write
 
-    async def reply_error(self, request_id: Any, message: str) -> None:
+    async def reply_error(self, request_id: Any, message: str, code: int = -32600) -> None:
         from mcp.shared.message import SessionMessage
         from mcp_types import ErrorData, JSONRPCError
 
-        err = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=-32600, message=message))
+        err = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
         await self.write.send(SessionMessage(message=err))
 
     async def drained(self, seconds: float) -> None:
@@ -414,6 +429,10 @@ class _MendedStdin:
                     continue
             else:
                 if isinstance(msg, mcp_types.JSONRPCRequest):
+                    if msg.method == "tools/call" and (wrong := bad_call_params(msg.params)) is not None:
+                        if self._wire.write is not None:
+                            await self._wire.reply_error(msg.id, wrong, -32602)
+                            continue
                     self._wire.pending.add(_id_key(msg.id))
                 elif isinstance(msg, mcp_types.JSONRPCNotification) and '"id"' in mended:
                     # a request whose id MCP cannot carry (1.5, true) reads as a notification to the SDK,
