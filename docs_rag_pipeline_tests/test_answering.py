@@ -1315,3 +1315,33 @@ def test_a_piece_of_a_cut_code_block_is_quoted_from_its_first_top_level_statemen
                             _gates(min_chunk_coverage=0))
     assert not ans.refused and not _starts_inside_a_body(ans.answer), ans.answer
     assert "last" not in {c.chunk_id for c in ans.citations}, ans.answer
+
+
+def test_an_extractive_answer_ships_no_markup_a_browser_runs_nor_a_link_no_source_gives(tmp_path):
+    """chatpage F1, F4: the extractive answer quoted a document's markup as it was. CommonMark takes no tag
+    for ``<img src=x onerror=alert('y')>`` (an unquoted value may not hold a quote), so the check the
+    model's answers get let it through, but a browser runs its handler; an HTML page's cell that showed
+    the *text* ``<img … onerror>`` became live markup in a Markdown table; and ``[x](javascript:…)`` kept
+    its target. The quoted text now goes through the same checks as a model's answer: active tags go,
+    links keep only their text unless a source gives their target."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.context import get_context
+
+    write_docs(tmp_path / "docs", {
+        "yak.md": "# Yak gate\n\nThe Yak gate banner shows <img src=x onerror=alert('yak')> when the gate is shut.\n",
+        "login.md": "# Marmalade gateway\n\nThe Marmalade gateway login is at [the portal](javascript:alert(1)) and "
+                    "the manual explains it.\n",
+        "cranes.html": "<html><head><title>Cranes</title></head><body><main><h1>Cranes</h1><table><tr><th>Crane</th>"
+                       "<th>Load</th></tr><tr><td>&lt;img src=x onerror=window.pwned=1&gt;</td><td>80</td></tr>"
+                       "<tr><td>Harbor</td><td>60</td></tr></table></main></body></html>",
+    })
+    cfg = write_config(tmp_path)
+    refresh.refresh(get_context(cfg), "guide")
+    answers = [ask(q, config=str(cfg)) for q in ("What does the Yak gate banner show?",
+                                                 "Where is the Marmalade gateway login?",
+                                                 "Which crane has a load of 80?")]
+    assert not any(a.refused for a in answers), answers
+    text = "\n".join(a.answer for a in answers)
+    assert "onerror" not in text and "<img" not in text, text
+    assert "javascript:" not in text and "the portal" in text, text
+    assert "Yak gate banner shows" in text and "| 80 |" in text, text

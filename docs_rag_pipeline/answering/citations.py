@@ -437,9 +437,12 @@ def _inert_html(answer: str) -> str:
         m = _BARE_TAG.fullmatch(html.strip())
         return bool(m) and not re.fullmatch(_ACTIVE_NAMES, m.group(1), re.I)
 
-    if all(inert(h) for h in _html_tokens(answer)):
-        return answer
     parts = _parts(answer)
+    # what a browser reads as markup, outside code: CommonMark takes no tag for ``<img src=x
+    # onerror=alert('y')>`` (an unquoted value may not hold a quote), a browser runs its handler
+    browser = [m.group(0) for p in parts[0::2] for m in _TAG.finditer(p)]
+    if all(inert(h) for h in _html_tokens(answer)) and not any(_active(h) for h in browser):
+        return answer
     # an active tag as read plainly goes whole (a refresh <meta>: not even its URL as text), a lone
     # one stays text (``<script>`` as a placeholder); then every tag left opens nothing
     parts[0::2] = [re.sub(r"<(?=[A-Za-z!/?])", "&lt;",

@@ -592,4 +592,10 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         if kind == "table":
             s = markdown_table(s)  # drawn as a table by Markdown clients and the chat page
         parts.append(f"{s}\n[{c.n}]" if own_line else f"{s} [{c.n}]")
-    return Answer(answer="\n\n".join(parts), citations=list(citations.values()), refused=False, trace_id=trace_id)
+    from .citations import CitationError, _unlinked, _without_foreign_links
+
+    try:  # a document's markup is its text here: no link to a target no source gives, no tag that runs
+        answer = _without_foreign_links(_unlinked("\n\n".join(parts), hits), hits)
+    except CitationError:  # nothing quoted can be made safe to render: no answer rather than markup that runs
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
+    return Answer(answer=answer, citations=list(citations.values()), refused=False, trace_id=trace_id)
