@@ -469,7 +469,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.before_request
     def _guard():  # noqa: ANN202
         g.trace_id = uuid.uuid4().hex
-        if request.endpoint in PUBLIC_ENDPOINTS:
+        # a public route, or no route at all (a 404: the browser's own /favicon.ico): no token, no rate limit
+        if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return None
         api = ctx().config.api
         g.api = api
