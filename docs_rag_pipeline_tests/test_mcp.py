@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -564,11 +565,9 @@ def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
     assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)
 
 
-def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
-    """servewrite F2: a request whose id is a fractional number (``1.5``) read as a notification to the
-    SDK, which answers none, and a JSON-RPC batch was dropped: the client waited for ever. Each now gets
-    a -32600 error whose id is null (JSON-RPC's rule for an id that cannot be read), and the server
-    goes on; a notification (no id, or ``"id": null``) still gets no reply."""
+@contextlib.contextmanager
+def raw_session(index: Path):  # noqa: ANN201 - yields send(obj) and read() -> the next reply
+    """A ``docs-rag mcp`` process spoken to line by line, initialized: for requests no client library sends."""
     from mcp.types import LATEST_PROTOCOL_VERSION
 
     env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
@@ -579,61 +578,55 @@ def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
         p.stdin.write(json.dumps(obj).encode() + b"\n")
         p.stdin.flush()
 
-    call = {"name": "get_chunk", "arguments": {"chunk_id": "x"}}
+    def read() -> dict[str, Any]:
+        return json.loads(p.stdout.readline())
+
     try:
         send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-        assert "result" in json.loads(p.stdout.readline())
+        assert "result" in read()
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield send, read
+    finally:
+        p.stdin.close()
+        p.wait(timeout=120)
+
+
+def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
+    """servewrite F2: a request whose id is a fractional number (``1.5``) read as a notification to the
+    SDK, which answers none, and a JSON-RPC batch was dropped: the client waited for ever. Each now gets
+    a -32600 error whose id is null (JSON-RPC's rule for an id that cannot be read), and the server
+    goes on; a notification (no id, or ``"id": null``) still gets no reply."""
+    call = {"name": "get_chunk", "arguments": {"chunk_id": "x"}}
+    with raw_session(index) as (send, read):
         send({"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": call})  # a notification: no reply
         for rid, expected in ((1.5, "id: must be a string or an integer, not 1.5"),
                               (True, "id: must be a string or an integer, not true")):
             send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": call})
-            assert json.loads(p.stdout.readline()) == {
-                "jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": expected}}
+            assert read() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": expected}}
         send([{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}])
-        reply = json.loads(p.stdout.readline())
+        reply = read()
         assert reply["id"] is None and reply["error"]["code"] == -32600, reply
         assert reply["error"]["message"].startswith("a batch (a JSON array of requests) is not supported"), reply
         send({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
-        assert json.loads(p.stdout.readline())["id"] == 8  # still serving, and nothing answered in between
-    finally:
-        p.stdin.close()
-        p.wait(timeout=120)
+        assert read()["id"] == 8  # still serving, and nothing answered in between
 
 
 def test_a_tools_call_of_the_wrong_shape_is_told_what_is_wrong(index):
     """A ``tools/call`` whose params are missing or null, whose name is no string or whose arguments are
     no object got the SDK's bare ``-32602 Invalid request parameters``, naming nothing. It names the field
     and the shape expected now; the server goes on."""
-    from mcp.types import LATEST_PROTOCOL_VERSION
-
-    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
-    p = subprocess.Popen([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-    def send(obj: Any) -> None:
-        p.stdin.write(json.dumps(obj).encode() + b"\n")
-        p.stdin.flush()
-
-    try:
-        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-        assert "result" in json.loads(p.stdout.readline())
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        cases = [({}, "params: required, an object with the tool's name and its arguments"),
-                 ({"params": None}, "params: required, an object with the tool's name and its arguments"),
-                 ({"params": {"name": 5}}, "params.name: must be the tool's name as a string, not 5"),
-                 ({"params": {"name": "search", "arguments": "forms"}},
-                  'params.arguments: must be an object of the tool\'s named arguments, not "forms"')]
+    cases = [({}, "params: required, an object with the tool's name and its arguments"),
+             ({"params": None}, "params: required, an object with the tool's name and its arguments"),
+             ({"params": {"name": 5}}, "params.name: must be the tool's name as a string, not 5"),
+             ({"params": {"name": "search", "arguments": "forms"}},
+              'params.arguments: must be an object of the tool\'s named arguments, not "forms"')]
+    with raw_session(index) as (send, read):
         for i, (extra, expected) in enumerate(cases, 1):
             send({"jsonrpc": "2.0", "id": i, "method": "tools/call", **extra})
-            reply = json.loads(p.stdout.readline())
+            reply = read()
             assert reply["id"] == i and reply["error"]["code"] == -32602, reply
             assert reply["error"]["message"].startswith(expected), reply
         send({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
               "params": {"name": "search", "arguments": {"query": "forms", "top_k": 1}}})
-        assert len(json.loads(p.stdout.readline())["result"]["structuredContent"]["hits"]) == 1
-    finally:
-        p.stdin.close()
-        p.wait(timeout=120)
+        assert len(read()["result"]["structuredContent"]["hits"]) == 1
