@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable
 from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
 
 CountFn = Callable[[str], int]
-_FENCE = re.compile(r"^\s*(```|~~~)")
+#: a fence line: a run of three or more backticks (an info string after it holds none) or tildes
+_FENCE = re.compile(r"^\s*(`{3,}(?=[^`]*$)|~{3,})")
 #: ASCII characters that may open a sentence after ``. ``, ``! `` or ``? `` (any script's capital may too)
 SENTENCE_STARTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\"'([")
 #: a sentence end: ``.!?`` and whitespace (the next character decides), or a CJK full stop, exclamation or
@@ -64,12 +65,15 @@ def _fence_pairs(lines: list[str]) -> dict[int, int]:
     """Opening fence line → its closing line. A fence line with no closing one after it is not a
     fence: text with stray backticks (a page that shows raw Markdown, ``"``` augroup … end ```"``)
     must not turn the rest of a section into one code block."""
-    marks = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _FENCE.match(line))]
+    marks = [(i, m.group(1), not line[m.end():].strip()) for i, line in enumerate(lines) if (m := _FENCE.match(line))]
     pairs: dict[int, int] = {}
     k = 0
     while k < len(marks):
-        i, kind = marks[k]
-        close = next((j for j in range(k + 1, len(marks)) if marks[j][1] == kind), None)
+        i, run, _ = marks[k]
+        # CommonMark: the closing fence is a bare run of the same character, at least as long as the
+        # opening one, so a ```` block can show a ``` block (a guide to fencing code) whole
+        close = next((j for j in range(k + 1, len(marks))
+                      if marks[j][2] and marks[j][1][0] == run[0] and len(marks[j][1]) >= len(run)), None)
         if close is None:
             k += 1
             continue

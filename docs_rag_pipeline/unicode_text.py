@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "mend"]
+__all__ = ["BIDI", "CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "mend", "without_bidi_overrides"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
@@ -25,3 +25,35 @@ SOFT_HYPHEN = "\u00ad"
 def mend(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD, as a decoder does with bytes it cannot read."""
     return LONE_SURROGATE.sub("\ufffd", text) if LONE_SURROGATE.search(text) else text
+
+
+#: bidi controls: the embeddings and overrides (LRE, RLE, PDF, LRO, RLO), which Unicode 6.3 replaced by
+#: the isolates, and the isolates (LRI, RLI, FSI) with their end (PDI)
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_ISOLATE_OPEN, _ISOLATE_CLOSE = "\u2066\u2067\u2068", "\u2069"
+
+
+def without_bidi_overrides(text: str) -> str:
+    """``text`` without the bidi controls that reorder what follows them: every embedding and override
+    (``fdp.exe`` after an RLO shows as "exe.pdf", and a citation marker placed after it is drawn before
+    the words it follows, on a web page as in a terminal), and every isolate not closed on its line, or
+    a PDI that closes none. A closed isolate stays (it reorders only what it holds); so do the marks
+    (LRM, RLM), which a right-to-left text needs and which move nothing but punctuation beside them."""
+    if not BIDI.search(text):
+        return text
+    out = []
+    for line in text.split("\n"):
+        chars = list(re.sub("[\u202a-\u202e]", "", line))
+        opened: list[int] = []
+        for i, ch in enumerate(chars):
+            if ch in _ISOLATE_OPEN:
+                opened.append(i)
+            elif ch == _ISOLATE_CLOSE:
+                if opened:
+                    opened.pop()
+                else:
+                    chars[i] = ""
+        for i in opened:
+            chars[i] = ""
+        out.append("".join(chars))
+    return "\n".join(out)

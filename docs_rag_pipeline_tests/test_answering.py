@@ -922,6 +922,45 @@ def test_a_code_block_with_blank_lines_is_one_answer_unit():
 
 
 
+def test_a_longer_fence_holds_shorter_ones_as_commonmark_reads_it():
+    """A guide to fencing code shows a ``` block inside a ```` block. CommonMark closes a fence only
+    with a bare run of its own character at least as long: before, the inner ```python line closed the
+    outer block, so ``print(items[1])`` was read as prose and lost its ``[1]`` as a document marker."""
+    from docs_rag_pipeline.answering.extractive import sentences, sentence_kind
+    from docs_rag_pipeline.answering.markers import code_ranges, neutralise
+
+    block = "````markdown\nSome text.\n\n```python\nprint(items[1])\n```\n\n~~~\nfirst = rows[1]\n~~~\n````"
+    text = f"The guide shows how a page quotes code [3]:\n\n{block}\n\nAfter it [4] comes prose."
+    assert [text[a:b] for a, b in code_ranges(text)] == [block]
+    assert neutralise(text) == f"The guide shows how a page quotes code:\n\n{block}\n\nAfter it comes prose."
+    got = sentences(neutralise(text))
+    assert block in got and sentence_kind(block) == "code"
+    # a model's answer: the statement keeps the block whole
+    assert any(block in s for s in split_statements(f"It shows this [1]:\n{block}\nThen more. [1]"))
+    # a fence line with text after it closes nothing; a longer bare run does; tildes close tildes only
+    assert code_ranges("```\nx[1]\n```` [2]\ny") == []
+    assert code_ranges("```\nx[1]\n`````\n") == [(0, 14)]
+    assert code_ranges("~~~\nx[1]\n```\n") == []
+
+
+def test_no_answer_ships_a_bidi_control_that_moves_its_citation_marker():
+    """chatpage F5: an index parsed before bidi controls were dropped (or a model's answer) may hold a
+    right-to-left override; shown as is, it reverses the rest of the line, so the marker the system
+    placed after a sentence is drawn before its words. Neither answer nor snippet ships one."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    text = "The Nightjar exporter writes files named \u202efdp.exe to the outbox folder."
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/export#a", page_url="https://x.org/export",
+                title="Export", headings=[], text=text, score=0.03, parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer("What files does the Nightjar exporter write?", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert not ans.refused and ans.answer == "The Nightjar exporter writes files named fdp.exe to the outbox folder. [1]"
+    assert "\u202e" not in ans.citations[0].snippet
+    v = validate("The exporter writes \u2067fdp.exe files\u202e [1]. It runs \u2069nightly [2].", HITS)
+    assert v.answer == "The exporter writes fdp.exe files. [1] It runs nightly. [2]", repr(v.answer)
+    assert not any("\u202e" in c.snippet for c in v.citations)
+
 
 def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
     """The parsers write a definition list's terms and descriptions (an API class's members), a field

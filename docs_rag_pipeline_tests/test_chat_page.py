@@ -40,6 +40,25 @@ INJECTION = {
     """,
 }
 EXPORTER = {"exporter.md": EXPORTER_DOC}
+#: a guide that quotes Markdown with fenced code in it, under a longer fence
+GOPHER = {"gopher.md": """
+        # Gopher quoting guide
+
+        The Gopher guide shows how a page quotes a Python example:
+
+        ~~~~markdown
+        Some text.
+
+        ```python
+        print(items[1])
+        ```
+
+        ~~~
+        first = rows[1]
+        ~~~
+        ~~~~
+    """}
+GOPHER_Q = "How does the Gopher guide quote a Python example?"
 #: an API-reference page: a title with no place to break, a table with many columns
 LONG_ID = "airflow.providers.google.cloud.operators.bigquery.BigQueryInsertJobOperator"
 WIDE = {
@@ -156,7 +175,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE, **GOPHER})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -273,12 +292,27 @@ def test_the_page_reads_code_as_the_server_does(page):
     body = re.search(r"(  function splitCode\(text, spans = true\) \{.*?\n  \}\n\n  function codeSpans.*?\n  \}\n)", src, re.S)
     assert body, "splitCode and codeSpans not found in app.js"
     rnd = random.Random(7)
-    pieces = ["`", "``", "```", "~~~", "\n", "\n\n", " [1]", " x", "a", "  ```py\n", "\n```\n", "\t"]
-    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 14))) for _ in range(400)]
-    texts += ["Type ``` to open a fence [2].", "```\nnot closed [1]", "a `b\n\nc` [3]", "``x `y` z`` [4]"]
+    pieces = ["`", "``", "```", "~~~", "\n", "\n\n", " [1]", " x", "a", "  ```py\n", "\n```\n", "\t",
+              "````", "\n````\n", "~~~~", "\n~~~~\n", "````md\n", "``` [2]\n"]
+    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 14))) for _ in range(600)]
+    texts += ["Type ``` to open a fence [2].", "```\nnot closed [1]", "a `b\n\nc` [3]", "``x `y` z`` [4]",
+              "````md\n```py\nx[1]\n```\n````\n[2]", "```\nx[1]\n``` [2]\n```\n[3]", "~~~\nx[1]\n~~~~\n[2]"]
     got = page.evaluate("(texts) => {\n" + body.group(1) + "\n  return texts.map(splitCode);\n}", texts)
     for text, parts in zip(texts, got):
         assert parts == _parts(text), repr(text)
+
+
+def test_a_code_block_that_shows_fences_is_drawn_as_one_block(page, server):
+    """A ```` block holding a ``` block (a guide to quoting code) is one <pre>, its code as written:
+    before, the inner ```python closed it, so the page drew a code span, loose text that had lost the
+    ``[1]`` of ``print(items[1])``, and a <pre> that began mid-block."""
+    expected = requests.post(f"{server}/ask", json={"question": GOPHER_Q}, timeout=30).json()
+    assert not expected["refused"] and "print(items[1])" in expected["answer"], expected
+    ask(page, GOPHER_Q)
+    pres = page.locator("#answer pre.code code").all_inner_texts()
+    assert pres == ["Some text.\n\n```python\nprint(items[1])\n```\n\n~~~\nfirst = rows[1]\n~~~"], pres
+    assert page.get_attribute("#answer pre.code code", "class") == "language-markdown"
+    assert page.locator("#answer > code").count() == 0 and page.locator("#answer a.cite").count() >= 1
 
 
 def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):

@@ -851,6 +851,23 @@ def test_a_stray_escape_loses_only_itself_not_the_text_after_it():
     assert "A link here and bold." in text and "\x1b" not in text and "\x07" not in text
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "rst", "asciidoc"])
+def test_bidi_controls_that_reorder_the_text_after_them_are_not_indexed(fmt) -> None:
+    """chatpage F5: a right-to-left override (U+202E) in a sentence reverses the rest of its line where
+    it is shown, the system's citation marker after it included, and makes ``\u202efdp.exe`` read as
+    "exe.pdf" (the Trojan Source trick). Embeddings and overrides go, and an isolate left open; a closed
+    isolate (``\u2067שלום\u2069``, a right-to-left word in a left-to-right sentence) and the marks stay."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    line = ("The exporter writes \u202efdp.exe\u202c and \u202bx\u202c files, named \u2067שלום\u2069\u200f, "
+            "to the \u2066outbox folder.")
+    body = {"markdown": f"# Export\n\n{line}\n", "html": f"<h1>Export</h1><p>{line}</p>",
+            "rst": f"Export\n======\n\n{line}\n", "asciidoc": f"= Export\n\n{line}\n"}[fmt]
+    text = " ".join(s.text for s in parse_document(body, fmt=fmt, path="export.x").sections)
+    assert ("The exporter writes fdp.exe and x files, named \u2067שלום\u2069\u200f, to the outbox folder."
+            in text), repr(text)
+
+
 def test_a_web_heading_without_an_id_links_a_text_fragment_not_an_invented_id() -> None:
     """A web heading with no id anywhere (hand-written HTML, CMS pages, an id on a plain wrapper
     ``div``) was linked with a GitHub slug that names no element of the live page, so the citation

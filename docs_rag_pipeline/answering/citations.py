@@ -17,6 +17,7 @@ import numpy as np
 
 from ..chunking import _LIST_ITEM, ABBREVIATION_END
 from ..records import Citation, Hit
+from ..unicode_text import without_bidi_overrides
 from .extractive import _stem, content_terms, snippet
 from .markers import MARKER_RE, _parts, neutralise_text, number, plain_code_spans
 
@@ -167,6 +168,11 @@ _MARKERS_AFTER_STOP = re.compile(r"(?<=[.!?])[ \t]+((?:\[\s*\d+\s*(?:[,;]\s*\d+\
 _ONLY_MARKERS = re.compile(r"(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\][\s,;.!?]*)+")
 
 
+#: a fenced block in a model's answer: a run of backticks to the next run at least as long (CommonMark's
+#: closing fence), so a ```` block that shows a ``` block is one block
+_CODE_BLOCK_RE = re.compile(r"((`{3,})[\s\S]*?(?<!`)\2`*)")
+
+
 def statements(text: str) -> list[tuple[str, str]]:
     """(separator before it, statement) for each statement of an answer: sentences, with a code block,
     a Markdown table or a list item kept whole; a block belongs to the statement before it (the one
@@ -178,9 +184,10 @@ def statements(text: str) -> list[tuple[str, str]]:
     def add(sep: str, stmt: str) -> None:
         out.append(("" if not out else sep, stmt))
 
-    parts = re.split(r"(```.*?```)", text, flags=re.S)
+    # text and blocks, alternately (split gives each block's opening run too, the third of every three)
+    parts = [p for k, p in enumerate(_CODE_BLOCK_RE.split(text)) if k % 3 != 2]
     for i, part in enumerate(parts):
-        if part.startswith("```"):
+        if i % 2:
             if out:
                 out[-1] = (out[-1][0], out[-1][1] + "\n" + part)
             else:
@@ -274,7 +281,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
             continue
         # the markers go (they are in ``new``), and so do look-alikes the model wrote ([2-3], ［2］)
         parts[0::2] = [_tidy(_unlinked(neutralise_text(p), hits)) for p in parts[0::2]]
-        clean = "".join(parts).strip()
+        # a bidi isolate opened here and closed in another statement would hold (and move) a marker
+        clean = without_bidi_overrides("".join(parts).strip())
         new = []
         for n in dict.fromkeys(numbers):
             renumber.setdefault(n, len(renumber) + 1)
@@ -305,7 +313,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         if _markers_read(answer) != placed:
             raise CitationError("the answer's code and its citation markers cannot be told apart "
                                 "(backticks that do not pair up)")
-    answer = _without_foreign_links(answer, hits)  # on the answer that ships, whichever way it was made
+    # on the answer that ships, whichever way it was made: no foreign link, no reordering bidi control
+    answer = without_bidi_overrides(_without_foreign_links(answer, hits))
     if _markers_read(answer) != placed:
         raise CitationError("the answer's links and its citation markers cannot be told apart")
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,

@@ -24,6 +24,7 @@ from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
+from ..unicode_text import without_bidi_overrides
 from ..words import _SPACELESS, is_spaceless, not_latin, words
 from .markers import neutralise, plain_code_spans
 from .tables import markdown_table, table_rows
@@ -534,7 +535,7 @@ def _ends_with_block(s: str) -> bool:
 
 
 def snippet(text: str, n: int = 240) -> str:
-    t = re.sub(r"\s+", " ", text).strip()
+    t = re.sub(r"\s+", " ", without_bidi_overrides(text)).strip()
     return t if len(t) <= n else t[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
@@ -588,14 +589,15 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             s = s.rstrip() + "\n```"  # a block cut by chunking: close it, or it swallows the rest
         kind = sentence_kind(s)
         own_line = kind in ("code", "table") or _ends_with_block(s)
-        s = neutralise(s)  # a document's own [2] is not our citation 2
+        s = without_bidi_overrides(neutralise(s))  # a document's own [2] is not our citation 2, nor is
+        # a bidi control that would carry the marker after the sentence into it
         if kind == "table":
             s = markdown_table(s)  # drawn as a table by Markdown clients and the chat page
         parts.append(f"{s}\n[{c.n}]" if own_line else f"{s} [{c.n}]")
     from .citations import CitationError, _unlinked, _without_foreign_links
 
     try:  # a document's markup is its text here: no link to a target no source gives, no tag that runs
-        answer = _without_foreign_links(_unlinked("\n\n".join(parts), hits), hits)
+        answer = without_bidi_overrides(_without_foreign_links(_unlinked("\n\n".join(parts), hits), hits))
     except CitationError:  # nothing quoted can be made safe to render: no answer rather than markup that runs
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     return Answer(answer=answer, citations=list(citations.values()), refused=False, trace_id=trace_id)

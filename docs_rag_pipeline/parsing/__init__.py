@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
-from ..unicode_text import CONTROL, LONE_SURROGATE, SOFT_HYPHEN
+from ..unicode_text import BIDI, CONTROL, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides
 from ..unicode_text import mend as mend_text
 from .errors import ParseError, RedirectPage
 from .html import parse_html
@@ -58,19 +58,19 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
 
 
-def _plain(text: str, *, soft_hyphens: bool = False) -> str:
-    """``text`` without lone surrogates and control characters, and without soft hyphens unless
-    ``soft_hyphens`` (an anchor keeps them: it must name the id the page has)."""
+def _plain(text: str, *, anchor: bool = False) -> str:
+    """``text`` without lone surrogates and control characters, and without soft hyphens and bidi
+    controls unless it is an ``anchor`` (which keeps them: it must name the id the page has)."""
     text = mend_text(text)
-    if not soft_hyphens and SOFT_HYPHEN in text:
-        text = text.replace(SOFT_HYPHEN, "")
+    if not anchor:
+        text = without_bidi_overrides(text.replace(SOFT_HYPHEN, ""))
     if not CONTROL.search(text):
         return text
     text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
     return CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
 
 
-_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}")
+_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}|{BIDI.pattern}")
 
 
 def _mended(page: ParsedPage) -> ParsedPage:
@@ -78,7 +78,8 @@ def _mended(page: ParsedPage) -> ParsedPage:
     character reference to one (``&#xDC80;``): reStructuredText's ``unicode:: U+DC80`` kept it, and a
     string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run;
     and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)
-    or soft hyphens (``docu&shy;mentation`` is indexed as the word a reader searches, "documentation")."""
+    or soft hyphens (``docu&shy;mentation`` is indexed as the word a reader searches, "documentation"),
+    nor bidi controls that reorder the text after them (``unicode_text.without_bidi_overrides``)."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
             return _plain(value)
@@ -89,7 +90,7 @@ def _mended(page: ParsedPage) -> ParsedPage:
         return value
 
     sections = [s if not _UNFIT.search("".join((s.text, s.anchor, *s.headings))) else
-                replace(s, headings=mend(s.headings), anchor=_plain(s.anchor, soft_hyphens=True), text=mend(s.text))
+                replace(s, headings=mend(s.headings), anchor=_plain(s.anchor, anchor=True), text=mend(s.text))
                 for s in page.sections]
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 

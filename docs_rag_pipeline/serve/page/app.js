@@ -366,16 +366,19 @@
     const lines = text.split("\n");
     const starts = [0];
     for (const line of lines) starts.push(starts[starts.length - 1] + line.length + 1);
-    const marks = [];
+    const marks = [];  // [line, fence run, whether the line is the bare run]
     lines.forEach((line, i) => {
-      const m = /^\s*(```|~~~)/.exec(line);
-      if (m) marks.push([i, m[1]]);
+      const m = /^\s*(`{3,}(?=[^`]*$)|~{3,})(.*)$/.exec(line);
+      if (m) marks.push([i, m[1], !m[2].trim()]);
     });
     const blocks = [];
     for (let k = 0; k < marks.length; ) {
+      // CommonMark: the closing fence is a bare run of the same character, at least as long as the
+      // opening one (a ```` block may show a ``` block)
+      const run = marks[k][1];
       let close = -1;
       for (let j = k + 1; j < marks.length; j++) {
-        if (marks[j][1] === marks[k][1]) { close = j; break; }
+        if (marks[j][2] && marks[j][1][0] === run[0] && marks[j][1].length >= run.length) { close = j; break; }
       }
       if (close < 0) { k++; continue; }
       const c = marks[close][0];
@@ -439,7 +442,7 @@
   // A fenced block as <pre><code> (its fence lines dropped, the language as a class), a code span as
   // <code>; the text inside stays text.
   function codeNode(part) {
-    const fence = /^(\s*)(```|~~~)([^\n]*)\n([\s\S]*?)\n?\s*(```|~~~)\s*$/.exec(part);
+    const fence = /^(\s*)(`{3,}|~{3,})([^\n]*)\n([\s\S]*?)\n?\s*(`{3,}|~{3,})\s*$/.exec(part);
     if (fence) {
       const lang = fence[3].trim().split(/\s+/)[0];
       return el("pre", { className: "code" }, el("code", { className: lang ? "language-" + lang : null, text: fence[4] }));
