@@ -72,6 +72,16 @@ def _public_url(value: str) -> str:
     return value.rstrip("/")
 
 
+#: a URL's user name and password (``https://alice:pw@host/``)
+_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]*@")
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` (a URL, or a config file's text) without the user name and password of each URL in it:
+    a token someone put in a git source's ``repo`` is not logged, nor kept in Dagster's run storage."""
+    return _USERINFO_RE.sub(r"\1", text)
+
+
 def _listify(value: Any) -> Any:
     """A YAML string or list → a tuple (one string is a list of one)."""
     if isinstance(value, str):

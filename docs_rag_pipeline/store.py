@@ -483,7 +483,10 @@ class ChunksTable:
 
     def version_key(self) -> tuple[tuple[int, int] | None, int | None]:
         """The table on disk and its version (:meth:`on_disk`): the key of a per-version cache."""
-        return self.on_disk(), self.version()
+        tbl = self.open()
+        if tbl is None or not self._follows:
+            return self.on_disk(), self.version()
+        return self._handle_table, tbl.version  # open() has just compared it with the table on disk
 
     def rows_fingerprint(self, version: int | None = None) -> str:
         """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from dagster import Definitions, JobDefinition, definitions
 
-from ..config import Config, config_name, load_config
+from ..config import Config, config_name, load_config, without_userinfo
 from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
 from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, schedules_for, sources_sensor
@@ -34,8 +33,6 @@ def run_io_folder(config: Config) -> str:
 
 #: the code location's reconstruction metadata that holds the config text the code location was loaded with
 TEXT_KEY = "docs_rag/config_text"
-#: a URL's user name and password (``https://alice:pw@host/``), left out of that text
-_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]*@")
 
 
 def _load_context():  # noqa: ANN202 - dagster's DefinitionsLoadContext, or None
@@ -73,7 +70,7 @@ def _code_location_config(name: Path) -> Config:
     if context is not None and hasattr(context, "add_to_pending_reconstruction_metadata"):
         # for the processes of its runs, kept in Dagster's run storage: without the passwords a URL may
         # carry (a git source's `repo`), which the definitions do not need (the steps read the run's copy)
-        context.add_to_pending_reconstruction_metadata(TEXT_KEY, _USERINFO_RE.sub(r"\1", text))
+        context.add_to_pending_reconstruction_metadata(TEXT_KEY, without_userinfo(text))
     return config
 
 

@@ -1004,9 +1004,10 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     for el in _tags(soup, ["script", "style", "noscript", "template"]):
         el.decompose()
     body = soup.body or soup
-    if redirect and len(_norm(body.get_text(" ")).split()) <= _STUB_WORDS:
+    words = _norm(body.get_text(" "))
+    if redirect and len(words.split()) <= _STUB_WORDS:
         raise RedirectPage(f"{url}: a redirect to {redirect} (meta refresh), not a page of its own")
-    if not _norm(body.get_text(" ")):
+    if not words:
         raise ParseError(
             f"{url}: the HTML page has no text content; check that the URL serves the rendered "
             "page (not a JavaScript shell or a redirect) or exclude it from the source"

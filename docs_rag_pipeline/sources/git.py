@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import SourceConfig
+from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
 from .base import RENAME_HINT, Log, SourceError, ScanResult, Source, content_hash, decode_body, undecodable_name
@@ -75,9 +75,7 @@ class _Change:
     old_path: str | None = None
 
 
-def _public(url: str) -> str:
-    """A repository URL without user info (a password or token someone put in it)."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", r"\1", url, flags=re.I)
+_public = without_userinfo  # a repository URL without user info (a password or token someone put in it)
 
 
 def _running(pid: int) -> bool:

@@ -145,6 +145,17 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
+def _not_readable_through_link(real: Path, root: Path, *, hidden: str = "it points into a hidden file or folder"
+                               ) -> str | None:
+    """Why a link's real path ``real`` is never read, out of the folder ``root`` or into a hidden file
+    or folder (``notes.txt -> .env``, ``gitdir -> .git``: then ``hidden``), or None when it may be."""
+    if not real.is_relative_to(root):
+        return f"its real path {real} is outside the folder {root}"
+    if any(part.startswith(".") for part in real.relative_to(root).parts):
+        return hidden
+    return None
+
+
 class LocalSource(Source):
     """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
     inside it is read like a copy at the link's own path; a linked folder inside it is walked
@@ -207,13 +218,9 @@ class LocalSource(Source):
                             loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
                             skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
                         continue
-                    if not real.is_relative_to(root):
+                    if (why := _not_readable_through_link(real, root)) is not None:
                         if real.is_dir() or self.wanted(rel):
-                            skip_link(rel, target, f"its real path {real} is outside the folder {root}")
-                        continue
-                    if any(part.startswith(".") for part in real.relative_to(root).parts):
-                        if real.is_dir() or self.wanted(rel):
-                            skip_link(rel, target, "it points into a hidden file or folder")
+                            skip_link(rel, target, why)
                         continue
                 if e.is_dir():
                     if real in parents:
@@ -245,10 +252,8 @@ class LocalSource(Source):
 
         root = self.cfg.path.resolve()
         p = (root / rel).resolve()
-        if not p.is_relative_to(root):
-            raise IncludeRefused(f"its real path {p} is outside the folder {root}")
-        if any(part.startswith(".") for part in p.relative_to(root).parts):
-            raise IncludeRefused("a link into a hidden file or folder: never read")
+        if (why := _not_readable_through_link(p, root, hidden="a link into a hidden file or folder: never read")):
+            raise IncludeRefused(why)
         if not p.is_file():
             return None
         try:
