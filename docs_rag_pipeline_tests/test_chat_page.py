@@ -59,6 +59,11 @@ GOPHER = {"gopher.md": """
         ~~~~
     """}
 GOPHER_Q = "How does the Gopher guide quote a Python example?"
+#: an HTML page that shows markup as text: the answer writes its "<" as &lt; (no Markdown client may read a tag)
+QUOKKA = {"quokka.html": "<html><head><title>Quokka badges</title></head><body><main><h1>Quokka badges</h1>"
+                         "<p>The Quokka badge template wraps the count in &lt;span class=\"badge\"&gt;count&lt;/span&gt;"
+                         " before the badge is shown.</p></main></body></html>"}
+QUOKKA_Q = "How does the Quokka badge template wrap the count?"
 #: an API-reference page: a title with no place to break, a table with many columns
 LONG_ID = "airflow.providers.google.cloud.operators.bigquery.BigQueryInsertJobOperator"
 WIDE = {
@@ -175,7 +180,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE, **GOPHER})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE, **GOPHER, **QUOKKA})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -313,6 +318,17 @@ def test_a_code_block_that_shows_fences_is_drawn_as_one_block(page, server):
     assert pres == ["Some text.\n\n```python\nprint(items[1])\n```\n\n~~~\nfirst = rows[1]\n~~~"], pres
     assert page.get_attribute("#answer pre.code code", "class") == "language-markdown"
     assert page.locator("#answer > code").count() == 0 and page.locator("#answer a.cite").count() >= 1
+
+
+def test_markup_the_answer_writes_as_character_references_is_shown_as_its_characters(page, server):
+    """The server writes a quoted "<" that would open a tag as &lt;, which a Markdown client shows as "<";
+    the page showed "&lt;span …" literally. It shows the characters now, as text: no element comes of it."""
+    expected = requests.post(f"{server}/ask", json={"question": QUOKKA_Q}, timeout=30).json()
+    assert not expected["refused"] and '&lt;span class="badge">count&lt;/span>' in expected["answer"], expected
+    ask(page, QUOKKA_Q)
+    shown = page.inner_text("#answer")
+    assert 'wraps the count in <span class="badge">count</span> before' in shown and "&lt;" not in shown, shown
+    assert page.locator("#answer span, #answer .badge").count() == 0
 
 
 def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):

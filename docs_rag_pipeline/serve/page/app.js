@@ -505,13 +505,28 @@
     });
   }
 
+  // Character references outside code (&lt; &amp; &#91; …) as a Markdown client shows them: the server
+  // writes a document's "<" that would open a tag as &lt; (answers.md). Decoded here by hand, never by
+  // an HTML parser, into a text node: no markup can come of it, and a decoded "[1]" is never linked (the
+  // markers are found before). A named reference other than these few stays as written.
+  const CHAR_REF = /&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos|nbsp));/g;
+  const NAMED_REF = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'", nbsp: "\u00a0" };
+  function textNode(text) {
+    return document.createTextNode(text.replace(CHAR_REF, (ref, dec, hex, name) => {
+      if (name) return NAMED_REF[name];
+      const cp = dec ? parseInt(dec, 10) : parseInt(hex, 16);
+      // as HTML reads them: NUL, a surrogate or a number past Unicode is U+FFFD
+      return cp === 0 || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ? "\ufffd" : String.fromCodePoint(cp);
+    }));
+  }
+
   function linkMarkers(text, byN, target) {
     const answerEl = target;
     const re = /\[(\d+)\]/g;
     let last = 0;
     let m;
     while ((m = re.exec(text)) !== null) {
-      if (m.index > last) answerEl.appendChild(document.createTextNode(text.slice(last, m.index)));
+      if (m.index > last) answerEl.appendChild(textNode(text.slice(last, m.index)));
       const n = Number(m[1]);
       if (byN.has(n)) {
         const a = el("a", { className: "cite", href: "#source-" + n, "data-n": n, title: byN.get(n).title,
@@ -526,7 +541,7 @@
       }
       last = re.lastIndex;
     }
-    if (last < text.length) answerEl.appendChild(document.createTextNode(text.slice(last)));
+    if (last < text.length) answerEl.appendChild(textNode(text.slice(last)));
   }
 
   function card(c) {
