@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
+from .table_row import is_row_line
 
 CountFn = Callable[[str], int]
 #: a fence line: a run of three or more backticks (an info string after it holds none) or tildes
@@ -380,7 +381,7 @@ def _pack_table(lines: list[str], limit: int, count: CountFn) -> list[str] | Non
     a piece read alone (in an answer, drawn as a table; by the models) still says what its columns
     are. None when the block is not a table of a header and two rows or more, or its header takes
     more than a quarter of the budget."""
-    if len(lines) < 3 or not all(" | " in ln for ln in lines):
+    if len(lines) < 3 or not all(is_row_line(ln) for ln in lines):  # "| 40" too: an empty first cell
         return None
     header = lines[0]
     room = limit - count(header)

@@ -215,8 +215,8 @@ NOT_SHAPING_KEYS = {
 
 #: the code that turns a page's bytes into chunks (relative to the package folder): a change of it
 #: (an upgrade of docs-rag) re-parses every source at its next refresh, as a change of settings does
-PARSER_CODE = ("parsing/*.py", "chunking.py", "records.py", "unicode_text.py", "words.py", "yaml_data.py",
-               "metadata_rules.py")
+PARSER_CODE = ("parsing/*.py", "chunking.py", "records.py", "table_row.py", "unicode_text.py", "words.py",
+               "yaml_data.py", "metadata_rules.py")
 #: the key of :func:`page_settings` that holds :func:`parser_fingerprint`
 PARSER_KEY = "parser"
 #: the key ``restore`` adds to a source's recorded settings: its restored rows were made by settings

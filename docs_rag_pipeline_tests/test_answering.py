@@ -1053,6 +1053,49 @@ def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
     assert allowed("table", rows, "Which options are there?") and not allowed("table", rows, "How do I compress?")
 
 
+QUOTA_DOC = """# Porcupine quotas
+
+The Porcupine quota table lists each tier's request quota:
+
+| Tier | Quota | Note |
+|---|---|---|
+| Badger | 10 | shared |
+| Walrus | 30 | <svg onload=alert(1)> |
+|  | 40 | unnamed |
+| Lynx | a \\| b | either |
+"""
+
+
+def test_a_quoted_table_keeps_each_cell_in_its_column():
+    """The rows ``Walrus | 30 |`` (last cell empty, or only a tag the parser drops), ``| 40 | unnamed``
+    (first cell empty) and a cell ``a \\| b`` were rebuilt as ``| Walrus | 30 \\| |  |  |``,
+    ``| \\| 40 | unnamed |  |  |`` and ``| Lynx | a | b | either |`` under a four-column header: the
+    chat page drew "30 |", "| 40" and "a", "b" in the wrong columns (chatpage F3). The quoted table
+    has the document's cells, an empty one in its column and a ``|`` escaped; the terminal lines it
+    up the same way, and cite-correct still finds it in its chunk."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.answering.tables import for_terminal, table_rows
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.parsing import parse_document
+
+    text = parse_document(QUOTA_DOC, fmt="markdown", path="quotas.md").sections[0].text
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/quotas", page_url="https://x.org/quotas",
+                title="Porcupine quotas", headings=[], text=text, score=0.03, parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer("What is the quota of the Porcupine Walrus tier?", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    table = ("| Tier | Quota | Note |\n| --- | --- | --- |\n| Badger | 10 | shared |\n| Walrus | 30 |  |\n"
+             "|  | 40 | unnamed |\n| Lynx | a \\| b | either |\n[1]")
+    assert table in ans.answer, ans.answer
+    assert table_rows(table.removesuffix("\n[1]")) == [["Tier", "Quota", "Note"], ["Badger", "10", "shared"],
+                                                        ["Walrus", "30", ""], ["", "40", "unnamed"],
+                                                        ["Lynx", "a | b", "either"]]
+    assert ("| Tier   | Quota  | Note    |\n|--------|--------|---------|\n| Badger | 10     | shared  |\n"
+            "| Walrus | 30     |         |\n|        | 40     | unnamed |\n| Lynx   | a \\| b | either  |") \
+        in for_terminal(ans.answer)
+    assert cite_correct(ans.answer, ans.citations, lambda _id: text) == (ans.answer.count("[1]"),) * 2
+
+
 def test_a_marker_on_the_line_after_a_code_block_cites_it():
     """A model that writes its marker on the line after a closing fence (as the extractive answers and
     the validator itself do) had its answer refused, "the model made a statement without a citation":

@@ -80,6 +80,22 @@ WIDE = {
         | waiting | accepted | executing | succeeded | errored | stopped | again | ignored | halted | continued | stored | outdated |
     """,
 }
+#: a table with empty edge cells (one holding only a tag the parser drops) and a pipe in a cell
+QUOTAS = {
+    "quotas.md": """
+        # Porcupine quotas
+
+        The Porcupine quota table lists each tier's request quota:
+
+        | Tier | Quota | Note |
+        |---|---|---|
+        | Badger | 10 | shared |
+        | Walrus | 30 | <svg onload=alert(1)> |
+        |  | 40 | unnamed |
+        | Lynx | a \\| b | either |
+    """,
+}
+QUOTAS_Q = "What is the quota of the Porcupine Walrus tier?"
 WIDE_Q = f"Which warehouse job states does {LONG_ID} report?"
 EXPORTER_Q = "Which options does the dashboard exporter accept?"
 CONVERTER_Q = "What does a converter do in data binding?"
@@ -180,7 +196,7 @@ class SlowAsk:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("chat")
-    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE, **GOPHER, **QUOKKA})
+    write_docs(root / "docs", {**GUIDE, **INJECTION, **MARKERS, **EXPORTER, **WIDE, **GOPHER, **QUOKKA, **QUOTAS})
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
@@ -358,6 +374,19 @@ def test_tables_and_code_in_an_answer_are_drawn_as_such(page, server):
     earlier = page.locator("#turns li.turn .turn-answer")
     assert earlier.locator("table.answer-table tbody tr").count() == 3
     assert "| --- |" not in earlier.inner_text() and "```" not in earlier.inner_text()
+
+
+def test_a_quoted_tables_cells_are_drawn_in_their_columns(page):
+    """A row with an empty first or last cell and a cell holding ``a \\| b`` were drawn as "30 |",
+    "| 40" under Tier and "a", "b" in two columns, under a header of four (chatpage F3): each cell is
+    drawn in its column, an empty one empty, the pipe as text in its cell."""
+    ask(page, QUOTAS_Q)
+    table = page.locator("#answer table.answer-table")
+    assert table.count() == 1
+    rows = page.evaluate("() => [...document.querySelectorAll('#answer table tr')]"
+                         ".map(tr => [...tr.children].map(c => c.textContent))")
+    assert rows == [["Tier", "Quota", "Note"], ["Badger", "10", "shared"], ["Walrus", "30", ""],
+                    ["", "40", "unnamed"], ["Lynx", "a | b", "either"]], rows
 
 
 def test_question_outside_the_docs_shows_the_banner(page):

@@ -279,6 +279,12 @@ def test_a_table_cut_into_pieces_repeats_its_header_row_in_each():
         assert markdown_table(b).split("\n")[0] == "| Key | Type | Default | Meaning |"
     assert [ln for b in blocks for ln in b.split("\n")[1:]] == rows  # every row once, in order
 
+    # a row whose first cell is empty opens with its pipe ("| …"): still a row of the table (chatpage F3)
+    two = [f"| How many widgets the pool number {i} keeps warm for the server." if i % 2 else
+           f"key_{i} | How many widgets the pool number {i} keeps warm." for i in range(40)]
+    cut = split_text("\n".join(["Key | Meaning", *two]), 60, 0, count)
+    assert len(cut) > 3 and all(p.startswith("Key | Meaning\n") for p in cut), cut
+
     # a block that is not a table (a list, lines of prose) is cut as before, nothing repeated
     listing = "\n".join(f"- item {i} says what the pool number {i} keeps warm for the server." for i in range(40))
     cut = split_text(listing, 60, 0, count)

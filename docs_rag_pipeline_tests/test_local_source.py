@@ -257,6 +257,11 @@ def test_an_upgrade_of_the_parser_reparses_by_itself(tmp_path: Path) -> None:
     shutil.copytree(Path(refresh.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "cli.py").write_text("# not parser code\n")
     assert refresh.parser_fingerprint(copy) == recorded[refresh.PARSER_KEY]
+    # table_row.py writes the parsers' table rows (chatpage F3): parser code too
+    (copy / "table_row.py").write_text((copy / "table_row.py").read_text() + "\n# edited\n")
+    assert refresh.parser_fingerprint(copy) != recorded[refresh.PARSER_KEY]
+    shutil.copy2(Path(refresh.__file__).parent / "table_row.py", copy / "table_row.py")
+    assert refresh.parser_fingerprint(copy) == recorded[refresh.PARSER_KEY]
     (copy / "parsing" / "markdown.py").write_text((copy / "parsing" / "markdown.py").read_text() + "\n# edited\n")
     assert refresh.parser_fingerprint(copy) != recorded[refresh.PARSER_KEY]
 

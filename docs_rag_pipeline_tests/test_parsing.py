@@ -1173,6 +1173,37 @@ def test_a_br_in_a_markdown_table_cell_keeps_its_row_one_line(fmt: str) -> None:
     text = "# T\n\n| Option | Meaning |\n|---|---|\n| `--fast`<br/>`-f` | Go fast.<br>Skips checks. |\n\nOne<br>two\n"
     assert parse_document(text, fmt=fmt, path="t.md").sections[0].text == (
         "Option | Meaning\n`--fast` `-f` | Go fast. Skips checks.\n\nOne\ntwo")
+_CELLS_TABLES = {
+    "markdown": ("t.md", "# T\n\n| Tier | Quota | Note |\n|---|---|---|\n| Walrus | 30 | <svg onload=alert(1)> |\n"
+                         "|  | 40 | unnamed |\n| Lynx | a \\| b | either |\n"),
+    "html": ("t.html", "<html><head><title>T</title></head><body><main><h1>T</h1><table>"
+                       "<tr><th>Tier</th><th>Quota</th><th>Note</th></tr><tr><td>Walrus</td><td>30</td><td></td></tr>"
+                       "<tr><td></td><td>40</td><td>unnamed</td></tr><tr><td>Lynx</td><td>a | b</td><td>either</td></tr>"
+                       "</table></main></body></html>"),
+    "rst": ("t.rst", "T\n=\n\n.. list-table::\n   :header-rows: 1\n\n   * - Tier\n     - Quota\n     - Note\n"
+                     "   * - Walrus\n     - 30\n     -\n   * -\n     - 40\n     - unnamed\n"
+                     "   * - Lynx\n     - a | b\n     - either\n"),
+    "asciidoc": ("t.adoc", "= T\n\n[options=\"header\"]\n|===\n|Tier |Quota |Note\n|Walrus |30 |\n| |40 |unnamed\n"
+                           "|Lynx |a \\| b |either\n|===\n"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_CELLS_TABLES))
+def test_a_table_row_keeps_its_empty_edge_cells_and_a_pipe_in_a_cell(fmt: str) -> None:
+    """Rows were written ``a | b | c``, so an empty first or last cell (or one holding only a tag the
+    parser drops) and a ``|`` inside a cell could not be told from the cell boundaries: a quoted table
+    drew "30 |" and "| 40" in the wrong columns and "a", "b" in two (chatpage F3). Every parser now
+    writes a ``|`` in a cell as ``\\|`` and keeps an empty edge cell's pipe, and the row reads back as
+    the document's cells; an ordinary row is written as before."""
+    from docs_rag_pipeline.table_row import row_cells
+
+    path, source = _CELLS_TABLES[fmt]
+    text = parse_document(source, fmt=fmt, path=path).sections[0].text
+    assert text == "Tier | Quota | Note\nWalrus | 30 |\n| 40 | unnamed\nLynx | a \\| b | either"
+    assert [row_cells(ln) for ln in text.split("\n")] == [
+        ["Tier", "Quota", "Note"], ["Walrus", "30", ""], ["", "40", "unnamed"], ["Lynx", "a | b", "either"]]
+
+
 def test_docutils_footnotes_topics_and_sidebar_directives_are_content_a_site_aside_is_not() -> None:
     """docutils >= 0.18 (Sphinx >= 5) writes footnotes, citations, ``.. topic::`` and ``.. sidebar::``
     as ``<aside>``; every ``<aside>`` but an admonition was dropped as chrome, so CPython lost the

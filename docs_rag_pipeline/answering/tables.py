@@ -1,10 +1,13 @@
-"""Tables in answers: the parsers write a table's rows as ``a | b | c`` lines (see docs/formats.md);
-an answer shows a table as a GitHub-flavoured Markdown table, which Markdown clients (and the chat
-page) draw as a table, and the CLI prints with its columns lined up."""
+"""Tables in answers: the parsers write a table's rows as ``a | b | c`` lines (see docs/formats.md and
+``docs_rag_pipeline/table_row.py``); an answer shows a table as a GitHub-flavoured Markdown table,
+which Markdown clients (and the chat page) draw as a table, and the CLI prints with its columns
+lined up."""
 
 from __future__ import annotations
 
 import re
+
+from ..table_row import is_row_line, row_cells
 
 __all__ = ["for_terminal", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
 
@@ -12,34 +15,47 @@ _SEPARATOR = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$")
 
 
 def table_rows(block: str) -> list[list[str]] | None:
-    """The cells of a block of ``a | b | c`` rows (two rows or more, every line a row), else None."""
+    """The cells of a block of rows (two rows or more, every line a row), else None: chunk text's row
+    lines (``a | b | c``, read by :func:`~docs_rag_pipeline.table_row.row_cells`: an empty edge cell
+    and a ``\\|`` in a cell stay what they are), or a Markdown table (rows between pipes, a ``| --- |``
+    separator under the first). Each cell is the document's text, a ``|`` in it unescaped."""
     lines = [ln.strip() for ln in block.strip().split("\n")]
-    if len(lines) < 2 or not all(" | " in ln or ln.startswith("|") for ln in lines):
+    if len(lines) < 2 or not all(is_row_line(ln) or ln.startswith("|") for ln in lines):
         return None
-    rows = []
-    for ln in lines:
-        if _SEPARATOR.match(ln):
-            continue
-        if ln.startswith("|") and ln.endswith("|") and len(ln) > 1:
-            ln = ln[1:-1]
-        rows.append([c.strip() for c in ln.split(" | ")])
+    markdown = is_markdown_table(block)
+    rows = [_markdown_cells(ln) if markdown else row_cells(ln) for ln in lines if not _SEPARATOR.match(ln)]
     return rows if len(rows) >= 2 else None
+
+
+def _markdown_cells(line: str) -> list[str]:
+    """The cells of a Markdown table's row: the pipes at its edges open and close it, they bound no
+    empty cell as in chunk text."""
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|") and not line.endswith("\\|"):
+        line = line[:-1]
+    return row_cells(line)
+
+
+def _padded(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` with the short ones padded with empty cells to the widest one's count."""
+    width = max(len(r) for r in rows)
+    return [r + [""] * (width - len(r)) for r in rows]
 
 
 def markdown_table(block: str) -> str:
     """``block`` as a Markdown table, its first row the header (a table's first row is its header in
     Markdown, and the header row in the HTML and AsciiDoc docs this parses); unchanged when it is not
-    a table of two rows or more. A ``|`` inside a cell is escaped."""
+    a table of two rows or more. A ``|`` inside a cell is escaped, an empty cell stays in its column."""
     rows = table_rows(block)
     if rows is None:
         return block
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
+    rows = _padded(rows)
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
-    return "\n".join([line(rows[0]), "| " + " | ".join(["---"] * width) + " |", *map(line, rows[1:])])
+    return "\n".join([line(rows[0]), "| " + " | ".join(["---"] * len(rows[0])) + " |", *map(line, rows[1:])])
 
 
 def is_markdown_table(block: str) -> bool:
@@ -57,13 +73,13 @@ def strip_table_markup(text: str) -> str:
 
 
 def terminal_table(block: str) -> str:
-    """A Markdown table with its columns padded to one width each, for a terminal."""
+    """A Markdown table with its columns padded to one width each, for a terminal (a ``|`` in a cell
+    stays escaped, as the table's own markup)."""
     rows = table_rows(block)
     if rows is None:
         return block
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    sizes = [max(len(r[i]) for r in rows) for i in range(width)]
+    rows = [[c.replace("|", "\\|") for c in r] for r in _padded(rows)]
+    sizes = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.ljust(sizes[i]) for i, c in enumerate(cells)) + " |"

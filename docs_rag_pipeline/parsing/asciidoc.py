@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..records import ParsedPage
+from ..table_row import row_line
 from .binary import check_text
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, strip_html
 
@@ -982,7 +983,7 @@ class _Parser:
                         row, width = [], 0
             if row:
                 rows.append(row)
-        return [OutLine(" | ".join(r)) for r in rows if any(c.strip() for c in r)]
+        return [OutLine(row_line(r)) for r in rows if any(c.strip() for c in r)]
 
     def cell_text(self, content: str, spec: str) -> str:
         style = spec[-1:] if spec[-1:].isalpha() else ""

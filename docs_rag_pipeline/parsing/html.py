@@ -18,6 +18,7 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWar
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
+from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem
@@ -748,7 +749,7 @@ class _Walker:
                     continue
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
-                    line = " | ".join(t for t in (_norm(_text(c)) for c in cells) if t)
+                    line = row_line([t for t in (_norm(_text(c)) for c in cells) if t])
                     if line:
                         rows.append(OutLine(line))
                     continue
@@ -768,8 +769,8 @@ class _Walker:
             if tr.find_parent("table") is not el:
                 continue
             cells = [_norm(_text(cell)) for cell in tr.find_all(["th", "td"], recursive=False)]
-            if any(cells):
-                rows.append(OutLine(" | ".join(cells)))
+            if any(cells):  # an empty cell keeps its place: the cells stay in their columns
+                rows.append(OutLine(row_line(cells)))
         if rows:
             yield rows
 
@@ -789,11 +790,11 @@ class _Walker:
                         parts.append(text)
                     continue
                 if parts:
-                    yield [OutLine(" | ".join(parts))]
+                    yield [OutLine(row_line(parts))]
                     parts = []
                 yield from self.events(cell, top=False)
             if parts:
-                yield [OutLine(" | ".join(parts))]
+                yield [OutLine(row_line(parts))]
 
     def _dl(self, el: Tag) -> list[OutLine]:
         out: list[OutLine] = []

@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
 from ..records import ParsedPage, Section, text_directive
+from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError
 from .slugs import github_slug
@@ -888,8 +889,8 @@ class _Renderer:
             for row in _descendants(node, "tr"):
                 # a row is one line: a <br> in a cell (GFM tables have no other line break) is a space
                 cells = [" ".join(_inline(cell.children[0]).split()) if cell.children else "" for cell in row.children]
-                if any(cells):
-                    rows.append(OutLine(" | ".join(cells)))
+                if any(cells):  # a "|" in a cell is written "\|", an empty edge cell keeps its pipe (table_row.py)
+                    rows.append(OutLine(row_line(cells)))
             return rows
         if t == "hr":
             return []

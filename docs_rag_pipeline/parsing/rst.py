@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from ..records import ParsedPage
+from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, split_frontmatter
@@ -420,7 +421,7 @@ class _Walker:
                 cells = [" ".join(ln.text for ln in self.blocks(entry.children) if ln.text.strip() and not ln.text.startswith("```"))
                          for entry in row.children]
                 if any(cells):
-                    rows.append(OutLine(" | ".join(" ".join(c.split()) for c in cells)))
+                    rows.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
             return rows
         if isinstance(node, n.Admonition):
             label = _ADMONITION_LABELS.get(node.tagname)
