@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import sys
 from typing import Any, TextIO
@@ -21,8 +22,6 @@ def main() -> int:
     return cli_main()
 
 
-
-
 def terminal_safe(text: str) -> str:
     """``text`` with each control character shown, not obeyed: ``^[`` for ESC (caret notation), ``<U+009B>``
     for a C1 control. A document, a question someone typed into the API or an LLM server's error
@@ -37,11 +36,35 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL_CONTROL.sub(shown, text)
 
 
+def _escaped(err: UnicodeError) -> tuple[str, int]:
+    """A character the terminal's encoding lacks, written as a JSON escape (``\\u2014``; a character past
+    U+FFFF as its surrogate pair, ``\\ud83c\\udf89``): readable in text, and the same character to a
+    program that reads ``--json`` output."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = []
+    for ch in err.object[err.start:err.end]:
+        c = ord(ch)
+        if c > 0xFFFF:
+            c -= 0x10000
+            out.append(f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{c:04x}")
+    return "".join(out), err.end
+
+
+codecs.register_error("docs_rag_escape", _escaped)
+
+
 class TerminalText:
-    """A text stream (stdout, stderr) that writes :func:`terminal_safe` text; all else as the stream."""
+    """A text stream (stdout, stderr) that writes :func:`terminal_safe` text; all else as the stream.
+    A character its encoding lacks (a Latin-1 or ASCII locale, ``PYTHONIOENCODING=latin-1``) is written
+    as an escape: before, the answer's own "—" stopped the command after the answer, losing its sources."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="docs_rag_escape")
 
     def write(self, text: str) -> int:
         self._stream.write(terminal_safe(text))

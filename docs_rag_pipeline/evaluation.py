@@ -27,6 +27,7 @@ from .files import atomic_write
 from .context import Context
 from .records import Hit
 from .retrieval import search
+from .unicode_text import LONE_SURROGATE
 from .schemas import CATEGORIES, SPLITS, EvalCase, case_problem
 from .significance import bootstrap_mean, compare_ranks, rank_scores, wilson
 
@@ -131,6 +132,11 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raise EvalCaseError(f"{where}: not valid JSON ({exc})") from None
         if not isinstance(raw, dict):
             raise EvalCaseError(f"{where}: a case must be a JSON object")
+        if (key := next((k for k in raw if LONE_SURROGATE.search(k)), None)) is not None:
+            m = LONE_SURROGATE.search(key)
+            raise EvalCaseError(f"{where}: a field name is not valid Unicode text (a lone surrogate "
+                                f"U+{ord(m.group()):04X} at position {m.start()}); allowed fields: "
+                                f"{', '.join(sorted(EvalCase.model_fields))}")
         try:
             case = EvalCase.model_validate(raw)
         except ValidationError as exc:

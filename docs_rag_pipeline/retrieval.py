@@ -15,7 +15,7 @@ import numpy as np
 from .context import Context
 from .metadata_rules import shared_values
 from .records import Hit
-from .store import sql_in, sql_str
+from .store import FILTER_KEY_RE, FILTER_KEY_RULE, sql_in, sql_str
 from .words import fulltext_text, query_words
 
 MODES = ("hybrid", "fulltext", "vector")
@@ -55,8 +55,8 @@ def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: di
     if source:
         parts.append(f"source = {sql_str(source)}")
     for key, value in (filters or {}).items():
-        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
-            raise QueryError(f"filters: invalid key {key!r}; use letters, digits, '_', '-' or '.'")
+        if not isinstance(key, str) or not FILTER_KEY_RE.fullmatch(key):
+            raise QueryError(f"filters: invalid key {key!r}; use {FILTER_KEY_RULE}")
         values = value if isinstance(value, list) else [value]
         if not values or not all(isinstance(v, (str, int, float, bool)) for v in values):
             raise QueryError(f"filters.{key}: expected a string, number, boolean or a list of them")

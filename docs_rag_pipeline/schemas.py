@@ -16,11 +16,12 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, 
                       ValidationError, ValidationInfo, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
+from .store import FILTER_KEY_RE, FILTER_KEY_RULE
+
 if TYPE_CHECKING:
     from .config import SourceConfig
     from .context import Context
 
-FILTER_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
 
 
@@ -280,8 +281,7 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     if field == "filters" and len(loc) == 1:
         return InputError("invalid_filters", field, "'filters' must be an object of key → value")
     if field == "filters" and kind == "string_pattern_mismatch":
-        return InputError("invalid_query", field, f"filters: invalid key {loc[1]!r}; use letters, digits, '_', '-' "
-                                                  "or '.'")
+        return InputError("invalid_query", field, f"filters: invalid key {loc[1]!r}; use {FILTER_KEY_RULE}")
     if field == "filters":
         return InputError("invalid_query", field, f"filters.{loc[1]}: expected a string, number, boolean or a "
                                                   "non-empty list of them")
@@ -357,6 +357,8 @@ def case_problem(exc: ValidationError) -> str:
         return f"{field}: {e['input']!r}; use one of {', '.join(allowed)}" + (" or leave it out" if field == "split" else "")
     if e["type"] in ("invalid_text", "expected_urls"):
         return f"{field}: {e['msg']}"
+    if e["type"] == "string_unicode":  # a lone surrogate where a literal (split, category) is checked first
+        return f"{field}: is not valid Unicode text (a lone surrogate); write the character itself"
     return f"{field}: {_CASE_FIXES.get(field, e['msg'])}"
 
 

@@ -35,6 +35,14 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 log_ = logging.getLogger(__name__)
 
 
+#: a metadata key a filter names: any key a page's metadata may have (``séction``, ``分类``, ``release date``),
+#: up to 200 characters, but never ``=`` (a tag is ``key=value``) nor a control character; a value is a
+#: SQL string literal (:func:`sql_str`), whatever it holds. Before, only ASCII letters were allowed,
+#: so a localized key was listed as existing and could never be filtered on.
+FILTER_KEY_RE = re.compile(r"^[^=\x00-\x1f\x7f]{1,200}$")
+FILTER_KEY_RULE = "a metadata key as a page has it, without '=' or control characters"
+
+
 def sql_str(value: str) -> str:
     """A SQL string literal."""
     return "'" + str(value).replace("'", "''") + "'"

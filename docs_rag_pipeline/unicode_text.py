@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BIDI", "CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "mend", "without_bidi_overrides"]
+__all__ = ["BIDI", "CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "joined_pairs", "mend", "without_bidi_overrides"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
@@ -20,6 +20,17 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: U+00AD, a hyphenation hint (``&shy;``) shown only where a line breaks: inside an indexed word it makes
 #: ``docu\xadmentation`` a word nobody searches for
 SOFT_HYPHEN = "\u00ad"
+
+
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def joined_pairs(text: str) -> str:
+    """``text`` with each high and low surrogate written one after the other made the one character they
+    encode, as JSON reads ``"\\ud83c\\udf89"`` (🎉): a YAML parser reads each escape alone."""
+    if not LONE_SURROGATE.search(text):
+        return text
+    return _PAIR.sub(lambda m: chr(0x10000 + ((ord(m.group()[0]) - 0xD800) << 10) + ord(m.group()[1]) - 0xDC00), text)
 
 
 def mend(text: str) -> str:

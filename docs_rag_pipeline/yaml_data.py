@@ -5,7 +5,8 @@ aliases of the list before (a "billion laughs") are a 3 KB frontmatter that expa
 strings once it is copied or written as JSON, and ``&a [*a]`` is a list that contains itself. The
 document is composed first and its expanded size counted on the node graph (each shared node once),
 so such a block is an error before anything is built. So is a string that a ``"\\udc80"`` escape
-made a lone UTF-16 surrogate: no Unicode text, it would fail where the value is written (Arrow,
+made a lone UTF-16 surrogate (a pair of escapes, ``"\\ud83c\\udf89"`` as JSON writes an emoji, is its one
+character): no Unicode text, it would fail where the value is written (Arrow,
 JSON, the tokenizer) and stop the whole run instead of this document.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .unicode_text import LONE_SURROGATE
+from .unicode_text import LONE_SURROGATE, joined_pairs
 
 __all__ = ["MAX_YAML_VALUES", "YamlNotText", "YamlTooLarge", "load_yaml"]
 
@@ -61,6 +62,9 @@ def _load(text: str, max_values: int) -> Any:
                                "itself; write the value out instead of the alias")
         open_nodes.add(key)
         total = 1
+        if isinstance(n, yaml.ScalarNode):
+            # a pair of escapes (what json.dumps writes for an emoji; JSON is YAML 1.2) is one character
+            n.value = joined_pairs(n.value)
         if isinstance(n, yaml.ScalarNode) and (m := LONE_SURROGATE.search(n.value)):
             raise YamlNotText(problem=f"the string holds \\u{ord(m.group()):04x}, an escape for half of a UTF-16 "
                                       "surrogate pair, which is not a Unicode character; write the character itself "
@@ -89,4 +93,8 @@ def _load(text: str, max_values: int) -> Any:
         return total
 
     size(node)
-    return yaml.safe_load(text)
+    loader = yaml.SafeLoader("")  # what safe_load does, from the node checked (and its pairs joined)
+    try:
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()

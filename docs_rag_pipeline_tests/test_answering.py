@@ -788,6 +788,27 @@ def test_marker_look_alikes_are_neutralised_too():
     assert v.answer == "Install with pip. [1]" and v.dropped == 1
 
 
+def test_brackets_and_numbers_a_reader_takes_for_a_marker_go_in_every_form():
+    """unicode F10: East Asian tortoise-shell brackets (``〔3〕``), ornament brackets (``❲2❳``), a circled
+    number (``[①]``) and a digit under a combining mark (``[1̲]``, the keycap ``[1⃣]``) survived next to
+    the system's ``[1]``. Every square, tortoise-shell and lenticular bracket of Unicode counts, checked
+    against this Python's Unicode database so a bracket left out of the list fails here."""
+    import sys
+    import unicodedata
+
+    from docs_rag_pipeline.answering.markers import CLOSE_BRACKETS, OPEN_BRACKETS, neutralise
+
+    kinds = ("SQUARE BRACKET", "TORTOISE SHELL", "LENTICULAR")
+    for cat, listed in (("Ps", OPEN_BRACKETS), ("Pe", CLOSE_BRACKETS)):
+        every = {c for c in map(chr, range(sys.maxunicode + 1))
+                 if unicodedata.category(c) == cat and any(k in unicodedata.name(c, "") for k in kinds)}
+        assert every == set(listed), sorted(every ^ set(listed))
+    for fake in ("〔3〕", "❲2❳", "[①]", "[1\u0332]", "[1\u20e3]", "⟦4⟧", "【５】", "[⑴]", "〖12〗", "[❶, ❷]"):
+        assert neutralise(f"The walrus daemon needs 2 GB {fake}.") == "The walrus daemon needs 2 GB.", fake
+    for kept in ("(1)", "〔note〕", "[①-a]", "⟦x⟧"):
+        assert neutralise(f"Keep {kept} here.") == f"Keep {kept} here.", kept
+
+
 @pytest.mark.parametrize("fake", [
     "[\u20669]", "[9\ufe0f]", "[\u034f9]", "[9\U000e0020]", "[\u061c9]", "[\u28009]", "[\u202e9]",  # invisible
     "\\[9\\]", "[9\\]", "&#91;9&#93;", "&lbrack;9&rbrack;", "&lsqb;9&rsqb;", "[&#57;]", "&#x5B;9&#x5D;",  # escaped

@@ -116,7 +116,7 @@ def test_search_ask_health(server, index):
     ({"json": {"{field}": "x", "top_k": 2.5}}, 400, "invalid_top_k"),
     ({"json": {"{field}": "x", "source": ["guide"]}}, 400, "invalid_source"),
     ({"json": {"{field}": "x", "filters": "section=guides"}}, 400, "invalid_filters"),
-    ({"json": {"{field}": "x", "filters": {"a b": 1}}}, 400, "invalid_query"),
+    ({"json": {"{field}": "x", "filters": {"a=b": 1}}}, 400, "invalid_query"),
     ({"json": {"{field}": "x", "filters": {"section": {"nested": 1}}}}, 400, "invalid_query"),
     ({"json": {"{field}": "x" * 5000}}, 413, "too_long"),
     ({"data": json.dumps({"q": "x" * 100_000}), "headers": {"Content-Type": "application/json"}}, 413, "too_large"),
@@ -232,6 +232,30 @@ def test_unknown_source_and_filter_key_are_400s(server, route, field):
     assert "source" in msg.split("exist: ")[1].split(", ")
     r = requests.post(f"{server}{route}", json={field: "forms", "filters": {"audience": "beginners"}}, timeout=30)
     assert r.status_code == 200, r.text  # a key the index knows (frontmatter of install.md)
+
+
+def test_a_metadata_key_in_any_script_can_be_filtered_on(tmp_path):
+    """unicode F5: a frontmatter key such as ``séction`` or ``分类`` was listed among the keys that exist,
+    and every filter on it was refused as an invalid key ("use letters", though é is one). A key is any
+    key a page has, in any script, without ``=`` or control characters: Python, HTTP and the CLI agree."""
+    from docs_rag_pipeline import refresh, search
+    from docs_rag_pipeline.context import get_context
+
+    write_docs(tmp_path / "docs", {**GUIDE,
+                                   "meerkat.md": "---\nséction: café\n分类: 指南\nrelease date: may\n---\n# Meerkats\n\n"
+                                                 "The meerkat colony posts sentries at dawn.\n"})
+    cfg = write_config(tmp_path)
+    refresh.refresh(get_context(cfg), "guide")
+    for filters in ({"séction": "café"}, {"分类": "指南"}, {"release date": "may"}):
+        hits = search("meerkat sentries", config=str(cfg), filters=filters)
+        assert hits and {h.page_url.rsplit("/", 1)[-1] for h in hits} == {"meerkat.md"}, filters
+    assert not search("meerkat sentries", config=str(cfg), filters={"séction": "thé"})
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.post(f"{url}/search", json={"query": "meerkat sentries", "filters": {"séction": "café"}}, timeout=30)
+        assert r.status_code == 200 and r.json()["hits"][0]["url"].endswith("meerkat.md"), r.text
+        r = requests.post(f"{url}/search", json={"query": "meerkat", "filters": {"a=b": 1}}, timeout=30)
+        assert r.status_code == 400 and r.json()["error"]["message"] == (
+            "filters: invalid key 'a=b'; use a metadata key as a page has it, without '=' or control characters")
 
 
 def test_openapi_document_is_derived_from_the_models(server):
@@ -366,8 +390,8 @@ def test_the_openapi_schemas_refuse_what_the_server_refuses(server):
             return False
 
     for route, name, body in (("/ask", "AskRequest", {"question": "forms", "thread_id": "x" * 32}),
-                              ("/ask", "AskRequest", {"question": "forms", "filters": {"bad key": "a"}}),
-                              ("/search", "SearchRequest", {"query": "forms", "filters": {"sec/tion": "a"}}),
+                              ("/ask", "AskRequest", {"question": "forms", "filters": {"bad=key": "a"}}),
+                              ("/search", "SearchRequest", {"query": "forms", "filters": {"sec\u0001tion": "a"}}),
                               ("/feedback", "FeedbackRequest", {"trace_id": "\u001a", "rating": "up"})):
         r = requests.post(f"{server}{route}", json=body, timeout=30)
         assert r.status_code == 400 and not valid(name, body), (route, body, r.text)

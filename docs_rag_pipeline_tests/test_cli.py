@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -83,7 +84,7 @@ def index(tmp_path_factory) -> Path:
     (["ask", "How do forms validate?", "--source", "nope"], "error: --source: no source named 'nope'; configured "
                                                             "sources: guide"),
     (["search", "forms", "--filter", "colour=red"], "error: --filter: unknown metadata key 'colour'; keys that exist: "),
-    (["ask", "How do forms validate?", "--filter", "a b=1"], "error: --filter: invalid key 'a b'"),
+    (["ask", "How do forms validate?", "--filter", "a\tb=1"], "error: --filter: invalid key 'a\\tb'"),
     (["ask", "How do forms validate?", "--top-k", "-3"], "error: --top-k must be an integer ≥ 1"),
     (["search", "forms", "--top-k", "0"], "error: --top-k must be an integer ≥ 1"),
     (["search", "forms", "--top-k", "9"], "error: --top-k must be an integer from 1 to 8 (api.max_top_k)"),
@@ -260,6 +261,34 @@ def test_control_characters_are_shown_not_obeyed(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert "gigawatts^[]0;pwned^G^[[2J does" in listed.stdout and "wrong^[[8m hidden" in listed.stdout
     assert esc not in listed.stdout and bel not in listed.stdout
+
+
+def test_a_terminal_that_is_not_utf8_gets_the_whole_output(tmp_path):
+    """unicode F11: on a Latin-1 terminal (``PYTHONIOENCODING=latin-1``, a Latin-1 or ASCII locale)
+    `docs-rag ask` printed the answer, then failed at its own "—" with exit 2, losing the sources and
+    the trace line; `search` at its "›" or at a character of a page. A character the terminal lacks is
+    written as a JSON escape now, so `--json` output still reads back as the same text."""
+    from dagster import DagsterInstance
+
+    from .dagster_helpers import materialize_source
+
+    write_docs(tmp_path / "docs", {**GUIDE, "zebra.md": "# Zebra protocol 🦓\n\nThe zebra protocol uses port 4242 — "
+                                                        "always — for syncing replicas.\n"})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+           "PYTHONIOENCODING": "latin-1"}
+    run = functools.partial(subprocess.run, capture_output=True, env=env, cwd=tmp_path)
+    out = run([*DOCS_RAG, "ask", "Which port does the zebra protocol use?"])
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.decode("latin-1")
+    assert "4242 \\u2014 always" in text and "zebra.md" in text and "trace:" in text, text
+    out = run([*DOCS_RAG, "search", "zebra protocol port"])
+    assert out.returncode == 0 and "Zebra protocol \\ud83e\\udd93" in out.stdout.decode("latin-1"), out.stderr
+    out = run([*DOCS_RAG, "search", "zebra protocol port", "--json"])
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.decode("latin-1"))[0]["title"] == "Zebra protocol 🦓"
 
 
 def test_sources_names_where_each_source_reads_from(tmp_path):

@@ -59,6 +59,11 @@ def test_url_matching_rules():
      ":2: id: duplicate id 'a'"),
     ('{"id": "a", "question": "q", "should_refuse": true}\n{not json', ":2: not valid JSON"),
     ('{"id": "a", "question": "q \\ud800", "should_refuse": true}', ":1: question: is not valid Unicode text"),
+    # a lone surrogate in a field's name, or in a value checked against a list first (unicode F4)
+    ('{"\\ud800": 1, "id": "a", "question": "q", "should_refuse": true}',
+     ":1: a field name is not valid Unicode text (a lone surrogate U+D800 at position 0); allowed fields:"),
+    ('{"id": "a", "question": "q", "should_refuse": true, "split": "\\ud800"}',
+     ":1: split: is not valid Unicode text (a lone surrogate)"),
     ('{"id": "a", "question": "q", "should_refuse": "yes"}', ":1: should_refuse: required, true or false"),
     ('{"id": "a", "question": "q", "should_refuse": false, "expected_urls": [""]}', ":1: expected_urls: a list of URLs"),
     # an empty keyword is in every answer, so it always counted as found (evalcheck F12)

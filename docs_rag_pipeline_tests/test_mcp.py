@@ -104,7 +104,7 @@ def test_errors_are_tool_errors_with_a_code(index):
         ("search", {"query": 5}, "INVALID_QUERY: 'query' must be a non-empty string"),
         ("search", {"query": "forms", "top_k": 0}, "INVALID_QUERY: 'top_k' must be an integer ≥ 1"),
         ("search", {"query": "forms", "top_k": "two"}, "INVALID_QUERY: 'top_k' must be an integer ≥ 1"),
-        ("search", {"query": "forms", "filters": {"a b": 1}}, "INVALID_QUERY: filters: invalid key 'a b'"),
+        ("search", {"query": "forms", "filters": {"a=b": 1}}, "INVALID_QUERY: filters: invalid key 'a=b'"),
         ("search", {"query": "forms", "filters": "section=x"}, "INVALID_QUERY: 'filters' must be an object"),
         ("ask", {"question": "x" * 5000}, "INVALID_QUERY: 'question' is longer than 2000 characters"),
         ("get_chunk", {"chunk_id": "no-such-chunk"}, "NOT_FOUND: no chunk with id 'no-such-chunk'"),

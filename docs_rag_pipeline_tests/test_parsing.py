@@ -759,6 +759,11 @@ def test_a_lone_surrogate_escape_in_yaml_is_a_parse_error_not_a_failed_run() -> 
             parse_document('---\ntitle: T\ndescription: "bad \\udc80 byte"\n---\n\n# H\n\ntext\n', fmt=fmt, path=path)
     page = parse_document('---\ntitle: "smile \\U0001F600"\n---\n\n# H\n\ntext\n', fmt="markdown", path="guide/p.md")
     assert page.metadata["title"] == "smile \U0001F600"
+    # the two halves of a pair, as json.dumps writes an emoji (JSON is YAML 1.2), are its one character;
+    # before, the page was skipped as holding half a pair (unicode F6)
+    page = parse_document('---\n{"title": "Party \\ud83c\\udf89 time", "tag\\ud83c\\udf89": "x"}\n---\n\n# H\n\ntext\n',
+                          fmt="markdown", path="guide/party.md")
+    assert page.title == "Party \U0001F389 time" and page.metadata["tag\U0001F389"] == "x", page.metadata
     # an integer of more than 4,300 digits: Python's int() refused it with a bare ValueError
     with pytest.raises(ParseError, match=r"^big\.md: invalid YAML frontmatter \(the number has more than 4,300 "
                                          r"digits, .* quote it to keep it as text in \"big\.md\", line 2, column 10:"):

@@ -32,9 +32,21 @@ _INVISIBLE = (r"[\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b
 #: a bracket or digit as a reader sees it, written plainly, full-width, Markdown-escaped (``\[``) or as
 #: an HTML character reference (``&#91;``, ``&lbrack;``, ``&#57;``): a client that renders the answer
 #: as Markdown shows each as ``[9]``
-_OPEN = r"(?:[\[［]|\\\[|&(?:#0*91|#[xX]0*5[bB]|lbrack|lsqb);)"
-_CLOSE = r"(?:[\]］]|\\\]|&(?:#0*93|#[xX]0*5[dD]|rbrack|rsqb);)"
-_DIGITS = r"(?:\d|&#0*(?:4[89]|5[0-7]);|&#[xX]0*3[0-9];)+"
+#: every square, tortoise-shell and lenticular bracket of Unicode (categories Ps and Pe), which a reader
+#: takes for a citation's brackets around a number: ``〔3〕``, ``❲2❳``, ``⟦4⟧``, ``［3］``
+OPEN_BRACKETS = ("[\u2045\u2772\u27e6\u27ec\u298b\u298d\u298f\u2997\u2e55\u2e57\u3010\u3014\u3016\u3018\u301a"
+                 "\ufe17\ufe39\ufe3b\ufe47\ufe5d\uff3b")
+CLOSE_BRACKETS = ("]\u2046\u2773\u27e7\u27ed\u298c\u298e\u2990\u2998\u2e56\u2e58\u3011\u3015\u3017\u3019\u301b"
+                  "\ufe18\ufe3a\ufe3c\ufe48\ufe5e\uff3d")
+#: a number a reader reads as one without a decimal digit: superscript and subscript digits, circled,
+#: parenthesized and full-stop numbers (``①``, ``⑴``, ``⒈``, ``❶``, ``㉑``), and a digit decorated by a
+#: combining mark after it (``1̲``, the keycap ``1⃣``, the enclosing circle ``1⃝``)
+_NUMBER_FORMS = ("\u00b2\u00b3\u00b9\u2070\u2074-\u2079\u2080-\u2089\u2460-\u249b\u24ea-\u24ff\u2776-\u2793"
+                 "\u3220-\u3229\u3248-\u324f\u3251-\u325f\u3280-\u3289\u32b1-\u32bf\U0001f100-\U0001f10c")
+_COMBINING = "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
+_OPEN = rf"(?:[{re.escape(OPEN_BRACKETS)}]|\\\[|&(?:#0*91|#[xX]0*5[bB]|lbrack|lsqb);)"
+_CLOSE = rf"(?:[{re.escape(CLOSE_BRACKETS)}]|\\\]|&(?:#0*93|#[xX]0*5[dD]|rbrack|rsqb);)"
+_DIGITS = rf"(?:(?:\d|[{_NUMBER_FORMS}]|&#0*(?:4[89]|5[0-7]);|&#[xX]0*3[0-9];){_COMBINING}*)+"
 _LOOKALIKE_RE = re.compile(rf"{_OPEN}{_INVISIBLE}*{_DIGITS}(?:{_INVISIBLE}*(?:[,;，；]|{_DASH}){_INVISIBLE}*{_DIGITS})*"
                            rf"{_INVISIBLE}*{_CLOSE}"
                            # a signed number ([-1], [+2]) not glued to a name, as `items[-1]` in prose is
