@@ -829,6 +829,51 @@ def test_failure_lines_name_the_cause(tmp_path: Path) -> None:
     assert scan.complete and u + "/z.html" not in scan.deleted
 
 
+def test_a_location_with_raw_non_ascii_bytes_is_read_as_browsers_read_it(tmp_path: Path) -> None:
+    """Some servers send a redirect's Location as raw bytes. http.client reads header bytes as Latin-1,
+    so ``Location: /résumé.html`` in UTF-8 was followed to ``/r%C3%83%C2%A9sum%C3%83%C2%A9.html``, a 404:
+    the target, indexed before under a direct link, was removed as gone; a Latin-1 byte
+    (``/caf\\xe9.html``) failed the fetch with "unexpected UnicodeDecodeError" (requests' own look at the
+    next URL); a robots.txt moved that way was taken for none (no rules). Browsers read the bytes as UTF-8,
+    else percent-encode them as they are: ``/r%C3%A9sum%C3%A9.html``, ``/caf%E9.html``."""
+    state = {"moved": False}
+
+    def raw(data: bytes):  # noqa: ANN202
+        def route(h) -> None:  # noqa: ANN001
+            h.wfile.write(data)
+            h.close_connection = True
+        return route
+
+    def home(h) -> None:  # noqa: ANN001
+        links = ("go-utf8", "go-latin") if state["moved"] else ("r%C3%A9sum%C3%A9.html", "caf%E9.html")
+        h.reply(200, page("Home", "<p>Home.</p>", links=(*links, "private.html")))
+
+    routes = {"/": home,
+              "/robots.txt": raw(b"HTTP/1.1 301 Moved\r\nLocation: /r\xc3\xb4bots.txt\r\nContent-Length: 0\r\n\r\n"),
+              "/r%C3%B4bots.txt": lambda h: h.reply(200, "User-agent: *\nDisallow: /private.html\n", ctype="text/plain"),
+              "/go-utf8": raw(b"HTTP/1.1 301 Moved\r\nLocation: /r\xc3\xa9sum\xc3\xa9.html\r\nContent-Length: 0\r\n\r\n"),
+              "/go-latin": raw(b"HTTP/1.1 301 Moved\r\nLocation: /caf\xe9.html\r\nContent-Length: 0\r\n\r\n"),
+              "/r%C3%A9sum%C3%A9.html": lambda h: h.reply(200, page("Resume", "<p>Pelicans.</p>")),
+              "/caf%E9.html": lambda h: h.reply(200, page("Cafe", "<p>Cormorants.</p>")),
+              "/private.html": lambda h: h.reply(200, page("Private", "<p>Not for crawlers.</p>"))}
+    with scripted_server(routes) as srv:
+        u = srv.url
+        src = web_source(tmp_path, seed_urls=[u + "/"], sitemaps="off", max_retries=0)
+        first = src.scan({}, log=lambda m: None)
+        state["moved"] = True
+        lines: list[str] = []
+        scan = src.scan({p.page_url: p.content_hash for p in first.pages if p.status == "new"}, log=lines.append)
+        private_hits = srv.paths().count("/private.html")
+    targets = {u + "/r%C3%A9sum%C3%A9.html", u + "/caf%E9.html"}
+    assert targets <= {p.page_url for p in first.pages if p.status == "new"}
+    assert f"[FETCH] 301 {u}/go-utf8 → {u}/r%C3%A9sum%C3%A9.html" in lines, lines
+    assert f"[FETCH] 301 {u}/go-latin → {u}/caf%E9.html" in lines, lines
+    assert not [ln for ln in lines if "[FETCH] failed" in ln or ": gone" in ln], lines
+    assert scan.complete and scan.deleted == [], lines
+    assert targets <= {p.page_url for p in scan.pages}
+    assert private_hits == 0  # the moved robots.txt was read: its rule kept the crawler out
+
+
 def test_a_retry_after_that_is_not_a_number_means_the_default_backoff(tmp_path: Path) -> None:
     """``Retry-After: nan`` passed float() and min/max, and time.sleep(nan) raised ValueError: on a
     robots.txt read for its sitemaps (outside any per-URL catch-all) the whole scan died, on a page the

@@ -43,7 +43,7 @@ from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body
 from .canonical import canonical_drops, canonical_link, keep_first
-from .web_http import crawler_session, response_socket
+from .web_http import crawler_session, location_url, response_socket
 
 __all__ = ["WebSource", "extract_links", "has_cache", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -760,7 +760,7 @@ class _Crawl:
             for _ in range(5):
                 f = self.request(target, limit=ROBOTS_MAX_BYTES, page=False)
                 if f.status in REDIRECT_STATUSES and f.headers.get("Location"):
-                    nxt = normalize_url(urljoin(target, f.headers["Location"]))
+                    nxt = normalize_url(urljoin(target, location_url(f.headers["Location"])))
                     if nxt and host_allowed(_netloc(nxt), self.domains):
                         target = nxt
                         continue
@@ -1066,6 +1066,7 @@ class _Crawl:
                 return
             if f.status in REDIRECT_STATUSES:
                 loc = f.headers.get("Location")
+                loc = None if loc is None else location_url(loc)  # raw UTF-8 or Latin-1 bytes, read as browsers do
                 target = self.normalize(urljoin(cur, loc)) if loc else None
                 if target is None:
                     self.done.update(chain)

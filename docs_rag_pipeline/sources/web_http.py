@@ -6,11 +6,15 @@ gives what looks like a complete ``200`` with an empty body, and a crawler took 
 is no longer HTML (removed from the index) or for an empty robots.txt (no rules at all). Such an
 answer is a broken connection: here it raises, and requests reports a connection error (retried,
 then a failed fetch), as for any other connection cut mid-answer.
+
+A ``Location`` header is read as browsers read it (:func:`location_url`), here and in requests' own
+look at the next URL of a redirect, which raised UnicodeDecodeError on a byte that is not UTF-8.
 """
 
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 from typing import Any
 
@@ -19,7 +23,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["HeadersCutOff", "crawler_session", "response_socket"]
+__all__ = ["HeadersCutOff", "crawler_session", "location_url", "response_socket"]
 
 
 class HeadersCutOff(http.client.HTTPException):
@@ -100,9 +104,35 @@ class _Adapter(requests.adapters.HTTPAdapter):
         return manager
 
 
+def location_url(value: str) -> str:
+    """The URL of a ``Location`` header ``value`` as browsers read it. http.client hands header bytes
+    over as Latin-1 characters, so a URL some servers send as raw UTF-8 (``/r\xc3\xa9sum\xc3\xa9.html``)
+    reads ``/rÃ©sumÃ©.html``, and was followed to ``/r%C3%83%C2%A9…`` (a 404, the page taken for gone).
+    Browsers read the bytes as UTF-8 text, which is then percent-encoded like a link's URL; bytes that
+    are not UTF-8 (``/caf\xe9.html``, Latin-1) are percent-encoded as they are (``/caf%E9.html``)."""
+    try:
+        raw = value.encode("latin-1")
+    except UnicodeEncodeError:  # a character past U+00FF: already text, not http.client's view of bytes
+        return value
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return re.sub(rb"[\x80-\xff]", lambda m: b"%%%02X" % m[0][0], raw).decode("ascii")
+
+
+class _Session(requests.Session):
+    """requests' session, reading a redirect's ``Location`` with :func:`location_url`. requests looks
+    at the next URL even when it does not follow it (``Response.next``), and its own reading of the
+    header (Latin-1 bytes decoded as UTF-8) raised UnicodeDecodeError for a byte that is not UTF-8."""
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        return location_url(resp.headers["location"]) if resp.is_redirect else None
+
+
 def crawler_session() -> requests.Session:
-    """A ``requests.Session`` whose responses must have a whole header block (see the module)."""
-    session = requests.Session()
+    """A ``requests.Session`` whose responses must have a whole header block, and whose redirect
+    targets are read as browsers read them (see the module)."""
+    session = _Session()
     for prefix in ("http://", "https://"):
         session.mount(prefix, _Adapter())
     return session
