@@ -283,6 +283,44 @@ def test_decode_body_character_sets() -> None:
         assert decode_body(declared.encode(), None) == declared and decode_html(declared.encode()) == declared
 
 
+def test_legacy_charsets_are_read_with_the_supersets_browsers_read_them_with(tmp_path: Path) -> None:
+    """A page declaring ``shift_jis``, ``gb2312`` or ``euc-kr`` was decoded with Python's strict codec of
+    that name, not the superset browsers read the label with (WHATWG Encoding: windows-31J, GBK/gb18030,
+    windows-949): ``Step ①`` was stored as ``Step \\ufffd@``, ``镕`` as ``\\ufffdF``, ``똠`` as ``\\ufffdc``
+    (U+FFFD and a stray letter from the trail byte). The same for big5 (HKSCS), tis-620 (windows-874) and
+    iso-8859-9 (windows-1254, whose curly quotes were C1 controls), and for the WHATWG labels Python
+    does not know (``x-sjis``, ``windows-949``) that were ignored. ``utf-7``, which no browser reads, is
+    ignored. Header, ``<meta>`` and a real crawl read the same."""
+    cases = {"sjis": ("shift_jis", "cp932", "Step ① then ② for the bilby 髙."),
+             "xsjis": ("x-sjis", "cp932", "Step ③ for the quoll."),
+             "gb": ("gb2312", "gbk", "The 镕 dingo 中文."),
+             "kr": ("euc-kr", "cp949", "The 똠 한국 bandicoot."),
+             "kr949": ("windows-949", "cp949", "The 똠 numbat."),
+             "big5": ("big5", "big5hkscs", "The 嘅 wombat."),
+             "thai": ("tis-620", "cp874", "The € gecko."),
+             "turk": ("iso-8859-9", "cp1254", "The “quoted” ibis.")}
+    for label, codec, text in cases.values():
+        data = f"<p>{text}</p>".encode(codec)
+        assert decode_body(data, label) == f"<p>{text}</p>", label  # the header's charset
+        meta = f'<meta charset="{label}"><p>{text}</p>'
+        assert decode_body(meta.encode(codec), None) == meta == decode_html(meta.encode(codec)), label
+    assert decode_body(b"<p>1 +ADw-b+AD4- 2</p>", "utf-7") == "<p>1 +ADw-b+AD4- 2</p>"  # ignored: read as UTF-8
+    assert decode_html(b'<meta charset="utf-7"><p>+ADw-b+AD4-</p>') == '<meta charset="utf-7"><p>+ADw-b+AD4-</p>'
+
+    def served(name: str):  # noqa: ANN202
+        label, codec, text = cases[name]
+        html = f"<html><head><title>{name}</title></head><body><main><h1>{name}</h1><p>{text}</p></main></body></html>"
+        return lambda h: h.reply(200, html.encode(codec), ctype=f"text/html; charset={label}")
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=tuple(f"{n}.html" for n in cases))),
+              **{f"/{n}.html": served(n) for n in cases}}
+    with scripted_server(routes) as srv:
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lambda m: None)
+    bodies = {p.page_url.rsplit("/", 1)[1]: p.body or "" for p in scan.pages}
+    for name, (label, _codec, text) in cases.items():
+        assert f"<p>{text}</p>" in bodies[f"{name}.html"], (label, bodies[f"{name}.html"])
+
+
 def test_a_page_with_a_charset_that_is_no_text_encoding_never_fails_the_crawl(tmp_path: Path) -> None:
     """One linked page served as ``text/html; charset=idna`` (or ``undefined``), or declaring
     ``<meta charset="hex">`` (base64, rot13, zlib), failed the whole scan: decoding raised a UnicodeError

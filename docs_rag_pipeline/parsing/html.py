@@ -96,30 +96,71 @@ def declared_charset(data: bytes) -> str | None:
 
 
 #: codecs Python looks up that do not read a page's bytes as text, though not marked bytes-to-bytes as
-#: ``hex`` or ``zlib`` are: ``idna``/``undefined`` fail under "replace", the escapes would unescape the page
-_NOT_PAGE_ENCODINGS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
+#: ``hex`` or ``zlib`` are: ``idna``/``undefined`` fail under "replace", the escapes would unescape the page;
+#: ``utf-7`` is one no browser reads (the WHATWG Encoding Standard dropped it: it hides markup from filters)
+_NOT_PAGE_ENCODINGS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape", "utf-7"})
+
+#: Labels the WHATWG Encoding Standard (what browsers follow) reads with a superset of the encoding they
+#: name, by the Python codec of that superset: Shift_JIS as windows-31J (cp932: circled numbers ①, NEC
+#: and IBM kanji such as 髙), gb2312/GBK as gb18030, euc-kr as windows-949 (cp949: all of Hangul, 똠),
+#: Big5 as Big5-HKSCS, TIS-620 and ISO-8859-11 as windows-874, ISO-8859-9 as windows-1254, and Latin-1
+#: and ASCII as windows-1252. Python's codecs of those names are strict: a superset's character became
+#: U+FFFD and a stray ASCII letter from its second byte. The table holds every WHATWG label of these
+#: encodings, as Python does not know many of them (``windows-31j``, ``x-gbk``, ``windows-949``, ``cn-big5``).
+#: No maintained table (``webencodings``) is installed with the project; labels of other encodings,
+#: whose Python codecs read as browsers do, are looked up in Python.
+_WHATWG_SUPERSET_LABELS = {
+    "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+    "gb18030": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk gb18030",
+    "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
+             "windows-949",
+    "big5hkscs": "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
+    "cp874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874",
+    "cp1254": "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 latin5 "
+              "windows-1254 x-cp1254",
+    "cp1252": "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
+              "iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252",
+}
+_BROWSER_CODEC = {label: codec for codec, labels in _WHATWG_SUPERSET_LABELS.items() for label in labels.split()}
+
+
+def _python_codec(label: str) -> str | None:
+    try:
+        return codecs.lookup(label).name
+    except (LookupError, ValueError):
+        return None
+
+
+#: the same supersets for Python's own names of those codecs, so that a Python-only alias (``s_jis``,
+#: ``latin-1``, ``euckr``) reads as the label it stands for
+_BROWSER_CODEC_OF_PYTHON = {name: codec for label, codec in _BROWSER_CODEC.items() if (name := _python_codec(label))}
 
 
 def text_encoding(label: str | None) -> str | None:
     """The Python codec to read a page with for a declared charset ``label``, or None when the label
-    names no text encoding (``hex``, ``base64``, ``rot13``, ``zlib``, ``idna``, ``undefined``…): then it
-    is ignored, as a browser ignores a label it does not know. A declared Latin-1 or ASCII is read as
-    windows-1252, as browsers do."""
+    names no text encoding (``hex``, ``base64``, ``rot13``, ``zlib``, ``idna``, ``undefined``, ``utf-7``…):
+    then it is ignored, as a browser ignores a label it does not know. A label browsers read with a
+    superset of its encoding is read with that superset (:data:`_WHATWG_SUPERSET_LABELS`): Latin-1 and
+    ASCII as windows-1252, Shift_JIS as cp932, gb2312 as gb18030, euc-kr as cp949, big5 as big5hkscs."""
     if not label:
         return None
+    key = label.strip().lower()
+    if key in _BROWSER_CODEC:
+        return _BROWSER_CODEC[key]
     try:
-        info = codecs.lookup(label.strip())
+        info = codecs.lookup(key)
     except (LookupError, ValueError):
         return None
     if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_ENCODINGS:
         return None
-    return "cp1252" if info.name in ("iso8859-1", "ascii") else info.name
+    return _BROWSER_CODEC_OF_PYTHON.get(info.name, info.name)
 
 
 def decode_html(data: bytes) -> str:
     """Decode HTML bytes: a BOM, else the ``<meta charset>``/http-equiv charset, else UTF-8.
 
-    Undecodable bytes become U+FFFD; a declared Latin-1/ASCII is read as windows-1252, as browsers do;
+    Undecodable bytes become U+FFFD; a declared Latin-1/ASCII is read as windows-1252, Shift_JIS as cp932
+    (and the other labels of :func:`text_encoding`), as browsers do;
     a declared charset that is no text encoding is ignored. Never raises: one odd page must not fail a scan.
     """
     if data.startswith(codecs.BOM_UTF8):
