@@ -43,6 +43,15 @@ def valid_text(value: str) -> str:
     return value
 
 
+def _not_text(value: str) -> str:
+    """What :func:`valid_text` says of ``value`` (text that is not Unicode)."""
+    try:
+        valid_text(value)
+    except PydanticCustomError as exc:
+        return exc.message()
+    return "is not valid Unicode text; send UTF-8 text"
+
+
 Text = Annotated[str, AfterValidator(valid_text)]
 FilterValue = Union[Text, StrictInt, StrictFloat, StrictBool]
 # a constraint before the validator, so that it shows in the JSON schema (after it, pydantic drops it)
@@ -240,9 +249,12 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
     e = next((x for x in errors if x["type"] == "invalid_text"), errors[0])
     loc = [str(x) for x in e["loc"]]
     kind = e["type"]
-    if kind == "string_pattern_mismatch" and isinstance(e.get("input"), str) and _NOT_TEXT.search(e["input"]):
-        kind = "invalid_text"  # a pattern is checked before the text: text that is not Unicode is the real problem
-        e = {**e, "msg": "is not valid Unicode text (a lone surrogate); send UTF-8 text"}
+    if (kind == "string_pattern_mismatch" or (kind == "string_unicode" and loc and "[key]" not in loc)) \
+            and isinstance(e.get("input"), str) and _NOT_TEXT.search(e["input"]):
+        # a pattern is checked before the text (and pydantic cannot match one against a lone surrogate at all,
+        # `string_unicode`): text that is not Unicode is the real problem, in this field's value
+        kind = "invalid_text"
+        e = {**e, "msg": _not_text(e["input"])}
     field = loc[0] if loc else ""
     msg = e["msg"]
     if kind == "extra_forbidden":

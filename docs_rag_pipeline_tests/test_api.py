@@ -192,6 +192,8 @@ LONE = "\\ud800"
     ("/search", '{"query": "forms", "filters": {"sec%s": "a"}}', "a key of 'filters'"),
     ("/ask", '{"question": "forms", "%s": 1}', "a field name of the body"),
     ("/search", '{"query": "\\udc00 alone"}', "query"),
+    # a value with a pattern (pydantic cannot match one against a lone surrogate): the field, not "a field name"
+    ("/ask", '{"question": "forms", "thread_id": "%s' + "0" * 31 + '"}', "thread_id"),
     ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x"}, "%s": 1}', "a field name of the body"),
     ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x"}, "params": {"%s": 1}}', "a field name of 'params'"),
     ("/a2a/invoke", '{"agent": "docs", "task": {"question": "x", "%s": 1}}', "a field name of 'task'"),

@@ -92,6 +92,10 @@ def index(tmp_path_factory) -> Path:
     (["search", ""], "error: 'query' must be a non-empty string"),
     (["ask", "refresh \udcff"], "error: 'question' is not valid Unicode text (a lone surrogate U+DCFF at position 8)"),
     (["search", "forms", "--source", "gu\udcffide"], "error: --source is not valid Unicode text"),
+    # bytes that are not UTF-8 as the thread id: the option is named, not "a field name of the body"
+    (["ask", "forms", "--thread", "\udcff" * 32], "error: --thread is not valid Unicode text (a lone surrogate U+DCFF "
+                                                   "at position 0)"),
+    (["ask", "forms", "--thread", "nope"], "error: --thread must be the 32-character hex id"),
 ])
 def test_bad_input_is_exit_2_naming_the_argument(index, args, needle):
     out = _run(args, index)
