@@ -509,6 +509,32 @@ def test_bearer_token_on_every_route_but_health_and_the_page(index, monkeypatch)
         assert r.status_code == 503 and r.json()["error"]["code"] == "auth_unavailable"
 
 
+def test_tokens_are_compared_as_the_bytes_that_were_set_and_sent(index, monkeypatch):
+    """A token with non-ASCII letters, set as UTF-8 (as every shell sets it), matches the UTF-8 bytes a client
+    sends (curl from a UTF-8 terminal); a variable holding bytes that are not UTF-8 (a Latin-1 secrets file;
+    Python holds them as lone surrogates) matches those bytes and never turns a request into a 500."""
+    cfg = variant(index, "bytes.yaml", "token_env: DOCS_RAG_TEST_TOKEN\nadmin_token_env: DOCS_RAG_TEST_ADMIN")
+    token = "pässwörd voilà"  # ends in 'à', UTF-8 c3 a0: read as Latin-1, a0 is a no-break space
+    monkeypatch.setenv("DOCS_RAG_TEST_TOKEN", token)
+    monkeypatch.setenv("DOCS_RAG_TEST_ADMIN", os.fsdecode(b"a\xffm"))
+    body = {"json": {"query": "forms"}, "timeout": 30}
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.post(f"{url}/search", headers={"Authorization": b"Bearer " + token.encode()}, **body)
+        assert r.status_code == 200, r.text
+        for wrong in (b"Bearer " + token.encode("latin-1"), b"Bearer p\xffss", b"Bearer a\xffm2"):
+            r = requests.post(f"{url}/search", headers={"Authorization": wrong}, **body)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized", (wrong, r.text)
+        r = requests.post(f"{url}/search", headers={"Authorization": b"Bearer a\xffm"}, **body)  # the admin token
+        assert r.status_code == 200, r.text
+        r = requests.post(f"{url}/sources/guide/refresh", headers={"Authorization": b"Bearer wrong"}, timeout=30)
+        assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", r.text
+        monkeypatch.setenv("DOCS_RAG_TEST_TOKEN", os.fsdecode(b"p\xffss"))
+        r = requests.post(f"{url}/search", headers={"Authorization": b"Bearer p\xffss"}, **body)
+        assert r.status_code == 200, r.text
+        r = requests.post(f"{url}/search", headers={"Authorization": b"Bearer " + token.encode()}, **body)
+        assert r.status_code == 401, r.text
+
+
 def test_admin_refresh_asks_dagster_over_graphql(index, monkeypatch):
     from dagster_graphql.schema import create_schema
     from graphql import coerce_input_value, parse, validate

@@ -354,14 +354,32 @@ def _body(model: type[Scope], ctx: Context) -> Scope:
     return parse_request(model, _json(), ctx)
 
 
-def _bearer() -> str | None:
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+def _header_bytes(value: str) -> bytes:
+    """A header's bytes as the client sent them: WSGI hands headers over decoded as Latin-1 (PEP 3333)."""
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:  # a server that decoded otherwise: its text, as UTF-8
+        return value.encode("utf-8", "surrogatepass")
+
+
+def _bearer() -> bytes | None:
+    """The bearer token's bytes. Compared as bytes, and stripped as bytes: read as Latin-1 text, the
+    trailing byte of a UTF-8 letter (``à`` is ``c3 a0``) would be a no-break space that ``str.strip`` drops."""
+    scheme, _, token = _header_bytes(request.headers.get("Authorization", "")).partition(b" ")
     token = token.strip()
-    return token if scheme.lower() == "bearer" and token else None
+    return token if scheme.lower() == b"bearer" and token else None
 
 
-def _matches(token: str | None, secret: str | None) -> bool:
-    return bool(token and secret) and hmac.compare_digest(token.encode(), secret.encode())  # type: ignore[union-attr]
+def _secret(name: str | None) -> bytes | None:
+    """The value of the environment variable ``name`` as bytes, as the operator set it: a UTF-8 token is
+    matched by the UTF-8 a client (curl) sends, and bytes that are not UTF-8 (a Latin-1 secrets file) by
+    those bytes; Python holds those as lone surrogates, which ``fsencode`` turns back into the bytes."""
+    value = os.environ.get(name) if name else None
+    return os.fsencode(value) if value else None
+
+
+def _matches(token: bytes | None, secret: bytes | None) -> bool:
+    return bool(token and secret) and hmac.compare_digest(token, secret)  # type: ignore[arg-type]
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None):  # noqa: ANN202
@@ -475,11 +493,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
         api = ctx().config.api
         g.api = api
         token = _bearer()
-        user_secret = os.environ.get(api.token_env) if api.token_env else None
-        admin_secret = os.environ.get(api.admin_token_env) if api.admin_token_env else None
+        user_secret = _secret(api.token_env)
+        admin_secret = _secret(api.admin_token_env)
         g.is_admin = _matches(token, admin_secret)
         is_user = g.is_admin or _matches(token, user_secret)
-        client = (f"token:{hashlib.sha256(token.encode()).hexdigest()[:16]}" if is_user and token
+        client = (f"token:{hashlib.sha256(token).hexdigest()[:16]}" if is_user and token
                   else f"addr:{request.remote_addr}")
         wait = limiter.check(client, api.rate_limit_per_minute)
         if wait is not None:
