@@ -82,6 +82,12 @@ def without_userinfo(text: str) -> str:
     return _USERINFO_RE.sub(r"\1", text)
 
 
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as a message shows it: a byte of a name that is not UTF-8 as ``\\xe4`` (Python holds it as a
+    lone surrogate, which a UTF-8 terminal or log cannot print)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _listify(value: Any) -> Any:
     """A YAML string or list → a tuple (one string is a list of one)."""
     if isinstance(value, str):
@@ -574,7 +580,16 @@ class Config(_Shape):
             _object_store_env(v)
             return v
         p = Path(v).expanduser()
-        return str(p if p.is_absolute() else _root(info) / p)
+        path = str(p if p.is_absolute() else _root(info) / p)
+        byte = next((c for c in path if "\udc80" <= c <= "\udcff"), None)
+        if byte is not None:
+            # a folder name that is not UTF-8 (a Latin-1 name; Python holds its bytes as lone surrogates):
+            # LanceDB takes the path as UTF-8 text, so every read and write of the index would fail
+            where = "" if p.is_absolute() else " (a relative storage is inside the config file's folder)"
+            raise _fail(f"'{shown_path(path)}' is not UTF-8 (the byte 0x{ord(byte) - 0xDC00:02x} in a folder "
+                        "name) and LanceDB needs a UTF-8 path: give that folder a UTF-8 name, or point storage at "
+                        "a folder whose path is UTF-8" + where)
+        return path
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
@@ -746,7 +761,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | Non
                           "save the file as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    cfg = parse_config(raw, where=str(p), root=p.parent)
+    cfg = parse_config(raw, where=shown_path(p), root=p.parent)
     return cfg.model_copy(update={"path": p})
 
 

@@ -605,6 +605,23 @@ def test_unusable_lancedb_is_503(tmp_path):
         assert requests.get(f"{url}/", timeout=30).status_code == 200  # the page itself still loads
 
 
+def test_a_storage_path_that_is_not_utf8_is_a_503_naming_the_configuration(tmp_path):
+    """A config in a folder whose name is not UTF-8 (storage: data under it): LanceDB cannot take the path,
+    and every route but the page was a 500 (a codec error). Now the config is refused (the server log names
+    storage and the fix) and the routes are 503 backend_unavailable, as for any configuration that cannot be
+    loaded; `docs-rag serve` refuses to start with the message (test_cli.py)."""
+    from .test_config import latin1_folder
+
+    cfg = latin1_folder(tmp_path) / "docs_rag.yaml"
+    with serve(create_app(config_path=os.fsdecode(cfg))) as url:
+        for method, path, kw in (("get", "/health", {}), ("post", "/search", {"json": {"query": "text"}}),
+                                 ("post", "/ask", {"json": {"question": "what text?"}})):
+            r = requests.request(method, url + path, timeout=30, **kw)
+            assert r.status_code == 503, (path, r.text)
+            err = r.json()["error"]
+            assert err["code"] == "backend_unavailable" and "configuration" in err["message"], r.text
+
+
 def test_backend_details_go_to_the_log_not_the_client(tmp_path):
     import logging
 

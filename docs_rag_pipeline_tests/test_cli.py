@@ -103,6 +103,27 @@ def test_bad_input_is_exit_2_naming_the_argument(index, args, needle):
     assert out.stdout == "" and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("args", [["ingest"], ["search", "forms"], ["serve", "--port", "{busy}"]])
+def test_a_storage_path_that_is_not_utf8_is_exit_2_naming_storage(tmp_path, args):
+    """The config in a folder whose name is not UTF-8 (Latin-1 `dätä`), `storage: data`: ingest failed in its
+    first step with a bare UnicodeEncodeError (after making data/ folders), search with "'utf-8' codec can't
+    encode character", serve answered 500. Now each stops before any work with the key and the fix."""
+    from .test_config import latin1_folder
+
+    import socket
+
+    folder = latin1_folder(tmp_path)
+    with socket.socket() as busy:  # a port in use: a serve that got past the config stops at once, never serves
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        out = _run([a.format(busy=busy.getsockname()[1]) for a in args], folder / "docs_rag.yaml", timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("error: ") and "docs_rag.yaml: storage: '" in out.stderr, out.stderr
+    assert "d\\xe4t\\xe4/data' is not UTF-8 (the byte 0xe4 in a folder name)" in out.stderr, out.stderr
+    assert "codec" not in out.stderr and "Traceback" not in out.stderr
+    assert sorted(os.listdir(folder)) == ["docs_rag.yaml"]  # nothing created
+
+
 @pytest.mark.parametrize("args", [["search", "converter", "--top-k", "8"], ["ask", "What does a converter do?"],
                                   ["sources"], ["versions"], ["search", "converter", "--json"]])
 def test_output_into_a_closed_pipe_is_no_traceback(index, args):

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from docs_rag_pipeline.config import ConfigError, load_config
@@ -291,6 +294,32 @@ def test_a_config_not_utf8_or_with_an_alias_bomb_is_a_config_error(tmp_path):
         f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)))
     with pytest.raises(ConfigError, match=r"bomb\.yaml: not valid YAML: its aliases expand it to more than 100,000 values"):
         load_config(bomb)
+
+
+def latin1_folder(parent: Path) -> Path:
+    """A folder named ``dätä`` in Latin-1 (a name that is not UTF-8) under ``parent``, holding a config
+    with ``storage: data``."""
+    folder = Path(os.fsdecode(os.fsencode(parent) + b"/d\xe4t\xe4"))
+    folder.mkdir()
+    (folder / "docs_rag.yaml").write_text("storage: data\nsources: []\n")
+    return folder
+
+
+def test_a_storage_path_that_is_not_utf8_is_refused_naming_storage(tmp_path):
+    """LanceDB takes its path as UTF-8 text: a storage folder whose path is not UTF-8 (the config in a
+    Latin-1 folder, relative storage) failed every command with a bare "'utf-8' codec can't encode character
+    '\\udce4'" (serve: 500). Refused at load, naming the key and the fix, the byte shown as \\xe4."""
+    folder = latin1_folder(tmp_path)
+    with pytest.raises(ConfigError) as e:
+        load_config(folder / "docs_rag.yaml")
+    msg = str(e.value)
+    assert msg.startswith(f"{tmp_path}/d\\xe4t\\xe4/docs_rag.yaml: storage: '{tmp_path}/d\\xe4t\\xe4/data' is not "
+                          "UTF-8 (the byte 0xe4 in a folder name) and LanceDB needs a UTF-8 path: give that folder a "
+                          "UTF-8 name, or point storage at a folder whose path is UTF-8"), msg
+    assert "\udce4" not in msg
+    assert sorted(os.listdir(folder)) == ["docs_rag.yaml"]  # nothing created
+    (folder / "docs_rag.yaml").write_text(f"storage: {tmp_path / 'data'}\nsources: []\n")  # the fix it names
+    assert load_config(folder / "docs_rag.yaml").storage == str(tmp_path / "data")
 
 
 def test_every_source_key_is_known_to_shape_pages_or_not():
