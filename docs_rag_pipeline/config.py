@@ -88,6 +88,44 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+def header_value_problem(value: str, charset: str) -> str | None:
+    """Why an HTTP client that writes header values in ``charset`` cannot send ``value`` as one (None: it
+    can). httpx (the openai client) writes ASCII, requests Latin-1; both refuse a control character (a line
+    break would end the header) and h11 a space at either end. Said at load: at request time every fetch or
+    embedding failed with an encoding error that pointed at the site or the server instead."""
+    if value != value.strip(" \t"):
+        return "starts or ends with a space or tab, which an HTTP header cannot carry"
+    for i, ch in enumerate(value):
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as Python holds it (an environment variable)
+            return f"holds the byte 0x{code - 0xDC00:02x} at position {i}, which is not UTF-8 text"
+        if code < 32 or 127 <= code < 160:
+            return f"holds the control character {ch!r} at position {i}, which an HTTP header cannot carry"
+        try:
+            ch.encode(charset)
+        except UnicodeEncodeError:
+            return f"holds {ch!r} (U+{code:04X}) at position {i}, which an HTTP header cannot carry"
+    return None
+
+
+def _header_text(value: str) -> str:
+    """A config value sent as a header by requests (a web source's ``user_agent``)."""
+    problem = header_value_problem(value, "latin-1")
+    if problem:
+        raise _fail(f"{value!r} {problem}; use ASCII letters, digits, spaces and punctuation")
+    return value
+
+
+def _api_key_env(name: str | None) -> None:
+    """The API key in the environment variable ``name``, if it is set, must be sendable as a bearer token:
+    checked here so that a bad one is named at load (an unset one is named when a client needs it)."""
+    key = os.environ.get(name) if name else None
+    problem = header_value_problem(key, "ascii") if key else None
+    if problem:  # the key itself is never shown
+        raise _fail(f"the environment variable {name} {problem}; set it to the API key exactly as issued "
+                    "(ASCII, no line break or space around it)", "api_key_env")
+
+
 def _listify(value: Any) -> Any:
     """A YAML string or list → a tuple (one string is a list of one)."""
     if isinstance(value, str):
@@ -103,6 +141,7 @@ Regex = Annotated[str, AfterValidator(_regex)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 PublicUrl = Annotated[str, AfterValidator(_public_url)]
 ServerUrl = Annotated[str, AfterValidator(_server_url)]
+HeaderText = Annotated[str, AfterValidator(_header_text)]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
 HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
@@ -165,6 +204,8 @@ class EmbeddingConfig(_Shape):
     def _openai_model(self) -> EmbeddingConfig:
         if self.provider == "openai" and not self.base_url and "model" not in self.model_fields_set:
             raise _fail("required for the openai provider", "model")
+        if self.provider == "openai":
+            _api_key_env(self.api_key_env)
         return self
 
 
@@ -187,6 +228,8 @@ class LlmConfig(_Shape):
     def _openai_model(self) -> LlmConfig:
         if self.provider == "openai" and not self.model:
             raise _fail("required when llm.provider is 'openai'", "model")
+        if self.provider == "openai":
+            _api_key_env(self.api_key_env)
         return self
 
 
@@ -214,6 +257,11 @@ class RerankConfig(_Shape):
     timeout_seconds: Seconds = 5.0
     candidates: int = Field(20, ge=1, le=1000)  # fused results sent to the reranker
     top_n: int | None = Field(None, ge=1)  # asked of the reranker (default: all candidates)
+
+    @model_validator(mode="after")
+    def _key(self) -> RerankConfig:
+        _api_key_env(self.api_key_env)
+        return self
 
 
 class RetrievalConfig(_Shape):
@@ -389,7 +437,7 @@ class SourceConfig(_Shape):
     max_bytes: int = Field(5_000_000, ge=1)
     error_threshold: Probability = 0.5  # share of failed fetches over which a crawl counts as stopped early
     max_removed_share: Probability = 0.5  # share of indexed pages a crawl may remove; more: it removes none
-    user_agent: str = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
+    user_agent: HeaderText = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
     respect_robots: bool = True
     content_selector: str | None = None
     # git

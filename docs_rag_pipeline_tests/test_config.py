@@ -152,6 +152,55 @@ def test_a_nul_character_in_a_value_names_the_key(tmp_path, body, needle):
     assert needle in str(e.value)
 
 
+@pytest.mark.parametrize("agent, needle", [
+    ("docs-bot/1.0 (\u2603 team)", "'docs-bot/1.0 (\u2603 team)' holds '\u2603' (U+2603) at position 14, which an HTTP "
+                                   "header cannot carry; use ASCII letters, digits, spaces and punctuation"),
+    ("docs-bot\\r\\nX-Evil: 1", "holds the control character '\\r' at position 8, which an HTTP header cannot carry"),
+    ("docs-bot\\x85", "holds the control character '\\x85' at position 8"),
+    (" docs-bot/1.0", "starts or ends with a space or tab, which an HTTP header cannot carry"),
+])
+def test_a_user_agent_an_http_header_cannot_carry_is_refused(tmp_path, agent, needle):
+    """A user_agent the HTTP client cannot send (☃ is not Latin-1, a line break would end the header) passed
+    validation, then every fetch failed with "unexpected UnicodeEncodeError reading robots.txt" and the crawl
+    ended "no page could be fetched (check seed_urls and that the site is up)"."""
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, WEB % f'user_agent: "{agent}"'))
+    assert "docs_rag.yaml: sources[0].user_agent: " in str(e.value) and needle in str(e.value), str(e.value)
+    assert load_config(_cfg(tmp_path, WEB % 'user_agent: "B\u00fccherbot/1.0 (docs team)"'))  # Latin-1 is sent as is
+
+
+KEYED = [
+    "embedding:\n  provider: openai\n  model: m\n  api_key_env: DOCS_RAG_TEST_KEY\n",
+    "llm:\n  provider: openai\n  model: m\n  api_key_env: DOCS_RAG_TEST_KEY\n",
+    "retrieval:\n  rerank:\n    url: http://127.0.0.1:9/rerank\n    api_key_env: DOCS_RAG_TEST_KEY\n",
+]
+
+
+@pytest.mark.parametrize("body", KEYED)
+@pytest.mark.parametrize("key, problem", [
+    ("sk-\u2603xyz", "holds '\u2603' (U+2603) at position 3, which an HTTP header cannot carry"),
+    ("sk-xyz\n", "holds the control character '\\n' at position 6, which an HTTP header cannot carry"),
+    (os.fsdecode(b"sk-\xffxyz"), "holds the byte 0xff at position 3, which is not UTF-8 text"),
+    ("sk-xyz ", "starts or ends with a space or tab, which an HTTP header cannot carry"),
+])
+def test_an_api_key_an_http_header_cannot_carry_is_refused_naming_its_variable(tmp_path, monkeypatch, body, key,
+                                                                               problem):
+    """An embedding, LLM or rerank key the HTTP client cannot send as a bearer token (httpx writes ASCII)
+    failed every request with "its answer could not be read (UnicodeEncodeError …); check embedding.base_url
+    and embedding.model". Refused at load, naming api_key_env and the variable; the key is not shown."""
+    monkeypatch.setenv("DOCS_RAG_TEST_KEY", key)
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, body))
+    section = body.split(":")[0] + (".rerank" if body.startswith("retrieval") else "")
+    assert f"docs_rag.yaml: {section}.api_key_env: the environment variable DOCS_RAG_TEST_KEY {problem}; set it to " \
+           "the API key exactly as issued" in str(e.value), str(e.value)
+    assert "xyz" not in str(e.value)
+    monkeypatch.setenv("DOCS_RAG_TEST_KEY", "sk-xyz")
+    assert load_config(_cfg(tmp_path, body))
+    monkeypatch.delenv("DOCS_RAG_TEST_KEY")  # unset: said when a client needs the key, as before
+    assert load_config(_cfg(tmp_path, body))
+
+
 def test_values_in_range_load(tmp_path):
     cfg = load_config(_cfg(tmp_path, WEB % "timeout_seconds: 0.5, max_depth: 0, delay_seconds: 0, error_threshold: 1"
                                  + "llm:\n  min_support: 0\n  temperature: 0\napi:\n  rate_limit_per_minute: 0\n"))
