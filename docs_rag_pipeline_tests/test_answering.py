@@ -983,6 +983,24 @@ def test_no_answer_ships_a_bidi_control_that_moves_its_citation_marker():
     assert not any("\u202e" in c.snippet for c in v.citations)
 
 
+def test_an_index_of_one_page_answers_what_the_page_says_and_refuses_what_it_does_not(tmp_path):
+    """In an index of one page every word of the page is in every chunk, so each weighed 0 by rarity, and
+    the chunk-coverage gate judged a question that matches the page word for word by the one word the
+    page lacks ("many"): refused. The index is read as if it held a few more chunks without the question's
+    words (``refusal.PRIOR_CHUNKS``); a question about what the page does not say is still refused."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.context import get_context
+
+    write_docs(tmp_path / "docs", {"kiwi.md": "# Kiwifruit policy\n\nThe Kiwifruit policy requires two approvals "
+                                              "for every purchase order.\n"})
+    cfg = write_config(tmp_path)
+    refresh.refresh(get_context(cfg), "guide")
+    got = ask("How many approvals does the Kiwifruit policy require?", config=str(cfg))
+    assert not got.refused and "two approvals" in got.answer, got
+    for off in ("How many approvals does the Mango policy require?", "How do I configure the walrus scheduler retries?"):
+        assert ask(off, config=str(cfg)).refused, off
+
+
 def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
     """The parsers write a definition list's terms and descriptions (an API class's members), a field
     list and an admonition's title as lines of one block; sentences were cut only at ". " and a capital,

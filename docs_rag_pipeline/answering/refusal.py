@@ -21,6 +21,9 @@ from ..records import Hit
 from ..words import is_spaceless, words
 
 MODEL_FILE = Path(__file__).with_name("refusal_model.json")
+#: chunks without the question's words added to the index's count when words are weighed by rarity
+#: (see :func:`signals`): a prior, so that a word in every chunk of a tiny index still weighs something
+PRIOR_CHUNKS = 10
 
 #: the model's inputs, in order
 FEATURES = ("sim", "sim_gap", "coverage", "coverage_top1", "specific_coverage", "unknown_share",
@@ -77,12 +80,17 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     heads = f"{top.title} {' '.join(top.headings)}"
     # rarity-weighted coverage: a missing rare word says more than a missing common one
     n, df = stats if stats else (1, {})
-    top_idf = math.log(n + 1)
+    # the index is read as if it held PRIOR_CHUNKS more chunks that lack the question's words: in an
+    # index of one page every word of it is in every chunk, so each weighed 0 and a question matching
+    # the page word for word was judged by the one word the page lacks ("many"); past a few hundred
+    # chunks (every golden set) the prior moves a weight by less than 0.01
+    m = n + (PRIOR_CHUNKS if stats else 0)
+    top_idf = math.log(m + 1)
     stems = [_stem(t, lang) for t in terms]
     # rarity of each word (its IDF over the largest possible); a word the docs never use weighs fully
     # only when it is a specific one (several word pieces): a common English word the docs happen not
     # to use ("stuck", "breaks") says little
-    raw = [math.log((n + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
+    raw = [math.log((m + 1) / (df.get(s, 0) + 1)) / top_idf if top_idf else 1.0 for s in stems]
     idf = [r * (1.0 if df.get(s, 0) or count is None or p >= 2 else 0.3) for r, s, p in zip(raw, stems, pieces)]
     total = sum(idf)
     found = [s in vocab or in_compound(t, top_words, lang) for s, t in zip(stems, terms)]
