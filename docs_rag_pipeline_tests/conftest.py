@@ -114,6 +114,18 @@ MARKERS = {
         The backup fence is checked by the warden every hour [3].
     """,
 }
+#: a table with empty edge cells (one holding only a tag the parser drops) and a pipe in a cell
+QUOTA_DOC = """# Porcupine quotas
+
+The Porcupine quota table lists each tier's request quota:
+
+| Tier | Quota | Note |
+|---|---|---|
+| Badger | 10 | shared |
+| Walrus | 30 | <svg onload=alert(1)> |
+|  | 40 | unnamed |
+| Lynx | a \\| b | either |
+"""
 #: a page with a table and a code block (answers quote them as a Markdown table and a fenced block)
 EXPORTER_DOC = """# Exporter options
 

@@ -11,7 +11,7 @@ from docs_rag_pipeline.answering.citations import CitationError, split_statement
 from docs_rag_pipeline.query import ask, search
 from docs_rag_pipeline.records import Hit
 
-from .conftest import EXPORTER_DOC, FAKE_MARKERS, MARKERS, REFRESH_Q, write_config, write_docs
+from .conftest import EXPORTER_DOC, FAKE_MARKERS, MARKERS, QUOTA_DOC, REFRESH_Q, write_config, write_docs
 from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 
@@ -1090,19 +1090,6 @@ def test_a_table_in_an_answer_is_a_markdown_table_lined_up_in_the_terminal():
     assert not allowed("table", row, "Which options does the exporter accept?")
     rows = "Option | Default\n--gzip | off"
     assert allowed("table", rows, "Which options are there?") and not allowed("table", rows, "How do I compress?")
-
-
-QUOTA_DOC = """# Porcupine quotas
-
-The Porcupine quota table lists each tier's request quota:
-
-| Tier | Quota | Note |
-|---|---|---|
-| Badger | 10 | shared |
-| Walrus | 30 | <svg onload=alert(1)> |
-|  | 40 | unnamed |
-| Lynx | a \\| b | either |
-"""
 
 
 def test_a_quoted_table_keeps_each_cell_in_its_column():

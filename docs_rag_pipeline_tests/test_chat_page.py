@@ -17,7 +17,8 @@ from dagster import DagsterInstance
 
 from docs_rag_pipeline.serve.api import create_app
 
-from .conftest import EXPORTER_DOC, FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, REFRESH_Q, REPO, write_config, write_docs
+from .conftest import (EXPORTER_DOC, FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, QUOTA_DOC, REFRESH_Q, REPO, write_config,
+                       write_docs)
 from .dagster_helpers import materialize_source
 from .test_api import serve, variant
 
@@ -80,21 +81,7 @@ WIDE = {
         | waiting | accepted | executing | succeeded | errored | stopped | again | ignored | halted | continued | stored | outdated |
     """,
 }
-#: a table with empty edge cells (one holding only a tag the parser drops) and a pipe in a cell
-QUOTAS = {
-    "quotas.md": """
-        # Porcupine quotas
-
-        The Porcupine quota table lists each tier's request quota:
-
-        | Tier | Quota | Note |
-        |---|---|---|
-        | Badger | 10 | shared |
-        | Walrus | 30 | <svg onload=alert(1)> |
-        |  | 40 | unnamed |
-        | Lynx | a \\| b | either |
-    """,
-}
+QUOTAS = {"quotas.md": QUOTA_DOC}
 QUOTAS_Q = "What is the quota of the Porcupine Walrus tier?"
 WIDE_Q = f"Which warehouse job states does {LONG_ID} report?"
 EXPORTER_Q = "Which options does the dashboard exporter accept?"
