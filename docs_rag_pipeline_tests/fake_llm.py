@@ -7,7 +7,7 @@ model fooled by the text it was given would write), ``unsupported`` (cites a sou
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
 into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON),
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
-``content_filter``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
+``content_filter``), ``cutstream`` (the same, streamed, then the stream just ends: no ``finish_reason``, no ``[DONE]``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
 ``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
@@ -208,6 +208,10 @@ class ChatServer(LocalServer):
                                "| timeout_")
                     return self.reply(model, content, body.get("stream"), body["messages"],
                                       finish="length" if model == "cutoff" else "content_filter")
+                elif model == "cutstream":  # a stream that just ends mid-row: no finish_reason, no [DONE]
+                    content = (f"{first_sentence(sources[1])} [1]\n\n| Key | Default |\n|---|---|\n| port | 8080 |\n"
+                               "| timeout | 3")
+                    return self.reply(model, content, body.get("stream"), body["messages"], finish=None)
                 elif model == "thinkopened":  # a chat template that opened the block: only its end in content
                     content = ("Let me check the sources. I also recall an admin console on port 9999 [1].\n</think>\n\n"
                                f"{first_sentence(sources[1])} [1]")
@@ -230,10 +234,12 @@ class ChatServer(LocalServer):
                 self.reply(model, content, body.get("stream"), body["messages"])
 
             def reply(self, model: str, content: str, stream: bool | None, messages: list, *,
-                      finish: str = "stop", reasoning: str | None = None, pieces: list[str] | None = None) -> None:
+                      finish: str | None = "stop", reasoning: str | None = None, pieces: list[str] | None = None) -> None:
                 """``finish``: the finish_reason (of the last chunk when streamed); ``reasoning``: a
                 reasoning model's ``reasoning_content`` (vLLM with a reasoning parser, DeepSeek's API);
-                ``pieces``: the streamed pieces (``content`` joined), when not every 7 characters."""
+                ``pieces``: the streamed pieces (``content`` joined), when not every 7 characters. A stream
+                with ``finish`` None just ends after its last piece (no usage chunk, no ``[DONE]``), as one a
+                proxy's idle timeout or a restarted worker cuts off does."""
                 if not stream:
                     message = {"role": "assistant", "content": content}
                     if reasoning is not None:
@@ -258,6 +264,8 @@ class ChatServer(LocalServer):
                                                           "finish_reason": finish if done else None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                if finish is None:
+                    return
                 if (self.body.get("stream_options") or {}).get("include_usage"):  # OpenAI's last chunk, no choices
                     chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
                              "model": model, "choices": [], "usage": usage(messages, content)}

@@ -449,6 +449,23 @@ def test_an_answer_the_server_cut_off_or_filtered_is_not_shipped_as_complete(ind
     assert "Let me think" not in final["answer"] and "timeout_" not in final["answer"]
 
 
+def test_a_stream_that_ends_without_a_finish_reason_is_cut_off_not_complete(indexed):
+    """A stream that just ended mid-answer (no chunk with a ``finish_reason``, no ``[DONE]``: a proxy's idle
+    timeout, a restarted LLM worker) shipped its text as a complete answer: the half row ``| timeout | 3``
+    (the docs say 300) under the sentence's citation, no warning. Every OpenAI-compatible server ends a
+    stream with a ``finish_reason``: one without it falls back like one cut off at max_tokens, and the
+    draft is replaced."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    events = list(ask_stream(Q, config=_llm_config(root, srv, "cutstream")))
+    assert "| timeout | 3" in "".join(d["text"] for name, d in events if name == "delta")  # the draft showed it
+    final = events[-1][1]
+    assert final["mode"] == "extractive" and final["replaced"] is True, final
+    assert "the LLM server's stream ended before the answer was complete" in final["warning"], final["warning"]
+    assert "without the LLM" in final["warning"] and "| timeout | 3" not in final["answer"]
+
+
 @pytest.mark.parametrize("model", ["think", "reasoner"])
 def test_a_reasoning_models_thoughts_are_never_validated_shown_or_shipped(indexed, model):
     """A reasoning model's ``<think>…</think>`` at the start of its content was read as answer text: the

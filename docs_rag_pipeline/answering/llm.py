@@ -111,6 +111,12 @@ UNFINISHED_THINKING = ("the model's answer ended inside its reasoning (a <think>
                        "gave no answer")
 
 
+#: a stream that ended without a chunk with a ``finish_reason`` (a proxy's idle timeout, a restarted
+#: worker): the half table row it may end in would otherwise ship under the citation before it
+CUT_STREAM = ("the LLM server's stream ended before the answer was complete (no finish_reason came: the "
+              "connection was cut)")
+
+
 def strip_reasoning(text: str) -> str:
     """``text`` without the ``<think>…</think>`` block a reasoning model (DeepSeek-R1, QwQ, Qwen3 on Ollama,
     llama.cpp, LM Studio, vLLM without a reasoning parser) opens its content with: its musings are no
@@ -330,6 +336,8 @@ class ChatClient:
                     if out:
                         got = True
                         yield out
+        if finish is None:  # every OpenAI-compatible server ends a stream so: without it, the stream was cut
+            raise LlmError(CUT_STREAM)
         self._check_finish(finish)
         tail = reasoning.feed(mend(half)) + reasoning.close()
         if tail:
