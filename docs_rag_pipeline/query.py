@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -75,18 +76,22 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
     thread = _thread(store, thread_id)
 
     def events() -> Iterator[tuple[str, dict[str, Any]]]:
-        for name, data in answer_events(ctx, question, top_k=top_k, source=source, filters=filters,
-                                        history=thread.turns if thread else None):
-            if name == "final":
-                tid, not_saved = _remember(store, thread, question, data)
-                if tid:
-                    data["thread_id"] = tid
-                if not_saved:  # absent when none, as in ask's JSON (Answer.to_dict)
-                    data["warning"] = "; ".join(w for w in (data.get("warning"), not_saved) if w)
-                _log(ctx, question, Answer(answer=data["answer"], refused=data["refused"], trace_id=data["trace_id"],
-                                           citations=[Citation(**c) for c in data.get("citations") or []],
-                                           mode=data.get("mode", "extractive"), warning=data.get("warning")), source)
-            yield name, data
+        # closing these events closes the answer's (and its LLM stream) at once, not at garbage collection
+        with contextlib.closing(answer_events(ctx, question, top_k=top_k, source=source, filters=filters,
+                                              history=thread.turns if thread else None)) as answered:
+            for name, data in answered:
+                if name == "final":
+                    tid, not_saved = _remember(store, thread, question, data)
+                    if tid:
+                        data["thread_id"] = tid
+                    if not_saved:  # absent when none, as in ask's JSON (Answer.to_dict)
+                        data["warning"] = "; ".join(w for w in (data.get("warning"), not_saved) if w)
+                    _log(ctx, question, Answer(answer=data["answer"], refused=data["refused"],
+                                               trace_id=data["trace_id"],
+                                               citations=[Citation(**c) for c in data.get("citations") or []],
+                                               mode=data.get("mode", "extractive"), warning=data.get("warning")),
+                         source)
+                yield name, data
 
     return events()
 

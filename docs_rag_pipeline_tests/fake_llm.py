@@ -12,7 +12,8 @@ into another question, as a model steered by text in its prompt does; answers as
 ``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
 (ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type),
-``strict`` (answers as ``valid``, but a request with a field it does not know, such as ``stream_options``,
+``endless`` (streamed: a cited sentence every 0.2 s for as long as the reader keeps the connection open;
+``hung_up`` is released when it closes it), ``strict`` (answers as ``valid``, but a request with a field it does not know, such as ``stream_options``,
 is a 400 naming it). A stream asked for ``stream_options: {"include_usage": true}`` ends with a chunk
 that has no choices and the ``usage``, as OpenAI's does.
 
@@ -62,6 +63,7 @@ class ChatServer(LocalServer):
         self.encodings: list[str | None] = []  # each request's Accept-Encoding
         self.flooded = 0  # the most bytes a "flood" answer got out before the client hung up
         self.stop = threading.Event()
+        self.hung_up = threading.Semaphore(0)  # released once for each "endless" stream whose reader closed it
         self.release = threading.Event()  # lets the "held" answers go
         self.held = 0  # "held" requests received
         self.lock = threading.Lock()
@@ -117,6 +119,21 @@ class ChatServer(LocalServer):
                             return
                         self.wfile.write(data[i:i + 4])
                         self.wfile.flush()
+                    return
+                if model == "endless" and body.get("stream"):  # a cited piece every 0.2 s while its reader stays
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": model,
+                             "choices": [{"index": 0, "delta": {"content": f"{first_sentence(sources[1])} [1] "},
+                                          "finish_reason": None}]}
+                    try:
+                        while not outer.stop.wait(0.2):
+                            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                            self.wfile.flush()
+                    except OSError:  # the reader closed the connection
+                        outer.hung_up.release()
+                    self.close_connection = True
                     return
                 if model == "flood":  # 200, then a body without end: one endless answer string (or SSE line)
                     self.send_response(200)

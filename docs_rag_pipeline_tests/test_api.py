@@ -777,3 +777,37 @@ def test_health_before_the_first_ingest_is_ok_with_no_chunks(tmp_path):
     r = client.get("/health")
     assert r.status_code == 200, r.get_data(as_text=True)
     assert r.get_json()["sources"] == {"guide": 0} and r.get_json()["table_version"] is None
+
+
+def test_a_client_that_leaves_a_streamed_answer_closes_the_llm_stream(index):
+    """A client that left a streamed /ask (the chat page does, on a new question) left the LLM stream open
+    and unread until the cyclic garbage collector happened to run (on an idle server, never): the LLM
+    server generated on for no one, past the 4 × timeout_seconds deadline, which is checked only on reads.
+    The answer's generators now close the LLM stream as soon as the server closes them. The collector is
+    off here, so nothing but that closes it; a fake LLM server streams a cited sentence every 0.2 s for
+    as long as its reader stays and records when the connection is closed."""
+    import gc
+
+    from .fake_llm import ChatServer
+
+    with ChatServer() as llm:
+        cfg = index.parent / "endless.yaml"
+        cfg.write_text(index.read_text() + f"llm:\n  provider: openai\n  model: endless\n  base_url: {llm.url}\n"
+                       "  timeout_seconds: 30\n")
+        body = json.dumps({"question": "What does a converter do in data binding?", "stream": True}).encode()
+        gc.disable()
+        try:
+            with serve(create_app(config_path=str(cfg))) as url:
+                port = int(url.rsplit(":", 1)[1])
+                for _ in range(3):
+                    with socket.create_connection(("127.0.0.1", port)) as s:
+                        s.sendall(b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                        got = b""
+                        while b"event: delta" not in got:  # the first piece of the answer, then leave
+                            part = s.recv(65536)
+                            assert part, got
+                            got += part
+                    assert llm.hung_up.acquire(timeout=60), "the LLM stream was left open after the client left"
+        finally:
+            gc.enable()

@@ -207,6 +207,18 @@ class ChatClient:
             api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
             http_client=deadline_http_client(t * STREAM_TIMEOUTS, max_bytes=chars * STREAM_BYTES_PER_CHAR + 65536))
 
+    def close(self) -> None:
+        """Close both HTTP clients and their pooled connections to the LLM server (left open, they were
+        closed only when the cyclic garbage collector happened to run)."""
+        self._client.close()
+        self._stream_client.close()
+
+    def __enter__(self) -> "ChatClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         """The openai client's failures as one :class:`LlmError` each, saying what went wrong."""
@@ -315,27 +327,32 @@ class ChatClient:
         self.usage = None
         with self._errors():
             events = self._open_stream(messages)
-            finish = None
-            whole = self._whole_answer(events)
-            if whole is not None:
-                yield whole
-                return
-            for ev in events:
-                choices = getattr(ev, "choices", None) or []
-                if getattr(ev, "usage", None) is not None:  # its own chunk (no choices), after the last one
-                    self.usage = read_usage(ev.usage)
-                if choices and getattr(choices[0], "finish_reason", None):  # the last chunk's says how it ended
-                    finish = choices[0].finish_reason
-                piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
-                if isinstance(piece, str) and piece:
-                    total += len(piece)
-                    if total > limit:
-                        raise self._too_long(limit)
-                    piece, half = _held_half(half + piece)
-                    out = reasoning.feed(mend(piece))  # a JSON "\ud800" is no text: it would break the client
-                    if out:
-                        got = True
-                        yield out
+        finish = None
+        try:  # however the reading ends: a reader gone mid-answer (GeneratorExit) left the connection open,
+            # the server generating for no one past the deadline, until the garbage collector happened to run
+            with self._errors():
+                whole = self._whole_answer(events)
+                if whole is not None:
+                    yield whole
+                    return
+                for ev in events:
+                    choices = getattr(ev, "choices", None) or []
+                    if getattr(ev, "usage", None) is not None:  # its own chunk (no choices), after the last one
+                        self.usage = read_usage(ev.usage)
+                    if choices and getattr(choices[0], "finish_reason", None):  # the last chunk's says how it ended
+                        finish = choices[0].finish_reason
+                    piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                    if isinstance(piece, str) and piece:
+                        total += len(piece)
+                        if total > limit:
+                            raise self._too_long(limit)
+                        piece, half = _held_half(half + piece)
+                        out = reasoning.feed(mend(piece))  # a JSON "\ud800" is no text: it would break the client
+                        if out:
+                            got = True
+                            yield out
+        finally:
+            events.close()
         if finish is None:  # every OpenAI-compatible server ends a stream so: without it, the stream was cut
             raise LlmError(CUT_STREAM)
         self._check_finish(finish)

@@ -6,6 +6,7 @@ or missing citation refuses the answer. Each stage is a LangSmith run when traci
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from typing import Any, Iterator, Sequence
@@ -36,8 +37,8 @@ def generate(ctx: Context, messages: list[dict[str, str]]) -> str:
 def generate_with_usage(ctx: Context, messages: list[dict[str, str]]) -> dict[str, Any]:
     """The completion and its token usage: ``{"content", "usage", "usage_metadata"}`` (the last is
     how a LangSmith ``llm`` run records tokens, so the trace carries them too)."""
-    client = ChatClient(ctx.config.llm)
-    content = client.complete(messages)
+    with ChatClient(ctx.config.llm) as client:
+        content = client.complete(messages)
     return {"content": content, "usage": client.usage, **_usage_metadata(client.usage)}
 
 
@@ -105,8 +106,8 @@ def _usage_metadata(usage: dict[str, int] | None) -> dict[str, dict[str, int]]:
 def rewrite_question(ctx: Context, question: str, history: Sequence[Any]) -> dict[str, Any]:
     """The follow-up rewritten by the LLM into a standalone question, ``{"question", "usage"}`` (the
     rewrite's tokens count toward the answer's); raises LlmError."""
-    client = ChatClient(ctx.config.llm)
-    out = client.complete(rewrite_messages(question, history)).strip()
+    with ChatClient(ctx.config.llm) as client:
+        out = client.complete(rewrite_messages(question, history)).strip()
     out = out.splitlines()[0].strip().strip('"') if out else ""
     if not out or out.upper().startswith("NO_ANSWER"):
         raise LlmError("the LLM server did not rewrite the follow-up")
@@ -289,9 +290,12 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(prompt.hits)], **head}
     client = ChatClient(ctx.config.llm)
     try:
-        for piece in client.stream(prompt.messages):
-            streamed.append(piece)
-            yield "delta", {"text": piece}
+        # closed, with its connection, as soon as these events are (a reader that went away), not when
+        # the garbage collector happens to find them: the LLM server would generate on for no one
+        with client, contextlib.closing(client.stream(prompt.messages)) as pieces:
+            for piece in pieces:
+                streamed.append(piece)
+                yield "delta", {"text": piece}
     except LlmError as exc:
         log.warning("LLM failed while streaming, answering extractively: %s", exc)
         yield from extractive(_without_llm(exc), bool(streamed))

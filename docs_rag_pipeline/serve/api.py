@@ -622,6 +622,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
                              else ("internal_error", "an unexpected server error; the server log has the details"))
                 log.warning("stream failed (trace %s): %s", trace, exc, exc_info=exc)
                 yield f"event: error\ndata: {json.dumps({'code': code, 'message': msg, 'trace_id': trace})}\n\n"
+            finally:  # the client went away (the server closes this generator): so does the LLM stream, now
+                events.close()
 
         return Response(stream_with_context(sse()), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
