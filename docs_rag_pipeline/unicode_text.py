@@ -10,12 +10,30 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BIDI", "CONTROL", "LONE_SURROGATE", "SOFT_HYPHEN", "joined_pairs", "mend", "without_bidi_overrides"]
+__all__ = ["BIDI", "CONTROL", "ESCAPE_SEQUENCE", "LONE_SURROGATE", "OPEN_ESCAPE_SEQUENCE", "SOFT_HYPHEN",
+           "joined_pairs", "mend", "without_bidi_overrides", "without_controls"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
 #: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: a whole CSI sequence (``ESC [ 31 m``) or terminated OSC sequence (``ESC ] 8 ; ; url BEL``), not only its
+#: ESC (an OSC never terminated loses only its ESC: the text after it is the writer's)
+ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
+#: the end of a text that may be the start of an :data:`ESCAPE_SEQUENCE` (or of a CRLF) the next piece of a
+#: stream completes: held back, so that a stream is cleaned as its whole text is
+OPEN_ESCAPE_SEQUENCE = re.compile(r"(?:\x1b(?:\[[0-?]{0,64}[ -/]{0,8}|\][^\x07\x1b\x9c\n]{0,2048}\x1b?)?|\r)\Z")
+
+
+def without_controls(text: str) -> str:
+    """``text`` without terminal escape sequences and :data:`CONTROL` characters, which are commands to the
+    terminal that prints it (a screen clear, an OSC 8 link to another URL, an OSC 52 clipboard write); CR,
+    VT and FF among them are line breaks. Documents are cleaned so when parsed, a model's answer when read."""
+    if not CONTROL.search(text):
+        return text
+    text = ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
+    return CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
+
 
 #: U+00AD, a hyphenation hint (``&shy;``) shown only where a line breaks: inside an indexed word it makes
 #: ``docu\xadmentation`` a word nobody searches for

@@ -9,7 +9,8 @@ into another question, as a model steered by text in its prompt does; answers as
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``cutstream`` (the same, streamed, then the stream just ends: no ``finish_reason``, no ``[DONE]``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
-``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``splitemoji`` (a cited sentence with an emoji whose
+``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``escapes`` (a cited sentence that is an OSC 8 link to
+evil.example, with a C1 CSI and a screen clear, streamed 7 characters a piece), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
 (ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type),
 ``endless`` (streamed: a cited sentence every 0.2 s for as long as the reader keeps the connection open;
@@ -229,6 +230,9 @@ class ChatServer(LocalServer):
                     content = (f"{first_sentence(sources[1])} [1]\n\n| Key | Default |\n|---|---|\n| port | 8080 |\n"
                                "| timeout | 3")
                     return self.reply(model, content, body.get("stream"), body["messages"], finish=None)
+                elif model == "escapes":  # terminal escape sequences: an OSC 8 link, a C1 CSI, a screen clear
+                    s = first_sentence(sources[1])
+                    content = f"\x1b]8;;https://evil.example/\x07{s[:-1]}\x1b]8;;\x07\x9b. [1]\x1b[2J"
                 elif model == "thinkopened":  # a chat template that opened the block: only its end in content
                     content = ("Let me check the sources. I also recall an admin console on port 9999 [1].\n</think>\n\n"
                                f"{first_sentence(sources[1])} [1]")

@@ -344,6 +344,37 @@ def test_a_model_answer_with_a_lone_surrogate_is_mended_not_shipped(indexed):
     assert {ans.trace_id, final["trace_id"]} <= logged  # the question log took both
 
 
+def test_a_model_answer_loses_terminal_escape_sequences_streamed_or_not(indexed):
+    """A model's answer kept the terminal escape sequences it wrote (an OSC 8 link of its sentence to
+    evil.example, a C1 CSI, a screen clear) in ``answer`` over HTTP, MCP and ``ask --json``, refused false:
+    a client that prints ``answer`` in a terminal showed a link to a site no source gives, or cleared the
+    screen. The answer is cleaned as a document is when parsed (``unicode_text.without_controls``), the
+    streamed draft too, each sequence whole even when the server splits it over events."""
+    from docs_rag_pipeline.query import ask_stream
+    from docs_rag_pipeline.unicode_text import CONTROL
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "escapes")
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "llm" and not ans.refused and ans.citations, ans.warning
+    assert not CONTROL.search(ans.answer) and "evil.example" not in ans.answer and "]8;;" not in ans.answer
+    events = list(ask_stream(Q, config=cfg))
+    drafts = "".join(d["text"] for name, d in events if name == "delta")
+    assert not CONTROL.search(drafts) and "evil.example" not in drafts and "[2J" not in drafts, drafts
+    final = events[-1][1]
+    assert final["answer"] == ans.answer and final["replaced"] is False
+    # split anywhere, a stream is cleaned as its whole text is
+    from docs_rag_pipeline.answering.llm import _Controls
+    from docs_rag_pipeline.unicode_text import without_controls
+
+    said = "a \x1b]8;;https://evil.example/\x07b\x1b]8;;\x1b\\ c\x1b[31;1md\r\ne\x1b]8;;never ended"
+    for i in range(len(said) + 1):
+        for j in range(i, len(said) + 1):
+            feed = _Controls()
+            assert feed.feed(said[:i]) + feed.feed(said[i:j]) + feed.feed(said[j:]) + feed.close() \
+                == without_controls(said), (i, j)
+
+
 def test_an_emoji_split_over_two_streamed_events_is_one_character(indexed):
     """A server that slices a JavaScript string sends an emoji as ``"\\ud83d"`` in one event and
     ``"\\ude80"`` in the next: each half was mended on its own into U+FFFD. The halves are joined, so

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..config import LlmConfig
 from ..records import Hit
-from ..unicode_text import LONE_SURROGATE, mend
+from ..unicode_text import LONE_SURROGATE, OPEN_ESCAPE_SEQUENCE, mend, without_controls
 from .markers import neutralise
 
 SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
@@ -183,6 +183,28 @@ def _held_half(text: str) -> tuple[str, str]:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass"), half
 
 
+class _Controls:
+    """:func:`~docs_rag_pipeline.unicode_text.without_controls` on a stream: an escape sequence a server
+    splits over events (``ESC ] 8 ;; https://evil.example/`` in one, its ``BEL`` in the next) is held back
+    until it ends, so it goes whole, as from the answer not streamed, not its ESC alone (the draft then
+    showed the link's target as text, and the final answer differed from the one not streamed)."""
+
+    def __init__(self) -> None:
+        self.held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self.held + piece
+        m = OPEN_ESCAPE_SEQUENCE.search(text)
+        cut = m.start() if m else len(text)
+        self.held = text[cut:]
+        return without_controls(text[:cut])
+
+    def close(self) -> str:
+        """What is still held at the stream's end: a sequence never ended loses its ESC."""
+        out, self.held = without_controls(self.held), ""
+        return out
+
+
 class ChatClient:
     """A thin wrapper over ``openai.OpenAI().chat.completions`` with a hard timeout and no hidden retries.
 
@@ -323,6 +345,7 @@ class ChatClient:
         got = False
         limit, total = self.cfg.max_tokens * CHARS_PER_TOKEN, 0
         reasoning = _Reasoning()  # a reasoning model's <think> block is no part of the answer, nor of its draft
+        controls = _Controls()  # a terminal's escape sequences neither: a client may print the answer in one
         half = ""  # a high surrogate that ended the last piece: its other half may open the next one
         self.usage = None
         with self._errors():
@@ -347,7 +370,8 @@ class ChatClient:
                         if total > limit:
                             raise self._too_long(limit)
                         piece, half = _held_half(half + piece)
-                        out = reasoning.feed(mend(piece))  # a JSON "\ud800" is no text: it would break the client
+                        # a JSON "\ud800" is no text: it would break the client
+                        out = reasoning.feed(controls.feed(mend(piece)))
                         if out:
                             got = True
                             yield out
@@ -356,7 +380,7 @@ class ChatClient:
         if finish is None:  # every OpenAI-compatible server ends a stream so: without it, the stream was cut
             raise LlmError(CUT_STREAM)
         self._check_finish(finish)
-        tail = reasoning.feed(mend(half)) + reasoning.close()
+        tail = reasoning.feed(controls.feed(mend(half)) + controls.close()) + reasoning.close()
         if tail:
             got = got or bool(tail.strip())
             yield tail
@@ -400,10 +424,11 @@ class ChatClient:
         self._check_finish(getattr(resp.choices[0], "finish_reason", None))
         if isinstance(content, str) and len(content) > self.cfg.max_tokens * CHARS_PER_TOKEN:  # thoughts count
             raise self._too_long(self.cfg.max_tokens * CHARS_PER_TOKEN)
-        content = strip_reasoning(content) if isinstance(content, str) else content
+        # a terminal's escape sequences are no answer either: a client may print it in one (an OSC 8 link)
+        content = strip_reasoning(without_controls(mend(content))) if isinstance(content, str) else content
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
-        return mend(content)
+        return content
 
 
 def _error_said(body: dict[str, Any]) -> str | None:

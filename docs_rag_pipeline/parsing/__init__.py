@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
-from ..unicode_text import BIDI, CONTROL, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides
+from ..unicode_text import BIDI, CONTROL, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides, without_controls
 from ..unicode_text import mend as mend_text
 from .errors import ParseError, RedirectPage
 from .html import parse_html
@@ -50,24 +50,15 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
         ) from None
 
 
-# unicode_text.CONTROL: control characters no document needs (ESC, BEL and friends are commands to the
-# terminal that prints an answer: a screen clear, an OSC 8 link, an OSC 52 clipboard write); CR, VT and FF
-# among them are line breaks
-#: a whole CSI sequence (``ESC [ 31 m``) or terminated OSC sequence (``ESC ] 8 ; ; url BEL``), not only its
-#: ESC (an OSC never terminated loses only its ESC: the text after it is the document's)
-_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\x9c\n]{0,2048}(?:\x07|\x1b\\|\x9c)")
-
-
 def _plain(text: str, *, anchor: bool = False) -> str:
     """``text`` without lone surrogates and control characters, and without soft hyphens and bidi
-    controls unless it is an ``anchor`` (which keeps them: it must name the id the page has)."""
+    controls unless it is an ``anchor`` (which keeps them: it must name the id the page has). No document
+    needs a control character (``unicode_text.without_controls``): ESC, BEL and friends are commands to
+    the terminal that prints an answer (a screen clear, an OSC 8 link, an OSC 52 clipboard write)."""
     text = mend_text(text)
     if not anchor:
         text = without_bidi_overrides(text.replace(SOFT_HYPHEN, ""))
-    if not CONTROL.search(text):
-        return text
-    text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))  # terminal output pasted with its colours
-    return CONTROL.sub(lambda m: "\n" if m.group() in "\r\x0b\x0c" else "", text)
+    return without_controls(text)
 
 
 _UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}|{BIDI.pattern}")
