@@ -5,7 +5,7 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
-into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON),
+into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON), ``deepjson`` (JSON nested 5,000 levels deep),
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``cutstream`` (the same, streamed, then the stream just ends: no ``finish_reason``, no ``[DONE]``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
@@ -187,6 +187,14 @@ class ChatServer(LocalServer):
                 if model == "sselabelledjson":  # events, as a stream, under Content-Type: application/json
                     self.content_type = "application/json"
                     return self.reply(model, f"{first_sentence(sources[1])} [1]", body.get("stream"), body["messages"])
+                if model == "deepjson":  # 10 KB of JSON nested 5,000 levels: the body, or a stream's one event
+                    deep = b"[" * 5000 + b"]" * 5000
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
+                    self.send_header("Content-Length", str(len(deep) + (8 if body.get("stream") else 0)))
+                    self.end_headers()
+                    self.wfile.write(b"data: " + deep + b"\n\n" if body.get("stream") else deep)
+                    return
                 if model == "malformed":
                     data = b"<html>not json</html>"
                     self.send_response(200)

@@ -321,6 +321,22 @@ def test_llm_failures_fall_back_to_extractive(indexed, model, why):
     assert why in ans.warning and "without the LLM" in ans.warning
 
 
+def test_json_nested_too_deeply_from_the_llm_server_falls_back_streamed_or_not(indexed):
+    """10 KB of JSON nested 5,000 levels deep, as the whole body or as a stream's one event, is within
+    every size limit: its RecursionError escaped the client's error handling, so POST /ask was a 500, the
+    stream an error event, ``docs-rag ask`` a traceback and MCP ``ask`` INTERNAL_ERROR. It is a server's
+    answer that could not be read: the extractive answer, with the warning that says so."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "deepjson")
+    why = "the LLM server's answer could not be read: its JSON is nested too deeply"
+    ans = ask(Q, config=cfg)
+    assert ans.mode == "extractive" and not ans.refused and ans.citations and why in ans.warning, ans.warning
+    name, final = list(ask_stream(Q, config=cfg))[-1]
+    assert name == "final" and final["mode"] == "extractive" and why in final["warning"], final
+
+
 def test_a_model_answer_with_a_lone_surrogate_is_mended_not_shipped(indexed):
     """A model's JSON can hold ``"\ud800"``, half a surrogate pair: it was shipped as is (no Unicode
     text: the HTTP API sent it on, the CLI died encoding it with exit 2, the question log failed). It

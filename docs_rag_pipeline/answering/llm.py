@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -277,6 +278,9 @@ class ChatClient:
             raise LlmError("the LLM server is rate limiting requests (429)") from exc
         except openai.APIStatusError as exc:
             raise LlmError(self._status_problem(exc)) from exc
+        except RecursionError as exc:  # JSON nested past Python's stack (10 KB of "[[[…"), within every size limit
+            raise LlmError("the LLM server's answer could not be read: its JSON is nested too deeply (past "
+                           f"Python's recursion limit, {sys.getrecursionlimit()})") from exc
         except (openai.APIError, ValueError, KeyError, TypeError) as exc:  # malformed bodies surface as these
             raise LlmError(f"the LLM server's answer could not be read: {type(exc).__name__}: {exc}") from exc
 
