@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import itertools
@@ -130,6 +131,26 @@ def test_query_strings_are_dropped_unless_an_allow_pattern_matches_inside_them()
     assert normalize_url(url, allow_patterns=[r"events\.html\?month=\d+$"]) == url
     assert query_allowed(url, [r"month="]) and not query_allowed(url, [r"events"])
     assert not query_allowed("https://x.org/events.html", [r".*"])
+
+
+def test_url_patterns_match_a_url_as_its_site_writes_it_too(tmp_path: Path) -> None:
+    """URLs are normalised percent-encoded (``/caf%C3%A9/``), so a pattern written with the characters the
+    site shows (``/café/``, ``/指南/``) matched nothing, silently: an allow pattern kept every page out,
+    a deny pattern let every page in. A pattern now matches the URL as it is or as a reader writes it;
+    escapes of bytes that are not UTF-8 have no written form and are matched as they are."""
+    from docs_rag_pipeline.sources.web import config_rejection
+
+    cfg = parse_config({"sources": [{"name": "w", "kind": "web", "seed_urls": ["https://x.org/"],
+                                     "allow_patterns": ["/café/", "/指南/", r"/old%E9/"],
+                                     "deny_patterns": ["/café/brouillon"]}]}, root=tmp_path).sources[0]
+    check = functools.partial(config_rejection, cfg, ["x.org"], seed=False)
+    assert check("https://x.org/caf%C3%A9/menu.html") is None
+    assert check("https://x.org/%E6%8C%87%E5%8D%97/intro.html") is None
+    assert check("https://x.org/old%E9/page.html") is None  # a Latin-1 escape: matched as written
+    assert check("https://x.org/caf%C3%A9/brouillon.html").category == "deny_patterns"
+    assert check("https://x.org/other/page.html").category == "allow_patterns"
+    assert query_allowed("https://x.org/a.html?tag=caf%C3%A9", [r"tag=café"])
+    assert normalize_url("https://x.org/a.html?tag=café", allow_patterns=[r"tag=café"]) == "https://x.org/a.html?tag=caf%C3%A9"
 
 
 def test_host_allowed() -> None:

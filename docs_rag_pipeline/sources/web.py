@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
 import requests
 from requests.structures import CaseInsensitiveDict
@@ -108,15 +108,36 @@ def _remove_dot_segments(path: str) -> str:
     return result if result.startswith("/") else "/" + result
 
 
+def _as_written(url: str) -> tuple[str, ...]:
+    """``url`` as normalised (percent-encoded, ``/caf%C3%A9/``) and, when it holds escapes of UTF-8 text,
+    as a reader writes it (``/café/``): a pattern written with the characters a site shows matched nothing."""
+    if "%" in url:
+        try:
+            decoded = unquote(url, errors="strict")
+        except UnicodeDecodeError:  # escapes of bytes that are not UTF-8 have no written form
+            return (url,)
+        if decoded != url:
+            return (url, decoded)
+    return (url,)
+
+
+def pattern_matches(pattern: str, url: str) -> bool:
+    """Whether an ``allow_patterns``/``deny_patterns`` regular expression finds ``url`` (normalised),
+    as it is or as a reader writes it (:func:`_as_written`)."""
+    return any(re.search(pattern, u) for u in _as_written(url))
+
+
 def query_allowed(url_with_query: str, patterns: Iterable[str]) -> bool:
-    """True when an allow pattern matches text inside the query string (not only before the ``?``)."""
-    qpos = url_with_query.find("?")
-    if qpos < 0:
-        return False
-    for p in patterns:
-        for m in re.finditer(p, url_with_query):
-            if m.end() > qpos:
-                return True
+    """True when an allow pattern matches text inside the query string (not only before the ``?``),
+    in the URL as it is or as a reader writes it."""
+    for u in _as_written(url_with_query):
+        qpos = u.find("?")
+        if qpos < 0:
+            continue
+        for p in patterns:
+            for m in re.finditer(p, u):
+                if m.end() > qpos:
+                    return True
     return False
 
 
@@ -565,9 +586,9 @@ def config_rejection(cfg: SourceConfig, domains: Iterable[str], url: str, *, see
     if ext:
         return Rejection("not a page", f"not a page ({ext} file)")
     for p in cfg.deny_patterns:
-        if re.search(p, url):
+        if pattern_matches(p, url):
             return Rejection("deny_patterns", f"matches deny pattern {p!r}")
-    if cfg.allow_patterns and not seed and not any(re.search(p, url) for p in cfg.allow_patterns):
+    if cfg.allow_patterns and not seed and not any(pattern_matches(p, url) for p in cfg.allow_patterns):
         return Rejection("allow_patterns", "matches no allow pattern")
     return None
 
