@@ -20,6 +20,8 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
+from .unicode_text import ESCAPED_BYTE, shown_bytes
+
 DEFAULT_CONFIG_FILE = "docs_rag.yaml"
 SOURCE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # use with fullmatch (match + '$' lets "a\n" through)
 CRON_RE = re.compile(r"^(\S+\s+){4}\S+$")
@@ -85,7 +87,7 @@ def without_userinfo(text: str) -> str:
 def shown_path(path: str | os.PathLike[str]) -> str:
     """A path as a message shows it: a byte of a name that is not UTF-8 as ``\\xe4`` (Python holds it as a
     lone surrogate, which a UTF-8 terminal or log cannot print)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return shown_bytes(os.fspath(path))
 
 
 def header_value_problem(value: str, charset: str) -> str | None:
@@ -97,7 +99,7 @@ def header_value_problem(value: str, charset: str) -> str | None:
         return "starts or ends with a space or tab, which an HTTP header cannot carry"
     for i, ch in enumerate(value):
         code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as Python holds it (an environment variable)
+        if ESCAPED_BYTE.match(ch):  # a byte that is not UTF-8, as Python holds it (an environment variable)
             return f"holds the byte 0x{code - 0xDC00:02x} at position {i}, which is not UTF-8 text"
         if code < 32 or 127 <= code < 160:
             return f"holds the control character {ch!r} at position {i}, which an HTTP header cannot carry"
@@ -629,14 +631,13 @@ class Config(_Shape):
             return v
         p = Path(v).expanduser()
         path = str(p if p.is_absolute() else _root(info) / p)
-        byte = next((c for c in path if "\udc80" <= c <= "\udcff"), None)
-        if byte is not None:
+        if byte := ESCAPED_BYTE.search(path):
             # a folder name that is not UTF-8 (a Latin-1 name; Python holds its bytes as lone surrogates):
             # LanceDB takes the path as UTF-8 text, so every read and write of the index would fail
             where = "" if p.is_absolute() else " (a relative storage is inside the config file's folder)"
-            raise _fail(f"'{shown_path(path)}' is not UTF-8 (the byte 0x{ord(byte) - 0xDC00:02x} in a folder "
-                        "name) and LanceDB needs a UTF-8 path: give that folder a UTF-8 name, or point storage at "
-                        "a folder whose path is UTF-8" + where)
+            raise _fail(f"'{shown_path(path)}' is not UTF-8 (the byte 0x{ord(byte.group()) - 0xDC00:02x} in a "
+                        "folder name) and LanceDB needs a UTF-8 path: give that folder a UTF-8 name, or point storage "
+                        "at a folder whose path is UTF-8" + where)
         return path
 
     @model_validator(mode="after")

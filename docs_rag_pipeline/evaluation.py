@@ -132,8 +132,7 @@ def load_cases(path: str | Path, *, root_url: str = "") -> list[Case]:
             raise EvalCaseError(f"{where}: not valid JSON ({exc})") from None
         if not isinstance(raw, dict):
             raise EvalCaseError(f"{where}: a case must be a JSON object")
-        if (key := next((k for k in raw if LONE_SURROGATE.search(k)), None)) is not None:
-            m = LONE_SURROGATE.search(key)
+        if m := next(filter(None, map(LONE_SURROGATE.search, raw)), None):
             raise EvalCaseError(f"{where}: a field name is not valid Unicode text (a lone surrogate "
                                 f"U+{ord(m.group()):04X} at position {m.start()}); allowed fields: "
                                 f"{', '.join(sorted(EvalCase.model_fields))}")

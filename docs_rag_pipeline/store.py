@@ -493,7 +493,7 @@ class ChunksTable:
         """The table on disk and its version (:meth:`on_disk`): the key of a per-version cache."""
         tbl = self.open()
         if tbl is None or not self._follows:
-            return self.on_disk(), self.version()
+            return self.on_disk(), (tbl.version if tbl is not None else None)
         return self._handle_table, tbl.version  # open() has just compared it with the table on disk
 
     def rows_fingerprint(self, version: int | None = None) -> str:

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BIDI", "CONTROL", "ESCAPE_SEQUENCE", "LONE_SURROGATE", "OPEN_ESCAPE_SEQUENCE", "SOFT_HYPHEN",
-           "joined_pairs", "mend", "without_bidi_overrides", "without_controls"]
+__all__ = ["BIDI", "CONTROL", "ESCAPED_BYTE", "ESCAPE_SEQUENCE", "LONE_SURROGATE", "OPEN_ESCAPE_SEQUENCE",
+           "SOFT_HYPHEN", "joined_pairs", "mend", "shown_bytes", "without_bidi_overrides", "without_controls"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: a byte that is not UTF-8 as Python holds it in a file name, an environment variable or argv
+#: (``surrogateescape``: the byte 0xe4 is U+DCE4)
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def shown_bytes(text: str) -> str:
+    """``text`` as a message shows it: each byte that is not UTF-8 (:data:`ESCAPED_BYTE`) as ``\\xe4``,
+    which a UTF-8 terminal or log can print, unlike the lone surrogate Python holds it as."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
 #: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

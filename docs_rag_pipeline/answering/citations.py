@@ -281,7 +281,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
             continue
         # the markers go (they are in ``new``), and so do look-alikes the model wrote ([2-3], ［2］)
         parts[0::2] = [_tidy(_unlinked(neutralise_text(p), hits)) for p in parts[0::2]]
-        # a bidi isolate opened here and closed in another statement would hold (and move) a marker
+        # no bidi control that reorders what follows it; and an isolate opened here and closed in another
+        # statement would hold (and move) a marker: each statement is cleaned alone, so the answer is too
         clean = without_bidi_overrides("".join(parts).strip())
         new = []
         for n in dict.fromkeys(numbers):
@@ -313,8 +314,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         if _markers_read(answer) != placed:
             raise CitationError("the answer's code and its citation markers cannot be told apart "
                                 "(backticks that do not pair up)")
-    # on the answer that ships, whichever way it was made: no foreign link, no reordering bidi control
-    answer = without_bidi_overrides(_without_foreign_links(answer, hits))
+    answer = _without_foreign_links(answer, hits)  # on the answer that ships, whichever way it was made
     if _markers_read(answer) != placed:
         raise CitationError("the answer's links and its citation markers cannot be told apart")
     return Validated(refused=False, answer=answer, citations=citations, dropped=dropped, sentences=kept,

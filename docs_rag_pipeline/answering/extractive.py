@@ -597,7 +597,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     from .citations import CitationError, _unlinked, _without_foreign_links
 
     try:  # a document's markup is its text here: no link to a target no source gives, no tag that runs
-        answer = without_bidi_overrides(_without_foreign_links(_unlinked("\n\n".join(parts), hits), hits))
+        answer = _without_foreign_links(_unlinked("\n\n".join(parts), hits), hits)
     except CitationError:  # nothing quoted can be made safe to render: no answer rather than markup that runs
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     return Answer(answer=answer, citations=list(citations.values()), refused=False, trace_id=trace_id)

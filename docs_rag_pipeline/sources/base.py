@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..parsing.html import decode_html, declared_charset, text_encoding
 from ..records import Page
+from ..unicode_text import shown_bytes
 
 Log = Callable[[str], None]
 
@@ -58,7 +59,7 @@ def undecodable_name(path: str) -> str | None:
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return shown_bytes(path)
     return None
 
 
