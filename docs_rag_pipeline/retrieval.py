@@ -16,7 +16,7 @@ from .context import Context
 from .metadata_rules import shared_values
 from .records import Hit
 from .store import FILTER_KEY_RE, FILTER_KEY_RULE, sql_in, sql_str
-from .words import fulltext_text, query_words
+from .words import folded, fulltext_text, query_words
 
 MODES = ("hybrid", "fulltext", "vector")
 
@@ -188,7 +188,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         configured = configured_sources(ctx)
         where = f"({where}) AND {configured}" if where else configured
     n = max(ctx.config.retrieval.candidates, top_k * 4)
-    qv = ctx.embedder.embed([query])[0]
+    qv = ctx.embedder.embed([folded(query)])[0]  # the model reads a fullwidth letter as an unknown piece
     cols = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index", "text",
             "metadata", "vector"]
     ranked: dict[str, list[dict[str, Any]]] = {}

@@ -8,6 +8,10 @@ written without spaces between words (Han, Hiragana, Katakana, Hangul, Thai, Lao
 have no word boundaries to read: each run of them is cut into overlapping character bigrams
 (``备份保存`` → ``备份``, ``份保``, ``保存``; a run of one character is that character), the usual
 dictionary-free segmentation of full-text search. Text made only of ASCII is split exactly as before.
+
+Letters written in another width or font are read as the plain letters (:func:`folded`): fullwidth
+``ｐｙｔｈｏｎ`` (as a Japanese or Chinese input method types Latin letters) is ``python``, halfwidth
+``ｶﾞ`` is ``ガ``, mathematical bold ``𝐏𝐲𝐭𝐡𝐨𝐧`` is ``Python``, the ligature ``ﬁle`` is ``file``.
 """
 
 from __future__ import annotations
@@ -65,6 +69,44 @@ def _unicode_word(with_marks: bool) -> re.Pattern[str]:
     return re.compile(rf"([{_SPACELESS}]+)|({letter}(?:{letter}|[.+-])*{letter}|{not_underscore})")
 
 
+#: Unicode blocks holding every character whose compatibility mapping is a width or font variant
+#: (``<wide>``, ``<narrow>``, ``<font>``): letterlike symbols (ℂ, ℍ), the ideographic space, the
+#: alphabetic presentation forms (the ﬀ–ﬆ ligatures, Hebrew wide letters), halfwidth and fullwidth
+#: forms, mathematical alphanumerics, Arabic mathematical letters, segmented digits
+_FOLD_BLOCKS = ((0x2100, 0x214F), (0x3000, 0x3000), (0xFB00, 0xFB4F), (0xFF00, 0xFFEF), (0x1D400, 0x1D7FF),
+                (0x1EE00, 0x1EEFF), (0x1FBF0, 0x1FBF9))
+_LIGATURES = range(0xFB00, 0xFB07)  # ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ: ``<compat>``, but letters as a font joins them
+
+
+@functools.cache
+def _fold_table() -> tuple[re.Pattern[str], dict[int, str]]:
+    """The characters :func:`folded` replaces, and by what (their NFKC form). Only width and font
+    variants and the Latin ligatures: the other compatibility mappings change what a text says
+    (``²`` → ``2``, ``½`` → ``1⁄2``, ``¨`` → a space and a combining mark), so NFKC as a whole is not
+    applied."""
+    table = {}
+    for a, b in _FOLD_BLOCKS:
+        for cp in range(a, b + 1):
+            tag = unicodedata.decomposition(chr(cp)).split(" ")[0]
+            if tag in ("<wide>", "<narrow>", "<font>") or cp in _LIGATURES:
+                table[cp] = unicodedata.normalize("NFKC", chr(cp))
+    return re.compile("[" + "".join(re.escape(chr(cp)) for cp in table) + "]"), table
+
+
+def folded(text: str) -> str:
+    """``text`` with letters, digits and punctuation written in another width or font as the plain
+    characters (fullwidth ``ｐｙｔｈｏｎ３`` → ``python3``, halfwidth ``ｶﾞ`` → ``ガ``, mathematical
+    ``𝐏𝐲𝐭𝐡𝐨𝐧`` → ``Python``, ``ﬁ`` → ``fi``), composed (NFC) after. The dense model reads a fullwidth
+    letter as an unknown piece and the index spells its words plainly, so a question typed in
+    fullwidth matched nothing and was refused. Text without such a character is returned as it is."""
+    if text.isascii():
+        return text
+    pattern, table = _fold_table()
+    if not pattern.search(text):
+        return text
+    return unicodedata.normalize("NFC", text.translate(table))
+
+
 _SPACELESS_RUN = re.compile(rf"[{_SPACELESS}]+")
 _SPACELESS_CHAR = re.compile(rf"[{_SPACELESS}]")
 
@@ -86,7 +128,7 @@ def words(text: str) -> list[str]:
         found = _WORD.findall(text.lower())
     else:
         found = []
-        text = unicodedata.normalize("NFC", text.casefold())
+        text = unicodedata.normalize("NFC", folded(text).casefold())
         for run, w in _unicode_word(_has_mark(text)).findall(text):
             if run:
                 found.extend(_bigrams(run))
@@ -114,7 +156,7 @@ def query_words(text: str) -> list[str]:
     index, and ``\\w`` alone would send it in pieces); ASCII text as ``\\w+`` reads it."""
     if text.isascii():
         return re.findall(r"\w+", text)
-    return _query_word().findall(unicodedata.normalize("NFC", text))
+    return _query_word().findall(unicodedata.normalize("NFC", folded(text)))
 
 
 def is_spaceless(word: str) -> bool:
@@ -143,7 +185,11 @@ def fulltext_text(text: str) -> str:
     """``text`` as the full-text index and its queries read it: each run of a script written without
     spaces replaced by its character bigrams, separated by spaces (LanceDB's tokenizer splits at
     spaces and punctuation only, so a Chinese clause would be one token that no question matches).
-    Text without such a run is returned unchanged; :func:`words` reads both forms the same way."""
-    if text.isascii() or not _SPACELESS_CHAR.search(text):
+    Width and font variants are :func:`folded` (the index and the question spell a word alike).
+    Text without either is returned unchanged; :func:`words` reads both forms the same way."""
+    if text.isascii():
+        return text
+    text = folded(text)
+    if not _SPACELESS_CHAR.search(text):
         return text
     return _SPACELESS_RUN.sub(lambda m: " " + " ".join(_bigrams(m.group())) + " ", text)

@@ -12,7 +12,7 @@ from docs_rag_pipeline.config import load_config
 from docs_rag_pipeline.context import Context
 from docs_rag_pipeline.query import ask
 
-from .conftest import write_config, write_docs
+from .conftest import GUIDE, write_config, write_docs
 
 BASE = "https://docs.example.org/"
 
@@ -287,3 +287,41 @@ def test_a_latin_name_written_against_chinese_text_is_a_name(tmp_path):
     a = ask("Windows需要多少内存？", config=cfg, remember=False)
     assert not a.refused and "本服务器需要至少四GB内存" in a.answer, a.answer
     assert a.citations[0].url == BASE + "install.md#系统要求"
+
+
+def _fullwidth(text: str) -> str:
+    """``text`` as a Japanese or Chinese input method in fullwidth mode types it."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" if c == " " else c for c in text)
+
+
+def test_a_question_typed_in_fullwidth_letters_is_read_as_plain_letters(tmp_path):
+    """A Japanese or Chinese input method in fullwidth mode types ``ｗｈｉｃｈ ｐｙｔｈｏｎ``: the dense
+    model read each such letter as an unknown piece, the index spells its words plainly, so a question
+    the docs answer word for word was refused (unicode probe, note). Width and font variants (fullwidth,
+    halfwidth, mathematical letters, the Latin ligatures) are read as the plain characters, in the
+    question and in the index; NFKC's other mappings, which change what a text says, are not applied."""
+    from docs_rag_pipeline.words import folded, fulltext_text, words
+
+    assert folded("ｗｈｉｃｈ\u3000ｐｙｔｈｏｎ３？") == "which python3?"
+    assert folded("ｶﾞｲﾄﾞ") == "ガイド" and folded("𝐏𝐲𝐭𝐡𝐨𝐧") == "Python" and folded("ﬁle") == "file"
+    for kept in ("x² ½ ¨ café Ⅳ ①", "Schlüssel", "备份"):
+        assert folded(kept) == kept
+    assert words("ＰＤＦファイル") == words("PDFファイル") == ["pdf", "ファ", "ァイ", "イル"]
+    assert fulltext_text("ＰＤＦファイル") == fulltext_text("PDFファイル")
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    plain = "Which Python version is required to install Acme Widgets?"
+    want = ask(plain, config=cfg, remember=False)
+    assert not want.refused and "Python 3.11 or newer is required" in want.answer, want.answer
+    # the same answer, citations included, as the question typed plainly
+    a = ask(_fullwidth(plain), config=cfg, remember=False)
+    assert (a.answer, a.citations) == (want.answer, want.citations), a.answer
+    a = ask(_fullwidth(plain.lower()), config=cfg, remember=False)
+    assert not a.refused and "Python 3.11 or newer is required" in a.answer, a.answer
+    assert BASE + "install.md" in [c.url for c in a.citations]
+    # read as plain letters, a question the docs don't answer is refused as its plain form is
+    off = "How do I configure a Kubernetes ingress controller for Grafana?"
+    for q in (off, _fullwidth(off)):
+        assert ask(q, config=cfg, remember=False).refused, q

@@ -15,6 +15,7 @@ from ..context import Context
 from ..records import Answer, Hit
 from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
+from ..words import folded
 from .citations import CitationError, mark_support, validate
 from .extractive import REFUSAL, STOPWORDS, _stem, content_terms, extractive_answer, judge
 from .llm import THINK_CLOSE, ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages, strip_reasoning
@@ -175,7 +176,9 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     asked = question
     question, rewritten, down, spent = standalone(ctx, question, history)
-    ans = _ask(ctx, question, top_k=top_k, source=source, filters=filters, down=down)
+    # searched, judged and answered with its letters in their plain width (``searched`` says only
+    # what the thread added)
+    ans = _ask(ctx, folded(question), top_k=top_k, source=source, filters=filters, down=down)
     ans.usage = add_usage(spent, ans.usage)
     ans.standalone_question = rewritten
     ans.searched = question if question != asked else None
@@ -245,12 +248,13 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
         raise QueryError("question: must be a non-empty string")
     asked = question
     question, rewritten, down, spent = standalone(ctx, question, history)
+    head: dict[str, Any] = {"standalone_question": rewritten, "searched": question if question != asked else None}
+    question = folded(question)  # as answer_question reads it
     trace_id = current_trace_id()
     k = top_k or ctx.config.retrieval.top_k
     hits = retrieve(ctx, question, top_k=k, source=source, filters=filters)
     vocab = ctx.chunks.vocabulary()
     stats = corpus_stats(ctx.chunks)
-    head: dict[str, Any] = {"standalone_question": rewritten, "searched": question if question != asked else None}
     streamed: list[str] = []
 
     def final(ans: Answer, valid: bool, reason: str | None, replaced: bool = False) -> tuple[str, dict[str, Any]]:
