@@ -11,14 +11,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being do does did
-how what why when where which who whom can could should would will shall may might must i you he she it we they me my
-your our their this that these those there here not no yes so than then too very just about into over under again
-any all some each more most other such only own same get got use using used set""".split())
-
+from .answering.extractive import content_terms
+from .words import words
 
 def _terms(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z][a-z0-9_+-]{1,}", text.lower()) if w not in STOP]
+    """The content words of a question, each time it says them (the tf of its cluster counts repeats):
+    the project's one tokenizer (``words.words``: letters of any alphabet, character bigrams of Chinese,
+    Japanese, Korean, Thai) and the content words of the refusal signals (``extractive.content_terms``),
+    whose stop words are English's and those of the question's language. Before, an ASCII-only pattern
+    and English stop words cut ``Überwachung`` to ``berwachung``, named a Russian or Chinese cluster
+    ``(no terms)`` and a German one by ``die`` and ``ich``."""
+    keep = set(content_terms(text))  # lang detected from the question itself, as refusal reads it
+    return [w for w in words(text) if w in keep]
 
 
 def cluster(vectors: np.ndarray, *, threshold: float = 0.65) -> list[int]:
@@ -112,19 +116,61 @@ def left_out_note(read: int, left_out: int) -> str:
             f"{read} (api.gap_questions).")
 
 
-def chart_png(report: Sequence[dict[str, Any]], *, title: str = "doc gaps") -> bytes:
+def chart_labels(report: Sequence[dict[str, Any]], *, drawn: Callable[[str], str] = str) -> list[str]:
+    """A bar label per cluster, in the report's order: its name, and where clusters' names look the
+    same in the chart (the same name: two clusters of questions made of stop words only, or whose best
+    terms are alike; or names the chart's font draws as the same boxes, ``drawn``) ``#1``, ``#2`` … in
+    the order of the table, so each bar can be told apart and found in the table."""
+    keys = [drawn(c["name"]) for c in report]
+    total: dict[str, int] = {}
+    for k in keys:
+        total[k] = total.get(k, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for c, k in zip(report, keys):
+        seen[k] = seen.get(k, 0) + 1
+        out.append(f"{c['name']} #{seen[k]}" if total[k] > 1 else c["name"])
+    return out
+
+
+def drawn_as() -> Callable[[str], str]:
+    """How matplotlib's font draws a label: each character none of its fonts has a glyph for is a box
+    (``□``). The packaged DejaVu Sans has no Chinese or Japanese: two names of those draw the same."""
+    from matplotlib import font_manager, ft2font
+
+    prop = font_manager.FontProperties()
+    # the fonts matplotlib draws text with, the fallback fonts of font.family included (private in
+    # matplotlib; the first font alone, as findfont gives it, where that is gone)
+    find = getattr(font_manager.fontManager, "_find_fonts_by_props", None)
+    paths = find(prop) if find is not None else [font_manager.findfont(prop)]
+    have: set[int] = set()
+    for path in paths:
+        have.update(ft2font.FT2Font(str(path)).get_charmap())
+    return lambda text: "".join(ch if ord(ch) in have or ch.isspace() else "□" for ch in text)
+
+
+def chart_figure(report: Sequence[dict[str, Any]], *, title: str = "doc gaps"):  # noqa: ANN201 (a Figure)
+    """The bar chart of the cluster sizes, largest on top: one bar per cluster at its own position (bars
+    keyed by name drew clusters of the same name as one bar, hiding a count)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [c["name"] for c in report][::-1]
-    counts = [c["count"] for c in report][::-1]
-    fig, ax = plt.subplots(figsize=(7, 0.5 * max(2, len(names)) + 1), dpi=100)
-    ax.barh(names or ["(none)"], counts or [0], color="#c0504d")
+    labels = chart_labels(report, drawn=drawn_as())[::-1] or ["(none)"]
+    counts = [c["count"] for c in report][::-1] or [0]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * max(2, len(labels)) + 1), dpi=100)
+    ax.barh(range(len(labels)), counts, tick_label=labels, color="#c0504d")
     ax.set_xlabel("questions")
     ax.set_title(title)
     fig.tight_layout()
+    return fig
+
+
+def chart_png(report: Sequence[dict[str, Any]], *, title: str = "doc gaps") -> bytes:
+    import matplotlib.pyplot as plt  # chart_figure has chosen the Agg backend
+
+    fig = chart_figure(report, title=title)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)

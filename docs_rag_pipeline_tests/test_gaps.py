@@ -118,6 +118,56 @@ def test_questions_in_the_gap_table_are_text_not_markdown(tmp_path):
         assert " ".join(q.split()) in shown, (q, shown)
 
 
+OTHER_LANGUAGES = ["Wie konfiguriere ich die Überwachung?", "¿Cómo configuro la autenticación de dos factores?",
+                   "Как настроить аутентификацию?", "Как настроить аутентификацию пользователей?",
+                   "如何配置身份验证？", "كيف أقوم بإعداد المصادقة؟"]
+
+
+def test_clusters_of_questions_in_other_languages_are_named_by_their_words(tmp_path):
+    """Cluster names were read with an ASCII-only pattern and English stop words: ``Überwachung``
+    became ``berwachung``, a German cluster was named by ``die`` and ``ich``, and the Russian, Chinese
+    and Arabic clusters were all ``(no terms)``, which the chart (one bar per name) drew as one bar.
+    Names now come from the project's tokenizer and the stop words of the question's language, and
+    clusters that still share a name are each a bar of their own, told apart by ``#1``, ``#2``."""
+    from docs_rag_pipeline import gaps
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    for i, q in enumerate(OTHER_LANGUAGES):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
+                                              trace_id=f"lang{i}"))
+    out = _run(["gaps", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    terms_of = {q: c["terms"] for c in report for q in c["examples"]}
+    assert set(terms_of) == set(OTHER_LANGUAGES), report
+    german, spanish = terms_of[OTHER_LANGUAGES[0]], terms_of[OTHER_LANGUAGES[1]]
+    assert "überwachung" in german and not {"die", "ich", "wie"} & set(german), german
+    assert "autenticación" in spanish and not {"la", "de"} & set(spanish), spanish
+    assert "настроить" in terms_of[OTHER_LANGUAGES[2]] + terms_of[OTHER_LANGUAGES[3]]
+    assert all(terms_of[q] for q in OTHER_LANGUAGES), report  # no cluster of words is "(no terms)"
+    assert not any(t in ("berwachung", "autenticaci") for ts in terms_of.values() for t in ts)
+    names = [c["name"] for c in report]
+    assert len(set(names)) == len(names), names
+
+    # the chart: a bar per cluster, each with its own label, even where names are the same
+    same = [{"name": "(no terms)", "count": 3}, {"name": "(no terms)", "count": 2},
+            {"name": "kubernetes / helm", "count": 2}, {"name": "(no terms)", "count": 1}]
+    assert gaps.chart_labels(same) == ["(no terms) #1", "(no terms) #2", "kubernetes / helm", "(no terms) #3"]
+    fig = gaps.chart_figure(same)
+    ax = fig.axes[0]
+    assert sorted(p.get_width() for p in ax.patches) == [1, 2, 2, 3]
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(gaps.chart_labels(same))
+    assert gaps.chart_png(same).startswith(b"\x89PNG")
+    # names the chart's font draws as the same boxes (the packaged DejaVu Sans has no Chinese) differ too
+    han = [{"name": "份验 / 何配", "count": 2}, {"name": "配置 / 身份", "count": 1}]
+    drawn = gaps.drawn_as()
+    shown = [t.get_text() for t in gaps.chart_figure(han).axes[0].get_yticklabels()]
+    assert len({drawn(t) for t in shown}) == 2, shown
+
+
 def test_the_report_reads_the_newest_questions_and_embeds_each_once(tmp_path):
     """Anyone who can ask adds to the log: the report reads the newest ``api.gap_questions`` of it (and
     says how many older ones it left out), and a question asked again is embedded once."""
