@@ -116,37 +116,19 @@ def left_out_note(read: int, left_out: int) -> str:
             f"{read} (api.gap_questions).")
 
 
-def chart_labels(report: Sequence[dict[str, Any]], *, drawn: Callable[[str], str] = str) -> list[str]:
-    """A bar label per cluster, in the report's order: its name, and where clusters' names look the
-    same in the chart (the same name: two clusters of questions made of stop words only, or whose best
-    terms are alike; or names the chart's font draws as the same boxes, ``drawn``) ``#1``, ``#2`` … in
+def chart_labels(report: Sequence[dict[str, Any]]) -> list[str]:
+    """A bar label per cluster, in the report's order: its name, and where clusters share a name (two
+    clusters of questions made of stop words only, or whose best terms are alike) ``#1``, ``#2`` … in
     the order of the table, so each bar can be told apart and found in the table."""
-    keys = [drawn(c["name"]) for c in report]
     total: dict[str, int] = {}
-    for k in keys:
-        total[k] = total.get(k, 0) + 1
+    for c in report:
+        total[c["name"]] = total.get(c["name"], 0) + 1
     seen: dict[str, int] = {}
     out = []
-    for c, k in zip(report, keys):
-        seen[k] = seen.get(k, 0) + 1
-        out.append(f"{c['name']} #{seen[k]}" if total[k] > 1 else c["name"])
+    for c in report:
+        seen[c["name"]] = seen.get(c["name"], 0) + 1
+        out.append(f"{c['name']} #{seen[c['name']]}" if total[c["name"]] > 1 else c["name"])
     return out
-
-
-def drawn_as() -> Callable[[str], str]:
-    """How matplotlib's font draws a label: each character none of its fonts has a glyph for is a box
-    (``□``). The packaged DejaVu Sans has no Chinese or Japanese: two names of those draw the same."""
-    from matplotlib import font_manager, ft2font
-
-    prop = font_manager.FontProperties()
-    # the fonts matplotlib draws text with, the fallback fonts of font.family included (private in
-    # matplotlib; the first font alone, as findfont gives it, where that is gone)
-    find = getattr(font_manager.fontManager, "_find_fonts_by_props", None)
-    paths = find(prop) if find is not None else [font_manager.findfont(prop)]
-    have: set[int] = set()
-    for path in paths:
-        have.update(ft2font.FT2Font(str(path)).get_charmap())
-    return lambda text: "".join(ch if ord(ch) in have or ch.isspace() else "□" for ch in text)
 
 
 def chart_figure(report: Sequence[dict[str, Any]], *, title: str = "doc gaps"):  # noqa: ANN201 (a Figure)
@@ -157,7 +139,7 @@ def chart_figure(report: Sequence[dict[str, Any]], *, title: str = "doc gaps"): 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = chart_labels(report, drawn=drawn_as())[::-1] or ["(none)"]
+    labels = chart_labels(report)[::-1] or ["(none)"]
     counts = [c["count"] for c in report][::-1] or [0]
     fig, ax = plt.subplots(figsize=(7, 0.5 * max(2, len(labels)) + 1), dpi=100)
     ax.barh(range(len(labels)), counts, tick_label=labels, color="#c0504d")
