@@ -159,6 +159,34 @@ def test_mcp_command_reports_a_missing_config(tmp_path):
     assert p.returncode == 2 and "not found" in p.stderr and p.stdout == ""
 
 
+def test_a_number_of_more_than_4000_digits_is_refused_as_documented(tmp_path):
+    """mcp.md: a number longer than 4,000 digits gets -32600 "a number in the request is too long to
+    read". The SDK's parser read up to 4,300 digits (Python's limit) as a number, so a top_k of 4,001 to
+    4,300 digits reached the tool; digits in a string are text, and 4,000 digits still read as a number."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text("")
+    call = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":%s,"top_k":%s}}}'
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                 "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             call % (1, '"x"', "1" * 4001), call % (2, '"x"', "1" * 4300), call % (3, '"x"', "-1.5e" + "1" * 4001),
+             call % (4, '"x"', "1" * 4000), call % (5, json.dumps("7" * 5000), "99"),
+             '{"jsonrpc":"2.0","id":%s,"method":"ping"}' % ("1" * 4001)]
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "mcp"], cwd=REPO, env=env, capture_output=True,
+                         input="\n".join(lines) + "\n", text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    replies = {m["id"]: m for m in map(json.loads, out.stdout.splitlines())}
+    for rid in (1, 2, 3, None):  # None: an id too long to read is answered with id null (JSON-RPC)
+        assert replies[rid]["error"] == {"code": -32600, "message": "a number in the request is too long to read; "
+                                                                   "send at most 4000 digits"}, replies[rid]
+    # 4,000 digits read as a number, and digits in a string are text: the tool's own checks answer
+    assert replies[4]["result"]["content"][0]["text"].startswith("INVALID_QUERY: 'top_k' must be an integer from 1 to")
+    assert replies[5]["result"]["content"][0]["text"] == "INVALID_QUERY: 'query' is longer than 2000 characters"
+
+
 def test_lone_surrogates_are_tool_errors(index):
     """The SDK's client cannot even send a lone surrogate, so this speaks JSON-RPC over the server's
     stdio itself, as any client may: ``"\\ud800"`` is valid JSON."""

@@ -291,8 +291,39 @@ def _id_key(request_id: Any) -> str:
     return json.dumps(request_id)
 
 
+#: the most digits a number in a request may have (mcp.md). Python reads up to 4,300 (and so does the
+#: SDK's parser), but the documented limit, and the message, say 4,000: one limit, the same everywhere
+MAX_NUMBER_DIGITS = 4000
+_TOO_LONG = f"a number in the request is too long to read; send at most {MAX_NUMBER_DIGITS} digits"
+
+
+class _LongNumber(str):
+    """The text of a number too long to read (more than :data:`MAX_NUMBER_DIGITS` digits), kept as text
+    so that the rest of the line can still be read (its id, its method)."""
+
+
 def _big_int(digits: str) -> int | str:
-    return int(digits) if len(digits) <= 4000 else digits  # Python refuses longer ones: keep the text
+    return int(digits) if len(digits) <= MAX_NUMBER_DIGITS else _LongNumber(digits)
+
+
+def has_long_number(line: str) -> bool:
+    """Whether the JSON ``line`` holds a number (integer or not) of more than :data:`MAX_NUMBER_DIGITS`
+    digits. The SDK's parser reads one of up to 4,300 digits as a number, so the line must be looked at
+    before it gets there; digits inside a string (a query of digits) are no number."""
+    if not re.search(r"\d{%d}" % (MAX_NUMBER_DIGITS + 1), line):  # the common case: no run of digits that long
+        return False
+    found = False
+
+    def number(text: str) -> int:
+        nonlocal found
+        found = found or sum(c.isdigit() for c in text) > MAX_NUMBER_DIGITS
+        return 0
+
+    try:
+        json.loads(line, parse_int=number, parse_float=number)
+    except (ValueError, RecursionError):  # not JSON: the SDK answers it as it is
+        return False
+    return found
 
 
 def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
@@ -311,6 +342,8 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
     if not isinstance(msg, dict) or "method" not in msg:
         return None
     rid = msg.get("id")
+    if isinstance(rid, _LongNumber):  # an id too long to read: answered with id null (JSON-RPC)
+        return None, _TOO_LONG
     if isinstance(rid, (float, bool, list, dict)):  # an id MCP cannot carry: answered with id null (JSON-RPC)
         return None, f"id: must be a string or an integer, not {json.dumps(rid)}"
     if not isinstance(rid, (str, int)):
@@ -319,8 +352,8 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
         return rid, "params: must be an object of named arguments (MCP has no positional parameters)"
     if not isinstance(msg["method"], str):
         return rid, "method: must be a string"
-    if "number out of range" in str(exc) or re.search(r"\d{4001}", line):
-        return rid, "a number in the request is too long to read; send at most 4000 digits"
+    if "number out of range" in str(exc) or has_long_number(line):
+        return rid, _TOO_LONG
     first = str(exc).splitlines()
     return rid, f"not a valid JSON-RPC request: {first[2].strip() if len(first) > 2 else first[0]}"
 
@@ -420,6 +453,11 @@ class _MendedStdin:
                 mended = mend_line(line)
             except Exception:  # noqa: BLE001 - one bad line must never end the server: pass it on as it came
                 mended = line
+            if has_long_number(mended):  # one the SDK would read (up to 4,300 digits): refused as documented
+                bad = invalid_request(mended, ValueError("number out of range"))
+                if bad is not None and self._wire.write is not None:
+                    await self._wire.reply_error(*bad)
+                    continue
             try:
                 msg = mcp_types.jsonrpc_message_adapter.validate_json(mended, by_name=False)
             except Exception as exc:  # noqa: BLE001 - what the SDK would drop silently
