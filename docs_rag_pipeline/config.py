@@ -23,7 +23,8 @@ from pydantic_core import PydanticCustomError
 from .unicode_text import ESCAPED_BYTE, shown_bytes
 
 DEFAULT_CONFIG_FILE = "docs_rag.yaml"
-SOURCE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # use with fullmatch (match + '$' lets "a\n" through)
+SOURCE_NAME_MAX = 64  # characters of a source name
+SOURCE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,%d}" % (SOURCE_NAME_MAX - 1))  # use with fullmatch (match + '$' lets "a\n" through)
 CRON_RE = re.compile(r"^(\S+\s+){4}\S+$")
 
 
@@ -459,8 +460,11 @@ class SourceConfig(_Shape):
                 raise _fail("missing; every source needs a name and a kind", required)
         name, kind = data["name"], data["kind"]
         if isinstance(name, str) and not SOURCE_NAME_RE.fullmatch(name):
-            raise _fail(f"{name!r} is not a valid source name; use lowercase letters, digits, '-' and '_' "
-                        "(it becomes a Dagster partition key)", "name")
+            # say the length too: a long name made of the right characters must learn what is wrong with it
+            length = f" ({len(name)} characters)" if len(name) > SOURCE_NAME_MAX else ""
+            raise _fail(f"{name!r} is not a valid source name{length}; use at most {SOURCE_NAME_MAX} lowercase "
+                        "letters, digits, '-' and '_', starting with a letter or digit (it becomes a Dagster "
+                        "partition key)", "name")
         if not isinstance(kind, str) or kind not in KINDS:
             return data  # the Literal says which kinds exist
         for k in data:

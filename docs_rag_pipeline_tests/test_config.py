@@ -383,3 +383,18 @@ def test_every_source_key_is_known_to_shape_pages_or_not():
     assert set(SHAPING_KEYS) | set(NOT_SHAPING_KEYS) == keys, sorted(keys ^ (set(SHAPING_KEYS) | set(NOT_SHAPING_KEYS)))
     assert not set(SHAPING_KEYS) & set(NOT_SHAPING_KEYS)
     assert keys == set().union(*SOURCE_KEYS.values())
+
+
+def test_a_source_name_over_64_characters_is_refused_with_the_limit(tmp_path):
+    """A 65-character name of lowercase letters follows the advice "use lowercase letters, digits, '-'
+    and '_'" already: the message must name the length and the limit of 64."""
+    (tmp_path / "docs").mkdir()
+    name = "a" * 65
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"sources:\n  - {{name: {name}, kind: local, path: docs}}\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(cfg)
+    assert f"sources[0].name: '{name}' is not a valid source name (65 characters); use at most 64 lowercase " \
+           "letters, digits, '-' and '_'" in str(e.value)
+    cfg.write_text(f"sources:\n  - {{name: {name[:64]}, kind: local, path: docs}}\n")
+    assert load_config(cfg).sources[0].name == name[:64]
