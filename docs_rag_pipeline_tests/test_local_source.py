@@ -114,6 +114,30 @@ def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
            "folder: never read; skipped" in lines, lines
 
 
+def test_links_that_lead_nowhere_are_logged_and_counted_whatever_their_name(tmp_path: Path) -> None:
+    """docswalk2 F11: a link named like a folder that points to nothing (``shared`` -> a volume that
+    is not mounted) and two such links that point to each other were skipped without a line or a
+    count: only a link whose own name was a page's (``dead.md``) was logged. A linked folder of
+    documents that disappeared left no trace; now each is logged and counted, as the git source does."""
+    docs = tmp_path / "docs"
+    write_docs(docs, {"good.md": "# Good\n\nGood text about widgets.\n"})
+    (docs / "shared").symlink_to(tmp_path / "not-mounted" / "shared-docs")
+    (docs / "l1").symlink_to("l2")
+    (docs / "l2").symlink_to("l1")
+    (docs / "dead.md").symlink_to("nowhere.md")
+    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
+                       root=tmp_path).sources[0]
+    lines: list[str] = []
+    scan = LocalSource(cfg, workdir=tmp_path / "w").scan({}, log=lines.append)
+    assert [p.path for p in scan.pages] == ["good.md"]
+    expected = ["dead.md -> nowhere.md: it points to nothing", "l1 -> l2: a loop of links",
+                "l2 -> l1: a loop of links",
+                f"shared -> {tmp_path / 'not-mounted' / 'shared-docs'}: it points to nothing"]
+    assert scan.notes["skipped_links"] == 4 and scan.notes["skipped_link_list"] == expected
+    assert [ln for ln in lines if "skipped the symlink" in ln] == [f"[DISCOVER] guide: skipped the symlink {e}"
+                                                                   for e in expected]
+
+
 def test_a_path_that_is_a_loop_of_links_is_named_with_its_fix(tmp_path: Path) -> None:
     """gitedge F8: ``path: docs`` with ``docs -> docs`` failed with a bare ``RuntimeError: Symlink loop``."""
     (tmp_path / "docs").symlink_to("docs")

@@ -137,14 +137,6 @@ class Listing:
     unmatched: int = 0  # documents of a supported format that include/exclude leave out
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
-    """``entry.is_dir()``, False where following the link fails (a loop of links raises ELOOP)."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
 def _not_readable_through_link(real: Path, root: Path, *, hidden: str = "it points into a hidden file or folder"
                                ) -> str | None:
     """Why a link's real path ``real`` is never read, out of the folder ``root`` or into a hidden file
@@ -213,10 +205,11 @@ class LocalSource(Source):
                     try:
                         real = real.resolve(strict=True)
                     except (OSError, RuntimeError) as exc:  # RuntimeError: a loop (Python < 3.13)
-                        # (is_dir() of a link in a loop raises ELOOP itself: only the link's name counts)
-                        if self.wanted(rel) or _is_dir(e):
-                            loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
-                            skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
+                        # logged whatever its name, as the git source does: a link that leads nowhere
+                        # may have been a folder of documents (a volume not mounted), and neither its
+                        # name nor is_dir() (False, or ELOOP in a loop) can tell
+                        loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+                        skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
                         continue
                     if (why := _not_readable_through_link(real, root)) is not None:
                         if real.is_dir() or self.wanted(rel):
