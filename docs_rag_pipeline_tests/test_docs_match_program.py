@@ -351,3 +351,72 @@ def test_the_api_keys_http_md_documents_exist() -> None:
     section = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["The api section of the config"]
     unknown = _keys_of(section) - set(config_module.ApiConfig.model_fields)
     assert not unknown, f"http.md documents api keys the config does not accept: {sorted(unknown)}"
+
+
+# ---- the ranges of the config's numbers: configuration.md's range table against the models ------
+
+def _bounds(metadata: list) -> dict[str, float]:
+    """The bounds (ge, gt, le, lt) among a field's constraints (pydantic keeps them as annotated_types)."""
+    import annotated_types as at
+
+    return {k: getattr(m, k) for m in metadata for k, kind in (("ge", at.Ge), ("gt", at.Gt), ("le", at.Le), ("lt", at.Lt))
+            if isinstance(m, kind)}
+
+
+def _range_text(b: dict[str, float]) -> str:
+    """A field's bounds as the table writes them: ``0–1``, ``> 0``, ``≥ 32``."""
+    low = f"{b['ge']:g}" if "ge" in b else None
+    if low is not None and "le" in b:
+        return f"{low}–{b['le']:g}"
+    assert set(b) in ({"ge"}, {"gt"}), f"a bound the range table has no form for: {b}"
+    return f"≥ {low}" if low is not None else f"> {b['gt']:g}"
+
+
+def _ranged_keys() -> dict[str, str]:
+    """Every config key with a range → its range, as the table writes it (``sources[].KEY``: a source's)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    def model_of(annotation: object) -> type[BaseModel] | None:
+        for t in (annotation, *typing.get_args(annotation)):  # RerankConfig | None too
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                return t
+        return None
+
+    def walk(model: type[BaseModel], prefix: str, out: dict[str, str]) -> dict[str, str]:
+        for name, f in model.model_fields.items():
+            if (sub := model_of(f.annotation)) is not None:
+                walk(sub, f"{prefix}{name}.", out)
+                continue
+            metadata = [*f.metadata, *(m for a in typing.get_args(f.annotation)  # int | None with its Field
+                                       if typing.get_origin(a) is typing.Annotated
+                                       for x in a.__metadata__ for m in getattr(x, "metadata", [x]))]
+            if b := _bounds(metadata):
+                out[prefix + name] = _range_text(b)
+        return out
+
+    c = config_module
+    out: dict[str, str] = {}
+    for s in ("embedding", "llm", "chunking", "retrieval", "api", "eval"):
+        walk(c.Config.model_fields[s].annotation, f"{s}.", out)
+    walk(c.StorageConfig, "storage.", out)
+    walk(c.SourceConfig, "sources[].", out)
+    return out
+
+
+def test_the_range_table_names_every_ranged_key_with_its_range() -> None:
+    """docswalk2 F7: the table said it was the list of ranges and missed ten ranged keys."""
+    section = _sections(_read(DOCS / "configuration.md"), 2)["Validation errors"]
+    documented: dict[str, str] = {}
+    for rng, keys in (row[:2] for row in _table_rows(section) if len(row) >= 2):
+        for key in _TICKED.findall(keys):
+            assert key not in documented, f"configuration.md's range table names {key} twice"
+            documented[key] = rng
+    assert documented, "configuration.md has no range table under Validation errors"
+    ranged = _ranged_keys()
+    problems = [f"{k}: the config's range is {ranged[k]}, the table says {documented.get(k, 'nothing')}"
+                for k in sorted(ranged) if documented.get(k) != ranged[k]]
+    problems += [f"{k}: in the range table, but the config gives it no range" for k in sorted(set(documented) - set(ranged))]
+    assert not problems, "\n".join(problems)
+
