@@ -420,3 +420,10 @@ def test_the_range_table_names_every_ranged_key_with_its_range() -> None:
     problems += [f"{k}: in the range table, but the config gives it no range" for k in sorted(set(documented) - set(ranged))]
     assert not problems, "\n".join(problems)
 
+
+def test_the_filter_key_pattern_http_md_gives_is_the_one_the_server_uses() -> None:
+    """docswalk2 F4: http.md kept the ASCII pattern after filter keys of any script were allowed."""
+    from docs_rag_pipeline.store import FILTER_KEY_RE
+
+    section = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["GET /openapi.json"]
+    assert f"a filter key outside `{FILTER_KEY_RE.pattern}`" in section

@@ -92,6 +92,22 @@ def test_feedback_over_http_is_stored_and_exported_as_cases_that_eval_runs(serve
     assert "2 cases from" in ev.stdout
 
 
+def test_a_comment_too_long_or_not_a_string_is_a_400_invalid_comment(tmp_path):
+    """http.md's /feedback table names ``invalid_comment`` (it did not), and /openapi.json's
+    ``maxLength: 2000`` of ``comment`` is that 400, not the 413 ``too_long`` of a long question."""
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text("")
+    with serve(create_app(config_path=str(cfg))) as url:
+        for comment in ("x" * 2001, 5):
+            r = requests.post(f"{url}/feedback", json={"trace_id": "abc", "rating": "down", "comment": comment},
+                              timeout=30)
+            err = r.json()["error"]
+            assert r.status_code == 400 and (err["code"], err["message"]) == (
+                "invalid_comment", "'comment' must be a string of at most 2000 characters"), r.text
+        schema = requests.get(f"{url}/openapi.json", timeout=30).json()["components"]["schemas"]["FeedbackRequest"]
+        assert schema["properties"]["comment"]["maxLength"] == 2000
+
+
 def test_log_questions_off(index):
     cfg = variant(index, "nolog.yaml", "log_questions: false")
     before = len(feedback.questions(load_config(index)))
