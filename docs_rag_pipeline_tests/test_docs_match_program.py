@@ -353,6 +353,28 @@ def test_the_api_keys_http_md_documents_exist() -> None:
     assert not unknown, f"http.md documents api keys the config does not accept: {sorted(unknown)}"
 
 
+
+def test_every_exit_status_the_cli_returns_is_in_the_table() -> None:
+    """docswalk2 F6: cli.md's Exit status table missed 69 (object store) and 74 (damaged or full
+    storage). Every integer a function of cli.py that returns an exit status (``-> int``) returns as
+    a literal, also in ``a if c else b``, is a row of the table."""
+    import ast
+
+    from docs_rag_pipeline import cli
+
+    tree = ast.parse(Path(cli.__file__).read_text(encoding="utf-8"))
+    returned: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and isinstance(fn.returns, ast.Name) and fn.returns.id == "int":
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                    returned |= {v.value for v in values if isinstance(v, ast.Constant) and type(v.value) is int}
+    table = _sections(_cli_doc()[0], 2)["Exit status"]
+    documented = {int(row[0].strip("`")) for row in _table_rows(table)}
+    assert {0, 1, 2, 69, 74} <= returned, returned  # the scan still sees the statuses
+    assert returned <= documented, f"cli.py returns exit statuses cli.md's table lacks: {sorted(returned - documented)}"
+
 # ---- the ranges of the config's numbers: configuration.md's range table against the models ------
 
 def _bounds(metadata: list) -> dict[str, float]:
