@@ -423,6 +423,9 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
                 raise
             raise ValueError(f"--out {out} cannot be written: {exc.strerror or exc}"
                              + (f" ({exc.filename})" if exc.filename else "")) from None
+        if not cases:  # no file: `eval --cases` refuses a file of no cases, and it would block the next export
+            print(f"nothing to export: no thumbs-down feedback yet; {out} was not written", file=sys.stderr)
+            return 0
         print(f"wrote {len(cases)} draft eval case(s) from thumbs-down feedback to {out}; review each `note`, "
               f"then run: docs-rag eval --cases {out} --source NAME", file=sys.stderr)
         return 0

@@ -329,9 +329,12 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def export_cases(config: Config, out: Path) -> list[dict[str, Any]]:
     """Write the draft cases to ``out`` whole or not at all (a kill or a full disk mid-write leaves
     what was there). Whether ``out`` may be replaced is the caller's to decide: it may hold cases a
-    reviewer edited."""
+    reviewer edited. With no case nothing is written (``docs-rag eval`` refuses a file of no cases, and
+    ``out`` is left as it was)."""
     from .files import atomic_write
 
     cases = draft_cases(feedback_rows(config, rating="down"))
+    if not cases:
+        return cases
     atomic_write(out, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode("utf-8"))
     return cases

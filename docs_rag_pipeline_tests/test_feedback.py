@@ -244,3 +244,40 @@ def test_export_never_replaces_a_cases_file_without_force(tmp_path):
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith(f"error: --out {bad} {says}"), r.stderr
     assert json.loads(out.read_text())["question"] == REFUSED_Q
+
+
+def test_an_export_with_no_thumbs_down_writes_nothing(tmp_path):
+    """No thumbs-down yet (no question log, or only thumbs-up): the export says there is nothing to export
+    and writes no file. Before, it wrote an empty file that `docs-rag eval --cases` refuses ("no cases in
+    the file"), and that stopped the next export to the same path until --force."""
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    out = tmp_path / "eval" / "drafts.jsonl"
+    out.parent.mkdir()
+    nothing = f"nothing to export: no thumbs-down feedback yet; {out} was not written"
+    empty = _run(["feedback", "export", "--out", str(out)], cfg)  # no question log at all
+    assert empty.returncode == 0 and empty.stderr.strip() == nothing, empty.stderr
+    assert not out.exists()
+
+    feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
+                                                  trace_id="b" * 32))
+    feedback.record_feedback(config, "b" * 32, "up")
+    up_only = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert up_only.returncode == 0 and up_only.stderr.strip() == nothing, up_only.stderr
+    assert list(out.parent.iterdir()) == []
+    out.write_text("reviewed cases\n")  # --force with nothing to export leaves a file that is there as it was
+    forced = _run(["feedback", "export", "--out", str(out), "--force"], cfg)
+    assert forced.returncode == 0 and forced.stderr.strip() == nothing, forced.stderr
+    assert out.read_text() == "reviewed cases\n"
+
+    feedback.record_feedback(config, "b" * 32, "down")
+    out.unlink()
+    first = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert first.returncode == 0 and "wrote 1 draft eval case(s)" in first.stderr, first.stderr
+    assert json.loads(out.read_text())["question"] == REFUSED_Q
