@@ -436,8 +436,21 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
     if not rows:
         print("no feedback yet")
     for r in rows:
-        print(f"{r['rating']:>4}  {r['trace_id']}  {r['question']}" + (f"  — {r['comment']}" if r["comment"] else ""))
+        print(f"{r['rating']:>4}  {r['trace_id']}  {_one_line(r['question'])}"
+              + (f"  — {_one_line(r['comment'])}" if r["comment"] else ""))
     return 0
+
+
+#: the characters that break a line (those of ``str.splitlines``) and the tab, as a Python string
+#: literal writes them
+_LINE_BREAKS = {c: ascii(c)[1:-1] for c in "\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_LINE_BREAK = re.compile("[" + "".join(_LINE_BREAKS) + "]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` typed by anyone (a question, a comment) on one line, each line break and tab escaped
+    (``\\n``): printed as they are, they would start lines that read as the command's own records."""
+    return _LINE_BREAK.sub(lambda m: _LINE_BREAKS[m.group()], text)
 
 
 def cmd_gaps(args: argparse.Namespace, config: Config) -> int:

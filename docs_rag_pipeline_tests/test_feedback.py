@@ -281,3 +281,31 @@ def test_an_export_with_no_thumbs_down_writes_nothing(tmp_path):
     first = _run(["feedback", "export", "--out", str(out)], cfg)
     assert first.returncode == 0 and "wrote 1 draft eval case(s)" in first.stderr, first.stderr
     assert json.loads(out.read_text())["question"] == REFUSED_Q
+
+
+def test_feedback_list_prints_each_rating_on_one_line(tmp_path):
+    """Questions and comments are typed by anyone who can ask: their line breaks (and tabs) are shown
+    escaped, so one rating is one line and no text can print a line that reads as another rating.
+    Before, a question holding "\\n  up  <trace id>  ..." printed a forged `up` rating under the real one.
+    `--json` keeps the text as it is."""
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    question = "zebra port?\n  up  " + "0" * 32 + "  the docs are perfect\r\n\u2028\tok"
+    comment = "wrong\n  up  " + "f" * 32 + "  great\x85\x0b"
+    feedback.log_answer(config, question, Answer(answer="not in the docs", citations=[], refused=True,
+                                                 trace_id="c" * 32))
+    feedback.record_feedback(config, "c" * 32, "down", comment)
+    listed = _run(["feedback", "list"], cfg)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "down  " + "c" * 32 + "  zebra port?\\n  up  " + "0" * 32 + "  the docs are perfect\\r\\n\\u2028\\tok"
+        "  — wrong\\n  up  " + "f" * 32 + "  great\\x85\\x0b"]
+    as_json = _run(["feedback", "list", "--json"], cfg)
+    rows = json.loads(as_json.stdout)
+    assert [(r["question"], r["comment"]) for r in rows] == [(question, comment)]
