@@ -423,6 +423,7 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
                 raise
             raise ValueError(f"--out {out} cannot be written: {exc.strerror or exc}"
                              + (f" ({exc.filename})" if exc.filename else "")) from None
+        _note_skipped(cases, config)
         if not cases:  # no file: `eval --cases` refuses a file of no cases, and it would block the next export
             print(f"nothing to export: no thumbs-down feedback yet; {out} was not written", file=sys.stderr)
             return 0
@@ -430,6 +431,7 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
               f"then run: docs-rag eval --cases {out} --source NAME", file=sys.stderr)
         return 0
     rows = feedback.feedback_rows(config)
+    _note_skipped(rows, config)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -439,6 +441,13 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
         print(f"{r['rating']:>4}  {r['trace_id']}  {_one_line(r['question'])}"
               + (f"  — {_one_line(r['comment'])}" if r["comment"] else ""))
     return 0
+
+
+def _note_skipped(rows: Any, config: Config) -> None:
+    """A ``warning:`` line on stderr for the damaged rows of the question log that were left out."""
+    note = rows.skipped_note(config)
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
 
 
 #: the characters that break a line (those of ``str.splitlines``) and the tab, as a Python string
@@ -460,6 +469,7 @@ def cmd_gaps(args: argparse.Namespace, config: Config) -> int:
     if args.source:
         config.source(args.source)
     rows, left_out = feedback.gap_questions(config, source=args.source)
+    _note_skipped(rows, config)
     report = gaps.gap_report(rows, get_context(config.path).embedder.embed) if rows else []
     if args.json:
         print(json.dumps(report, indent=2))

@@ -167,13 +167,61 @@ def _where(source: str | None, gaps_only: bool, since: float | None = None) -> t
     return sql, args
 
 
+class LogRows(list):
+    """Rows read from the question log (or drafted from them); ``skipped``: one line for each row left out
+    because a column that holds JSON does not (a bad hand edit or restore), naming the row and the column."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = (), skipped: list[str] | None = None) -> None:
+        super().__init__(rows)
+        self.skipped: list[str] = skipped or []
+
+    def skipped_note(self, config: Config) -> str | None:
+        """One line for the rows left out (None when none): the file, the rows and what to do."""
+        if not self.skipped:
+            return None
+        shown = "; ".join(self.skipped[:3]) + (f"; and {len(self.skipped) - 3} more" if len(self.skipped) > 3 else "")
+        return (f"{len(self.skipped)} damaged row(s) of the question log {db_path(config)} left out ({shown}); "
+                "the other rows were read. Restore the column from a backup, or delete the row (its ask and "
+                "feedback are then no longer read)")
+
+
+#: the columns of the question log that hold JSON, and what each holds
+_JSON_COLUMNS = {"citations": dict, "cited_urls": str}
+
+
+def _decoded(rows: list[dict[str, Any]]) -> LogRows:
+    """``rows`` with their JSON columns read; a row whose column is not a JSON list of what it holds is
+    left out and named in ``skipped``, so one damaged row does not hide all the others."""
+    out = LogRows()
+    for r in rows:
+        try:
+            for column, kind in _JSON_COLUMNS.items():
+                if column in r:
+                    r[column] = _json_list(r[column], kind, column)
+        except ValueError as exc:
+            out.skipped.append(f"trace_id {r.get('trace_id')!r}: {exc}")
+        else:
+            out.append(r)
+    return out
+
+
+def _json_list(text: Any, kind: type, column: str) -> list[Any]:
+    try:
+        value = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except ValueError as exc:
+        raise ValueError(f"{column} is not JSON ({exc})") from None
+    if not isinstance(value, list) or not all(isinstance(v, kind) for v in value):
+        raise ValueError(f"{column} is not a JSON list of {'objects' if kind is dict else 'strings'}")
+    return value
+
+
 def questions(config: Config, *, source: str | None = None, gaps_only: bool = False,
-              newest: int | None = None, since: float | None = None) -> list[dict[str, Any]]:
+              newest: int | None = None, since: float | None = None) -> LogRows:
     """Logged asks, oldest first; ``source``: those asked of that source or of all sources;
     ``gaps_only``: refused or low-confidence ones; ``newest``: only the newest N of them; ``since``:
-    only those asked at or after this time."""
+    only those asked at or after this time. A damaged row is left out and named in ``skipped``."""
     if not db_path(config).is_file():
-        return []
+        return LogRows()
     where, args = _where(source, gaps_only, since)
     sql = f"SELECT * FROM questions {where} ORDER BY at"
     if newest is not None:
@@ -181,10 +229,9 @@ def questions(config: Config, *, source: str | None = None, gaps_only: bool = Fa
                "ORDER BY at, n")
         args.append(newest)
     with _reading(config) as con:
-        rows = [dict(r) for r in con.execute(sql, args)]
+        rows = _decoded([dict(r) for r in con.execute(sql, args)])
     for r in rows:
         r.pop("n", None)
-        r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])
         r["refused"], r["low_confidence"] = bool(r["refused"]), bool(r["low_confidence"])
     return rows
 
@@ -199,7 +246,7 @@ def count_questions(config: Config, *, source: str | None = None, gaps_only: boo
         return int(con.execute(f"SELECT COUNT(*) FROM questions {where}", args).fetchone()[0])
 
 
-def gap_questions(config: Config, *, source: str | None = None) -> tuple[list[dict[str, Any]], int]:
+def gap_questions(config: Config, *, source: str | None = None) -> tuple[LogRows, int]:
     """The questions of the doc-gap report: the newest ``api.gap_questions`` refused or low-confidence
     asks (of ``source`` or of all sources), oldest first, and how many older ones are left out. The log
     keeps every ask and anyone who can ask adds to it; unbounded, the report would embed them all on
@@ -207,7 +254,7 @@ def gap_questions(config: Config, *, source: str | None = None) -> tuple[list[di
     since = _kept_since(config, time.time())  # none older, even while a backlog is still being deleted
     logged = count_questions(config, source=source, gaps_only=True, since=since)
     rows = questions(config, source=source, gaps_only=True, newest=config.api.gap_questions, since=since)
-    return rows, max(0, logged - len(rows))
+    return rows, max(0, logged - len(rows) - len(rows.skipped))
 
 
 def record_feedback(config: Config, trace_id: str, rating: str, comment: str = "") -> dict[str, Any]:
@@ -277,10 +324,11 @@ def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
     return sent
 
 
-def feedback_rows(config: Config, *, rating: str | None = None) -> list[dict[str, Any]]:
-    """Feedback joined with its logged answer (question, answer, citations, scores), oldest first."""
+def feedback_rows(config: Config, *, rating: str | None = None) -> LogRows:
+    """Feedback joined with its logged answer (question, answer, citations, scores), oldest first; a
+    rating whose logged answer is damaged is left out and named in ``skipped``."""
     if not db_path(config).is_file():
-        return []
+        return LogRows()
     sql = ("SELECT f.id, f.trace_id, f.at, f.rating, f.comment, f.langsmith, q.question, q.source, q.answer, "
            "q.citations, q.cited_urls, q.refused, q.top_score, q.supported FROM feedback f "
            "JOIN questions q ON q.trace_id = f.trace_id")
@@ -289,9 +337,8 @@ def feedback_rows(config: Config, *, rating: str | None = None) -> list[dict[str
         sql += " WHERE f.rating = ?"
         args.append(rating)
     with _reading(config) as con:
-        rows = [dict(r) for r in con.execute(sql + " ORDER BY f.id", args)]
+        rows = _decoded([dict(r) for r in con.execute(sql + " ORDER BY f.id", args)])
     for r in rows:
-        r["citations"], r["cited_urls"] = json.loads(r["citations"]), json.loads(r["cited_urls"])
         r["refused"] = bool(r["refused"])
     return rows
 
@@ -326,14 +373,15 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def export_cases(config: Config, out: Path) -> list[dict[str, Any]]:
+def export_cases(config: Config, out: Path) -> LogRows:
     """Write the draft cases to ``out`` whole or not at all (a kill or a full disk mid-write leaves
     what was there). Whether ``out`` may be replaced is the caller's to decide: it may hold cases a
     reviewer edited. With no case nothing is written (``docs-rag eval`` refuses a file of no cases, and
     ``out`` is left as it was)."""
     from .files import atomic_write
 
-    cases = draft_cases(feedback_rows(config, rating="down"))
+    rows = feedback_rows(config, rating="down")
+    cases = LogRows(draft_cases(rows), rows.skipped)
     if not cases:
         return cases
     atomic_write(out, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode("utf-8"))

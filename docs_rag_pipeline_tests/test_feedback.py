@@ -309,3 +309,45 @@ def test_feedback_list_prints_each_rating_on_one_line(tmp_path):
     as_json = _run(["feedback", "list", "--json"], cfg)
     rows = json.loads(as_json.stdout)
     assert [(r["question"], r["comment"]) for r in rows] == [(question, comment)]
+
+
+def test_a_damaged_row_of_the_question_log_is_named_and_left_out(tmp_path):
+    """A logged ask whose JSON column is not JSON (a bad hand edit or restore): `feedback list`, `export`
+    and `gaps` name the file, the row and the column in one warning line, leave that row out and read
+    the others; nothing stored changes. Before, each stopped with a bare "Expecting property name
+    enclosed in double quotes" (exit 2), naming no file and showing no other rating."""
+    import sqlite3
+
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    for tid, q in (("d" * 32, "which port does zebra use?"), ("e" * 32, "how big is the otter cache?"),
+                   ("f" * 32, REFUSED_Q)):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True, trace_id=tid))
+        feedback.record_feedback(config, tid, "down")
+    db = feedback.db_path(config)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE questions SET cited_urls = '[{' WHERE trace_id = ?", ("d" * 32,))
+        con.execute("UPDATE questions SET citations = '{\"url\": 1}' WHERE trace_id = ?", ("f" * 32,))
+    con.close()
+    stored = db.read_bytes()
+    out = tmp_path / "drafts.jsonl"
+    for args in (["feedback", "list"], ["feedback", "list", "--json"], ["feedback", "export", "--out", str(out)],
+                 ["gaps", "--json"]):
+        r = _run(args, cfg)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+        warning = [x for x in r.stderr.splitlines() if x.startswith("warning:")]
+        assert warning == [f"warning: 2 damaged row(s) of the question log {db} left out (trace_id '{'d' * 32}': "
+                           "cited_urls is not JSON (Expecting property name enclosed in double quotes: line 1 "
+                           f"column 3 (char 2)); trace_id '{'f' * 32}': citations is not a JSON list of objects); "
+                           "the other rows were read. Restore the column from a backup, or delete the row (its "
+                           "ask and feedback are then no longer read)"], (args, r.stderr)
+        if args[0] == "feedback" and args[1] == "list":
+            assert "e" * 32 in r.stdout and "d" * 32 not in r.stdout and "f" * 32 not in r.stdout, r.stdout
+    assert [json.loads(x)["question"] for x in out.read_text().splitlines()] == ["how big is the otter cache?"]
+    assert db.read_bytes() == stored

@@ -27,6 +27,8 @@ def doc_gaps(context: AssetExecutionContext, docs_rag: DocsRagResource) -> Mater
     ctx = docs_rag.context()
     source = context.partition_key
     rows, left_out = feedback.gap_questions(ctx.config, source=source)
+    if rows.skipped:
+        context.log.warning(f"[GAPS] {source}: {rows.skipped_note(ctx.config)}")
     report = gaps.gap_report(rows, ctx.embedder.embed)
     table = gaps.markdown_table(report, left_out=left_out)
     context.log.info(f"[GAPS] {source}: {len(rows)} questions ({left_out} older left out), {len(report)} clusters\n"
