@@ -2,7 +2,8 @@
 (``<storage>/feedback.sqlite``). No Dagster here.
 
 * :func:`log_answer` records every ask (question, source, refused, confidence signals, cited pages,
-  trace id, time) unless ``api.log_questions: false``. The ``doc_gaps`` asset reads this log.
+  trace id, time, and its conversation: the thread id and the earlier questions of a follow-up) unless
+  ``api.log_questions: false``. The ``doc_gaps`` asset reads this log.
 * :func:`record_feedback` stores a thumbs up/down (and a comment) for an answer, found by its
   ``trace_id``; it is also sent to LangSmith (``create_feedback`` on run id = trace id) when tracing
   is configured.
@@ -29,7 +30,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS questions (
   trace_id TEXT PRIMARY KEY, at REAL NOT NULL, question TEXT NOT NULL, source TEXT,
   refused INTEGER NOT NULL, low_confidence INTEGER NOT NULL, top_score REAL, supported REAL,
-  warning TEXT, answer TEXT NOT NULL, citations TEXT NOT NULL, cited_urls TEXT NOT NULL);
+  warning TEXT, answer TEXT NOT NULL, citations TEXT NOT NULL, cited_urls TEXT NOT NULL,
+  thread_id TEXT, turns TEXT);
 CREATE TABLE IF NOT EXISTS feedback (
   id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT NOT NULL, at REAL NOT NULL, rating TEXT NOT NULL,
   comment TEXT NOT NULL DEFAULT '', langsmith INTEGER NOT NULL DEFAULT 0);
@@ -97,9 +99,11 @@ def confidence(ans: Answer) -> dict[str, Any]:
 FORGET_BATCH = 500
 
 
-def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None) -> None:
-    """Log one ask (skipped when ``api.log_questions`` is false), and delete the asks older than
-    ``api.keep_questions_days`` that took no feedback. Never breaks an answer."""
+def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None,
+               turns: list[str] | None = None) -> None:
+    """Log one ask (skipped when ``api.log_questions`` is false) with its conversation (``ans.thread_id``,
+    and ``turns``: the earlier questions a follow-up continues, oldest first), and delete the asks older
+    than ``api.keep_questions_days`` that took no feedback. Never breaks an answer."""
     if not config.api.log_questions:
         return
     try:
@@ -107,15 +111,42 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
         cites = [c.to_dict() for c in ans.citations]
         now = time.time()
         with _lock, connect(config) as con:
-            con.execute("INSERT OR REPLACE INTO questions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
-                         sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
-                         json.dumps(sorted({c.url for c in ans.citations}))))
+            _add_thread_columns(con)
+            con.execute(_INSERT, (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
+                                  sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
+                                  json.dumps(sorted({c.url for c in ans.citations})), ans.thread_id,
+                                  json.dumps(turns or [])))
             _forget_batch(config, con, now)  # a bounded batch per ask: a backlog goes over many
     except Exception:  # noqa: BLE001 - the log must never break an answer
         import logging
 
         logging.getLogger(__name__).warning("could not log the question", exc_info=True)
+
+
+#: the columns of the question log, in the order of its table
+COLUMNS = ("trace_id", "at", "question", "source", "refused", "low_confidence", "top_score", "supported", "warning",
+           "answer", "citations", "cited_urls", "thread_id", "turns")
+#: by column name: a log written before :data:`THREAD_COLUMNS` has them added at its end
+_INSERT = f"INSERT OR REPLACE INTO questions ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+#: the columns a log written before the conversation of an ask was logged lacks (its rows read as asks
+#: with no earlier questions)
+THREAD_COLUMNS = ("thread_id", "turns")
+
+
+def _columns(con: sqlite3.Connection) -> set[str]:
+    return {r[1] for r in con.execute("PRAGMA table_info(questions)")}
+
+
+def _add_thread_columns(con: sqlite3.Connection) -> None:
+    """Add :data:`THREAD_COLUMNS` to a log written before them (``CREATE TABLE IF NOT EXISTS`` leaves an
+    existing table as it is); its rows keep NULL there."""
+    for column in THREAD_COLUMNS:
+        if column not in _columns(con):
+            try:
+                con.execute(f"ALTER TABLE questions ADD COLUMN {column} TEXT")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):  # else another process added it just now
+                    raise
 
 
 def _kept_since(config: Config, now: float) -> float | None:
@@ -186,7 +217,7 @@ class LogRows(list):
 
 
 #: the columns of the question log that hold JSON, and what each holds
-_JSON_COLUMNS = {"citations": dict, "cited_urls": str}
+_JSON_COLUMNS = {"citations": dict, "cited_urls": str, "turns": str}
 
 
 def _decoded(rows: list[dict[str, Any]]) -> LogRows:
@@ -194,6 +225,9 @@ def _decoded(rows: list[dict[str, Any]]) -> LogRows:
     left out and named in ``skipped``, so one damaged row does not hide all the others."""
     out = LogRows()
     for r in rows:
+        r.setdefault("thread_id", None)
+        if r.get("turns") is None:  # logged before the conversation was: no earlier question known
+            r["turns"] = "[]"
         try:
             for column, kind in _JSON_COLUMNS.items():
                 if column in r:
@@ -330,14 +364,16 @@ def feedback_rows(config: Config, *, rating: str | None = None) -> LogRows:
     if not db_path(config).is_file():
         return LogRows()
     sql = ("SELECT f.id, f.trace_id, f.at, f.rating, f.comment, f.langsmith, q.question, q.source, q.answer, "
-           "q.citations, q.cited_urls, q.refused, q.top_score, q.supported FROM feedback f "
+           "q.citations, q.cited_urls, q.refused, q.top_score, q.supported, {thread} FROM feedback f "
            "JOIN questions q ON q.trace_id = f.trace_id")
     args: list[Any] = []
     if rating:
         sql += " WHERE f.rating = ?"
         args.append(rating)
     with _reading(config) as con:
-        rows = _decoded([dict(r) for r in con.execute(sql + " ORDER BY f.id", args)])
+        have = _columns(con)  # a log written before the thread columns is read as it is (never altered here)
+        thread = ", ".join(f"q.{c}" if c in have else f"NULL AS {c}" for c in THREAD_COLUMNS)
+        rows = _decoded([dict(r) for r in con.execute(sql.format(thread=thread) + " ORDER BY f.id", args)])
     for r in rows:
         r["refused"] = bool(r["refused"])
     return rows
@@ -348,7 +384,9 @@ def _slug(text: str) -> str:
 
 
 def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Thumbs-down answers as draft eval cases (one per question), marked for review in ``note``.
+    """Thumbs-down answers as draft eval cases (one per question and earlier questions), marked for
+    review in ``note``. A follow-up carries the earlier questions of its conversation as ``turns``, so
+    that ``docs-rag eval`` asks it as the follow-up it was: "how is it retried?" alone is another question.
 
     Best known: an answer that was *given* and judged wrong keeps its cited pages as
     ``expected_urls`` with ``should_refuse: false`` (a reviewer corrects the pages); a *refused*
@@ -357,9 +395,10 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     out, seen = [], set()
     for r in rows:
-        if r["rating"] != "down" or r["question"] in seen:
+        key = (tuple(r.get("turns") or ()), r["question"])
+        if r["rating"] != "down" or key in seen:
             continue
-        seen.add(r["question"])
+        seen.add(key)
         urls = [u for u in r["cited_urls"] if u]
         answered = not r["refused"] and bool(urls)
         note = (f"DRAFT from thumbs-down feedback (trace {r['trace_id']}); REVIEW: "
@@ -367,9 +406,12 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                    if answered else "the question was refused: if the docs cover it, set should_refuse false "
                                     "and expected_urls to the page")
                 + (f". Comment: {r['comment']}" if r["comment"] else ""))
-        out.append({"id": f"fb-{r['trace_id'][:8]}-{_slug(r['question'])}", "question": r["question"],
-                    "should_refuse": not answered, "expected_urls": urls if answered else [],
-                    "expected_keywords": [], "category": "answerable" if answered else "refuse", "note": note})
+        case = {"id": f"fb-{r['trace_id'][:8]}-{_slug(r['question'])}", "question": r["question"],
+                "should_refuse": not answered, "expected_urls": urls if answered else [],
+                "expected_keywords": [], "category": "answerable" if answered else "refuse", "note": note}
+        if r.get("turns"):
+            case["turns"] = list(r["turns"])
+        out.append(case)
     return out
 
 

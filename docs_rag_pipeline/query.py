@@ -61,7 +61,7 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     if store is not None and remember:
         ans.thread_id, not_saved = _remember(store, thread, question, ans.to_dict())
     ans.warning = "; ".join(w for w in (ans.warning, not_saved) if w) or None
-    _log(ctx, question, ans, source)
+    _log(ctx, question, ans, source, thread)
     return ans
 
 
@@ -89,8 +89,9 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
                     _log(ctx, question, Answer(answer=data["answer"], refused=data["refused"],
                                                trace_id=data["trace_id"],
                                                citations=[Citation(**c) for c in data.get("citations") or []],
-                                               mode=data.get("mode", "extractive"), warning=data.get("warning")),
-                         source)
+                                               mode=data.get("mode", "extractive"), warning=data.get("warning"),
+                                               thread_id=data.get("thread_id")),
+                         source, thread)
                 yield name, data
 
     return events()
@@ -136,8 +137,9 @@ def _log_unavailable(exc: Exception) -> None:
     logging.getLogger(__name__).warning("the conversation store is unavailable: %s", exc)
 
 
-def _log(ctx: Any, question: str, ans: Answer, source: str | None) -> None:
-    """The question log (api.log_questions): feedback and the doc_gaps asset read it."""
+def _log(ctx: Any, question: str, ans: Answer, source: str | None, thread: Any) -> None:
+    """The question log (api.log_questions): feedback and the doc_gaps asset read it. A follow-up is
+    logged with the earlier questions of its thread, which a draft eval case of it needs."""
     from .feedback import log_answer
 
-    log_answer(ctx.config, question, ans, source=source)
+    log_answer(ctx.config, question, ans, source=source, turns=[t.question for t in thread.turns] if thread else [])

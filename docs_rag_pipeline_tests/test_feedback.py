@@ -351,3 +351,111 @@ def test_a_damaged_row_of_the_question_log_is_named_and_left_out(tmp_path):
             assert "e" * 32 in r.stdout and "d" * 32 not in r.stdout and "f" * 32 not in r.stdout, r.stdout
     assert [json.loads(x)["question"] for x in out.read_text().splitlines()] == ["how big is the otter cache?"]
     assert db.read_bytes() == stored
+
+
+def test_a_follow_up_is_exported_with_its_conversation(server, index):
+    """A thumbs-down on a follow-up becomes a draft case with the earlier questions of its conversation as
+    `turns`, so `docs-rag eval` asks it as the follow-up it was; the same follow-up in another conversation
+    is a case of its own. Before, the log kept no thread: the draft was the bare follow-up (a different
+    question, refused when asked alone), and the second one was dropped as a duplicate question."""
+    from .test_followups import FIRST_Q, FOLLOW_UP, sse
+
+    def ask(question: str, thread_id: str | None = None, stream: bool = False) -> dict:
+        body = {"question": question, **({"thread_id": thread_id} if thread_id else {}), "stream": stream}
+        r = requests.post(f"{server}/ask", json=body, timeout=60, stream=stream)
+        assert r.status_code == 200, r.text
+        return sse(r)[-1][1] if stream else r.json()
+
+    deploy = ask(FIRST_Q)
+    deploy_next = ask(FOLLOW_UP, deploy["thread_id"])
+    binding = ask(ANSWERED_Q)
+    binding_next = ask(FOLLOW_UP, binding["thread_id"], stream=True)  # a streamed follow-up is logged alike
+    binding_third = ask("show me an example", binding["thread_id"])
+    assert deploy_next["refused"] is False and deploy_next["thread_id"] == deploy["thread_id"]
+    for a in (deploy_next, deploy_next, binding_next, binding_third):  # rated down twice: one case
+        r = requests.post(f"{server}/feedback", json={"trace_id": a["trace_id"], "rating": "down"}, timeout=30)
+        assert r.status_code == 200, r.text
+
+    log = {r["trace_id"]: r for r in feedback.questions(load_config(index))}
+    assert (log[deploy["trace_id"]]["thread_id"], log[deploy["trace_id"]]["turns"]) == (deploy["thread_id"], [])
+    assert log[deploy_next["trace_id"]]["turns"] == [FIRST_Q]
+    assert (log[binding_next["trace_id"]]["thread_id"], log[binding_next["trace_id"]]["turns"]) == (
+        binding["thread_id"], [ANSWERED_Q])
+    assert log[binding_third["trace_id"]]["turns"] == [ANSWERED_Q, FOLLOW_UP]
+
+    out = index.parent / "follow-up-drafts.jsonl"
+    ex = _run(["feedback", "export", "--out", str(out)], index)
+    assert ex.returncode == 0, ex.stderr
+    cases = [json.loads(x) for x in out.read_text().splitlines()]
+    follow_ups = [(c["question"], c["turns"]) for c in cases if "turns" in c]
+    assert follow_ups == [(FOLLOW_UP, [FIRST_Q]), (FOLLOW_UP, [ANSWERED_Q]),
+                          ("show me an example", [ANSWERED_Q, FOLLOW_UP])]
+    deploy_case = next(c for c in cases if c.get("turns") == [FIRST_Q])
+    assert deploy_case["should_refuse"] is False
+    assert deploy_case["expected_urls"] == sorted({c["url"] for c in deploy_next["citations"]})
+    assert [c["question"] for c in cases if "turns" not in c].count(FOLLOW_UP) == 0
+    report = index.parent / "follow-up-report.json"
+    ev = _run(["eval", "--cases", str(out), "--source", "guide", "--json", str(report)], index)
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(report.read_text())["follow_ups"]["cases"] == 3
+
+
+#: the question log as written before an ask's conversation was logged (no thread_id, no turns)
+OLD_LOG = """
+CREATE TABLE questions (
+  trace_id TEXT PRIMARY KEY, at REAL NOT NULL, question TEXT NOT NULL, source TEXT,
+  refused INTEGER NOT NULL, low_confidence INTEGER NOT NULL, top_score REAL, supported REAL,
+  warning TEXT, answer TEXT NOT NULL, citations TEXT NOT NULL, cited_urls TEXT NOT NULL);
+CREATE TABLE feedback (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT NOT NULL, at REAL NOT NULL, rating TEXT NOT NULL,
+  comment TEXT NOT NULL DEFAULT '', langsmith INTEGER NOT NULL DEFAULT 0);
+INSERT INTO questions VALUES ('0123456789abcdef0123456789abcdef', 1, 'how is it retried?', NULL, 0, 0, 0.9, 1.0,
+  NULL, 'Three times [1].', '[]', '["https://docs.example.org/zebra.md"]');
+INSERT INTO feedback (trace_id, at, rating) VALUES ('0123456789abcdef0123456789abcdef', 2, 'down');
+"""
+
+
+def test_a_question_log_written_before_conversations_were_logged_reads_as_before(tmp_path):
+    """A feedback.sqlite from before the log kept each ask's conversation: `feedback list` and `export`
+    read it as they did (its asks have no earlier questions, so no `turns`) without changing it (a
+    read-only storage can still be read); the next logged ask adds the columns and keeps the old rows."""
+    import sqlite3
+
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    db = feedback.db_path(config)
+    with sqlite3.connect(db) as con:
+        con.executescript(OLD_LOG)
+    con.close()
+    old_trace = "0123456789abcdef0123456789abcdef"
+    listed = _run(["feedback", "list", "--json"], cfg)
+    assert listed.returncode == 0, listed.stderr
+    assert [(r["trace_id"], r["thread_id"], r["turns"]) for r in json.loads(listed.stdout)] == [(old_trace, None, [])]
+    out = tmp_path / "drafts.jsonl"
+    ex = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert ex.returncode == 0, ex.stderr
+    old_case = json.loads(out.read_text())
+    assert old_case["question"] == "how is it retried?" and "turns" not in old_case
+    assert old_case["expected_urls"] == ["https://docs.example.org/zebra.md"]
+    with sqlite3.connect(db) as con:  # read, not altered
+        assert "turns" not in {r[1] for r in con.execute("PRAGMA table_info(questions)")}
+    con.close()
+
+    feedback.log_answer(config, "how is it retried?", Answer(answer="Three times.", citations=[], refused=True,
+                                                             trace_id="a" * 32, thread_id="b" * 32),
+                        turns=["which port does zebra use?"])
+    feedback.record_feedback(config, "a" * 32, "down")
+    log = {r["trace_id"]: r for r in feedback.questions(config)}
+    assert (log[old_trace]["thread_id"], log[old_trace]["turns"]) == (None, [])
+    assert (log["a" * 32]["thread_id"], log["a" * 32]["turns"]) == ("b" * 32, ["which port does zebra use?"])
+    again = _run(["feedback", "export", "--out", str(out), "--force"], cfg)
+    assert again.returncode == 0, again.stderr
+    cases = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(c["question"], c.get("turns")) for c in cases] == [("how is it retried?", None),
+                                                                ("how is it retried?", ["which port does zebra use?"])]

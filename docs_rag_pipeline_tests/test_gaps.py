@@ -239,7 +239,7 @@ def test_a_long_backlog_is_forgotten_in_batches_and_feedback_never_loses_its_que
                                                                          trace_id="seed"))
     old = time.time() - 40 * 86400
     with sqlite3.connect(feedback.db_path(config)) as con:
-        con.executemany("INSERT INTO questions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        con.executemany(f"INSERT INTO questions ({', '.join(feedback.COLUMNS[:12])}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         [(f"old{i}", old, "q", None, 1, 1, None, None, None, "a", "[]", "[]")
                          for i in range(feedback.FORGET_BATCH * 2 + 10)])
     feedback.log_answer(config, "A new question?", Answer(answer="no", citations=[], refused=True, trace_id="new"))
