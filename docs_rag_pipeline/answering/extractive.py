@@ -176,6 +176,33 @@ _GLUED = re.compile(rf"[{_SPACELESS}]")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
+#: an English question names what it wants to go without after these words: "without installing yargs",
+#: "no Jest or Mocha", "so I can drop the dotenv dependency", "instead of moment.js"
+_AVOID_CUE = re.compile(r"\b(?:without|instead of|rather than|no|drop(?:ping)?|avoid(?:ing)?|ditch(?:ing)?|"
+                        r"get(?:ting)? rid of|replac(?:e|ing))\s+", re.I)
+#: where such a phrase ends: punctuation, or a word that starts another part of the sentence (a
+#: preposition, a conjunction: "without Docker on AWS Lambda" goes without Docker, not Lambda)
+_AVOID_END = re.compile(r"[,.;:?!()\[\]\n]|\b(?:and|but|so|because|while|when|where|which|that|if|then|on|in|"
+                        r"for|to|from|at|with|into|via|by|using|under|over|as|than|of)\b", re.I)
+_AVOID_WORDS = 5
+
+
+def avoided_terms(question: str) -> frozenset[str]:
+    """The words of what an English question says it goes without: the few words after *without*, *no*,
+    *instead of*, *rather than*, *drop*, *avoid*, *ditch*, *get rid of* or *replace*, up to punctuation
+    or a preposition or conjunction. Such a word is not what the question asks about: a question about
+    Node's own test runner "with no Jest or Mocha" is answered by the docs that never name Jest, where a
+    question about Jest is not. Empty for a question in another language."""
+    if question_language(question) is not None:
+        return frozenset()
+    out: set[str] = set()
+    for m in _AVOID_CUE.finditer(question):
+        rest = question[m.end():]
+        end = _AVOID_END.search(rest)
+        out.update(words(rest[:end.start() if end else len(rest)])[:_AVOID_WORDS])
+    return frozenset(out)
+
+
 def unknown_terms(question: str, vocabulary: frozenset[str] | None,
                   count: Callable[[str], int] | None = None) -> tuple[str, ...]:
     """Specific words of the question that appear nowhere in the docs: alphabetic, 4+ letters and,
@@ -186,10 +213,11 @@ def unknown_terms(question: str, vocabulary: frozenset[str] | None,
         return ()
     lang = question_language(question)
     stems = _stems_of(vocabulary, lang)
-    words = tuple(t for t in content_terms(question, lang)
+    found = tuple(t for t in content_terms(question, lang)
                   if t.isalpha() and len(t) >= 4 and t not in vocabulary and _stem(t, lang) not in stems
                   and (count is None or count(t) >= 2) and not in_compound(t, vocabulary, lang))
-    return tuple(dict.fromkeys(words + unknown_names(question, vocabulary, lang)))
+    avoided = avoided_terms(question)  # what the question goes without is not what it asks about
+    return tuple(t for t in dict.fromkeys(found + unknown_names(question, vocabulary, lang)) if t not in avoided)
 
 
 def _stems_of(vocabulary: frozenset[str], lang: str | None = None) -> frozenset[str]:

@@ -54,8 +54,8 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
             sentence_similarity: float | None = None) -> tuple[dict[str, float], tuple[str, ...]]:
     """:func:`features` and the question's unknown terms (``extractive.unknown_terms``), computed
     once for both the model's signals and the threshold rule."""
-    from .extractive import (_stem, content_terms, in_compound, lexical_evidence, question_language, term_coverage,
-                             unknown_terms)
+    from .extractive import (_stem, avoided_terms, content_terms, in_compound, lexical_evidence, question_language,
+                             term_coverage, unknown_terms)
 
     unknown = unknown_terms(question, vocabulary, count)
     if not hits:
@@ -109,7 +109,10 @@ def signals(question: str, hits: Sequence[Hit], vocabulary: frozenset[str] | Non
     # the same for specific words only: a named thing the top chunks lack is what a near miss asks
     # about; a plain English word they lack says little, least of all in a small corpus where every
     # word is rare
-    missing_specific = max((w for w, f, sp in zip(raw, found, specific_flags) if sp and not f), default=0.0)
+    # (not a word of what the question says it goes without: "no Jest or Mocha", extractive.avoided_terms)
+    avoided = avoided_terms(question)
+    missing_specific = max((w for w, f, sp, t in zip(raw, found, specific_flags, terms) if sp and not f and t not in avoided),
+                           default=0.0)
     # the best BM25 score against what the question's words could score at most (their IDF sum)
     from ..retrieval import _fts_query
 
