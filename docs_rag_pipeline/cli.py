@@ -1019,11 +1019,19 @@ def cmd_search(args: argparse.Namespace, config: Config) -> int:
 def cmd_ask(args: argparse.Namespace, config: Config) -> int:
     from .answering.tables import for_terminal
     from .query import ask
-    from .schemas import AskRequest, resolve_top_k
+    from .schemas import AskRequest, InputError, resolve_top_k
 
     ctx, req = _request(AskRequest, args, "question", config)
-    ans = ask(req.question, thread_id=req.thread_id, top_k=resolve_top_k(ctx, req), source=req.source,
-              filters=req.filters, config=config.path)
+    try:
+        ans = ask(req.question, thread_id=req.thread_id, top_k=resolve_top_k(ctx, req), source=req.source,
+                  filters=req.filters, config=config.path)
+    except InputError as exc:
+        if exc.code != "threads_unavailable":
+            raise
+        # the storage, not the input, is at fault: its file and what is wrong (a server logs them instead)
+        print(f"error: the conversation cannot be read ({exc.__cause__}); ask again without --thread to start "
+              "a new one", file=sys.stderr)
+        return 74  # EX_IOERR, as for a damaged question log or index
     if args.json:
         print(json.dumps(ans.to_dict(), indent=2))
         return 0

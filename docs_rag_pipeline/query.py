@@ -98,8 +98,9 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
 
 
 def _thread(store: Any, thread_id: str | None) -> Any:
-    """The conversation ``thread_id`` continues (None for a new one). A store that cannot be read is
-    the server's fault, not the request's: HTTP 503, code ``threads_unavailable`` (the details logged)."""
+    """The conversation ``thread_id`` continues (None for a new one). A store that cannot be read (not
+    opened, or the thread's stored rows damaged) is the server's fault, not the request's: HTTP 503, code
+    ``threads_unavailable`` (the file, the thread and what is wrong logged)."""
     if thread_id is None:
         return None
     try:
@@ -107,8 +108,8 @@ def _thread(store: Any, thread_id: str | None) -> Any:
     except ThreadsUnavailable as exc:
         _log_unavailable(exc)
         raise InputError("threads_unavailable", "thread_id",
-                         "conversations cannot be read on this server (its storage cannot be opened; the server "
-                         "log says why); ask again without thread_id", 503) from None
+                         "conversations cannot be read on this server (its conversation store cannot be read; "
+                         "the server log says why); ask again without thread_id", 503) from exc  # the cause: for the CLI
 
 
 def _remember(store: Any, thread: Any, question: str, ans: dict[str, Any]) -> tuple[str | None, str | None]:

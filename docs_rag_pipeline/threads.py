@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from pydantic import TypeAdapter, ValidationError
+
 from .schemas import InputError
 
 THREAD_ID_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -47,6 +49,10 @@ class Turn:
 class Thread:
     thread_id: str
     turns: list[Turn]
+
+
+#: reads a stored turn: strict types (a turn is written by Turn, so "yes" is no boolean), unknown keys ignored
+_TURN = TypeAdapter(Turn)
 
 
 class ThreadsUnavailable(Exception):
@@ -132,7 +138,8 @@ class ThreadStore:
 
     def get(self, thread_id: str) -> Thread:
         """The thread, or an InputError: ``invalid_thread_id`` (400), ``unknown_thread`` or
-        ``expired_thread`` (404)."""
+        ``expired_thread`` (404); :class:`ThreadsUnavailable` when the store, or this thread's stored
+        rows, cannot be read (the message names the file, the thread and what is wrong)."""
         if not isinstance(thread_id, str) or not THREAD_ID_RE.match(thread_id):
             raise InputError("invalid_thread_id", "thread_id",
                              "'thread_id' must be the 32-character hex id a previous answer returned; "
@@ -145,18 +152,35 @@ class ThreadStore:
                 tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if {"threads", "turns"} <= tables:  # else a new, empty file: none saved in it yet
                     row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
-                    rows = db.execute("SELECT body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
+                    rows = db.execute("SELECT n, body FROM turns WHERE thread_id = ? ORDER BY n DESC LIMIT ?",
                                       (thread_id, MAX_TURNS_KEPT)).fetchall()
         if row is None:
             raise InputError("unknown_thread", "thread_id",
                              f"no conversation with thread_id {thread_id!r}; leave thread_id out to start a "
                              "new one", 404)
+        if not isinstance(row[0], (int, float)):  # a hand edit, a bad restore: not a time to compare
+            shown = row[0] if row[0] is None or isinstance(row[0], str) and len(row[0]) <= 40 else type(row[0]).__name__
+            raise ThreadsUnavailable(f"{self.path}: thread {thread_id}: its time of last question (threads.updated) "
+                                     f"is {shown!r}, not a number, so whether it expired cannot be told")
         if row[0] < time.time() - self.ttl:
             raise InputError("expired_thread", "thread_id",
                              f"the conversation {thread_id!r} expired (no question for more than "
                              f"{self.ttl // 60} minutes, api.thread_ttl_minutes); leave thread_id out to "
                              "start a new one", 404)
-        return Thread(thread_id, [Turn(**json.loads(b)) for (b,) in reversed(rows)])
+        return Thread(thread_id, [self._turn(thread_id, n, body) for (n, body) in reversed(rows)])
+
+    def _turn(self, thread_id: str, n: int, body: object) -> Turn:
+        """One stored turn. Keys this version does not know (a newer version's turn, read after a
+        rollback) are ignored; a body that is not a turn (damaged, edited by hand) is
+        :class:`ThreadsUnavailable` naming the file, the thread and the turn: answering the follow-up
+        without that turn would answer another question than the one asked."""
+        try:
+            if not isinstance(body, (str, bytes)):
+                raise TypeError(f"a {type(body).__name__}, not JSON text")
+            return _TURN.validate_json(body, strict=True)
+        except (ValidationError, TypeError) as exc:
+            raise ThreadsUnavailable(f"{self.path}: thread {thread_id}: turn {n} cannot be read "
+                                     f"({_reason(exc)})") from None
 
     def add(self, thread_id: str, turn: Turn) -> None:
         from dataclasses import asdict
@@ -176,6 +200,15 @@ class ThreadStore:
         """Set the time of the last turn (for expiry)."""
         with _LOCK, self._db() as db:
             db.execute("UPDATE threads SET updated = ? WHERE id = ?", (when, thread_id))
+
+
+def _reason(exc: Exception) -> str:
+    """The first thing wrong with a stored turn, in one line (pydantic's own message is a block)."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"
 
 
 def _forget_batch(db: sqlite3.Connection, before: float) -> int:

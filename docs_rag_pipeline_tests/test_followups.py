@@ -3,6 +3,7 @@ waitress server, a real streaming chat-completions server, the MCP SDK client an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -121,6 +122,69 @@ def test_unknown_expired_and_malformed_threads_are_clear_errors(server, index):
                         "--json"], capture_output=True, text=True, env=env, cwd=index.parent, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "ACME_SECRET_KEY" in json.loads(p.stdout)["answer"]
+
+
+def test_a_damaged_row_of_a_thread_is_503_naming_the_file_and_unknown_keys_are_read(index, tmp_path, caplog):
+    """One damaged row of ``threads.sqlite`` (a turn body that is not JSON or not a turn, a thread whose
+    time of last question is NULL or text) was HTTP 500 ``internal_error``, MCP ``INTERNAL_ERROR`` and a
+    bare ``error: Expecting property name …`` (exit 2) from the CLI, and a turn with a key this version
+    does not know (a newer version's, after a rollback) the same. Now a turn's unknown keys are ignored
+    and the follow-up answered in its thread; a row that cannot be read is 503 ``threads_unavailable``
+    (MCP ``BACKEND_UNAVAILABLE``; the CLI exits 74), the file, the thread and what is wrong in the log
+    and on the CLI's stderr, never in an HTTP or MCP answer."""
+    import sqlite3
+
+    storage, cfg = _own_storage(index, tmp_path, "damaged.yaml")
+    db_file = storage / "threads.sqlite"
+
+    def damage(sql: str, value: object, tid: str) -> None:
+        with contextlib.closing(sqlite3.connect(db_file)) as db, db:
+            db.execute(sql, (value, tid))
+
+    with serve(create_app(config_path=str(cfg))) as url:
+        def first() -> str:
+            r = requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120)
+            assert r.status_code == 200 and r.json()["thread_id"], r.text
+            return r.json()["thread_id"]
+
+        newer = first()  # a turn as a newer version writes it: one key more
+        with contextlib.closing(sqlite3.connect(db_file)) as db:
+            body = json.loads(db.execute("SELECT body FROM turns WHERE thread_id = ?", (newer,)).fetchone()[0])
+        damage("UPDATE turns SET body = ? WHERE thread_id = ?", json.dumps({**body, "lang": "en"}), newer)
+        r = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": newer}, timeout=120)
+        assert r.status_code == 200 and "ACME_SECRET_KEY" in r.json()["answer"], r.text  # read in its thread
+
+        bad = {}
+        for label, sql, value in (
+                ("not JSON", "UPDATE turns SET body = ? WHERE thread_id = ?", "{bad"),
+                ("not a turn", "UPDATE turns SET body = ? WHERE thread_id = ?", json.dumps({**body, "refused": "no"})),
+                ("no time", "UPDATE threads SET updated = ? WHERE id = ?", None),
+                ("a text time", "UPDATE threads SET updated = ? WHERE id = ?", "yesterday")):
+            tid = bad[label] = first()
+            damage(sql, value, tid)
+            for stream in (False, True):
+                r = requests.post(f"{url}/ask", json={"question": FOLLOW_UP, "thread_id": tid, "stream": stream},
+                                  timeout=120)
+                assert r.status_code == 503 and r.json()["error"]["code"] == "threads_unavailable", (label, r.text)
+                assert str(tmp_path) not in r.text and "sqlite" not in r.text
+            assert f"{db_file}: thread {tid}: " in caplog.text, label
+        assert f"thread {bad['not JSON']}: turn 1 cannot be read (Invalid JSON: key must be a string" in caplog.text
+        assert f"thread {bad['not a turn']}: turn 1 cannot be read (refused: Input should be a valid boolean)" \
+            in caplog.text
+        assert "its time of last question (threads.updated) is None, not a number" in caplog.text
+        assert "(threads.updated) is 'yesterday', not a number" in caplog.text
+        assert requests.post(f"{url}/ask", json={"question": FIRST_Q}, timeout=120).json()["thread_id"]
+
+    async def session(client):
+        return await call(client, "ask", {"question": FOLLOW_UP, "thread_id": bad["not JSON"]})
+
+    failed, text = with_client(cfg, session)
+    assert failed and text.startswith("BACKEND_UNAVAILABLE: conversations cannot be read on this server"), text
+    p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(cfg), "ask", FOLLOW_UP,
+                        "--thread", bad["not JSON"]], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 74 and "Traceback" not in p.stderr, p.stderr
+    assert (f"error: the conversation cannot be read ({db_file}: thread {bad['not JSON']}: turn 1 cannot be read "
+            "(Invalid JSON: key must be a string at line 1 column 2)); ask again without --thread") in p.stderr
 
 
 def test_extractive_stream_events_in_order(server):
