@@ -117,10 +117,21 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
                                   json.dumps(sorted({c.url for c in ans.citations})), ans.thread_id,
                                   json.dumps(turns or [])))
             _forget_batch(config, con, now)  # a bounded batch per ask: a backlog goes over many
-    except Exception:  # noqa: BLE001 - the log must never break an answer
-        import logging
+    except Exception as exc:  # noqa: BLE001 - the log must never break an answer
+        _not_logged(config, ans.trace_id, exc)
 
-        logging.getLogger(__name__).warning("could not log the question", exc_info=True)
+
+def _not_logged(config: Config, trace_id: str, exc: Exception) -> None:
+    """One warning line per ask that was answered but not logged: the file and the cause (the storage's
+    trouble, as a read-only folder, is no traceback on a user's terminal); a fault of this code keeps
+    its traceback."""
+    import logging
+
+    known = isinstance(exc, (sqlite3.Error, OSError))
+    cause = str(exc) if known else repr(exc)
+    logging.getLogger(__name__).warning(
+        "the ask %s was answered but not logged in %s (%s); feedback on it answers unknown_trace_id and the "
+        "doc-gap report does not count it", trace_id, db_path(config), cause, exc_info=None if known else exc)
 
 
 #: the columns of the question log, in the order of its table

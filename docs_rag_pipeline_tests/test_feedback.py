@@ -118,6 +118,24 @@ def test_log_questions_off(index):
     assert r.status_code == 404 and "api.log_questions: false" in r.json()["error"]["message"]
 
 
+def test_an_ask_that_cannot_be_logged_is_answered_with_one_warning_line(index, tmp_path):
+    """``docs-rag ask`` on a storage whose question log cannot be written (a read-only mount; here a
+    folder in the file's place, as root is not stopped by permissions) answered, then printed
+    ``could not log the question`` and a whole Python traceback. Now: one line naming the ask, the file
+    and the cause."""
+    from .test_followups import _own_storage
+
+    storage, cfg = _own_storage(index, tmp_path, "nolog.yaml")
+    (storage / "feedback.sqlite").unlink(missing_ok=True)
+    (storage / "feedback.sqlite").mkdir()
+    out = _run(["ask", ANSWERED_Q], cfg)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    trace = next(line.split()[1] for line in out.stdout.splitlines() if line.startswith("trace: "))
+    line = (f"the ask {trace} was answered but not logged in {storage / 'feedback.sqlite'} (unable to open "
+            "database file); feedback on it answers unknown_trace_id and the doc-gap report does not count it")
+    assert line in out.stderr.splitlines(), out.stderr
+
+
 def test_feedback_mcp_tool(index):
     from .test_mcp import call, with_client
 
