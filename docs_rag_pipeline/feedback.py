@@ -58,10 +58,11 @@ def db_path(config: Config) -> Path:
     return Path(config.storage_path) / "feedback.sqlite"
 
 
-def connect(config: Config) -> sqlite3.Connection:
+def connect(config: Config, *, wait: float = 30) -> sqlite3.Connection:
+    """A connection that waits up to ``wait`` seconds for another process's lock on the file."""
     p = db_path(config)
     require_storage_folder(p.parent)
-    con = sqlite3.connect(p, timeout=30)
+    con = sqlite3.connect(p, timeout=wait)
     con.row_factory = sqlite3.Row
     con.execute("PRAGMA secure_delete = ON")  # a forgotten question is overwritten, not left in a free page
     con.executescript(SCHEMA)
@@ -98,6 +99,23 @@ def confidence(ans: Answer) -> dict[str, Any]:
 #: upgrade or a change of the setting, goes over many asks instead of holding the log's lock for one
 FORGET_BATCH = 500
 
+#: the longest an answer waits for the question log (this process's other users of it, then SQLite's
+#: lock): another process may hold the file's write lock for long (a backup, a VACUUM, an operator's
+#: sqlite3 shell). Past it the ask is answered and not logged, with a warning; SQLite's 30 s held
+#: every answer that long, one after another behind the process's lock.
+LOG_WAIT_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def _held(lock: threading.Lock, seconds: float) -> Iterator[None]:
+    """``lock`` for the block, or :class:`TimeoutError` when it is not free within ``seconds``."""
+    if not lock.acquire(timeout=seconds):
+        raise TimeoutError(f"busy in this process for more than {seconds:g} s")
+    try:
+        yield
+    finally:
+        lock.release()
+
 
 def log_answer(config: Config, question: str, ans: Answer, *, source: str | None = None,
                turns: list[str] | None = None) -> None:
@@ -109,8 +127,8 @@ def log_answer(config: Config, question: str, ans: Answer, *, source: str | None
     try:
         sig = confidence(ans)
         cites = [c.to_dict() for c in ans.citations]
-        now = time.time()
-        with _lock, connect(config) as con:
+        now, until = time.time(), time.monotonic() + LOG_WAIT_SECONDS  # one wait for both locks, not one each
+        with _held(_lock, LOG_WAIT_SECONDS), connect(config, wait=max(0.0, until - time.monotonic())) as con:
             _add_thread_columns(con)
             con.execute(_INSERT, (ans.trace_id, now, question, source, int(ans.refused), int(sig["low_confidence"]),
                                   sig["top_score"], sig["supported"], ans.warning, ans.answer, json.dumps(cites),
@@ -129,6 +147,9 @@ def _not_logged(config: Config, trace_id: str, exc: Exception) -> None:
 
     known = isinstance(exc, (sqlite3.Error, OSError))
     cause = str(exc) if known else repr(exc)
+    if getattr(exc, "sqlite_errorname", "") == "SQLITE_BUSY":
+        cause += (f" for more than {LOG_WAIT_SECONDS:g} s: another process holds its write lock, as a backup, "
+                  "a VACUUM or a sqlite3 shell does")
     logging.getLogger(__name__).warning(
         "the ask %s was answered but not logged in %s (%s); feedback on it answers unknown_trace_id and the "
         "doc-gap report does not count it", trace_id, db_path(config), cause, exc_info=None if known else exc)

@@ -136,6 +136,48 @@ def test_an_ask_that_cannot_be_logged_is_answered_with_one_warning_line(index, t
     assert line in out.stderr.splitlines(), out.stderr
 
 
+def test_a_question_log_locked_by_another_process_holds_no_answer(index, tmp_path, caplog):
+    """Another process holding the question log's write lock (a backup, a VACUUM, an operator's sqlite3
+    shell) held every answer for SQLite's 30 s wait, under the process's lock, so concurrent asks came
+    after 30, 60, 90 s. Now the log waits at most feedback.LOG_WAIT_SECONDS: three asks at once all end
+    while the lock is still held, and each ask not logged is said once, in one line naming it."""
+    import sqlite3
+    import threading
+
+    from docs_rag_pipeline.query import ask
+
+    from .test_followups import _own_storage
+
+    storage, cfg = _own_storage(index, tmp_path, "locked.yaml")
+    ask(ANSWERED_Q, config=cfg)  # the model loaded and the log created before the lock is taken
+    answers: dict[int, object] = {}
+
+    def asker(k: int) -> None:
+        answers[k] = ask(f"{ANSWERED_Q} ({k})", config=cfg)
+
+    holder = sqlite3.connect(storage / "feedback.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        threads = [threading.Thread(target=asker, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=25)  # the deadline: before SQLite's default wait (30 s) would have ended even one
+        assert not any(t.is_alive() for t in threads), "an answer waited for the locked question log"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert sorted(answers) == [0, 1, 2] and not any(a.refused for a in answers.values())
+    lines = [r.getMessage() for r in caplog.records if "was answered but not logged" in r.getMessage()]
+    for a in answers.values():
+        mine = [line for line in lines if f"the ask {a.trace_id} was" in line]
+        assert len(mine) == 1 and f"not logged in {storage / 'feedback.sqlite'} (" in mine[0], lines
+    assert not any(r.exc_info for r in caplog.records)  # one line each, no traceback
+    logged = {r["trace_id"] for r in feedback.questions(load_config(cfg))}
+    assert not logged & {a.trace_id for a in answers.values()}
+    assert ask(ANSWERED_Q, config=cfg).trace_id in {r["trace_id"] for r in feedback.questions(load_config(cfg))}
+
+
 def test_feedback_mcp_tool(index):
     from .test_mcp import call, with_client
 
