@@ -231,15 +231,18 @@ def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:
         print(f"warning: {exc}", file=sys.stderr)
 
 
-def _delete_partitions(instance, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance
-    """Delete the source partitions among ``names`` that exist, each with a line saying why."""
+def _delete_partitions(instance, names: list[str]) -> list[str]:  # noqa: ANN001 - DagsterInstance
+    """Delete the source partitions among ``names`` that exist, each with a line saying why; those deleted."""
     from .defs.partitions import sources_partitions
 
     existing = set(instance.get_dynamic_partitions(sources_partitions.name))
+    deleted = []
     for name in names:
         if name in existing:
             instance.delete_dynamic_partition(sources_partitions.name, name)
             print(f"[{name}] its partition is deleted: the source is no longer in the config", file=sys.stderr)
+            deleted.append(name)
+    return deleted
 
 
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
@@ -823,13 +826,12 @@ def _existing_instance(config: Config) -> Iterator[Any]:
         yield instance
 
 
-def _delete_source_partitions(config: Config, names: list[str]) -> None:
-    """Delete the Dagster partitions of ``names`` (sources just pruned) in the Dagster home the CLI uses,
-    when there is one: after a prune their state folder is gone, and with it what tells a later ingest
-    that they were this storage's."""
+def _delete_source_partitions(config: Config, names: list[str]) -> list[str]:
+    """Delete the Dagster partitions of ``names`` (sources about to be pruned, rows or only local state)
+    in the Dagster home the CLI uses, when there is one; those deleted. Called before their state folder
+    goes: after that, nothing tells a later ingest, the sensor or a prune that they were this storage's."""
     with _existing_instance(config) as instance:
-        if instance is not None:
-            _delete_partitions(instance, names)
+        return _delete_partitions(instance, names) if instance is not None else []
 
 
 def _forget_outputs_of_ended_runs(config: Config) -> None:
@@ -886,9 +888,9 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     if (home / "dagster.yaml").is_file():  # damaged: said before anything is deleted
         _check_dagster_home_files(home)
 
-    pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr))
-    if pruned:
-        _delete_source_partitions(config, list(pruned))
+    partitions: list[str] = []
+    pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr),
+                   before_delete=lambda names: partitions.extend(_delete_source_partitions(config, names)))
     _forget_outputs_of_ended_runs(config)
     forgotten = forget_old_questions(config)
     if forgotten:
@@ -904,8 +906,8 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
         print(f"[PRUNE] conversations: {expired} expired (no question for api.thread_ttl_minutes, "
               f"{config.api.thread_ttl_minutes}) deleted", file=sys.stderr)
     if args.json:
-        print(json.dumps({"rows_pruned": pruned}, indent=2))
-    elif not pruned:
+        print(json.dumps({"rows_pruned": pruned, "partitions_deleted": partitions}, indent=2))
+    elif not pruned and not partitions:
         print("nothing to prune: every indexed source is configured", file=sys.stderr)
     return 0
 

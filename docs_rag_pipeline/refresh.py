@@ -659,11 +659,15 @@ def remove_io_files(config, names: set[str], *, log: Log = _quiet) -> list[str]:
     return sorted(gone)
 
 
-def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
+def prune_removed_sources(ctx: Context, *, log: Log = _quiet,
+                          before_delete: Callable[[list[str]], None] | None = None) -> dict[str, int]:
     """Delete the rows and the local state of every source that is no longer configured, unless
     another config file that writes to the same storage lists it (:mod:`.shared_storage`); nothing
     at all while such a file is there but cannot be read (a warning names it). Returns rows deleted
-    per removed source. Call under the writer lock."""
+    per removed source, 0 for one that had only local state (no rows). ``before_delete`` gets the
+    names of those sources before anything of them is deleted (``docs-rag prune`` deletes their
+    Dagster partitions there): the state folder goes last, so a run killed at any point leaves it, and
+    the next prune finds the source again. Call under the writer lock."""
     from .shared_storage import SiblingConfigUnreadable, sources_of_other_configs
 
     configured = {s.name for s in ctx.config.sources}
@@ -678,13 +682,16 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
             log(f"[PRUNE] source {name!r} is kept: {other} lists it and writes to the same storage folder")
     configured |= set(others)
     removed = {name: n for name, n in counts.items() if name not in configured}
+    state_root = Path(ctx.config.storage_path) / "sources"
+    stale_dirs = [d for d in state_root.iterdir() if d.is_dir() and d.name not in configured] \
+        if state_root.is_dir() else []
+    gone = sorted(set(removed) | {d.name for d in stale_dirs})
+    if gone and before_delete is not None:  # while the folder is there to tell the source was this storage's
+        before_delete(gone)
     if removed:
         from .store import sql_in
 
         ctx.chunks.delete(sql_in("source", removed))
-    state_root = Path(ctx.config.storage_path) / "sources"
-    stale_dirs = [d for d in state_root.iterdir() if d.is_dir() and d.name not in configured] \
-        if state_root.is_dir() else []
     kept = set()
     for d, names in _local_paths_inside(ctx, stale_dirs).items():  # a checkout a local source reads now
         kept.add(d.name)
@@ -703,7 +710,8 @@ def prune_removed_sources(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
     leftover = {p.stem for a in IO_ASSETS if (io_root / a).is_dir() for p in (io_root / a).glob("*.parquet")} \
         if io_root == Path(ctx.config.storage_path) / "dagster_io" else set()  # this storage's own folder
     remove_io_files(ctx.config, (set(removed) | {d.name for d in stale_dirs} | kept | leftover) - configured, log=log)
-    return removed
+    # a folder kept for a local source is not pruned (its partition is, above: the source is gone)
+    return {name: removed.get(name, 0) for name in sorted(set(removed) | {d.name for d in stale_dirs})}
 
 
 def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
@@ -719,7 +727,7 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
         from .shared_storage import register
 
         register(ctx.config)
-        pruned = prune_removed_sources(ctx, log=log)
+        pruned = {n: count for n, count in prune_removed_sources(ctx, log=log).items() if count}  # rows went
         stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
         notes = ctx.chunks.ensure_indexes_and_optimize(changed=bool(stats.rows_written or stats.rows_deleted
                                                                      or pruned), log=log)
@@ -753,11 +761,14 @@ def _save_word_stats(ctx: Context, log: Log) -> None:
             "the next question counts them")
 
 
-def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
+def prune(ctx: Context, *, log: Log = _quiet,
+          before_delete: Callable[[list[str]], None] | None = None) -> dict[str, int]:
     """``docs-rag prune``: delete what removed sources left behind, under the writer lock, and what
     a configured source kept as the kind it had before (each under that source's lock). Refuses
     (:class:`~.shared_storage.SiblingConfigUnreadable`, a ConfigError) while another config file
-    recorded for this storage is there but cannot be read, before anything is deleted."""
+    recorded for this storage is there but cannot be read, before anything is deleted. Returns the
+    rows deleted per pruned source (0: only its local state was left); ``before_delete`` as for
+    :func:`prune_removed_sources`."""
     from .shared_storage import sources_of_other_configs
 
     sources_of_other_configs(ctx.config)
@@ -766,11 +777,12 @@ def prune(ctx: Context, *, log: Log = _quiet) -> dict[str, int]:
             with source_lock(ctx.config.storage_path, src.name, purpose=f"prune of {src.name}", log=log):
                 remove_state_of_other_kinds(ctx, src.name, log=log)
     with writer_lock(ctx.config.storage_path, purpose="prune", log=log):
-        pruned = prune_removed_sources(ctx, log=log)
-        if pruned:
+        pruned = prune_removed_sources(ctx, log=log, before_delete=before_delete)
+        rows = {n: count for n, count in pruned.items() if count}
+        if rows:  # a version only where rows went: one with the same rows as the last would undo nothing
             ctx.chunks.ensure_indexes_and_optimize(changed=True, log=log)
-            record_version(ctx, "prune", source="", rows_written=0, rows_deleted=sum(pruned.values()),
-                           detail=f"sources pruned: {', '.join(sorted(pruned))}", log=log)
+            record_version(ctx, "prune", source="", rows_written=0, rows_deleted=sum(rows.values()),
+                           detail=f"sources pruned: {', '.join(sorted(rows))}", log=log)
     return pruned
 
 

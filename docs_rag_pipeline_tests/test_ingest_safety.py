@@ -238,6 +238,48 @@ def test_a_removed_source_is_never_served_and_is_pruned(tmp_path):
     assert out.returncode == 0 and "nothing to prune" in out.stderr
 
 
+def test_prune_deletes_the_partition_of_a_removed_source_that_has_no_rows(tmp_path):
+    """A removed source with a state folder but no rows (its pages had no text; or a prune killed right
+    after its row delete left it so) lost its folder to `docs-rag prune`, but kept its Dagster partition
+    for good: an ingest, the sensor and a prune delete only the partitions of sources whose folder is
+    here. And prune ended with "nothing to prune" right after saying it deleted the folder. Now the
+    partition goes first, rows or not, the folder last, and prune says what it did."""
+    write_docs(tmp_path / "a", GUIDE)
+    write_docs(tmp_path / "e", {"empty.md": "# Empty\n\n\n"})  # no text: its ingest indexes no chunk
+    write_docs(tmp_path / "k", {"k.md": "# Killed\n\nThe ZORBLAX page of a source whose prune was killed.\n"})
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: a}
+      - {name: empty, kind: local, path: e}
+      - {name: killed, kind: local, path: k}
+    """)
+    _run(["ingest"], cfg)  # exit 1 (empty's check: no chunk), but every source has its partition and folder
+    state = tmp_path / "data" / "sources"
+    assert _partitions(cfg) == ["alpha", "empty", "killed"] and (state / "empty").is_dir()
+    chunks = get_context(cfg).chunks
+    assert chunks.count("empty") == 0 and chunks.count("killed") > 0
+    chunks.delete("source = 'killed'")  # what a prune killed after its row delete committed leaves
+
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: a}
+      - {name: killed, kind: local, path: k}
+    """)
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert _partitions(cfg) == ["alpha", "killed"] and not (state / "empty").exists()
+    assert "[empty] its partition is deleted: the source is no longer in the config" in out.stderr
+    assert "[PRUNE] source 'empty' is not in the config any more: its local state was deleted" in out.stderr
+    assert "nothing to prune" not in out.stderr, out.stderr
+
+    cfg = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}")  # the rerun of the killed prune
+    out = _run(["prune", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"rows_pruned": {"killed": 0}, "partitions_deleted": ["killed"]}
+    assert _partitions(cfg) == ["alpha"] and not (state / "killed").exists() and (state / "alpha").is_dir()
+    assert [v["action"] for v in json.loads(_run(["versions", "--json"], cfg).stdout)].count("prune") == 0
+    out = _run(["prune"], cfg)
+    assert out.returncode == 0 and "nothing to prune: every indexed source is configured" in out.stderr, out.stderr
+
+
 def test_a_removed_source_leaves_no_parquet_files_between_assets(tmp_path):
     """A source taken out of the config (say, because it should never have been indexed) lost its rows,
     state folder and partition, but ``dagster_io/{scraped_pages,chunks,embeddings}/<name>.parquet``
