@@ -1,9 +1,10 @@
-"""The ``docs-rag`` command's entry point: nothing heavy is imported before a Ctrl-C can be caught."""
+"""The ``docs-rag`` command's entry point: nothing heavy is imported before a Ctrl-C or SIGTERM can be caught."""
 
 from __future__ import annotations
 
 import codecs
 import re
+import signal
 import sys
 from typing import Any, TextIO
 
@@ -13,13 +14,33 @@ STOPPED = ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before s
            "run the command again to finish")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C so the command stops cleanly (a Dagster run is marked failed)."""
+
+
+def sigterm_is_ctrl_c() -> None:
+    """SIGTERM outside a run raises :class:`Terminated`; inside one, Dagster maps it to its SIGINT
+    handler (the step fails with DagsterExecutionInterruptedError, which ``cli._interrupted`` sees).
+    Installed by :func:`main` before anything heavy is imported, then kept by ``cli._main`` for every
+    command but the servers, and again by ``ingest``."""
+
+    def on_term(signum, frame):  # noqa: ANN001, ANN202
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 def main() -> int:
+    # SIGTERM is Ctrl-C from the first moment: the import below takes seconds, and a `kill PID` then
+    # ended the command by the signal (exit 143, no line); cli._main puts the servers' default back
+    sigterm_is_ctrl_c()
     try:
         from .cli import main as cli_main  # pydantic, numpy, the embedder: seconds on a cold machine
-    except KeyboardInterrupt:
+
+        return cli_main()
+    except KeyboardInterrupt:  # in the import, or before cli._main's own handler (its argument parsing)
         print(STOPPED, file=sys.stderr)
         return 130
-    return cli_main()
 
 
 def terminal_safe(text: str) -> str:

@@ -8,12 +8,14 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from ._console import Terminated, sigterm_is_ctrl_c as _sigterm_is_ctrl_c
 from .config import Config, ConfigError, StorageMissing, config_name, load_config
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
@@ -780,23 +782,6 @@ def _print_run_log(*, tags: dict[str, str], done: threading.Event, source_of) ->
             done.wait(0.3)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C so the run stops cleanly (Dagster marks it as failed)."""
-
-
-def _sigterm_is_ctrl_c() -> None:
-    """SIGTERM outside a run raises :class:`Terminated`; inside one, Dagster maps it to its SIGINT
-    handler (the step fails with DagsterExecutionInterruptedError, which :func:`_interrupted` sees).
-    Installed for every command but the servers as it starts (``ask``, ``search`` and an ``ingest``
-    still starting up ended with 143 and no line), and again by ``ingest``."""
-    import signal
-
-    def on_term(signum, frame):  # noqa: ANN001, ANN202
-        raise Terminated()
-
-    signal.signal(signal.SIGTERM, on_term)
-
-
 def _interrupted(result) -> bool:  # noqa: ANN001 - dagster.ExecuteInProcessResult
     """Whether a signal stopped the run: a step failed with DagsterExecutionInterruptedError, or the run
     did (the signal came while no step was running, e.g. while a step process was starting)."""
@@ -1299,7 +1284,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()
-        if args.fn not in (cmd_serve, cmd_mcp, cmd_ui):  # servers stop by SIGTERM as their servers do
+        if args.fn in (cmd_serve, cmd_mcp, cmd_ui):  # servers stop by SIGTERM as their servers do: the
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # handler _console.main set for the start-up goes
+        else:
             _sigterm_is_ctrl_c()  # SIGTERM is Ctrl-C from the start: exit 130 with the line, not 143
     config: Config | None = None
     try:

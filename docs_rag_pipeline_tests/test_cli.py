@@ -251,6 +251,21 @@ def test_sigterm_to_search_is_the_one_line_stop_with_130(guide, tmp_path):
                            "run the command again to finish")
 
 
+def test_sigterm_while_the_command_is_still_importing_is_the_one_line_stop(guide, tmp_path):
+    """`kill PID` of any command while it imports its CLI module (pydantic, numpy and the rest: seconds on
+    a cold machine) ended it by the signal, 143 and no line: the SIGTERM handler came only after that
+    import, and the entry point caught Ctrl-C alone. The import hook holds the config module's import."""
+    import signal
+
+    env, started = _held_at_import("docs_rag_pipeline.config", guide, tmp_path)
+    proc = subprocess.Popen([*DOCS_RAG, "versions"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    err = _signal_once_held(proc, started, signal.SIGTERM)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
+                           "run the command again to finish")
+
+
 def test_control_characters_are_shown_not_obeyed(tmp_path):
     """A page's raw ESC sequences (a screen clear, an OSC 8 link showing one URL and opening another, an
     OSC 52 clipboard write) went into the index and through `docs-rag search`/`ask` to the terminal, and a
