@@ -87,18 +87,24 @@ HOSTILE = ["How do I configure the ![](https://evil.example/pixel.png?op=1) zorb
            "`code` a\\|b\r# h [ref][1]\n\n[1]: https://evil.example/ref"]
 
 
+def _refused_questions(root: Path, questions: list[str]) -> Path:
+    """A config whose question log holds ``questions``, each asked and refused: its path."""
+    cfg = write_config(root)
+    (root / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
+    for i, q in enumerate(questions):
+        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
+                                              trace_id=f"refused{i}"))
+    return cfg
+
+
 def test_questions_in_the_gap_table_are_text_not_markdown(tmp_path):
     """Anyone who can ask can put a question in the report the Dagster UI renders: no image, link or
     HTML of theirs may come out of it, and the question still reads as it was asked."""
     from markdown_it import MarkdownIt
 
-    cfg = write_config(tmp_path)
-    (tmp_path / "docs").mkdir()
-    config = load_config(cfg)
-    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
-    for i, q in enumerate(HOSTILE):
-        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
-                                              trace_id=f"hostile{i}"))
+    cfg = _refused_questions(tmp_path, HOSTILE)
     out = _run(["gaps"], cfg)
     assert out.returncode == 0, out.stderr
     table = out.stdout.strip()
@@ -131,13 +137,7 @@ def test_clusters_of_questions_in_other_languages_are_named_by_their_words(tmp_p
     clusters that still share a name are each a bar of their own, told apart by ``#1``, ``#2``."""
     from docs_rag_pipeline import gaps
 
-    cfg = write_config(tmp_path)
-    (tmp_path / "docs").mkdir()
-    config = load_config(cfg)
-    Path(config.storage_path).mkdir(parents=True, exist_ok=True)
-    for i, q in enumerate(OTHER_LANGUAGES):
-        feedback.log_answer(config, q, Answer(answer="not in the docs", citations=[], refused=True,
-                                              trace_id=f"lang{i}"))
+    cfg = _refused_questions(tmp_path, OTHER_LANGUAGES)
     out = _run(["gaps", "--json"], cfg)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)

@@ -42,6 +42,14 @@ def _without_time(chunks: dict[str, list[dict]]) -> dict[str, list[dict]]:
     return {url: [{k: v for k, v in r.items() if k != "updated_at"} for r in rows] for url, rows in chunks.items()}
 
 
+def _scan_docs(root: Path):  # noqa: ANN202 - (the scan, its log lines)
+    """A scan of the local source ``root/docs`` and the lines it logged."""
+    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
+                       root=root).sources[0]
+    lines: list[str] = []
+    return LocalSource(cfg, workdir=root / "w").scan({}, log=lines.append), lines
+
+
 def test_symlinks_out_of_the_folder_are_never_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     write_docs(outside, {"secret.md": f"# Secret\n\n{SECRET}\n", "more/notes.md": f"# Notes\n\n{SECRET}\n"})
@@ -95,10 +103,7 @@ def test_asciidoc_includes_stay_inside_the_folder(tmp_path: Path) -> None:
     (docs / "partials" / "link.adoc").symlink_to(tmp_path / "outside" / "secret.adoc")
     (docs / "notes.txt").symlink_to(".env")
     (docs / "gitdir").symlink_to(".git")
-    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
-                       root=tmp_path).sources[0]
-    lines: list[str] = []
-    scan = LocalSource(cfg, workdir=tmp_path / "w").scan({}, log=lines.append)
+    scan, lines = _scan_docs(tmp_path)
     pages = {p.path: p for p in scan.pages}
     assert set(pages) == {"page.adoc", "partials/ok.adoc"}  # partials/link.adoc is no page either
     body = pages["page.adoc"].body or ""
@@ -125,10 +130,7 @@ def test_links_that_lead_nowhere_are_logged_and_counted_whatever_their_name(tmp_
     (docs / "l1").symlink_to("l2")
     (docs / "l2").symlink_to("l1")
     (docs / "dead.md").symlink_to("nowhere.md")
-    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE}]},
-                       root=tmp_path).sources[0]
-    lines: list[str] = []
-    scan = LocalSource(cfg, workdir=tmp_path / "w").scan({}, log=lines.append)
+    scan, lines = _scan_docs(tmp_path)
     assert [p.path for p in scan.pages] == ["good.md"]
     expected = ["dead.md -> nowhere.md: it points to nothing", "l1 -> l2: a loop of links",
                 "l2 -> l1: a loop of links",
