@@ -119,8 +119,9 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
     could not be parsed: logged with the reason; its indexed chunks are kept) | failed (a page the
     source could not read, e.g. no permission: its indexed chunks are kept too). ``mode`` is
     ``refresh`` (only what changed), ``reparse`` (re-parse every page from the source's cache, no
-    network) or ``force`` (fetch and process everything again). The source's own counts and
-    reasons are added to ``notes``.
+    network) or ``force`` (fetch and process everything again); a ``refresh`` after a change of
+    settings or a restore becomes one of these, or ``resync`` (see :func:`_reparse_mode`). The
+    source's own counts and reasons are added to ``notes``.
     """
     if mode not in SCAN_MODES:
         raise ValueError(f"mode: {mode!r} is not one of {', '.join(SCAN_MODES)}")
@@ -277,7 +278,8 @@ def _save_settings(ctx: Context, source_name: str) -> None:
 def _mark_restored(ctx: Context, version: int, *, log: Log) -> None:
     """After a restore, add :data:`RESTORED_KEY` to the recorded settings of every source in the
     table: its restored rows may have been made with other settings or another parser, so its next
-    refresh re-parses every page from what is stored (no download) and equals a clean ingest."""
+    refresh re-parses every page (a git or web source fetched first, see :func:`_reparse_mode`) and
+    equals a clean ingest of the source as it is then."""
     for name in sorted(ctx.chunks.source_counts()):
         try:
             _write_settings(ctx, name, {**(_stored_settings(ctx, name) or {}), RESTORED_KEY: version})
@@ -303,12 +305,14 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
         return "refresh"
     # recorded before the parser was (an older docs-rag): its parser is unknown, so it counts as changed
     changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k)) if stored else []
-    web = ctx.config.source(source_name).kind == "web"
-    # a source that became web has no page cache to re-parse; one whose max_bytes changed has it cut
-    mode = "force" if web and {"max_bytes", "kind"} & set(changed) else "reparse"
-    how = ("every page is downloaded again (a new kind, or its cached copy was cut at the old max_bytes)"
-           if mode == "force"
-           else "every page is read and parsed again, without a download; unchanged texts keep their embeddings")
+    kind = ctx.config.source(source_name).kind
+    mode = _reparse_mode(kind, changed, restored=restored is not None)
+    how = {"force": "every page is downloaded again (a new kind, or its cached copy was cut at the old max_bytes)",
+           "resync": ("the repository is fetched and every file of its newest commit is parsed again" if kind == "git"
+                      else "every page is requested again (conditionally: an unchanged page is parsed from its "
+                      "cached copy) and parsed again") + "; unchanged texts keep their embeddings",
+           "reparse": "every page is read and parsed again, without a download; unchanged texts keep their "
+                      "embeddings"}[mode]
     why = [f"the index was restored to version {restored}, whose rows may have been made with other settings "
            "or another docs-rag"] if restored is not None else []
     if PARSER_KEY in changed:
@@ -319,6 +323,18 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
     if notes is not None:
         notes["settings_changed"] = changed + ([RESTORED_KEY] if restored is not None else [])
     return mode
+
+
+def _reparse_mode(kind: str, changed: Sequence[str], *, restored: bool) -> str:
+    """How a source whose pages must all be parsed again is scanned. ``force`` for a web source that
+    has no page cache to re-parse (it became web) or has it cut at an old ``max_bytes``. ``resync``
+    after a restore of a git or web source: its stored copy (the clone's last synced commit, the page
+    cache) is what the replaced version was made from, not the source as it is now (fixed after the
+    restore, or changed upstream since), so it is fetched first. ``reparse`` otherwise, and for a
+    local source, whose files a reparse reads as they are now."""
+    if kind == "web" and {"max_bytes", "kind"} & set(changed):
+        return "force"
+    return "resync" if restored and kind != "local" else "reparse"
 
 
 def _mode_for_unrecorded_settings(ctx: Context, source_name: str, *, log: Log,

@@ -85,8 +85,11 @@ class Source(ABC):
     (page_url → content_hash of what is indexed) and loads bodies only where needed.
 
     ``mode``: ``refresh`` (what changed since the last scan), ``reparse`` (every page again, from
-    the source's local cache, no network: for a parser change) or ``force`` (fetch everything
-    again). In ``reparse`` and ``force`` modes every page is reported ``changed`` (or ``new``).
+    the source's local cache, no network: for a parser change), ``force`` (fetch everything
+    again) or ``resync`` (fetch what changed as ``refresh`` does, a git fetch or conditional GETs,
+    then every page again: the first refresh after a restore, whose rows the stored copy may no
+    longer match, not offered on the command line). In every mode but ``refresh`` every page is
+    reported ``changed`` (or ``new``).
     ``workdir`` is the source's own folder for state and caches.
     """
 

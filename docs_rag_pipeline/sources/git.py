@@ -643,7 +643,7 @@ class GitSource(Source):
             fallback = f"the stored commit {last[:12]} is not an ancestor of {head[:12]} (history rewritten by a force-push)"
         if last and self._has_commit(git, last):
             changes = self._diff(git, last, head)  # also after a force-push: the counts, for the notes
-        if mode in ("reparse", "force") and fallback is None:
+        if mode in ("reparse", "force", "resync") and fallback is None:
             fallback = f"mode {mode}: every file is read again"
         if fallback:
             log(f"[DISCOVER] {self.name}: full comparison by content hash: {fallback}")

@@ -1073,7 +1073,8 @@ class _Crawl:
             chain.append(cur)
             entry = self.manifest.pages.get(cur)
             headers: dict[str, str] = {}
-            if conditional and self.mode == "refresh" and entry and self.manifest.has_body(cur) \
+            # resync (after a restore) asks as a refresh does: a 304's cached body is the page as it is now
+            if conditional and self.mode in ("refresh", "resync") and entry and self.manifest.has_body(cur) \
                     and not self.header_rules_unsure(entry):
                 if entry.get("etag"):
                     headers["If-None-Match"] = entry["etag"]
