@@ -777,6 +777,16 @@ def _save_word_stats(ctx: Context, log: Log) -> None:
             "the next question counts them")
 
 
+def _require_storage(ctx: Context) -> None:
+    """:class:`~.config.StorageMissing` when the local storage folder is not there (a typo, an unmounted
+    volume, a folder moved aside for ``mv data.new data``): a restore or prune changes an index that
+    exists, and its locks would create the folder (with every one above it) before it found none."""
+    from .config import require_storage_folder
+
+    if ctx.config.storage_is_local:
+        require_storage_folder(Path(ctx.config.storage_path))
+
+
 def prune(ctx: Context, *, log: Log = _quiet,
           before_delete: Callable[[list[str]], None] | None = None) -> dict[str, int]:
     """``docs-rag prune``: delete what removed sources left behind, under the writer lock, and what
@@ -787,6 +797,7 @@ def prune(ctx: Context, *, log: Log = _quiet,
     :func:`prune_removed_sources`."""
     from .shared_storage import sources_of_other_configs
 
+    _require_storage(ctx)
     sources_of_other_configs(ctx.config)
     for src in ctx.config.sources:
         if state_of_other_kinds(src.kind, ctx.source_dir(src.name)):
@@ -852,6 +863,7 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
     version with its rows and indexes), under the writer lock. Nothing is lost: the version being
     replaced stays restorable. The next refresh compares each source with the restored rows and
     re-applies what changed since (embeddings come from the cache, which is never rolled back)."""
+    _require_storage(ctx)
     with writer_lock(ctx.config.storage_path, purpose=f"restore of {ctx.chunks.name} to v{version}", log=log):
         current = ctx.chunks.version()
         if current is None:

@@ -69,6 +69,10 @@ def test_versions_restore_then_ingest_through_the_cli(guide):
 
 
 def test_bad_versions_are_refused_clearly_and_lose_nothing(guide):
+    out = _run(["restore", "3"], guide)  # no storage folder yet: said, and none is created
+    assert out.returncode == 2 and "data does not exist (nothing was ingested there yet" in out.stderr, out.stderr
+    assert not (guide.parent / "data").exists()
+    (guide.parent / "data").mkdir()  # a storage folder, no table in it
     out = _run(["restore", "3"], guide)
     assert out.returncode == 2 and "does not exist yet" in out.stderr and "docs-rag ingest" in out.stderr
     assert _run(["ingest"], guide).returncode == 0
@@ -395,3 +399,19 @@ def test_prune_and_restore_on_storage_that_cannot_be_written_say_so(guide):
     finally:
         if ro:
             subprocess.run(["umount", str(mounted)], check=True)
+
+
+def test_restore_and_prune_refuse_a_storage_folder_that_is_not_there(tmp_path):
+    """``restore`` and ``prune`` with a ``storage`` that is not there (a typo, an unmounted volume, a
+    folder moved aside for ``mv data.new data``) created it, ``lancedb/`` and ``locks/`` with every
+    missing parent, then said "run docs-rag ingest" or "nothing to prune" as if the index were empty.
+    Now each says the folder is missing (exit 2) and creates nothing."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text().replace(f"storage: {tmp_path / 'data'}", f"storage: {tmp_path / 'unmounted' / 'data'}"))
+    for args in (["restore", "3"], ["prune"], ["prune", "--json"]):
+        out = _run(args, cfg)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert f"storage: {tmp_path / 'unmounted' / 'data'} does not exist" in out.stderr, out.stderr
+        assert not (tmp_path / "unmounted").exists(), args
+        assert out.stdout == ""
