@@ -877,9 +877,14 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
             raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: it {why}; restorable: "
                              f"{', '.join(str(e['version']) for e in listed) or 'none'}; "
                              "run `docs-rag versions` to see what each holds")
-        if listed[0]["version"] == version and listed[0]["current"]:
-            log(f"[RESTORE] {ctx.chunks.name}: version {version} is the one served already; nothing to do")
-            return {"restored": version, "version": current, "changed": False, "chunks_total": ctx.chunks.count()}
+        top = listed[0]
+        # a restore run again (unsure whether a killed one went through) finds its rows served: no new version
+        if top["current"] and (top["version"] == version or ctx.chunks.holds_rows_of(version)):
+            same = "is the one served already" if top["version"] == version else \
+                f"holds the rows served already (version {top['version']})"
+            log(f"[RESTORE] {ctx.chunks.name}: version {version} {same}; nothing to do")
+            return {"restored": version, "version": top["version"], "previous": top["version"], "changed": False,
+                    "chunks_total": ctx.chunks.count(), "version_tag": top.get("tag") or ""}
         served = listed[0]["version"] if listed[0]["current"] else None  # an unlogged write is served
         new = ctx.chunks.restore(version)
         total = ctx.chunks.count()

@@ -505,6 +505,16 @@ class ChunksTable:
         ids = self._scan(None, ["chunk_id"], version=version)["chunk_id"].to_pylist()
         return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
 
+    def holds_rows_of(self, version: int) -> bool:
+        """Whether the table holds now exactly the rows it held at ``version``, every column but the
+        vector (which follows the text): true after a restore of ``version``, so restoring it again
+        writes nothing. :meth:`rows_fingerprint` compares chunk ids only, which a change of metadata
+        or of a title keeps."""
+        if self.open() is None or self._pinned(version).count_rows() != self.count():
+            return False  # the counts tell most versions apart without reading a row
+        now, then = (self._scan(None, CHUNK_COLUMNS, version=v).sort_by("chunk_id") for v in (None, version))
+        return now.equals(then)
+
     # ---- writes ------------------------------------------------------------------------------
     def to_arrow(self, rows: Sequence[dict[str, Any]]) -> pa.Table:
         """The rows as a table of this schema. The vectors go into one float32 buffer, never a Python

@@ -415,3 +415,36 @@ def test_restore_and_prune_refuse_a_storage_folder_that_is_not_there(tmp_path):
         assert f"storage: {tmp_path / 'unmounted' / 'data'} does not exist" in out.stderr, out.stderr
         assert not (tmp_path / "unmounted").exists(), args
         assert out.stdout == ""
+
+
+def test_restoring_a_version_whose_rows_are_served_does_nothing(guide):
+    """``restore 3`` run again once it went through (an operator unsure whether a killed or timed-out
+    restore did) committed and logged a new version with the same rows each time; only the number at
+    the top of the list was a no-op, and its ``--json`` lacked the documented ``previous`` and
+    ``version_tag``. Now both do nothing and print every documented key; a version whose chunk ids
+    are the ones served but whose metadata differs is still restored."""
+    root = guide.parent
+    assert _run(["ingest"], guide).returncode == 0
+    _edit(root)
+    assert _run(["ingest"], guide).returncode == 0
+    guide.write_text(guide.read_text().replace("base_url: https://docs.example.org/",
+                                               "base_url: https://docs.example.org/\n    metadata: {product: acme}"))
+    assert _run(["ingest"], guide).returncode == 0  # same chunk ids as the version before, other metadata
+    tagged, second, first = json.loads(_run(["versions", "--json"], guide).stdout)
+    keys = {"restored", "version", "previous", "changed", "chunks_total", "version_tag"}
+    back = _run(["restore", str(second["version"]), "--json"], guide)
+    assert back.returncode == 0, back.stderr
+    res = json.loads(back.stdout)
+    assert set(res) == keys and res["changed"] and res["previous"] == tagged["version"]
+    listed = json.loads(_run(["versions", "--json"], guide).stdout)
+    assert len(listed) == 4 and listed[0]["current"]
+    for again in (str(second["version"]), str(listed[0]["version"])):
+        out = _run(["restore", again, "--json"], guide)
+        assert out.returncode == 0 and "nothing to do" in out.stderr, out.stderr
+        res = json.loads(out.stdout)
+        assert set(res) == keys and not res["changed"] and res["restored"] == int(again)
+        assert res["version"] == res["previous"] == listed[0]["version"] and res["version_tag"] == listed[0]["tag"]
+        assert json.loads(_run(["versions", "--json"], guide).stdout) == listed
+    human = _run(["restore", str(second["version"])], guide)
+    assert human.returncode == 0 and human.stdout == "" and "holds the rows served already" in human.stderr
+    assert json.loads(_run(["versions", "--json"], guide).stdout) == listed
