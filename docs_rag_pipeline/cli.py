@@ -1342,7 +1342,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 74  # EX_IOERR
 
 
-_LANCE_DAMAGE = re.compile(r"lance error: .*(not found: \S*\.lance/|corrupt|unexpected eof|checksum)", re.I | re.S)
 _LANCE_TABLE = re.compile(r"([^\s,/]+)\.lance/")
 _RUST_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+")
 
@@ -1359,7 +1358,9 @@ def _object_store_failure(exc: BaseException, config: Config | None) -> str | No
 def damaged_index_hint(message: str, lancedb_uri: str | None = None) -> str | None:
     """For a LanceDB error that says a file of a table is missing or damaged (someone deleted a data
     file, a disk lost it): what happened and the two ways back, else None."""
-    if not _LANCE_DAMAGE.search(message):
+    from .store import LANCE_DAMAGE
+
+    if not LANCE_DAMAGE.search(message):
         return None
     table = _LANCE_TABLE.search(message)
     name = table.group(1) if table else "the table named in the error"

@@ -19,10 +19,11 @@ import os
 import re
 import threading
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field as dataclass_field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -107,6 +108,29 @@ def object_store_failure(message: str, uri: str) -> str | None:
         return (f"the object store at {endpoint} answered HTTP {code} for storage {uri!r}; what was stored is kept: "
                 "run the command again, and check the server's log if it keeps failing")
     return None
+
+
+#: what LanceDB says when a file of a table is missing, damaged or cut short (a disk that filled up, a
+#: bad copy: ``Invalid range 0..2024 for object of size 100 bytes``)
+LANCE_DAMAGE = re.compile(r"lance error: .*(not found: \S*\.lance/|corrupt|unexpected eof|checksum"
+                          r"|invalid range \S+ for object of size)", re.I | re.S)
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is LanceDB saying that a file of a table is missing or damaged."""
+    return bool(LANCE_DAMAGE.search(str(exc)))
+
+
+@contextmanager
+def naming_table(table: str) -> Iterator[None]:
+    """Reads of ``table``: an error that says a file is damaged without naming the table's folder (a
+    file cut short) is raised again naming it, so that the message can say which table to rebuild."""
+    try:
+        yield
+    except Exception as exc:
+        if is_damage(exc) and f"{table}.lance/" not in str(exc):
+            raise RuntimeError(f"{str(exc).strip().splitlines()[0]} (a file of {table}.lance/)") from exc
+        raise
 
 
 def connect(uri: str):  # noqa: ANN201 - lancedb.DBConnection
@@ -835,7 +859,9 @@ class VersionLog:
         """The entries of one chunks table, oldest first."""
         if self.name not in list_tables(self.db):
             return []
-        tbl = self.db.open_table(self.name)
-        n = tbl.count_rows()
-        rows = tbl.search().where(f"chunks_table = {sql_str(table)}").limit(max(n, 1)).to_arrow().to_pylist() if n else []
+        with naming_table(self.name):
+            tbl = self.db.open_table(self.name)
+            n = tbl.count_rows()
+            rows = (tbl.search().where(f"chunks_table = {sql_str(table)}").limit(max(n, 1)).to_arrow().to_pylist()
+                    if n else [])
         return sorted(rows, key=lambda r: (r["version"], r["time"]))

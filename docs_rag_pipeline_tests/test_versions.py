@@ -448,3 +448,26 @@ def test_restoring_a_version_whose_rows_are_served_does_nothing(guide):
     human = _run(["restore", str(second["version"])], guide)
     assert human.returncode == 0 and human.stdout == "" and "holds the rows served already" in human.stderr
     assert json.loads(_run(["versions", "--json"], guide).stdout) == listed
+
+def test_a_version_log_cut_short_says_how_to_get_back(guide):
+    """A data file of ``version_log.lance`` cut short (a disk that filled up, a bad copy) made
+    ``docs-rag versions`` and ``restore`` end with a traceback: LanceDB's ``Invalid range 0..N for object
+    of size M bytes`` was not taken for a damaged file, and does not name the table. Both now give the
+    one line a missing file gives, naming the table and how to rebuild it, and change nothing."""
+    ctx = get_context(guide)
+    refresh.refresh(ctx, "guide")
+    _edit(guide.parent)
+    refresh.refresh(ctx, "guide")
+    first = refresh.versions(ctx)[-1]["version"]
+    log_table = guide.parent / "data" / "lancedb" / "version_log.lance"
+    for f in (log_table / "data").glob("*.lance"):
+        f.write_bytes(f.read_bytes()[:100])
+    served = _run(["search", "QUOKKA_MODE uv", "--json", "--top-k", "1"], guide)
+    for args in (["versions"], ["versions", "--json"], ["restore", str(first)]):
+        out = _run(args, guide)
+        assert out.returncode == 74 and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.startswith("error: the index cannot be read: a file of the table version_log is missing or "
+                                     "damaged (lance error: ") and "Invalid range" in out.stderr, out.stderr
+        assert (f"Rebuild the table: delete {log_table} and run `docs-rag ingest` (the version list starts again)"
+                in out.stderr), out.stderr
+    assert _run(["search", "QUOKKA_MODE uv", "--json", "--top-k", "1"], guide).stdout == served.stdout
