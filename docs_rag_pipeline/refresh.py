@@ -841,8 +841,11 @@ def versions(ctx: Context) -> list[dict[str, Any]]:
 
     if ctx.config.storage_is_local and not Path(ctx.config.storage_path).is_dir():
         return []  # before the first ingest: nothing to list, and connecting would create the folder
-    kept = set(ctx.chunks.kept_versions())
-    rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name)) if e["version"] in kept]
+    kept, tags = set(ctx.chunks.kept_versions()), ctx.chunks.tag_names()
+    # matched by tag, not only by number: a table deleted and built again (troubleshooting.md's
+    # rebuild) counts its versions from 1 again, and its version N is not the one logged before as N
+    rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name))
+            if e["version"] in kept and e["tag"] in tags]
     # the newest entry is served unless a write after it could not be logged (a full disk, a kill
     # between the write and its log): then no entry is, and `restore` of the newest is no no-op
     served = bool(rows) and ctx.chunks.rows_fingerprint(rows[0]["version"]) == ctx.chunks.rows_fingerprint()
@@ -858,6 +861,21 @@ def parse_version(raw: str) -> int:
     return int(text)
 
 
+def _gone(ctx: Context, version: int) -> str | None:
+    """Why ``version`` is not restorable when the log has an entry of that number whose tag the table
+    does not hold (then the table's own version ``version``, if any, is another), else None."""
+    from .store import VersionLog
+
+    tags = ctx.chunks.tag_names()
+    gone = [e for e in VersionLog(ctx.db).entries(ctx.chunks.name) if e["version"] == version and e["tag"] not in tags]
+    if not gone:
+        return None
+    e = gone[-1]
+    return (f"was logged by the {e['action']} of {e['time'].replace('+00:00', 'Z')}, whose version is gone: its tag "
+            f"{e['tag']} is not on the table (the table was deleted and built again since, or the version expired: "
+            "older than storage.keep_versions_days)")
+
+
 def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
     """``docs-rag restore``: make an earlier version of the chunks table the current one (a new
     version with its rows and indexes), under the writer lock. Nothing is lost: the version being
@@ -871,9 +889,10 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
                              "(no refresh has written it with this embedding model); run `docs-rag ingest`")
         listed = versions(ctx)
         if version not in {e["version"] for e in listed}:
-            why = ("was cleaned up (older than storage.keep_versions_days)" if 1 <= version < current
-                   and version not in ctx.chunks.kept_versions() else
-                   "is not a version a refresh, restore or prune wrote" if 1 <= version <= current else "does not exist")
+            why = _gone(ctx, version) or (
+                "was cleaned up (older than storage.keep_versions_days)" if 1 <= version < current
+                and version not in ctx.chunks.kept_versions() else
+                "is not a version a refresh, restore or prune wrote" if 1 <= version <= current else "does not exist")
             raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: it {why}; restorable: "
                              f"{', '.join(str(e['version']) for e in listed) or 'none'}; "
                              "run `docs-rag versions` to see what each holds")

@@ -676,6 +676,12 @@ class ChunksTable:
         tbl.tags.create(name, tbl.version)
         return name
 
+    def tag_names(self) -> set[str]:
+        """The tags the table holds now: a version log entry whose tag is not among them belongs to a
+        table of the same name deleted since (a rebuild), or its tag expired (``keep_versions``)."""
+        tbl = self.open()
+        return set(tbl.tags.list()) if tbl is not None else set()
+
     def kept_versions(self) -> list[int]:
         """The versions that still exist (restorable), oldest first."""
         tbl = self.open()

@@ -471,3 +471,44 @@ def test_a_version_log_cut_short_says_how_to_get_back(guide):
         assert (f"Rebuild the table: delete {log_table} and run `docs-rag ingest` (the version list starts again)"
                 in out.stderr), out.stderr
     assert _run(["search", "QUOKKA_MODE uv", "--json", "--top-k", "1"], guide).stdout == served.stdout
+
+
+def test_versions_of_a_deleted_table_are_not_listed_or_restored(guide):
+    """After troubleshooting.md's rebuild (delete the chunks table's folder, ingest again), the new table
+    counts its versions from the start, and ``version_log`` still held the deleted table's entries:
+    `versions` listed them beside the new ones under the same numbers, and `restore N` of one of them
+    rolled the new table back to its own version N (maybe an index build's) without a word. Entries are
+    now matched by their tag, which only the table that wrote them holds; `restore` of such a number
+    says that version is gone and changes nothing."""
+    import shutil
+    import time
+
+    root = guide.parent
+    ctx = get_context(guide)
+    refresh.refresh(ctx, "guide")
+    _edit(root)
+    refresh.refresh(ctx, "guide")
+    old = refresh.versions(ctx)
+    (table,) = (root / "data" / "lancedb").glob("chunks__*.lance")
+    time.sleep(1.1)  # a tag names its second: a rebuild within the old table's last second could match its tags
+    shutil.rmtree(table)
+    for i in range(2):  # the new table's version numbers reach the old ones
+        write_docs(root / "docs", {"extra.md": f"# Extra\n\nRevision {i} of the extra page.\n"})
+        refresh.refresh(ctx, "guide")
+    now = refresh.versions(ctx)
+    tags = ctx.chunks.tag_names()
+    assert all(e["tag"] in tags for e in now) and len(now) == 2
+    assert not {e["tag"] for e in old} & {e["tag"] for e in now}
+    assert len({e["version"] for e in now}) == len(now) and now[0]["current"]
+    served = sorted(r["chunk_id"] for r in ctx.chunks.rows())
+    assert set(ctx.chunks.kept_versions()) & {e["version"] for e in old}  # the numbers are reused
+    refused = [e for e in old if e["version"] not in {n["version"] for n in now}]
+    assert refused
+    for e in refused:
+        with pytest.raises(ValueError, match=rf"version {e['version']} of chunks__\S+ cannot be restored: it was "
+                                             rf"logged by the refresh of \S+Z, whose version is gone: its tag "
+                                             rf"{e['tag']} is not on the table \(the table was deleted and built "
+                                             r"again since, .*restorable: "):
+            refresh.restore(ctx, e["version"])
+    assert sorted(r["chunk_id"] for r in ctx.chunks.rows()) == served
+    assert refresh.versions(ctx) == now
