@@ -899,10 +899,10 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_versions(args: argparse.Namespace, config: Config) -> int:
     from .context import get_context
-    from .refresh import versions
+    from .refresh import version_listing
 
     ctx = get_context(config.path)
-    rows = versions(ctx)
+    rows, unreadable = version_listing(ctx)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -913,11 +913,16 @@ def cmd_versions(args: argparse.Namespace, config: Config) -> int:
     print(f"{'VERSION':>9}  {'TIME (UTC)':<20} {'ACTION':<8} {'SOURCE':<16} {'WRITTEN':>8} {'DELETED':>8} "
           f"{'CHUNKS':>7}  DETAIL")
     for r in rows:
-        mark = "*" if r["current"] else " "
+        mark = "*" if r["current"] else " " if r["readable"] else "!"
         print(f"{mark}{r['version']:>8}  {r['time'].replace('+00:00', 'Z'):<20} {r['action']:<8} "
               f"{r['source'] or '-':<16} {r['rows_written']:>8} {r['rows_deleted']:>8} {r['chunks_total']:>7}  "
-              f"{r['detail'] or ''}")
-    if rows[0]["current"]:
+              f"{'' if r['readable'] else 'CANNOT BE READ '}{r['detail'] or ''}")
+    if unreadable:
+        print(f"\nwarning: version {ctx.chunks.version()} of table {ctx.chunks.name}, served now, cannot be read: a "
+              f"file of it is missing or damaged ({unreadable}). `docs-rag restore VERSION` brings back one above "
+              "that reads (! = cannot be read either); or rebuild the table: delete "
+              f"{config.lancedb_uri.rstrip('/')}/{ctx.chunks.name}.lance and run `docs-rag ingest`", file=sys.stderr)
+    elif rows[0]["current"]:
         print(f"\n* = served now (table {ctx.chunks.name}); `docs-rag restore VERSION` brings back another",
               file=sys.stderr)
     else:

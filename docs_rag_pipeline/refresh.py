@@ -835,21 +835,46 @@ def record_version(ctx: Context, action: str, *, source: str, rows_written: int,
 
 def versions(ctx: Context) -> list[dict[str, Any]]:
     """``docs-rag versions``: the logged versions of the chunks table that can still be restored,
-    newest first. The newest is ``current``: every write that changes rows (a refresh, a restore, a
-    prune) logs its version; later versions only compact files or update indexes."""
+    newest first (:func:`version_listing`)."""
+    return version_listing(ctx)[0]
+
+
+def _unreadable(ctx: Context, version: int | None = None) -> tuple[str | None, str | None]:
+    """(the rows' fingerprint, None) of the served version or of ``version``; (None, what LanceDB said)
+    when a file of it is missing or damaged. Other errors (an unreachable object store) are raised."""
+    from .store import is_damage
+
+    try:
+        return ctx.chunks.rows_fingerprint(version), None
+    except Exception as exc:
+        if not is_damage(exc):
+            raise
+        return None, str(exc).strip().splitlines()[0][:300]
+
+
+def version_listing(ctx: Context) -> tuple[list[dict[str, Any]], str | None]:
+    """(the logged versions that can still be restored, newest first; why the served version cannot be
+    read, or None). The newest is ``current``: every write that changes rows (a refresh, a restore, a
+    prune) logs its version; later versions only compact files or update indexes. ``readable`` is False
+    for a version whose rows could not be read (a file of it missing or damaged): each one is read when
+    the served version cannot be read (the way back is a version that reads), else only the newest."""
     from .store import VersionLog
 
     if ctx.config.storage_is_local and not Path(ctx.config.storage_path).is_dir():
-        return []  # before the first ingest: nothing to list, and connecting would create the folder
+        return [], None  # before the first ingest: nothing to list, and connecting would create the folder
     kept, tags = set(ctx.chunks.kept_versions()), ctx.chunks.tag_names()
     # matched by tag, not only by number: a table deleted and built again (troubleshooting.md's
     # rebuild) counts its versions from 1 again, and its version N is not the one logged before as N
     rows = [e for e in reversed(VersionLog(ctx.db).entries(ctx.chunks.name))
             if e["version"] in kept and e["tag"] in tags]
+    served_rows, unreadable = _unreadable(ctx)
+    probed = rows if unreadable else rows[:1]
+    read = {e["version"]: _unreadable(ctx, e["version"])[0] for e in probed}
     # the newest entry is served unless a write after it could not be logged (a full disk, a kill
     # between the write and its log): then no entry is, and `restore` of the newest is no no-op
-    served = bool(rows) and ctx.chunks.rows_fingerprint(rows[0]["version"]) == ctx.chunks.rows_fingerprint()
-    return [{**e, "current": i == 0 and served} for i, e in enumerate(rows)]
+    served = bool(rows) and served_rows is not None and read[rows[0]["version"]] == served_rows
+    return ([{**e, "current": i == 0 and served, "readable": e not in probed or read[e["version"]] is not None}
+             for i, e in enumerate(rows)], unreadable)
 
 
 def parse_version(raw: str) -> int:
@@ -876,6 +901,15 @@ def _gone(ctx: Context, version: int) -> str | None:
             "older than storage.keep_versions_days)")
 
 
+def _holds_rows_of(ctx: Context, version: int) -> bool:
+    """Whether ``version`` holds the rows served; False when the served rows cannot be read (a damaged
+    index: the restore then goes on and replaces them)."""
+    try:
+        return ctx.chunks.holds_rows_of(version)
+    except Exception:  # noqa: BLE001 - a damaged served version is what a restore is for
+        return False
+
+
 def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
     """``docs-rag restore``: make an earlier version of the chunks table the current one (a new
     version with its rows and indexes), under the writer lock. Nothing is lost: the version being
@@ -887,7 +921,7 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
         if current is None:
             raise ValueError(f"nothing to restore: the chunks table {ctx.chunks.name} does not exist yet "
                              "(no refresh has written it with this embedding model); run `docs-rag ingest`")
-        listed = versions(ctx)
+        listed, unreadable = version_listing(ctx)
         if version not in {e["version"] for e in listed}:
             why = _gone(ctx, version) or (
                 "was cleaned up (older than storage.keep_versions_days)" if 1 <= version < current
@@ -896,9 +930,17 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
             raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: it {why}; restorable: "
                              f"{', '.join(str(e['version']) for e in listed) or 'none'}; "
                              "run `docs-rag versions` to see what each holds")
+        damaged = _unreadable(ctx, version)[1]
+        if damaged is not None:  # restored, it would be served, and every search would fail on it
+            readable = [str(e["version"]) for e in listed
+                        if e["readable"] and _unreadable(ctx, e["version"])[1] is None]
+            raise ValueError(f"version {version} of {ctx.chunks.name} cannot be restored: a file of it is missing or "
+                             f"damaged ({damaged}); versions that read: {', '.join(readable) or 'none'}; or rebuild "
+                             f"the table: delete {ctx.config.lancedb_uri.rstrip('/')}/{ctx.chunks.name}.lance and run "
+                             "`docs-rag ingest` (the vectors come back from the embedding cache)")
         top = listed[0]
         # a restore run again (unsure whether a killed one went through) finds its rows served: no new version
-        if top["current"] and (top["version"] == version or ctx.chunks.holds_rows_of(version)):
+        if top["current"] and (top["version"] == version or (top.get("readable", True) and _holds_rows_of(ctx, version))):
             same = "is the one served already" if top["version"] == version else \
                 f"holds the rows served already (version {top['version']})"
             log(f"[RESTORE] {ctx.chunks.name}: version {version} {same}; nothing to do")
@@ -908,10 +950,11 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
         new = ctx.chunks.restore(version)
         total = ctx.chunks.count()
         notes = record_version(ctx, "restore", source="", rows_written=0, rows_deleted=0,
-                               detail=f"restored v{version} (was v{served})", log=log)
+                               detail=f"restored v{version} (was v{current if served is None else served})", log=log)
         _mark_restored(ctx, version, log=log)
     log(f"[RESTORE] {ctx.chunks.name}: version {version} restored as version {new} ({total} chunks; "
         + (f"version {served} that it replaces stays restorable)" if served is not None else
+           f"version {current} that it replaced could not be read: {unreadable})" if unreadable else
            f"version {current} that it replaces was never logged, so it cannot be restored by number)"))
     return {"restored": version, "version": new, "previous": served, "changed": True, "chunks_total": total,
             **notes}

@@ -512,3 +512,45 @@ def test_versions_of_a_deleted_table_are_not_listed_or_restored(guide):
             refresh.restore(ctx, e["version"])
     assert sorted(r["chunk_id"] for r in ctx.chunks.rows()) == served
     assert refresh.versions(ctx) == now
+
+
+def test_versions_and_restore_go_back_from_a_damaged_index(guide):
+    """The way back troubleshooting.md and the error message give for a damaged index ("Go back to a
+    version that reads: `docs-rag versions`, then `docs-rag restore VERSION`") failed: both commands read
+    the served version first and died with that same message (exit 74). `versions` now lists every
+    logged version and marks those that cannot be read; `restore` brings back one that reads, and
+    refuses one that does not, naming those that do."""
+    root = guide.parent
+    ctx = get_context(guide)
+    refresh.refresh(ctx, "guide")
+    _edit(root)
+    refresh.refresh(ctx, "guide")
+    second, first = refresh.versions(ctx)
+    (table,) = (root / "data" / "lancedb").glob("chunks__*.lance")
+    newest = max((table / "data").glob("*.lance"), key=lambda p: p.stat().st_mtime_ns)
+    newest.unlink()  # the file the last refresh wrote: the first version still reads
+    out = _run(["search", "QUOKKA_MODE uv"], guide)
+    assert out.returncode == 74 and "`docs-rag versions`, then `docs-rag restore VERSION`" in out.stderr, out.stderr
+
+    out = _run(["versions", "--json"], guide)
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(out.stdout)
+    assert [(e["version"], e["current"], e["readable"]) for e in listed] == [(second["version"], False, False),
+                                                                            (first["version"], False, True)]
+    human = _run(["versions"], guide)
+    assert human.returncode == 0 and "Traceback" not in human.stderr, human.stderr
+    assert f"!{second['version']:>8}" in human.stdout and "CANNOT BE READ" in human.stdout
+    assert f"of table {table.name[:-6]}, served now, cannot be read: a file of it is missing or damaged (" \
+        in human.stderr and f"delete {table} and run `docs-rag ingest`" in human.stderr, human.stderr
+
+    bad = _run(["restore", str(second["version"])], guide)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
+    assert (f"error: version {second['version']} of {table.name[:-6]} cannot be restored: a file of it is missing "
+            "or damaged (") in bad.stderr and f"versions that read: {first['version']}; or rebuild" in bad.stderr
+    back = _run(["restore", str(first["version"])], guide)
+    assert back.returncode == 0, back.stderr
+    assert f"restored version {first['version']}" in back.stdout and "could not be read" in back.stderr
+    res = _run(["search", "install the package with pip Python 3.11", "--json", "--top-k", "1"], guide)
+    assert res.returncode == 0 and "Install the package with pip" in json.loads(res.stdout)[0]["text"], res.stderr
+    after = json.loads(_run(["versions", "--json"], guide).stdout)
+    assert after[0]["action"] == "restore" and after[0]["current"] and after[0]["readable"]
