@@ -745,8 +745,8 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
         register(ctx.config)
         pruned = {n: count for n, count in prune_removed_sources(ctx, log=log).items() if count}  # rows went
         stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
-        notes = ctx.chunks.ensure_indexes_and_optimize(changed=bool(stats.rows_written or stats.rows_deleted
-                                                                     or pruned), log=log)
+        changed = bool(stats.rows_written or stats.rows_deleted or pruned)
+        notes = ctx.chunks.ensure_indexes_and_optimize(changed=changed, tagging=changed, log=log)
         if stats.rows_written or stats.rows_deleted:
             ctx.cache.optimize()
         total = ctx.chunks.count(source_name)
@@ -807,7 +807,7 @@ def prune(ctx: Context, *, log: Log = _quiet,
         pruned = prune_removed_sources(ctx, log=log, before_delete=before_delete)
         rows = {n: count for n, count in pruned.items() if count}
         if rows:  # a version only where rows went: one with the same rows as the last would undo nothing
-            ctx.chunks.ensure_indexes_and_optimize(changed=True, log=log)
+            ctx.chunks.ensure_indexes_and_optimize(changed=True, tagging=True, log=log)
             record_version(ctx, "prune", source="", rows_written=0, rows_deleted=sum(rows.values()),
                            detail=f"sources pruned: {', '.join(sorted(rows))}", log=log)
     return pruned

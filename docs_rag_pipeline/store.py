@@ -167,8 +167,12 @@ def chunk_schema(dimensions: int) -> pa.Schema:
 DEFAULT_KEEP_VERSIONS_DAYS = 7.0
 #: the newest tagged versions kept whatever their age: the last refresh can always be undone
 KEEP_NEWEST_TAGS = 2
-#: added to the cleanup window: a version is committed a little before its tag is stamped
+#: added to the window of the optimize that compacts: LanceDB measures the window when it cleans up,
+#: after the compaction, which may take long; the versions within it go by a second cleanup
 _CLEANUP_SLACK = timedelta(hours=1)
+#: added to the window of that second cleanup (nothing left to compact): the time between reading
+#: the clock here and LanceDB reading it; a tagged version inside the window fails the cleanup
+_CLOCK_MARGIN = timedelta(seconds=1)
 TAG_ACTIONS = ("refresh", "restore", "prune")
 _TAG_RE = re.compile(r"^(refresh|restore|prune)-(\d{8}T\d{6}Z)-v(\d+)$")
 
@@ -187,17 +191,19 @@ def parse_tag(name: str) -> tuple[str, datetime, int] | None:
     return m.group(1), when, int(m.group(3))
 
 
-def retention_plan(tags: Iterable[str], *, now: datetime, keep: timedelta,
-                   keep_newest: int = KEEP_NEWEST_TAGS) -> tuple[list[str], timedelta]:
+def retention_plan(tags: Iterable[str], *, now: datetime, keep: timedelta, keep_newest: int = KEEP_NEWEST_TAGS,
+                   committed: dict[int, datetime] | None = None) -> tuple[list[str], timedelta]:
     """(tags to delete, ``cleanup_older_than``) for one optimize.
 
     A tag older than ``keep`` goes, except the ``keep_newest`` newest; versions are cleaned up when
-    older than ``keep`` or than the oldest tag that stays (LanceDB refuses to clean up a tagged version),
-    plus an hour of slack, so every remaining tag stays restorable."""
+    older than ``keep`` or than the commit of the oldest tagged version that stays (``committed``:
+    version → commit time; else the time in its tag, stamped just after), since LanceDB refuses to
+    clean up a tagged version. The caller adds its margin (:data:`_CLEANUP_SLACK`, :data:`_CLOCK_MARGIN`)."""
     ours = sorted(((parsed[2], parsed[1], n) for n in tags if (parsed := parse_tag(n))), reverse=True)
     expired = [n for _, when, n in ours[keep_newest:] if now - when > keep]
-    oldest_kept = max((now - when for _, when, n in ours if n not in expired), default=timedelta(0))
-    return expired, max(keep, oldest_kept) + _CLEANUP_SLACK
+    commit = committed or {}
+    oldest_kept = max((now - commit.get(v, when) for v, when, n in ours if n not in expired), default=timedelta(0))
+    return expired, max(keep, oldest_kept)
 
 
 @dataclass(slots=True)
@@ -628,11 +634,12 @@ class ChunksTable:
         if tbl is not None:
             tbl.delete(where)
 
-    def ensure_indexes_and_optimize(self, *, changed: bool = True,
+    def ensure_indexes_and_optimize(self, *, changed: bool = True, tagging: bool = False,
                                     log: Callable[[str], None] | None = None) -> dict[str, str]:
         """Build the full-text index (never on an empty table) and, for large tables, the ANN index;
         index new rows, prune versions older than ``keep_versions`` (deleting expired version tags first:
-        see :func:`retention_plan`). Best effort: the rows are committed before this runs, so
+        see :func:`retention_plan`; ``tagging``: the version this leaves is tagged next, and counts
+        among the newest kept). Best effort: the rows are committed before this runs, so
         a failure here is logged and reported (``fts_index``, ``ann_index``, ``optimize`` notes),
         never raised; search falls back to a flat vector scan without an ANN index."""
         from lancedb.index import FTS
@@ -657,14 +664,31 @@ class ChunksTable:
         elif "vector_idx" not in names or changed:
             notes["ann_index"] = self._build_ann(tbl, n, rebuild="vector_idx" not in names, say=say)
         try:
-            expired, window = retention_plan(tbl.tags.list(), now=datetime.now(timezone.utc), keep=self.keep_versions)
-            for tag in expired:
-                tbl.tags.delete(tag)
-            tbl.optimize(cleanup_older_than=window)
+            self._optimize(tbl, keep_newest=KEEP_NEWEST_TAGS - (1 if tagging else 0))
         except Exception as exc:  # noqa: BLE001
             notes["optimize"] = f"failed ({_short(exc)}); retried on the next refresh"
             say(f"[INDEX] optimize failed: {_short(exc)}")
         return notes
+
+    def _optimize(self, tbl, *, keep_newest: int) -> None:  # noqa: ANN001
+        """Delete the expired tags, compact, index new rows and clean up the versions older than the
+        window, in two steps: the compaction may take long, and LanceDB measures the window after it."""
+        def plan() -> tuple[list[str], timedelta, datetime]:
+            committed = {int(v["version"]): v["timestamp"].astimezone(timezone.utc) for v in tbl.list_versions()}
+            expired, window = retention_plan(tbl.tags.list(), now=datetime.now(timezone.utc), keep=self.keep_versions,
+                                             keep_newest=keep_newest, committed=committed)
+            return expired, window, min(committed.values())
+
+        expired, window, _ = plan()
+        for tag in expired:
+            tbl.tags.delete(tag)
+        tbl.optimize(cleanup_older_than=window + _CLEANUP_SLACK)
+        _, window, oldest = plan()
+        if oldest < datetime.now(timezone.utc) - window - _CLOCK_MARGIN:
+            try:  # nothing left to compact: LanceDB cleans up at once, and commits no new version
+                tbl.optimize(cleanup_older_than=window + _CLOCK_MARGIN)
+            except Exception as exc:  # noqa: BLE001 - a slow clock read: the next optimize cleans them
+                log_.info("second cleanup of %s skipped: %s", self.name, _short(exc))
 
     # ---- versions ----------------------------------------------------------------------------
     def tag(self, action: str, when: datetime) -> str | None:

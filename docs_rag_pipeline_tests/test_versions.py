@@ -285,11 +285,15 @@ def test_retention_plan_keeps_recent_and_newest_tags():
     assert parse_tag(tags[0]) == ("refresh", now - timedelta(days=30), 1) and parse_tag("mine") is None
     expired, window = retention_plan([*tags, "someone-elses-tag"], now=now, keep=timedelta(days=7))
     assert sorted(expired) == sorted(tags[:3])
-    assert timedelta(days=7) < window <= timedelta(days=7, hours=1)
+    assert window == timedelta(days=7)
     # a long pause: the two newest refreshes stay restorable whatever their age, and the cleanup spares them
     expired, window = retention_plan(tags[:3], now=now, keep=timedelta(days=7))
-    assert expired == [tags[0]] and window > timedelta(days=20)
-    assert retention_plan([], now=now, keep=timedelta(0)) == ([], timedelta(hours=1))
+    assert expired == [tags[0]] and window == timedelta(days=20)
+    # the cleanup reaches to the commit of the oldest tagged version kept, a little before its tag's time
+    committed = {5: now - timedelta(days=20, seconds=3)}
+    assert retention_plan(tags[:3], now=now, keep=timedelta(days=7), committed=committed)[1] == \
+        timedelta(days=20, seconds=3)
+    assert retention_plan([], now=now, keep=timedelta(0)) == ([], timedelta(0))
 
 
 def test_expired_tags_are_deleted_so_cleanup_still_runs(tmp_path):
@@ -554,3 +558,37 @@ def test_versions_and_restore_go_back_from_a_damaged_index(guide):
     assert res.returncode == 0 and "Install the package with pip" in json.loads(res.stdout)[0]["text"], res.stderr
     after = json.loads(_run(["versions", "--json"], guide).stdout)
     assert after[0]["action"] == "restore" and after[0]["current"] and after[0]["readable"]
+
+
+def test_keep_versions_days_zero_keeps_only_the_two_newest_refresh_versions(tmp_path):
+    """configuration.md: with ``storage.keep_versions_days: 0`` only the two newest refresh versions
+    are kept, as for purging a text removed from the docs (a leaked secret). Every cleanup spared an
+    hour more, and ran before the refresh's own version was tagged: all five refreshes of the last
+    hour stayed listed and restorable, their rows on disk. Now the refresh counts its own version
+    among the two, the cleanup reaches to the commit of the older one kept, and no version left on
+    disk holds an older revision's text."""
+    import time
+
+    from docs_rag_pipeline.store import VersionLog
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text().replace(f"storage: {tmp_path / 'data'}\n",
+                                           f"storage: {{path: {tmp_path / 'data'}, keep_versions_days: 0}}\n"))
+    ctx = get_context(cfg)
+    assert ctx.chunks.keep_versions == timedelta(0)
+    for i in range(5):
+        time.sleep(1.5)  # apart by more than the cleanup's margin for the clock (store._CLOCK_MARGIN)
+        (tmp_path / "docs" / "extra.md").write_text(f"# Extra\n\nRevision {i} of the zebra page.\n")
+        lines: list[str] = []
+        refresh.refresh(ctx, "guide", log=lines.append)
+        assert not [ln for ln in lines if "optimize failed" in ln], lines
+    listed = refresh.versions(ctx)
+    assert [e["action"] for e in listed] == ["refresh", "refresh"] and listed[0]["current"]
+    assert len(ctx.chunks.tag_names()) == 2
+    for v in ctx.chunks.kept_versions():
+        texts = " ".join(r["text"] for r in ctx.chunks.at_version(v).rows())
+        assert not any(f"Revision {i} of the zebra page" in texts for i in range(3)), (v, texts)
+    gone = VersionLog(ctx.db).entries(ctx.chunks.name)[-3]
+    with pytest.raises(ValueError, match=f"version {gone['version']} of .* cannot be restored"):
+        refresh.restore(ctx, gone["version"])
