@@ -172,8 +172,9 @@ def _columns(con: sqlite3.Connection) -> set[str]:
 def _add_thread_columns(con: sqlite3.Connection) -> None:
     """Add :data:`THREAD_COLUMNS` to a log written before them (``CREATE TABLE IF NOT EXISTS`` leaves an
     existing table as it is); its rows keep NULL there."""
+    have = _columns(con)  # one read of the table's columns per logged ask, not one per column
     for column in THREAD_COLUMNS:
-        if column not in _columns(con):
+        if column not in have:
             try:
                 con.execute(f"ALTER TABLE questions ADD COLUMN {column} TEXT")
             except sqlite3.OperationalError as exc:

@@ -4,6 +4,10 @@ Python strings can hold half a surrogate pair (``"\\ud800"``): from a JSON or YA
 reStructuredText ``unicode::`` substitution, bytes decoded with ``surrogateescape``. Such a string
 is no Unicode text: it cannot be encoded as UTF-8, so it fails where it is written (Arrow, SQLite,
 a terminal, JSON for a strict client), far from where it came in. Mend it where it comes in.
+
+The same goes for text that acts on whoever shows it: terminal controls and escape sequences
+(:func:`without_controls`), bidi controls that reorder what follows them
+(:func:`without_bidi_overrides`), and bytes that are not UTF-8 in a name (:func:`shown_bytes`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ def shown_bytes(text: str) -> str:
     """``text`` as a message shows it: each byte that is not UTF-8 (:data:`ESCAPED_BYTE`) as ``\\xe4``,
     which a UTF-8 terminal or log can print, unlike the lone surrogate Python holds it as."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 #: C0 controls but tab and newline, DEL and the C1 controls: no text, and commands to a terminal
 #: (ESC starts colours, a screen clear, an OSC 8 link or an OSC 52 clipboard write)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

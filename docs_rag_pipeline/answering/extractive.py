@@ -187,6 +187,7 @@ _AVOID_END = re.compile(r"[,.;:?!()\[\]\n]|\b(?:and|but|so|because|while|when|wh
 _AVOID_WORDS = 5
 
 
+@functools.lru_cache(maxsize=256)  # asked twice per question: for the unknown terms and the missing word
 def avoided_terms(question: str) -> frozenset[str]:
     """The words of what an English question says it goes without: the few words after *without*, *no*,
     *instead of*, *rather than*, *drop*, *avoid*, *ditch*, *get rid of* or *replace*, up to punctuation

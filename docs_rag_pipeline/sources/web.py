@@ -121,10 +121,10 @@ def _as_written(url: str) -> tuple[str, ...]:
     return (url,)
 
 
-def pattern_matches(pattern: str, url: str) -> bool:
-    """Whether an ``allow_patterns``/``deny_patterns`` regular expression finds ``url`` (normalised),
-    as it is or as a reader writes it (:func:`_as_written`)."""
-    return any(re.search(pattern, u) for u in _as_written(url))
+def _found(pattern: str, forms: tuple[str, ...]) -> bool:
+    """Whether an ``allow_patterns``/``deny_patterns`` regular expression finds a URL in one of its
+    forms (:func:`_as_written`, read once per URL, not once per pattern)."""
+    return any(re.search(pattern, u) for u in forms)
 
 
 def query_allowed(url_with_query: str, patterns: Iterable[str]) -> bool:
@@ -585,10 +585,11 @@ def config_rejection(cfg: SourceConfig, domains: Iterable[str], url: str, *, see
     ext = _not_a_page(url)
     if ext:
         return Rejection("not a page", f"not a page ({ext} file)")
+    forms = _as_written(url)  # as normalised, and as a reader writes it
     for p in cfg.deny_patterns:
-        if pattern_matches(p, url):
+        if _found(p, forms):
             return Rejection("deny_patterns", f"matches deny pattern {p!r}")
-    if cfg.allow_patterns and not seed and not any(pattern_matches(p, url) for p in cfg.allow_patterns):
+    if cfg.allow_patterns and not seed and not any(_found(p, forms) for p in cfg.allow_patterns):
         return Rejection("allow_patterns", "matches no allow pattern")
     return None
 
