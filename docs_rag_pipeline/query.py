@@ -100,13 +100,14 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
 def _thread(store: Any, thread_id: str | None) -> Any:
     """The conversation ``thread_id`` continues (None for a new one). A store that cannot be read (not
     opened, or the thread's stored rows damaged) is the server's fault, not the request's: HTTP 503, code
-    ``threads_unavailable`` (the file, the thread and what is wrong logged)."""
+    ``threads_unavailable``, whose ``__cause__`` names the file, the thread and what is wrong."""
     if thread_id is None:
         return None
     try:
         return store.get(thread_id)
     except ThreadsUnavailable as exc:
-        _log_unavailable(exc)
+        # the file, the thread and what is wrong: the cause, which the server and MCP logs write and the
+        # CLI prints on its one error line (logged here too, the CLI would print them twice)
         raise InputError("threads_unavailable", "thread_id",
                          "conversations cannot be read on this server (its conversation store cannot be read; "
                          "the server log says why); ask again without thread_id", 503) from exc  # the cause: for the CLI

@@ -126,11 +126,13 @@ class ThreadStore:
 
     def forget_expired(self) -> int:
         """Delete every thread past ``api.thread_ttl_minutes`` (``docs-rag prune``: the store is also
-        trimmed when nobody asks), a batch per transaction; how many went. Creates no file."""
+        trimmed when nobody asks), a batch per transaction; how many went. Creates no file. A thread
+        whose time of last question is not a number (a hand edit, a bad restore) goes too: it can never
+        be continued (503) nor expire, and the time to live is also how long questions are kept."""
         total = 0
         while self.path.is_file():
             with _LOCK, self._db() as db:
-                n = _forget_batch(db, time.time() - self.ttl)
+                n = _forget_batch(db, time.time() - self.ttl, untimed=True)
             total += n
             if n < FORGET_BATCH:
                 break
@@ -161,7 +163,8 @@ class ThreadStore:
         if not isinstance(row[0], (int, float)):  # a hand edit, a bad restore: not a time to compare
             shown = row[0] if row[0] is None or isinstance(row[0], str) and len(row[0]) <= 40 else type(row[0]).__name__
             raise ThreadsUnavailable(f"{self.path}: thread {thread_id}: its time of last question (threads.updated) "
-                                     f"is {shown!r}, not a number, so whether it expired cannot be told")
+                                     f"is {shown!r}, not a number, so whether it expired cannot be told "
+                                     "(`docs-rag prune` deletes such a conversation)")
         if row[0] < time.time() - self.ttl:
             raise InputError("expired_thread", "thread_id",
                              f"the conversation {thread_id!r} expired (no question for more than "
@@ -211,10 +214,12 @@ def _reason(exc: Exception) -> str:
     return f"{where + ': ' if where else ''}{first['msg']}"
 
 
-def _forget_batch(db: sqlite3.Connection, before: float) -> int:
-    """Delete up to :data:`FORGET_BATCH` threads whose last turn is older than ``before``, with their
-    turns; how many went."""
-    ids = db.execute("SELECT id FROM threads WHERE updated < ? LIMIT ?", (before, FORGET_BATCH)).fetchall()
+def _forget_batch(db: sqlite3.Connection, before: float, *, untimed: bool = False) -> int:
+    """Delete up to :data:`FORGET_BATCH` threads whose last turn is older than ``before`` (and, with
+    ``untimed``, those whose time of last turn is not a number: SQLite orders NULL and text apart from
+    every number, so ``updated < before`` never holds for them), with their turns; how many went."""
+    where = "updated < ?" + (" OR typeof(updated) NOT IN ('integer', 'real')" if untimed else "")
+    ids = db.execute(f"SELECT id FROM threads WHERE {where} LIMIT ?", (before, FORGET_BATCH)).fetchall()  # noqa: S608
     db.executemany("DELETE FROM turns WHERE thread_id = ?", ids)
     db.executemany("DELETE FROM threads WHERE id = ?", ids)
     return len(ids)

@@ -668,3 +668,39 @@ def _own_storage(index: Path, tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 def yaml_storage(cfg: Path) -> str:
     return next(line.split(":", 1)[1].strip() for line in cfg.read_text().splitlines() if line.startswith("storage:"))
+
+
+def test_prune_deletes_a_thread_whose_time_cannot_be_read_and_the_cli_says_it_once(index, tmp_path):
+    """A thread whose time of last question is NULL or text (a hand edit, a bad restore) could never be
+    continued (503) and never expired: SQLite orders NULL and text apart from every number, so neither
+    the trimming of each ask nor ``docs-rag prune`` ever deleted it, and its questions were kept past
+    ``api.thread_ttl_minutes`` for good. Now prune deletes it with the expired ones, and leaves a
+    thread in time alone. ``docs-rag ask --thread`` on such a thread printed the cause twice (a log
+    line, then its error line); now once."""
+    import sqlite3
+
+    from docs_rag_pipeline.query import ask
+
+    storage, cfg = _own_storage(index, tmp_path, "untimed.yaml")
+    db_file = storage / "threads.sqlite"
+    live, null_time, text_time = (ask(FIRST_Q, config=cfg).thread_id for _ in range(3))
+    with contextlib.closing(sqlite3.connect(db_file)) as db, db:
+        db.execute("UPDATE threads SET updated = NULL WHERE id = ?", (null_time,))
+        db.execute("UPDATE threads SET updated = 'yesterday' WHERE id = ?", (text_time,))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(cfg), *args],
+                              capture_output=True, text=True, timeout=300)
+
+    p = run("ask", FOLLOW_UP, "--thread", text_time)
+    assert p.returncode == 74, p.stderr
+    assert p.stderr.count("(threads.updated) is 'yesterday', not a number") == 1, p.stderr
+    assert p.stderr.startswith("error: the conversation cannot be read (") and "docs-rag prune" in p.stderr
+
+    p = run("prune")  # the copied storage may hold expired threads of the module's other tests too
+    assert p.returncode == 0 and "[PRUNE] conversations: " in p.stderr, p.stderr
+    with contextlib.closing(sqlite3.connect(db_file)) as db:
+        assert {t for (t,) in db.execute("SELECT id FROM threads")} >= {live}
+        assert not db.execute("SELECT 1 FROM threads WHERE id IN (?, ?)", (null_time, text_time)).fetchall()
+        assert not db.execute("SELECT 1 FROM turns WHERE thread_id IN (?, ?)", (null_time, text_time)).fetchall()
+    assert ask(FOLLOW_UP, thread_id=live, config=cfg).thread_id == live

@@ -534,6 +534,9 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
     @app.errorhandler(InputError)
     def _input_error(e: InputError):  # noqa: ANN202
+        if e.status == 503 and e.__cause__ is not None:  # threads_unavailable: the details, logged only
+            log.warning("the conversation store is unavailable on %s %s: %s", request.method, request.path,
+                        e.__cause__)
         return _error(e.status, e.code, e.message)
 
     @app.errorhandler(QueryError)

@@ -118,6 +118,8 @@ def _guarded(fn: Callable[[], dict[str, Any]]) -> Any:
         if exc.code in ("unknown_thread", "expired_thread"):
             return _failed("NOT_FOUND", exc.message)
         if exc.status == 503:  # threads_unavailable: the server's storage, not the call, is at fault
+            if exc.__cause__ is not None:
+                log.warning("the conversation store is unavailable: %s", exc.__cause__)
             return _failed("BACKEND_UNAVAILABLE", exc.message)
         return _failed("INVALID_QUERY", exc.message)
     except QueryError as exc:
