@@ -797,6 +797,20 @@ def test_one_stray_nul_in_a_short_page_is_dropped_not_a_binary_page() -> None:
         parse_document("# Tiny\n\nShort\x00 page\x00 text.\n", fmt="markdown", path="tiny.md")
 
 
+def test_a_binary_file_under_64_characters_is_binary_too() -> None:
+    """A binary file too short for the one-in-ten share of control characters (a truncated PNG of 47
+    bytes, a 5-byte blob under a .md name) was indexed as a page of junk (``‰PNG    !"#$%&'``); now it
+    is the binary ParseError. A short text with one pasted control character is still text."""
+    from docs_rag_pipeline.sources.base import decode_body
+
+    for name, data in {"png-header.md": b"\x89PNG\r\n\x1a\n" + bytes(range(1, 40)),
+                       "blob.md": b"\x00\x01\x02\xff\xfe"}.items():
+        with pytest.raises(ParseError, match=f"{name}: the document looks binary"):
+            parse_document(decode_body(data, None), fmt="markdown", path=name)
+    page = parse_document("# Short\n\nPress \x07 to ring.\n", fmt="markdown", path="bell.md")
+    assert "to ring" in page.sections[0].text
+
+
 def test_no_parser_hands_on_a_lone_surrogate() -> None:
     """A character reference to half a UTF-16 surrogate pair becomes U+FFFD, as the HTML and Markdown
     specs say; reStructuredText's ``unicode:: U+DC80`` kept the surrogate itself, which is no Unicode
