@@ -54,6 +54,29 @@ def test_sensor_adds_and_removes_partitions(tmp_path, monkeypatch):
         assert [r.partition_key for r in result.run_requests] == ["alpha"]
 
 
+def test_the_sensor_skips_a_tick_while_the_config_cannot_be_read(tmp_path, monkeypatch):
+    """dagsterops F1: a config saved with a typo (or moved away) under the running code location failed
+    every sensor tick with a ConfigError traceback, while the schedules skipped theirs with the reason.
+    Now the tick is skipped with the reason too, and no partition is added or deleted."""
+    from dagster import SkipReason
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: docs}
+    """)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["alpha"])
+        cfg.write_text(cfg.read_text().replace("path: docs}", "path: docs, bogus: 1}"))
+        result = sources_sensor(build_sensor_context(instance=instance))
+        assert isinstance(result, SkipReason) and "the config cannot be read" in result.skip_message, result
+        assert "bogus" in result.skip_message
+        cfg.unlink()
+        result = sources_sensor(build_sensor_context(instance=instance))
+        assert isinstance(result, SkipReason) and "the config cannot be read" in result.skip_message, result
+        assert list(instance.get_dynamic_partitions("sources")) == ["alpha"]
+
+
 def test_a_removed_sources_partition_outlives_its_run_in_flight(tmp_path, monkeypatch):
     """ops3 F1: a source removed from the config while its run ran had its partition deleted under the
     run by the next tick, and the run failed at its next step with Dagster's raw "Partition range web to

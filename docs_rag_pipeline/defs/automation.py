@@ -55,10 +55,14 @@ def partition_requests(configured: list[str], existing: list[str]) -> tuple[list
 
 @sensor(job=refresh_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a partition (and a first run) for each new source in the config; removes deleted ones.")
-def sources_sensor(context: SensorEvaluationContext) -> SensorResult:
+def sources_sensor(context: SensorEvaluationContext) -> SensorResult | SkipReason:
     from ..shared_storage import SiblingConfigUnreadable, removable_partitions
 
-    config = load_config()
+    try:
+        config = load_config()
+    except ConfigError as exc:  # saved with a typo, or moved: the tick says so; no partition added or deleted
+        return SkipReason(f"the config cannot be read ({exc}); fix it, and the next tick adds and removes "
+                          "source partitions again")
     configured = [s.name for s in config.sources]
     existing = list(context.instance.get_dynamic_partitions(sources_partitions.name))
     add, _ = partition_requests(configured, existing)
