@@ -683,6 +683,35 @@ def test_a_huge_file_is_cut_at_max_bytes_and_the_next_blob_still_reads(tmp_path:
                    "indexed" in ln for ln in lines), lines
 
 
+def test_a_cut_at_max_bytes_never_splits_a_character(tmp_path: Path) -> None:
+    """scale F1: a file or page cut at ``max_bytes`` in the middle of a multi-byte character (``é`` is
+    two bytes in UTF-8, ``日`` two in Shift_JIS) was indexed with a U+FFFD the document never held. The
+    cut now drops the split character's bytes: git, local and web sources alike."""
+    from docs_rag_pipeline.config import parse_config
+    from docs_rag_pipeline.sources.local import LocalSource
+
+    from .test_web import web_source
+    from .web_helpers import static_server
+
+    text = "# B\n\n" + "é" * 200 + " the bison setting.\n"  # byte 300 falls inside an é
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {"b.md": text})
+    write_docs(tmp_path / "folder", {"b.md": text})
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [
+        {"name": "acme", "kind": "git", "repo": str(repo.remote), "max_bytes": 300},
+        {"name": "folder", "kind": "local", "path": str(tmp_path / "folder"), "max_bytes": 300}]})
+    for src in (GitSource(cfg.sources[0], workdir=tmp_path / "w1"), LocalSource(cfg.sources[1], workdir=tmp_path / "w2")):
+        body = next(p.body for p in src.scan({}, log=lambda m: None).pages if p.path == "b.md")
+        assert "\ufffd" not in body and body == text[: len(body)] and len(body.encode()) == 299, (src, body[-5:])
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_bytes(("<html><head><meta charset='shift_jis'><title>J</title></head><body><main>"
+                                       "<h1>J</h1><p>" + "日本語" * 100 + "</p></main></body></html>").encode("shift_jis"))
+    with static_server(site) as srv:
+        pages = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", max_bytes=301).scan({}, log=lambda m: None).pages
+    assert pages and "\ufffd" not in pages[0].body and "日本語日" in pages[0].body, pages[0].body[-20:]
+
+
 def test_settings_that_shape_pages_reach_pages_indexed_before(tmp_path: Path) -> None:
     """Raising ``max_bytes`` or adding ``metadata``/``metadata_rules`` changed no page already indexed:
     a page's status follows its bytes, and the git source's cache held the hash of the cut file, so the

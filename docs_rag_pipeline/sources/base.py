@@ -47,6 +47,26 @@ def decode_body(data: bytes, charset: str | None) -> str:
         return data.decode("cp1252", "replace")
 
 
+def whole_characters(data: bytes, charset: str | None) -> bytes:
+    """``data``, a body or file cut off at ``max_bytes``, without the bytes of the one character the
+    cut split (decoded, they would be a U+FFFD the document never held). The encoding is the one
+    :func:`decode_body` reads it in (a BOM, ``charset``, the ``<meta>`` charset, else UTF-8; a
+    single-byte encoding never splits a character); unchanged when it cannot be told."""
+    if data.startswith(codecs.BOM_UTF8):
+        encoding: str | None = "utf-8"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    else:
+        encoding = text_encoding(charset) or text_encoding(declared_charset(data)) or "utf-8"
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        decoder.decode(data, final=False)  # an unfinished last character stays in the decoder's buffer
+        pending = len(decoder.getstate()[0])
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        return data
+    return data[: len(data) - pending] if 0 < pending < len(data) else data
+
+
 class SourceError(RuntimeError):
     """A source that cannot be scanned at all (a folder that is gone, a repository that cannot be
     fetched): the message names the key and the fix. Nothing in the index is changed."""

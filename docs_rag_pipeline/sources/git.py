@@ -48,7 +48,8 @@ from typing import Any
 from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
-from .base import RENAME_HINT, Log, SourceError, ScanResult, Source, content_hash, decode_body, undecodable_name
+from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, undecodable_name,
+                   whole_characters)
 from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
@@ -701,7 +702,7 @@ class GitSource(Source):
             def load() -> tuple[str, str, dict[str, str | None], list[str]]:
                 data = git.blob(blob, limit=self.cfg.max_bytes + 1)
                 if len(data) > self.cfg.max_bytes:
-                    data = data[: self.cfg.max_bytes]
+                    data = whole_characters(data[: self.cfg.max_bytes], None)  # no split character
                     log(f"[FETCH] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
                         "bytes); only its first max_bytes are indexed")
                 if fmt == "asciidoc":

@@ -20,7 +20,8 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import RENAME_HINT, Log, SourceError, ScanResult, Source, content_hash, decode_body, undecodable_name
+from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, undecodable_name,
+                   whole_characters)
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -289,7 +290,7 @@ class LocalSource(Source):
             try:
                 data = read_regular_file(p, limit=self.cfg.max_bytes + 1)
                 if len(data) > self.cfg.max_bytes:
-                    data = data[: self.cfg.max_bytes]
+                    data = whole_characters(data[: self.cfg.max_bytes], None)  # no split character
                     log(f"[DISCOVER] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
                         "bytes); only its first max_bytes are indexed")
                 if fmt == "asciidoc":

@@ -41,7 +41,7 @@ from ..files import atomic_write
 from ..http_deadline import read1, shutdown_at, within
 from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
-from .base import Log, ScanResult, Source, content_hash, decode_body
+from .base import Log, ScanResult, Source, content_hash, decode_body, whole_characters
 from .canonical import canonical_drops, canonical_link, keep_first
 from .web_http import crawler_session, location_url, response_socket
 
@@ -1196,6 +1196,8 @@ class _Crawl:
             return
         self.fetched += 1
         charset = _header_charset(f.headers.get("Content-Type"))
+        if f.truncated:  # cut at max_bytes: not in the middle of a character (cached and indexed as cut)
+            body = whole_characters(body, charset)
         fetched_at = _now()
         entry = self.manifest.put(url, body, status=200, etag=f.headers.get("ETag"),
                                   last_modified=f.headers.get("Last-Modified"), fetched_at=fetched_at,
