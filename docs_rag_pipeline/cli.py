@@ -275,6 +275,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     resources = build_definitions(config).resources
     summaries: dict[str, dict] = {}
     failed = False
+    locked_out: list[str] = []  # sources whose lock another process held past DOCS_RAG_LOCK_TIMEOUT
     with DagsterInstance.get() as instance:
         _fail_runs_of_dead_ingests(instance)
         _sync_source_partitions(instance, config, names)
@@ -282,12 +283,17 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             print(f"[{name}] materializing scraped_pages → chunks → embeddings → lancedb_chunks", file=sys.stderr)
             selection = [*ingest_assets, *ingest_checks] + ([eval_scores] if args.eval else [])
             # one ingest of a source at a time, whatever started it: a second waits (and says for whom)
-            with source_lock(config.storage_path, name, purpose=f"docs-rag ingest of {name}",
-                             log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
-                result = materialize(selection, partition_key=name, instance=instance,
-                                     resources=resources, raise_on_error=False, tags={"source": name, **_pid_tag()},
-                                     run_config={**QUIET_CONSOLE,
-                                                 "ops": {"scraped_pages": {"config": {"mode": args.mode}}}})
+            try:
+                with source_lock(config.storage_path, name, purpose=f"docs-rag ingest of {name}",
+                                 log=lambda m, _n=name: print(f"[{_n}] {m}", file=sys.stderr, flush=True)):
+                    result = materialize(selection, partition_key=name, instance=instance, resources=resources,
+                                         raise_on_error=False, tags={"source": name, **_pid_tag()},
+                                         run_config={**QUIET_CONSOLE,
+                                                     "ops": {"scraped_pages": {"config": {"mode": args.mode}}}})
+            except LockTimeout as exc:  # this source only: the others still run (as with --parallel)
+                print(f"[{name}] error: {exc}; not refreshed, the other sources still run", file=sys.stderr)
+                locked_out.append(name)
+                continue
             if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
                 raise Terminated()
             mats = result.asset_materializations_for_node("lancedb_chunks")
@@ -305,7 +311,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             _print_done(name, summary, result.run_id)
     if args.json:
         print(json.dumps(summaries, indent=2))
-    return 1 if failed else 0
+    return 75 if locked_out else 1 if failed else 0
 
 
 #: Dagster's own console logger stays quiet: the progress lines are ours (stderr, prefixed by source)

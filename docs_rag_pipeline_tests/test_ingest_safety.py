@@ -147,6 +147,30 @@ def test_a_lock_wait_is_bounded_and_says_who_holds_it(tmp_path, monkeypatch):
         locks.default_timeout()
 
 
+def test_a_source_whose_lock_stays_held_is_skipped_and_the_others_still_run(tmp_path, monkeypatch):
+    """concurrency F1: when another process held one source's lock past DOCS_RAG_LOCK_TIMEOUT (someone's
+    long ingest of it), ``docs-rag ingest`` stopped there with exit status 75: the sources after it were
+    never refreshed and ``--json`` printed nothing, against cli.md's "the remaining sources still run"
+    (``--parallel`` already ran them). Now that source is skipped with its error line, the others run
+    and are printed, and the exit status is still 75."""
+    write_docs(tmp_path / "docs", GUIDE)
+    write_docs(tmp_path / "more", {"m.md": "# More\n\nThe heron setting runs every five minutes.\n"})
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: docs, base_url: "https://docs.example.org/"}
+      - {name: beta, kind: local, path: more, base_url: "https://more.example.org/"}
+    """)
+    (tmp_path / "data").mkdir()
+    monkeypatch.setenv("DOCS_RAG_LOCK_TIMEOUT", "2")
+    with locks.source_lock(tmp_path / "data", "alpha", purpose="an operator's long ingest of alpha"):
+        out = _run(["ingest", "--json"], cfg)
+    assert out.returncode == 75, out.stderr
+    assert "[alpha] error: " in out.stderr and "an operator's long ingest of alpha" in out.stderr, out.stderr
+    assert "not refreshed, the other sources still run" in out.stderr
+    summary = json.loads(out.stdout)
+    assert list(summary) == ["beta"] and summary["beta"]["rows_written"] == 1, summary
+    assert search("heron setting", config=cfg)[0].url.startswith("https://more.example.org/m")
+
+
 def test_two_ingests_started_at_once_run_one_after_the_other(tmp_path, clean_ids):
     cfg = _project(tmp_path)
     # hold the source lock so both are surely started and waiting, then let them race for it
