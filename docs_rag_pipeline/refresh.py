@@ -550,7 +550,7 @@ def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
     states = {p.get("index_state") for p in pages}
     if pages and states != {index_state(ctx.chunks.page_state(source_name))}:
         raise StaleInputsError(f"{source_name}: the index changed since the pages were scanned (another refresh "
-                               f"wrote this source); {fix}")
+                               f"wrote this source, or a restore or prune changed it); {fix}")
 
 
 def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _quiet) -> list[str]:
