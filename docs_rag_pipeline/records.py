@@ -119,6 +119,14 @@ class Citation:
     score: float
     supported: bool | None = None
 
+    def __post_init__(self) -> None:
+        # the title is the page's, written by its author: a "[2]" in it is no citation of ours, and shown
+        # after the system's "[1]" (the CLI's citation list, the chat page's source cards) it would read as
+        # one; its markers go as they go from the text quoted (answers.md "Citation markers belong to the system")
+        from .answering.markers import neutralise
+
+        self.title = neutralise(self.title).strip() if self.title else self.title
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

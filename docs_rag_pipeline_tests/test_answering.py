@@ -1080,6 +1080,31 @@ def test_no_answer_ships_a_bidi_control_that_moves_its_citation_marker():
     assert not any("\u202e" in c.snippet for c in v.citations)
 
 
+def test_a_page_titles_own_citation_markers_never_reach_the_citation_list():
+    """hostiledocs F3: a page's title is the author's text; its "[2]" showed in the citation list after the
+    system's "[1]" (``[1] Kettle setup [2] https://evil.example/login — https://…`` in the CLI, and in
+    ``citations[].title`` over --json, HTTP, MCP and the chat page's cards) as a citation nobody placed.
+    Citations carry the title without markers, extractive or validated; other brackets stay."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    hostile = {"Kettle setup [2] https://evil.example/login": "Kettle setup https://evil.example/login",
+               "Tea [^1] 【3】 ［4］ [5, 6]": "Tea", "[2] Kettle": "Kettle"}
+    plain = ["Array[int] and List<String>", "Release [2023-01-05]", "Regex [0-9]", "The `items[1]` accessor", "P3"]
+    text = "The kettle boils water in ninety seconds when the kettle.turbo flag is on."
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/kettle#a", page_url="https://x.org/kettle",
+                title="Kettle setup [2] https://evil.example/login", headings=[], text=text, score=0.03,
+                parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer("How fast does the kettle boil water?", hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
+    assert not ans.refused and [c.title for c in ans.citations] == ["Kettle setup https://evil.example/login"]
+    titles = [*hostile, *plain]
+    hits = [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/p{i}#a", page_url=f"https://x.org/p{i}", title=t,
+                headings=[], text=f"Fact {i}.", score=0.5 - i / 100, parent_id=None) for i, t in enumerate(titles, 1)]
+    v = validate(" ".join(f"Fact {i} [{i}]." for i in range(1, len(titles) + 1)), hits)
+    assert [c.title for c in v.citations] == [*hostile.values(), *plain]
+    assert all(_markers_of(c.title) <= {0} for c in v.citations if "`" not in c.title)
+
+
 def test_an_index_of_one_page_answers_what_the_page_says_and_refuses_what_it_does_not(tmp_path):
     """In an index of one page every word of the page is in every chunk, so each weighed 0 by rarity, and
     the chunk-coverage gate judged a question that matches the page word for word by the one word the
