@@ -8,7 +8,13 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from .unicode_text import CONTROL as _TERMINAL_CONTROL  # re only: start-up stays light
+from .unicode_text import BIDI_CONTROL as _BIDI_CONTROL  # re only: start-up stays light
+from .unicode_text import CONTROL as _TERMINAL_CONTROL
+
+#: what stderr shows escaped: the controls, and the bidi controls a file name in a progress line, a warning or
+#: an error can hold (``report\u202egnp.exe.md`` drew the rest of its line reversed). stdout keeps the marks
+#: and closed isolates an answer's right-to-left text needs (its overrides are gone when parsed)
+_DIAGNOSTIC_CONTROL = re.compile(f"{_TERMINAL_CONTROL.pattern}|{_BIDI_CONTROL.pattern}")
 
 STOPPED = ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
            "run the command again to finish")
@@ -43,18 +49,20 @@ def main() -> int:
         return 130
 
 
-def terminal_safe(text: str) -> str:
+def terminal_safe(text: str, *, bidi: bool = False) -> str:
     """``text`` with each control character shown, not obeyed: ``^[`` for ESC (caret notation), ``<U+009B>``
     for a C1 control. A document, a question someone typed into the API or an LLM server's error
-    message can hold them, and the command prints them."""
-    if not _TERMINAL_CONTROL.search(text):
+    message can hold them, and the command prints them. With ``bidi`` a bidi control is shown too
+    (``<U+202E>``), as on stderr."""
+    control = _DIAGNOSTIC_CONTROL if bidi else _TERMINAL_CONTROL
+    if not control.search(text):
         return text
 
     def shown(m: re.Match) -> str:
         c = ord(m.group())
         return f"^{chr(c + 64)}" if c < 0x20 else "^?" if c == 0x7F else f"<U+{c:04X}>"
 
-    return _TERMINAL_CONTROL.sub(shown, text)
+    return control.sub(shown, text)
 
 
 def _escaped(err: UnicodeError) -> tuple[str, int]:
@@ -78,17 +86,19 @@ codecs.register_error("docs_rag_escape", _escaped)
 
 
 class TerminalText:
-    """A text stream (stdout, stderr) that writes :func:`terminal_safe` text; all else as the stream.
+    """A text stream (stdout, stderr) that writes :func:`terminal_safe` text (bidi controls shown too with
+    ``bidi``, for stderr); all else as the stream.
     A character its encoding lacks (a Latin-1 or ASCII locale, ``PYTHONIOENCODING=latin-1``) is written
     as an escape: before, the answer's own "—" stopped the command after the answer, losing its sources."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, *, bidi: bool = False) -> None:
         self._stream = stream
+        self._bidi = bidi
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="docs_rag_escape")
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(text))
+        self._stream.write(terminal_safe(text, bidi=self._bidi))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

@@ -1280,7 +1280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     streams = sys.stdout, sys.stderr
     sys.stdout = TerminalText(sys.stdout) if sys.stdout is not None else None  # None: started with `>&-`
-    sys.stderr = TerminalText(sys.stderr) if sys.stderr is not None else None
+    sys.stderr = TerminalText(sys.stderr, bidi=True) if sys.stderr is not None else None
     try:
         code = _main(argv)
     except BaseException:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BIDI", "CONTROL", "ESCAPED_BYTE", "ESCAPE_SEQUENCE", "LONE_SURROGATE", "OPEN_ESCAPE_SEQUENCE",
-           "SOFT_HYPHEN", "joined_pairs", "mend", "shown_bytes", "without_bidi_overrides", "without_controls"]
+__all__ = ["BIDI", "BIDI_CONTROL", "CONTROL", "ESCAPED_BYTE", "ESCAPE_SEQUENCE", "LONE_SURROGATE",
+           "OPEN_ESCAPE_SEQUENCE", "SOFT_HYPHEN", "joined_pairs", "mend", "shown_bytes", "without_bidi_overrides",
+           "without_controls"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: a byte that is not UTF-8 as Python holds it in a file name, an environment variable or argv
@@ -75,6 +76,10 @@ def mend(text: str) -> str:
 #: the isolates, and the isolates (LRI, RLI, FSI) with their end (PDI)
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ISOLATE_OPEN, _ISOLATE_CLOSE = "\u2066\u2067\u2068", "\u2069"
+#: every bidi formatting character: :data:`BIDI` and the marks (LRM, RLM, the Arabic letter mark). Text keeps
+#: its marks and closed isolates (:func:`without_bidi_overrides`); a log line or message that shows a name
+#: as it is (``report\u202egnp.exe.md``) shows each of these escaped, so it cannot reorder the line around it
+BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def without_bidi_overrides(text: str) -> str:

@@ -349,6 +349,25 @@ def test_sources_names_where_each_source_reads_from(tmp_path):
     assert "None" not in out.stdout
 
 
+def test_stderr_shows_bidi_controls_escaped_and_stdout_keeps_right_to_left_text(tmp_path):
+    """hostiledocs F4: a message on stderr that names a file (a warning, an error, a progress line passed on
+    from a step) showed its right-to-left override raw, and the terminal drew the rest of the line reversed;
+    C0 and C1 controls were already shown. stderr shows every bidi control (``<U+202E>``); stdout, which
+    carries answers, keeps the marks and closed isolates a right-to-left text needs."""
+    script = ("import sys\nfrom docs_rag_pipeline import cli\n"
+              "def run(argv):\n"
+              "    print('\u05e9\u05dc\u05d5\u05dd\u200f! \u2067\u05d0\u2069 ok')\n"
+              "    print('warning: cannot read report\u202egnp.exe.md (\u2066x\u2069 \u200e\u061c)', file=sys.stderr)\n"
+              "    return 0\n"
+              "cli._main = run\nsys.exit(cli.main())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\u05e9\u05dc\u05d5\u05dd\u200f! \u2067\u05d0\u2069 ok\n", ascii(out.stdout)
+    assert out.stderr == ("warning: cannot read report<U+202E>gnp.exe.md (<U+2066>x<U+2069> <U+200E><U+061C>)\n"), \
+        ascii(out.stderr)
+
+
 def test_a_traceback_shows_control_characters_too(tmp_path):
     """An error no handler expected (its message from a server or a document) printed its traceback
     after the command had put its plain streams back: ESC reached the terminal there."""

@@ -215,6 +215,24 @@ def test_file_names_with_url_characters_and_newlines_are_pages(tmp_path: Path) -
     assert "[PARSE] new\\nline.md: new" in log and "[PARSE] new\nline.md" not in log
 
 
+def test_a_bidi_control_in_a_file_name_is_shown_escaped_in_the_progress_log(tmp_path: Path) -> None:
+    """hostiledocs F4: a right-to-left override in a file name (``report<RLO>gnp.exe.md``, shown as
+    "report" + "md.exe.gnp" reversed) reached the terminal raw in the [PARSE] and [CHUNK] lines, which then
+    drew the rest of the line reversed, while a newline or an ESC in a name was shown escaped. Every bidi
+    control (overrides, embeddings, isolates, the marks) is shown escaped now; the page is indexed as ever."""
+    docs = tmp_path / "docs"
+    write_docs(docs, {"report\u202egnp.exe.md": "# Report\n\nThe report lists every cup of tea.\n",
+                      "marks\u200f\u2067x\u2069\u061c.md": "# Marks\n\nThe marks page names the teapot.\n"})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        out = materialize_source(cfg, "guide", instance)
+    log = out["_log"]
+    assert "[PARSE] report\\u202egnp.exe.md: new" in log and "[CHUNK] report\\u202egnp.exe.md: 1 chunks" in log, log
+    assert "[PARSE] marks\\u200f\\u2067x\\u2069\\u061c.md: new" in log, log
+    assert not any(ch in log for ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert BASE + "report%E2%80%AEgnp.exe.md" in _chunks(cfg)
+
+
 def test_folders_linked_to_each_other_and_names_that_are_not_utf8(tmp_path: Path) -> None:
     """Four folders that each link to the other three once made the listing walk every ordering of
     them (pages without end); now a folder is walked through at most one link, so each page is

@@ -14,16 +14,18 @@ from dagster import (AssetExecutionContext, AssetKey, AssetRecordsFilter, Config
                      Output, asset)
 
 from .. import refresh
+from ..unicode_text import BIDI_CONTROL
 from .partitions import sources_partitions
 from .resources import DocsRagResource
 
 progress_log = logging.getLogger("docs_rag_pipeline.progress")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]|\n|" + BIDI_CONTROL.pattern)
 
 
 def one_line(msg: str) -> str:
     """A progress line stays one line: a control character from a file name or a page title (a
-    newline in ``new\nline.md``) is shown escaped, so it cannot forge or split log lines."""
+    newline in ``new\nline.md``) is shown escaped, so it cannot forge or split log lines; so is a bidi
+    control (``report\\u202egnp.exe.md``), which would draw the rest of the line reversed."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), msg)
 
 PAGES_SCHEMA = {"source": pl.String, "page_url": pl.String, "path": pl.String, "format": pl.String,
