@@ -17,6 +17,7 @@ from typing import Any, Iterator, Sequence
 
 from ._console import Terminated, sigterm_is_ctrl_c as _sigterm_is_ctrl_c
 from .config import Config, ConfigError, StorageMissing, config_name, load_config
+from .embedding import EmbeddingError
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
 from .locks import LockTimeout
@@ -1335,6 +1336,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except FeedbackStoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 74  # EX_IOERR, as for a damaged index
+    except EmbeddingError as exc:  # the embedding server is down, refuses, or answers vectors that cannot be used
+        print(f"error: {exc}", file=sys.stderr)
+        return 69  # EX_UNAVAILABLE, as for the object store
     except Exception as exc:
         unreachable = _object_store_failure(exc, config)
         if unreachable:

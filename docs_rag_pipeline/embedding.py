@@ -209,7 +209,9 @@ class OpenAIEmbedder:
         # timeout_seconds bounds each whole request, not only each read (a trickling server is cut off)
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds,
                                      max_retries=0, http_client=deadline_http_client(cfg.timeout_seconds))
+        self._url = str(self._client.base_url)
         self.model = cfg.model
+        self.where = f"embedding server at {self._url} (model {cfg.model})"
         self.name = f"openai:{cfg.model}"
         self.batch_size = cfg.batch_size
         self.max_retries = cfg.max_retries
@@ -230,20 +232,31 @@ class OpenAIEmbedder:
         delay = 0.5
         for attempt in range(self.max_retries + 1):
             try:
-                resp = self._client.embeddings.create(model=self.model, input=batch)
+                raw = self._client.embeddings.with_raw_response.create(model=self.model, input=batch)
+                try:
+                    resp = raw.parse()
+                except AttributeError as exc:  # not JSON (text/html: a proxy's error or login page): the
+                    kind = raw.headers.get("content-type", "no Content-Type")  # client hands over a str
+                    raise ValueError(f"a {kind.split(';')[0].strip()[:60]} answer, not JSON: "
+                                     f"{raw.text[:80]!r}") from exc
                 return self._vectors(resp, len(batch))
             except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
                     openai.InternalServerError) as exc:
                 if attempt == self.max_retries:
-                    raise EmbeddingError(f"embedding server at {self._client.base_url} failed after "
-                                         f"{attempt + 1} attempts: {exc}") from exc
+                    raise EmbeddingError(f"embedding server at {self._url} failed after {attempt + 1} attempts: "
+                                         f"{exc}; check that it runs and that embedding.base_url points at it, then "
+                                         "run the command again") from exc
                 log.warning("embedding request failed (%s); retrying in %.1fs", exc, delay)
                 time.sleep(delay)
                 delay *= 2
             except openai.APIError as exc:
-                raise EmbeddingError(f"embedding server at {self._client.base_url} refused the request: {exc}") from exc
+                status = getattr(exc, "status_code", None)
+                hint = ("; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
+                        "; check embedding.base_url and embedding.model" if status == 404 else "")
+                raise EmbeddingError(f"embedding server at {self._url} refused the request: {exc}{hint}") \
+                    from exc
             except (ValueError, TypeError) as exc:  # a body the client could not read ("data": null, bad base64)
-                raise EmbeddingError(f"embedding server at {self._client.base_url}: its answer could not be read "
+                raise EmbeddingError(f"embedding server at {self._url}: its answer could not be read "
                                      f"({type(exc).__name__}: {exc}); check embedding.base_url and "
                                      "embedding.model") from exc
         raise AssertionError("unreachable")
@@ -252,7 +265,7 @@ class OpenAIEmbedder:
         """The vectors of an answer to ``n`` texts, in the texts' order, or EmbeddingError: the
         ``index`` of each item must be 0 … n-1, each once (else which vector is whose text is unknown),
         and every vector a list of numbers of one length."""
-        where = f"embedding server at {self._client.base_url} (model {self.model})"
+        where = self.where
         data = list(getattr(resp, "data", None) or [])
         if len(data) != n:
             raise EmbeddingError(f"the server returned {len(data)} vectors for {n} texts ({where})")
@@ -315,4 +328,17 @@ def embedder_from_config(cfg: "EmbeddingConfig") -> Embedder:
 
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:
-    return embedder.embed([text])[0]
+    """The vector of a query, or EmbeddingError naming the embedder when it cannot be searched with
+    (another size than the index's, NaN, all zeros): the check an ingest makes of every vector, so a
+    broken server is an error, never a search by full text alone or a "not covered" refusal."""
+    v = embedder.embed([text])[0]
+    problem = vector_problem(v, embedder.dimensions)
+    if problem:
+        where = getattr(embedder, "where", embedder.name)
+        dims = (f"; embedding.dimensions and the index are {embedder.dimensions}: the model behind embedding.model "
+                "changed, or embedding.base_url points at another server. Point it back at the model the index was "
+                "built with, or set embedding.dimensions to the new size and run `docs-rag ingest` (a new table is "
+                "built; the old one is kept)" if np.asarray(v).shape[-1:] != (embedder.dimensions,) else
+                ": fix the embedding server (or change embedding.model and run `docs-rag ingest`)")
+        raise EmbeddingError(f"the {where} returned a query vector that {problem}{dims}")
+    return v

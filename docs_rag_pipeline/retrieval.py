@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .context import Context
+from .embedding import embed_query
 from .metadata_rules import shared_values
 from .records import Hit
 from .store import FILTER_KEY_RE, FILTER_KEY_RULE, sql_in, sql_str
@@ -188,7 +189,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         configured = configured_sources(ctx)
         where = f"({where}) AND {configured}" if where else configured
     n = max(ctx.config.retrieval.candidates, top_k * 4)
-    qv = ctx.embedder.embed([folded(query)])[0]  # the model reads a fullwidth letter as an unknown piece
+    qv = embed_query(ctx.embedder, folded(query))  # the model reads a fullwidth letter as an unknown piece
     cols = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index", "text",
             "metadata", "vector"]
     ranked: dict[str, list[dict[str, Any]]] = {}

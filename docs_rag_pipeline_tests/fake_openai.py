@@ -13,12 +13,16 @@ from .local_http import LocalServer, QuietHandler
 
 class EmbeddingsServer(LocalServer):
     def __init__(self, embed: Callable[[list[str]], np.ndarray], *, fail_first: int = 0, drip: float = 0,
-                 mangle: Callable[[list[str], dict], dict] | None = None) -> None:
+                 mangle: Callable[[list[str], dict], dict] | None = None,
+                 reply: Callable[[list[str], dict], tuple[int, dict, bytes] | None] | None = None) -> None:
         """``drip``: send each answer 64 bytes at a time, this many seconds apart (each read is quick);
-        ``mangle(texts, answer)``: the answer as a misbehaving server would send it (settable later)."""
+        ``mangle(texts, answer)``: the answer as a misbehaving server would send it (settable later);
+        ``reply(texts, request_headers)`` (read case-insensitively): ``(status, headers, body)`` to send instead of an answer (an
+        HTML page, a 429 with Retry-After, a 401 that echoes the key), or None to answer (settable later)."""
         self.requests: list[dict] = []
         self.fail_first = fail_first
         self.mangle = mangle
+        self.reply = reply
         outer = self
 
         class Handler(QuietHandler):
@@ -33,6 +37,15 @@ class EmbeddingsServer(LocalServer):
                     self.send_json(404, {"error": {"message": "not found"}})
                     return
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                raw = outer.reply(texts, self.headers) if outer.reply else None
+                if raw is not None:
+                    status, headers, data = raw
+                    self.send_response(status)
+                    for k, v in {"Content-Length": str(len(data)), **headers}.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 vecs = embed(texts)
                 if drip:
                     data = json.dumps({"object": "list", "model": body["model"],

@@ -163,3 +163,86 @@ def test_nan_or_zero_vectors_never_reach_the_cache_and_a_poisoned_cache_heals(lo
         out = refresh.refresh(other, "guide", log=lines.append)
     assert out.pages_new == 5 and out.chunks_embedded == len(shas)
     assert any("cached vectors are unusable (NaN, infinite, all zeros or of another dimension)" in ln for ln in lines)
+
+
+def _html_page(texts, headers):  # noqa: ANN001, ANN202 - a proxy's error page, a login page, a wrong path
+    return 200, {"Content-Type": "text/html; charset=utf-8"}, b"<html><body>Bad gateway</body></html>"
+
+
+def _spoiled(how: str):  # noqa: ANN202
+    """A mangle that makes every vector NaN, all zeros, or 32 of its 64 numbers (a model swapped behind the name)."""
+    def mangle(texts, answer):  # noqa: ANN001, ANN202
+        for d in answer["data"]:
+            d["embedding"] = {"nan": [float("nan")] * 64, "zeros": [0.0] * 64, "size": d["embedding"][:32]}[how]
+        return answer
+    return mangle
+
+
+@pytest.fixture()
+def openai_index(tmp_path):
+    """An index made through a local OpenAI-compatible server (the FakeEmbedder's vectors, 64 numbers,
+    embedding.dimensions 64), and that server, still running."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    from .conftest import GUIDE, write_config, write_docs
+
+    write_docs(tmp_path / "docs", GUIDE)
+    with EmbeddingsServer(FakeEmbedder(dimensions=64).embed) as srv:
+        cfg = write_config(tmp_path, extra=f"""
+            embedding:
+              provider: openai
+              model: fake-64
+              base_url: {srv.url}
+              dimensions: 64
+              max_retries: 0
+              timeout_seconds: 5
+        """)
+        refresh.refresh(Context(load_config(cfg)), "guide")
+        yield cfg, srv
+
+
+@pytest.mark.parametrize("how, says", [
+    ("nan", "returned a query vector that holds NaN or infinite values: fix the embedding server"),
+    ("zeros", "returned a query vector that is all zeros: fix the embedding server"),
+    ("size", "returned a query vector that has 32 dimensions where 64 were expected; embedding.dimensions and the "
+             "index are 64: the model behind embedding.model changed"),
+])
+def test_a_query_vector_that_cannot_be_searched_with_is_an_error_naming_the_server(openai_index, how, says):
+    """embedapi F5, F6: a query vector of another size than the index's was LanceDB's `Invalid input,
+    query dim(32) doesn't match …` (the CLI's exit 2 for bad input; HTTP 500), and a NaN or all-zero one
+    was searched with: full-text hits only, `/ask` refusing a question the docs cover. Now the query
+    vector gets the check an ingest makes: an EmbeddingError naming the server (HTTP 503)."""
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.retrieval import search
+    from docs_rag_pipeline.serve.api import create_app
+
+    cfg, srv = openai_index
+    ctx = Context(load_config(cfg))
+    assert len(search(ctx, "forms validate input"))
+    srv.mangle = _spoiled(how)
+    with pytest.raises(EmbeddingError, match=re.escape(says)) as e:
+        search(ctx, "forms validate input")
+    assert f"embedding server at {srv.url}/ (model fake-64)" in str(e.value)
+    client = create_app(config_path=str(cfg)).test_client()
+    for path, body in (("/search", {"query": "forms"}), ("/ask", {"question": "How do forms validate input?"})):
+        r = client.post(path, json=body)
+        assert r.status_code == 503, r.get_data(as_text=True)
+        assert r.get_json()["error"]["code"] == "backend_unavailable"
+        assert "embedding server" in r.get_json()["error"]["message"]
+
+
+def test_an_html_page_at_query_time_is_503_not_500(openai_index):
+    """embedapi F2 over HTTP: an HTML page from the embedding server made `/search` and `/ask` a 500
+    `internal_error` (an AttributeError); now it is a backend failure, 503 `backend_unavailable`."""
+    from docs_rag_pipeline.serve.api import create_app
+
+    cfg, srv = openai_index
+    client = create_app(config_path=str(cfg)).test_client()
+    assert client.post("/search", json={"query": "forms"}).status_code == 200
+    srv.reply = _html_page
+    for path, body in (("/search", {"query": "forms"}), ("/ask", {"question": "How do forms validate input?"})):
+        r = client.post(path, json=body)
+        assert r.status_code == 503 and r.get_json()["error"]["code"] == "backend_unavailable", r.get_data(as_text=True)

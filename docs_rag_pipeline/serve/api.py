@@ -115,7 +115,8 @@ def backend_message(exc: BaseException) -> str:
     from ..embedding import EmbeddingError
 
     if isinstance(exc, EmbeddingError):
-        return "the search backend is unavailable: the embedding server did not answer; retry later"
+        return ("the search backend is unavailable: the embedding server did not answer, or sent vectors that "
+                "cannot be used; retry later, or see the server log")
     if isinstance(exc, ConfigError):
         return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
     if isinstance(exc, NothingIndexed):
