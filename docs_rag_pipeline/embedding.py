@@ -278,12 +278,26 @@ class OpenAIEmbedder:
         if len(lengths) != 1 or -1 in lengths or 0 in lengths:
             raise EmbeddingError(f"the {where} returned vectors of lengths {sorted(lengths)}, not lists of numbers of "
                                  "one length")
+        for k, v in enumerate(vectors):  # null is NaN (refused where vectors are checked); a string is no number
+            bad = next((x for x in v if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float)))),
+                       _NUMBER)
+            if bad is not _NUMBER:
+                raise EmbeddingError(f"the {where}: its answer could not be read (vector {k} holds "
+                                     f"{repr(bad)[:40]}, not a number); check embedding.base_url and "
+                                     "embedding.model")
         return vectors
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
-            vectors.extend(self._call(list(texts[i:i + self.batch_size])))
+            batch = self._call(list(texts[i:i + self.batch_size]))
+            if vectors and len(batch[0]) != len(vectors[0]):  # two models behind one name (a swap, a balancer)
+                raise EmbeddingError(f"the {self.where} returned {len(vectors[0])}-dimension vectors for one request "
+                                     f"and {len(batch[0])}-dimension ones for the next: the model behind "
+                                     "embedding.model changed, or the server spreads requests over different "
+                                     "models; fix the server (or point embedding.base_url at one model) and run "
+                                     "the command again")
+            vectors.extend(batch)
         if not vectors:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
         return _normalise(np.asarray(vectors, dtype=np.float32))
@@ -342,3 +356,6 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
                 ": fix the embedding server (or change embedding.model and run `docs-rag ingest`)")
         raise EmbeddingError(f"the {where} returned a query vector that {problem}{dims}")
     return v
+
+
+_NUMBER = object()

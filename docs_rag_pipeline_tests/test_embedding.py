@@ -169,6 +169,35 @@ def _html_page(texts, headers):  # noqa: ANN001, ANN202 - a proxy's error page, 
     return 200, {"Content-Type": "text/html; charset=utf-8"}, b"<html><body>Bad gateway</body></html>"
 
 
+def test_an_html_page_a_non_number_or_two_sizes_in_one_embed_is_an_error_naming_the_server():
+    """embedapi F2, F3, F4: a 200 with an HTML page failed with `AttributeError: 'str' object has no
+    attribute 'data'`, a string inside an embedding with `could not convert string to float: 'x'`,
+    and answers of two sizes within one embed with numpy's `inhomogeneous shape`: none named the
+    server. Now each is an EmbeddingError naming the server, the model and what is wrong."""
+    fake = FakeEmbedder(dimensions=64)
+    with EmbeddingsServer(fake.embed) as srv:
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
+                                             batch_size=2))
+        srv.reply = _html_page
+        with pytest.raises(EmbeddingError, match=re.escape(
+                "its answer could not be read (ValueError: a text/html answer, not JSON: "
+                "'<html><body>Bad gateway</body></html>'); check embedding.base_url")) as e:
+            emb.embed(["alpha"])
+        assert srv.url.rstrip("/") in str(e.value)
+        srv.reply = None
+        srv.mangle = lambda texts, a: {**a, "data": [{**d, "embedding": ["x", *d["embedding"][1:]]} for d in a["data"]]}
+        with pytest.raises(EmbeddingError, match=re.escape(
+                f"the embedding server at {srv.url}/ (model m): its answer could not be read (vector 0 holds 'x', "
+                "not a number)")):
+            emb.embed(["alpha"])
+        answers = iter(range(100))
+        srv.mangle = lambda texts, a: a if next(answers) % 2 == 0 else {
+            **a, "data": [{**d, "embedding": d["embedding"][:32]} for d in a["data"]]}
+        with pytest.raises(EmbeddingError, match=re.escape(
+                "(model m) returned 64-dimension vectors for one request and 32-dimension ones for the next")):
+            emb.embed(["alpha", "beta", "gamma"])
+
+
 def _spoiled(how: str):  # noqa: ANN202
     """A mangle that makes every vector NaN, all zeros, or 32 of its 64 numbers (a model swapped behind the name)."""
     def mangle(texts, answer):  # noqa: ANN001, ANN202
