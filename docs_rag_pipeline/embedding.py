@@ -209,7 +209,11 @@ class OpenAIEmbedder:
         # timeout_seconds bounds each whole request, not only each read (a trickling server is cut off)
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds,
                                      max_retries=0, http_client=deadline_http_client(cfg.timeout_seconds))
-        self._url = str(self._client.base_url)
+        # what messages say: the URL without its user and password, never the key (a server may echo it)
+        self._url = _without_userinfo(str(self._client.base_url))
+        self._secrets = sorted({s for s in (key if os.environ.get(cfg.api_key_env) else None,
+                                            *_password(str(self._client.base_url))) if s and len(s) >= 4},
+                               key=len, reverse=True)
         self.model = cfg.model
         self.where = f"embedding server at {self._url} (model {cfg.model})"
         self.name = f"openai:{cfg.model}"
@@ -225,6 +229,21 @@ class OpenAIEmbedder:
 
     def count_tokens(self, text: str) -> int:
         return wordpiece_count(self._tokenizer, text)
+
+    def _safe(self, text: object) -> str:
+        """``text`` with the API key and the base URL's password masked (a server's error body may
+        echo the key it got)."""
+        out = str(text)
+        for secret in self._secrets:
+            out = out.replace(secret, "***")
+        return out
+
+    def _fail(self, message: str) -> EmbeddingError:
+        return EmbeddingError(self._safe(message))
+
+    def _cause(self, exc: BaseException) -> BaseException | None:
+        """``exc`` to chain to an EmbeddingError, or None when its text holds a secret."""
+        return exc if self._safe(exc) == str(exc) else None
 
     def _call(self, batch: list[str]) -> list[list[float]]:
         import openai
@@ -243,22 +262,22 @@ class OpenAIEmbedder:
             except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
                     openai.InternalServerError) as exc:
                 if attempt == self.max_retries:
-                    raise EmbeddingError(f"embedding server at {self._url} failed after {attempt + 1} attempts: "
-                                         f"{exc}; check that it runs and that embedding.base_url points at it, then "
-                                         "run the command again") from exc
-                log.warning("embedding request failed (%s); retrying in %.1fs", exc, delay)
+                    raise self._fail(f"embedding server at {self._url} failed after {attempt + 1} attempts: "
+                                     f"{exc}; check that it runs and that embedding.base_url points at it, then "
+                                     "run the command again") from self._cause(exc)
+                log.warning("%s", self._safe(f"embedding request failed ({exc}); retrying in {delay:.1f}s"))
                 time.sleep(delay)
                 delay *= 2
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
                 hint = ("; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
                         "; check embedding.base_url and embedding.model" if status == 404 else "")
-                raise EmbeddingError(f"embedding server at {self._url} refused the request: {exc}{hint}") \
-                    from exc
+                raise self._fail(f"embedding server at {self._url} refused the request: {exc}{hint}") \
+                    from self._cause(exc)
             except (ValueError, TypeError) as exc:  # a body the client could not read ("data": null, bad base64)
-                raise EmbeddingError(f"embedding server at {self._url}: its answer could not be read "
-                                     f"({type(exc).__name__}: {exc}); check embedding.base_url and "
-                                     "embedding.model") from exc
+                raise self._fail(f"embedding server at {self._url}: its answer could not be read "
+                                 f"({type(exc).__name__}: {exc}); check embedding.base_url and embedding.model") \
+                    from self._cause(exc)
         raise AssertionError("unreachable")
 
     def _vectors(self, resp: object, n: int) -> list[list[float]]:
@@ -283,7 +302,7 @@ class OpenAIEmbedder:
                        _NUMBER)
             if bad is not _NUMBER:
                 raise EmbeddingError(f"the {where}: its answer could not be read (vector {k} holds "
-                                     f"{repr(bad)[:40]}, not a number); check embedding.base_url and "
+                                     f"{self._safe(repr(bad))[:40]}, not a number); check embedding.base_url and "
                                      "embedding.model")
         return vectors
 
@@ -359,3 +378,21 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 
 
 _NUMBER = object()
+
+
+def _password(url: str) -> tuple[str, ...]:
+    """The password of ``url`` (``http://user:pass@host``), as written and decoded."""
+    from urllib.parse import unquote, urlsplit
+
+    password = urlsplit(url).password
+    return (password, unquote(password)) if password else ()
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@``: what a message may show."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -198,6 +198,32 @@ def test_an_html_page_a_non_number_or_two_sizes_in_one_embed_is_an_error_naming_
             emb.embed(["alpha", "beta", "gamma"])
 
 
+def test_no_message_shows_the_api_key_or_the_password_of_the_base_url(monkeypatch):
+    """embedapi F8: `embedding.base_url: http://user:PASSWORD@host/v1` was printed whole in every error,
+    and a server whose 401 echoed the key it got had the key printed. Now the URL is shown without its
+    user and password, the key is masked, and the client's exception (which holds it) is not chained."""
+    import json
+    import traceback
+
+    monkeypatch.setenv("TEST_EMB_KEY", "sk-SECRET123456")
+    fake = FakeEmbedder(dimensions=64)
+    with EmbeddingsServer(fake.embed) as srv:
+        srv.reply = lambda texts, headers: (401, {"Content-Type": "application/json"}, json.dumps(
+            {"error": {"message": f"Incorrect API key provided: {headers.get('Authorization')}"}}).encode())
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
+                                             api_key_env="TEST_EMB_KEY", dimensions=64))
+        with pytest.raises(EmbeddingError, match=re.escape("Incorrect API key provided: Bearer ***")) as e:
+            emb.embed(["alpha"])
+    assert "SECRET123456" not in "".join(traceback.format_exception(e.value))
+    assert "check the key in the variable embedding.api_key_env names" in str(e.value)
+    emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url="http://user:sk-PASSWORD99@127.0.0.1:9/v1",
+                                         max_retries=0, dimensions=64))
+    with pytest.raises(EmbeddingError, match=re.escape("embedding server at http://127.0.0.1:9/v1/ failed after 1 "
+                                                       "attempts")) as e:
+        emb.embed(["alpha"])
+    assert "PASSWORD99" not in "".join(traceback.format_exception(e.value))
+
+
 def _spoiled(how: str):  # noqa: ANN202
     """A mangle that makes every vector NaN, all zeros, or 32 of its 64 numbers (a model swapped behind the name)."""
     def mangle(texts, answer):  # noqa: ANN001, ANN202
