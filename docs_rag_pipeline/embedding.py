@@ -265,8 +265,10 @@ class OpenAIEmbedder:
                     raise self._fail(f"embedding server at {self._url} failed after {attempt + 1} attempts: "
                                      f"{exc}; check that it runs and that embedding.base_url points at it, then "
                                      "run the command again") from self._cause(exc)
-                log.warning("%s", self._safe(f"embedding request failed ({exc}); retrying in {delay:.1f}s"))
-                time.sleep(delay)
+                wait = _retry_after(exc)
+                wait = delay if wait is None else wait
+                log.warning("%s", self._safe(f"embedding request failed ({exc}); retrying in {wait:.1f}s"))
+                time.sleep(wait)
                 delay *= 2
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
@@ -396,3 +398,30 @@ def _without_userinfo(url: str) -> str:
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+#: the longest wait a Retry-After of the embedding server gets (as for the web source)
+MAX_RETRY_AFTER_SECONDS = 30.0
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """The wait a 429 or 503 asked for in its ``Retry-After`` (seconds or an HTTP date), at most
+    MAX_RETRY_AFTER_SECONDS, or None when it asked for none."""
+    import math
+    from datetime import datetime, timezone
+    from email.utils import parsedate_to_datetime
+
+    resp = getattr(exc, "response", None)
+    value = (resp.headers.get("retry-after") or "").strip() if resp is not None else ""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+        if math.isnan(seconds):
+            return None
+    except ValueError:
+        try:
+            seconds = (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds()
+        except (TypeError, ValueError):
+            return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)

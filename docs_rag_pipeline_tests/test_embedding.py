@@ -198,6 +198,40 @@ def test_an_html_page_a_non_number_or_two_sizes_in_one_embed_is_an_error_naming_
             emb.embed(["alpha", "beta", "gamma"])
 
 
+def test_a_429_waits_for_its_retry_after_up_to_a_bound(monkeypatch, caplog):
+    """embedapi F7: a 429 with `Retry-After: 2` was retried after 0.5 s, refused again, and the ingest
+    gave up though the server had said when to come back. Now the retry waits what Retry-After asks,
+    at most MAX_RETRY_AFTER_SECONDS."""
+    import logging
+    import time
+
+    from docs_rag_pipeline import embedding
+
+    fake = FakeEmbedder(dimensions=64)
+    opened: list[float] = []
+    retry_after = {"value": "2"}
+
+    def rate_limited(texts, headers):  # noqa: ANN001, ANN202 - refuses everything in its first 1.5 s
+        opened.append(opened[0] if opened else time.monotonic())
+        if time.monotonic() < opened[0] + 1.5:
+            return 429, {"Content-Type": "application/json", "Retry-After": retry_after["value"]}, \
+                b'{"error": {"message": "slow down"}}'
+        return None
+
+    caplog.set_level(logging.WARNING, logger="docs_rag_pipeline.embedding")
+    with EmbeddingsServer(fake.embed, reply=rate_limited) as srv:
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=1,
+                                             dimensions=64))
+        assert emb.embed(["alpha"]).shape == (1, 64)
+        assert len(srv.requests) == 2 and "retrying in 2.0s" in caplog.text
+        monkeypatch.setattr(embedding, "MAX_RETRY_AFTER_SECONDS", 0.1)
+        opened.clear()
+        retry_after["value"] = "3600"
+        srv.reply = lambda texts, headers: (rate_limited(texts, headers) if len(opened) < 1 else None)
+        assert emb.embed(["beta"]).shape == (1, 64)
+    assert "retrying in 0.1s" in caplog.text
+
+
 def test_no_message_shows_the_api_key_or_the_password_of_the_base_url(monkeypatch):
     """embedapi F8: `embedding.base_url: http://user:PASSWORD@host/v1` was printed whole in every error,
     and a server whose 401 echoed the key it got had the key printed. Now the URL is shown without its
