@@ -5,6 +5,7 @@ Run: ``make bench`` (or ``python bench/run_all.py [names...]``).
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import subprocess
@@ -49,7 +50,12 @@ def previous_sections(path: Path) -> dict[str, str]:
 
 
 def main() -> None:
-    names = sys.argv[1:] or list(BENCHES)
+    ap = argparse.ArgumentParser(description="Run benchmarks of bench/ and write their output to bench/RESULTS.md.")
+    ap.add_argument("names", nargs="*", metavar="name", help=f"benchmarks to run (default: all): {', '.join(BENCHES)}")
+    names = ap.parse_args().names or list(BENCHES)
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:  # not choices=: Python 3.11's argparse rejects an empty nargs="*" list against choices
+        ap.error(f"unknown benchmark {', '.join(unknown)}; valid names: {', '.join(BENCHES)}")
     results = HERE / "RESULTS.md"
     sections = previous_sections(results)
     # the machine line names where the sections without their own ran; a section written now names its own
