@@ -5,8 +5,11 @@ searches called in-process from 16 threads (one Python process, the floor the HT
 
 It builds its own index: the project's docs/ folder, ingested by ``docs-rag ingest`` into a
 temporary storage. The servers are real ``docs-rag serve`` subprocesses; each worker is warmed up
-(its model loaded) before the clock starts.
-Run: ``python bench/serve.py [--clients 16] [--requests 240]``.
+(its model loaded) before the clock starts. The three sides are measured in turn over several rounds
+(3 by default, the order rotated each round, a fresh server per round) and each row is the median over
+the rounds, with the range of requests/s, so a burst of other work on a shared machine shows as a wide
+range rather than as one side's figure. The temporary storage is removed at the end.
+Run: ``python bench/serve.py [--clients 16] [--requests 240] [--rounds 3]``.
 """
 
 from __future__ import annotations
@@ -111,31 +114,49 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--requests", type=int, default=240)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-serve-"))
-    cfg = build_index(tmp)
-    os.environ["DOCS_RAG_CONFIG"] = str(cfg)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-", ignore_cleanup_errors=True) as tmp_dir:
+        cfg = build_index(Path(tmp_dir))
+        os.environ["DOCS_RAG_CONFIG"] = str(cfg)
 
-    from docs_rag_pipeline.context import get_context
-    from docs_rag_pipeline.retrieval import search
+        from docs_rag_pipeline.context import get_context
+        from docs_rag_pipeline.retrieval import search
 
-    ctx = get_context(cfg)
-    search(ctx, "warm up", top_k=5)
-    chunks = ctx.chunks.count()
-    direct_rps, direct_lat = run(lambda q: search(ctx, q, top_k=5), args.clients, args.requests)
-    one_rps, one_lat, _ = http_bench(cfg, 1, 8, args.clients, args.requests)
-    two_rps, two_lat, seen = http_bench(cfg, 2, 4, args.clients, args.requests)
+        ctx = get_context(cfg)
+        search(ctx, "warm up", top_k=5)
+        chunks = ctx.chunks.count()
+        order = ["direct", "one", "two"]
+        http_sides = {"one": (1, 8), "two": (2, 4)}  # workers, threads per worker
+        results: dict[str, list[tuple[float, list[float], int]]] = {k: [] for k in order}
+        for r in range(args.rounds):  # interleaved: each round runs every side, starting from another one
+            for name in order[r % len(order):] + order[:r % len(order)]:
+                if name == "direct":
+                    rps, lat = run(lambda q: search(ctx, q, top_k=5), args.clients, args.requests)
+                    results[name].append((rps, lat, 1))
+                else:
+                    results[name].append(http_bench(cfg, *http_sides[name], args.clients, args.requests))
+
+    def med_rps(name: str) -> float:
+        return statistics.median(x[0] for x in results[name])
+
+    def med(name: str, f) -> float:  # noqa: ANN001
+        return statistics.median(f(x[1]) for x in results[name])
+
+    seen = min(x[2] for x in results["two"])
     print(f"index: the project's docs/ ({chunks} chunks); {args.clients} clients, {args.requests} requests; "
-          f"{os.cpu_count()} cores")
-    print(f"{'path':<44} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, rps, lat in (("in-process search(), 16 threads (baseline)", direct_rps, direct_lat),
-                           ("HTTP, 1 worker (waitress, 8 threads)", one_rps, one_lat),
-                           ("HTTP, 2 workers (gunicorn, 2 x 4 threads)", two_rps, two_lat)):
-        print(f"{name:<44} {rps:>8.1f} {statistics.median(lat):>8.1f} {p95(lat):>8.1f}")
-    print(f"\nratio 2 workers / 1 worker: throughput {two_rps / one_rps:.2f}x, p95 {p95(two_lat) / p95(one_lat):.2f}x "
-          f"({seen} worker pids answered)")
-    print(f"ratio 1 worker / in-process: throughput {one_rps / direct_rps:.2f}x; "
-          f"2 workers / in-process: {two_rps / direct_rps:.2f}x")
+          f"{os.cpu_count()} cores; median of {args.rounds} interleaved rounds")
+    print(f"{'path':<44} {'req/s':>8} {'range':>13} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, label in (("direct", "in-process search(), 16 threads (baseline)"),
+                        ("one", "HTTP, 1 worker (waitress, 8 threads)"),
+                        ("two", "HTTP, 2 workers (gunicorn, 2 x 4 threads)")):
+        rps = [x[0] for x in results[name]]
+        print(f"{label:<44} {med_rps(name):>8.1f} {min(rps):>6.1f}-{max(rps):<6.1f} "
+              f"{med(name, statistics.median):>8.1f} {med(name, p95):>8.1f}")
+    print(f"\nratio 2 workers / 1 worker: throughput {med_rps('two') / med_rps('one'):.2f}x, "
+          f"p95 {med('two', p95) / med('one', p95):.2f}x ({seen} worker pids answered in every round)")
+    print(f"ratio 1 worker / in-process: throughput {med_rps('one') / med_rps('direct'):.2f}x; "
+          f"2 workers / in-process: {med_rps('two') / med_rps('direct'):.2f}x")
 
 
 if __name__ == "__main__":
