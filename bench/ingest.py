@@ -5,6 +5,8 @@ root), served by ``http.server`` with ETag / Last-Modified. Measured in one proc
 
 - ingest: a full build per stage (crawl+parse, chunk, embed, index) against the floor — embedding
   the same chunk texts with the same model and nothing else. Goal: total ≤ 1.25× the floor.
+- memory: the process's peak RSS (``ru_maxrss``) after the warm-up and after the full build, and the
+  growth per chunk: a small-site figure (the model's own memory dominates), not a sizing rule.
 - refresh: the same site again with no change, then with one page edited: time against the full
   build, bodies downloaded (from the server's access log), chunks embedded. Goal: no-change ≤ 5%.
 
@@ -14,6 +16,7 @@ Run: ``python bench/ingest.py``.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -46,6 +49,11 @@ def bodies(server, since: int) -> int:
     return sum(1 for a in server.access[since:] if a.body and int(a.status) == 200)
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     ensure_site()
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,7 +70,9 @@ def main() -> None:
             # (sentence-transformers, used for the ingest's steps of 2048 texts and for the floor's one call)
             ctx.embedder.embed(["warm up the model"])
             ctx.embedder.embed(["warm up the model"] * (getattr(ctx.embedder, "numpy_max_texts", 0) + 1))
+            rss_warm = peak_rss_mb()
             full = refresh(ctx, "sphinx")
+            rss_full = peak_rss_mb()
             pages = full.pages_new
             # the floor: exactly the texts the pipeline embedded (title, headings, text), same model
             emb_texts = [embedding_text(r) for r in ctx.chunks.rows("source = 'sphinx'")]
@@ -90,6 +100,8 @@ def main() -> None:
         print(f"{k:<16} {st[k]:>8.2f}")
     print(f"{'total':<16} {full.seconds:>8.2f}")
     print(f"{'floor (embed)':<16} {floor:>8.2f}")
+    print(f"peak RSS: {rss_warm:.0f} MB after the warm-up (models loaded), {rss_full:.0f} MB after the full build "
+          f"(+{rss_full - rss_warm:.0f} MB, {(rss_full - rss_warm) * 1024 / max(full.chunks_total, 1):.0f} KB per chunk)")
     print()
     print(f"{'refresh':<20} {'seconds':>8} {'bodies':>7} {'embedded':>9} {'written':>8} {'deleted':>8}")
     for name, s, b in (("full build", full, pages), ("no change", same, same_bodies), ("one page edited", edited, edited_bodies)):
