@@ -1485,6 +1485,32 @@ def test_a_lead_in_brings_a_whole_table_never_a_single_row():
         assert ("Baseline revision" in ans.answer) == brought, ans.answer
 
 
+def test_a_paragraph_with_a_pipe_in_inline_code_is_prose_not_a_table():
+    """A paragraph holding `` | `` anywhere (a shell pipe in inline code, ``frobctl config | grep timeout``)
+    was kept whole as a table "sentence", which is never an answer: the question it answers got another
+    section's sentence (hostiledocs F1). A table is told by its lines (two rows or more, the pipes
+    outside code spans), so the paragraph is cut into sentences and the one that answers is quoted; a
+    table's block stays whole, a cell's inline code included."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentence_kind, sentences
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.parsing import parse_document
+
+    doc = ("# Frobnicator\n\n## Timeout\n\nThe frobnicator timeout is set with the key `frob.timeout`, in seconds. "
+           "Check the current value with `frobctl config | grep timeout`.\n\n## Retries\n\n"
+           "The frobnicator retries a failed job three times before it gives up.\n")
+    secs = parse_document(doc, fmt="markdown", path="frob.md").sections
+    hits = [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/frob#{s.anchor}", page_url="https://x.org/frob",
+                title="Frobnicator", headings=s.headings, text=s.text, score=0.03 - i * 0.001, parent_id=None,
+                vector_similarity=0.7) for i, s in enumerate(secs) if s.text.strip()]
+    ans = extractive_answer("How is the frobnicator timeout set?", hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
+    assert not ans.refused and "`frob.timeout`, in seconds. [1]" in ans.answer, ans.answer
+    assert ans.citations[0].url.endswith("#timeout") and "retries" not in ans.answer, ans.answer
+    assert sentence_kind("Check the current value with `frobctl config | grep timeout`.") == "prose"
+    table = "Option | Meaning\n`--filter` | a pipe such as `a \\| b`\n`--gzip` | compress"
+    assert sentences(f"Options:\n\n{table}") == ["Options:", table] and sentence_kind(table) == "table"
+    assert sentence_kind("`--gzip` | off | compress the export") == "table"
+
+
 def _starts_inside_a_body(answer: str) -> bool:
     """An answer quotes a code block whose first line is indented (inside a body) or closes a bracket
     (``}``, ``// }``)."""

@@ -26,8 +26,9 @@ from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..unicode_text import without_bidi_overrides
 from ..words import _SPACELESS, is_spaceless, not_latin, words
-from .markers import neutralise, plain_code_spans
-from .tables import markdown_table, table_rows
+from ..table_row import is_row_line
+from .markers import _parts, neutralise, plain_code_spans
+from .tables import _SEPARATOR, markdown_table, table_rows
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -390,7 +391,7 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
             block = block.lstrip("… ").strip()
             if not block:
                 continue
-        if block.startswith("```") or "\n- " in block or block.startswith("- ") or " | " in block:
+        if block.startswith("```") or "\n- " in block or block.startswith("- ") or _table_block(block):
             out.append(block)
         else:
             # text, then a code block ("Usage:" and an example, an HTML <dd> with its <pre>): the text is
@@ -446,9 +447,27 @@ def _normalised(text: str) -> str:
     return re.sub(r"\W+", " ", text).strip().lower()
 
 
+def _outside_code(text: str) -> str:
+    """``text`` with each code span (and fenced block) one placeholder word: a ``|`` in code
+    (``frobctl config | grep timeout``) is a shell pipe, never a table's cell boundary."""
+    parts = _parts(text)
+    return "".join(p if i % 2 == 0 else "code" for i, p in enumerate(parts))
+
+
 def _table_row(text: str) -> bool:
-    """``text`` reads as table rows: two ``|`` or more, set apart by spaces or opening the line."""
+    """``text`` reads as table rows: two ``|`` or more outside code spans, set apart by spaces or
+    opening the line."""
+    text = _outside_code(text)
     return text.count("|") >= 2 and (" | " in text or text.startswith("|"))
+
+
+def _table_block(block: str) -> bool:
+    """``block`` is a table as the parsers write one: two lines or more, each a row of cells
+    (``a | b | c``, :func:`~docs_rag_pipeline.table_row.is_row_line`) or a Markdown ``| --- |``
+    separator, the pipes outside code spans. A paragraph with a ``|`` in it (a shell pipe in inline
+    code, ``a | b`` in prose) is prose, cut into sentences."""
+    lines = [ln for ln in _outside_code(block).split("\n") if ln.strip()]
+    return len(lines) >= 2 and all(is_row_line(ln) or (_SEPARATOR.match(ln) and "-" in ln) for ln in lines)
 
 
 def _lists_only(body: str, titles: Collection[str]) -> bool:
@@ -465,9 +484,10 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
     body = s.strip()
     if body.startswith("```"):
         return "code"
-    body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
-    if _table_row(body) or all(" | " in ln for ln in body.split("\n")):  # a row of two cells, "Baseline | Target", too
+    # a row of two cells, "Baseline | Target", too; a pipe in inline code is no cell boundary
+    if _table_row(body) or all(" | " in ln for ln in _outside_code(body).split("\n")):
         return "table"
+    body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
     if body.endswith("?"):
         return "question"
     if _MD_HEADING.match(body):  # a Markdown heading left in the text ("## Where Black looks")
