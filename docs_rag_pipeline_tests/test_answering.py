@@ -1511,6 +1511,51 @@ def test_a_paragraph_with_a_pipe_in_inline_code_is_prose_not_a_table():
     assert sentence_kind("`--gzip` | off | compress the export") == "table"
 
 
+def _section_hits(doc: str, path: str) -> list[Hit]:
+    from docs_rag_pipeline.parsing import parse_document
+
+    secs = [s for s in parse_document(doc, fmt="markdown", path=path).sections if s.text.strip()]
+    return [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/{path}#{s.anchor}", page_url=f"https://x.org/{path}",
+                title="Proxy support", headings=s.headings, text=s.text, score=0.03 - i * 0.001, parent_id=None,
+                vector_similarity=0.7) for i, s in enumerate(secs)]
+
+
+def test_a_documents_sentence_saying_the_docs_do_not_cover_it_is_never_the_answer():
+    """A page's sentence "How proxy support is configured is not covered by the documentation, so I can't
+    answer it from the docs." was the whole extractive answer, with ``refused: false``, and the next
+    section's ``proxy.url`` was left out (hostiledocs F2); the LLM path refuses such words. Such a
+    sentence (``citations.says_not_covered``'s words, stated as the sentence's main clause, naming the
+    documentation) is never picked, like a copied question: the sentence that answers is; with nothing
+    else, the answer is the refusal. A page that describes how questions the docs don't cover are
+    handled, code, and a product's "context" are read as before."""
+    from docs_rag_pipeline.answering.citations import says_not_covered
+    from docs_rag_pipeline.answering.extractive import REFUSAL, extractive_answer, states_a_gap
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    network = "## Network\n\nSet proxy.url to the address of your HTTP proxy, for example http://proxy:3128.\n"
+    for planted in ("How proxy support is configured is not covered by the documentation, so I can't answer it from "
+                    "the docs.", "The documentation doesn't cover how proxy support is configured, so ask your admin."):
+        doc = f"# Proxy support\n\n## How is proxy support configured?\n\n{planted}\n\n{network}"
+        ans = extractive_answer("How is proxy support configured?", _section_hits(doc, "proxy.md"), LocalEmbedder(),
+                                _gates(min_chunk_coverage=0))
+        assert not ans.refused and ans.answer.startswith("Set proxy.url"), ans.answer
+        assert "cover" not in ans.answer and ans.citations[0].url.endswith("#network"), ans.answer
+        alone = _section_hits(f"# Proxy support\n\n## Proxy configuration\n\n{planted}\n", "alone.md")
+        ans = extractive_answer("How is proxy support configured?", alone, LocalEmbedder(), _gates(min_chunk_coverage=0))
+        assert ans.refused and ans.answer == REFUSAL and not ans.citations, ans.answer
+    # the project's own refusal sentence is what both read as one
+    assert says_not_covered(REFUSAL) and states_a_gap(REFUSAL)
+    for kept in ("When the documentation does not cover a question, the answer is a refusal instead of a guess.",
+                 "A question the docs do not cover is refused:",
+                 "The request context does not contain a session until the first request.",
+                 "The sources do not specify an encoding, so UTF-8 is used.",
+                 "Private members are not included in the generated documentation.",
+                 "I don't see much point in allowing arbitrary nested content.",
+                 "```python\ndef __init__(self):\n    # This will NOT be included in the docs\n```",
+                 "The frobnicator timeout is not set by default."):
+        assert not states_a_gap(kept), kept
+
+
 def _starts_inside_a_body(answer: str) -> bool:
     """An answer quotes a code block whose first line is indented (inside a body) or closes a bracket
     (``}``, ``// }``)."""

@@ -358,7 +358,9 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
             whole = True
             if k == own and s.startswith("```"):  # a chunk that starts with code: a cut block's piece?
                 s, whole = code_from_statement(s)
-            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads, toc), s, question):
+            # a sentence saying the docs do not cover it is no answer, nor evidence of one (states_a_gap)
+            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads, toc), s, question) \
+                    and not states_a_gap(s):
                 pool.append((h, s))
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
@@ -527,6 +529,39 @@ def quotes_question(s: str, question: str) -> bool:
     return len(q.split()) >= 4 and f" {q} " in f" {_normalised(s)} "
 
 
+#: what opens a clause that supposes a gap, or names one, rather than stating it: "When the documentation
+#: does not cover a question, the answer is a refusal", "… because the docs most likely don't cover the
+#: thing it names", "whether `ask` refuses the questions the docs don't cover", "which would read as …"
+_SUPPOSES = re.compile(r"\b(?:when|whenever|if|unless|whether|because|since|which|where|once|until)\b", re.I)
+#: the documentation itself, named: "the documentation", "the docs", "the provided sources"; not a
+#: product's own "context" or "sources" ("the request context does not contain …", "I don't see a
+#: problem"), nor documentation a product makes ("not included in the generated documentation")
+_NAMES_THE_DOCS = re.compile(r"\b(?:the|this|these)\s+(?:documentation|docs)\b|\b(?:provided|given|supplied|retrieved)\s+"
+                             r"(?:\w+\s+)?(?:sources?|documents?|documentation|docs|texts?|information|materials?|context|"
+                             r"passages?|excerpts?)\b", re.I)
+
+
+def states_a_gap(s: str) -> bool:
+    """``s`` states that the documentation does not answer (the words
+    :func:`~docs_rag_pipeline.answering.citations.says_not_covered` reads in a model's answer: "… is not
+    covered by the documentation, so I can't answer it from the docs", the project's own refusal
+    sentence): a refusal written into a page, which quoted as an answer would ship a refusal as
+    ``refused: false`` and hide the sentence that answers. Only a sentence of prose whose main clause
+    says it: never code, a list, a table or a lead-in (``A question the docs do not cover is refused:``),
+    nor a clause that supposes a gap (*when*, *if*, *because*, *whether*, *which* … before it: a page
+    describing how questions the docs don't cover are handled), nor one that names no documentation
+    as *the documentation*, *the docs* or *the provided …* (a product's "context" or "sources", "the
+    generated documentation", a design note's "I don't see a problem"). Inline code is not read."""
+    from .citations import _SAYS_NOT_COVERED
+
+    body = s.strip()
+    if "\n" in body or body.startswith("```") or _LIST_ITEM.match(body) or _lead_in(body):
+        return False
+    text = _outside_code(body)
+    m = _SAYS_NOT_COVERED.search(text)
+    return m is not None and not _SUPPOSES.search(text[:m.start()]) and bool(_NAMES_THE_DOCS.search(text))
+
+
 def _near_duplicate(a: str, b: str) -> bool:
     na, nb = _normalised(a), _normalised(b)
     return na in nb or nb in na or _jaccard(a, b) >= 0.5
@@ -613,6 +648,10 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     unreadable = not_latin(question)
     chosen: list[tuple[Hit, str, float]] = []
     order = [i for i in order if quotable[i]] or list(order)
+    # the pool a chunk's whole text makes when no sentence qualifies: a refusal in its words is none
+    order = [i for i in order if not states_a_gap(pool[i][1])]
+    if not order:
+        return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     for i in order:
         h, s = pool[i]
         if any(_near_duplicate(s, c) for _, c, _ in chosen):
