@@ -713,7 +713,7 @@ def _object_store_env(uri: str) -> None:
                     "AWS_REGION; for an S3-compatible server also AWS_ENDPOINT_URL (docs/deploy.md)")
     endpoint = env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT") or ""
     if endpoint.lower().startswith("http://") and env.get("AWS_ALLOW_HTTP", "").lower() not in ("1", "true"):
-        raise _fail(f"the S3 endpoint {endpoint!r} is plain http: set AWS_ALLOW_HTTP=true to allow it, "
+        raise _fail(f"the S3 endpoint {without_userinfo(endpoint)!r} is plain http: set AWS_ALLOW_HTTP=true to allow it, "
                     "or use an https:// endpoint")
 
 

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .config import without_userinfo
 from .files import atomic_write
 from .words import fulltext_text, words as split_words
 
@@ -77,6 +78,13 @@ def object_store_options(uri: str) -> dict[str, str]:
 
 
 _STORE_STATUS = re.compile(r"\bstatus: (\d{3})\b")
+#: object_store's words for a request that got no answer: no connection (refused, DNS, connect timeout), an
+#: answer that did not come in time, or a connection dropped or reset before the answer (a server restarting
+#: mid-ingest, a TCP proxy or port-forward with no live backend: ``error sending request``,
+#: ``hyper::Error(IncompleteMessage)``, ``connection reset by peer``)
+_STORE_UNREACHABLE = re.compile(r"kind: (Connect|Timeout|Request|Interrupted)\b|timed out|Connection refused"
+                                r"|dns error|error sending request|IncompleteMessage|connection (reset|closed|aborted)"
+                                r"|reset by peer|broken pipe", re.I)
 
 
 def object_store_failure(message: str, uri: str) -> str | None:
@@ -89,7 +97,9 @@ def object_store_failure(message: str, uri: str) -> str | None:
         return None
     scheme, _, rest = uri.partition("://")
     bucket = rest.partition("/")[0]
-    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or "the provider's default endpoint"
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT")
+    # a password in the endpoint URL (http://user:pw@minio:9000) goes to no message, log or run record
+    endpoint = without_userinfo(endpoint) if endpoint else "the provider's default endpoint"
     status = _STORE_STATUS.search(message)
     code = int(status.group(1)) if status else None
     if code == 404 and ".lance/" in message and "NoSuchBucket" not in message:
@@ -100,10 +110,10 @@ def object_store_failure(message: str, uri: str) -> str | None:
     if code in (401, 403) or any(w in message for w in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch")):
         return (f"the object store at {endpoint} refused access to {scheme}://{bucket} (HTTP {code or 403}): check "
                 "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), AWS_REGION and the bucket's policy")
-    if re.search(r"kind: (Connect|Timeout)\b|timed out|operation timed out|Connection refused|dns error", message, re.I):
+    if _STORE_UNREACHABLE.search(message):
         waited = object_store_options(uri).get("timeout", "30s")
-        return (f"cannot reach the object store at {endpoint} for storage {uri!r} (no connection, or no answer "
-                f"within {waited}): check AWS_ENDPOINT_URL and the network; DOCS_RAG_STORAGE_TIMEOUT sets the wait")
+        return (f"cannot reach the object store at {endpoint} for storage {uri!r} (no connection, a connection "
+                f"dropped before the answer, or no answer within {waited}): check AWS_ENDPOINT_URL and the network; DOCS_RAG_STORAGE_TIMEOUT sets the wait")
     if code is not None:
         return (f"the object store at {endpoint} answered HTTP {code} for storage {uri!r}; what was stored is kept: "
                 "run the command again, and check the server's log if it keeps failing")

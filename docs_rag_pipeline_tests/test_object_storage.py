@@ -278,3 +278,78 @@ def test_a_missing_table_file_is_the_damage_hint_not_an_object_store_failure():
     assert object_store_failure(damaged, "s3://b/p/lancedb") is None
     bucket = 'Generic { store: "S3", source: ListRequest { inner: Status { status: 404, body: Some("NoSuchBucket") } } }'
     assert "does not exist" in object_store_failure(bucket, "s3://b/p/lancedb")
+
+
+def _dropping_server():
+    """A TCP server that accepts each connection and closes it without an answer: an S3 server
+    restarting, a ``kubectl port-forward`` or a TCP load balancer with no live backend."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(50)
+
+    def drop():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+
+    threading.Thread(target=drop, daemon=True).start()
+    return srv
+
+
+def _status_server(code: int):
+    """An HTTP server that answers ``code`` to every request (a proxy in front of a broken store)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Answer(BaseHTTPRequestHandler):
+        def _answer(self):
+            self.send_response(code)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_dropped_connection_is_the_cannot_reach_line_without_the_endpoints_password(tmp_path, s3_env):
+    """An endpoint that accepts connections and drops them (``error sending request``,
+    ``hyper::Error(IncompleteMessage)``) was LanceDB's 800-character Rust dump with exit status 2 for a
+    command, and the raw ``LanceError(IO) … /root/.cargo/…`` for an ingest's failed step (also a store that
+    went away in the middle of an ingest's write). It is now the one ``cannot reach the object store`` line,
+    exit 69. The endpoint is shown without the user name and password an ``AWS_ENDPOINT_URL`` may hold; a
+    server that answers 502 is still "answered HTTP 502"."""
+    cfg = _s3_config(tmp_path)
+    hole, bad_gateway = _dropping_server(), _status_server(502)
+    cases = [
+        (f"http://minio:S3cr3tPw@127.0.0.1:{hole.getsockname()[1]}",
+         f"cannot reach the object store at http://127.0.0.1:{hole.getsockname()[1]} for storage"),
+        (f"http://127.0.0.1:{bad_gateway.server_address[1]}", "answered HTTP 502"),
+    ]
+    try:
+        for endpoint, expect in cases:
+            run_env = {**os.environ, "AWS_ENDPOINT_URL": endpoint, "DOCS_RAG_STORAGE_TIMEOUT": "2"}
+            out = _run(["search", "wombats"], cfg, run_env)
+            lines = out.stderr.strip().splitlines()
+            assert out.returncode == 69, (endpoint, out.returncode, out.stderr[-600:])
+            assert len(lines) == 1 and expect in lines[0] and len(lines[0]) < 400, lines
+            out = _run(["ingest"], cfg, run_env)
+            failed = [ln for ln in out.stderr.splitlines() if " failed: " in ln]
+            assert out.returncode == 1 and failed and all(expect in ln for ln in failed), out.stderr[-800:]
+            assert ".cargo" not in out.stderr and "S3cr3tPw" not in out.stderr, out.stderr[-800:]
+    finally:
+        hole.close()
+        bad_gateway.shutdown()
+    assert _keys(s3_env) == []
