@@ -692,6 +692,13 @@ _AWS_CREDENTIAL_SOURCES = ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CO
                            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
 
 
+#: an S3 bucket name (the rules of AWS and of S3-compatible servers such as MinIO)
+_S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+#: what a plain bucket or prefix of a storage URI cannot hold: whitespace and characters that URLs or
+#: object stores do not take as they are
+_NOT_PLAIN = re.compile(r'[\s\\"<>|#^`{}\[\]]')
+
+
 def _object_store_env(uri: str) -> None:
     """An ``s3://`` storage is reached with credentials and endpoint from the environment (LanceDB's
     object_store reads ``AWS_*``), never from the config file: say what is missing, before any work."""
@@ -699,6 +706,21 @@ def _object_store_env(uri: str) -> None:
     bucket, _, prefix = rest.partition("/")
     if not bucket:  # s3:///x: an empty bucket (a template variable that came out empty)
         raise _fail(f"{uri!r} names no bucket; write {scheme}://BUCKET/PREFIX")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):  # ' s3://bkt': a stray space before the scheme
+        raise _fail(f"{uri!r}: {scheme + '://'!r} is not a URI scheme; write s3://BUCKET/PREFIX without spaces "
+                    "(check the quoting or template of the value)")
+    s3 = scheme.lower() in ("s3", "s3+ddb")
+    name = bucket.partition("?")[0] if s3 else bucket  # s3+ddb://bucket?ddbTableName=…
+    if (not _S3_BUCKET.fullmatch(name) or ".." in name) if s3 else bool(_NOT_PLAIN.search(name)):
+        # s3:// bkt/team (a stray space) was taken by LanceDB as a local folder ./s3:/ bkt/team under the cwd
+        rule = ("3 to 63 lowercase letters, digits, '.' and '-', beginning and ending with a letter or digit"
+                if s3 else "no spaces or characters such as \\ \" < > | # ^ ` { } [ ]")
+        raise _fail(f"{uri!r}: the bucket {name!r} is not a valid bucket name ({rule}); write "
+                    f"{scheme}://BUCKET/PREFIX with the bucket's name, without spaces (check the quoting or "
+                    "template of the value)")
+    if bad := _NOT_PLAIN.search(prefix):
+        raise _fail(f"{uri!r}: the prefix {prefix!r} holds {bad.group()!r}; write the prefix plainly, without "
+                    "spaces, e.g. s3://BUCKET/team/docs (check the quoting or template of the value)")
     if any(part in ("", ".", "..") for part in prefix.rstrip("/").split("/")) and prefix.rstrip("/"):
         # s3://b/a/../x wrote to b/x, with local state (locks, Dagster home) of its own spelling
         raise _fail(f"{uri!r}: a path part of the prefix is empty, '.' or '..'; write the prefix plainly, "

@@ -93,6 +93,14 @@ def test_valid_config_defaults(guide):
     ("storage: s3:///team/docs\n", "'s3:///team/docs' names no bucket; write s3://BUCKET/PREFIX"),
     ("storage: s3://bkt/a/../escape\n", "a path part of the prefix is empty, '.' or '..'"),
     ("storage: s3://bkt/a//b\n", "a path part of the prefix is empty, '.' or '..'"),
+    # a stray space (a template, a quoting slip) made LanceDB write the index to a local folder ./s3:/ bkt/…
+    ("storage: 's3:// bkt/team'\n", "storage: 's3:// bkt/team': the bucket ' bkt' is not a valid bucket name (3 to 63 "
+                                    "lowercase letters, digits, '.' and '-'"),
+    ("storage: 's3://bkt /team'\n", "the bucket 'bkt ' is not a valid bucket name"),
+    ("storage: s3://My_Bucket/team\n", "the bucket 'My_Bucket' is not a valid bucket name"),
+    ("storage: 's3://bkt/te am'\n", "the prefix 'te am' holds ' '; write the prefix plainly"),
+    ("storage: ' s3://bkt/team'\n", "' s3://' is not a URI scheme; write s3://BUCKET/PREFIX without spaces"),
+    ("storage:\n  path: 's3:// bkt/team'\n", "storage: 's3:// bkt/team': the bucket ' bkt' is not a valid"),
 ])
 def test_bad_config_names_the_key(tmp_path, body, needle):
     with pytest.raises(ConfigError) as e:

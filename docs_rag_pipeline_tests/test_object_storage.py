@@ -353,3 +353,20 @@ def test_a_dropped_connection_is_the_cannot_reach_line_without_the_endpoints_pas
         hole.close()
         bad_gateway.shutdown()
     assert _keys(s3_env) == []
+
+
+def test_a_stray_space_in_the_bucket_is_a_config_error_not_a_local_index(tmp_path, s3_env):
+    """``storage: 's3:// bkt/team'`` (a stray space from a template) passed the config check, and
+    ``docs-rag ingest`` exited 0 having written the whole index to a local folder ``./s3:/ bkt/team/lancedb``
+    under the working directory, nothing to the bucket. It is now a config error before any work."""
+    cfg = _s3_config(tmp_path)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for storage in (f"s3:// {BUCKET}/{PREFIX}", f"s3://{BUCKET} /{PREFIX}"):
+        cfg.write_text(cfg.read_text().replace(cfg.read_text().splitlines()[0], f"storage: '{storage}'", 1))
+        out = subprocess.run([*DOCS_RAG, "ingest"], capture_output=True, text=True, cwd=cwd, timeout=600,
+                             env={**os.environ, "DOCS_RAG_CONFIG": str(cfg)})
+        assert out.returncode == 2, out.stderr[-600:]
+        assert f"storage: '{storage}': the bucket " in out.stderr and "is not a valid bucket name" in out.stderr
+        assert not list(cwd.rglob("*")) and not list(tmp_path.glob("s3:*")), list(cwd.rglob("*"))
+    assert _keys(s3_env) == []
