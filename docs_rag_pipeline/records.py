@@ -125,7 +125,8 @@ class Citation:
         # one; its markers go as they go from the text quoted (answers.md "Citation markers belong to the system")
         from .answering.markers import neutralise
 
-        self.title = neutralise(self.title).strip() if self.title else self.title
+        # a title that was nothing but markers ("[2]") is shown as its page's URL, not as nothing
+        self.title = (neutralise(self.title).strip() or self.url) if self.title else self.title
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1103,6 +1103,9 @@ def test_a_page_titles_own_citation_markers_never_reach_the_citation_list():
     v = validate(" ".join(f"Fact {i} [{i}]." for i in range(1, len(titles) + 1)), hits)
     assert [c.title for c in v.citations] == [*hostile.values(), *plain]
     assert all(_markers_of(c.title) <= {0} for c in v.citations if "`" not in c.title)
+    only = validate("Fact 1 [1].", [Hit(chunk_id="m", source="s", url="https://x.org/m#a", page_url="https://x.org/m",
+                                        title="[7]", headings=[], text="Fact 1.", score=0.5, parent_id=None)])
+    assert [c.title for c in only.citations] == ["https://x.org/m#a"]  # a title of markers only: its URL
 
 
 def test_an_index_of_one_page_answers_what_the_page_says_and_refuses_what_it_does_not(tmp_path):
