@@ -114,12 +114,12 @@ def opens_sentence(ch: str, starters: frozenset[str] = SENTENCE_STARTERS) -> boo
 
 
 #: a list item's line (``- item``, ``* item``, ``1. item``, ``2) item``)
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 #: a line that ends a sentence: ``.``, ``!`` or ``?``, and the closing quotes or brackets after it
 _ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*$")
 
 
-def _indent(line: str) -> int:
+def indent_of(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
@@ -148,12 +148,12 @@ def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list
     run: list[int | None] = [None] * len(lines)  # the list each line belongs to (its first line)
     i = 0
     while i < len(lines):
-        if i in code or not _LIST_ITEM.match(lines[i]):
+        if i in code or not LIST_ITEM.match(lines[i]):
             i += 1
             continue
-        col, j = _indent(lines[i]), i + 1
+        col, j = indent_of(lines[i]), i + 1
         while j < len(lines) and lines[j].strip() and (
-                j in code or _indent(lines[j]) > col or (_indent(lines[j]) == col and _LIST_ITEM.match(lines[j]))):
+                j in code or indent_of(lines[j]) > col or (indent_of(lines[j]) == col and LIST_ITEM.match(lines[j]))):
             j += 1
         for k in range(i, j):
             run[k] = i
@@ -166,10 +166,10 @@ def entry_lines(text: str, starters: frozenset[str] = SENTENCE_STARTERS) -> list
                 or not b.strip():
             continue
         ends = bool(_ENDS_SENTENCE.search(a)) and not ABBREVIATION_END.search(a, max(0, len(a) - 16))
-        if _indent(b) > _indent(a) and not ends and not _LIST_ITEM.match(b):
+        if indent_of(b) > indent_of(a) and not ends and not LIST_ITEM.match(b):
             continue  # a term and its description, indented under it (numfig / If true, …): one unit
         title = a[-1].isalnum() and opens_sentence(b.lstrip()[0], starters)
-        if _indent(a) != _indent(b) or ends or title:
+        if indent_of(a) != indent_of(b) or ends or title:
             out.append("\n".join(lines[start:k + 1]))
             start = k + 1
     out.append("\n".join(lines[start:]))
@@ -260,17 +260,17 @@ def _cut_ranks(lines: list[str], pairs: dict[int, int]) -> dict[int, int]:
         body = [i for i in range(o + 1, c) if lines[i].strip()]
         if not body:
             continue
-        low = min(_indent(lines[i]) for i in body)
+        low = min(indent_of(lines[i]) for i in body)
         for prev, i in zip(body, body[1:]):
             if CLOSES_BRACKET.match(lines[i]):
                 continue
-            if _indent(lines[i]) > low:
+            if indent_of(lines[i]) > low:
                 if not lines[i - 1].strip():
                     ranks[i] = 3
             elif not lines[i - 1].strip():
                 ranks[i] = 0
             else:
-                ranks[i] = 1 if _indent(lines[prev]) > low or CLOSES_BRACKET.match(lines[prev]) else 2
+                ranks[i] = 1 if indent_of(lines[prev]) > low or CLOSES_BRACKET.match(lines[prev]) else 2
     return ranks
 
 

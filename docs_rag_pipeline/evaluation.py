@@ -242,13 +242,13 @@ def cite_supported(answer: str, citations: Sequence[Any], chunk_text: Any, embed
     import numpy as np
 
     from .answering.citations import MARKER_RE, lexical_support, negation_mismatch, split_statements, unbacked_numbers
-    from .answering.markers import _parts
+    from .answering.markers import code_parts
 
     by_n = {c.n: c for c in citations}
     pairs: list[tuple[int, str, str | None]] = []  # (statement index, statement, cited chunk's text)
     statements = 0
     for stmt in split_statements(answer):
-        parts = _parts(stmt)
+        parts = code_parts(stmt)
         numbers = [int(n) for p in parts[0::2] for grp in MARKER_RE.findall(p) for n in re.split(r"[,;]", grp)]
         if not numbers:
             continue

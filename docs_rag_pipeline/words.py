@@ -30,7 +30,7 @@ _EDGE_UNDERSCORE = re.compile(r"^_(?!_)|(?<!_)_$")
 #: radicals and symbols' iteration marks (々〆〇), Hiragana, Katakana, Hangul compatibility Jamo,
 #: CJK Extension A, CJK Unified Ideographs, Hangul syllables, CJK compatibility ideographs,
 #: half-width Katakana and Hangul, and the CJK extensions of the supplementary planes
-_SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029"
+SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029"
               "\u3031-\u3035\u3040-\u30ff\u3131-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
               "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\uffa0-\uffdc\U00020000-\U0003134f")
 
@@ -63,10 +63,10 @@ def _unicode_word(with_marks: bool) -> re.Pattern[str]:
     word of letters, digits or ``_`` of a spaced script (and combining marks, in the slower pattern
     for text that has one). Built on the first text that needs it: the scan of the Unicode table and
     the compiles cost some 90 ms, which every process paid at import, ASCII-only ones too."""
-    letter, not_underscore = rf"[^\W{_SPACELESS}]", rf"[^\W_{_SPACELESS}]"
+    letter, not_underscore = rf"[^\W{SPACELESS}]", rf"[^\W_{SPACELESS}]"
     if with_marks:
         letter, not_underscore = (rf"(?:{c}|[{_marks()}])" for c in (letter, not_underscore))
-    return re.compile(rf"([{_SPACELESS}]+)|({letter}(?:{letter}|[.+-])*{letter}|{not_underscore})")
+    return re.compile(rf"([{SPACELESS}]+)|({letter}(?:{letter}|[.+-])*{letter}|{not_underscore})")
 
 
 #: Unicode blocks holding every character whose compatibility mapping is a width or font variant
@@ -107,8 +107,8 @@ def folded(text: str) -> str:
     return unicodedata.normalize("NFC", text.translate(table))
 
 
-_SPACELESS_RUN = re.compile(rf"[{_SPACELESS}]+")
-_SPACELESS_CHAR = re.compile(rf"[{_SPACELESS}]")
+_SPACELESS_RUN = re.compile(rf"[{SPACELESS}]+")
+_SPACELESS_CHAR = re.compile(rf"[{SPACELESS}]")
 
 
 @functools.cache

@@ -153,3 +153,29 @@ FAKE_MARKERS = ("[2][3]", "[7]", "[1, 3]", "[4]", "NO_ANSWER", "[^1]", "【1】"
 def guide(tmp_path: Path) -> Path:
     write_docs(tmp_path / "docs", GUIDE)
     return write_config(tmp_path)
+
+
+@pytest.fixture()
+def openai_index(tmp_path):
+    """An index made through a local OpenAI-compatible server (the FakeEmbedder's vectors, 64 numbers,
+    embedding.dimensions 64), and that server, still running."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.embedding import FakeEmbedder
+
+    from .fake_openai import EmbeddingsServer
+
+    write_docs(tmp_path / "docs", GUIDE)
+    with EmbeddingsServer(FakeEmbedder(dimensions=64).embed) as srv:
+        cfg = write_config(tmp_path, extra=f"""
+            embedding:
+              provider: openai
+              model: fake-64
+              base_url: {srv.url}
+              dimensions: 64
+              max_retries: 0
+              timeout_seconds: 5
+        """)
+        refresh.refresh(Context(load_config(cfg)), "guide")
+        yield cfg, srv

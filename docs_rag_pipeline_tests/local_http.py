@@ -43,6 +43,12 @@ class LocalServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop serving (a test that takes the server away); a second call does nothing."""
+        if self.httpd.socket.fileno() == -1:
+            return
         self.on_close()
         self.httpd.shutdown()
         self.httpd.server_close()

@@ -1386,7 +1386,7 @@ def test_inline_code_of_a_page_stays_code_so_its_brackets_are_quoted_as_written(
     spans, HTML ``<code>``/``<kbd>``, reST literals, AsciiDoc monospace) is now a code span in the chunk's
     text: quoted as written, shown as code, and left alone by the marker rules, which still remove a
     marker in the prose (``[7]``). What is embedded reads it without the backticks, as before."""
-    from docs_rag_pipeline.answering.markers import _parts
+    from docs_rag_pipeline.answering.markers import code_parts
     from docs_rag_pipeline.context import get_context
     from docs_rag_pipeline.refresh import embedding_text
 
@@ -1401,7 +1401,7 @@ def test_inline_code_of_a_page_stays_code_so_its_brackets_are_quoted_as_written(
     ans = ask("How does a script read its first command-line argument?", config=str(cfg), remember=False)
     assert not ans.refused, ans
     assert "`sys.argv[1]`" in ans.answer and "`sys.argv[0]`" in ans.answer, ans.answer
-    prose = "".join(_parts(ans.answer)[0::2])  # outside code: only the answer's own markers
+    prose = "".join(code_parts(ans.answer)[0::2])  # outside code: only the answer's own markers
     assert "[7]" not in ans.answer and _markers_of(prose) == {c.n for c in ans.citations}
     ans = ask("Where does the deploy script read the target region from?", config=str(cfg), remember=False)
     assert not ans.refused and "`process.argv[2]`" in ans.answer and "`node deploy.js`" in ans.answer, ans.answer

@@ -294,7 +294,7 @@ def test_the_page_reads_code_as_the_server_does(page):
     import random
     import re
 
-    from docs_rag_pipeline.answering.markers import _parts
+    from docs_rag_pipeline.answering.markers import code_parts
 
     src = (REPO / "docs_rag_pipeline" / "serve" / "page" / "app.js").read_text()
     body = re.search(r"(  function splitCode\(text, spans = true\) \{.*?\n  \}\n\n  function codeSpans.*?\n  \}\n)", src, re.S)
@@ -307,7 +307,7 @@ def test_the_page_reads_code_as_the_server_does(page):
               "````md\n```py\nx[1]\n```\n````\n[2]", "```\nx[1]\n``` [2]\n```\n[3]", "~~~\nx[1]\n~~~~\n[2]"]
     got = page.evaluate("(texts) => {\n" + body.group(1) + "\n  return texts.map(splitCode);\n}", texts)
     for text, parts in zip(texts, got):
-        assert parts == _parts(text), repr(text)
+        assert parts == code_parts(text), repr(text)
 
 
 def test_a_code_block_that_shows_fences_is_drawn_as_one_block(page, server):

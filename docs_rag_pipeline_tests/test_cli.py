@@ -404,34 +404,18 @@ def test_ui_on_a_port_in_use_is_an_error_not_a_ui_less_dagster(guide):
     assert f"cannot listen on 127.0.0.1:{port}" in err and "pick another with --port" in err, err
 
 
-def test_search_and_ask_with_the_embedding_server_down_are_one_line_and_exit_69(tmp_path):
+def test_search_and_ask_with_the_embedding_server_down_are_one_line_and_exit_69(openai_index):
     """embedapi F1: with the embedding server down (or refusing) `search` and `ask` printed a Python
     traceback ending in EmbeddingError and exited with 1 (the status of a failed ingest). Now it is one
     `error:` line naming the server and what to check, and 69 (EX_UNAVAILABLE), as for the object store."""
-    from docs_rag_pipeline import refresh
-    from docs_rag_pipeline.config import load_config
-    from docs_rag_pipeline.context import Context
-    from docs_rag_pipeline.embedding import FakeEmbedder
-
-    from .fake_openai import EmbeddingsServer
-
-    write_docs(tmp_path / "docs", GUIDE)
-    with EmbeddingsServer(FakeEmbedder(dimensions=64).embed) as srv:
-        cfg = write_config(tmp_path, extra=f"""
-            embedding:
-              provider: openai
-              model: fake-64
-              base_url: {srv.url}
-              max_retries: 0
-              timeout_seconds: 5
-        """)
-        refresh.refresh(Context(load_config(cfg)), "guide")
-        out = _run(["search", "forms"], cfg)
-        assert out.returncode == 0, out.stderr
-        srv.reply = lambda texts, headers: (200, {"Content-Type": "text/html"}, b"<html>Bad gateway</html>")
-        out = _run(["search", "forms"], cfg)  # an HTML page in place of vectors (a proxy's error page)
-        assert out.returncode == 69 and "Traceback" not in out.stderr, out.stderr
-        assert out.stderr.startswith(f"error: embedding server at {srv.url}/: its answer could not be read")
+    cfg, srv = openai_index
+    out = _run(["search", "forms"], cfg)
+    assert out.returncode == 0, out.stderr
+    srv.reply = lambda texts, headers: (200, {"Content-Type": "text/html"}, b"<html>Bad gateway</html>")
+    out = _run(["search", "forms"], cfg)  # an HTML page in place of vectors (a proxy's error page)
+    assert out.returncode == 69 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith(f"error: embedding server at {srv.url}/: its answer could not be read")
+    srv.close()
     for args in (["search", "forms"], ["ask", "How do forms validate input?"]):  # the server is gone now
         out = _run(args, cfg)
         assert out.returncode == 69, out.stderr

@@ -267,31 +267,6 @@ def _spoiled(how: str):  # noqa: ANN202
     return mangle
 
 
-@pytest.fixture()
-def openai_index(tmp_path):
-    """An index made through a local OpenAI-compatible server (the FakeEmbedder's vectors, 64 numbers,
-    embedding.dimensions 64), and that server, still running."""
-    from docs_rag_pipeline import refresh
-    from docs_rag_pipeline.config import load_config
-    from docs_rag_pipeline.context import Context
-
-    from .conftest import GUIDE, write_config, write_docs
-
-    write_docs(tmp_path / "docs", GUIDE)
-    with EmbeddingsServer(FakeEmbedder(dimensions=64).embed) as srv:
-        cfg = write_config(tmp_path, extra=f"""
-            embedding:
-              provider: openai
-              model: fake-64
-              base_url: {srv.url}
-              dimensions: 64
-              max_retries: 0
-              timeout_seconds: 5
-        """)
-        refresh.refresh(Context(load_config(cfg)), "guide")
-        yield cfg, srv
-
-
 @pytest.mark.parametrize("how, says", [
     ("nan", "returned a query vector that holds NaN or infinite values: fix the embedding server"),
     ("zeros", "returned a query vector that is all zeros: fix the embedding server"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_rag_pipeline.answering.markers import _parts
+from docs_rag_pipeline.answering.markers import code_parts
 from docs_rag_pipeline.config import UrlRule, parse_config
 from docs_rag_pipeline.parsing import format_for_path, parse_document
 from docs_rag_pipeline.parsing.asciidoc import generate_id, inline_text, parse_asciidoc, prepare_asciidoc
@@ -955,7 +955,7 @@ def test_corpora_no_markup_left(corpora: dict[str, dict]) -> None:
             spans = _code_spans(src)
             for section in page["sections"]:  # the parsed sections (chunks may split a code block)
                 for line in prose(section["text"]):
-                    line = "".join(_parts(line)[0::2])  # inline code is code spans now: what is outside them
+                    line = "".join(code_parts(line)[0::2])  # inline code is code spans now: what is outside them
                     for span in spans:
                         line = line.replace(span, "")
                     if rx.search(line):

@@ -194,29 +194,9 @@ def _closed_port() -> int:
 
 def _forbidding_s3_server():
     """An S3-speaking server that refuses every request as S3 does for a bad key (403 AccessDenied)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    body = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>The request '
-            b"signature we calculated does not match the signature you provided.</Message></Error>")
-
-    class Forbid(BaseHTTPRequestHandler):
-        def _refuse(self):
-            self.send_response(403)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _refuse
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Forbid)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return _status_server(403, b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code>'
+                               b"<Message>The request signature we calculated does not match the signature you "
+                               b"provided.</Message></Error>")
 
 
 def test_object_store_failures_are_one_plain_line(tmp_path, s3_env):
@@ -303,16 +283,21 @@ def _dropping_server():
     return srv
 
 
-def _status_server(code: int):
-    """An HTTP server that answers ``code`` to every request (a proxy in front of a broken store)."""
+def _status_server(code: int, body: bytes = b""):
+    """An HTTP server that answers ``code`` (and ``body``, as XML, the way S3 writes its errors) to every
+    request: a proxy in front of a broken store, or a store that refuses."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Answer(BaseHTTPRequestHandler):
         def _answer(self):
             self.send_response(code)
-            self.send_header("Content-Length", "0")
+            if body:
+                self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if body and self.command != "HEAD":
+                self.wfile.write(body)
 
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _answer
 

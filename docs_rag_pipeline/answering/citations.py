@@ -15,11 +15,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..chunking import _LIST_ITEM, ABBREVIATION_END
+from ..chunking import LIST_ITEM, ABBREVIATION_END
 from ..records import Citation, Hit
 from ..unicode_text import without_bidi_overrides
 from .extractive import _stem, content_terms, snippet
-from .markers import MARKER_RE, _parts, neutralise_text, number, plain_code_spans
+from .markers import MARKER_RE, code_parts, neutralise_text, number, plain_code_spans
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 #: the space after a sentence's end: ``.``, ``!`` or ``?`` (a closing quote, bracket or emphasis may
@@ -44,7 +44,7 @@ _NOT = r"(?:\s+not|n['’]t)"
 #: a statement that says the sources do not answer (English), not something about the product:
 #: "The provided sources do not specify …", "… is not mentioned in the documentation", "There is no
 #: information about … in the sources", "I could not find …"
-_SAYS_NOT_COVERED = re.compile(
+SAYS_NOT_COVERED = re.compile(
     rf"\b{_SOURCES}\b(?!\s+(?:folder|file|director|page|site|tree|repo))[^.;:]{{0,40}}?\b(?:do|does|did|could|can|will){_NOT}\s+(?:\w+\s+)?{_TELLING}"
     rf"|\b(?:not|n['’]t|never)\s+(?:\w+\s+)?(?:be\s+|been\s+)?{_TELLING}\b[^.;:]{{0,80}}?\b(?:in|by|from|within)\s+"
     rf"(?:\w+\s+){{0,3}}?{_SOURCES}\b"
@@ -56,7 +56,7 @@ _SAYS_NOT_COVERED = re.compile(
 def says_not_covered(statement: str) -> bool:
     """Whether ``statement`` says, in English words, that the sources do not answer: the refusal a
     model writes instead of the prompt's ``NO_ANSWER:`` line, citing a source anyway."""
-    return bool(_SAYS_NOT_COVERED.search(statement))
+    return bool(SAYS_NOT_COVERED.search(statement))
 
 
 class CitationError(ValueError):
@@ -212,7 +212,7 @@ def statements(text: str) -> list[tuple[str, str]]:
                     continue
                 first = True
                 # a nested list item keeps its indentation (in its separator: statements are stripped)
-                indent = line[: len(line) - len(line.lstrip())] if _LIST_ITEM.match(line) else ""
+                indent = line[: len(line) - len(line.lstrip())] if LIST_ITEM.match(line) else ""
                 for sent in _sentences(line):
                     if _ONLY_MARKERS.fullmatch(sent) and out:  # markers that landed on their own line
                         sent = "".join(f"[{g}]" for g in MARKER_RE.findall(sent))  # their punctuation is no text
@@ -261,11 +261,11 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     pending = ""  # the separator of a statement left out, for the next one kept
     for sep, stmt in statements(text):
         pending = max(pending, sep, key=len)
-        parts = _parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
+        parts = code_parts(stmt)  # text and code, alternately: `items[1]` in code is code, not a citation
         # markers that close the statement after its stop take the punctuation after them along
         # ("Done. [1]." → "Done. [1]", "Done. [1], [2]" → "Done. [1][2]"): a second stop is no text
         parts[-1] = _MARKERS_AFTER_STOP.sub(lambda m: " " + "".join(f"[{g}]" for g in MARKER_RE.findall(m.group(1))),
-                                            parts[-1])  # the last part is text (_parts alternates from text to text)
+                                            parts[-1])  # the last part is text (code_parts alternates from text to text)
         cited = _marker_digits(parts[0::2])
         bad = [n for n in cited if not 1 <= number(n) <= len(hits)]
         if bad:
@@ -446,7 +446,7 @@ def _inert_html(answer: str) -> str:
         m = _BARE_TAG.fullmatch(html.strip())
         return bool(m) and not re.fullmatch(_ACTIVE_NAMES, m.group(1), re.I)
 
-    parts = _parts(answer)
+    parts = code_parts(answer)
     # what a browser reads as markup, outside code: CommonMark takes no tag for ``<img src=x
     # onerror=alert('y')>`` (an unquoted value may not hold a quote), a browser runs its handler
     browser = [m.group(0) for p in parts[0::2] for m in _TAG.finditer(p)]
@@ -492,7 +492,7 @@ def _without_foreign_links(answer: str, hits: Sequence[Hit]) -> str:
         return m.group(2) is not None and _allowed_link(m.group(2), hits)
 
     def broken(text: str, *, every: bool) -> str:
-        parts = _parts(text)
+        parts = code_parts(text)
         for i in range(0, len(parts), 2):
             p = _AUTOLINK.sub(r"\1", _drop_active_tags(parts[i]))
             p = _LINK_DEFINITION.sub(lambda m: m.group(0) if not every and source_link(m) else "", p)
@@ -547,7 +547,7 @@ def _marker_digits(texts: Sequence[str]) -> list[str]:
 
 def _markers_read(answer: str) -> list[int]:
     """The citation numbers a reader of the whole answer sees outside code, in order."""
-    return [number(n) for n in _marker_digits(_parts(answer)[0::2])]
+    return [number(n) for n in _marker_digits(code_parts(answer)[0::2])]
 
 
 def _single_spaces(text: str) -> str:
@@ -557,7 +557,7 @@ def _single_spaces(text: str) -> str:
 
 def _without_lone_ticks(statement: str) -> str:
     """``statement`` without the backticks that open no code span or block within it."""
-    parts = _parts(statement)
+    parts = code_parts(statement)
     parts[0::2] = [_single_spaces(p.replace("`", "")) if "`" in p else p for p in parts[0::2]]
     return "".join(parts)
 
@@ -587,7 +587,7 @@ def _numbers(text: str) -> set[str]:
 def _claim(statement: str) -> str:
     """The statement as a claim: without the number of its list item (``2. Run it``), which counts
     steps, not anything the source says."""
-    return _LIST_ITEM.sub("", statement, count=1)
+    return LIST_ITEM.sub("", statement, count=1)
 
 
 def unbacked_numbers(statement: str, sources: Sequence[str]) -> list[str]:

@@ -18,17 +18,17 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 import snowballstemmer
 
-from ..chunking import (_LIST_ITEM, CLOSES_BRACKET, SENTENCE_STARTERS, _indent, entry_lines, fenced_segments,
+from ..chunking import (LIST_ITEM, CLOSES_BRACKET, SENTENCE_STARTERS, indent_of, entry_lines, fenced_segments,
                         split_blocks, split_sentences)
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..unicode_text import without_bidi_overrides
-from ..words import _SPACELESS, is_spaceless, not_latin, words
+from ..words import SPACELESS, is_spaceless, not_latin, words
 from ..table_row import is_row_line
-from .markers import _parts, neutralise, plain_code_spans
-from .tables import _SEPARATOR, markdown_table, table_rows
+from .markers import code_parts, neutralise, plain_code_spans
+from .tables import TABLE_SEPARATOR, markdown_table, table_rows
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -171,9 +171,9 @@ _last_stems: dict[str | None, tuple[frozenset[str], frozenset[str]]] = {}
 # a letter of any alphabet, then letters, digits, + and # (on ASCII text: [A-Za-z][A-Za-z0-9+#]*), so
 # that "Schlüssel" is one name, not "Schl"; a script written without spaces ends it, and may come
 # right before it ("安装Python插件": the name is "Python")
-_NAME_CHAR = rf"(?:[^\W_{_SPACELESS}]|[+#])"
-_NAME = re.compile(rf"(?:(?<![\w./-])|(?<=[{_SPACELESS}]))([^\W\d_{_SPACELESS}]{_NAME_CHAR}*(?:[.-]{_NAME_CHAR}+)*)")
-_GLUED = re.compile(rf"[{_SPACELESS}]")
+_NAME_CHAR = rf"(?:[^\W_{SPACELESS}]|[+#])"
+_NAME = re.compile(rf"(?:(?<![\w./-])|(?<=[{SPACELESS}]))([^\W\d_{SPACELESS}]{_NAME_CHAR}*(?:[.-]{_NAME_CHAR}+)*)")
+_GLUED = re.compile(rf"[{SPACELESS}]")
 _SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n)\W*$")
 
 
@@ -367,7 +367,8 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                 # inside a function's body says nothing read alone
                 quotable.append(k >= own and whole and not quotes_question(s, question) and not (
                     k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
-    if not pool and hits:
+    # no sentence qualifies: the first chunk's whole text is the pool, unless it is a refusal in its words
+    if not pool and hits and not states_a_gap(hits[0].text):
         pool, quotable = [(hits[0], hits[0].text)], [True]
     qv = np.asarray(embedder.embed([question])[0])
     # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
@@ -427,7 +428,7 @@ def code_from_statement(code: str) -> tuple[str, bool]:
     if not body:
         return code, True
     starts = [i for i in body if not CLOSES_BRACKET.match(lines[i])]
-    top = next((i for i in starts if not _indent(lines[i])), None)
+    top = next((i for i in starts if not indent_of(lines[i])), None)
     if top == body[0]:
         return code, True  # it starts at a statement: a whole block, or a piece cut where a reader would
     if top is not None:
@@ -452,7 +453,7 @@ def _normalised(text: str) -> str:
 def _outside_code(text: str) -> str:
     """``text`` with each code span (and fenced block) one placeholder word: a ``|`` in code
     (``frobctl config | grep timeout``) is a shell pipe, never a table's cell boundary."""
-    parts = _parts(text)
+    parts = code_parts(text)
     return "".join(p if i % 2 == 0 else "code" for i, p in enumerate(parts))
 
 
@@ -469,14 +470,14 @@ def _table_block(block: str) -> bool:
     separator, the pipes outside code spans. A paragraph with a ``|`` in it (a shell pipe in inline
     code, ``a | b`` in prose) is prose, cut into sentences."""
     lines = [ln for ln in _outside_code(block).split("\n") if ln.strip()]
-    return len(lines) >= 2 and all(is_row_line(ln) or (_SEPARATOR.match(ln) and "-" in ln) for ln in lines)
+    return len(lines) >= 2 and all(is_row_line(ln) or (TABLE_SEPARATOR.match(ln) and "-" in ln) for ln in lines)
 
 
 def _lists_only(body: str, titles: Collection[str]) -> bool:
     """``body`` is a list whose every item (nested ones too) is one of ``titles`` (normalised): a table
     of contents (a page's list of its sections, a Sphinx toctree of pages), a list of headings."""
     lines = [ln for ln in body.split("\n") if ln.strip()]
-    return bool(titles) and all(_LIST_ITEM.match(ln) and _normalised(_LIST_ITEM.sub("", ln)) in titles for ln in lines)
+    return bool(titles) and all(LIST_ITEM.match(ln) and _normalised(LIST_ITEM.sub("", ln)) in titles for ln in lines)
 
 
 def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = ()) -> str:
@@ -552,13 +553,13 @@ def states_a_gap(s: str) -> bool:
     describing how questions the docs don't cover are handled), nor one that names no documentation
     as *the documentation*, *the docs* or *the provided …* (a product's "context" or "sources", "the
     generated documentation", a design note's "I don't see a problem"). Inline code is not read."""
-    from .citations import _SAYS_NOT_COVERED
+    from .citations import SAYS_NOT_COVERED
 
     body = s.strip()
-    if "\n" in body or body.startswith("```") or _LIST_ITEM.match(body) or _lead_in(body):
+    if "\n" in body or body.startswith("```") or LIST_ITEM.match(body) or _lead_in(body):
         return False
     text = _outside_code(body)
-    m = _SAYS_NOT_COVERED.search(text)
+    m = SAYS_NOT_COVERED.search(text)
     return m is not None and not _SUPPOSES.search(text[:m.start()]) and bool(_NAMES_THE_DOCS.search(text))
 
 
@@ -648,8 +649,6 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     unreadable = not_latin(question)
     chosen: list[tuple[Hit, str, float]] = []
     order = [i for i in order if quotable[i]] or list(order)
-    # the pool a chunk's whole text makes when no sentence qualifies: a refusal in its words is none
-    order = [i for i in order if not states_a_gap(pool[i][1])]
     if not order:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
     for i in order:

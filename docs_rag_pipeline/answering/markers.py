@@ -118,7 +118,7 @@ def _spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def _parts(text: str) -> list[str]:
+def code_parts(text: str) -> list[str]:
     """``text`` cut into text and code, alternately (the even parts are text)."""
     parts, pos = [], 0
     for a, b in code_ranges(text):
@@ -148,7 +148,7 @@ def _lookalike(m: re.Match) -> str:
 def neutralise(text: str) -> str:
     """``text`` without bracketed numbers, footnote references or ``NO_ANSWER`` outside code,
     nor look-alikes of a marker (invisible characters inside, full-width brackets, a range)."""
-    parts = _parts(text)
+    parts = code_parts(text)
     parts[0::2] = [neutralise_text(p) for p in parts[0::2]]  # the even parts are outside code
     return re.sub(r"[ \t]+$", "", "".join(parts))
 

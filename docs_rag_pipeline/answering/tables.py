@@ -11,7 +11,7 @@ from ..table_row import is_row_line, row_cells
 
 __all__ = ["for_terminal", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
 
-_SEPARATOR = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$")
+TABLE_SEPARATOR = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$")
 
 
 def table_rows(block: str) -> list[list[str]] | None:
@@ -23,7 +23,7 @@ def table_rows(block: str) -> list[list[str]] | None:
     if len(lines) < 2 or not all(is_row_line(ln) or ln.startswith("|") for ln in lines):
         return None
     markdown = is_markdown_table(block)
-    rows = [_markdown_cells(ln) if markdown else row_cells(ln) for ln in lines if not _SEPARATOR.match(ln)]
+    rows = [_markdown_cells(ln) if markdown else row_cells(ln) for ln in lines if not TABLE_SEPARATOR.match(ln)]
     return rows if len(rows) >= 2 else None
 
 
@@ -61,14 +61,14 @@ def markdown_table(block: str) -> str:
 def is_markdown_table(block: str) -> bool:
     """A Markdown table: rows between pipes, the second line a ``| --- |`` separator."""
     lines = block.strip().split("\n")
-    return len(lines) >= 2 and lines[0].lstrip().startswith("|") and bool(_SEPARATOR.match(lines[1])) \
+    return len(lines) >= 2 and lines[0].lstrip().startswith("|") and bool(TABLE_SEPARATOR.match(lines[1])) \
         and "-" in lines[1]
 
 
 def strip_table_markup(text: str) -> str:
     """``text`` without what makes rows a Markdown table (separator lines, pipes): what remains of a
     table in an answer is what remains of its rows in the chunk it came from."""
-    lines = [ln for ln in text.split("\n") if not (_SEPARATOR.match(ln) and "-" in ln)]
+    lines = [ln for ln in text.split("\n") if not (TABLE_SEPARATOR.match(ln) and "-" in ln)]
     return "\n".join(lines).replace("\\|", " ").replace("|", " ")
 
 
