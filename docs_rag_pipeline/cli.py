@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from . import __version__
 from ._console import Terminated, sigterm_is_ctrl_c as _sigterm_is_ctrl_c
 from .config import Config, ConfigError, StorageMissing, config_name, load_config
 from .embedding import EmbeddingError
@@ -1191,6 +1192,8 @@ def cmd_sources(args: argparse.Namespace, config: Config) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="docs-rag", description="Documentation → cited answers.")
     p.add_argument("--config", help="config file (default: $DOCS_RAG_CONFIG or ./docs_rag.yaml)")
+    p.add_argument("--version", action="version", version=f"docs-rag {__version__}",
+                   help="print the version (as an MCP client and the agent card see it) and exit")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("ingest", help="materialize the asset graph for the source(s) through Dagster")
     s.add_argument("--source", help="only this source")

@@ -422,3 +422,25 @@ def test_search_and_ask_with_the_embedding_server_down_are_one_line_and_exit_69(
         assert out.stderr.startswith(f"error: embedding server at {srv.url}/ failed after 1 attempts: Connection error.; "
                                      "check that it runs and that embedding.base_url points at it"), out.stderr
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_version_is_the_packages_in_the_cli_and_the_mcp_handshake(tmp_path):
+    """`docs-rag --version` was a usage error (exit 2) and the MCP handshake's serverInfo.version was
+    "": a user reporting a bug, or an MCP host listing its servers, could not tell which docs-rag ran.
+    Both now give the package's version, the one pyproject.toml declares, and --version reads no config."""
+    import tomllib
+
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    from docs_rag_pipeline import __version__
+
+    declared = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["version"]
+    assert __version__ == declared
+    out = _run(["--version"], tmp_path / "no-such-config.yaml")
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"docs-rag {declared}\n", "")
+    write_docs(tmp_path / "docs", GUIDE)
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    out = _run(["mcp"], write_config(tmp_path), input=hello + "\n", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[0])["result"]["serverInfo"] == {"name": "docs-rag", "version": declared}

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import WithJsonSchema
 
+from .. import __version__
 from ..context import get_context, warm_up
 from ..retrieval import QueryError
 from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
@@ -172,7 +173,7 @@ class _Server(MCPServer):
 
 def create_server(config_path: str | Path | None = None) -> MCPServer:
     """The MCP server over the index that ``config_path`` (else $DOCS_RAG_CONFIG, ./docs_rag.yaml) names."""
-    server = _Server(name="docs-rag", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server(name="docs-rag", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def ctx():  # noqa: ANN202
         return get_context(config_path)
