@@ -675,3 +675,37 @@ def test_every_citation_url_opens_its_section_in_a_browser(browser, tmp_path):
                 assert target == ident, (url, target)
         finally:
             ctx.close()
+
+
+def test_the_page_works_under_a_reverse_proxys_path_prefix(browser, app):
+    """Behind a reverse proxy at https://docs.example.org/rag (deploy.md), which forwards /rag/* with
+    the prefix removed, the page opened at /rag/ loads its script and stylesheet and calls the API under
+    /rag/: every URL of the page is relative to it. Root-absolute URLs (/static/app.js, /ask) went to
+    the proxy's root: no script, no style, no answer."""
+    from werkzeug.exceptions import NotFound
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
+
+    with serve(DispatcherMiddleware(NotFound(), {"/rag": app})) as url:
+        ctx = browser.new_context(viewport={"width": 1100, "height": 900})
+        pg = ctx.new_page()
+        seen: list[tuple[int, str]] = []
+        pg.on("response", lambda r: seen.append((r.status, r.url)))
+        try:
+            pg.goto(f"{url}/rag/")
+            pg.wait_for_selector("#index-info:not(:empty)")  # GET health answered
+            assert pg.evaluate("getComputedStyle(document.querySelector('.visually-hidden')).position") == "absolute"
+            ask(pg, CONVERTER_Q)
+            assert pg.locator("#answer a.cite").count() >= 2
+            pg.click("#source-1 .toggle")
+            pg.wait_for_selector("#source-1[data-loaded='chunk']")  # GET chunks/<id>, not the snippet
+            pg.click("#feedback-up")
+            pg.wait_for_selector("#feedback-status:text('Thanks')")
+            page_url = pg.inner_text("#source-1 .url").split("#")[0]
+            pg.goto(f"{url}/rag/view?url={requests.utils.quote(page_url, safe='')}")  # its stylesheet too
+            pg.wait_for_selector("body.view")
+            assert pg.evaluate("document.styleSheets.length") == 1
+        finally:
+            ctx.close()
+    outside = [(s, u) for s, u in seen if not u.startswith(f"{url}/rag/") and not u.endswith("/favicon.ico")]
+    assert outside == [], outside
+    assert [(s, u) for s, u in seen if s >= 400 and not u.endswith("/favicon.ico")] == [], seen

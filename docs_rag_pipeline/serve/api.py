@@ -260,7 +260,7 @@ def render_page(page: dict[str, Any]) -> str:
     from html import escape
 
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(page['title'] or '')}</title>"
-             '<link rel=stylesheet href="/static/style.css"></head><body class=view><main>'
+             '<link rel=stylesheet href="static/style.css"></head><body class=view><main>'
              f"<h1>{escape(page['title'] or page['url'])}</h1><p class=source>{escape(page['url'])}</p>"]
     seen: set[str] = set()
     for ch in page["chunks"]:

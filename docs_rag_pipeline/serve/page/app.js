@@ -56,14 +56,15 @@
   }
 
   // only http(s) links from the corpus become clickable as they are; a local source's URL (relative,
-  // e.g. "docs/refresh.md#x", or file:///…) opens the indexed page on this server: /view?url=…#x
+  // e.g. "docs/refresh.md#x", or file:///…) opens the indexed page on this server: view?url=…#x, relative
+  // to the page like every URL of the page (the API may sit under a proxy's path prefix, /rag/)
   function safeHref(url) {
     const s = String(url);
     const local = /^file:/i.test(s) || (!/^[a-z][a-z0-9+.-]*:/i.test(s) && !s.startsWith("//"));
     if (local) {
       const i = s.indexOf("#");
       const page = i < 0 ? s : s.slice(0, i);
-      return page ? "/view?url=" + encodeURIComponent(page) + (i < 0 ? "" : s.slice(i)) : null;
+      return page ? "view?url=" + encodeURIComponent(page) + (i < 0 ? "" : s.slice(i)) : null;
     }
     try {
       const u = new URL(s);
@@ -114,7 +115,7 @@
     const payload = { question: text, stream: true };
     if (threadId) payload.thread_id = threadId;
     try {
-      const resp = await fetch("/ask", {
+      const resp = await fetch("ask", {
         method: "POST",
         headers: { "Content-Type": "application/json", ...authHeaders() },
         body: JSON.stringify(payload),
@@ -587,7 +588,7 @@
     let chunk = null;
     let problem = null;
     try {
-      const resp = await fetch("/chunks/" + encodeURIComponent(c.chunk_id), { headers: authHeaders() });
+      const resp = await fetch("chunks/" + encodeURIComponent(c.chunk_id), { headers: authHeaders() });
       const data = await resp.json().catch(() => null);
       if (resp.ok && data) chunk = data;
       else problem = errorMessage(data, resp.status);
@@ -679,7 +680,7 @@
     if (comment) body.comment = comment;
     fbStatus.textContent = "Sending…";
     try {
-      const r = await fetch("/feedback", { method: "POST", headers: { "Content-Type": "application/json", ...authHeaders() },
+      const r = await fetch("feedback", { method: "POST", headers: { "Content-Type": "application/json", ...authHeaders() },
                                            body: JSON.stringify(body) });
       const data = await r.json().catch(() => null);
       if (!r.ok) {
@@ -710,7 +711,7 @@
   });
 
   // ---- what is indexed ---------------------------------------------------------------------
-  fetch("/health")
+  fetch("health")
     .then((r) => (r.ok ? r.json() : null))
     .then((h) => {
       if (!h || !h.sources) return;
