@@ -20,7 +20,7 @@ from docs_rag_pipeline.serve.api import create_app
 from .conftest import (EXPORTER_DOC, FAKE_MARKERS, FENCE_Q, GUIDE, MARKERS, QUOTA_DOC, REFRESH_Q, REPO, write_config,
                        write_docs)
 from .dagster_helpers import materialize_source
-from .test_api import serve, variant
+from .test_api import closed_port, serve, variant
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -709,3 +709,58 @@ def test_the_page_works_under_a_reverse_proxys_path_prefix(browser, app):
     outside = [(s, u) for s, u in seen if not u.startswith(f"{url}/rag/") and not u.endswith("/favicon.ico")]
     assert outside == [], outside
     assert [(s, u) for s, u in seen if s >= 400 and not u.endswith("/favicon.ico")] == [], seen
+
+
+#: an API page whose sections sit under a title with no place to break (the parent line of a chunk)
+API_PAGE = {"insert-job.md": f"""
+        ---
+        title: "{LONG_ID}"
+        ---
+        # {LONG_ID}
+
+        The insert job operator submits one warehouse job and waits for it.
+
+        ## Parameters
+
+        The operator takes a configuration dictionary and a location for the warehouse job.
+
+        ### deferrable
+
+        With deferrable set, the operator frees its worker slot while the warehouse job runs.
+    """}
+#: an Azure-style deployment path: the LLM's URL, long and without a place to break, is in the warning
+AZURE_PATH = "/openai/deployments/gpt-4o-mini-2024-07-18-internal-gateway/v1/"
+
+
+def test_a_long_warning_and_parent_line_wrap_on_a_phone(browser, tmp_path):
+    """At 375 px, the warning the server writes when the LLM cannot be reached (its URL in it) and the
+    "Part of: <API page title> › Parameters" line of an opened source wrap inside their boxes: the
+    warning ran over the card's border and the parent line made the page 579 px wide."""
+    write_docs(tmp_path / "docs", API_PAGE)
+    cfg = write_config(tmp_path, extra=f"""
+        llm:
+          provider: openai
+          model: m
+          base_url: http://127.0.0.1:{closed_port()}{AZURE_PATH}
+    """)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    with serve(create_app(config_path=str(cfg))) as url:
+        ctx = browser.new_context(viewport={"width": 375, "height": 800}, base_url=url)
+        pg = ctx.new_page()
+        try:
+            pg.goto("/")
+            ask(pg, "What does deferrable do for the insert job operator?")
+            assert AZURE_PATH in pg.inner_text("#warning") and "unreachable" in pg.inner_text("#warning")
+            pg.click("#source-1 .toggle")
+            pg.wait_for_selector("#source-1[data-loaded='chunk']")
+            assert LONG_ID in pg.inner_text("#source-1 .parent")
+            over = pg.evaluate("""() => ['#warning', '#source-1 .parent'].map((s) => {
+                const e = document.querySelector(s), r = document.createRange(); r.selectNodeContents(e);
+                const right = Math.max(...Array.from(r.getClientRects()).map((x) => x.right));
+                return [s, e.scrollWidth - e.clientWidth, right - e.getBoundingClientRect().right]; })
+              .filter(([s, scroll, past]) => scroll > 0 || past > 1)""")
+            assert over == [], over
+            assert pg.evaluate("document.documentElement.scrollWidth") <= 375
+        finally:
+            ctx.close()
