@@ -625,6 +625,36 @@ def test_page_asks_for_the_token_when_the_api_needs_one(browser, index, monkeypa
             ctx.close()
 
 
+@pytest.mark.parametrize("token", ["pässwörd", "tök€n"])
+def test_the_page_sends_a_non_ascii_token_as_the_server_reads_it(browser, index, monkeypatch, token):
+    """A token with non-ASCII letters, which the server matches when it comes as UTF-8 (http.md), works
+    from the page too: it sent 'pässwörd' as Latin-1 bytes (401 again, the token box forever) and
+    could not send 'tök€n' at all ("The server could not be reached: … non ISO-8859-1 code point")."""
+    monkeypatch.setenv("DOCS_RAG_PAGE_TOKEN", token)
+    cfg = variant(index, "page-auth-utf8.yaml", "token_env: DOCS_RAG_PAGE_TOKEN")
+    with serve(create_app(config_path=str(cfg))) as url:
+        ctx = browser.new_context(base_url=url)
+        pg = ctx.new_page()
+        try:
+            pg.goto("/")
+            pg.fill("#question", CONVERTER_Q)
+            pg.press("#question", "Enter")
+            pg.wait_for_selector("#auth:not([hidden])")
+            # a control character cannot go in a header: the token box says so, and nothing is sent
+            pg.fill("#token", "tok\x07en")
+            pg.click("#save-token")
+            pg.wait_for_selector("#token-problem:not([hidden])")
+            assert "control character" in pg.inner_text("#token-problem") and pg.is_visible("#auth")
+            pg.fill("#token", token)
+            pg.click("#save-token")
+            pg.wait_for_selector("#answer a.cite")
+            assert pg.is_hidden("#error") and pg.is_hidden("#auth") and pg.is_hidden("#token-problem")
+            pg.click("#source-1 .toggle")  # GET chunks/<id> carries it the same way
+            pg.wait_for_selector("#source-1[data-loaded='chunk']")
+        finally:
+            ctx.close()
+
+
 def test_page_headers(server):
     r = requests.get(f"{server}/", timeout=30)
     assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/html")

@@ -76,8 +76,18 @@
 
   function authHeaders() {
     const t = sessionStorage.getItem(TOKEN_KEY);
-    return t ? { Authorization: "Bearer " + t } : {};
+    return t && !BAD_TOKEN.test(t) ? { Authorization: "Bearer " + headerToken(t) } : {};
   }
+
+  // The token as the server compares it: the header's bytes against the token's UTF-8 (http.md). A
+  // header value is a string of bytes: fetch sent "ä" as the Latin-1 byte e4 (a 401) and refused "€"
+  // (above U+00FF) with a TypeError, so each UTF-8 byte goes as the character of that code point.
+  function headerToken(t) {
+    return String.fromCharCode(...new TextEncoder().encode(t));
+  }
+
+  // what no header can carry: a control character (NUL, a line break…); a tab is allowed
+  const BAD_TOKEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
   // what an error body says, whatever its shape: this server's {"error": {"code", "message"}}, a
   // gateway's {"error": "Bad gateway"}, or nothing usable ("HTTP 502")
@@ -701,8 +711,17 @@
   $("feedback-down").addEventListener("click", (e) => sendFeedback("down", e.currentTarget));
 
   // ---- token (when the server asks for one) --------------------------------------------------
+  const tokenProblem = $("token-problem");
   $("save-token").addEventListener("click", () => {
     const t = tokenInput.value.trim();
+    if (BAD_TOKEN.test(t)) {
+      tokenProblem.textContent = "This token has a control character (such as a line break), which an HTTP header " +
+        "cannot carry: paste the token without it.";
+      tokenProblem.hidden = false;
+      tokenInput.focus();
+      return;
+    }
+    tokenProblem.hidden = true;
     if (t) sessionStorage.setItem(TOKEN_KEY, t);
     else sessionStorage.removeItem(TOKEN_KEY);
     tokenInput.value = "";
