@@ -467,6 +467,43 @@ def test_new_conversation_drops_the_answer_in_flight(page, app):
     assert "sanitizer" not in page.inner_text("#result").lower()
 
 
+TURNS = "els => els.map(e => [e.dataset.threadId, e.querySelector('.you').textContent])"
+
+
+def test_an_expired_conversation_stays_whole_and_apart_from_the_new_one(page, app, index):
+    """When the thread has expired, the page says so and the next question starts a new conversation.
+    The old conversation, its last answer too, stays on screen as one ended conversation; the history
+    above the new question holds only the new conversation's turns. The old first turn was listed as
+    if the new conversation had begun with it, and its last answer vanished."""
+    from docs_rag_pipeline.context import get_context
+    from docs_rag_pipeline.threads import thread_store
+
+    ask(page, CONVERTER_Q)
+    ask(page, SANITIZER_Q)
+    old = app.bodies[-1]["thread_id"]
+    ctx = get_context(str(index))
+    thread_store(ctx).touch(old, time.time() - (ctx.config.api.thread_ttl_minutes + 1) * 60)
+    page.fill("#question", EXPORTER_Q)
+    page.press("#question", "Enter")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "no longer available" in page.inner_text("#error")
+    assert app.bodies[-1]["thread_id"] == old
+    ask(page, QUOTAS_Q)
+    assert "thread_id" not in app.bodies[-1]  # a new conversation
+    ask(page, CONVERTER_Q)
+    new = app.bodies[-1]["thread_id"]
+    assert new != old
+    assert page.eval_on_selector_all("#turns > li", TURNS) == [[new, QUOTAS_Q]]
+    assert page.get_attribute("#conversation", "aria-label") == "Earlier in this conversation"
+    ended = page.locator("section.conversation.ended")
+    assert ended.count() == 1 and ended.locator("li.turn .turn-answer").count() == 2
+    assert ended.locator("li.turn").evaluate_all(TURNS) == [[old, CONVERTER_Q], [old, SANITIZER_Q]]
+    assert "comment sanitizer removes" in ended.locator("li.turn").last.inner_text().lower()
+    assert "no longer available" in ended.inner_text()
+    page.click("#new-thread")  # starts over: the ended conversation goes too
+    assert page.locator("section.conversation.ended").count() == 0 and page.is_hidden("#conversation")
+
+
 def test_a_stream_without_its_final_event_leaves_no_draft_as_the_answer(page):
     """The streamed text is a draft until the final event: when the stream ends without it (a proxy
     closes it, the server sends an error event, the connection drops), the draft is removed and the

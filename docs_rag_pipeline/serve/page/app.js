@@ -29,6 +29,7 @@
 
   let threadId = null; // the conversation the next question continues (the last answer's thread_id)
   let shown = null; // the turn on screen: {question, ans}, moved up into the conversation by the next one
+  let ended = false; // the server no longer has the conversation on screen: the next turn starts a new one
 
   let seq = 0; // the number of the latest question; older answers are dropped
   let inflight = null; // the AbortController of the question in flight
@@ -148,6 +149,7 @@
         const code = body && body.error && typeof body.error === "object" ? body.error.code : "";
         const msg = errorMessage(body, resp.status);
         if (code === "unknown_thread" || code === "expired_thread" || code === "threads_unavailable") {
+          if (payload.thread_id) ended = true;
           threadId = null; // the next question starts a new conversation (one the server can answer)
           showError("This conversation is no longer available: " + msg);
           return;
@@ -253,7 +255,9 @@
 
   // a new turn on screen: the turn shown so far moves up into the conversation
   function begin(text) {
-    if (shown && threadId) archive(shown);
+    if (ended) endConversation();
+    else if (shown && threadId) archive(shown);
+    ended = false;
     shown = null;
     result.hidden = false;
     currentQuestion.textContent = text;
@@ -266,6 +270,20 @@
     sourcesHeading.hidden = true;
     traceEl.textContent = "";
     answerEl.dataset.question = text;
+  }
+
+  // The conversation on screen is over (its thread expired, is unknown, or cannot be read): all of it,
+  // its last turn too, moves into a section of its own marked as ended, so the new conversation's
+  // history above the question box holds only its own turns.
+  function endConversation() {
+    if (shown) archive(shown);
+    shown = null;
+    if (!turnsEl.firstChild) return;
+    const old = el("ol", { className: "turns" });
+    while (turnsEl.firstChild) old.appendChild(turnsEl.firstChild);
+    conversation.before(el("section", { className: "conversation ended", "aria-label": "An earlier conversation (ended)" },
+      el("p", { className: "muted", text: "An earlier conversation, no longer available on the server:" }), old));
+    conversation.hidden = true;
   }
 
   function archive(turn) {
@@ -306,7 +324,9 @@
     errorEl.hidden = true;
     threadId = null;
     shown = null;
+    ended = false;
     clear(turnsEl);
+    for (const old of document.querySelectorAll(".conversation.ended")) old.remove();
     conversation.hidden = true;
     result.hidden = true;
     newThreadBtn.hidden = true;
