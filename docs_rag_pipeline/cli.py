@@ -422,6 +422,8 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
     from . import feedback
 
     if args.action == "export":
+        if args.source:
+            config.source(args.source)  # an unknown name is an error naming the configured ones
         out = Path(args.out)
         if out.is_dir():
             raise ValueError(f"--out {out} is a folder; name the cases file to write, e.g. "
@@ -430,7 +432,7 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
             raise ValueError(f"--out {out} exists (it may hold cases you reviewed); name a new file with --out, "
                              "or pass --force to replace it")
         try:
-            cases = feedback.export_cases(config, out)
+            cases = feedback.export_cases(config, out, source=args.source)
         except OSError as exc:
             if _disk_failure(exc):
                 raise
@@ -438,10 +440,12 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
                              + (f" ({exc.filename})" if exc.filename else "")) from None
         _note_skipped(cases, config)
         if not cases:  # no file: `eval --cases` refuses a file of no cases, and it would block the next export
-            print(f"nothing to export: no thumbs-down feedback yet; {out} was not written", file=sys.stderr)
+            print(f"nothing to export: no thumbs-down feedback yet"
+                  + (f" on questions asked of {args.source}" if args.source else "")
+                  + f"; {out} was not written", file=sys.stderr)
             return 0
         print(f"wrote {len(cases)} draft eval case(s) from thumbs-down feedback to {out}; review each `note`, "
-              f"then run: docs-rag eval --cases {out} --source NAME", file=sys.stderr)
+              f"then run: docs-rag eval --cases {out} --source {args.source or 'NAME'}", file=sys.stderr)
         return 0
     rows = feedback.feedback_rows(config)
     _note_skipped(rows, config)
@@ -1243,6 +1247,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="eval/feedback-drafts.jsonl", help="export: the cases file to write "
                                                                         "(default eval/feedback-drafts.jsonl)")
     s.add_argument("--force", action="store_true", help="export: replace the --out file when it exists")
+    s.add_argument("--source", help="export: only questions asked of this source (or of all sources)")
     s.add_argument("--json", action="store_true", help="list: as JSON")
     s.set_defaults(fn=cmd_feedback)
     s = sub.add_parser("gaps", help="doc-gap report: refused and low-confidence questions, clustered")

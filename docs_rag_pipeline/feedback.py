@@ -391,18 +391,23 @@ def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
     return sent
 
 
-def feedback_rows(config: Config, *, rating: str | None = None) -> LogRows:
+def feedback_rows(config: Config, *, rating: str | None = None, source: str | None = None) -> LogRows:
     """Feedback joined with its logged answer (question, answer, citations, scores), oldest first; a
-    rating whose logged answer is damaged is left out and named in ``skipped``."""
+    rating whose logged answer is damaged is left out and named in ``skipped``; ``source``: only those
+    asked of that source or of all sources."""
     if not db_path(config).is_file():
         return LogRows()
     sql = ("SELECT f.id, f.trace_id, f.at, f.rating, f.comment, f.langsmith, q.question, q.source, q.answer, "
            "q.citations, q.cited_urls, q.refused, q.top_score, q.supported, {thread} FROM feedback f "
            "JOIN questions q ON q.trace_id = f.trace_id")
     args: list[Any] = []
+    sql += " WHERE 1=1"
     if rating:
-        sql += " WHERE f.rating = ?"
+        sql += " AND f.rating = ?"
         args.append(rating)
+    if source:
+        sql += " AND (q.source = ? OR q.source IS NULL)"
+        args.append(source)
     with _reading(config) as con:
         have = _columns(con)  # a log written before the thread columns is read as it is (never altered here)
         thread = ", ".join(f"q.{c}" if c in have else f"NULL AS {c}" for c in THREAD_COLUMNS)
@@ -414,6 +419,17 @@ def feedback_rows(config: Config, *, rating: str | None = None) -> LogRows:
 
 def _slug(text: str) -> str:
     return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:6]) or "case"
+
+
+def _case_id(trace_id: str, turns: Iterable[str], question: str) -> str:
+    """``fb-<12 hex digits>-<first six words>``: the digits are of the SHA-1 of the whole trace id, the
+    earlier questions and the question, so no two drafts share an id. The first 8 characters of a
+    trace id alone were not unique: under LangSmith tracing a trace id is a UUIDv7, whose first 8 hex
+    digits are the same for every answer of about a minute."""
+    import hashlib
+
+    key = json.dumps([trace_id, list(turns), question], ensure_ascii=False)
+    return f"fb-{hashlib.sha1(key.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}-{_slug(question)}"
 
 
 def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -434,12 +450,14 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         seen.add(key)
         urls = [u for u in r["cited_urls"] if u]
         answered = not r["refused"] and bool(urls)
-        note = (f"DRAFT from thumbs-down feedback (trace {r['trace_id']}); REVIEW: "
+        asked = (f"asked of source {r['source']} (its cases file: eval/{r['source']}.jsonl)" if r.get("source")
+                 else "asked of all sources")
+        note = (f"DRAFT from thumbs-down feedback (trace {r['trace_id']}, {asked}); REVIEW: "
                 + ("the answer cited these pages and was judged wrong: set expected_urls to the right pages"
                    if answered else "the question was refused: if the docs cover it, set should_refuse false "
                                     "and expected_urls to the page")
                 + (f". Comment: {r['comment']}" if r["comment"] else ""))
-        case = {"id": f"fb-{r['trace_id'][:8]}-{_slug(r['question'])}", "question": r["question"],
+        case = {"id": _case_id(r["trace_id"], key[0], r["question"]), "question": r["question"],
                 "should_refuse": not answered, "expected_urls": urls if answered else [],
                 "expected_keywords": [], "category": "answerable" if answered else "refuse", "note": note}
         if r.get("turns"):
@@ -448,14 +466,15 @@ def draft_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def export_cases(config: Config, out: Path) -> LogRows:
+def export_cases(config: Config, out: Path, *, source: str | None = None) -> LogRows:
     """Write the draft cases to ``out`` whole or not at all (a kill or a full disk mid-write leaves
-    what was there). Whether ``out`` may be replaced is the caller's to decide: it may hold cases a
+    what was there); ``source``: only the questions asked of that source (or of all sources), as
+    ``docs-rag gaps --source`` reads them. Whether ``out`` may be replaced is the caller's to decide: it may hold cases a
     reviewer edited. With no case nothing is written (``docs-rag eval`` refuses a file of no cases, and
     ``out`` is left as it was)."""
     from .files import atomic_write
 
-    rows = feedback_rows(config, rating="down")
+    rows = feedback_rows(config, rating="down", source=source)
     cases = LogRows(draft_cases(rows), rows.skipped)
     if not cases:
         return cases

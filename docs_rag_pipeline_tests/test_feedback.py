@@ -519,3 +519,88 @@ def test_a_question_log_written_before_conversations_were_logged_reads_as_before
     cases = [json.loads(x) for x in out.read_text().splitlines()]
     assert [(c["question"], c.get("turns")) for c in cases] == [("how is it retried?", None),
                                                                 ("how is it retried?", ["which port does zebra use?"])]
+
+
+def test_export_ids_are_unique_under_time_ordered_trace_ids(tmp_path):
+    """Under LangSmith tracing a trace id is a UUIDv7 (langsmith's ``uuid7``, as its RunTree makes them),
+    whose first 8 hex digits are the same for every answer of about a minute. The case id was ``fb-`` and
+    those 8 characters and the first six words, so two thumbs-down questions starting with the same six
+    words, and the same follow-up in two conversations, got one id and ``docs-rag eval`` refused the
+    exported file (``duplicate id``). Now every draft has an id of its own and the file loads."""
+    from langsmith._internal._uuid import uuid7
+
+    from docs_rag_pipeline.evaluation import load_cases
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    asks = [("How do I configure the server for TLS?", []), ("How do I configure the server for logging?", []),
+            ("how is it retried?", ["What does a converter do?"]), ("how is it retried?", ["What is a binding?"])]
+    clock = str(uuid7())[:9]  # the top 32 bits of the millisecond clock, shared by the answers of ~65 s
+    for question, turns in asks:
+        t = clock + str(uuid7())[9:]
+        feedback.log_answer(config, question, Answer(answer="not in the docs", citations=[], refused=True,
+                                                     trace_id=t), turns=turns)
+        feedback.record_feedback(config, t, "down")
+    out = tmp_path / "drafts.jsonl"
+    r = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert r.returncode == 0 and "wrote 4 draft eval case(s)" in r.stderr, r.stderr
+    cases = load_cases(out)  # raised "duplicate id" before
+    assert [(c.question, list(c.turns)) for c in cases] == asks
+    assert len({c.id for c in cases}) == 4
+    assert cases[0].id.startswith("fb-") and cases[0].id.endswith("-how-do-i-configure-the-server")
+
+
+def test_an_export_names_the_source_and_exports_only_one_source_with_source(tmp_path):
+    """The question log keeps the source each question was asked of, but the drafts did not say it and
+    the export had no --source: ``docs-rag eval --cases drafts.jsonl --source alpha-docs`` scored the
+    beta question against alpha's index, and a reviewer could not tell which ``eval/<source>.jsonl`` a
+    draft belongs in. Now the note names the source and its cases file, and --source exports only the
+    questions asked of that source (or of all sources)."""
+    import uuid
+
+    from docs_rag_pipeline.evaluation import load_cases
+    from docs_rag_pipeline.records import Answer, Citation
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path, sources="""
+      - name: alpha-docs
+        kind: local
+        path: a
+        base_url: https://alpha.example.org/
+      - name: beta-docs
+        kind: local
+        path: b
+        base_url: https://beta.example.org/
+    """)
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    for src, q in (("alpha-docs", "How do I install alpha?"), ("beta-docs", "How do I install beta?"),
+                   (None, "Best temperature for sourdough bread?")):
+        t = uuid.uuid4().hex
+        url = f"https://{(src or 'x').split('-')[0]}.example.org/install"
+        cit = Citation(n=1, chunk_id="c" + t[:6], url=url, title="Install", snippet="Run it.", score=0.9)
+        feedback.log_answer(config, q, Answer(answer="Run it [1].", citations=[cit], refused=False, trace_id=t),
+                            source=src)
+        feedback.record_feedback(config, t, "down", "wrong page")
+    out = tmp_path / "all.jsonl"
+    r = _run(["feedback", "export", "--out", str(out)], cfg)
+    assert r.returncode == 0, r.stderr
+    notes = {c.question: c.note for c in load_cases(out)}
+    assert "asked of source alpha-docs (its cases file: eval/alpha-docs.jsonl)" in notes["How do I install alpha?"]
+    assert "asked of source beta-docs (its cases file: eval/beta-docs.jsonl)" in notes["How do I install beta?"]
+    assert "asked of all sources" in notes["Best temperature for sourdough bread?"]
+
+    alpha = tmp_path / "alpha.jsonl"
+    r = _run(["feedback", "export", "--out", str(alpha), "--source", "alpha-docs"], cfg)
+    assert r.returncode == 0 and "docs-rag eval --cases" in r.stderr and "--source alpha-docs" in r.stderr, r.stderr
+    assert [c.question for c in load_cases(alpha)] == ["How do I install alpha?",
+                                                       "Best temperature for sourdough bread?"]
+    bad = _run(["feedback", "export", "--out", str(tmp_path / "x.jsonl"), "--source", "gamma"], cfg)
+    assert bad.returncode == 2 and "unknown source 'gamma'" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    assert not (tmp_path / "x.jsonl").exists()
