@@ -59,11 +59,21 @@ def db_path(config: Config) -> Path:
 
 
 def connect(config: Config, *, wait: float = 30) -> sqlite3.Connection:
-    """A connection that waits up to ``wait`` seconds for another process's lock on the file."""
+    """A connection that waits up to ``wait`` seconds for another process's lock on the file.
+
+    The file is in SQLite's WAL mode (set once, kept in the file): readers never wait for a writer, a
+    writer never waits for readers, and a commit is one append. With the rollback journal, the short
+    transactions of a few processes logging at once (``serve --workers``, the MCP server, CLI asks)
+    starved one another past :data:`LOG_WAIT_SECONDS`, and their asks were answered but not logged.
+    A file that cannot be switched (a read-only folder) is used in the mode it has."""
     p = db_path(config)
     require_storage_folder(p.parent)
     con = sqlite3.connect(p, timeout=wait)
     con.row_factory = sqlite3.Row
+    try:
+        con.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.OperationalError:  # read-only, or busy: this connection works in the file's present mode
+        pass
     con.execute("PRAGMA secure_delete = ON")  # a forgotten question is overwritten, not left in a free page
     con.executescript(SCHEMA)
     return con
@@ -102,8 +112,9 @@ FORGET_BATCH = 500
 #: the longest an answer waits for the question log (this process's other users of it, then SQLite's
 #: lock): another process may hold the file's write lock for long (a backup, a VACUUM, an operator's
 #: sqlite3 shell). Past it the ask is answered and not logged, with a warning; SQLite's 30 s held
-#: every answer that long, one after another behind the process's lock.
-LOG_WAIT_SECONDS = 2.0
+#: every answer that long, one after another behind the process's lock. 2 s was too short for several
+#: processes logging at once (SQLite's busy handler backs off up to 100 ms a try): asks were lost.
+LOG_WAIT_SECONDS = 10.0
 
 
 @contextlib.contextmanager
@@ -148,8 +159,9 @@ def _not_logged(config: Config, trace_id: str, exc: Exception) -> None:
     known = isinstance(exc, (sqlite3.Error, OSError))
     cause = str(exc) if known else repr(exc)
     if getattr(exc, "sqlite_errorname", "") == "SQLITE_BUSY":
-        cause += (f" for more than {LOG_WAIT_SECONDS:g} s: another process holds its write lock, as a backup, "
-                  "a VACUUM or a sqlite3 shell does")
+        cause += (f" for more than {LOG_WAIT_SECONDS:g} s: other connections held its write lock that long, "
+                  "such as a backup, a VACUUM or a sqlite3 shell, or more processes on this storage logging at "
+                  "once than it can take")
     logging.getLogger(__name__).warning(
         "the ask %s was answered but not logged in %s (%s); feedback on it answers unknown_trace_id and the "
         "doc-gap report does not count it", trace_id, db_path(config), cause, exc_info=None if known else exc)

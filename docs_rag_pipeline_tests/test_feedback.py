@@ -178,6 +178,54 @@ def test_a_question_log_locked_by_another_process_holds_no_answer(index, tmp_pat
     assert ask(ANSWERED_Q, config=cfg).trace_id in {r["trace_id"] for r in feedback.questions(load_config(cfg))}
 
 
+def test_an_ask_waits_out_a_write_lock_held_longer_than_the_old_wait_and_is_logged(tmp_path, caplog):
+    """Several processes logging at once on one storage (``serve --workers``, the MCP server, CLI asks)
+    starved one another past the log's 2-s wait (rollback journal, SQLite's backing-off busy handler):
+    asks were answered but not logged, the warning blamed a backup or a VACUUM, and the user's
+    thumbs-down on them was 404 ``unknown_trace_id``. Deterministic stand-in for that contention:
+    another connection holds the write lock for 4 s (longer than the old wait, well within the new
+    one); the ask is logged once it is released, and its feedback is stored. The file is in WAL mode,
+    so a reader is never held by a writer."""
+    import sqlite3
+    import threading
+    import time as _time
+
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    feedback.log_answer(config, "first", Answer(answer="no", citations=[], refused=True, trace_id="c" * 32))
+    con = sqlite3.connect(feedback.db_path(config))
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.close()
+
+    taken, done = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        db = sqlite3.connect(feedback.db_path(config), isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        taken.set()
+        _time.sleep(4)  # longer than the old LOG_WAIT_SECONDS (2 s)
+        db.execute("ROLLBACK")
+        db.close()
+        done.set()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    assert taken.wait(30)
+    assert [r["trace_id"] for r in feedback.questions(config)] == ["c" * 32]  # a reader is not held (WAL)
+    feedback.log_answer(config, "second", Answer(answer="no", citations=[], refused=True, trace_id="d" * 32))
+    t.join()
+    assert done.is_set()
+    assert not [r for r in caplog.records if "was answered but not logged" in r.getMessage()]
+    assert [r["trace_id"] for r in feedback.questions(config)] == ["c" * 32, "d" * 32]
+    assert feedback.record_feedback(config, "d" * 32, "down")["rating"] == "down"
+
+
 def test_feedback_mcp_tool(index):
     from .test_mcp import call, with_client
 
@@ -376,6 +424,7 @@ def test_a_damaged_row_of_the_question_log_is_named_and_left_out(tmp_path):
     and `gaps` name the file, the row and the column in one warning line, leave that row out and read
     the others; nothing stored changes. Before, each stopped with a bare "Expecting property name
     enclosed in double quotes" (exit 2), naming no file and showing no other rating."""
+    import contextlib
     import sqlite3
 
     from docs_rag_pipeline.records import Answer
@@ -395,7 +444,11 @@ def test_a_damaged_row_of_the_question_log_is_named_and_left_out(tmp_path):
         con.execute("UPDATE questions SET cited_urls = '[{' WHERE trace_id = ?", ("d" * 32,))
         con.execute("UPDATE questions SET citations = '{\"url\": 1}' WHERE trace_id = ?", ("f" * 32,))
     con.close()
-    stored = db.read_bytes()
+    def dump() -> list[str]:  # what is stored (WAL mode: a checkpoint rewrites the file's bytes, not its rows)
+        with contextlib.closing(sqlite3.connect(db)) as c:
+            return list(c.iterdump())
+
+    stored = dump()
     out = tmp_path / "drafts.jsonl"
     for args in (["feedback", "list"], ["feedback", "list", "--json"], ["feedback", "export", "--out", str(out)],
                  ["gaps", "--json"]):
@@ -410,7 +463,7 @@ def test_a_damaged_row_of_the_question_log_is_named_and_left_out(tmp_path):
         if args[0] == "feedback" and args[1] == "list":
             assert "e" * 32 in r.stdout and "d" * 32 not in r.stdout and "f" * 32 not in r.stdout, r.stdout
     assert [json.loads(x)["question"] for x in out.read_text().splitlines()] == ["how big is the otter cache?"]
-    assert db.read_bytes() == stored
+    assert dump() == stored
 
 
 def test_a_follow_up_is_exported_with_its_conversation(server, index):
