@@ -152,6 +152,24 @@ def test_backend_unavailable(tmp_path):
         assert str(tmp_path) not in text and ".rs" not in text and "(trace " in text, text
 
 
+def test_feedback_that_cannot_be_stored_is_backend_unavailable(tmp_path):
+    """The question log cannot be opened or written (here the storage folder is missing: moved away, an
+    unmounted volume; a read-only or full disk is the same): POST /feedback answers 503
+    feedback_unavailable, but the MCP tool said ``INVALID_QUERY``, the code for a bad argument, so an
+    agent would not retry and could blame the user's input. Now ``BACKEND_UNAVAILABLE``, as mcp.md's
+    table puts the server's storage failures."""
+    write_docs(tmp_path / "docs", {"a.md": "# A\n\nSome text.\n"})
+    cfg = write_config(tmp_path)  # its storage folder, tmp_path / "data", does not exist
+
+    async def session(client: Client) -> tuple[bool, Any]:
+        return await call(client, "feedback", {"trace_id": "0" * 32, "rating": "down", "comment": "wrong"})
+
+    err, text = with_client(cfg, session)
+    assert err and text.startswith("BACKEND_UNAVAILABLE: feedback cannot be stored on this server"), text
+    assert str(tmp_path) not in text, text
+    assert not (tmp_path / "data").exists()
+
+
 def test_mcp_command_reports_a_missing_config(tmp_path):
     env = {**os.environ, "DOCS_RAG_CONFIG": str(tmp_path / "nope.yaml")}
     p = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "mcp"], env=env, cwd=REPO, capture_output=True,

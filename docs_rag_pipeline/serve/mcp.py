@@ -252,7 +252,8 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
             try:
                 return record_feedback(ctx().config, r.trace_id, r.rating, r.comment)
             except FeedbackError as exc:
-                raise Failure("NOT_FOUND" if exc.status == 404 else "INVALID_QUERY", exc.message) from None
+                code = {404: "NOT_FOUND", 503: "BACKEND_UNAVAILABLE"}.get(exc.status, "INVALID_QUERY")
+                raise Failure(code, exc.message) from None  # a storage failure is the server's, as HTTP's 503
 
         return _run(run)
 
