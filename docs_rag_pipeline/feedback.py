@@ -97,11 +97,17 @@ def _reading(config: Config) -> Iterator[sqlite3.Connection]:
 
 def confidence(ans: Answer) -> dict[str, Any]:
     """The confidence signals an answer carries: its best citation score, the supported share of its
-    citations, and ``low_confidence`` (refused, a warning, or a citation not supported)."""
+    citations, and ``low_confidence`` (refused, uncited statements dropped, or a citation not
+    supported). A warning about the service (the LLM down and the answer extracted, the reranker
+    failed, the conversation not saved) says nothing about the docs' coverage: before, it made a
+    well-supported answer a doc gap, and an outage filled the report with questions the docs answer."""
+    from .answering.citations import SUPPORT_WARNING
+
     scores = [c.score for c in ans.citations]
     judged = [c.supported for c in ans.citations if c.supported is not None]
     supported = (sum(1 for s in judged if s) / len(judged)) if judged else None
-    low = bool(ans.refused or ans.warning or (supported is not None and supported < 1.0))
+    unsupported = bool(ans.warning and SUPPORT_WARNING.match(ans.warning))
+    low = bool(ans.refused or unsupported or (supported is not None and supported < 1.0))
     return {"top_score": max(scores) if scores else None, "supported": supported, "low_confidence": low}
 
 

@@ -226,6 +226,45 @@ def test_an_ask_waits_out_a_write_lock_held_longer_than_the_old_wait_and_is_logg
     assert feedback.record_feedback(config, "d" * 32, "down")["rating"] == "down"
 
 
+def test_a_warning_about_the_service_does_not_make_an_answered_question_a_doc_gap(index, tmp_path):
+    """The conversation store could not be written (here ``threads.sqlite`` is a folder), so a question
+    the docs answer, with supported citations, came with the warning "this answer was not saved as a
+    conversation …"; any warning set ``low_confidence``, and ``docs-rag gaps`` reported the question as a
+    coverage gap (as it did for an LLM outage's extracted answers and a failed reranker). Now only a
+    warning about the answer's support (uncited statements dropped) counts."""
+    from docs_rag_pipeline.answering.service import _without_llm
+    from docs_rag_pipeline.answering.llm import LlmUnavailable
+    from docs_rag_pipeline.query import ask
+    from docs_rag_pipeline.records import Answer, Citation
+
+    from .test_followups import _own_storage
+
+    storage, cfg = _own_storage(index, tmp_path, "nothreads.yaml")
+    (storage / "threads.sqlite").unlink(missing_ok=True)
+    (storage / "threads.sqlite").mkdir()
+    q = "How do I install the package with pip?"
+    ans = ask(q, config=cfg)
+    assert not ans.refused and ans.citations and "not saved as a conversation" in (ans.warning or ""), ans
+    assert all(c.supported is not False for c in ans.citations), ans.citations
+    config = load_config(cfg)
+    logged = next(r for r in feedback.questions(config) if r["trace_id"] == ans.trace_id)
+    assert logged["warning"] == ans.warning and logged["low_confidence"] is False
+    rows, _ = feedback.gap_questions(config)
+    assert q not in [r["question"] for r in rows]
+    r = _run(["gaps", "--json"], cfg)
+    assert r.returncode == 0 and q not in r.stdout, (r.stdout, r.stderr)
+
+    cite = Citation(n=1, chunk_id="c1", url="https://docs.example.org/install.md", title="Install",
+                    snippet="pip install acme", score=0.9, supported=True)
+    for warning, low in (("2 uncited statement(s) dropped", True),
+                         ("1 uncited statement(s) dropped; the reranker failed (x); hits in fused order", True),
+                         (_without_llm(LlmUnavailable("the LLM server is unreachable")), False),
+                         ("the reranker failed (x); hits in fused order", False)):
+        a = Answer(answer="Run pip install acme [1].", citations=[cite], refused=False,
+                   trace_id=os.urandom(16).hex(), warning=warning)
+        assert feedback.confidence(a)["low_confidence"] is low, warning
+
+
 def test_feedback_mcp_tool(index):
     from .test_mcp import call, with_client
 
