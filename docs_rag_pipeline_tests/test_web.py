@@ -1966,3 +1966,46 @@ def test_a_web_source_made_local_loses_its_page_cache(tmp_path: Path) -> None:
     assert not raw.exists() and (tmp_path / "data/sources/okapi").is_dir()
     assert any("'okapi' is a local source now" in ln for ln in lines), lines
     assert sorted(indexed_texts(cfg, "okapi")) == ["https://okapi.example/handbook.md"]
+
+
+def test_a_sitemap_that_cannot_be_read_removes_none_of_the_pages_it_listed(tmp_path: Path) -> None:
+    """A sitemap that answered 503 (or timed out) for one refresh let the crawl count as complete: every
+    indexed page only the sitemap listed was "no longer reached" and removed. Such a crawl has now stopped
+    early and removes nothing. A sitemap index that lists more files than are read says so in the log."""
+    down = {"now": False}
+    listed = ("/", "/guide.html", "/api/one.html", "/api/two.html")
+
+    def sitemap(h) -> None:  # noqa: ANN001
+        if down["now"]:
+            h.reply(503, "Service Unavailable", ctype="text/plain")
+            return
+        host = f"http://{h.headers['Host']}"
+        h.reply(200, "".join(f"{host}{p}\n" for p in listed), ctype="text/plain")
+
+    def index(h) -> None:  # noqa: ANN001 - 55 child sitemaps: 5 over the limit of 50 files
+        host = f"http://{h.headers['Host']}"
+        locs = "".join(f"<sitemap><loc>{host}/child{i}.txt</loc></sitemap>" for i in range(55))
+        h.reply(200, f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</sitemapindex>',
+                ctype="application/xml")
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Herons.</p>", links=("guide.html",))),
+              "/guide.html": lambda h: h.reply(200, page("Guide", "<p>Watch herons at dawn.</p>")),
+              "/api/one.html": lambda h: h.reply(200, page("One", "<p>Counts herons.</p>")),
+              "/api/two.html": lambda h: h.reply(200, page("Two", "<p>Measures egrets.</p>")),
+              "/sitemap.xml": sitemap, "/index.xml": index}
+    with scripted_server(routes, prefix_routes=[("/child", lambda h: h.reply(200, "", ctype="text/plain"))]) as srv:
+        first = web_source(tmp_path, seed_urls=[srv.url + "/"]).scan({}, log=lambda m: None)
+        state = {p.page_url: p.content_hash for p in first.pages}
+        assert set(state) == {srv.url + p for p in listed}
+        down["now"] = True
+        lines: list[str] = []
+        second = web_source(tmp_path, seed_urls=[srv.url + "/"]).scan(state, log=lines.append)
+        assert second.deleted == [] and not second.complete, lines
+        assert second.notes["stopped_early"] == (f"sitemap {srv.url}/sitemap.xml could not be read (HTTP 503, after 2 "
+                                                 "tries), so the pages only it lists were not reached")
+        assert {p.page_url for p in second.pages} == set(state)
+        lines.clear()
+        web_source(tmp_path / "many", seed_urls=[srv.url + "/"], sitemaps=[srv.url + "/index.xml"]
+                   ).scan({}, log=lines.append)
+    assert f"[DISCOVER] sitemaps: 6 more sitemap files not read, over the limit of 50 files (the first: " \
+           f"{srv.url}/child49.txt); the pages only they list are not crawled" in lines, lines

@@ -633,6 +633,7 @@ class _Crawl:
         self.requests = 0
         self.incomplete: list[str] = []  # reasons the crawl cannot count as complete
         self.unreadable_robots: set[str] = set()  # origins skipped: robots.txt unreadable, no page indexed
+        self.unread_sitemaps: list[str] = []  # sitemaps that failed (timeout, 429/5xx): see _run
 
     # -- politeness and HTTP ------------------------------------------------------------------
 
@@ -937,10 +938,14 @@ class _Crawl:
                 f = self.request(url, limit=SITEMAP_MAX_BYTES, page=False)
             except FetchError as exc:
                 self.log(f"[DISCOVER] sitemap {url}: failed, {exc}")
+                self.unread_sitemaps.append(f"sitemap {url} could not be read ({exc})")
                 continue
             if f.status != 200 or f.body is None:
                 quiet = not explicit and nesting == 0 and f.status in GONE_STATUSES
                 self.log(f"[DISCOVER] sitemap {url}: HTTP {f.status}" + (", none there" if quiet else ", skipped"))
+                if f.status in RETRY_STATUSES or f.status >= 500:  # says nothing of the pages it lists
+                    tries = f", after {f.tries} tries" if f.tries > 1 else ""
+                    self.unread_sitemaps.append(f"sitemap {url} could not be read (HTTP {f.status}{tries})")
                 continue
             urls, nested = parse_sitemap(f.body, max_urls=SITEMAP_MAX_URLS + 1)
             cut = ""
@@ -955,6 +960,10 @@ class _Crawl:
             if nesting < 3:
                 queue.extend((n, nesting + 1) for n in (normalize_url(u) for u in nested) if n)
             yield from urls
+        dropped = list(dict.fromkeys(u for u, _ in queue if u not in done))
+        if dropped:  # sitemap indexes that list more files than are read: their pages are not reached
+            self.log(f"[DISCOVER] sitemaps: {len(dropped)} more sitemap files not read, over the limit of "
+                     f"{SITEMAP_MAX_FILES} files (the first: {dropped[0]}); the pages only they list are not crawled")
 
     # -- one page ------------------------------------------------------------------------------
 
@@ -1311,8 +1320,11 @@ class _Crawl:
             stopped = f"{stopped}; {sitemaps_cut}" if stopped else sitemaps_cut
         if stopped is None and self.state and not (self.fetched or self.not_modified):
             stopped = "no page could be fetched (check seed_urls and that the site is up)"
-        complete = stopped is None
         self.leave_out_canonical_duplicates()
+        if stopped is None and self.unread_sitemaps and any(u not in self.pages for u in self.state):
+            # an indexed page this crawl did not reach may be one only the unread sitemap lists
+            stopped = "; ".join(self.unread_sitemaps) + ", so the pages only it lists were not reached"
+        complete = stopped is None
 
         present = set(self.pages)
         page_count = sum(p.status != "failed" for p in self.pages.values())
