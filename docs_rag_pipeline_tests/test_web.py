@@ -2009,3 +2009,36 @@ def test_a_sitemap_that_cannot_be_read_removes_none_of_the_pages_it_listed(tmp_p
                    ).scan({}, log=lines.append)
     assert f"[DISCOVER] sitemaps: 6 more sitemap files not read, over the limit of 50 files (the first: " \
            f"{srv.url}/child49.txt); the pages only they list are not crawled" in lines, lines
+
+
+def test_a_redirect_to_the_same_page_as_normalised_is_followed_not_taken_for_a_loop(tmp_path: Path) -> None:
+    """A folder that redirects to its index.html (``/docs/`` → ``/docs/index.html``: IIS, some S3 and
+    static hosts), or a redirect that only adds a query string (``/lang.html`` → ``/lang.html?lang=en``),
+    was normalised back to the URL asked for and logged as a redirect loop: such a site was not crawled.
+    The Location is now asked for as sent, the page indexed under its normalised URL; a real loop is still
+    one."""
+    def folder(h) -> None:  # noqa: ANN001
+        h.redirect(urlsplit(h.path).path + "index.html", 301)
+
+    def lang(h) -> None:  # noqa: ANN001
+        if "lang=en" in h.path:
+            h.reply(200, page("Language", "<p>Herons in English.</p>"))
+        else:
+            h.redirect("/lang.html?lang=en")
+
+    routes = {"/docs/index.html": lambda h: h.reply(200, page("Docs", "<p>The heron manual.</p>",
+                                                              links=("guide/index.html", "../lang.html",
+                                                                     "../loop.html"))),
+              "/docs/guide/index.html": lambda h: h.reply(200, page("Guide", "<p>Herons hunt at dawn.</p>")),
+              "/lang.html": lang,
+              "/loop.html": lambda h: h.redirect("/loop.html?x=1"),  # and so does /loop.html?x=1: a real loop
+              }
+    with scripted_server(routes, prefix_routes=[("/docs/", folder)]) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/docs/index.html"], sitemaps="off").scan({}, log=lines.append)
+    assert {p.page_url for p in scan.pages} == {srv.url + "/docs/", srv.url + "/docs/guide/", srv.url + "/lang.html"}
+    assert f"[FETCH] 301 {srv.url}/docs/ → {srv.url}/docs/index.html" in lines
+    assert f"[FETCH] 302 {srv.url}/lang.html → {srv.url}/lang.html?lang=en" in lines
+    assert scan.notes["skipped"] == {"redirect loop": 1}, lines
+    assert f"[FETCH] skipped {srv.url}/loop.html: redirect loop ({srv.url}/loop.html → {srv.url}/loop.html?x=1 → " \
+           f"{srv.url}/loop.html?x=1)" in lines  # /loop.html?x=1 redirects to itself

@@ -208,6 +208,16 @@ def _host_requests_reaches(url: str) -> str | None:
     return host.strip("[]").lower().rstrip(".") if host else None
 
 
+def _as_sent(normalized: str, raw: str) -> str:
+    """The URL to request for a redirect target ``raw`` that normalises to ``normalized``: its path and
+    query as sent (``/docs/index.html``, ``/lang.html?lang=en``), percent-encoded, on the normalised scheme
+    and host (those were checked)."""
+    parts, raw_parts = urlsplit(normalized), urlsplit(raw.strip())
+    path = quote(raw_parts.path or "/", safe="/%:@!$&'()*+,;=~-._")
+    query = quote(raw_parts.query, safe="/%:@!$&'()*+,;=?~-._")
+    return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
 def _netloc(url: str) -> str:
     return urlsplit(url).netloc
 
@@ -1072,15 +1082,18 @@ class _Crawl:
                 self.log(f"[FETCH] {url}: the links of its cached copy are not followed ({type(exc).__name__}: {exc})")
 
     def visit(self, url: str, depth: int, seed: bool, *, conditional: bool = True) -> None:
-        chain: list[str] = []
-        cur = url
+        chain: list[str] = []  # the (normalised) URLs of the redirect chain
+        asked: list[str] = []  # the URLs requested, as sent: a loop is a URL asked for twice
+        cur = req = url
         while True:
-            if cur in chain or len(chain) > MAX_REDIRECTS:
-                loop = " → ".join([*chain, cur]) if cur in chain else f"more than {MAX_REDIRECTS} redirects"
+            if req in asked or len(asked) > MAX_REDIRECTS:
+                loop = " → ".join([*asked, req]) if req in asked else f"more than {MAX_REDIRECTS} redirects"
                 self.done.update(chain)
                 self.skip(url, "redirect loop", f"redirect loop ({loop})")
                 return
-            chain.append(cur)
+            asked.append(req)
+            if cur not in chain:
+                chain.append(cur)
             entry = self.manifest.pages.get(cur)
             headers: dict[str, str] = {}
             # resync (after a restore) asks as a refresh does: a 304's cached body is the page as it is now
@@ -1091,7 +1104,7 @@ class _Crawl:
                 if entry.get("last_modified"):
                     headers["If-Modified-Since"] = entry["last_modified"]
             try:
-                f = self.request(cur, headers=headers, limit=self.cfg.max_bytes, page=True)
+                f = self.request(req, headers=headers, limit=self.cfg.max_bytes, page=True)
             except FetchError as exc:
                 self.done.update(chain)
                 self.fail(cur, str(exc), depth)
@@ -1099,7 +1112,7 @@ class _Crawl:
             if f.status in REDIRECT_STATUSES:
                 loc = f.headers.get("Location")
                 loc = None if loc is None else location_url(loc)  # raw UTF-8 or Latin-1 bytes, read as browsers do
-                target = self.normalize(urljoin(cur, loc)) if loc else None
+                target = self.normalize(urljoin(req, loc)) if loc else None
                 if target is None:
                     self.done.update(chain)
                     where = ("without a Location header" if loc is None else "with an empty Location header"
@@ -1113,12 +1126,17 @@ class _Crawl:
                     if why.category == "robots.txt unreadable":  # says nothing of the page: it stays
                         self.keep_indexed(url)
                     return
-                self.log(f"[FETCH] {f.status} {cur} → {target}")
+                if target == cur:  # a folder → its index.html, a query added: the same page, asked for as sent
+                    sent = _as_sent(target, urljoin(req, loc))
+                    self.log(f"[FETCH] {f.status} {req} → {sent}")
+                    req = sent
+                    continue
+                self.log(f"[FETCH] {f.status} {req} → {target}")
                 if target in self.done and target not in chain:
                     self.done.update(chain)
                     self.log(f"[FETCH] {url}: same page as {target}, already fetched")
                     return
-                cur = target
+                cur = req = target
                 continue
             break
         self.done.update(chain)
