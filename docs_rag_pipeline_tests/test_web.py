@@ -2042,3 +2042,46 @@ def test_a_redirect_to_the_same_page_as_normalised_is_followed_not_taken_for_a_l
     assert scan.notes["skipped"] == {"redirect loop": 1}, lines
     assert f"[FETCH] skipped {srv.url}/loop.html: redirect loop ({srv.url}/loop.html → {srv.url}/loop.html?x=1 → " \
            f"{srv.url}/loop.html?x=1)" in lines  # /loop.html?x=1 redirects to itself
+
+
+def test_a_request_whose_headers_trickle_in_has_its_connection_closed_at_the_deadline(tmp_path: Path) -> None:
+    """A request that missed its deadline while its headers trickled in was left running in a thread that
+    kept its connection open, reading, for as long as the server kept dripping; each retry and each page
+    opened another: many connections to a host that is visibly struggling, still open after the crawl.
+    The connection of such a try is now closed at its deadline, so the server sees every one of them end
+    (without the fix they stay open until the server gives up after 60 s)."""
+    stop = threading.Event()
+    lock = threading.Lock()
+    open_now = {"n": 0, "tries": 0}
+
+    def dripping(h) -> None:  # noqa: ANN001
+        with lock:
+            open_now["n"] += 1
+            open_now["tries"] += 1
+        h.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        give_up = time.monotonic() + 60
+        try:
+            while not stop.wait(0.05) and time.monotonic() < give_up:
+                h.wfile.write(b"a")
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            with lock:
+                open_now["n"] -= 1
+        h.close_connection = True
+
+    with scripted_server({"/a.html": dripping, "/b.html": dripping}) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/a.html", srv.url + "/b.html"], sitemaps="off",
+                         timeout_seconds=0.5, max_retries=1)
+        lines: list[str] = []
+        try:
+            scan = src.scan({}, log=lines.append)
+            until = time.monotonic() + 10  # the server notices a closed connection at its next write
+            while open_now["n"] and time.monotonic() < until:
+                time.sleep(0.05)
+            still_open = open_now["n"]
+        finally:
+            stop.set()
+    assert {p.page_url: p.status for p in scan.pages} == {srv.url + "/a.html": "failed", srv.url + "/b.html": "failed"}
+    assert open_now["tries"] == 4 and still_open == 0, lines

@@ -23,6 +23,8 @@ import math
 import os
 import posixpath
 import re
+import socket
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -43,7 +45,7 @@ from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body, whole_characters
 from .canonical import canonical_drops, canonical_link, keep_first
-from .web_http import crawler_session, location_url, response_socket
+from .web_http import crawler_session, location_url, response_socket, shut_down, watch_sockets
 
 __all__ = ["WebSource", "extract_links", "has_cache", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -714,14 +716,27 @@ class _Crawl:
     def _get(self, url: str, headers: dict[str, str], deadline: float) -> requests.Response:
         """``session.get`` (streamed, no redirect followed) that gives up at ``deadline``. The read
         timeout is per read: a server sending its header lines a byte a second never trips it, and
-        requests has no deadline for the whole exchange. So the request runs in a thread of its own,
-        left behind when it misses the deadline (it ends when the server hangs up, closing what it got)."""
-        ok, resp = within(
-            deadline - time.monotonic(),
-            lambda: self.session.get(url, headers=headers, timeout=self.cfg.timeout_seconds, stream=True,
-                                     allow_redirects=False),
-            name=f"docs-rag fetch {url}", on_late=lambda late: late.close())
+        requests has no deadline for the whole exchange. So the request runs in a thread of its own; when it
+        misses the deadline its socket is shut down, so the thread ends and its connection closes then."""
+        sockets: list[socket.socket] = []
+        finished = threading.Event()
+
+        def get() -> requests.Response:
+            watch_sockets(sockets)  # this thread's response sockets, so the deadline can cut them
+            try:
+                return self.session.get(url, headers=headers, timeout=self.cfg.timeout_seconds, stream=True,
+                                        allow_redirects=False)
+            finally:
+                watch_sockets(None)
+                finished.set()
+
+        ok, resp = within(deadline - time.monotonic(), get, name=f"docs-rag fetch {url}",
+                          on_late=lambda late: late.close())
         if not ok:
+            # its connection goes now, not when the server stops trickling: one connection to a host at a
+            # time, and nothing left open (the thread's read returns, and urllib3 closes the connection)
+            shut_down(sockets)
+            finished.wait(self.cfg.timeout_seconds)
             budget = self.cfg.timeout_seconds * BODY_TIMEOUTS
             raise _SlowBody(f"the response took over {budget:g} s ({BODY_TIMEOUTS} × timeout_seconds) "
                             "and its headers were still not complete")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import http.client
 import re
 import socket
+import struct
+import threading
 from typing import Any
 
 import requests
@@ -23,7 +25,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["HeadersCutOff", "crawler_session", "location_url", "response_socket"]
+__all__ = ["HeadersCutOff", "crawler_session", "location_url", "response_socket", "shut_down", "watch_sockets"]
 
 
 class HeadersCutOff(http.client.HTTPException):
@@ -48,6 +50,27 @@ class _LastLine:
         return getattr(self.fp, name)
 
 
+_watched = threading.local()
+
+
+def watch_sockets(sockets: list[socket.socket] | None) -> None:
+    """Append to ``sockets`` the socket of every response of :func:`crawler_session` that this thread
+    reads from now on, before its header block is read: a caller that gives up on a request whose
+    headers trickle in shuts it down (:func:`shut_down`), so its thread and connection end then."""
+    _watched.sockets = sockets
+
+
+def shut_down(sockets: list[socket.socket]) -> None:
+    """Shut the sockets down (a read blocked on one returns at once), and make their close a reset, so the
+    server learns at once that the exchange is over (not at its next writes); one already closed is left."""
+    for sock in sockets:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class _WholeHeadersResponse(http.client.HTTPResponse):
     """An http.client response whose header block must end with its blank line (see the module), and
     that keeps its socket (for :func:`response_socket`: http.client drops the connection's own
@@ -56,6 +79,9 @@ class _WholeHeadersResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
         super().__init__(sock, *args, **kwargs)
         self.docs_rag_socket = sock
+        sockets = getattr(_watched, "sockets", None)
+        if sockets is not None:  # made before its header block is read: see watch_sockets
+            sockets.append(sock)
 
     def begin(self) -> None:
         if self.headers is not None:  # already read
