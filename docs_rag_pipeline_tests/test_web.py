@@ -2085,3 +2085,22 @@ def test_a_request_whose_headers_trickle_in_has_its_connection_closed_at_the_dea
             stop.set()
     assert {p.page_url: p.status for p in scan.pages} == {srv.url + "/a.html": "failed", srv.url + "/b.html": "failed"}
     assert open_now["tries"] == 4 and still_open == 0, lines
+
+
+def test_an_s3_403_for_a_missing_key_is_read_as_missing(tmp_path: Path) -> None:
+    """S3 answers 403 AccessDenied, not 404, for a missing key whenever the reader may not list the bucket
+    (the usual public-read policy). The folder a linked ``…/index.html`` is folded into answered 403 and
+    the documented fallback to the URL as linked did not fire: with the seed ``docs/index.html`` nothing
+    was crawled. And a 403 robots.txt disallowed the whole host, where RFC 9309 §2.3.1.3 reads every 4xx
+    as "unavailable": any URL may be crawled."""
+    denied = lambda h: h.reply(403, "<Error><Code>AccessDenied</Code></Error>", ctype="application/xml")  # noqa: E731
+    routes = {"/docs/index.html": lambda h: h.reply(200, page("Docs", "<p>Herons.</p>", links=("guide/index.html",))),
+              "/docs/guide/index.html": lambda h: h.reply(200, page("Guide", "<p>Herons hunt at dawn.</p>"))}
+    with scripted_server(routes, prefix_routes=[("/", denied)]) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/docs/index.html"]).scan({}, log=lines.append)
+    assert {p.page_url for p in scan.pages} == {srv.url + "/docs/index.html", srv.url + "/docs/guide/index.html"}
+    assert f"[DISCOVER] robots.txt {srv.url}/robots.txt: HTTP 403, no restrictions" in lines
+    assert f"[FETCH] 403 {srv.url}/docs/: the folder is not served; fetching it as linked, {srv.url}/docs/index.html" \
+        in lines
+    assert scan.complete, lines

@@ -53,6 +53,7 @@ HTML_TYPES = {"text/html", "application/xhtml+xml"}
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 RETRY_STATUSES = {408, 429, 500, 502, 503, 504}
 GONE_STATUSES = {404, 410}
+FOLDER_NOT_SERVED = {403, 404, 410}  # a folder folded from a linked .../index.html: fetched as linked
 MAX_REDIRECTS = 10
 BACKOFF_SECONDS = 0.5  # first wait before a retry; doubles on each further try
 MAX_BACKOFF_SECONDS = 30.0
@@ -828,10 +829,9 @@ class _Crawl:
                         cut = (f", cut off at {ROBOTS_MAX_BYTES} bytes (RFC 9309's limit): the rest, from the "
                                "line the cut splits, is ignored") if f.truncated else ""
                         self.log(f"[DISCOVER] robots.txt {robots_url}: read{cut}")
-                elif f.status in (401, 403):
-                    rp = _robots_allow_all(False)
-                    self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, the whole host is disallowed")
                 elif 400 <= f.status < 500 and f.status != 429:
+                    # RFC 9309 §2.3.1.3: a 4xx, 401 and 403 included, means robots.txt is unavailable and
+                    # any URL may be crawled (S3 answers 403 for a missing key; Google reads it so too)
                     rp = _robots_allow_all(True)
                     self.log(f"[DISCOVER] robots.txt {robots_url}: HTTP {f.status}, no restrictions")
                 else:
@@ -1172,8 +1172,9 @@ class _Crawl:
                 return
             self.page_from_body(final, f, depth)
             return
-        if f.status in GONE_STATUSES and final == url and url in self.folded and self.folded[url] not in self.done:
-            # a host that serves .../index.html but not its folder (S3's REST endpoint, some static hosts)
+        if f.status in FOLDER_NOT_SERVED and final == url and url in self.folded and self.folded[url] not in self.done:
+            # a host that serves .../index.html but not its folder (S3's REST endpoint, some static hosts;
+            # S3 answers 403 for a missing key when the reader may not list the bucket)
             linked = self.folded.pop(url)
             self.log(f"[FETCH] {f.status} {final}: the folder is not served; fetching it as linked, {linked}")
             self.visit(linked, depth, seed)
