@@ -2104,3 +2104,34 @@ def test_an_s3_403_for_a_missing_key_is_read_as_missing(tmp_path: Path) -> None:
     assert f"[FETCH] 403 {srv.url}/docs/: the folder is not served; fetching it as linked, {srv.url}/docs/index.html" \
         in lines
     assert scan.complete, lines
+
+
+def test_a_robots_txt_five_redirects_away_is_read_and_one_past_them_is_unavailable(tmp_path: Path) -> None:
+    """robots.txt was given at most 4 redirects, and a fifth (http → https → www → CDN …) or a loop was
+    taken for an unreachable robots.txt: every URL of the host disallowed and the crawl stopped early. RFC
+    9309 §2.3.1.2: follow at least five redirects, and past them robots.txt is unavailable (no restrictions),
+    as is a redirect loop."""
+    hops = {f"/r{i}.txt": (lambda n: lambda h: h.redirect(f"/r{n}.txt", 301))(i + 1) for i in range(1, 5)}
+    routes = {"/robots.txt": lambda h: h.redirect("/r1.txt", 301), **hops,  # 5 redirects in all
+              "/r5.txt": lambda h: h.reply(200, "User-agent: *\nDisallow: /private/\n", ctype="text/plain"),
+              "/": lambda h: h.reply(200, page("Home", "<p>Herons.</p>", links=("private/a.html", "guide.html"))),
+              "/guide.html": lambda h: h.reply(200, page("Guide", "<p>Watch herons.</p>")),
+              "/private/a.html": lambda h: h.reply(200, page("Private", "<p>Secret herons.</p>"))}
+    with scripted_server(routes) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lines.append)
+        assert {p.page_url for p in scan.pages} == {srv.url + "/", srv.url + "/guide.html"}, lines
+        assert scan.complete and scan.notes["skipped"] == {"robots.txt": 1}
+        routes["/r5.txt"] = lambda h: h.redirect("/r6.txt", 301)  # a sixth redirect: unavailable
+        lines.clear()
+        scan = web_source(tmp_path / "six", seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lines.append)
+        assert {p.page_url for p in scan.pages} == {srv.url + "/", srv.url + "/guide.html", srv.url + "/private/a.html"}
+        assert scan.complete
+        assert f"[DISCOVER] robots.txt {srv.url}/robots.txt: more than 5 redirects, so it is unavailable: no " \
+               "restrictions (RFC 9309)" in lines
+        routes["/r2.txt"] = lambda h: h.redirect("/robots.txt", 301)  # a loop: unavailable as well
+        lines.clear()
+        scan = web_source(tmp_path / "loop", seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lines.append)
+    assert len(scan.pages) == 3 and scan.complete
+    assert f"[DISCOVER] robots.txt {srv.url}/robots.txt: a redirect loop ({srv.url}/robots.txt → {srv.url}/r1.txt → " \
+           f"{srv.url}/r2.txt → {srv.url}/robots.txt), so it is unavailable: no restrictions (RFC 9309)" in lines

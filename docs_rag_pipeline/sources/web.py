@@ -65,6 +65,7 @@ SITEMAP_MAX_URLS = 50_000  # per sitemap file: the sitemap protocol's limit
 # crawl that can fetch max_pages has no use for millions of URLs, each normalised, checked and remembered
 SITEMAP_QUEUE_PAGES = 10
 SITEMAP_MIN_QUEUED = 10_000
+ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2: a crawler should follow at least five consecutive redirects
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: a crawler must read at least 500 kibibytes; Google reads that much
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # links whose path ends like this are files, not pages: skipped without a request
@@ -805,14 +806,19 @@ class _Crawl:
         robots_url = origin + "/robots.txt"
         rp = None
         target = robots_url
+        asked: list[str] = []
         try:
-            for _ in range(5):
+            for _ in range(ROBOTS_MAX_REDIRECTS + 1):
+                asked.append(target)
                 f = self.request(target, limit=ROBOTS_MAX_BYTES, page=False)
                 if f.status in REDIRECT_STATUSES and f.headers.get("Location"):
                     nxt = normalize_url(urljoin(target, location_url(f.headers["Location"])))
-                    if nxt and host_allowed(_netloc(nxt), self.domains):
+                    if nxt and host_allowed(_netloc(nxt), self.domains) and nxt not in asked:
                         target = nxt
                         continue
+                    if nxt in asked:  # RFC 9309 §2.3.1.2: past the redirects it follows, robots.txt is unavailable
+                        self.log(f"[DISCOVER] robots.txt {robots_url}: a redirect loop ({' → '.join([*asked, nxt])}), "
+                                 "so it is unavailable: no restrictions (RFC 9309)")
                     rp = _robots_allow_all(True)  # RFC 9309: an unfollowable redirect counts as no robots.txt
                     break
                 if f.status == 200:
@@ -837,8 +843,10 @@ class _Crawl:
                 else:
                     raise FetchError(f"HTTP {f.status}")
                 break
-            else:
-                raise FetchError("too many redirects")
+            else:  # RFC 9309 §2.3.1.2: at least five redirects are followed; past them robots.txt is unavailable
+                rp = _robots_allow_all(True)
+                self.log(f"[DISCOVER] robots.txt {robots_url}: more than {ROBOTS_MAX_REDIRECTS} redirects, so it is "
+                         "unavailable: no restrictions (RFC 9309)")
         except FetchError as exc:
             rp = _robots_allow_all(False)
             reason = f"robots.txt of {origin} could not be read ({exc}), so its pages were not crawled"
