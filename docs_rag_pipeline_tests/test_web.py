@@ -2135,3 +2135,27 @@ def test_a_robots_txt_five_redirects_away_is_read_and_one_past_them_is_unavailab
     assert len(scan.pages) == 3 and scan.complete
     assert f"[DISCOVER] robots.txt {srv.url}/robots.txt: a redirect loop ({srv.url}/robots.txt → {srv.url}/r1.txt → " \
            f"{srv.url}/r2.txt → {srv.url}/robots.txt), so it is unavailable: no restrictions (RFC 9309)" in lines
+
+
+def test_a_binary_body_is_found_in_its_first_2_kb_however_it_arrives(tmp_path: Path) -> None:
+    """The binary check looked at the first piece the socket gave: a PDF served as text/html whose server
+    flushed ``%PDF-1.4`` first had NUL bytes only further on, and became a page of mojibake. The first 2 KB
+    are checked now, however many reads bring them."""
+    pdf = b"%PDF-1.4\n" + b"1 0 obj << /Length 5 >> stream\n" + b"\x00\x01\x02binary" * 400
+
+    def manual(h) -> None:  # noqa: ANN001
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(len(pdf)))
+        h.end_headers()
+        h.wfile.write(pdf[:9])  # the first line on its own, as some servers flush it
+        time.sleep(0.2)
+        h.wfile.write(pdf[9:])
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Herons.</p>", links=("manual",))), "/manual": manual}
+    with scripted_server(routes) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lines.append)
+    assert {p.page_url for p in scan.pages} == {srv.url + "/"}, lines
+    assert scan.notes["skipped"] == {"binary body": 1}
+    assert f"[FETCH] skipped {srv.url}/manual: binary body (NUL bytes) served as text/html" in lines

@@ -388,10 +388,13 @@ def _header_charset(content_type: str | None) -> str | None:
     return text_encoding(m.group(1)) if m else None  # Latin-1 as windows-1252, as browsers do
 
 
+BINARY_HEAD = 2048  # a page with a NUL byte in its first this many bytes is a binary file
+
+
 def _looks_binary(head: bytes) -> bool:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
-    return b"\x00" in head[:2048]
+    return b"\x00" in head[:BINARY_HEAD]
 
 
 def _now() -> str:
@@ -759,17 +762,24 @@ class _Crawl:
             raise FetchError(f"HTTP 200 compressed as {unread!r}, which was not asked for and cannot be read "
                              f"(Accept-Encoding: {self.session.headers.get('Accept-Encoding')})")
         body = bytearray()
+        binary = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
+        head_checked = not page  # a page's first BINARY_HEAD bytes, however many reads bring them
         while chunk := self._read1(resp, deadline):
-            if not body and page and _looks_binary(chunk):
-                out.skip = ("binary body", f"binary body (NUL bytes) served as {mime or 'no content type'}")
-                return out
             body += chunk
+            if not head_checked and len(body) >= BINARY_HEAD:
+                head_checked = True
+                if _looks_binary(bytes(body[:BINARY_HEAD])):
+                    out.skip = binary
+                    return out
             if len(body) > limit:
                 out.truncated = True
                 del body[limit:]
                 break
             if time.monotonic() > deadline:
                 raise self._slow_body()
+        if not head_checked and _looks_binary(bytes(body)):  # shorter than BINARY_HEAD, or cut at limit
+            out.skip = binary
+            return out
         # an empty body says nothing of its type: page_from_body decides (an indexed page's is a failed fetch)
         if page and not mime and body.strip() and b"<" not in bytes(body[:1024]):
             out.skip = ("non-HTML content type", "no content type and the body does not look like HTML")
