@@ -2159,3 +2159,22 @@ def test_a_binary_body_is_found_in_its_first_2_kb_however_it_arrives(tmp_path: P
     assert {p.page_url for p in scan.pages} == {srv.url + "/"}, lines
     assert scan.notes["skipped"] == {"binary body": 1}
     assert f"[FETCH] skipped {srv.url}/manual: binary body (NUL bytes) served as text/html" in lines
+
+
+def test_backslashes_in_a_link_path_are_read_as_slashes_as_browsers_read_them(tmp_path: Path) -> None:
+    """Windows-made manuals link ``guide\\install.html``; browsers read a backslash in an http(s) path as
+    ``/`` (WHATWG URL standard), the crawler asked for ``/guide%5Cinstall.html``, a 404, and never reached
+    the page. Links, redirects and canonical links are read as browsers read them now; a backslash in a
+    host is still never read as the end of it (see the test above) and the query keeps its backslashes."""
+    assert extract_links('<a href="guide\\install.html">x</a><a href="b.html?q=a\\b">y</a>', "http://h.org/m/") == [
+        "http://h.org/m/guide/install.html", "http://h.org/m/b.html?q=a\\b"]
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Herons.</p>", links=("guide\\install.html", "old.html"))),
+              "/guide/install.html": lambda h: h.reply(200, page("Install", "<p>Install the heron counter.</p>")),
+              "/old.html": lambda h: h.redirect("\\guide\\moved.html", 301),
+              "/guide/moved.html": lambda h: h.reply(200, page("Moved", "<p>Egrets moved here.</p>"))}
+    with scripted_server(routes) as srv:
+        lines: list[str] = []
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lines.append)
+    assert {p.page_url for p in scan.pages} == {srv.url + "/", srv.url + "/guide/install.html",
+                                                srv.url + "/guide/moved.html"}, lines
+    assert not any("%5C" in ln for ln in lines), lines

@@ -18,6 +18,8 @@ import re
 from typing import Callable, Iterable, Mapping
 from urllib.parse import urljoin
 
+from .web_http import browser_href
+
 #: the least share of a page's word triples its canonical page must hold for the page to be left out
 CANONICAL_SHARE = 0.8
 
@@ -43,14 +45,14 @@ def canonical_link(html: str, base_url: str) -> str | None:
     base = base_url
     for b in doc.xpath("//base[@href]")[:1]:
         try:
-            base = urljoin(base_url, (b.get("href") or "").strip())
+            base = urljoin(base_url, browser_href((b.get("href") or "").strip()))
         except ValueError:
             pass
     for el in doc.xpath("//link[@rel][@href]"):
         if "canonical" in (el.get("rel") or "").lower().split():
             href = (el.get("href") or "").strip()
             try:
-                return urljoin(base, href) if href else None
+                return urljoin(base, browser_href(href)) if href else None
             except ValueError:
                 return None
     return None

@@ -45,7 +45,7 @@ from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
 from .base import Log, ScanResult, Source, content_hash, decode_body, whole_characters
 from .canonical import canonical_drops, canonical_link, keep_first
-from .web_http import crawler_session, location_url, response_socket, shut_down, watch_sockets
+from .web_http import browser_href, crawler_session, location_url, response_socket, shut_down, watch_sockets
 
 __all__ = ["WebSource", "extract_links", "has_cache", "host_allowed", "normalize_url", "parse_robots", "parse_sitemap"]
 
@@ -333,20 +333,20 @@ def extract_links(html: str, base_url: str) -> list[str]:
         return []
     base = base_url
     for b in doc.xpath("//base[@href]")[:1]:
-        base = urljoin(base_url, b.get("href", "").strip())
+        base = urljoin(base_url, browser_href(b.get("href", "").strip()))
     out: list[str] = []
     for el in doc.xpath("//a[@href] | //area[@href]"):
         href = (el.get("href") or "").strip()
         if href and not href.startswith("#"):
             try:
-                out.append(urljoin(base, href))
+                out.append(urljoin(base, browser_href(href)))  # guide\install.html as browsers read it
             except ValueError:
                 continue
     for el in doc.xpath("//meta[@http-equiv]"):
         if (el.get("http-equiv") or "").lower() == "refresh":
             m = META_REFRESH_RE.match(el.get("content") or "")
             if m:
-                out.append(urljoin(base, m.group(2).strip()))
+                out.append(urljoin(base, browser_href(m.group(2).strip())))
     return out
 
 

@@ -25,7 +25,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["HeadersCutOff", "crawler_session", "location_url", "response_socket", "shut_down", "watch_sockets"]
+__all__ = ["HeadersCutOff", "browser_href", "crawler_session", "location_url", "response_socket", "shut_down", "watch_sockets"]
 
 
 class HeadersCutOff(http.client.HTTPException):
@@ -139,11 +139,42 @@ def location_url(value: str) -> str:
     try:
         raw = value.encode("latin-1")
     except UnicodeEncodeError:  # a character past U+00FF: already text, not http.client's view of bytes
-        return value
+        return browser_href(value)
     try:
-        return raw.decode("utf-8")
+        return browser_href(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return re.sub(rb"[\x80-\xff]", lambda m: b"%%%02X" % m[0][0], raw).decode("ascii")
+        return browser_href(re.sub(rb"[\x80-\xff]", lambda m: b"%%%02X" % m[0][0], raw).decode("ascii"))
+
+
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def browser_href(href: str) -> str:
+    """``href`` with each backslash of its path read as ``/``, as browsers read an http(s) URL (WHATWG URL
+    standard: ``guide\\install.html`` is ``guide/install.html``); its query and fragment, and other
+    schemes, as they are. A backslash in the authority, or a leading pair of them (another host to a
+    browser), is left alone: such a URL is refused later (``normalize_url``), never sent to another host."""
+    if "\\" not in href:
+        return href
+    end = min((i for i in (href.find("?"), href.find("#")) if i >= 0), default=len(href))
+    head, tail = href[:end], href[end:]
+    m = _SCHEME_RE.match(head)
+    if m:
+        if m.group(1).lower() not in ("http", "https"):
+            return href
+        rest = head[m.end():]
+        if not rest.startswith("//"):
+            return href
+        slash = rest.find("/", 2)
+        authority = rest[:slash if slash >= 0 else len(rest)]
+        if "\\" in authority:
+            return href
+        prefix, path = head[:m.end()] + authority, rest[len(authority):]
+    else:
+        if head.lstrip()[:2].replace("\\", "/") == "//":
+            return href
+        prefix, path = "", head
+    return prefix + path.replace("\\", "/") + tail
 
 
 class _Session(requests.Session):
