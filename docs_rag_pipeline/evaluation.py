@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from .answering.extractive import is_relevant, judge
 from .answering.markers import neutralise
 from .answering.refusal import corpus_stats
-from .answering.service import answer_question, retrieve
+from .answering.service import answer_question
 from .chunking import split_blocks
 from .config import Config, EvalConfig, LlmConfig, RetrievalConfig, SourceConfig
 from .files import atomic_write
@@ -28,6 +28,7 @@ from .context import Context
 from .records import Hit
 from .retrieval import search
 from .unicode_text import LONE_SURROGATE
+from .words import folded
 from .schemas import CATEGORIES, SPLITS, EvalCase, case_problem
 from .significance import bootstrap_mean, compare_ranks, rank_scores, wilson
 
@@ -384,13 +385,17 @@ def evaluate(ctx: Context, source: str, cases: Sequence[Case], *, top_k: int = 5
         vec = search(ctx, query, top_k=10, source=source, mode="vector")
         fused = (search(ctx, query, top_k=10, source=source, rerank=False)
                  if ctx.config.retrieval.rerank is not None else None)
-        rel = judge(query, hits[:top_k], ctx.config.retrieval, ctx.chunks.vocabulary(),
+        # the chunks ask was given: its own search, run again as ask ran it (its folded question, its
+        # top_k). The first top_k of the top 10 above were another ranking whenever the candidate pool,
+        # which search sizes by top_k (max(candidates, 4 * top_k)), or the reranker's differs: with
+        # retrieval.candidates below 40, real citations counted as invented (and above top_k 10, those
+        # of hits 11..top_k). judge reads the same chunks, as ask's did.
+        asked = folded(query)
+        given = search(ctx, asked, top_k=top_k, source=source)  # service.retrieve, untraced
+        rel = judge(asked, given, ctx.config.retrieval, ctx.chunks.vocabulary(),
                     ctx.embedder.count_tokens, corpus_stats(ctx.chunks), embedder=ctx.embedder)
-        # a citation is checked against the chunks ask was given, its top_k of the same search (the first
-        # top_k of the 10 above, as judge reads them, or searched again above 10: checking against the top
-        # 10 made real citations of hits 11..top_k count as invented), and their parent sections, which an
-        # LLM prompt shows beside them (build_prompt's ``parent``)
-        given = hits[:top_k] if top_k <= 10 else retrieve(ctx, query, top_k=top_k, source=source, filters=None)
+        # a citation is checked against those chunks and their parent sections, which an LLM prompt shows
+        # beside them (build_prompt's ``parent``)
         retrieved = {h.chunk_id for h in given} | {h.parent_id for h in given if h.parent_id}
         exists = {c.chunk_id for c in ans.citations if ctx.chunks.get(c.chunk_id) is not None}
         invalid = sum(1 for c in ans.citations if c.chunk_id not in exists or c.chunk_id not in retrieved)

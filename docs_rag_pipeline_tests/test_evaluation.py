@@ -646,3 +646,35 @@ def test_a_citation_of_the_parent_section_a_prompt_showed_is_not_invented(tmp_pa
     case = report["per_case"][0]
     assert not case["refused"] and case["cited"] == 1, case
     assert case["invalid_cited"] == 0 and report["citations"]["precision"] == 1.0, report["citations"]
+
+
+def test_a_citation_is_checked_against_ask_s_own_search_with_a_small_candidate_pool(tmp_path):
+    """With ``retrieval.candidates`` below 40, ask searched with a pool of max(candidates, 4 * top_k) while
+    the eval checked its citations against the first top_k of its own top-10 search (a pool of 40), another
+    ranking: a citation of a chunk ask was given counted as invented (citation precision and grounding 0.0,
+    the citation gate failed: evalreport F5). The eval checks against ask's own search now."""
+    from docs_rag_pipeline import evaluation, refresh
+    from docs_rag_pipeline.answering.service import answer_question
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.retrieval import search
+
+    secs = "\n\n".join(f"## Widget colour option {i}\n\n" + " ".join(
+        f"The widget colour option {i} part {j} changes the widget colour settings of panel {i}." for j in range(20))
+        for i in range(20))
+    write_docs(tmp_path / "docs", {"a.md": "# Widget colour settings\n\n" + secs + "\n",
+                                   "b.md": "# Widget colour themes\n\nA theme file changes the widget colour "
+                                           "settings of the whole application.\n"})
+    cfg = write_config(tmp_path, extra="retrieval: {candidates: 20}")
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    question = "How do I change the widget colour settings?"
+    ctx = Context(load_config(cfg))
+    given = {h.chunk_id for h in search(ctx, question, top_k=5, source="guide")}
+    assert given != {h.chunk_id for h in search(ctx, question, top_k=10, source="guide")[:5]}  # the two rankings differ
+    cited = [c.chunk_id for c in answer_question(ctx, question, top_k=5, source="guide").citations]
+    assert cited and set(cited) <= given, (cited, given)
+    case = evaluation.Case(id="c1", question=question, expected_urls=("https://docs.example.org/b.md",),
+                           expected_keywords=(), should_refuse=False, category="answerable")
+    report = evaluation.evaluate(Context(load_config(cfg)), "guide", [case], top_k=5)
+    assert report["per_case"][0]["invalid_cited"] == 0, report["per_case"][0]
+    assert report["citations"]["precision"] == 1.0 and report["citations"]["grounding"] == 1.0, report["citations"]
