@@ -1106,23 +1106,27 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
             raise ConfigError(f"--json: the folder {out_file.parent} does not exist; create it or write elsewhere")
         if not os.access(out_file if out_file.exists() else out_file.parent, os.W_OK):
             raise ConfigError(f"--json: {out_file} cannot be written (permission denied); write elsewhere")
-    ctx = get_context(config.path)
-    reports = {}
-    below = []
-    unindexed = []
+    # every cases file is read (and a bad one said) before any source is evaluated: a mistake in a later
+    # source's file stopped the command after the earlier sources ran, and their --json report was lost
+    loaded: dict[str, tuple[Path, list]] = {}
     for name in names:
         src = config.source(name)
         path = Path(args.cases) if args.cases else evaluation.cases_path(config, name)
         if not args.cases and not path.is_file():
             print(f"[{name}] no cases at {path}; skipped", file=sys.stderr)
             continue
+        loaded[name] = (path, evaluation.select_split(
+            evaluation.load_cases(path, root_url=evaluation.source_root_url(src)), args.split))
+    ctx = get_context(config.path)
+    reports = {}
+    below = []
+    unindexed = []
+    for name, (path, cases) in loaded.items():
         if ctx.chunks.count(name) == 0:  # every case would score 0 and every question be refused
             print(f"error: [{name}] nothing is indexed for this source (table {ctx.chunks.name}); "
                   f"run `docs-rag ingest --source {name}` first", file=sys.stderr)
             unindexed.append(name)
             continue
-        cases = evaluation.select_split(evaluation.load_cases(path, root_url=evaluation.source_root_url(src)),
-                                        args.split)
         if not cases:  # scored, it was a failing run of zeros that replaced the last real results
             print(f"error: [{name}] no case of {path} is in the {args.split} half (each case's `split`, else "
                   "its id, decides); run with --split all, or give cases to that half", file=sys.stderr)

@@ -405,6 +405,25 @@ def test_cli_eval_of_a_source_with_nothing_indexed_is_an_error_not_zeros(evaluat
     assert set(rep) == {"guide"} and rep["guide"]["retrieval"]["recall_at_5"] == 1.0
 
 
+def test_a_bad_cases_file_of_a_later_source_stops_eval_before_any_source_runs(evaluated):
+    """With several sources, a mistake in a later source's cases file was found only after the earlier
+    sources were evaluated: the command stopped there (exit 2), and their ``--json`` report and ``--check``
+    result were lost (evalreport F2). Every cases file is read first: a bad one fails before anything runs."""
+    root, cfg, _ = evaluated
+    four = root / "four.yaml"  # guide (cases fine) first, then gamma, whose file has a duplicate id
+    four.write_text(cfg.read_text() + "  - {name: gamma, kind: local, path: docs}\n")
+    bad = root / "eval" / "gamma.jsonl"
+    bad.write_text('{"id": "a", "question": "q", "should_refuse": true}\n{"id": "a", "question": "r", "should_refuse": true}\n')
+    try:
+        out = _cli(["--config", str(four), "eval", "--json", str(root / "four.json")], cfg)
+    finally:
+        bad.unlink()
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert f"{bad}:2: id: duplicate id 'a'" in out.stderr, out.stderr
+    assert "[guide]" not in out.stdout and "recall@5" not in out.stdout, out.stdout  # nothing was evaluated
+    assert not (root / "four.json").exists()
+
+
 def test_langsmith_dataset_and_experiment(evaluated):
     root, cfg, _ = evaluated
 
