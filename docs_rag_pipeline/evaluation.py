@@ -275,15 +275,17 @@ def cite_supported(answer: str, citations: Sequence[Any], chunk_text: Any, embed
     return sum(ok), statements
 
 
-def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float]:
-    n = len(ranks) or 1
-    return {k: round(sum(v) / n, 4) for k, v in rank_scores(ranks).items()}
+def retrieval_metrics(ranks: Sequence[int | None]) -> dict[str, float | None]:
+    """recall@1, recall@5 and MRR@10 of these ranks; None for each when there is no rank (no answerable
+    case: not a figure, as any share over no case; it was 0.0, a drop to zero in the history and chart)."""
+    if not ranks:
+        return dict.fromkeys(("recall_at_1", "recall_at_5", "mrr_at_10"))
+    return {k: round(sum(v) / len(ranks), 4) for k, v in rank_scores(ranks).items()}
 
 
-def category_retrieval(ranks: Sequence[int | None]) -> dict[str, float | None]:
-    """:func:`retrieval_metrics` of a category; None for each when it has no answerable case (it was
-    0.0 over no case, shown as a failure in the asset's table)."""
-    return retrieval_metrics(ranks) if ranks else dict.fromkeys(("recall_at_1", "recall_at_5", "mrr_at_10"))
+#: a category's retrieval figures: None for each when it has no answerable case (it was 0.0 over no case,
+#: shown as a failure in the asset's table)
+category_retrieval = retrieval_metrics
 
 
 def _pct(values: Sequence[float], q: float) -> float:
@@ -544,7 +546,8 @@ def summarise(source: str, results: Sequence[CaseResult]) -> dict[str, Any]:
         # 95% intervals: Wilson for the proportions, a bootstrap of the cases for MRR
         "intervals": {"recall_at_1": wilson(int(sum(scores["recall_at_1"])), len(answerable)),
                       "recall_at_5": wilson(int(sum(scores["recall_at_5"])), len(answerable)),
-                      "mrr_at_10": bootstrap_mean(scores["mrr_at_10"]),
+                      # over no case, nothing is known: the whole range, as Wilson's (0, 1) (it was [0, 0])
+                      "mrr_at_10": bootstrap_mean(scores["mrr_at_10"]) if answerable else [0.0, 1.0],
                       "refusal_precision": wilson(tp, tp + fp), "refusal_recall": wilson(tp, tp + fn)},
         "by_category": {},
         # multi-turn cases: the follow-up refused as it should, or answered citing an expected page
@@ -666,7 +669,8 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
         out[f"latency_{k}_ms"] = float(v)
     for name, m in report["ablations"].items():
         for k, v in m.items():
-            out[f"{name}_only_{k}" if name != "no_rerank" else f"{name}_{k}"] = float(v)
+            if v is not None:
+                out[f"{name}_only_{k}" if name != "no_rerank" else f"{name}_{k}"] = float(v)
     if "cost" in report:
         out["cost_per_100_calls"] = float(report["cost"]["cost_per_100_calls"])
     if (report.get("follow_ups") or {}).get("correct") is not None:
@@ -768,7 +772,8 @@ def print_table(report: dict[str, Any]) -> str:
     ]
     if "no_rerank" in ab:
         nr = ab["no_rerank"]
-        rows.insert(4, ("no-rerank R@1/R@5/MRR", f"{nr['recall_at_1']}/{nr['recall_at_5']}/{nr['mrr_at_10']}", "", ""))
+        rows.insert(4, ("no-rerank R@1/R@5/MRR", "/".join(_na(nr[k]) for k in ("recall_at_1", "recall_at_5", "mrr_at_10")),
+                        "", ""))
     if "cost" in report:
         rows.append(("cost / 100 calls", report["cost"]["cost_per_100_calls"], "", ""))
     fu = report.get("follow_ups") or {}
@@ -778,10 +783,10 @@ def print_table(report: dict[str, Any]) -> str:
     head = f"{'metric':<20} {'hybrid':>12} {'fulltext':>10} {'vector':>10}" + (f" {'baseline':>10}" if base else "")
     out = [head]
     for a, b, c_, d in rows:
-        line = f"{a:<20} {_na(b):>12} {c_!s:>10} {d!s:>10}"
+        line = f"{a:<20} {_na(b):>12} {_na(c_):>10} {_na(d):>10}"
         if base:
             key = {"recall@1": "recall_at_1", "recall@5": "recall_at_5", "MRR@10": "mrr_at_10"}.get(a)
-            line += f" {base[key]!s:>10}" if key else ""
+            line += f" {_na(base[key]):>10}" if key else ""
         out.append(line)
     out.extend(interval_lines(report))
     return "\n".join(out)
@@ -806,7 +811,7 @@ def interval_lines(report: dict[str, Any]) -> list[str]:
             ("recall@1", "recall_at_1"), ("recall@5", "recall_at_5"), ("MRR@10", "mrr_at_10"),
             ("refusal precision", "refusal_precision"), ("refusal recall", "refusal_recall"))))
     cmp = report.get("baseline_comparison")
-    if cmp:
+    if cmp and cmp.get("cases"):  # no answerable case: nothing was compared
         parts = [f"{label} {cmp[key]['diff']:+.2f} {_iv(cmp[key]['ci95'], True)} won {cmp[key]['won']} "
                  f"lost {cmp[key]['lost']} p={cmp[key]['p_value']:.2f}"
                  for label, key in (("recall@1", "recall_at_1"), ("recall@5", "recall_at_5"), ("MRR@10", "mrr_at_10"))]

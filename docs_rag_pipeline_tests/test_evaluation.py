@@ -192,6 +192,30 @@ def test_a_figure_no_case_measures_is_null_not_perfect_nor_zero(tmp_path):
 
 
 
+def test_retrieval_over_no_answerable_case_is_null_not_zero(tmp_path):
+    """A run with no answerable case (refusals only) reported recall@1, recall@5 and MRR@10 as 0.0 for
+    hybrid, the ablations and the baseline, in the table, the JSON, the history line (a drop to zero in
+    the chart) and the asset's metadata, with a certain MRR interval [0, 0] (evalreport F1). They are not
+    figures: None (null, n/a), left out of the history line, and MRR's interval is the whole range."""
+    from docs_rag_pipeline.evaluation import flat_metrics, print_table, retrieval_metrics, write_results
+
+    rep = summarise("s", [_result("r", True, True), _result("q", True, False)])
+    none = {"recall_at_1": None, "recall_at_5": None, "mrr_at_10": None}
+    assert rep["answerable"] == 0 and rep["retrieval"] == none
+    assert rep["ablations"] == {"fulltext": none, "vector": none}
+    assert rep["intervals"]["mrr_at_10"] == [0.0, 1.0] and rep["intervals"]["recall_at_1"] == (0.0, 1.0)
+    rep["baseline"] = retrieval_metrics([])
+    table = print_table(rep)
+    for label in ("recall@1", "recall@5", "MRR@10"):
+        assert re.search(rf"^{label}\s+n/a\s+n/a\s+n/a\s+n/a\s*$", table, re.M), table
+    assert "MRR@10 [0.00, 1.00]" in table
+    flat = flat_metrics(rep)
+    assert not [k for k in flat if "recall" in k and "refusal" not in k or "mrr" in k], flat
+    files = write_results({**rep, "cost": {"cost_per_100_calls": 0.0}}, tmp_path)
+    row = _history_rows(files["history"])[-1]
+    assert "retrieval_recall_at_5" not in row and "vector_only_mrr_at_10" not in row and row["refusal_accuracy"] == 0.5
+
+
 def test_calibration_keeps_the_configs_other_refusal_gates():
     """The threshold search scored each grid point with RetrievalConfig(<four values>), every other gate
     at its default: with min_sentence_similarity 0.6 in the config it promised accuracy 1.0 where its

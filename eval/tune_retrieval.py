@@ -67,8 +67,8 @@ def main() -> None:
         for name, ctx, source, cases in sets:
             ranks = [evaluation.page_rank(retrieval.search(ctx, question, top_k=10, source=source), expected)
                      for question, expected in cases]
-            m = evaluation.retrieval_metrics(ranks)
-            row.append(f"{name} {m['recall_at_1']:.2f}/{m['mrr_at_10']:.2f}")
+            m = evaluation.retrieval_metrics(ranks)  # None for each when the half has no answerable case
+            row.append(f"{name} " + "/".join("n/a" if m[k] is None else f"{m[k]:.2f}" for k in ("recall_at_1", "mrr_at_10")))
         print(dict(zip(keys, values)), " | ".join(row), flush=True)
 
 
