@@ -680,10 +680,16 @@ def flat_metrics(report: dict[str, Any]) -> dict[str, float]:
 
 def results_label(cases_file: str | Path | None, split: str) -> str:
     """What names the results files of a run that is not the golden one (its own cases file, one
-    half): ``""`` for the golden run, else e.g. ``drafts``, ``test`` or ``drafts-test``, so a draft
-    or half run never replaces the golden results nor joins their history."""
-    parts = [re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(cases_file).stem)] if cases_file else []
-    return "-".join(parts + ([split] if split != "all" else []))
+    half): ``""`` for the golden run, ``test`` for a half, ``cases.drafts`` for a cases file and
+    ``cases.drafts.test`` for its half, so a draft or half run never replaces the golden results nor
+    joins their history, nor another kind of run's. A cases file's name is marked (``cases.``) and
+    keeps no dot of its own, so it is never a half's label (``drafts/test.jsonl`` wrote ``test``, the
+    golden test half's files) nor another file's half (``a.test.jsonl`` and ``a.jsonl`` with
+    ``--split test``); and no source name holds a dot."""
+    if not cases_file:
+        return split if split != "all" else ""
+    label = "cases." + re.sub(r"[^A-Za-z0-9_-]+", "_", Path(cases_file).stem)
+    return label + (f".{split}" if split != "all" else "")
 
 
 def write_results(report: dict[str, Any], folder: Path, *, label: str = "") -> dict[str, Path]:

@@ -216,6 +216,21 @@ def test_retrieval_over_no_answerable_case_is_null_not_zero(tmp_path):
     assert "retrieval_recall_at_5" not in row and "vector_only_mrr_at_10" not in row and row["refusal_accuracy"] == 0.5
 
 
+def test_each_kind_of_run_has_results_files_of_its_own():
+    """A cases file named ``test.jsonl`` (feedback drafts) wrote ``<source>-test-*``, the golden test
+    half's files: it replaced that half's latest report and joined its history (evalreport F4). Each
+    kind of run (golden, half, cases file, a cases file's half) is named apart now."""
+    from docs_rag_pipeline.evaluation import results_label
+
+    runs = [(None, "all"), (None, "test"), (None, "calibration"), ("drafts/test.jsonl", "all"),
+            ("x/calibration.jsonl", "all"), ("drafts.jsonl", "all"), ("drafts.jsonl", "test"),
+            ("drafts.test.jsonl", "all"), ("drafts-test.jsonl", "all"), ("test.jsonl", "test")]
+    labels = [results_label(f, split) for f, split in runs]
+    assert len(set(labels)) == len(labels), labels
+    assert labels[:3] == ["", "test", "calibration"]  # the golden run and its halves keep their names
+    assert labels[3] == "cases.test" and labels[6] == "cases.drafts.test"
+
+
 def test_calibration_keeps_the_configs_other_refusal_gates():
     """The threshold search scored each grid point with RetrievalConfig(<four values>), every other gate
     at its default: with min_sentence_similarity 0.6 in the config it promised accuracy 1.0 where its
@@ -554,7 +569,7 @@ def test_cli_eval_of_no_case_a_refusal_only_file_or_a_draft_keeps_the_golden_res
     out = _cli(["--config", str(cfg), "eval", "--cases", str(refusals), "--check", "--json", str(root / "r.json")], cfg)
     assert out.returncode == 0, out.stderr
     assert "below threshold" not in out.stderr and json.loads((root / "r.json").read_text())["answerable"] == 0
-    assert (results / "guide-refusals-latest.json").is_file()
+    assert (results / "guide-cases.refusals-latest.json").is_file()
 
     out = _cli(["--config", str(cfg), "eval", "--split", "calibration"], cfg)
     assert out.returncode == 0, out.stderr
