@@ -365,3 +365,29 @@ def test_the_baseline_ranks_what_a_follow_up_searched(tmp_path):
     base = build(ctx, "guide")
     assert row["searched"] and row["searched"] != case.question, row["searched"]
     assert row["rank_baseline"] == evaluation.url_rank(base.search_pages(row["searched"]), case.expected_urls)
+
+
+def test_the_sets_summary_table_shows_a_null_figure_as_n_a():
+    """``eval/run_sets.py`` crashed on its summary table (TypeError formatting None) after every set ran,
+    when a set had nothing refused, no case to refuse or no cited sentence: figures documented as null
+    (evalreport F3). They are ``n/a`` cells now, as in the eval's own tables."""
+    import importlib.util
+
+    from docs_rag_pipeline.evaluation import CaseResult, summarise
+    from docs_rag_pipeline.significance import compare_ranks
+
+    spec = importlib.util.spec_from_file_location("run_sets", Path(__file__).resolve().parents[1] / "eval" / "run_sets.py")
+    run_sets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_sets)
+    results = [CaseResult(id=f"c{i}", category="answerable", question="q", should_refuse=False, refused=False,
+                          rank=rank, rank_fulltext=rank, rank_vector=rank, cited=1, invalid_cited=0, unsupported=0,
+                          keywords_found=0, keywords_total=0, similarity=0.8, coverage=1.0, unknown_terms=[],
+                          search_ms=1.0, ask_ms=1.0, answer="a [1]", rank_baseline=base)
+               for i, (rank, base) in enumerate([(1, 2), (3, 1)])]
+    report = summarise("s", results)  # nothing refused, nothing to refuse, no cited sentence measured
+    assert report["refusal"]["precision"] is None and report["citations"]["cite_correct"] is None
+    report.update(baseline={"recall_at_1": 0.5, "recall_at_5": 1.0, "mrr_at_10": 0.75}, split="test",
+                  baseline_comparison=compare_ranks([r.rank for r in results], [r.rank_baseline for r in results]))
+    row = run_sets.summary_table({"s": report}).splitlines()[2]
+    assert row.startswith("| s | test | 2 | 0.50 / 0.50 |") and row.endswith("| n/a |"), row
+    assert "| n/a [0.00, 1.00] | n/a [0.00, 1.00] |" in row, row

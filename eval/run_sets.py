@@ -69,6 +69,12 @@ def run_set(name: str, split: str, *, ingest: bool = True) -> dict:
     return report
 
 
+def _f(value: float | None) -> str:
+    """A cell: ``n/a`` for a figure no case measured (null in the report: nothing refused, no case to
+    refuse, no cited sentence, no answerable case), as print_table and markdown_table show it."""
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def summary_table(reports: dict[str, dict]) -> str:
     """One row per set: ours / baseline, the cases each ranking put first that the other did not
     (with the sign test's p), the MRR difference with its 95% interval, and refusal with its intervals."""
@@ -78,13 +84,13 @@ def summary_table(reports: dict[str, dict]) -> str:
     for name, r in reports.items():
         m, b, c, iv = r["retrieval"], r["baseline"], r["baseline_comparison"], r["intervals"]
         r1, mrr = c["recall_at_1"], c["mrr_at_10"]
-        lines.append(f"| {name} | {r['split']} | {r['cases']} | {m['recall_at_1']:.2f} / {b['recall_at_1']:.2f} | "
+        lines.append(f"| {name} | {r['split']} | {r['cases']} | {_f(m['recall_at_1'])} / {_f(b['recall_at_1'])} | "
                      f"{r1['won']} / {r1['lost']} ({r1['p_value']:.2f}) | "
-                     f"{m['recall_at_5']:.2f} / {b['recall_at_5']:.2f} | {m['mrr_at_10']:.2f} / {b['mrr_at_10']:.2f} | "
+                     f"{_f(m['recall_at_5'])} / {_f(b['recall_at_5'])} | {_f(m['mrr_at_10'])} / {_f(b['mrr_at_10'])} | "
                      f"{mrr['diff']:+.2f} [{mrr['ci95'][0]:+.2f}, {mrr['ci95'][1]:+.2f}] | "
-                     f"{r['refusal']['precision']:.2f} [{iv['refusal_precision'][0]:.2f}, {iv['refusal_precision'][1]:.2f}] | "
-                     f"{r['refusal']['recall']:.2f} [{iv['refusal_recall'][0]:.2f}, {iv['refusal_recall'][1]:.2f}] | "
-                     f"{r['citations']['cite_correct']:.2f} |")
+                     f"{_f(r['refusal']['precision'])} [{iv['refusal_precision'][0]:.2f}, {iv['refusal_precision'][1]:.2f}] | "
+                     f"{_f(r['refusal']['recall'])} [{iv['refusal_recall'][0]:.2f}, {iv['refusal_recall'][1]:.2f}] | "
+                     f"{_f(r['citations']['cite_correct'])} |")
     if len(reports) > 1:  # every set's cases together: is ours ahead overall, beyond the noise of one set?
         from docs_rag_pipeline.significance import compare_ranks
 
