@@ -279,7 +279,8 @@ def _mark_restored(ctx: Context, version: int, *, log: Log) -> None:
     """After a restore, add :data:`RESTORED_KEY` to the recorded settings of every source in the
     table: its restored rows may have been made with other settings or another parser, so its next
     refresh re-parses every page (a git or web source fetched first, see :func:`_reparse_mode`) and
-    equals a clean ingest of the source as it is then."""
+    equals a clean ingest of the source as it is then. Idempotent: a restore run again whose restore
+    entry is served already (a killed one logged its version before it got here) marks them again."""
     for name in sorted(ctx.chunks.source_counts()):
         try:
             _write_settings(ctx, name, {**(_stored_settings(ctx, name) or {}), RESTORED_KEY: version})
@@ -943,6 +944,8 @@ def restore(ctx: Context, version: int, *, log: Log = _quiet) -> dict[str, Any]:
         if top["current"] and (top["version"] == version or (top.get("readable", True) and _holds_rows_of(ctx, version))):
             same = "is the one served already" if top["version"] == version else \
                 f"holds the rows served already (version {top['version']})"
+            if top["action"] == "restore":  # a killed run may have logged its version before marking the sources
+                _mark_restored(ctx, version, log=log)
             log(f"[RESTORE] {ctx.chunks.name}: version {version} {same}; nothing to do")
             return {"restored": version, "version": top["version"], "previous": top["version"], "changed": False,
                     "chunks_total": ctx.chunks.count(), "version_tag": top.get("tag") or ""}
