@@ -127,6 +127,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
         raise ValueError(f"mode: {mode!r} is not one of {', '.join(SCAN_MODES)}")
     src_cfg = ctx.config.source(source_name)
     with source_lock(ctx.config.storage_path, source_name, purpose=f"scan of {source_name}", log=log):
+        mark = _restore_mark(ctx, source_name)  # before the rows: a restore marks after it wrote them
         state = ctx.chunks.page_state(source_name)
         if mode == "refresh" and state:
             mode = _mode_for_changed_settings(ctx, source_name, log=log, notes=notes)
@@ -138,7 +139,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
             "Check that the folder is mounted, the repository checked out and the include/allow patterns still "
             f"match; to drop every page on purpose, remove the source from the config ({ctx.config.path}) and "
             "its rows are pruned on the next run")
-    stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state)}
+    stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state, restored=mark)}
     if notes is not None:
         notes.update(scan.notes)
         if not scan.complete:
@@ -267,10 +268,12 @@ def _write_settings(ctx: Context, source_name: str, settings: dict[str, Any]) ->
     atomic_write(ctx.source_dir(source_name) / SETTINGS_FILE, json.dumps(settings, sort_keys=True, indent=1).encode())
 
 
-def _save_settings(ctx: Context, source_name: str) -> None:
-    """Record the settings the source's index was written with (after a write)."""
+def _save_settings(ctx: Context, source_name: str, *, restored: Any = None) -> None:
+    """Record the settings the source's index was written with (after a write, under the writer
+    lock); ``restored``: a restore's mark to keep (one that came after the write's scan)."""
+    keep = {} if restored is None else {RESTORED_KEY: restored}
     try:
-        _write_settings(ctx, source_name, page_settings(ctx, source_name))
+        _write_settings(ctx, source_name, {**page_settings(ctx, source_name), **keep})
     except OSError:  # unrecorded, the next change of settings is not noticed; the index is fine
         pass
 
@@ -359,9 +362,19 @@ def _mode_for_unrecorded_settings(ctx: Context, source_name: str, *, log: Log,
     return "reparse"
 
 
-def index_state(state: dict[str, str]) -> str:
-    """A fingerprint of what is indexed for a source (page_url → content_hash)."""
-    return hashlib.sha256(json.dumps(sorted(state.items())).encode()).hexdigest()[:16]
+def index_state(state: dict[str, str], *, restored: Any = None) -> str:
+    """A fingerprint of what is indexed for a source (page_url → content_hash), followed by
+    ``+restored=<mark>`` when the scan found the source marked by a restore (:data:`RESTORED_KEY`)."""
+    digest = hashlib.sha256(json.dumps(sorted(state.items())).encode()).hexdigest()[:16]
+    return digest if restored is None else f"{digest}{_MARK_SEP}{json.dumps(restored)}"
+
+
+_MARK_SEP = "+restored="
+
+
+def _restore_mark(ctx: Context, source_name: str) -> Any:
+    """The :data:`RESTORED_KEY` mark of the source's recorded settings (None: not marked)."""
+    return (_stored_settings(ctx, source_name) or {}).get(RESTORED_KEY)
 
 
 def page_counts(pages: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -522,8 +535,10 @@ def embedding_text(r: dict[str, Any]) -> str:
 
 
 def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
-                 pages: Sequence[dict[str, Any]], *, latest_scan: str | None = None) -> None:
+                 pages: Sequence[dict[str, Any]], *, latest_scan: str | None = None) -> Any:
     """Refuse a write whose inputs were not computed together against the index as it is now.
+    Returns the restore mark (:data:`RESTORED_KEY`) the source's settings hold now that its scan did
+    not see (a restore landed after the scan), which the write must keep; else None.
 
     Page statuses are relative to the index at scan time; chunks and vectors must come from that
     same scan. Materializing ``lancedb_chunks`` alone after ``embeddings`` failed (stale vectors of
@@ -548,10 +563,15 @@ def check_inputs(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
     if missing:
         raise StaleInputsError(f"{source_name}: no chunks for {len(missing)} new or changed page(s) "
                                f"(e.g. {missing[0]}): the embeddings are older than the scan; {fix}")
-    states = {p.get("index_state") for p in pages}
+    states = {str(p.get("index_state")).split(_MARK_SEP, 1)[0] for p in pages}
     if pages and states != {index_state(ctx.chunks.page_state(source_name))}:
         raise StaleInputsError(f"{source_name}: the index changed since the pages were scanned (another refresh "
                                f"wrote this source, or a restore or prune changed it); {fix}")
+    # a restore of rows with the same page hashes leaves the states alike: its mark tells it, and the
+    # write keeps it, so the next refresh re-parses the restored rows (the write's scan came before them)
+    mark = _restore_mark(ctx, source_name)
+    scanned = {str(p.get("index_state")).partition(_MARK_SEP)[2] for p in pages}
+    return mark if mark is not None and scanned != {json.dumps(mark)} else None
 
 
 def remove_state_of_other_kinds(ctx: Context, source_name: str, *, log: Log = _quiet) -> list[str]:
@@ -740,7 +760,7 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
     and optimize."""
     replace = [p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")]
     with writer_lock(ctx.config.storage_path, purpose=f"index write of {source_name}", log=log):
-        check_inputs(ctx, source_name, rows, pages, latest_scan=latest_scan)
+        restored = check_inputs(ctx, source_name, rows, pages, latest_scan=latest_scan)
         from .shared_storage import register
 
         register(ctx.config)
@@ -757,7 +777,10 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                                         rows_deleted=stats.rows_deleted + sum(pruned.values()),
                                         detail=f"sources pruned: {', '.join(sorted(pruned))}" if pruned else "",
                                         log=log))
-    _save_settings(ctx, source_name)
+        _save_settings(ctx, source_name, restored=restored)  # under the lock: a restore's mark is not lost
+    if restored is not None:
+        log(f"[INDEX] {source_name}: the index was restored to version {restored} after this run scanned the "
+            "source: the next ingest parses every page again")
     _save_word_stats(ctx, log)
     log(f"[INDEX] {source_name}: {stats.rows_written} rows written, {stats.rows_deleted} deleted, "
         f"{total} chunks indexed (table {ctx.chunks.name} v{version})")
