@@ -896,7 +896,9 @@ def version_listing(ctx: Context) -> tuple[list[dict[str, Any]], str | None]:
     read = {e["version"]: _unreadable(ctx, e["version"])[0] for e in probed}
     # the newest entry is served unless a write after it could not be logged (a full disk, a kill
     # between the write and its log): then no entry is, and `restore` of the newest is no no-op
-    served = bool(rows) and served_rows is not None and read[rows[0]["version"]] == served_rows
+    # (the same chunk ids first, then every column: a write of other metadata or titles keeps the ids)
+    served = (bool(rows) and served_rows is not None and read[rows[0]["version"]] == served_rows
+              and _holds_rows_of(ctx, rows[0]["version"]))
     return ([{**e, "current": i == 0 and served, "readable": e not in probed or read[e["version"]] is not None}
              for i, e in enumerate(rows)], unreadable)
 

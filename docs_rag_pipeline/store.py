@@ -538,8 +538,9 @@ class ChunksTable:
 
     def rows_fingerprint(self, version: int | None = None) -> str:
         """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same
-        rows have the same fingerprint (chunk ids are made from the text). Tells whether a version
-        the version log lists is the one served, whatever index or compaction versions came after."""
+        rows have the same fingerprint (chunk ids are made from the text). A first, cheap test of whether a
+        version the version log lists is the one served, whatever index or compaction versions came after;
+        :meth:`holds_rows_of` confirms it (a change of metadata or of a title keeps the ids)."""
         if self.open() is None:
             return ""
         ids = self._scan(None, ["chunk_id"], version=version)["chunk_id"].to_pylist()

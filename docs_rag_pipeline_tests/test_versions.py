@@ -116,6 +116,23 @@ def test_a_write_whose_log_failed_is_not_hidden_behind_the_newest_entry(guide):
     assert zero.returncode == 2 and "it does not exist" in zero.stderr, zero.stderr
 
 
+def test_an_unlogged_write_of_other_metadata_leaves_no_entry_served(tmp_path):
+    """A refresh that changed only metadata (the same chunk ids) whose tag and log failed (a full disk):
+    `versions` starred the newest logged entry as served (chunk ids compared only), and `restore` of it
+    said "is the one served already; nothing to do", so it could not be brought back."""
+    cfg, v1 = _settings_changed_then(tmp_path)
+    ctx = get_context(cfg)
+    acme = refresh.versions(ctx)[0]
+    ctx.chunks.restore(v1)  # a write of v1's rows (the same ids, no product), committed; its tag and log never written
+    assert not any(r["metadata"].get("product") for r in ctx.chunks.rows())
+    assert not any(e["current"] for e in refresh.versions(ctx))  # the newest entry (acme) is not served
+    human = _run(["versions"], cfg)
+    assert "* = served now" not in human.stderr and "whose write could not be logged" in human.stderr
+    res = refresh.restore(get_context(cfg), acme["version"])
+    assert res["changed"] and res["version"] > acme["version"] and _acme_everywhere(cfg)
+    assert refresh.versions(get_context(cfg))[0]["current"]
+
+
 def _state(cfg: Path) -> tuple[list[tuple], np.ndarray]:
     """Every row's content (updated_at aside), and the vectors in the same order."""
     rows = sorted(get_context(cfg).chunks.rows(with_vectors=True), key=lambda r: r["chunk_id"])
