@@ -906,7 +906,7 @@ def version_listing(ctx: Context) -> tuple[list[dict[str, Any]], str | None]:
 def parse_version(raw: str) -> int:
     """``12`` or ``v12`` (as ``docs-rag versions`` prints it) → 12."""
     text = raw.strip().lower().removeprefix("v")
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # int() refuses "²", which isdigit() takes
         raise ValueError(f"version {raw!r}: expected a version number such as 12 (or v12); "
                          "`docs-rag versions` lists the restorable ones")
     return int(text)

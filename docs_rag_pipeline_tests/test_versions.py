@@ -399,7 +399,7 @@ def test_expired_tags_are_deleted_so_cleanup_still_runs(tmp_path):
     assert [parse_tag(t)[2] for t in tags] == [e["version"] for e in reversed(refresh.versions(ctx)[:2])]
 
 
-@pytest.mark.parametrize("raw", ["-1", "abc"])
+@pytest.mark.parametrize("raw", ["-1", "abc", "\u00b2", "v\u00b9\u00b2", "\u0661\u0660"])
 def test_parse_version_rejects_garbage(raw):
     with pytest.raises(ValueError, match="docs-rag versions"):
         refresh.parse_version(raw)
