@@ -1141,3 +1141,26 @@ def test_a_git_process_left_running_by_a_killed_refresh_is_stopped_before_its_lo
     assert any(f"stopped git process {left.pid}, left running on the clone by a refresh that was killed" in ln
                for ln in lines), lines
     assert any("removed refs/heads/main.lock from the clone" in ln for ln in lines), lines
+
+
+@pytest.mark.parametrize("old, new", [("release", "release/1.0"), ("docs/v1", "docs")])
+def test_a_branch_that_nests_under_the_one_synced_before_is_fetched(tmp_path: Path, old: str, new: str) -> None:
+    """``branch: release`` changed to ``release/1.0`` (the server replaced one by the other): the clone
+    still held ``refs/remotes/origin/release``, which git's refs-as-files cannot hold beside
+    ``refs/remotes/origin/release/1.0``, and ``--prune`` on a one-branch refspec never removed it, so
+    every refresh failed ("cannot lock ref …; check repo, branch and … token_env") until someone deleted
+    the clone. The conflicting tracking ref is this source's own: removed, said, and the branch fetched."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", {"docs/index.md": DOCS["docs/index.md"]})
+    git(repo.work, "push", "-q", "origin", f"HEAD:{old}")
+    cfg = _config(tmp_path, repo, extra=f"branch: {old}")
+    assert len(refresh.scan_pages(get_context(cfg), "acme")) == 1
+    git(repo.remote, "branch", "-D", old)
+    repo.commit("two", {"docs/guide/config.md": DOCS["docs/guide/config.md"]})
+    git(repo.work, "push", "-q", "origin", f"HEAD:{new}")
+    cfg = _config(tmp_path, repo, extra=f"branch: {new}")
+    lines: list[str] = []
+    notes: dict = {}
+    pages = refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)
+    assert notes["branch"] == new and len(pages) == 2
+    assert any(f"removed refs/remotes/origin/{old} from the clone" in ln for ln in lines), lines

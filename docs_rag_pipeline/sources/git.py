@@ -407,14 +407,33 @@ class GitSource(Source):
         """Fetch the branch; returns (branch, HEAD commit)."""
         branch = self.cfg.branch or self._remote_default_branch(git)
         log(f"[DISCOVER] {self.name}: fetching {_public(self.cfg.repo)} branch {branch}")
+        self._drop_nesting_refs(git, branch, log)
         try:
             git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", "--", self.cfg.repo,
                     f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
         except GitError as exc:
+            if "cannot lock ref" in str(exc):  # the clone's own refs in the way: not the repository's or token's fault
+                raise GitError(f"sources.{self.name}: could not store branch {branch!r} of {_public(self.cfg.repo)} "
+                               f"in the clone: {exc}; remove the folder {self.clone_dir} (this source's own copy of "
+                               "the repository) and refresh again: it is fetched again in full, the index is "
+                               "kept") from None
             raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "
                            "check repo, branch and, for a private repository, token_env") from None
         head = git.out("rev-parse", "--verify", f"refs/remotes/origin/{branch}^{{commit}}").strip()
         return branch, head
+
+    def _drop_nesting_refs(self, git: _Git, branch: str, log: Log) -> None:
+        """Delete the clone's tracking refs a fetch of ``branch`` cannot sit beside: git keeps refs as
+        files, so ``refs/remotes/origin/release`` (a branch synced before) blocks
+        ``refs/remotes/origin/release/1.0``, and the other way round, and ``--prune`` on a one-branch
+        refspec never removes them. The clone is this source's own; the branch is fetched again at once."""
+        want = f"refs/remotes/origin/{branch}"
+        listed = git.out("for-each-ref", "--format=%(refname)", "refs/remotes/origin/").splitlines()
+        for ref in listed:
+            if ref != want and (want.startswith(ref + "/") or ref.startswith(want + "/")):
+                git.run("update-ref", "-d", ref)
+                log(f"[DISCOVER] {self.name}: removed {ref} from the clone: branch {branch} cannot be fetched "
+                    "beside it (one name nests under the other)")
 
     @staticmethod
     def _entries(git: _Git, commit: str) -> tuple[dict[str, str], dict[str, str], list[str]]:
