@@ -538,7 +538,7 @@ def test_symlinks_inside_the_repository_are_followed_and_the_rest_is_named(tmp_p
     notes: dict = {}
     pages = {p["path"]: p for p in refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)}
     assert set(pages) == {"index.md", "about.md", "again.md", "shared/glossary.md"}, sorted(pages)
-    assert pages["about.md"]["content_hash"] == pages["again.md"]["content_hash"]
+    assert pages["about.md"]["sections"] == pages["again.md"]["sections"]  # the same file's text under two paths
     sections = json.loads(pages["shared/glossary.md"]["sections"])
     assert "A plume is a large feather." in sections[0]["text"]
     why = {"passwd.md -> /etc/passwd": "it points outside the repository",
@@ -1164,3 +1164,52 @@ def test_a_branch_that_nests_under_the_one_synced_before_is_fetched(tmp_path: Pa
     pages = refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)
     assert notes["branch"] == new and len(pages) == 2
     assert any(f"removed refs/remotes/origin/{old} from the clone" in ln for ln in lines), lines
+
+
+def _index_of(cfg: Path) -> dict[str, dict]:
+    """chunk_id → what a reader sees of it (the commit and write time left out)."""
+    out = {}
+    for r in get_context(cfg).chunks.rows("source = 'acme'"):
+        meta = {k: v for k, v in r["metadata"].items() if k != "commit"}
+        out[r["chunk_id"]] = {**{k: r[k] for k in ("page_url", "url", "title", "text", "parent_id")},
+                              "headings": list(r["headings"]), "metadata": meta}
+    return out
+
+
+def _clean_index_of(tmp_path: Path, repo: Repo, extra: str) -> dict[str, dict]:
+    fresh = tmp_path / "clean"
+    fresh.mkdir(exist_ok=True)
+    shutil.rmtree(fresh / "data", ignore_errors=True)
+    cfg = _config(fresh, repo, extra=extra)
+    refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
+    return _index_of(cfg)
+
+
+def test_a_file_moved_to_a_path_with_the_same_url_and_bytes_is_parsed_again(tmp_path: Path) -> None:
+    """``git mv docs/guide.md docs/guide/index.md`` (both ``…/guide/`` under the url_template), then
+    ``docs/guide/index.rst``, without editing the file: the page's status compared only its URL and bytes,
+    so it stayed ``unchanged`` with the old path's ``metadata_rules`` values and the old format's parse
+    (a Markdown title and anchors the live page does not have). The path is part of what the page is
+    made from: each move is ``changed``, and the index equals a clean ingest of the commit, with the
+    chunk texts that did not change served from the embedding cache."""
+    extra = 'metadata_rules: [{key: kind, values: {"guide/**": guide-page, "**": other}}]'
+    guide = "# Setup guide\n\nInstall it with pip.\n\n## Options\n\nSet `--fast` to skip the checks.\n"
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", {"docs/index.md": DOCS["docs/index.md"], "docs/guide.md": guide})
+    cfg = _config(tmp_path, repo, extra=extra)
+    refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
+    assert {r["metadata"]["kind"] for r in _chunks(cfg)[f"{SITE}guide/"]} == {"other"}
+
+    repo.commit("guide.md becomes the folder's index", rename={"docs/guide.md": "docs/guide/index.md"})
+    stats = refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
+    assert stats.pages_changed == 1 and stats.chunks_embedded == 0, stats
+    assert {r["metadata"]["kind"] for r in _chunks(cfg)[f"{SITE}guide/"]} == {"guide-page"}
+    assert _index_of(cfg) == _clean_index_of(tmp_path, repo, extra)
+
+    repo.commit("now reStructuredText", rename={"docs/guide/index.md": "docs/guide/index.rst"})
+    stats = refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
+    assert stats.pages_changed == 1, stats
+    assert not any("#options" in r["url"] for r in _chunks(cfg)[f"{SITE}guide/"])  # no Markdown anchor left
+    assert _index_of(cfg) == _clean_index_of(tmp_path, repo, extra)
+    again = refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
+    assert again.pages_unchanged == 2 and again.pages_changed == 0, again

@@ -595,3 +595,36 @@ def test_redirect_stubs_of_a_built_site_are_not_pages(tmp_path: Path) -> None:
     assert stats.pages_deleted == 1 and BASE + "install.html" not in _chunks(cfg)
     assert any("install.html: install.html: a redirect to setup/install.html (meta refresh), not a page of its "
                "own: its indexed chunks are removed" in line for line in lines), lines
+
+
+def test_a_file_moved_to_a_path_with_the_same_url_and_bytes_is_parsed_again(tmp_path: Path) -> None:
+    """``guide.md`` moved to ``guide/index.md`` and then renamed ``guide/index.rst``, bytes unchanged,
+    both ``…/guide/`` under the url_template: the status compared only the URL and the bytes, so the
+    page kept the old path's ``metadata_rules`` values and the old format's parse. Each move is now
+    ``changed`` and parsed again; its unchanged chunk texts keep their embeddings."""
+    docs = tmp_path / "docs"
+    guide = "# Setup guide\n\nInstall it with pip.\n\n## Options\n\nSet `--fast` to skip the checks.\n"
+    write_docs(docs, {"index.md": GUIDE["index.md"], "guide.md": guide})
+    cfg = write_config(tmp_path, sources=f"""
+      - name: guide
+        kind: local
+        path: docs
+        url_template: "{BASE}{{path}}/"
+        metadata_rules: [{{key: kind, values: {{"guide/**": guide-page, "**": other}}}}]
+    """)
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _: None)
+    assert {r["metadata"]["kind"] for r in _chunks(cfg)[f"{BASE}guide/"]} == {"other"}
+
+    (docs / "guide").mkdir()
+    (docs / "guide.md").rename(docs / "guide" / "index.md")
+    stats = refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _: None)
+    assert stats.pages_changed == 1 and stats.chunks_embedded == 0, stats
+    assert {r["metadata"]["kind"] for r in _chunks(cfg)[f"{BASE}guide/"]} == {"guide-page"}
+
+    (docs / "guide" / "index.md").rename(docs / "guide" / "index.rst")
+    stats = refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _: None)
+    assert stats.pages_changed == 1, stats
+    rows = _chunks(cfg)[f"{BASE}guide/"]
+    assert len(rows) == 1 and not any("#options" in r["url"] for r in rows), rows  # the reST parse
+    again = refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _: None)
+    assert again.pages_unchanged == 2 and again.pages_changed == 0, again

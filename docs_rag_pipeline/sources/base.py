@@ -22,6 +22,16 @@ def content_hash(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_page_hash(path: str, digest: str) -> str:
+    """The content hash a file of a local or git source is indexed under: of the file's content hash
+    (``digest``, of its bytes or its includes-resolved text) and of its path below the source's root.
+    The path shapes the page as much as the bytes do (its format and parser, ``metadata_rules``, the
+    ``section``), so a file moved or renamed to a path that gives the same URL (``guide.md`` to
+    ``guide.rst`` or ``guide/index.md`` under a ``url_template`` without the extension) is ``changed``
+    and parsed again; its unchanged chunk texts keep their embeddings (the cache is by text)."""
+    return content_hash(f"{path}\0{digest}")
+
+
 def decode_body(data: bytes, charset: str | None) -> str:
     """A page's text, as a browser reads it: a BOM, else the HTTP header's charset, else the
     ``<meta>`` charset, else UTF-8 when the bytes are UTF-8, else windows-1252 (the web's default

@@ -48,8 +48,8 @@ from typing import Any
 from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
-from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, undecodable_name,
-                   whole_characters)
+from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, file_page_hash,
+                   undecodable_name, whole_characters)
 from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
 
 STATE_VERSION = 1
@@ -735,11 +735,11 @@ class GitSource(Source):
             if digest is None:
                 body, digest, deps, missing = load()
                 read_count += 1
-            status = self.status(url, digest, state, mode)
+            status = self.status(url, file_page_hash(rel, digest), state, mode)
             if status != "unchanged" and body is None:
                 body, digest, deps, missing = load()
                 read_count += 1
-                status = self.status(url, digest, state, mode)
+                status = self.status(url, file_page_hash(rel, digest), state, mode)
             if status != "unchanged":
                 log(f"[FETCH] {self.name}: {rel}: {status} at {head[:12]}")
                 meta["commit"] = head
@@ -752,8 +752,8 @@ class GitSource(Source):
             else:
                 body = None
             new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}
-            pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=digest, format=fmt,
-                              body=body, status=status, metadata=meta))
+            pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=file_page_hash(rel, digest),
+                              format=fmt, body=body, status=status, metadata=meta))
 
         present = {p.page_url for p in pages}
         deleted = sorted(u for u in state if u not in present)

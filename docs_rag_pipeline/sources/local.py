@@ -20,8 +20,8 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, undecodable_name,
-                   whole_characters)
+from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, file_page_hash,
+                   undecodable_name, whole_characters)
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -313,6 +313,7 @@ class LocalSource(Source):
                 pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=state.get(url, ""),
                                   format=fmt, status="failed", error=reason))
                 continue
+            digest = file_page_hash(rel, digest)  # the path shapes the page too (its format, metadata_rules)
             status = self.status(url, digest, state, mode)
             body = None
             if status != "unchanged":
