@@ -1213,3 +1213,25 @@ def test_a_file_moved_to_a_path_with_the_same_url_and_bytes_is_parsed_again(tmp_
     assert _index_of(cfg) == _clean_index_of(tmp_path, repo, extra)
     again = refresh.refresh(get_context(cfg), "acme", log=lambda _: None)
     assert again.pages_unchanged == 2 and again.pages_changed == 0, again
+
+
+def test_a_remote_head_naming_a_missing_branch_is_said_so(tmp_path: Path) -> None:
+    """No ``branch`` key, and the remote's HEAD names ``main``, which was deleted (or never pushed: an
+    empty repository). The error said the remote "does not say which branch is its default", sending the
+    operator to look for a config problem, without the ``sources.acme:`` prefix of the other errors."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", {"docs/index.md": DOCS["docs/index.md"]})
+    git(repo.work, "push", "-q", "origin", "HEAD:trunk")
+    git(repo.remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    git(repo.remote, "branch", "-D", "main")
+    cfg = _config(tmp_path, repo)
+    with pytest.raises(GitError) as err:
+        refresh.scan_pages(get_context(cfg), "acme")
+    msg = str(err.value)
+    assert msg.startswith("sources.acme: the default branch of ") and "(its HEAD) is 'main', which does not exist" in msg
+    assert "set sources.acme.branch" in msg
+    empty = Repo(tmp_path / "empty")
+    git(empty.remote, "symbolic-ref", "HEAD", "refs/heads/docs")
+    (tmp_path / "e").mkdir()
+    with pytest.raises(GitError, match="HEAD\\) is 'docs', which does not exist there \\(an empty repository"):
+        refresh.scan_pages(get_context(_config(tmp_path / "e", empty)), "acme")

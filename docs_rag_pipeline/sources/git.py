@@ -167,14 +167,15 @@ class _Git:
             text = text.replace(base64.b64encode(f"x-access-token:{self.token}".encode()).decode(), "***")
         return text
 
-    def run(self, *args: str, check: bool = True, git_dir: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def run(self, *args: str, check: bool = True, git_dir: bool = True,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *(["--git-dir", str(self.git_dir)] if git_dir else []), *args]
         # a new session, with no controlling terminal and nothing on stdin: no program git starts (ssh, a
         # credential helper) can ask the operator anything and wait for the answer. Its process group is
         # also what is killed when git runs too long: ``git fetch`` over HTTP works through ``git
         # remote-http`` children, which outlived a kill of git alone for as long as the server held on.
         popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 start_new_session=True, env=self.env())
+                                 start_new_session=True, env={**self.env(), **(env or {})})
         try:
             stdout, stderr = popen.communicate(timeout=GIT_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired as exc:
@@ -398,10 +399,28 @@ class GitSource(Source):
             raise GitError(f"sources.{self.name}: could not reach {_public(self.cfg.repo or '')} to find its default "
                            f"branch: {exc}; check repo and, for a private repository, token_env") from None
         m = re.search(r"^ref:\s+refs/heads/(\S+)\s+HEAD", out, re.M)
-        if not m:
-            raise GitError(f"{_public(self.cfg.repo)} does not say which branch is its default; "
-                           f"set sources.{self.name}.branch")
-        return m.group(1)
+        if m and re.search(r"^[0-9a-f]{40,64}\s+HEAD$", out, re.M):
+            return m.group(1)
+        named = m.group(1) if m else self._unborn_head(git)
+        if named:
+            raise GitError(f"sources.{self.name}: the default branch of {_public(self.cfg.repo)} (its HEAD) is "
+                           f"{named!r}, which does not exist there (an empty repository, or its default branch was "
+                           f"deleted or renamed); set sources.{self.name}.branch to the branch to index, or have the "
+                           "repository's default branch set to one that exists")
+        raise GitError(f"sources.{self.name}: {_public(self.cfg.repo)} names no existing branch as its default (its "
+                       "HEAD: an empty repository, or its default branch was deleted or renamed); set "
+                       f"sources.{self.name}.branch to the branch to index")
+
+    def _unborn_head(self, git: _Git) -> str | None:
+        """The branch a remote's HEAD names when that branch does not exist ("unborn"), or None. git's
+        protocol v2 sends it (``unborn HEAD symref-target:refs/heads/main``), but ``ls-remote`` (2.39)
+        prints nothing for it: it is read from git's packet trace, which holds only protocol lines."""
+        try:
+            proc = git.run("ls-remote", "--symref", "--", self.cfg.repo, "HEAD", env={"GIT_TRACE_PACKET": "1"})
+        except GitError:
+            return None
+        m = re.search(r"unborn HEAD symref-target:refs/heads/(\S+)", proc.stderr.decode("utf-8", "replace"))
+        return m.group(1) if m else None
 
     def _fetch(self, git: _Git, log: Log) -> tuple[str, str]:
         """Fetch the branch; returns (branch, HEAD commit)."""
