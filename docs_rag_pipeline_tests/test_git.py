@@ -1235,3 +1235,31 @@ def test_a_remote_head_naming_a_missing_branch_is_said_so(tmp_path: Path) -> Non
     (tmp_path / "e").mkdir()
     with pytest.raises(GitError, match="HEAD\\) is 'docs', which does not exist there \\(an empty repository"):
         refresh.scan_pages(get_context(_config(tmp_path / "e", empty)), "acme")
+
+
+def test_an_asciidoc_include_through_a_link_outside_subpath_reads_as_in_a_checkout(tmp_path: Path) -> None:
+    """``docs/page.adoc`` includes ``../shared/partial.adoc``, a link to ``../common/partial.adoc``, both
+    outside ``subpath: docs``: the include was looked up among the listed files only (links only below
+    ``subpath``), so it was "cannot be resolved" and its text missing, where a checkout reads it. It
+    resolves through links anywhere in the repository now, never outside it, and a change to the file
+    the link leads to re-reads the page."""
+    repo = Repo(tmp_path / "repo")
+    write_docs(repo.work, {"common/partial.adoc": "The partial says ZORBLAX-42.\n",
+                           "docs/page.adoc": "= Page\n\nIntro.\n\ninclude::../shared/partial.adoc[]\n\n"
+                                             "include::../shared/passwd.adoc[]\n"})
+    (repo.work / "shared").mkdir()
+    os.symlink("../common/partial.adoc", repo.work / "shared/partial.adoc")
+    os.symlink("/etc/passwd", repo.work / "shared/passwd.adoc")
+    repo.commit("one")
+    cfg = _config(tmp_path, repo, extra="include: ['**/*.adoc']")
+    lines: list[str] = []
+    notes: dict = {}
+    pages = refresh.scan_pages(get_context(cfg), "acme", log=lines.append, notes=notes)
+    assert len(pages) == 1 and "ZORBLAX-42" in pages[0]["sections"]
+    assert json.loads(pages[0]["metadata"])["unresolved_includes"] == ["../shared/passwd.adoc"]  # never outside
+    state = {pages[0]["page_url"]: pages[0]["content_hash"]}
+
+    repo.commit("the partial changes", {"common/partial.adoc": "The partial says QUUXLY-7.\n"})
+    src = GitSource(get_context(cfg).config.source("acme"), workdir=tmp_path / "data/sources/acme")
+    again = src.scan(state, log=lines.append)
+    assert [p.status for p in again.pages] == ["changed"] and "QUUXLY-7" in (again.pages[0].body or "")

@@ -475,11 +475,12 @@ class GitSource(Source):
                 submodules.append(path)
         return files, links, submodules
 
-    def _tree(self, git: _Git, commit: str, log: Log) -> tuple[dict[str, str], list[str], list[str]]:
+    def _tree(self, git: _Git, commit: str, log: Log) -> tuple[dict[str, str], list[str], list[str], _RepoTree]:
         """repository path → blob sha of every file at ``commit``, symbolic links below ``subpath``
         included as a checkout has them (a link to a file is that file under the link's path; a link
         to a folder adds the folder's files under it). Also the links and submodules of this source
-        that were skipped, each logged with the reason.
+        that were skipped, each logged with the reason, and the commit's entries as a checkout has them
+        (to resolve a path anywhere in the repository through its links).
 
         Below ``subpath`` the folders are walked in path order, like the local source walks its folder:
         a linked folder is walked under the link's path, except a link back to a folder it is inside (a
@@ -517,7 +518,7 @@ class GitSource(Source):
         for path in gone:
             log(f"[DISCOVER] {self.name}: skipped the submodule {path}: submodules are not fetched; add its "
                 "repository as a git source of its own to index it")
-        return walk.tree, walk.skipped, gone
+        return walk.tree, walk.skipped, gone, repo
 
     def _start(self, repo: _RepoTree, sub: str, walk: _Walk) -> str | None:
         """The real folder ``subpath`` is (through links, as in a checkout), or None."""
@@ -668,7 +669,7 @@ class GitSource(Source):
                 log(f"[DISCOVER] {self.name}: reparse: nothing synced yet, fetching first")
             self._ensure_clone(git, log)
             branch, head = self._fetch(git, log)
-        tree, skipped_links, submodules = self._tree(git, head, log)
+        tree, skipped_links, submodules, repo_tree = self._tree(git, head, log)
 
         fallback: str | None = None
         changes: list[_Change] | None = None
@@ -695,8 +696,20 @@ class GitSource(Source):
         touched = {c.path for c in changes or [] if c.status != "D"} if not fallback else set()
         cache: dict[str, dict[str, Any]] = stored.get("files", {}) if not fallback else {}
 
-        def read_text(repo_path: str) -> str | None:
+        def blob_at(repo_path: str) -> str | None:
+            """The blob a checkout reads at ``repo_path``: through links anywhere in the repository (also
+            outside ``subpath``), never outside it; None where it reads no file."""
             sha = tree.get(repo_path)
+            if sha is None:
+                try:
+                    real, kind = repo_tree.resolve(repo_path)
+                except _LinkSkip:
+                    return None
+                sha = repo_tree.files.get(real) if kind == "file" else None
+            return sha
+
+        def read_text(repo_path: str) -> str | None:
+            sha = blob_at(repo_path)
             return decode_body(git.blob(sha, limit=self.cfg.max_bytes), None) if sha else None
 
         sub = self.cfg.subpath.strip("/")
@@ -731,7 +744,7 @@ class GitSource(Source):
             seen_urls[url] = rel
             entry = cache.get(rel)
             valid = (entry is not None and repo_path not in touched and entry.get("blob") == blob
-                     and all(tree.get(d) == b for d, b in (entry.get("deps") or {}).items()))
+                     and all(blob_at(d) == b for d, b in (entry.get("deps") or {}).items()))
             digest: str | None = entry["hash"] if valid and entry else None
             body: str | None = None
             meta: dict[str, Any] = {}
@@ -747,7 +760,7 @@ class GitSource(Source):
                     text, dep_found, missing = asciidoc_body(decode_body(data, None),
                                                              path=repo_path, read=read_text,
                                                              attributes=self.cfg.asciidoc_attributes)
-                    return text, content_hash(text), {d: tree.get(d) for d in dep_found}, missing
+                    return text, content_hash(text), {d: blob_at(d) for d in dep_found}, missing
                 return decode_body(data, None), content_hash(data), {}, []
 
             missing: list[str] = []
