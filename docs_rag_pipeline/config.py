@@ -129,6 +129,19 @@ def _api_key_env(name: str | None) -> None:
                     "(ASCII, no line break or space around it)", "api_key_env")
 
 
+def _env_name(name: str) -> str:
+    """The name of an environment variable (``*_env`` keys): never empty or blank. ``token_env: ""`` (a
+    template variable that came out empty) read as "no variable", which for ``api.token_env`` turned
+    authentication off; null is the way to say "none"."""
+    if not name.strip():
+        raise _fail(f"{name!r} is not the name of an environment variable; give the variable's name "
+                    "(e.g. DOCS_RAG_API_TOKEN), or null for none")
+    if name != name.strip() or "=" in name:
+        raise _fail(f"{name!r} is not the name of an environment variable (it holds a space or '='); "
+                    "write the name alone, e.g. DOCS_RAG_API_TOKEN")
+    return name
+
+
 def _listify(value: Any) -> Any:
     """A YAML string or list → a tuple (one string is a list of one)."""
     if isinstance(value, str):
@@ -145,6 +158,7 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 PublicUrl = Annotated[str, AfterValidator(_public_url)]
 ServerUrl = Annotated[str, AfterValidator(_server_url)]
 HeaderText = Annotated[str, AfterValidator(_header_text)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
 HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
@@ -197,7 +211,7 @@ class EmbeddingConfig(_Shape):
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = Field(32, ge=1)
     base_url: ServerUrl | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: EnvName = "OPENAI_API_KEY"
     dimensions: int | None = Field(None, ge=1)  # openai: vector size (asked of the server when unset)
     max_tokens: int | None = Field(None, ge=1)  # openai: the model's window, in tokens
     timeout_seconds: Seconds = 30.0
@@ -216,7 +230,7 @@ class LlmConfig(_Shape):
     provider: Literal["none", "openai"] = "none"
     model: str | None = None
     base_url: ServerUrl | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: EnvName = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     timeout_seconds: Seconds = 30.0
     max_tokens: int = Field(512, ge=1)  # of the generated answer
@@ -256,7 +270,7 @@ class RerankConfig(_Shape):
 
     url: HttpUrl  # the full endpoint URL, e.g. http://127.0.0.1:8080/rerank
     model: str | None = None
-    api_key_env: str | None = None  # env var holding a bearer token for the endpoint; unset: none sent
+    api_key_env: EnvName | None = None  # env var holding a bearer token for the endpoint; unset: none sent
     timeout_seconds: Seconds = 5.0
     candidates: int = Field(20, ge=1, le=1000)  # fused results sent to the reranker
     top_n: int | None = Field(None, ge=1)  # asked of the reranker (default: all candidates)
@@ -314,8 +328,8 @@ class EvalConfig(_Shape):
 class ApiConfig(_Shape):
     """The HTTP API (``docs-rag serve``): auth, limits, and where Dagster's GraphQL API is."""
 
-    token_env: str | None = None  # env var holding the bearer token for every route but /health; unset: no auth
-    admin_token_env: str | None = None  # env var holding the admin token (POST /sources/<name>/refresh)
+    token_env: EnvName | None = None  # env var holding the bearer token for every route but /health; unset: no auth
+    admin_token_env: EnvName | None = None  # env var holding the admin token (POST /sources/<name>/refresh)
     rate_limit_per_minute: int = Field(60, ge=0)  # per client (token, else remote address); 0: no limit
     max_question_chars: int = Field(2000, ge=1)
     max_top_k: int = Field(8, ge=1)
@@ -450,7 +464,7 @@ class SourceConfig(_Shape):
     repo: str | None = None
     branch: str | None = None
     subpath: str = ""
-    token_env: str | None = None  # name of the environment variable holding an access token
+    token_env: EnvName | None = None  # name of the environment variable holding an access token
 
     @model_validator(mode="before")
     @classmethod

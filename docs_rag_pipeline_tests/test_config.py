@@ -406,3 +406,26 @@ def test_a_source_name_over_64_characters_is_refused_with_the_limit(tmp_path):
            "letters, digits, '-' and '_'" in str(e.value)
     cfg.write_text(f"sources:\n  - {{name: {name[:64]}, kind: local, path: docs}}\n")
     assert load_config(cfg).sources[0].name == name[:64]
+
+
+@pytest.mark.parametrize("body, key", [
+    ("api:\n  token_env: ''\n", "api.token_env"),
+    ("api:\n  token_env: '  '\n", "api.token_env"),
+    ("api:\n  admin_token_env: ''\n", "api.admin_token_env"),
+    ("embedding:\n  api_key_env: ''\n", "embedding.api_key_env"),
+    ("llm:\n  api_key_env: ''\n", "llm.api_key_env"),
+    ("retrieval:\n  rerank: {url: 'http://127.0.0.1:9/rerank', api_key_env: ''}\n", "retrieval.rerank.api_key_env"),
+    ("sources:\n  - {name: g, kind: git, repo: 'https://x.org/r.git', token_env: ''}\n", "sources[0].token_env"),
+])
+def test_an_empty_env_variable_name_is_a_config_error_naming_the_key(tmp_path, body, key):
+    """configfuzz F2: `api.token_env: ""` (a template value that came out empty) read as "no variable",
+    which turned authentication off; an empty name is not null."""
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, body))
+    assert f"{key}: " in str(e.value) and "is not the name of an environment variable" in str(e.value)
+
+
+def test_an_api_without_token_env_still_loads(tmp_path):
+    assert load_config(_cfg(tmp_path, "api:\n  token_env: null\n")).api.token_env is None
+    assert load_config(_cfg(tmp_path, "api:\n  token_env: DOCS_RAG_API_TOKEN\n")).api.token_env == "DOCS_RAG_API_TOKEN"
+
