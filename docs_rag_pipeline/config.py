@@ -843,14 +843,16 @@ def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | Non
             raise ConfigError(f"config file {str(p)!r} not found; create it (see docs/configuration.md) "
                               "or point DOCS_RAG_CONFIG at one")
         data = p.read_bytes()
-    from .yaml_data import load_yaml
+    from .yaml_data import YamlDuplicateKey, load_yaml
 
     try:
-        raw = load_yaml(data.decode("utf-8"))
+        raw = load_yaml(data.decode("utf-8"), unique_keys=True)
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
                           "save the file as UTF-8") from None
+    except YamlDuplicateKey as exc:  # a second `sources:` (a paste or merge) replaced the first, silently
+        raise ConfigError(f"{shown_path(p)}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     cfg = parse_config(raw, where=shown_path(p), root=p.parent)

@@ -18,7 +18,7 @@ import yaml
 
 from .unicode_text import LONE_SURROGATE, joined_pairs
 
-__all__ = ["MAX_YAML_VALUES", "YamlNotText", "YamlTooLarge", "load_yaml"]
+__all__ = ["MAX_YAML_VALUES", "YamlDuplicateKey", "YamlNotText", "YamlTooLarge", "load_yaml"]
 
 #: the most values (scalars, lists, mappings, keys) a document's YAML block may expand to
 MAX_YAML_VALUES = 100_000
@@ -35,18 +35,58 @@ class YamlNotText(yaml.MarkedYAMLError):
     """A YAML string holding a lone UTF-16 surrogate (from an escape such as ``"\\udc80"``)."""
 
 
+class YamlDuplicateKey(yaml.YAMLError):
+    """A mapping that gives one key twice (YAML says keys are unique; PyYAML keeps the last silently).
+    ``path``: the key's path (``sources[0].path``); ``lines``: the 1-based lines of both."""
+
+    def __init__(self, path: str, lines: tuple[int, int]) -> None:
+        where = f"lines {lines[0]} and {lines[1]}" if lines[0] != lines[1] else f"both on line {lines[0]}"
+        super().__init__(f"{path}: the key is given twice ({where}); keep one")
+        self.path, self.lines = path, lines
 
 
-def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES) -> Any:
+
+
+def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, unique_keys: bool = False) -> Any:
     """``yaml.safe_load(text)``, refusing a block that expands to more than ``max_values`` values or
-    contains itself, or nests deeper than Python's stack (:class:`YamlTooLarge`, a ``yaml.YAMLError``)."""
+    contains itself, or nests deeper than Python's stack (:class:`YamlTooLarge`, a ``yaml.YAMLError``).
+    ``unique_keys``: a key given twice in one mapping is :class:`YamlDuplicateKey` (the config file: a
+    second ``sources:`` block silently replaced the first)."""
     try:
-        return _load(text, max_values)
+        return _load(text, max_values, unique_keys)
     except RecursionError:
         raise YamlTooLarge("it nests too deeply for the YAML parser; flatten it") from None
 
 
-def _load(text: str, max_values: int) -> Any:
+def _duplicate_keys(node: yaml.Node) -> None:
+    """:class:`YamlDuplicateKey` for the first mapping (depth first) that gives a key twice. Keys are
+    compared as written with their tag (``1`` and ``"1"`` differ); ``<<`` merges are left to PyYAML
+    (a key given in the mapping overrides a merged one, as YAML's merge key says)."""
+    seen_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, str]] = [(node, "")]
+    while stack:
+        n, path = stack.pop()
+        if id(n) in seen_nodes:  # an alias: checked where it was defined
+            continue
+        seen_nodes.add(id(n))
+        if isinstance(n, yaml.SequenceNode):
+            stack.extend((c, f"{path}[{i}]") for i, c in reversed(list(enumerate(n.value))))
+        elif isinstance(n, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            children = []
+            for k, v in n.value:
+                if not isinstance(k, yaml.ScalarNode) or k.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key_path = f"{path}.{k.value}" if path else k.value
+                line = k.start_mark.line + 1
+                if (k.tag, k.value) in first:
+                    raise YamlDuplicateKey(key_path, (first[k.tag, k.value], line))
+                first[k.tag, k.value] = line
+                children.append((v, key_path))
+            stack.extend(reversed(children))
+
+
+def _load(text: str, max_values: int, unique_keys: bool = False) -> Any:
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     if node is None:
         return None
@@ -93,6 +133,8 @@ def _load(text: str, max_values: int) -> Any:
         return total
 
     size(node)
+    if unique_keys:
+        _duplicate_keys(node)
     loader = yaml.SafeLoader("")  # what safe_load does, from the node checked (and its pairs joined)
     try:
         return loader.construct_document(node)

@@ -429,3 +429,25 @@ def test_an_api_without_token_env_still_loads(tmp_path):
     assert load_config(_cfg(tmp_path, "api:\n  token_env: null\n")).api.token_env is None
     assert load_config(_cfg(tmp_path, "api:\n  token_env: DOCS_RAG_API_TOKEN\n")).api.token_env == "DOCS_RAG_API_TOKEN"
 
+
+@pytest.mark.parametrize("body, needle", [
+    ("storage: data\nsources:\n  - {name: docs, kind: local, path: docs}\napi:\n  max_top_k: 8\n"
+     "sources:\n  - {name: handbook, kind: local, path: docs}\n", "sources: the key is given twice (lines 2 and 6); keep one"),
+    ("sources:\n  - name: docs\n    kind: local\n    path: docs\n    path: handbook\n",
+     "sources[0].path: the key is given twice (lines 4 and 5); keep one"),
+    ("storage: /srv/index\nstorage: data\n", "storage: the key is given twice (lines 1 and 2); keep one"),
+    ("api: {token_env: A, token_env: B}\n", "api.token_env: the key is given twice (both on line 1); keep one"),
+])
+def test_a_key_given_twice_is_a_config_error_naming_it_and_both_lines(tmp_path, body, needle):
+    """configfuzz F1: PyYAML keeps the last of duplicate keys, so a second `sources:` block (a paste or
+    a merge) silently dropped the first block's sources from the config and from search."""
+    with pytest.raises(ConfigError) as e:
+        load_config(_cfg(tmp_path, body))
+    assert str(e.value).endswith(needle), str(e.value)
+    assert "docs_rag.yaml: " in str(e.value)
+
+
+def test_a_yaml_merge_key_is_not_a_duplicate(tmp_path):
+    body = "sources:\n  - &s {name: a, kind: local, path: docs}\n  - <<: *s\n    name: b\n"
+    cfg = load_config(_cfg(tmp_path, body))
+    assert [s.name for s in cfg.sources] == ["a", "b"]
