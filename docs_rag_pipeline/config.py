@@ -26,6 +26,16 @@ DEFAULT_CONFIG_FILE = "docs_rag.yaml"
 SOURCE_NAME_MAX = 64  # characters of a source name
 SOURCE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,%d}" % (SOURCE_NAME_MAX - 1))  # use with fullmatch (match + '$' lets "a\n" through)
 CRON_RE = re.compile(r"^(\S+\s+){4}\S+$")
+#: the largest top_k a search takes (query.py); retrieval.top_k, api.max_top_k and eval.top_k are bounded by it
+MAX_TOP_K = 10_000
+#: the most results taken from each retriever: a search takes max(candidates, 4 × top_k) (retrieval.py)
+MAX_CANDIDATES = 4 * MAX_TOP_K
+#: the longest timeout, in seconds (a day): far larger ones overflow the clock when a request starts
+MAX_SECONDS = 86_400.0
+#: the most bytes read of one file or page (1 GB); far larger ones overflow the read's size
+MAX_BYTES = 1_000_000_000
+#: the most days old index versions are kept (100 years: every version); far larger ones overflow the date
+MAX_KEEP_DAYS = 36_500
 
 
 def dagster_name(source: str) -> str:
@@ -163,7 +173,7 @@ Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
 HttpUrls = Annotated[tuple[HttpUrl, ...], BeforeValidator(_listify)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
-Seconds = Annotated[float, Field(gt=0.0)]
+Seconds = Annotated[float, Field(gt=0.0, le=MAX_SECONDS)]
 
 # a hint added to "missing" for keys whose purpose is not obvious from their name
 _MISSING_HINTS = {
@@ -282,8 +292,8 @@ class RerankConfig(_Shape):
 
 
 class RetrievalConfig(_Shape):
-    top_k: int = Field(5, ge=1)
-    candidates: int = Field(40, ge=1)  # per retriever, before fusion
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K)
+    candidates: int = Field(40, ge=1, le=MAX_CANDIDATES)  # per retriever, before fusion
     rrf_k: int = Field(60, ge=0)
     nprobes: int = Field(24, ge=1)  # IVF partitions probed when the table has an ANN index (large tables)
     # refusal: a question is answered only when the best retrieved chunk clears both gates
@@ -319,7 +329,7 @@ class RetrievalConfig(_Shape):
 class EvalConfig(_Shape):
     """Thresholds of the eval_scores asset checks (a check fails below them)."""
 
-    top_k: int = Field(5, ge=1)
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K)
     min_recall_at_5: Probability = 0.8
     min_refusal_accuracy: Probability = 0.7
     min_citation_precision: Probability = 0.95
@@ -332,7 +342,7 @@ class ApiConfig(_Shape):
     admin_token_env: EnvName | None = None  # env var holding the admin token (POST /sources/<name>/refresh)
     rate_limit_per_minute: int = Field(60, ge=0)  # per client (token, else remote address); 0: no limit
     max_question_chars: int = Field(2000, ge=1)
-    max_top_k: int = Field(8, ge=1)
+    max_top_k: int = Field(8, ge=1, le=MAX_TOP_K)
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
     #: the URL clients reach the API at (behind a reverse proxy); unset: the request's host
     public_url: PublicUrl | None = None
@@ -454,7 +464,7 @@ class SourceConfig(_Shape):
     delay_seconds: float = Field(0.2, ge=0.0)
     timeout_seconds: Seconds = 15.0
     max_retries: int = Field(3, ge=0)
-    max_bytes: int = Field(5_000_000, ge=1)
+    max_bytes: int = Field(5_000_000, ge=1, le=MAX_BYTES)
     error_threshold: Probability = 0.5  # share of failed fetches over which a crawl counts as stopped early
     max_removed_share: Probability = 0.5  # share of indexed pages a crawl may remove; more: it removes none
     user_agent: HeaderText = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
@@ -589,7 +599,7 @@ class StorageConfig(_Shape):
     """``storage:`` as a mapping; ``storage: PATH`` is ``{path: PATH}``."""
 
     path: str = "data"
-    keep_versions_days: float = Field(7.0, ge=0)  # old chunks table versions stay restorable this long
+    keep_versions_days: float = Field(7.0, ge=0, le=MAX_KEEP_DAYS)  # old chunks table versions stay restorable this long
 
 
 class Config(_Shape):
@@ -793,7 +803,9 @@ def _message(e: dict[str, Any]) -> tuple[str, str]:
         return path, f"expected {_TYPE_WORDS[kind]}, got {type(value).__name__} {value!r}"
     if kind in _BOUNDS:
         sign, key = _BOUNDS[kind]
-        return path, f"must be {sign} {ctx[key]:g}, got {value!r}"
+        bound = ctx[key]
+        bound_text = str(int(bound)) if isinstance(bound, (int, float)) and bound == int(bound) else f"{bound:g}"
+        return path, f"must be {sign} {bound_text}, got {value!r}"
     if kind == "literal_error":
         what = str(loc[-1]) if loc and loc[-1] in ("provider", "kind") else "value"
         return path, f"unknown {what} {value!r}; use {ctx.get('expected')}"

@@ -7,15 +7,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .answering.service import answer_events, answer_question
+from .config import MAX_TOP_K  # the library's own bound on top_k (api.max_top_k bounds what HTTP, MCP and the CLI serve)
 from .context import get_context
 from .records import Answer, Citation
 from .retrieval import Hits, QueryError
 from .retrieval import search as _search
 from .schemas import AskRequest, InputError, SearchRequest, parse_request
 from .threads import ThreadsUnavailable, Turn, thread_store
-
-#: the library's own bound on top_k (api.max_top_k bounds what HTTP, MCP and the CLI serve)
-MAX_TOP_K = 10_000
 
 
 def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, **scope: Any) -> None:

@@ -386,12 +386,17 @@ def _bounds(metadata: list) -> dict[str, float]:
 
 
 def _range_text(b: dict[str, float]) -> str:
-    """A field's bounds as the table writes them: ``0–1``, ``> 0``, ``≥ 32``."""
-    low = f"{b['ge']:g}" if "ge" in b else None
+    """A field's bounds as the table writes them: ``0–1``, ``> 0``, ``≥ 32``, ``> 0, ≤ 86400``."""
+    def num(x: float) -> str:
+        return str(int(x)) if x == int(x) else f"{x:g}"
+
+    low = num(b["ge"]) if "ge" in b else None
     if low is not None and "le" in b:
-        return f"{low}–{b['le']:g}"
+        return f"{low}–{num(b['le'])}"
+    if set(b) == {"gt", "le"}:
+        return f"> {num(b['gt'])}, ≤ {num(b['le'])}"
     assert set(b) in ({"ge"}, {"gt"}), f"a bound the range table has no form for: {b}"
-    return f"≥ {low}" if low is not None else f"> {b['gt']:g}"
+    return f"≥ {low}" if low is not None else f"> {num(b['gt'])}"
 
 
 def _ranged_keys() -> dict[str, str]:
