@@ -258,6 +258,9 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
         return 2
     if args.parallel < 1:
         raise ConfigError("--parallel must be at least 1")
+    from .environment import check_environment
+
+    check_environment()  # DOCS_RAG_* variables: a bad one is one line naming it, before Dagster starts
     ensure_dagster_home(config)
     _progress_to_stderr()
     _sigterm_is_ctrl_c()

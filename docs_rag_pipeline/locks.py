@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .config import ConfigError
+from .environment import LOCK_TIMEOUT_DEFAULT, lock_timeout
 
-DEFAULT_TIMEOUT_SECONDS = 1800.0
+DEFAULT_TIMEOUT_SECONDS = LOCK_TIMEOUT_DEFAULT
 PROGRESS_EVERY_SECONDS = 5.0
 HISTORY_MAX_BYTES = 256 * 1024
 _POLL_SECONDS = 0.2
@@ -57,17 +58,8 @@ class StorageNotWritable(ConfigError):
 
 
 def default_timeout() -> float:
-    raw = os.environ.get("DOCS_RAG_LOCK_TIMEOUT")
-    if not raw:
-        return DEFAULT_TIMEOUT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise ValueError(f"DOCS_RAG_LOCK_TIMEOUT: {raw!r} is not a positive number of seconds; "
-                         "set it to e.g. 600 or unset it (default 1800)")
-    return value
+    """``DOCS_RAG_LOCK_TIMEOUT`` (default 1800), checked (environment.py): ``nan`` waited forever."""
+    return lock_timeout()
 
 
 @dataclass

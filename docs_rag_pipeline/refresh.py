@@ -648,7 +648,9 @@ IO_ASSETS = ("scraped_pages", "chunks", "embeddings")
 def io_folder(config) -> str:  # noqa: ANN001 - a Config
     """Where the Parquet between assets goes: ``DOCS_RAG_DAGSTER_IO`` (a folder or an object-store URI,
     for runs whose steps do not share a disk, docs/deploy.md), by default ``<storage>/dagster_io``."""
-    return os.environ.get("DOCS_RAG_DAGSTER_IO") or str(Path(config.storage_path) / "dagster_io")
+    from .environment import dagster_io  # checked: a bad one is a ConfigError naming the variable
+
+    return dagster_io() or str(Path(config.storage_path) / "dagster_io")
 
 
 def remove_io_files(config, names: set[str], *, log: Log = _quiet) -> list[str]:  # noqa: ANN001 - a Config

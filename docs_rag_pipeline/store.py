@@ -68,11 +68,9 @@ def object_store_options(uri: str) -> dict[str, str]:
     connections and never answers (a stalled proxy or load balancer)."""
     if "://" not in uri or uri.startswith("file://"):
         return {}
-    raw = os.environ.get("DOCS_RAG_STORAGE_TIMEOUT", "30")
-    try:
-        seconds = max(1.0, float(raw))
-    except ValueError:
-        seconds = 30.0
+    from .environment import storage_timeout
+
+    seconds = max(1.0, storage_timeout())  # a bad value is a ConfigError naming the variable
     return {"timeout": f"{seconds:g}s", "connect_timeout": "5s", "client_max_retries": "2",
             "client_retry_timeout": f"{2 * seconds:g}s"}
 

@@ -5,7 +5,6 @@ Each asset is a few lines around one core function; metadata says what the stage
 
 
 import logging
-import os
 import re
 import time
 
@@ -14,6 +13,7 @@ from dagster import (AssetExecutionContext, AssetKey, AssetRecordsFilter, Config
                      Output, asset)
 
 from .. import refresh
+from ..environment import writer_pool
 from ..unicode_text import BIDI_CONTROL
 from .partitions import sources_partitions
 from .resources import DocsRagResource
@@ -41,7 +41,7 @@ COMMON = dict(partitions_def=sources_partitions, group_name="ingest")
 #: ``DOCS_RAG_WRITER_POOL``: a Dagster concurrency pool for the steps that write LanceDB (embeddings,
 #: lancedb_chunks), for deployments whose steps run on several machines, where the writer lock (a local
 #: file lock) cannot serialize them; give the pool a limit of 1 and turn on run monitoring (docs/deploy.md)
-WRITER = {"pool": os.environ["DOCS_RAG_WRITER_POOL"]} if os.environ.get("DOCS_RAG_WRITER_POOL") else {}
+WRITER = {"pool": pool} if (pool := writer_pool()) else {}
 
 
 def _logger(context: AssetExecutionContext):  # noqa: ANN202
