@@ -60,6 +60,20 @@ def _regex(pattern: str) -> str:
     return pattern
 
 
+def _css_selector(selector: str) -> str:
+    """A web source's ``content_selector``, compiled with soupsieve (what BeautifulSoup's ``select_one``
+    in parsing/html.py uses): a typo made every page a parse failure at ingest, after fetching it."""
+    import soupsieve
+
+    try:
+        soupsieve.compile(selector)
+    except Exception as exc:  # noqa: BLE001 - soupsieve's SelectorSyntaxError, and its kin
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise _fail(f"{selector!r} is not a valid CSS selector ({reason}); write a CSS selector such as "
+                    "'main' or 'div.content'") from None
+    return selector
+
+
 def _http_url(value: str, example: str = "https://docs.example.org/") -> str:
     from urllib.parse import urlsplit
 
@@ -168,6 +182,7 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 PublicUrl = Annotated[str, AfterValidator(_public_url)]
 ServerUrl = Annotated[str, AfterValidator(_server_url)]
 HeaderText = Annotated[str, AfterValidator(_header_text)]
+CssSelector = Annotated[str, AfterValidator(_css_selector)]
 EnvName = Annotated[str, AfterValidator(_env_name)]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listify)]
 Regexes = Annotated[tuple[Regex, ...], BeforeValidator(_listify)]
@@ -469,7 +484,7 @@ class SourceConfig(_Shape):
     max_removed_share: Probability = 0.5  # share of indexed pages a crawl may remove; more: it removes none
     user_agent: HeaderText = "docs-rag-pipeline/0.1 (+https://pypi.org/project/docs-rag-pipeline/)"
     respect_robots: bool = True
-    content_selector: str | None = None
+    content_selector: CssSelector | None = None
     # git
     repo: str | None = None
     branch: str | None = None

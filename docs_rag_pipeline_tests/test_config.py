@@ -54,6 +54,11 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: w, kind: web, seed_urls: [ftp://x]}\n", "sources[0].seed_urls[0]: 'ftp://x' is not an http(s) URL"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], allow_patterns: ['(']}\n",
      "sources[0].allow_patterns[0]: '(' is not a valid regular expression"),
+    # configfuzz F6: every page was fetched, then skipped at parse
+    ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], content_selector: 'main >'}\n",
+     "sources[0].content_selector: 'main >' is not a valid CSS selector (Invalid character ' ' position 4); write a CSS"),
+    ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], content_selector: ''}\n",
+     "sources[0].content_selector: '' is not a valid CSS selector"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], max_pages: -1}\n", "sources[0].max_pages: must be ≥ 1, got -1"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], path: docs}\n",
      "sources[0].path: unknown key for a web source"),
