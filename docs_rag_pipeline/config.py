@@ -9,6 +9,7 @@ to fix it: ``docs_rag.yaml: sources[0].timeout_seconds: must be > 0.0, got 0``.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 from datetime import datetime
@@ -829,20 +830,56 @@ def _message(e: dict[str, Any]) -> tuple[str, str]:
     return path, e["msg"]
 
 
-def _config_error(exc: ValidationError, where: str) -> ConfigError:
+def _yaml12_number(text: str) -> str:
+    """``1e3`` (a number in YAML 1.2 and JSON, text to PyYAML's YAML 1.1) as YAML 1.1 reads a number:
+    ``1000 or 1.0e+3``."""
+    x = float(text)
+    mantissa, _, exp = f"{x:e}".partition("e")
+    mantissa = mantissa.rstrip("0")
+    sci = f"{mantissa}0" if mantissa.endswith(".") else mantissa
+    sci += f"e{'-' if int(exp) < 0 else '+'}{abs(int(exp))}"
+    return f"{int(x)} or {sci}" if x.is_integer() and abs(x) < 1e15 else sci
+
+
+def _spelling_hint(e: dict[str, Any], path: str, spellings: dict[str, str]) -> str:
+    """Where YAML 1.1 read a value otherwise than it looks (``012`` is the int 10, ``1_0`` is 10, ``1e3`` is
+    text): the value as written and how to write it."""
+    kind, value = e["type"], e.get("input")
+    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool) and path in spellings:
+        written = spellings[path]
+        return f" (YAML reads {written} as a number); quote it: '{written}'"
+    if kind in ("int_type", "float_type", "int_parsing", "float_parsing") and isinstance(value, str) \
+            and spellings.get(path) == value:  # unquoted: a quoted '32' is text as the file says
+        try:
+            number = float(value.replace("_", ""))
+        except ValueError:
+            return ""
+        if not math.isfinite(number):
+            return ""
+        if kind.startswith("int"):
+            return f" (YAML 1.1 reads {value} as text, not a number); write {int(number)}" if number.is_integer() else ""
+        return f" (YAML 1.1 reads {value} as text, not a number); write {_yaml12_number(value.replace('_', ''))}"
+    return ""
+
+
+def _config_error(exc: ValidationError, where: str, spellings: dict[str, str] | None = None) -> ConfigError:
     errors = exc.errors(include_url=False)
     # a union (sitemaps: 'auto' | 'off' | URLs) reports each branch: the project's own message is the one
     e = next((x for x in errors if x["type"] == "config"), errors[0])
     path, message = _message(e)
+    if e["type"] != "config":
+        message += _spelling_hint(e, path, spellings or {})
     return ConfigError(f"{where}: {path or '(top level)'}: {message}")
 
 
-def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | None = None) -> Config:
-    """Validate a parsed YAML document into a :class:`Config`."""
+def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | None = None,
+                 spellings: dict[str, str] | None = None) -> Config:
+    """Validate a parsed YAML document into a :class:`Config`. ``spellings``: key path → a number as the
+    file writes it (yaml_data.load_yaml), for messages."""
     try:
         return Config.model_validate({} if raw is None else raw, context={"root": root or Path.cwd()})
     except ValidationError as exc:
-        raise _config_error(exc, where) from None
+        raise _config_error(exc, where, spellings) from None
 
 
 def config_name(path: str | os.PathLike[str] | None = None) -> Path:
@@ -873,7 +910,8 @@ def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | Non
     from .yaml_data import YamlDuplicateKey, load_yaml
 
     try:
-        raw = load_yaml(data.decode("utf-8"), unique_keys=True)
+        spellings: dict[str, str] = {}
+        raw = load_yaml(data.decode("utf-8"), unique_keys=True, spellings=spellings)
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
@@ -882,7 +920,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, data: bytes | Non
         raise ConfigError(f"{shown_path(p)}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    cfg = parse_config(raw, where=shown_path(p), root=p.parent)
+    cfg = parse_config(raw, where=shown_path(p), root=p.parent, spellings=spellings)
     return cfg.model_copy(update={"path": p})
 
 

@@ -47,18 +47,24 @@ class YamlDuplicateKey(yaml.YAMLError):
 
 
 
-def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, unique_keys: bool = False) -> Any:
+def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, unique_keys: bool = False,
+              spellings: dict[str, str] | None = None) -> Any:
     """``yaml.safe_load(text)``, refusing a block that expands to more than ``max_values`` values or
     contains itself, or nests deeper than Python's stack (:class:`YamlTooLarge`, a ``yaml.YAMLError``).
     ``unique_keys``: a key given twice in one mapping is :class:`YamlDuplicateKey` (the config file: a
-    second ``sources:`` block silently replaced the first)."""
+    second ``sources:`` block silently replaced the first). ``spellings`` (with ``unique_keys``): filled with
+    key path → the text as written of each unquoted number, or text with a digit (``012`` is the int 10,
+    ``1e3`` a string), for messages."""
     try:
-        return _load(text, max_values, unique_keys)
+        return _load(text, max_values, unique_keys, spellings)
     except RecursionError:
         raise YamlTooLarge("it nests too deeply for the YAML parser; flatten it") from None
 
 
-def _duplicate_keys(node: yaml.Node) -> None:
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+def _duplicate_keys(node: yaml.Node, spellings: dict[str, str] | None = None) -> None:
     """:class:`YamlDuplicateKey` for the first mapping (depth first) that gives a key twice. Keys are
     compared as written with their tag (``1`` and ``"1"`` differ); ``<<`` merges are left to PyYAML
     (a key given in the mapping overrides a merged one, as YAML's merge key says)."""
@@ -69,6 +75,9 @@ def _duplicate_keys(node: yaml.Node) -> None:
         if id(n) in seen_nodes:  # an alias: checked where it was defined
             continue
         seen_nodes.add(id(n))
+        if (spellings is not None and isinstance(n, yaml.ScalarNode) and not n.style
+                and (n.tag in _NUMBER_TAGS or n.tag == "tag:yaml.org,2002:str" and any(c.isdigit() for c in n.value))):
+            spellings[path] = n.value  # unquoted: 012 (the int 10), 1e3 (text to YAML 1.1)
         if isinstance(n, yaml.SequenceNode):
             stack.extend((c, f"{path}[{i}]") for i, c in reversed(list(enumerate(n.value))))
         elif isinstance(n, yaml.MappingNode):
@@ -86,7 +95,7 @@ def _duplicate_keys(node: yaml.Node) -> None:
             stack.extend(reversed(children))
 
 
-def _load(text: str, max_values: int, unique_keys: bool = False) -> Any:
+def _load(text: str, max_values: int, unique_keys: bool = False, spellings: dict[str, str] | None = None) -> Any:
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     if node is None:
         return None
@@ -134,7 +143,7 @@ def _load(text: str, max_values: int, unique_keys: bool = False) -> Any:
 
     size(node)
     if unique_keys:
-        _duplicate_keys(node)
+        _duplicate_keys(node, spellings)
     loader = yaml.SafeLoader("")  # what safe_load does, from the node checked (and its pairs joined)
     try:
         return loader.construct_document(node)

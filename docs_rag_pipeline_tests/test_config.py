@@ -54,6 +54,13 @@ def test_valid_config_defaults(guide):
     ("sources:\n  - {name: w, kind: web, seed_urls: [ftp://x]}\n", "sources[0].seed_urls[0]: 'ftp://x' is not an http(s) URL"),
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], allow_patterns: ['(']}\n",
      "sources[0].allow_patterns[0]: '(' is not a valid regular expression"),
+    # configfuzz F8: YAML 1.1 reads 1e3 as text and 012 as the int 10: the message says what was written and the fix
+    ("llm:\n  timeout_seconds: 1e3\n", "llm.timeout_seconds: expected a number, got str '1e3' (YAML 1.1 reads 1e3 as "
+                                       "text, not a number); write 1000 or 1.0e+3"),
+    ("embedding:\n  batch_size: 1e2\n", "embedding.batch_size: expected an integer, got str '1e2' (YAML 1.1 reads 1e2 "
+                                        "as text, not a number); write 100"),
+    ("sources:\n  - {name: 012, kind: local, path: docs}\n",
+     "sources[0].name: expected a string, got int 10 (YAML reads 012 as a number); quote it: '012'"),
     # configfuzz F6: every page was fetched, then skipped at parse
     ("sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], content_selector: 'main >'}\n",
      "sources[0].content_selector: 'main >' is not a valid CSS selector (Invalid character ' ' position 4); write a CSS"),
