@@ -676,3 +676,40 @@ def test_a_tools_call_of_the_wrong_shape_is_told_what_is_wrong(index):
         send({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
               "params": {"name": "search", "arguments": {"query": "forms", "top_k": 1}}})
         assert len(read()["result"]["structuredContent"]["hits"]) == 1
+
+
+def test_a_call_running_when_the_client_goes_away_finishes_before_the_server_exits(openai_index):
+    """mcp.md: once the client is gone, the calls already running finish before the server exits (anyio
+    waits for a worker thread that is not abandoned on cancel). Here the query's embedding is held until
+    the client has gone and the server has had time to exit: the ask is still logged, exit status 0."""
+    import threading
+
+    from docs_rag_pipeline import feedback
+    from docs_rag_pipeline.config import load_config
+
+    cfg, srv = openai_index
+    cfg.write_text(cfg.read_text().replace("timeout_seconds: 5", "timeout_seconds: 120"))  # the held embedding
+    gate, arrived = threading.Event(), threading.Event()
+
+    def hold(texts, headers):  # noqa: ANN001, ANN202 - the query's embedding waits for the gate
+        arrived.set()
+        gate.wait(120)
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = _initialized_server(env)
+    srv.reply = hold
+    question = "How do forms validate input before saving?"
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                   + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": "ask", "arguments": {"question": question}}}) + "\n").encode())
+    p.stdin.flush()
+    assert arrived.wait(120), "the ask never embedded its question"
+    p.stdout.close()  # the client goes away while its ask runs
+    p.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        p.wait(timeout=15)  # without the wait for running calls, the server is gone by now
+    gate.set()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "Fatal Python error" not in err, err
+    assert question in {r["question"] for r in feedback.questions(load_config(cfg))}
