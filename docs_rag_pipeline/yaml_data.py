@@ -45,8 +45,6 @@ class YamlDuplicateKey(yaml.YAMLError):
         self.path, self.lines = path, lines
 
 
-
-
 def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, unique_keys: bool = False,
               spellings: dict[str, str] | None = None) -> Any:
     """``yaml.safe_load(text)``, refusing a block that expands to more than ``max_values`` values or

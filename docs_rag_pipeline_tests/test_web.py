@@ -782,6 +782,20 @@ def test_a_body_that_trickles_in_is_cut_off_at_its_deadline(tmp_path: Path) -> N
     assert sent and sent[0] < total
 
 
+def _drip(h, head: bytes, stop: threading.Event, give_up: float) -> None:  # noqa: ANN001
+    """Answer ``head``, then a byte every 0.05 s until ``stop`` is set, the client goes away or
+    ``give_up`` seconds have passed (so a crawler without a deadline fails a test instead of hanging it)."""
+    h.wfile.write(head)
+    end = time.monotonic() + give_up
+    try:
+        while not stop.wait(0.05) and time.monotonic() < end:
+            h.wfile.write(b"a")
+            h.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    h.close_connection = True
+
+
 def _scan_with_a_dripping_page(tmp_path: Path, head: bytes):  # noqa: ANN202
     """Scan a site whose /slow.html answers ``head`` and then a byte every 0.05 s (giving up after 20 s,
     so a crawler without a deadline fails the test instead of hanging it), with timeout_seconds 0.5:
@@ -789,15 +803,7 @@ def _scan_with_a_dripping_page(tmp_path: Path, head: bytes):  # noqa: ANN202
     stop = threading.Event()
 
     def dripping(h) -> None:  # noqa: ANN001
-        h.wfile.write(head)
-        give_up = time.monotonic() + 20
-        try:
-            while not stop.wait(0.05) and time.monotonic() < give_up:
-                h.wfile.write(b"a")
-                h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        h.close_connection = True
+        _drip(h, head, stop, 20)
 
     routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("slow.html", "ok.html"))),
               "/slow.html": dripping, "/ok.html": lambda h: h.reply(200, page("Ok", "<p>Fine.</p>"))}
@@ -2058,18 +2064,11 @@ def test_a_request_whose_headers_trickle_in_has_its_connection_closed_at_the_dea
         with lock:
             open_now["n"] += 1
             open_now["tries"] += 1
-        h.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
-        give_up = time.monotonic() + 60
         try:
-            while not stop.wait(0.05) and time.monotonic() < give_up:
-                h.wfile.write(b"a")
-                h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+            _drip(h, b"HTTP/1.1 200 OK\r\nX-Slow: ", stop, 60)
         finally:
             with lock:
                 open_now["n"] -= 1
-        h.close_connection = True
 
     with scripted_server({"/a.html": dripping, "/b.html": dripping}) as srv:
         src = web_source(tmp_path, seed_urls=[srv.url + "/a.html", srv.url + "/b.html"], sitemaps="off",
