@@ -56,9 +56,14 @@ def serve(app) -> Iterator[str]:  # noqa: ANN001
 
 
 def variant(cfg: Path, name: str, api: str) -> Path:
-    """The same index and sources as ``cfg``, with an ``api:`` section."""
+    """The same index and sources as ``cfg``, with these ``api:`` keys (merged into its ``api:`` section
+    when it has one: a key may not be given twice)."""
+    import yaml
+
+    data = yaml.safe_load(cfg.read_text())
+    data["api"] = {**(data.get("api") or {}), **yaml.safe_load(api)}
     p = cfg.parent / name
-    p.write_text(cfg.read_text() + "api:\n" + "".join(f"  {line}\n" for line in api.strip().splitlines()))
+    p.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return p
 
 
