@@ -6,6 +6,7 @@ import atexit
 import functools
 import hashlib
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,21 @@ class Context:
 _lock = threading.Lock()
 _contexts: dict[str, tuple[float | None, str, Context]] = {}
 # config path → (its mtime when loaded, or None when loaded from a run's copy; the sha256 of the text; its context)
+
+
+def _forget_after_fork() -> None:
+    """In a child made by ``fork`` (multiprocessing's ``fork`` start method, a Celery prefork worker,
+    gunicorn ``--preload``): the parent's contexts are dropped, so the child opens its own connection,
+    tables and model on its first call. Those of the parent hold LanceDB handles whose native runtime did
+    not survive the fork: the child's first search hung in LanceDB's background loop, or crashed."""
+    global _lock
+    _lock = threading.Lock()  # the parent may have held it at the fork, in another thread
+    _contexts.clear()
+    _warming.clear()  # their threads were not copied into the child
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def get_context(path: str | Path | None = None, *, data: bytes | None = None) -> Context:
