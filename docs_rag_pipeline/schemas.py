@@ -104,6 +104,12 @@ class Scope(BaseModel):
             raise PydanticCustomError("unknown_source", "no source named {name}; configured sources: {known}",
                                       {"name": repr(self.source), "known": ", ".join(names) or "none"})
         if self.filters:
+            # a source named in filters is checked as ``source`` is: a typo is not "the docs don't cover it"
+            listed = self.filters.get("source")
+            wrong = [v for v in (listed if isinstance(listed, list) else [listed]) if v is not None and v not in names]
+            if wrong:
+                raise PydanticCustomError("unknown_filter_source", "no source named {name}; configured sources: "
+                                          "{known}", {"name": repr(wrong[0]), "known": ", ".join(names) or "none"})
             known = filter_keys(ctx, [s for s in cfg.sources if self.source in (None, s.name)])
             unknown = sorted(set(self.filters) - known)
             if unknown:
@@ -275,6 +281,8 @@ def explain(exc: ValidationError, text_field: str) -> InputError:
         return InputError("invalid_top_k", "top_k", f"'top_k' {msg}")
     if kind == "unknown_source":
         return InputError("unknown_source", "source", f"'source': {msg}")
+    if kind == "unknown_filter_source":
+        return InputError("unknown_source", "filters.source", f"'filters.source': {msg}")
     if kind == "unknown_filter":
         return InputError("unknown_filter", "filters", f"filters: {msg}")
     if field == text_field:

@@ -239,6 +239,10 @@ def test_unknown_source_and_filter_key_are_400s(server, route, field):
     assert "source" in msg.split("exist: ")[1].split(", ")
     r = requests.post(f"{server}{route}", json={field: "forms", "filters": {"audience": "beginners"}}, timeout=30)
     assert r.status_code == 200, r.text  # a key the index knows (frontmatter of install.md)
+    # a source named in filters is checked as `source` is, not an empty result or a refusal
+    r = requests.post(f"{server}{route}", json={field: "forms", "filters": {"source": ["guide", "nope"]}}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_source", r.text
+    assert r.json()["error"]["message"] == "'filters.source': no source named 'nope'; configured sources: guide"
 
 
 def test_a_metadata_key_in_any_script_can_be_filtered_on(tmp_path):

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from dagster import DagsterInstance
 
@@ -62,3 +65,28 @@ def test_a_child_forked_after_an_ask_searches_with_its_own_context(tmp_path):
         child.kill()
         child.join()
     assert child.exitcode == 0, "the forked child reused the parent's context, or hung or failed in its first search"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> str:
+    from .dagster_helpers import index_guide
+
+    return str(index_guide(tmp_path_factory.mktemp("indexed")))
+
+
+@pytest.mark.parametrize("value", ["nope", ["guide", "nope"]])
+@pytest.mark.parametrize("call", ["search", "ask"])
+def test_a_source_in_filters_that_is_not_configured_is_unknown_source(indexed, call, value):
+    import docs_rag_pipeline
+    from docs_rag_pipeline.retrieval import QueryError
+
+    with pytest.raises(QueryError) as err:
+        getattr(docs_rag_pipeline, call)("install acme widgets", filters={"source": value}, config=indexed)
+    assert (err.value.code, err.value.field) == ("unknown_source", "filters.source")
+    assert "no source named 'nope'; configured sources: guide" in str(err.value)
+
+
+def test_a_source_in_filters_that_is_configured_is_searched(indexed):
+    from docs_rag_pipeline import search
+
+    assert search("install acme widgets", filters={"source": ["guide"]}, config=indexed)
