@@ -62,6 +62,7 @@ Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(
 def filter_keys(ctx: Context, sources: list[SourceConfig]) -> set[str]:
     """The metadata keys a filter may name: ``source``, the keys of the sources' ``metadata`` and
     ``metadata_rules``, and every key tagged in the index (cached per table and version)."""
+    ctx.index()  # nothing indexed is NothingIndexed (and creates nothing), not "unknown metadata key"
     keys = {"source"}
     for s in sources:
         keys.update(s.metadata)

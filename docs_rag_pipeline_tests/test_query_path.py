@@ -90,3 +90,24 @@ def test_a_source_in_filters_that_is_configured_is_searched(indexed):
     from docs_rag_pipeline import search
 
     assert search("install acme widgets", filters={"source": ["guide"]}, config=indexed)
+
+
+def _unindexed(tmp_path: Path) -> Path:
+    """A config whose storage folder exists but was never ingested (a fresh checkout's ``data/``)."""
+    from .conftest import GUIDE, write_config, write_docs
+
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    (tmp_path / "data").mkdir()
+    return cfg
+
+
+@pytest.mark.parametrize("call", ["search", "ask"])
+def test_filters_on_a_storage_folder_never_ingested_say_nothing_is_indexed_and_create_nothing(tmp_path, call):
+    import docs_rag_pipeline
+    from docs_rag_pipeline.config import NothingIndexed
+
+    cfg = _unindexed(tmp_path)
+    with pytest.raises(NothingIndexed):
+        getattr(docs_rag_pipeline, call)("install", filters={"section": "guides"}, config=cfg)
+    assert list((tmp_path / "data").iterdir()) == []  # a read never creates <storage>/lancedb
