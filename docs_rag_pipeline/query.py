@@ -16,12 +16,15 @@ from .schemas import AskRequest, InputError, SearchRequest, parse_request
 from .threads import ThreadsUnavailable, Turn, thread_store
 
 
-def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, **scope: Any) -> None:
+def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, top_k_default: bool = True,
+           **scope: Any) -> None:
     """The checks every interface shares (schemas.parse_request): text that is Unicode, a configured
-    source, metadata keys that exist, a well-formed thread id; a bad one raises QueryError naming it."""
+    source, metadata keys that exist, a well-formed thread id; a bad one raises QueryError naming it.
+    ``top_k_default``: whether ``top_k=None`` means the configured default (``ask``) or is refused (``search``)."""
     if not isinstance(text, str) or not text.strip():
         raise QueryError(f"{text_field}: must be a non-empty string", code=f"missing_{text_field}", field=text_field)
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+    if (top_k is not None or not top_k_default) and (isinstance(top_k, bool) or not isinstance(top_k, int)
+                                                     or not 1 <= top_k <= MAX_TOP_K):
         raise QueryError(f"top_k: must be an integer from 1 to {MAX_TOP_K}", code="invalid_top_k", field="top_k")
     try:
         parse_request(model, {text_field: text, **{k: v for k, v in scope.items() if v is not None}}, ctx)
@@ -34,7 +37,7 @@ def search(query: str, *, top_k: int = 5, source: str | None = None, filters: di
     """Hybrid (BM25 + dense, RRF) search over the indexed chunks: a list of :class:`Hit`, whose
     ``warning`` says why when a configured reranker failed (the hits are then in fused order)."""
     ctx = get_context(config)
-    _check(ctx, SearchRequest, "query", query, top_k=top_k, source=source, filters=filters)
+    _check(ctx, SearchRequest, "query", query, top_k=top_k, top_k_default=False, source=source, filters=filters)
     return _search(ctx, query, top_k=top_k, source=source, filters=filters, mode=mode)
 
 

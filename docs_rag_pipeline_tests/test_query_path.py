@@ -111,3 +111,13 @@ def test_filters_on_a_storage_folder_never_ingested_say_nothing_is_indexed_and_c
     with pytest.raises(NothingIndexed):
         getattr(docs_rag_pipeline, call)("install", filters={"section": "guides"}, config=cfg)
     assert list((tmp_path / "data").iterdir()) == []  # a read never creates <storage>/lancedb
+
+
+def test_top_k_none_is_invalid_top_k(indexed):
+    from docs_rag_pipeline import search
+    from docs_rag_pipeline.retrieval import QueryError
+
+    with pytest.raises(QueryError) as err:
+        search("install", top_k=None, config=indexed)
+    assert (err.value.code, err.value.field) == ("invalid_top_k", "top_k")
+    assert str(err.value) == "top_k: must be an integer from 1 to 10000"
