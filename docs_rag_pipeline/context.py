@@ -100,7 +100,7 @@ def get_context(path: str | Path | None = None, *, data: bytes | None = None) ->
     file descriptors and answered 503 to everything). ``data``: the file's text as a run read it at its
     start (:func:`~.config.copy_config`), used instead of the file's text now; the same text gives the
     same context, whichever way it was read."""
-    p = Path(path).resolve() if path else config_path()
+    p = Path(path).expanduser().resolve() if path else config_path()  # `~` as load_config reads it
     mtime = None if data is not None else (p.stat().st_mtime if p.exists() else 0.0)
     sha = hashlib.sha256(data).hexdigest() if data is not None else None
     with _lock:

@@ -121,3 +121,11 @@ def test_top_k_none_is_invalid_top_k(indexed):
         search("install", top_k=None, config=indexed)
     assert (err.value.code, err.value.field) == ("invalid_top_k", "top_k")
     assert str(err.value) == "top_k: must be an integer from 1 to 10000"
+
+
+def test_a_config_path_with_a_tilde_is_expanded(indexed, tmp_path, monkeypatch):
+    from docs_rag_pipeline import search
+
+    monkeypatch.setenv("HOME", str(Path(indexed).parent))
+    monkeypatch.chdir(tmp_path)
+    assert search("install acme widgets", top_k=1, config="~/" + Path(indexed).name)
