@@ -61,23 +61,12 @@ Filters = dict[FilterKey, Union[FilterValue, Annotated[list[FilterValue], Field(
 
 def filter_keys(ctx: Context, sources: list[SourceConfig]) -> set[str]:
     """The metadata keys a filter may name: ``source``, the keys of the sources' ``metadata`` and
-    ``metadata_rules``, and every key tagged in the index (cached per table and version)."""
-    ctx.index()  # nothing indexed is NothingIndexed (and creates nothing), not "unknown metadata key"
+    ``metadata_rules``, and every key tagged in the index."""
     keys = {"source"}
     for s in sources:
         keys.update(s.metadata)
         keys.update(r.key for r in s.metadata_rules)
-    chunks = ctx.chunks
-    version = chunks.version_key()  # the table on disk and its version: a swapped storage folder is another
-    cached = getattr(chunks, "_filter_keys", None)
-    if not cached or cached[0] != version:
-        tagged: set[str] = set()
-        if version[1] is not None:
-            for tags in chunks._scan(None, ["tags"]).column("tags").to_pylist():
-                tagged.update(t.split("=", 1)[0] for t in tags or [])
-        cached = (version, frozenset(tagged))
-        chunks._filter_keys = cached
-    return keys | cached[1]
+    return keys | ctx.chunks.tag_keys()
 
 
 class Scope(BaseModel):
@@ -111,6 +100,7 @@ class Scope(BaseModel):
             if wrong:
                 raise PydanticCustomError("unknown_filter_source", "no source named {name}; configured sources: "
                                           "{known}", {"name": repr(wrong[0]), "known": ", ".join(names) or "none"})
+            ctx.index()  # nothing indexed is NothingIndexed (and creates nothing), not "unknown metadata key"
             known = filter_keys(ctx, [s for s in cfg.sources if self.source in (None, s.name)])
             unknown = sorted(set(self.filters) - known)
             if unknown:

@@ -263,6 +263,7 @@ class ChunksTable:
         self._handle_table: tuple[int, int] | None = None  # the table on disk the handle was opened on
         self._follows = True  # the handle follows the table on disk (not a version held: at_version)
         self._ann: tuple[tuple, int] | None = None
+        self._tag_keys: tuple[tuple, frozenset[str]] | None = None  # (version_key, keys) of tag_keys()
         self._db = db
         self.model = model
         self.dimensions = dimensions
@@ -533,6 +534,17 @@ class ChunksTable:
         if tbl is None or not self._follows:
             return self.on_disk(), (tbl.version if tbl is not None else None)
         return self._handle_table, tbl.version  # open() has just compared it with the table on disk
+
+    def tag_keys(self) -> frozenset[str]:
+        """The metadata keys tagged on any row (``key=value`` tags), counted once per table and version."""
+        version = self.version_key()  # the table on disk and its version: a swapped storage folder is another
+        if self._tag_keys is None or self._tag_keys[0] != version:
+            tagged: set[str] = set()
+            if version[1] is not None:
+                for tags in self._scan(None, ["tags"]).column("tags").to_pylist():
+                    tagged.update(t.split("=", 1)[0] for t in tags or [])
+            self._tag_keys = (version, frozenset(tagged))
+        return self._tag_keys[1]
 
     def rows_fingerprint(self, version: int | None = None) -> str:
         """A hash of the chunk ids the table holds now, or at ``version``: two versions with the same

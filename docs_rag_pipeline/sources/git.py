@@ -767,11 +767,13 @@ class GitSource(Source):
             if digest is None:
                 body, digest, deps, missing = load()
                 read_count += 1
-            status = self.status(url, file_page_hash(rel, digest), state, mode)
+            page_hash = file_page_hash(rel, digest)
+            status = self.status(url, page_hash, state, mode)
             if status != "unchanged" and body is None:
                 body, digest, deps, missing = load()
                 read_count += 1
-                status = self.status(url, file_page_hash(rel, digest), state, mode)
+                page_hash = file_page_hash(rel, digest)
+                status = self.status(url, page_hash, state, mode)
             if status != "unchanged":
                 log(f"[FETCH] {self.name}: {rel}: {status} at {head[:12]}")
                 meta["commit"] = head
@@ -784,7 +786,7 @@ class GitSource(Source):
             else:
                 body = None
             new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}
-            pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=file_page_hash(rel, digest),
+            pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=page_hash,
                               format=fmt, body=body, status=status, metadata=meta))
 
         present = {p.page_url for p in pages}
