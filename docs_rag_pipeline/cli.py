@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 
 from . import __version__
 from ._console import Terminated, sigterm_is_ctrl_c as _sigterm_is_ctrl_c
-from .config import Config, ConfigError, StorageMissing, config_name, load_config
+from .config import Config, ConfigError, StorageMissing, config_name, given_config, load_config
 from .embedding import EmbeddingError
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
@@ -1317,7 +1317,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             _sigterm_is_ctrl_c()  # SIGTERM is Ctrl-C from the start: exit 130 with the line, not 143
     config: Config | None = None
     try:
-        if args.config:
+        if given_config(args.config, name="--config"):
             os.environ["DOCS_RAG_CONFIG"] = str(config_name(args.config))  # a link stays a link (config_name)
         config = load_config(args.config)
         code = args.fn(args, config)

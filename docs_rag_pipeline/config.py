@@ -882,6 +882,20 @@ def parse_config(raw: Any, *, where: str = DEFAULT_CONFIG_FILE, root: Path | Non
         raise _config_error(exc, where, spellings) from None
 
 
+def given_config(path: Any, *, name: str = "config") -> str | os.PathLike[str] | None:
+    """``path`` as a caller named a config file: None (the default file), or a path. An empty one is an
+    error, not the default: ``--config "$CFG"`` with ``CFG`` unset read ./docs_rag.yaml (or
+    ``DOCS_RAG_CONFIG``'s), another config than the one meant, without a word."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"{name}: must be a path to the YAML file (a str or Path), not {type(path).__name__}")
+    if not os.fspath(path).strip():
+        raise ConfigError(f"{name}: the path is empty; name the YAML file, or leave {name} out to use "
+                          "$DOCS_RAG_CONFIG or ./docs_rag.yaml")
+    return path
+
+
 def config_name(path: str | os.PathLike[str] | None = None) -> Path:
     """The config file as named (``path``, else ``DOCS_RAG_CONFIG``, else ./docs_rag.yaml), made absolute
     but with symlinks left in place: whoever keeps the name (the code location, a server) reads through a

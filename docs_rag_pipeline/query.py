@@ -8,7 +8,8 @@ from typing import Any, Iterator
 
 from .answering.service import answer_events, answer_question
 from .config import MAX_TOP_K  # the library's own bound on top_k (api.max_top_k bounds what HTTP, MCP and the CLI serve)
-from .context import get_context
+from .config import given_config
+from .context import get_context as _get_context
 from .records import Answer, Citation
 from .retrieval import Hits, QueryError
 from .retrieval import search as _search
@@ -30,6 +31,11 @@ def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, top
         parse_request(model, {text_field: text, **{k: v for k, v in scope.items() if v is not None}}, ctx)
     except InputError as exc:
         raise QueryError(exc.message, code=exc.code, field=exc.field) from None
+
+
+def get_context(config: Any) -> Any:
+    """The context of the config a caller named (``config=""`` is an error, not the default file)."""
+    return _get_context(given_config(config))
 
 
 def search(query: str, *, top_k: int = 5, source: str | None = None, filters: dict[str, Any] | None = None,
@@ -54,6 +60,8 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     conversation: the answer has no ``thread_id``."""
     ctx = get_context(config)
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
+    if not isinstance(remember, bool):  # "no" is truthy: it stored the conversation it meant not to
+        raise QueryError("remember: must be True or False", code="invalid_remember", field="remember")
     store = thread_store(ctx) if remember or thread_id else None
     thread = _thread(store, thread_id)
     ans = answer_question(ctx, question, top_k=top_k, source=source, filters=filters,

@@ -176,7 +176,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     if not isinstance(query, str) or not query.strip():
         raise QueryError("query: must be a non-empty string")
     if mode not in MODES:
-        raise QueryError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+        raise QueryError(f"mode: {mode!r} is not one of {', '.join(MODES)}", code="invalid_mode", field="mode")
     if not isinstance(top_k, int) or top_k < 1:
         raise QueryError("top_k: must be a positive integer")
     tbl = ctx.index()  # NothingIndexed before the first ingest: not "no results", nor "not covered"

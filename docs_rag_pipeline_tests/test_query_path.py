@@ -129,3 +129,36 @@ def test_a_config_path_with_a_tilde_is_expanded(indexed, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(Path(indexed).parent))
     monkeypatch.chdir(tmp_path)
     assert search("install acme widgets", top_k=1, config="~/" + Path(indexed).name)
+
+
+@pytest.mark.parametrize("call", ["search", "ask"])
+@pytest.mark.parametrize("config", ["", "   ", b"x.yaml"])
+def test_an_empty_or_non_path_config_is_a_config_error_not_the_default_file(indexed, tmp_path, monkeypatch, call,
+                                                                            config):
+    """``config=""`` read $DOCS_RAG_CONFIG's file (here: a working config), another config than meant."""
+    import docs_rag_pipeline
+    from docs_rag_pipeline.config import ConfigError
+
+    monkeypatch.setenv("DOCS_RAG_CONFIG", indexed)
+    with pytest.raises(ConfigError, match=r"^config: "):
+        getattr(docs_rag_pipeline, call)("install acme widgets", config=config)
+
+
+def test_an_empty_config_flag_is_a_usage_error_in_the_cli(indexed, monkeypatch, capsys):
+    from docs_rag_pipeline.cli import main
+
+    monkeypatch.setenv("DOCS_RAG_CONFIG", indexed)
+    assert main(["--config", "", "search", "install acme widgets"]) == 2
+    assert "--config: the path is empty" in capsys.readouterr().err
+
+
+def test_a_bad_mode_and_a_non_bool_remember_name_their_field(indexed):
+    from docs_rag_pipeline import ask, search
+    from docs_rag_pipeline.retrieval import QueryError
+
+    with pytest.raises(QueryError) as err:
+        search("install", mode="bm25", config=indexed)
+    assert (err.value.code, err.value.field) == ("invalid_mode", "mode")
+    with pytest.raises(QueryError) as err:
+        ask("install acme widgets", remember="no", config=indexed)  # "no" is truthy
+    assert (err.value.code, err.value.field) == ("invalid_remember", "remember")
