@@ -831,3 +831,18 @@ def test_a_long_warning_and_parent_line_wrap_on_a_phone(browser, tmp_path):
             assert pg.evaluate("document.documentElement.scrollWidth") <= 375
         finally:
             ctx.close()
+
+
+def test_the_page_mounted_at_a_prefix_and_opened_without_its_slash_redirects_to_it(app):
+    """At /rag (no slash) the browser resolved the page's relative URLs against / (outside the mount):
+    the page came without script or style. It is sent to /rag/ instead, its query kept."""
+    from urllib.parse import urljoin
+
+    from werkzeug.exceptions import NotFound
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
+
+    with serve(DispatcherMiddleware(NotFound(), {"/rag": app})) as url:
+        r = requests.get(f"{url}/rag?q=1", allow_redirects=False, timeout=30)
+        assert (r.status_code, urljoin(r.url, r.headers.get("Location", ""))) == (308, f"{url}/rag/?q=1")
+        assert requests.get(f"{url}/rag", timeout=30).url == f"{url}/rag/"
+        assert requests.get(f"{url}/rag/", allow_redirects=False, timeout=30).status_code == 200
