@@ -204,7 +204,9 @@ _MISSING_HINTS = {
 class _Shape(BaseModel):
     """A config section: unknown keys, wrong types and out-of-range numbers are errors."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # no number is infinite or NaN: `.inf` (YAML) passed every `ge` bound, then a crawl's delay was an
+    # OverflowError in time.sleep, a price made the cost figure Infinity (not JSON)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
     _keys: ClassVar[tuple[str, ...] | None] = None  # the YAML keys, in the order to list them (default: every field)
 
     @model_validator(mode="before")
@@ -299,7 +301,7 @@ class RerankConfig(_Shape):
     api_key_env: EnvName | None = None  # env var holding a bearer token for the endpoint; unset: none sent
     timeout_seconds: Seconds = 5.0
     candidates: int = Field(20, ge=1, le=1000)  # fused results sent to the reranker
-    top_n: int | None = Field(None, ge=1)  # asked of the reranker (default: all candidates)
+    top_n: int | None = Field(None, ge=1, le=1000)  # asked of the reranker (default: all candidates)
 
     @model_validator(mode="after")
     def _key(self) -> RerankConfig:
@@ -311,7 +313,7 @@ class RetrievalConfig(_Shape):
     top_k: int = Field(5, ge=1, le=MAX_TOP_K)
     candidates: int = Field(40, ge=1, le=MAX_CANDIDATES)  # per retriever, before fusion
     rrf_k: int = Field(60, ge=0)
-    nprobes: int = Field(24, ge=1)  # IVF partitions probed when the table has an ANN index (large tables)
+    nprobes: int = Field(24, ge=1, le=100_000)  # IVF partitions probed when the table has an ANN index (large tables)
     # refusal: a question is answered only when the best retrieved chunk clears both gates
     # calibrated with `docs-rag eval` on eval/project-docs.jsonl (its report's "calibration")
     min_similarity: Probability = 0.25
@@ -477,7 +479,7 @@ class SourceConfig(_Shape):
     allowed_domains: Strings = ()  # default: the seeds' hosts
     max_pages: int = Field(1000, ge=1)
     max_depth: int = Field(10, ge=0)
-    delay_seconds: float = Field(0.2, ge=0.0)
+    delay_seconds: float = Field(0.2, ge=0.0, le=MAX_SECONDS)
     timeout_seconds: Seconds = 15.0
     max_retries: int = Field(3, ge=0)
     max_bytes: int = Field(5_000_000, ge=1, le=MAX_BYTES)
@@ -822,6 +824,8 @@ def _message(e: dict[str, Any]) -> tuple[str, str]:
         bound = ctx[key]
         bound_text = str(int(bound)) if isinstance(bound, (int, float)) and bound == int(bound) else f"{bound:g}"
         return path, f"must be {sign} {bound_text}, got {value!r}"
+    if kind == "finite_number":
+        return path, f"must be a finite number, got {value!r}; write a number such as 1 or 0.5"
     if kind == "literal_error":
         what = str(loc[-1]) if loc and loc[-1] in ("provider", "kind") else "value"
         return path, f"unknown {what} {value!r}; use {ctx.get('expected')}"

@@ -127,7 +127,7 @@ WEB = "sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], %s}\n"
     (WEB % "timeout_seconds: 0", "sources[0].timeout_seconds: must be > 0, got 0"),
     # far larger values overflowed at run time: every fetch, search or ingest failed (configfuzz F3, F7, F9-F11)
     (WEB % "timeout_seconds: 10000000000", "sources[0].timeout_seconds: must be ≤ 86400, got 10000000000"),
-    (WEB % "timeout_seconds: .inf", "sources[0].timeout_seconds: must be ≤ 86400, got inf"),
+    (WEB % "timeout_seconds: .inf", "sources[0].timeout_seconds: must be a finite number, got inf"),
     (WEB % "max_bytes: 100000000000000000000", "sources[0].max_bytes: must be ≤ 1000000000, got 100000000000000000000"),
     ("retrieval:\n  candidates: 4294967296\n", "retrieval.candidates: must be ≤ 40000, got 4294967296"),
     ("retrieval:\n  top_k: 20000\n", "retrieval.top_k: must be ≤ 10000, got 20000"),
@@ -135,7 +135,16 @@ WEB = "sources:\n  - {name: w, kind: web, seed_urls: ['https://x.org/'], %s}\n"
     ("eval:\n  top_k: 20000\n", "eval.top_k: must be ≤ 10000, got 20000"),
     ("storage:\n  path: data\n  keep_versions_days: 100000000000\n",
      "storage.keep_versions_days: must be ≤ 36500, got 100000000000"),
-    ("storage:\n  path: data\n  keep_versions_days: .inf\n", "storage.keep_versions_days: must be ≤ 36500, got inf"),
+    ("storage:\n  path: data\n  keep_versions_days: .inf\n", "storage.keep_versions_days: must be a finite number, got inf"),
+    # .inf passed every lower bound: a crawl's delay was an OverflowError in time.sleep, a price made the
+    # cost figure Infinity (not JSON); nprobes and rerank.top_n had no upper bound
+    (WEB % "delay_seconds: .inf", "sources[0].delay_seconds: must be a finite number, got inf"),
+    (WEB % "delay_seconds: 100000", "sources[0].delay_seconds: must be ≤ 86400, got 100000"),
+    ("llm:\n  price_per_1k_prompt_tokens: .inf\n", "llm.price_per_1k_prompt_tokens: must be a finite number, got inf"),
+    ("retrieval:\n  confident_similarity: .nan\n", "retrieval.confident_similarity: must be a finite number, got nan"),
+    ("retrieval:\n  nprobes: 4294967296\n", "retrieval.nprobes: must be ≤ 100000, got 4294967296"),
+    ("retrieval:\n  rerank:\n    url: http://127.0.0.1:9/rerank\n    top_n: 4294967296\n",
+     "retrieval.rerank.top_n: must be ≤ 1000, got 4294967296"),
     (WEB % "delay_seconds: -0.5", "sources[0].delay_seconds: must be ≥ 0, got -0.5"),
     (WEB % "max_bytes: 0", "sources[0].max_bytes: must be ≥ 1, got 0"),
     (WEB % "max_retries: -1", "sources[0].max_retries: must be ≥ 0, got -1"),
