@@ -1307,6 +1307,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _exit_without_teardown(code: int) -> None:
+    """End the process as the interpreter would, less its module teardown: the threads it would join
+    are joined and the ``atexit`` functions run (the question log, the warm-up, LangSmith's flush), then
+    ``os._exit``. The MCP server's exit under load crashed now and then in that teardown (SIGSEGV, or an
+    abort in ``PyGILState_Release``), as LanceDB's native threads met Python objects being torn down:
+    a crash for the MCP host after every answer was sent."""
+    import atexit
+
+    for t in threading.enumerate():
+        if t is not threading.main_thread() and not t.daemon:
+            t.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # the console script, not a call from Python code that owns its signals
@@ -1323,6 +1342,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         code = args.fn(args, config)
         if sys.stdout is not None:  # None: started with stdout closed (`>&-`); print() then writes nothing
             sys.stdout.flush()  # inside the try: a reader gone before the last byte is a BrokenPipeError here
+        if argv is None and args.fn is cmd_mcp:
+            _exit_without_teardown(code)
         return code
     except BrokenPipeError:  # `docs-rag search … | head -1`: the reader left; stop quietly, as `yes | head` does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit cannot fail again
