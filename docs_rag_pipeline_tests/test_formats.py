@@ -318,6 +318,30 @@ def test_asciidoc_generated_ids_skip_ids_taken_earlier_in_the_document() -> None
     assert "See Install." in page.sections[0].text
 
 
+def test_asciidoc_generated_ids_keep_combining_marks_as_asciidoctors_word_class() -> None:
+    # Asciidoctor drops [^ \p{Word}\-.] (Ruby's \p{Word}: letters, combining marks, decimal digits,
+    # connector punctuation); Python's \w has no marks, so the vowel signs and viramas of Hindi, Thai,
+    # Tamil headings were dropped, and it has the other numbers (², ①) that Asciidoctor drops
+    cases = {
+        "हिन्दी दस्तावेज़": "_हिन्दी_दस्तावेज़",
+        "การติดตั้ง": "_การติดตั้ง",
+        "நிறுவல்": "_நிறுவல்",
+        "Cafe\u0301 menu": "_cafe\u0301_menu",
+        "Area in m² ①": "_area_in_m",
+    }
+    doc = "= Doc\n\n" + "".join(f"== {title}\n\ntext {i}\n\n" for i, title in enumerate(cases))
+    page = parse_asciidoc(doc, path="doc.adoc")
+    assert [s.anchor for s in page.sections if s.headings] == list(cases.values())
+    # an explicit id with a combining mark is an anchor (BlockAnchorRx: [\p{Alpha}_:][\p{Word}\-:.]*):
+    # before, `[[हिन्दी]]` and the title below it read as a paragraph of the section before
+    page = parse_asciidoc("= Doc\n\n== Before\n\nb\n\n[[हिन्दी]]\n== Title\n\nx\n", path="doc.adoc")
+    assert [(s.anchor, s.headings, s.text) for s in page.sections if s.headings] == [
+        ("_before", ("Before",), "b"), ("हिन्दी", ("Title",), "x")]
+    page = parse_asciidoc("= Doc\n\nSee [[_नोट]]here.\n\n== नोट\n\nx\n", path="doc.adoc")
+    assert page.sections[0].text == "See here."  # an inline anchor with a mark: no text, and its id taken
+    assert page.sections[-1].anchor == "_नोट_2"
+
+
 def test_asciidoc_includes_conditionals_and_unresolved(tmp_path: Path) -> None:
     repo = {
         "docs/antora.yml": "name: acme\nversion: '2.0'\nasciidoc:\n  attributes:\n    release: '2.0.1@'\n",

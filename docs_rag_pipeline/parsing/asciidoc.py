@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+import regex
+
 from ..records import ParsedPage
 from ..table_row import row_line
 from .binary import check_text
@@ -470,14 +472,23 @@ _ICON_RE = re.compile(r"(?<![\\\w])icon:([\w-]+)\[[^\]]*\]")
 _KBD_RE = re.compile(r"(?<![\\\w])(?:kbd|btn):\[((?:\\\]|[^\]])*)\]")
 _MENU_RE = re.compile(r"(?<![\\\w])menu:([^\s\[]+)\[((?:\\\]|[^\]])*)\]")
 _FOOTNOTE_RE = re.compile(r"(?<![\\\w])footnote(?:ref)?:[\w-]*\[((?:\\\]|[^\]])*)\]")
-_ANCHOR_RE = re.compile(r"(?<!\\)(?:\[\[[\w:.-]+(?:,[^\]]*)?\]\]|anchor:[\w:.-]+\[[^\]]*\])")
+#: an id as Asciidoctor's anchors take it (``[\p{Alpha}_:][\p{Word}\-:.]*``, Ruby's classes: letters,
+#: combining marks, decimal digits, connector punctuation; Python's ``\w`` has no marks, so ``[[हिन्दी]]``
+#: was no anchor). The ``regex`` module has these Unicode properties; ``re`` has not.
+_ID = r"[\p{Alpha}_:][\p{Word}\-:.]*"
+_ANCHOR_RE = regex.compile(r"(?<!\\)(?:\[\[" + _ID + r"(?:,[^\]]*)?\]\]|anchor:" + _ID + r"\[[^\]]*\])")
 #: an inline anchor Asciidoctor registers while parsing a paragraph (its ``InlineAnchorScanRx``):
 #: ``[[id]]``/``[[id, label]]`` not after ``[`` or ``\``, ``anchor:id[]``
-_INLINE_ANCHOR_SCAN_RE = re.compile(r"(?:^|(?<=[^\\\[]))\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]"
-                                    r"|(?:^|(?<=[^\\]))anchor:([^\W\d][\w:.-]*)\[")
+_INLINE_ANCHOR_SCAN_RE = regex.compile(r"(?:^|(?<=[^\\\[]))\[\[(" + _ID + r")(?:, *[^\]]*)?\]\]"
+                                       r"|(?:^|(?<=[^\\]))anchor:(" + _ID + r")\[")
 #: the anchor at the start of a list item's text (``* [[id]]text``); ``[[[id]]]`` in a bibliography
-_ITEM_ANCHOR_RE = re.compile(r"^\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]")
-_BIBLIO_ANCHOR_RE = re.compile(r"^\[\[\[([^\W\d][\w:.-]*)(?:, *[^\]]*)?\]\]\]")
+_ITEM_ANCHOR_RE = regex.compile(r"^\[\[(" + _ID + r")(?:, *[^\]]*)?\]\]")
+_BIBLIO_ANCHOR_RE = regex.compile(r"^\[\[\[(" + _ID + r")(?:, *[^\]]*)?\]\]\]")
+#: a section title's own anchor at its end (``== Title [[id]]``, ``[[id,reftext]]``; Asciidoctor's
+#: ``InlineSectionAnchorRx``); group 1 is the backslash of an escaped one, which is text
+_SECTION_ANCHOR_RE = regex.compile(r" (\\)?\[\[(" + _ID + r")(?:, *(.+))?\]\]$")
+#: characters Asciidoctor drops from a lowercased title to make its id (``InvalidSectionIdCharsRx``)
+_INVALID_ID_CHARS_RE = regex.compile(r"[^ \p{Word}\-.]+")
 _INDEXTERM_RE = re.compile(r"(?<!\\)(?:\(\(\((.+?)\)\)\)|\(\((.+?)\)\)|indexterm2?:\[((?:\\\]|[^\]])*)\])")
 _OTHER_MACRO_RE = re.compile(r"(?<![\\\w])(?:stem|latexmath|asciimath|pass):\[((?:\\\]|[^\]])*)\]")
 _ROLE_RE = re.compile(r"(?<![\w\\])\[\.[\w.-]+\]#([^#\n]+)#")
@@ -598,14 +609,15 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
 
 def generate_id(title: str, seen: dict[str, int], *, prefix: str = "_", separator: str = "_") -> str:
     """The id Asciidoctor generates for a section titled ``title`` (plain text): lowercase, characters
-    other than word characters, spaces, ``-`` and ``.`` dropped, runs of spaces/``-``/``.``(/``_``)
+    other than Ruby's word characters (``\p{Word}``: letters, combining marks, decimal digits,
+    connector punctuation; so a Hindi vowel sign stays and ``²`` goes), spaces, ``-`` and ``.`` dropped, runs of spaces/``-``/``.``(/``_``)
     made one ``separator``, a trailing separator dropped, ``prefix`` in front; a repeated id gets
     ``{separator}2``, ``{separator}3``, … past every id in ``seen`` (Asciidoctor registers block,
     paragraph and inline anchors and discrete headings' ids in document order, so a section after
     ``[#_install]`` on a listing is ``_install_2``)."""
     text = title.lower()
     text = re.sub(r"\.\.\.|\((?:c|r|tm)\)|->|=>|<-|<=", "", text)  # replaced by entities in Asciidoctor's HTML
-    text = re.sub(r"[^ \w.-]+", "", text)
+    text = _INVALID_ID_CHARS_RE.sub("", text)
     gen = prefix + text
     if separator:
         sep = separator[0]
@@ -634,7 +646,7 @@ def generate_id(title: str, seen: dict[str, int], *, prefix: str = "_", separato
 
 _SECTION_RE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*$")
 _BLOCK_ATTR_RE = re.compile(r"^\[(|[\w.#%{,\"'\\:+-].*)\][ \t]*$")
-_BLOCK_ANCHOR_RE = re.compile(r"^\[\[([\w:][\w:.-]*)(?:,\s*(.+?))?\]\][ \t]*$")
+_BLOCK_ANCHOR_RE = regex.compile(r"^\[\[(" + _ID + r")(?:,\s*(.+?))?\]\][ \t]*$")
 _BLOCK_TITLE_RE = re.compile(r"^\.([^.\s\t].*)$")
 _ADMONITION_RE = re.compile(r"^(NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(.*)$")
 _ADMONITIONS = ("NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION")
