@@ -318,6 +318,29 @@ def test_asciidoc_generated_ids_skip_ids_taken_earlier_in_the_document() -> None
     assert "See Install." in page.sections[0].text
 
 
+def test_asciidoc_an_anchor_ending_a_section_title_is_its_id() -> None:
+    # Asciidoctor's InlineSectionAnchorRx: ` [[id]]` / ` [[id,reftext]]` at the end of a title is the
+    # section's id (the page has <h2 id="install-steps">, no _installation); before, it was dropped
+    # and the section cited with a generated id the page lacks
+    doc = ("= Guide\n\nSee <<install-steps>>.\n\n== Installation [[install-steps]]\n\nRun the installer.\n\n"
+           "== Configuration [[config,Config reference]]\n\nSet the level.\n\n"
+           "== Escaped \\[[not-an-id]]\n\nx\n\n[#above]\n== Both [[inline]]\n\ny\n\n"
+           "== Installation\n\nz\n")
+    page = parse_asciidoc(doc, path="guide.adoc")
+    assert [(s.anchor, s.headings) for s in page.sections if s.headings] == [
+        ("install-steps", ("Installation",)), ("config", ("Configuration",)),
+        ("_escaped_not_an_id", ("Escaped [[not-an-id]]",)),  # escaped: text, as Asciidoctor shows it
+        ("above", ("Both",)),  # an id above the title wins; the inline one is an anchor in the title
+        ("_installation", ("Installation",))]
+    assert page.sections[0].text == "See Installation."  # <<id>> without text: the title it names
+    # the document title's own anchor, and a discrete heading's
+    page = parse_asciidoc("= Guide [[top]]\n\nIntro.\n\n[discrete]\n== Float [[fl]]\n\n== Float\n\nx\n",
+                          path="guide.adoc")
+    assert page.title == "Guide"
+    assert [(s.anchor, s.headings) for s in page.sections] == [("", ()), ("_float", ("Float",))]
+    assert page.sections[0].text == "Intro.\n\nFloat"
+
+
 def test_asciidoc_generated_ids_keep_combining_marks_as_asciidoctors_word_class() -> None:
     # Asciidoctor drops [^ \p{Word}\-.] (Ruby's \p{Word}: letters, combining marks, decimal digits,
     # connector punctuation); Python's \w has no marks, so the vowel signs and viramas of Hindi, Thai,

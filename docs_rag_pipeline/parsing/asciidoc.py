@@ -664,6 +664,17 @@ _CELL_SEP_RE = (r"(?:(?:^|(?<=[ \t]))((?:\d+\*)?(?:\d*(?:\.\d+)?\+)?(?:[<^>])?(?
                 r"(?<!\\){sep}")
 
 
+def _title_anchor(raw: str) -> tuple[str, str | None]:
+    """A section title without the anchor that ends it (``Title [[id]]``, ``Title [[id,reftext]]``:
+    Asciidoctor takes it as the section's id when no id is set above the title), and that id; None
+    when it has none (an escaped ``\\[[id]]`` stays text)."""
+    if raw.endswith("]]"):
+        m = _SECTION_ANCHOR_RE.search(raw)
+        if m and not m.group(1):
+            return raw[:m.start()], m.group(2)
+    return raw, None
+
+
 def _delimiter(line: str) -> str | None:
     """The kind of delimited block a line opens, if any."""
     s = line.rstrip()
@@ -816,19 +827,20 @@ class _Parser:
             if m and not (s.startswith("#") and not top):
                 level = len(m.group(1)) + _level_offset(self.attrs.get("leveloffset", "0") or "0", 0) \
                     if m.group(1)[0] == "=" else len(m.group(1))
-                title = " ".join(self.inline(m.group(2), code=False).split())
+                raw, ident = (m.group(2), pending.ident) if pending.ident else _title_anchor(m.group(2))
+                title = " ".join(self.inline(raw, code=False).split())
                 if top and pending.style not in ("discrete", "float"):
                     if level <= 1 and self.builder.title_heading is None and not self.builder._any_heading:
-                        self.builder.heading(1, title, pending.ident or "_title")
+                        self.builder.heading(1, title, ident or "_title")
                         self.after_title = True
                     else:
-                        anchor = pending.ident or self.section_id(title)  # "": no id (sectids unset)
+                        anchor = ident or self.section_id(title)  # "": no id (sectids unset)
                         self.register(anchor)
                         self.builder.heading(max(level + self.shift, 2), title, anchor)
                         self.in_header = self.after_title = False
                 else:
                     if pending.style in ("discrete", "float"):  # its id is generated and taken too
-                        self.register(pending.ident or self.section_id(title))
+                        self.register(ident or self.section_id(title))
                     emit([OutLine(title)])
                 pending = _Attrs()
                 i += 1
@@ -1320,8 +1332,8 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
             continue
         m = _SECTION_RE.match(s)
         if m and m.group(1)[0] == "=" and len(m.group(1)) > 1:
-            title = " ".join(inline_text(m.group(2), local).split())
-            ident = pending.ident
+            raw, ident = (m.group(2), pending.ident) if pending.ident else _title_anchor(m.group(2))
+            title = " ".join(inline_text(raw, local).split())
             if not ident and "sectids" in local:
                 ident = generate_id(title, seen, prefix=local.get("idprefix", "_"),
                                     separator=local.get("idseparator", "_"))
