@@ -341,6 +341,86 @@ def test_asciidoc_an_anchor_ending_a_section_title_is_its_id() -> None:
     assert page.sections[0].text == "Intro.\n\nFloat"
 
 
+def test_asciidoc_two_line_section_titles_are_sections_as_asciidoctor_reads_them() -> None:
+    # Asciidoctor reads a two-line (underlined) title by default: a line with a letter or digit over a
+    # line of one of = - ~ ^ + (levels 0-4) of its length within one. Before, the underline opened a
+    # listing: the title and the section's text were code in the section before, cited with its anchor
+    doc = textwrap.dedent("""\
+        Guide
+        =====
+
+        Intro.
+
+        == Configuration
+
+        The widget level is set in the main file.
+
+        Troubleshooting Tips
+        --------------------
+
+        If the zorbulator overheats, lower the dial.
+
+        Deeper
+        ~~~~~~
+
+        Level three.
+
+        Deepest
+        ^^^^^^
+
+        Level four, underline one shorter.
+
+        Fifth
+        ++++++
+
+        Level five, underline one longer.
+
+        Run this command:
+        ----
+        make install
+        ----
+
+        .A block title
+        --------------
+        titled code
+        --------------
+
+        [TIP]
+        ====
+        An example block under an attribute line.
+        ====
+
+        ----
+        end
+        ----
+        """)
+    page = parse_asciidoc(doc, path="guide.adoc")
+    assert page.title == "Guide"
+    assert [(s.anchor, s.headings, s.level) for s in page.sections] == [
+        ("", (), 1), ("_configuration", ("Configuration",), 2),
+        ("_troubleshooting_tips", ("Troubleshooting Tips",), 2),
+        ("_deeper", ("Troubleshooting Tips", "Deeper"), 3),
+        ("_deepest", ("Troubleshooting Tips", "Deeper", "Deepest"), 4),
+        ("_fifth", ("Troubleshooting Tips", "Deeper", "Deepest", "Fifth"), 5)]
+    texts = [s.text for s in page.sections]
+    assert texts[:5] == ["Intro.", "The widget level is set in the main file.",
+                         "If the zorbulator overheats, lower the dial.", "Level three.",
+                         "Level four, underline one shorter."]
+    # an underline whose length is not the line's within one, a `.title` line, a delimiter line and an
+    # attribute line above a delimiter open blocks as before
+    assert texts[5] == ("Level five, underline one longer.\n\nRun this command:\n\n```\nmake install\n```\n\n"
+                        "A block title\n```\ntitled code\n```\n\n"
+                        "TIP: An example block under an attribute line.\n\n```\nend\n```")
+    # a level-0 two-line title after the document title makes a book with parts, its `=` underline is
+    # no example block; a title's own anchor and an id above it work as for one-line titles
+    book = parse_asciidoc("Book\n====\n\nPart One\n========\n\nChapter [[ch]]\n--------------\n\nText.\n\n"
+                          "[#other]\nOther\n-----\n\nMore.\n", path="book.adoc")
+    assert book.title == "Book"
+    assert [(s.anchor, s.headings, s.level, s.text) for s in book.sections] == [
+        ("_part_one", ("Part One",), 2, ""), ("ch", ("Part One", "Chapter"), 3, "Text."),
+        ("other", ("Part One", "Other"), 3, "More.")]
+
+
 def test_asciidoc_generated_ids_keep_combining_marks_as_asciidoctors_word_class() -> None:
     # Asciidoctor drops [^ \p{Word}\-.] (Ruby's \p{Word}: letters, combining marks, decimal digits,
     # connector punctuation); Python's \w has no marks, so the vowel signs and viramas of Hindi, Thai,

@@ -14,7 +14,8 @@ implements the subset below directly:
   ``ifeval::`` blocks keep their content and their condition goes to ``metadata["conditions"]``.
 * document header: ``= Title``, author/revision lines, attribute entries (kept as metadata, like
   Markdown frontmatter; ``{name}`` references are substituted everywhere);
-* sections ``==`` … ``======`` (and Markdown-style ``##``) with ``[[id]]``/``[#id]`` anchors or
+* sections ``==`` … ``======`` (and Markdown-style ``##``, and two-line titles underlined with
+  ``=``/``-``/``~``/``^``/``+``) with ``[[id]]``/``[#id]`` anchors (above the title or ending it) or
   Asciidoctor's generated ids (``idprefix`` ``_``, ``idseparator`` ``_`` unless the document or
   the source sets them, e.g. ``_section_title``);
 * lists (``*``, ``-``, ``.``, ``1.``, description lists ``term::``, callout lists), with ``+``
@@ -664,6 +665,31 @@ _CELL_SEP_RE = (r"(?:(?:^|(?<=[ \t]))((?:\d+\*)?(?:\d*(?:\.\d+)?\+)?(?:[<^>])?(?
                 r"(?<!\\){sep}")
 
 
+#: the underline of a two-line section title → its level (Asciidoctor's ``SETEXT_SECTION_LEVELS``)
+_SETEXT_LEVELS = {"=": 0, "-": 1, "~": 2, "^": 3, "+": 4}
+#: the first line of a two-line title (``SetextSectionTitleRx``): not starting with ``.``, with a
+#: letter or digit in it
+_SETEXT_TITLE_RE = regex.compile(r"^(?!\.).*?\p{Alnum}")
+
+
+def _section_title(lines: list[str], i: int, *, setext: bool = True) -> tuple[str, str, int] | None:
+    """``(marker, title, lines it takes)`` when ``lines[i]`` opens a section title: a one-line title
+    (``== Title``, ``## Title``) or, with ``setext``, a two-line one, which Asciidoctor reads by
+    default: a line with a letter or digit, not starting with ``.``, over a line of one character
+    ``=``, ``-``, ``~``, ``^`` or ``+`` (levels 0 to 4, marker ``=`` to ``=====``) whose length is the
+    title's within one. Any other ``----`` below text opens a listing block."""
+    s = lines[i].rstrip()
+    m = _SECTION_RE.match(s)
+    if m:
+        return m.group(1), m.group(2), 1
+    if setext and i + 1 < len(lines):
+        under = lines[i + 1].rstrip()
+        if under and under[0] in _SETEXT_LEVELS and under == under[0] * len(under) \
+                and abs(len(s) - len(under)) < 2 and _SETEXT_TITLE_RE.match(s):
+            return "=" * (_SETEXT_LEVELS[under[0]] + 1), s.strip(), 2
+    return None
+
+
 def _title_anchor(raw: str) -> tuple[str, str | None]:
     """A section title without the anchor that ends it (``Title [[id]]``, ``Title [[id,reftext]]``:
     Asciidoctor takes it as the section's id when no id is set above the title), and that id; None
@@ -823,11 +849,12 @@ class _Parser:
                 pending.title = m.group(1)
                 i += 1
                 continue
-            m = _SECTION_RE.match(s)
-            if m and not (s.startswith("#") and not top):
-                level = len(m.group(1)) + _level_offset(self.attrs.get("leveloffset", "0") or "0", 0) \
-                    if m.group(1)[0] == "=" else len(m.group(1))
-                raw, ident = (m.group(2), pending.ident) if pending.ident else _title_anchor(m.group(2))
+            sect = _section_title(lines, i, setext=top or pending.style in ("discrete", "float"))
+            if sect and not (s.startswith("#") and not top and sect[2] == 1):
+                marker, raw, used = sect
+                level = len(marker) + _level_offset(self.attrs.get("leveloffset", "0") or "0", 0) \
+                    if marker[0] == "=" else len(marker)
+                raw, ident = (raw, pending.ident) if pending.ident else _title_anchor(raw)
                 title = " ".join(self.inline(raw, code=False).split())
                 if top and pending.style not in ("discrete", "float"):
                     if level <= 1 and self.builder.title_heading is None and not self.builder._any_heading:
@@ -843,7 +870,7 @@ class _Parser:
                         self.register(ident or self.section_id(title))
                     emit([OutLine(title)])
                 pending = _Attrs()
-                i += 1
+                i += used
                 continue
             if top and self.after_title:
                 # author and revision lines directly below the document title
@@ -1292,8 +1319,11 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
     block_title: str | None = None
     delim: str | None = None
     biblio = False  # in a [bibliography] list
-    for line in lines:
+    underline = -1  # the index of a two-line title's underline
+    for k, line in enumerate(lines):
         s = line.rstrip()
+        if k == underline:
+            continue
         if delim is not None:
             if s == delim:
                 delim = None
@@ -1330,9 +1360,10 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
             if pending.ident:
                 seen.setdefault(pending.ident, 1)
             continue
-        m = _SECTION_RE.match(s)
-        if m and m.group(1)[0] == "=" and len(m.group(1)) > 1:
-            raw, ident = (m.group(2), pending.ident) if pending.ident else _title_anchor(m.group(2))
+        sect = _section_title(lines, k)
+        if sect and sect[0][0] == "=" and len(sect[0]) > 1:
+            underline = k + sect[2] - 1
+            raw, ident = (sect[1], pending.ident) if pending.ident else _title_anchor(sect[1])
             title = " ".join(inline_text(raw, local).split())
             if not ident and "sectids" in local:
                 ident = generate_id(title, seen, prefix=local.get("idprefix", "_"),
@@ -1360,17 +1391,25 @@ def _has_parts(lines: list[str]) -> bool:
     """True when level-0 sections follow the document title (a book with parts)."""
     count = 0
     delim: str | None = None
-    for line in lines:
+    underline = -1  # the index of a two-line title's underline
+    for k, line in enumerate(lines):
         s = line.rstrip()
+        if k == underline:
+            continue
         if delim is not None:
             if s == delim:
                 delim = None
             continue
-        if _delimiter(s) is not None:
+        # lines above a block (comments, attribute entries and lists, anchors) are no two-line title
+        metadata = s.startswith("//") or _ATTR_ENTRY_RE.match(s) or _BLOCK_ANCHOR_RE.match(s) \
+            or (_BLOCK_ATTR_RE.match(s) and not _BLOCK_MACRO_RE.match(s))
+        sect = _section_title(lines, k, setext=not metadata)
+        if sect:
+            underline = k + sect[2] - 1
+        elif _delimiter(s) is not None:
             delim = s if not s.startswith("```") else "```"
             continue
-        m = _SECTION_RE.match(s)
-        if m and m.group(1) == "=":
+        if sect and sect[0] == "=":
             count += 1
             if count > 1:
                 return True
