@@ -504,6 +504,34 @@ def test_docusaurus_page() -> None:
         assert chrome not in everything
 
 
+def test_html_text_after_a_nested_section_is_its_parent_sections() -> None:
+    """Sections were cut at headings only, so the text after a nested ``<section>`` (respec and bikeshed
+    specs, hand-written pages) was cited with the nested section's id and heading path; it is the
+    parent's, and text after a closed section before the next heading is the section's that held it."""
+    html = """<html><head><title>T</title></head><body><main><h1>T</h1><p>Intro.</p>
+    <section id="limits"><h2>Limits</h2><p>General limits apply to every account.</p>
+      <section id="limits-free"><h3>Free plan</h3><p>The free plan allows ten projects.</p></section>
+      <p>Enterprise customers can ask support to raise any limit.</p>
+      <div class="section" id="limits-old"><h3>Old plans</h3><p>Old plans keep their limits.</p></div>
+      <p>Limits are checked hourly.</p>
+      <h3 id="limits-team">Team plan</h3><p>Teams get fifty.</p>
+    </section>
+    <p>Questions? Ask support.</p>
+    <section id="billing"><h2>Billing</h2><p>Invoices are monthly.</p></section>
+    <div class="note-wrapper"><h2 id="faq">FAQ</h2><p>Answers.</p></div><p>More answers.</p>
+    </main></body></html>"""
+    page = parse_html(html, url="https://ex.org/limits.html")
+    assert [(s.anchor, s.headings, s.text) for s in page.sections] == [
+        ("", (), "Intro.\n\nQuestions? Ask support."),
+        ("limits", ("Limits",), "General limits apply to every account.\n\n"
+                                "Enterprise customers can ask support to raise any limit.\n\nLimits are checked hourly."),
+        ("limits-free", ("Limits", "Free plan"), "The free plan allows ten projects."),
+        ("limits-old", ("Limits", "Old plans"), "Old plans keep their limits."),
+        ("limits-team", ("Limits", "Team plan"), "Teams get fifty."),
+        ("billing", ("Billing",), "Invoices are monthly."),
+        ("faq", ("FAQ",), "Answers.\n\nMore answers.")]  # a <div> that is no section ends nothing
+
+
 def test_html_anchor_fallbacks_selector_and_title_rules() -> None:
     html = """<html><head><title>Guide · Other Site</title></head><body>
     <div id="doc"><h1>Something else</h1>
@@ -1042,9 +1070,9 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <dd><p>Sets a cookie.</p></dd></dl>
     </section></div></body></html>"""
     page = parse_html(sphinx, url="https://x.dev/config.html")
-    assert [(s.anchor, s.text) for s in page.sections] == [
-        ("", "Intro."), ("sidebar-configuration", "Set html_sidebars in conf.py."),
-        ("the-breadcrumb-trail", "Breadcrumbs show the path.\n\nset_cookie(key, value)\n  Sets a cookie.")]
+    assert [(s.anchor, s.text) for s in page.sections] == [  # (the <dl> after the trail's </div> is the page's)
+        ("", "Intro.\n\nset_cookie(key, value)\n  Sets a cookie."), ("sidebar-configuration", "Set html_sidebars in conf.py."),
+        ("the-breadcrumb-trail", "Breadcrumbs show the path.")]
     docusaurus = """<html><head><title>Sidebar | Site</title></head><body><main><article><div class="markdown">
     <header><h1>Sidebar</h1></header><p>Intro text.</p>
     <h2 class="anchor anchorWithStickyNavbar_LWe7" id="default-sidebar">Default sidebar<a href="#default-sidebar"

@@ -8,6 +8,7 @@ plain-text sections split at h1–h6, like the Markdown parser does.
 from __future__ import annotations
 
 import codecs
+import enum
 import re
 import warnings
 from collections.abc import Iterator
@@ -504,7 +505,15 @@ class _Heading:
     anchor: str | None
 
 
-_Event = _Heading | list[OutLine]
+class _SectionBounds(enum.Enum):
+    """The start and the end of a ``<section>`` (or ``div.section``) that a heading opens: the text
+    after its end is the section's that held it, not the nested heading's."""
+
+    START = "start"
+    END = "end"
+
+
+_Event = _Heading | _SectionBounds | list[OutLine]
 
 
 #: what :func:`_text` writes for a ``<br>`` where the block keeps it as a line break: a character no
@@ -742,6 +751,10 @@ class _Walker:
             lines = self._admonition(el)
             if lines:
                 yield lines
+        elif top and _opens_with_heading_section(el):
+            yield _SectionBounds.START
+            yield from self.events(el, top=top)
+            yield _SectionBounds.END
         else:
             yield from self.events(el, top=top)
 
@@ -1071,8 +1084,13 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     walker = _Walker(root)
     first_h1 = ""
     any_heading = text_before = False
+    marks: list[tuple] = []  # the section open where each <section> a heading opened began
     for ev in walker.block(root, top=True):
-        if isinstance(ev, _Heading):
+        if ev is _SectionBounds.START:
+            marks.append(builder.mark())
+        elif ev is _SectionBounds.END:
+            builder.resume(marks.pop())
+        elif isinstance(ev, _Heading):
             # the first heading, an H1, is the page's title, unless text comes before it and the
             # <title> does not name it: Doxygen shows its title in a div and writes each \section
             # as an <h1>, and that section lost its heading and anchor

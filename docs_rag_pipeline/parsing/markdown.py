@@ -169,6 +169,22 @@ class SectionBuilder:
         still gives it an id (``anchor``, else its slug), which later slugs skip."""
         self._headings.append((anchor, text))
 
+    def mark(self) -> tuple[tuple[tuple[int, str], ...], tuple[str, ...], int, int | None]:
+        """The section open now, for :meth:`resume`."""
+        return tuple(self._path), self._current.headings, self._current.level, self._current_heading
+
+    def resume(self, mark: tuple[tuple[tuple[int, str], ...], tuple[str, ...], int, int | None]) -> None:
+        """Text from here on belongs to the section that was open at ``mark`` (an HTML ``<section>``
+        that a heading opened has ended: what follows it is its parent's); :meth:`finish` joins it to
+        that section's text. Nothing changes while that section is still the open one."""
+        path, headings, level, heading = mark
+        if heading == self._current_heading:
+            return
+        self._close()
+        self._path = list(path)
+        self._current = _OpenSection(headings, "", level)
+        self._current_heading = heading
+
     def add(self, block: str) -> None:
         """Append a block of text (a paragraph, a list, a code block...) to the current section."""
         if block.strip():
@@ -210,9 +226,26 @@ class SectionBuilder:
                 shown += [key, body.get(i, "").casefold()]
         return out
 
+    def _join_resumed(self) -> None:
+        """One section per heading: the text of a section resumed after a nested one (:meth:`resume`)
+        joins its first part."""
+        first: dict[int | None, int] = {}
+        sections: list[Section] = []
+        at_list: list[int | None] = []
+        for sec, at in zip(self._sections, self._section_heading, strict=True):
+            if at in first:
+                k = first[at]
+                sections[k] = replace(sections[k], text="\n\n".join(t for t in (sections[k].text, sec.text) if t))
+                continue
+            first[at] = len(sections)
+            sections.append(sec)
+            at_list.append(at)
+        self._sections, self._section_heading = sections, at_list
+
     def finish(self) -> list[Section]:
         """All sections; an empty intro is left out when other sections exist."""
         self._close()
+        self._join_resumed()
         anchors = self._anchors()
         sections = [sec if at is None else replace(sec, anchor=anchors[at])
                     for sec, at in zip(self._sections, self._section_heading, strict=True)]
