@@ -420,7 +420,10 @@ def prepare_asciidoc(text: str, *, path: str, read: Reader,
     m = _MODULE_RE.match(path)
     if m:
         descriptor = f"{m.group('root')}antora.yml"
-        data = read(descriptor)
+        try:
+            data = read(descriptor)
+        except IncludeRefused:  # a link out of the folder, a loop of links: as if it were not there
+            data = None
         deps[descriptor] = data is not None
         if data is not None:
             attrs.update(antora_attributes(data))

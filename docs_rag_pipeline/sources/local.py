@@ -239,17 +239,31 @@ class LocalSource(Source):
                         url_rules=self.cfg.url_rules)
 
     def _read(self, rel: str) -> str | None:
-        """An included file (``rel`` from the root): None when it is not a regular file or cannot be
-        read; :class:`IncludeRefused` when a link takes its real path out of the folder or into a hidden
-        file or folder (``notes.txt -> .env``, ``gitdir -> .git``), as the scan skips such links."""
+        """An included file (``rel`` from the root): None when it is not there, not a regular file or
+        cannot be read; :class:`IncludeRefused` (the reason) when a link takes its real path out of the
+        folder or into a hidden file or folder (``notes.txt -> .env``, ``gitdir -> .git``), as the scan
+        skips such links, for a loop of links, and when it cannot be reached (no search permission on a
+        folder on the way, a name too long): the include is unresolved, the including page is indexed."""
         from ..parsing.asciidoc import IncludeRefused
 
         root = self.cfg.path.resolve()
-        p = (root / rel).resolve()
+        try:
+            p = (root / rel).resolve()
+        except RuntimeError:  # links that point to each other (Python < 3.13)
+            raise IncludeRefused("a loop of links") from None
+        except OSError as exc:
+            raise IncludeRefused(f"cannot be read: {exc.strerror or exc}") from None
         if (why := _not_readable_through_link(p, root, hidden="a link into a hidden file or folder: never read")):
             raise IncludeRefused(why)
-        if not p.is_file():
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):
+                return None
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:  # a folder on the way with no search permission, a name too long
+            if exc.errno == errno.ELOOP:
+                raise IncludeRefused("a loop of links") from None
+            raise IncludeRefused(f"cannot be read: {exc.strerror or exc}") from None
         try:
             return decode_body(read_regular_file(p, limit=self.cfg.max_bytes), None)
         except OSError:

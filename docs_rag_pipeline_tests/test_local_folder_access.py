@@ -1,0 +1,113 @@
+"""A local source against an unlucky file system: folders that can be read but not searched, links to
+folders inside linked ones, a tree a thousand folders deep, includes that cannot be reached, the
+storage folder inside the source's folder, gitignore-style excludes, ``~user`` paths.
+
+Permissions: tests run as root, and root passes every permission check (CAP_DAC_OVERRIDE and
+CAP_DAC_READ_SEARCH). So the scans that need a mode bit to take effect run in a subprocess started by
+util-linux ``setpriv`` with those two capabilities dropped (still root, but a folder's missing x bit
+stops it). Such a test is skipped only when it runs as root without ``setpriv``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance
+
+from docs_rag_pipeline.config import ConfigError, load_config, parse_config
+from docs_rag_pipeline.context import Context
+from docs_rag_pipeline.sources.local import LocalSource
+
+from .conftest import REPO, write_docs
+from .dagster_helpers import materialize_source
+
+BASE = "https://d.example/"
+
+_SCAN = """
+import json, sys
+from pathlib import Path
+from docs_rag_pipeline.config import parse_config
+from docs_rag_pipeline.sources.local import LocalSource
+root, state = Path(sys.argv[1]), json.loads(sys.argv[2])
+cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": sys.argv[3]}]},
+                   root=root).sources[0]
+lines = []
+try:
+    res = LocalSource(cfg, workdir=root / "w").scan(state, log=lines.append)
+except Exception as exc:
+    print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "lines": lines}))
+else:
+    print(json.dumps({"pages": {p.path: [p.status, p.error, p.metadata.get("unresolved_includes")]
+                                for p in res.pages},
+                      "deleted": res.deleted, "complete": res.complete, "notes": res.notes, "lines": lines},
+                     default=str))
+"""
+
+
+def _scan_without_dac_override(root: Path, state: dict[str, str] | None = None) -> dict:
+    """The scan of ``root/docs`` as a user whom mode bits stop: its pages, notes and log lines."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without util-linux `setpriv`: no way to take a permission away")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search",
+                  "--inh-caps=-dac_override,-dac_read_search"]
+    r = subprocess.run([*prefix, sys.executable, "-c", _SCAN, str(root), json.dumps(state or {}), BASE],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def _scan(root: Path, **keys: object):  # noqa: ANN202 - (the scan, its log lines)
+    cfg = parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE, **keys}]},
+                       root=root).sources[0]
+    lines: list[str] = []
+    return LocalSource(cfg, workdir=root / "w").scan({}, log=lines.append), lines
+
+
+def test_an_include_that_cannot_be_reached_leaves_the_page_indexed(tmp_path: Path) -> None:
+    long_name = "x" * 300 + ".adoc"
+    write_docs(tmp_path / "docs", {"main.adoc": "= Main\n\nBefore.\n\ninclude::partials/x.adoc[]\n\n"
+                                                f"include::{long_name}[]\n\nAfter.\n",
+                                   "partials/x.adoc": "Partial text.\n"})
+    (tmp_path / "docs/partials").chmod(0o600)  # readable, not searchable
+    try:
+        out = _scan_without_dac_override(tmp_path)
+    finally:
+        (tmp_path / "docs/partials").chmod(0o755)
+    # was: "main.adoc cannot be read: Permission denied; not indexed", the include never named
+    status, error, unresolved = out["pages"]["main.adoc"]
+    assert status == "new" and error is None
+    assert unresolved == ["partials/x.adoc (cannot be read: Permission denied)",
+                          f"{long_name} (cannot be read: File name too long)"]
+    assert ("[DISCOVER] guide: main.adoc: include::partials/x.adoc[] cannot be resolved: cannot be read: "
+            "Permission denied; skipped") in out["lines"]
+
+
+def test_an_include_of_a_loop_of_links_is_unresolved_and_the_source_is_scanned(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write_docs(docs, {"main.adoc": "= Main\n\nBefore.\n\ninclude::l1.adoc[]\n\nAfter.\n", "other.md": "# O\n\nO.\n"})
+    (docs / "l1.adoc").symlink_to("l2.adoc")
+    (docs / "l2.adoc").symlink_to("l1.adoc")
+    res, lines = _scan(tmp_path)  # was: RuntimeError: Symlink loop, no page refreshed
+    pages = {p.path: p for p in res.pages}
+    assert set(pages) == {"main.adoc", "other.md"} and pages["main.adoc"].status == "new"
+    assert pages["main.adoc"].metadata["unresolved_includes"] == ["l1.adoc (a loop of links)"]
+    assert "After." in pages["main.adoc"].body
+    assert "[DISCOVER] guide: main.adoc: include::l1.adoc[] cannot be resolved: a loop of links; skipped" in lines
+
+
+def test_an_antora_descriptor_that_is_a_loop_of_links_is_taken_as_absent(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write_docs(docs, {"modules/ROOT/pages/x.adoc": "= X\n\nThe x page.\n"})
+    (docs / "antora.yml").symlink_to("antora2.yml")
+    (docs / "antora2.yml").symlink_to("antora.yml")
+    res, _ = _scan(tmp_path)  # was: RuntimeError: Symlink loop (the whole source), then a failed page
+    assert [(p.path, p.status) for p in res.pages] == [("modules/ROOT/pages/x.adoc", "new")]
