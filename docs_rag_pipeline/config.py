@@ -53,6 +53,18 @@ def _fail(message: str, sub: str | int | None = None, **ctx: Any) -> PydanticCus
     return PydanticCustomError("config", "{message}", {"message": message, "sub": sub, **ctx})
 
 
+def _expand_home(value: str) -> Path:
+    """``Path(value).expanduser()``, with a ``~user`` that names no user (or ``~`` with no home folder)
+    as a config error naming the value, not a RuntimeError traceback for every command."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        user = value[1:].split("/", 1)[0]
+        who = f"no home folder for the user {user!r} (no such user?)" if user else \
+            "no home folder for this user (HOME is not set and the user has no passwd entry)"
+        raise _fail(f"{value!r}: {who}; write the folder's full path") from None
+
+
 def _regex(pattern: str) -> str:
     try:
         re.compile(pattern)
@@ -527,7 +539,7 @@ class SourceConfig(_Shape):
             return v
         if not isinstance(v, str):
             raise _fail(f"expected a folder path (a string), got {type(v).__name__} {v!r}")
-        path = Path(v).expanduser()
+        path = _expand_home(v)
         # whether the folder exists is checked when the source is scanned (LocalSource.scan), so
         # one missing folder fails that source's refresh, not every command (ask, search, serve)
         return path if path.is_absolute() else _root(info) / path
@@ -541,7 +553,7 @@ class SourceConfig(_Shape):
             raise _fail(f"{v!r} starts with '-', which git reads as an option, not a repository; give the "
                         "repository's URL (https://…, ssh://…)")
         if v and "://" not in v and not v.startswith("git@"):
-            repo = Path(v).expanduser()
+            repo = _expand_home(v)
             return str(repo if repo.is_absolute() else (_root(info) / repo).resolve())
         return v
 
@@ -678,7 +690,7 @@ class Config(_Shape):
         if "://" in v:
             _object_store_env(v)
             return v
-        p = Path(v).expanduser()
+        p = _expand_home(v)
         path = str(p if p.is_absolute() else _root(info) / p)
         if byte := ESCAPED_BYTE.search(path):
             # a folder name that is not UTF-8 (a Latin-1 name; Python holds its bytes as lone surrogates):

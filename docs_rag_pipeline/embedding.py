@@ -129,7 +129,11 @@ def packaged_model_dir(model: str) -> Path:
             raise EmbeddingError(f"the package {LOCAL_MODELS[model]!r} that ships {model} is not installed; "
                                  "run `make install`") from exc
         return Path(pkg.get_model_path())
-    p = Path(model).expanduser()
+    try:
+        p = Path(model).expanduser()
+    except RuntimeError:  # ~user naming no user, or ~ with no home folder
+        raise EmbeddingError(f"embedding.model: {model!r}: no home folder for that user; write the folder's "
+                             "full path") from None
     if (p / "tokenizer.json").is_file():
         return p
     raise EmbeddingError(f"embedding.model: {model!r} is neither a packaged model ({', '.join(LOCAL_MODELS)}) "

@@ -111,3 +111,20 @@ def test_an_antora_descriptor_that_is_a_loop_of_links_is_taken_as_absent(tmp_pat
     (docs / "antora2.yml").symlink_to("antora.yml")
     res, _ = _scan(tmp_path)  # was: RuntimeError: Symlink loop (the whole source), then a failed page
     assert [(p.path, p.status) for p in res.pages] == [("modules/ROOT/pages/x.adoc", "new")]
+
+
+@pytest.mark.parametrize("key,value,needle", [
+    ("path", "~nosuchuser42/docs", "sources[0].path: '~nosuchuser42/docs': no home folder for the user "
+                                   "'nosuchuser42' (no such user?); write the folder's full path"),
+    ("storage", "~nosuchuser42/data", "storage: '~nosuchuser42/data': no home folder for the user 'nosuchuser42'"),
+])
+def test_a_home_folder_of_an_unknown_user_is_a_config_error(tmp_path: Path, key: str, value: str,
+                                                           needle: str) -> None:
+    path = value if key == "path" else "docs"
+    storage = value if key == "storage" else "data"
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text(f"storage: {storage}\nsources:\n  - {{name: guide, kind: local, path: '{path}', "
+                   f"base_url: '{BASE}'}}\n")
+    with pytest.raises(ConfigError) as e:  # was: RuntimeError: Could not determine home directory.
+        load_config(cfg)
+    assert needle in str(e.value)
