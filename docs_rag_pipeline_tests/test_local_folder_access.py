@@ -113,6 +113,21 @@ def test_an_antora_descriptor_that_is_a_loop_of_links_is_taken_as_absent(tmp_pat
     assert [(p.path, p.status) for p in res.pages] == [("modules/ROOT/pages/x.adoc", "new")]
 
 
+@pytest.mark.parametrize("pattern", ["drafts/", "drafts", "drafts/*", "**/drafts/"])
+def test_an_exclude_naming_a_folder_leaves_out_the_folder(tmp_path: Path, pattern: str) -> None:
+    write_docs(tmp_path / "docs", {"a.md": "# A\n\nPublic.\n", "drafts/secret.md": "# S\n\nUnreleased.\n",
+                                   "drafts/more/deeper.md": "# D\n\nUnreleased.\n",
+                                   "drafts-old.md": "# Old\n\nKept.\n"})
+    res, _ = _scan(tmp_path, exclude=[pattern])
+    assert sorted(p.path for p in res.pages) == ["a.md", "drafts-old.md"]  # was: drafts/ indexed for two
+
+
+def test_a_nested_folder_is_left_out_by_a_pattern_for_any_level(tmp_path: Path) -> None:
+    write_docs(tmp_path / "docs", {"a.md": "# A\n\nPublic.\n", "guide/drafts/s.md": "# S\n\nUnreleased.\n"})
+    assert [p.path for p in _scan(tmp_path, exclude=["drafts/"])[0].pages] == ["a.md", "guide/drafts/s.md"]
+    assert [p.path for p in _scan(tmp_path, exclude=["**/drafts/"])[0].pages] == ["a.md"]
+
+
 @pytest.mark.parametrize("key,value,needle", [
     ("path", "~nosuchuser42/docs", "sources[0].path: '~nosuchuser42/docs': no home folder for the user "
                                    "'nosuchuser42' (no such user?); write the folder's full path"),

@@ -50,7 +50,7 @@ from ..parsing import format_for_path
 from ..records import Page
 from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, file_page_hash,
                    undecodable_name, whole_characters)
-from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_glob
+from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_excluded, path_glob
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -587,7 +587,7 @@ class GitSource(Source):
             return None
         if not any(path_glob(rel, g) for g in self.cfg.include):
             return None
-        if any(path_glob(rel, g) for g in self.cfg.exclude):
+        if path_excluded(rel, self.cfg.exclude):
             return None
         if format_for_path(rel) is None:
             return None

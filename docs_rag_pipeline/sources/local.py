@@ -35,6 +35,20 @@ def path_glob(rel: str, pattern: str) -> bool:
     return "/**/" in pattern and glob_match(rel, pattern.replace("/**/", "/"))
 
 
+def path_excluded(rel: str, patterns: Sequence[str]) -> bool:
+    """``exclude`` matching: a pattern that matches the file's path (:func:`path_glob`), or one of the
+    folders above it, as in a ``.gitignore``: ``drafts``, ``drafts/`` and ``drafts/*`` all leave out
+    every file below ``drafts/``, ``**/drafts/`` a ``drafts`` folder anywhere."""
+    folders = rel.split("/")[:-1]
+    for pattern in patterns:
+        if path_glob(rel, pattern):
+            return True
+        folder = pattern.rstrip("/")
+        if folder and any(path_glob("/".join(folders[:i]), folder) for i in range(1, len(folders) + 1)):
+            return True
+    return False
+
+
 def _collapse(url: str) -> str:
     """Collapse repeated slashes, except the ``//`` after the scheme."""
     scheme, sep, rest = url.partition("://")
@@ -166,7 +180,7 @@ class LocalSource(Source):
     def wanted(self, rel: str) -> bool:
         """Whether the file at ``rel`` is a page: include/exclude globs and a supported format."""
         return (any(path_glob(rel, g) for g in self.cfg.include)
-                and not any(path_glob(rel, g) for g in self.cfg.exclude)
+                and not path_excluded(rel, self.cfg.exclude)
                 and format_for_path(rel) is not None)
 
     def listing(self, log: Log) -> Listing:
