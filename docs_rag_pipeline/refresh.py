@@ -132,7 +132,9 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
         if mode == "refresh" and state:
             mode = _mode_for_changed_settings(ctx, source_name, log=log, notes=notes)
         remove_state_of_other_kinds(ctx, source_name, log=log)
-        scan = source_for(src_cfg, workdir=ctx.source_dir(source_name)).scan(state, log=log, mode=mode)
+        source = source_for(src_cfg, workdir=ctx.source_dir(source_name))
+        source.own_folders = own_folders(ctx.config)  # a local source never reads them as documents
+        scan = source.scan(state, log=log, mode=mode)
     if scan.complete and state and not scan.pages:
         raise SourceError(
             f"sources.{source_name}: the scan found no page, but {len(state)} are indexed; nothing was removed. "
@@ -651,6 +653,19 @@ def io_folder(config) -> str:  # noqa: ANN001 - a Config
     from .environment import dagster_io  # checked: a bad one is a ConfigError naming the variable
 
     return dagster_io() or str(Path(config.storage_path) / "dagster_io")
+
+
+def own_folders(config) -> list[Path]:  # noqa: ANN001 - a Config
+    """The folders docs-rag writes on this machine: the storage folder (its caches of web pages, the
+    index), the Parquet between assets and DAGSTER_HOME when set elsewhere. A local source whose
+    folder holds one of them (``path: .`` beside ``storage: data``) leaves it out."""
+    folders = [Path(config.storage_path)]
+    io = io_folder(config)
+    if "://" not in io:
+        folders.append(Path(io))
+    if os.environ.get("DAGSTER_HOME"):
+        folders.append(Path(os.environ["DAGSTER_HOME"]))
+    return folders
 
 
 def remove_io_files(config, names: set[str], *, log: Log = _quiet) -> list[str]:  # noqa: ANN001 - a Config

@@ -150,6 +150,7 @@ class Listing:
     unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: "rel: reason"
     bad_names: list[str] = field(default_factory=list)  # files/folders whose name is not UTF-8 (escaped)
     unmatched: int = 0  # documents of a supported format that include/exclude leave out
+    unreadable: dict[str, str] = field(default_factory=dict)  # rel → why it could not even be looked at
 
 
 def _not_readable_through_link(real: Path, root: Path, *, hidden: str = "it points into a hidden file or folder"
@@ -163,17 +164,36 @@ def _not_readable_through_link(real: Path, root: Path, *, hidden: str = "it poin
     return None
 
 
+def _blocked_at(path: Path) -> Path:
+    """The folder on the way to ``path`` whose entry cannot be looked at (the one lacking search
+    permission), else ``path``."""
+    for folder in (*reversed(path.parents), path):
+        try:
+            os.stat(folder)
+        except OSError:
+            return folder.parent
+    return path
+
+
+def _is_dir(e: os.DirEntry) -> bool:
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
+
+
 class LocalSource(Source):
     """Files under ``path``. Symbolic links are followed only inside the folder: a link to a file
     inside it is read like a copy at the link's own path; a linked folder inside it is walked
     under the link's path, except a link back to one of its own parent folders (a loop) and a
-    second link to a folder already walked through a link (so folders that link to each other
-    cannot multiply the pages). A link whose real path is outside the folder or hidden (a ``.``
-    name), that points nowhere or into a loop of links, is never read: it is logged and listed in
-    the scan notes (``skipped_links``). A file or folder whose name is not UTF-8 is skipped, logged
-    and listed (``names_not_utf8``): it cannot go into a URL. A file that cannot be read is a
-    ``failed`` page (its indexed chunks stay); a folder that cannot be listed makes the scan
-    incomplete (nothing is removed)."""
+    folder already walked through a link, met again through another (so folders that link to each
+    other, or to folders inside one another, cannot multiply the pages). A link whose real path is
+    outside the folder or hidden (a ``.`` name), that points nowhere or into a loop of links, is
+    never read: it is logged and listed in the scan notes (``skipped_links``). A file or folder
+    whose name is not UTF-8 is skipped, logged and listed (``names_not_utf8``): it cannot go into a
+    URL. A file that cannot be read, or a link whose target cannot be reached, is a ``failed`` page
+    (its indexed chunks stay); a folder that cannot be listed makes the scan incomplete (nothing is
+    removed). docs-rag's own folders (``own_folders``) are never walked."""
 
     cfg: SourceConfig
 
@@ -183,69 +203,138 @@ class LocalSource(Source):
                 and not path_excluded(rel, self.cfg.exclude)
                 and format_for_path(rel) is not None)
 
+    #: folders docs-rag itself writes (its storage folder, DAGSTER_HOME, …), set by the refresh: never
+    #: documents, even when the source's folder holds them (``path: .`` beside ``storage: data``)
+    own_folders: Sequence[Path] = ()
+
     def listing(self, log: Log) -> Listing:
-        """Every page file under the root (names starting with ``.`` are skipped), in path order."""
+        """Every page file under the root (names starting with ``.`` are skipped), in path order. The
+        walk keeps its own stack (a tree a thousand folders deep is no ``RecursionError``)."""
         root = self.cfg.path.resolve()
         out = Listing()
+        own: dict[Path, Path] = {}  # real path → the folder as configured
+        for folder in self.own_folders:
+            try:
+                own.setdefault(Path(folder).resolve(), Path(folder))
+            except (OSError, RuntimeError):
+                pass
 
         def skip_link(rel: str, target: str, reason: str) -> None:
             out.skipped_links.append(f"{rel} -> {target}: {reason}")
             log(f"[DISCOVER] {self.name}: skipped the symlink {rel} -> {target}: {reason}")
 
-        linked: dict[Path, str] = {}  # real folder → the link path it was walked under
+        def unlisted(where: str, why: str) -> None:
+            out.unlisted.append(f"{where}: {why}")
+            log(f"[DISCOVER] {self.name}: cannot list {where} ({why}); nothing is removed from the index this time")
 
-        def walk(folder: Path, prefix: str, parents: tuple[Path, ...]) -> None:
+        def cannot_tell(rel: str, exc: OSError) -> None:
+            """An entry that cannot be looked at (its folder is readable but not searchable, an I/O
+            error): a page's name is a failed page (its chunks stay); any other name may be a folder,
+            so the scan removes nothing."""
+            why = exc.strerror or str(exc)
+            if self.wanted(rel):
+                out.files.append((rel, Path(rel)))
+                out.unreadable[rel] = why
+            else:
+                unlisted(rel, why)
+
+        def entries(folder: Path, prefix: str) -> list[os.DirEntry] | None:
             try:
                 with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                    return sorted(it, key=lambda e: e.name)
             except OSError as exc:
-                where, why = prefix.rstrip("/") or ".", exc.strerror or str(exc)
-                out.unlisted.append(f"{where}: {why}")
-                log(f"[DISCOVER] {self.name}: cannot list {where} ({why}); nothing is removed from the index this time")
-                return
-            for e in entries:
-                if e.name.startswith("."):
-                    continue
-                rel = prefix + e.name
-                shown = undecodable_name(rel)
-                if shown is not None:
-                    if e.is_dir() or self.wanted(rel):
-                        out.bad_names.append(shown)
-                        log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
-                    continue
-                real = Path(e.path)
-                target = os.readlink(e.path) if e.is_symlink() else ""
-                target = undecodable_name(target) or target  # shown in the log and notes
-                if target:
-                    try:
-                        real = real.resolve(strict=True)
-                    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop (Python < 3.13)
-                        # logged whatever its name, as the git source does: a link that leads nowhere
-                        # may have been a folder of documents (a volume not mounted), and neither its
-                        # name nor is_dir() (False, or ELOOP in a loop) can tell
-                        loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
-                        skip_link(rel, target, "a loop of links" if loop else "it points to nothing")
-                        continue
-                    if (why := _not_readable_through_link(real, root)) is not None:
-                        if real.is_dir() or self.wanted(rel):
-                            skip_link(rel, target, why)
-                        continue
-                if e.is_dir():
-                    if real in parents:
-                        skip_link(rel, target, "a loop (it points to a folder it is inside)")
-                        continue
-                    if target:
-                        if real in linked:
-                            skip_link(rel, target, f"that folder is already listed through the link {linked[real]}")
-                            continue
-                        linked[real] = rel
-                    walk(real, rel + "/", (*parents, real))
-                elif e.is_file() and self.wanted(rel):
-                    out.files.append((rel, real))
-                elif e.is_file() and format_for_path(rel) is not None:
-                    out.unmatched += 1
+                unlisted(prefix.rstrip("/") or ".", exc.strerror or str(exc))
+                return None
 
-        walk(root, "", (root,))
+        # real folder → the path it was first walked under through a link (a link, or a folder below
+        # one), and whether that path is the link itself: each folder is walked at its own path and
+        # under at most one link (latest -> v2 beside api -> v2/api lists v2/api twice, not three times)
+        linked: dict[Path, tuple[str, bool]] = {}
+
+        def visit(e: os.DirEntry, prefix: str, parents: tuple[Path, ...], via: bool
+                  ) -> tuple[Path, str, bool] | None:
+            """Take one entry: a page goes into the listing; a folder to walk is returned. ``via``: the
+            entry's folder was walked under a link."""
+            rel = prefix + e.name
+            shown = undecodable_name(rel)
+            if shown is not None:
+                if self.wanted(rel) or _is_dir(e):
+                    out.bad_names.append(shown)
+                    log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
+                return None
+            real = Path(e.path)
+            try:
+                target = os.readlink(e.path) if e.is_symlink() else ""
+            except OSError as exc:  # a folder that can be read but not searched
+                cannot_tell(rel, exc)
+                return None
+            target = undecodable_name(target) or target  # shown in the log and notes
+            if target:
+                try:
+                    real = real.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:  # RuntimeError: a loop (Python < 3.13)
+                    # logged whatever its name, as the git source does: a link that leads nowhere
+                    # may have been a folder of documents (a volume not mounted), and neither its
+                    # name nor is_dir() (False, or ELOOP in a loop) can tell
+                    code = getattr(exc, "errno", None)
+                    if isinstance(exc, RuntimeError) or code == errno.ELOOP:
+                        skip_link(rel, target, "a loop of links")
+                    elif code in (errno.ENOENT, errno.ENOTDIR):
+                        skip_link(rel, target, "it points to nothing")
+                    else:  # no permission on the way to it, an I/O error: not "gone"
+                        cannot_tell(rel, exc)
+                    return None
+                if (why := _not_readable_through_link(real, root)) is not None:
+                    if real.is_dir() or self.wanted(rel):
+                        skip_link(rel, target, why)
+                    return None
+            if e.is_dir():
+                if real in parents:
+                    skip_link(rel, target, "a loop (it points to a folder it is inside)")
+                    return None
+                if real in own:
+                    log(f"[DISCOVER] {self.name}: skipped {rel}: it is docs-rag's own folder {own[real]} (its "
+                        "storage, caches or run history), never documents")
+                    return None
+                under = via or bool(target)
+                if under:
+                    if real in linked:
+                        first, is_link = linked[real]
+                        why = (f"that folder is already listed through the link {first}" if is_link else
+                               f"that folder is already listed as {first}, under a link")
+                        if target:
+                            skip_link(rel, target, why)
+                        else:
+                            log(f"[DISCOVER] {self.name}: skipped the folder {rel}: {why}")
+                        return None
+                    linked[real] = (rel, bool(target))
+                return real, rel, under
+            if e.is_file() and self.wanted(rel):
+                out.files.append((rel, real))
+            elif e.is_file() and format_for_path(rel) is not None:
+                out.unmatched += 1
+            return None
+
+        top = entries(root, "")
+        stack = [(iter(top or ()), "", (root,), False)]
+        while stack:
+            it, prefix, parents, via = stack[-1]
+            e = next(it, None)
+            if e is None:
+                stack.pop()
+                continue
+            if e.name.startswith("."):
+                continue
+            try:
+                sub = visit(e, prefix, parents, via)
+            except OSError as exc:  # is_dir()/is_file() stat where the file system gives no type
+                cannot_tell(prefix + e.name, exc)
+                continue
+            if sub is not None:
+                real, rel, under = sub
+                listed = entries(real, rel + "/")
+                if listed is not None:
+                    stack.append((iter(listed), rel + "/", (*parents, real), under))
         return out
 
     def url_for(self, rel: str) -> str:
@@ -295,8 +384,16 @@ class LocalSource(Source):
             raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} is a loop of symbolic links (it "
                               "never reaches a folder); point it at the folder itself or fix the link, or fix the "
                               "path in the config (nothing was removed from the index)") from None
-        if not root.is_dir():
-            what = "is not a folder" if root.exists() else "does not exist"
+        try:
+            is_dir = root.is_dir()
+            exists = is_dir or root.exists()
+        except OSError as exc:  # a folder on the way that the ingest user cannot search
+            raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} cannot be reached "
+                              f"({exc.strerror or exc} on {_blocked_at(root)}); give the ingest user search "
+                              "permission on that folder, or fix the path in the config (nothing was removed from "
+                              "the index)") from None
+        if not is_dir:
+            what = "is not a folder" if exists else "does not exist"
             raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} {what}; create it or fix the path "
                               "in the config (nothing was removed from the index)")
         found = self.listing(log)
@@ -316,6 +413,8 @@ class LocalSource(Source):
             meta: dict[str, object] = {}
             text = None
             try:
+                if rel in found.unreadable:  # it could not even be looked at
+                    raise PermissionError(errno.EACCES, found.unreadable[rel])
                 data = read_regular_file(p, limit=self.cfg.max_bytes + 1)
                 if len(data) > self.cfg.max_bytes:
                     data = whole_characters(data[: self.cfg.max_bytes], None)  # no split character
