@@ -557,6 +557,16 @@ class SourceConfig(_Shape):
             return str(repo if repo.is_absolute() else (_root(info) / repo).resolve())
         return v
 
+    @field_validator("include", "exclude")
+    @classmethod
+    def _no_negation(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        # fnmatch reads a leading '!' as a literal character: gitignore's negation would match nothing
+        for pattern in v:
+            if pattern.startswith("!"):
+                raise _fail(f"{pattern!r} starts with '!', but patterns have no negation (a '!' would match only "
+                            f"names starting with it); to leave those files out, put {pattern[1:]!r} in exclude")
+        return v
+
     @field_validator("allowed_domains")
     @classmethod
     def _lower(cls, v: tuple[str, ...]) -> tuple[str, ...]:

@@ -211,6 +211,15 @@ def test_a_nested_folder_is_left_out_by_a_pattern_for_any_level(tmp_path: Path) 
     assert [p.path for p in _scan(tmp_path, exclude=["**/drafts/"])[0].pages] == ["a.md"]
 
 
+@pytest.mark.parametrize("key", ["include", "exclude"])
+def test_a_negated_pattern_is_a_config_error(tmp_path: Path, key: str) -> None:
+    with pytest.raises(ConfigError) as e:  # was: accepted, matching nothing: the drafts were indexed
+        parse_config({"sources": [{"name": "guide", "kind": "local", "path": "docs", "base_url": BASE,
+                                   key: ["**/*.md", "!drafts/**"]}]}, root=tmp_path)
+    assert (f"sources[0].{key}: '!drafts/**' starts with '!', but patterns have no negation (a '!' would match "
+            "only names starting with it); to leave those files out, put 'drafts/**' in exclude") in str(e.value)
+
+
 @pytest.mark.parametrize("key,value,needle", [
     ("path", "~nosuchuser42/docs", "sources[0].path: '~nosuchuser42/docs': no home folder for the user "
                                    "'nosuchuser42' (no such user?); write the folder's full path"),
