@@ -490,6 +490,35 @@ def _tail(text: str, tokens: int, count: CountFn) -> str:
     return " ".join(w.group() for w in words[-k:]) if k else ""
 
 
+#: a block that is only a component marker, as the MDX and Markdown parsers write a component or a
+#: ``:::`` directive: ``[Steps]``, ``[TabItem pnpm]``, ``[Aside caution]`` (group 1 empty), ``[/Steps]``
+_MARKER_BLOCK = re.compile(r"[ \t]*\[(/?)[A-Za-z][^\[\]\n]*\][ \t]*")
+
+
+def _marker_groups(blocks: list[str]) -> list[tuple[list[str], str, list[str]]]:
+    """``blocks`` as (opening markers, block, closing markers): a marker frames content and is never
+    a chunk of its own. An opening marker (``[Steps]``, a self-closing component's ``[LinkCard X]``)
+    goes with the block after it, a closing one (``[/Steps]``) with the block before it; an opening
+    marker that nothing follows goes with the block before it, a closing one that nothing precedes
+    with the block after it. A section of nothing but markers is one group of them."""
+    groups: list[tuple[list[str], str, list[str]]] = []
+    pending: list[str] = []
+    for block in blocks:
+        m = _MARKER_BLOCK.fullmatch(block)
+        if m is None:
+            groups.append((pending, block, []))
+            pending = []
+        elif m.group(1) and groups and not pending:
+            groups[-1][2].append(block)
+        else:
+            pending.append(block)
+    if pending and groups:
+        groups[-1][2].extend(pending)
+    elif pending:
+        groups.append((pending[:-1], pending[-1], []))
+    return groups
+
+
 def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]:
     """Pack blocks greedily into pieces of at most ``limit`` tokens. With ``overlap``, pieces are
     packed to ``limit - overlap`` and each later piece starts with the previous piece's tail, so
@@ -497,8 +526,25 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
     overlap = min(overlap, limit // 4)
     room = limit - overlap
     units: list[str] = []
-    for block in split_blocks(text):
-        units.extend([block] if count(block) <= room else _split_long(block, room, count))
+    for lead, block, trail in _marker_groups(split_blocks(text)):
+        whole = "\n\n".join([*lead, block, *trail])
+        if count(whole) <= room or not (lead or trail):
+            units.extend([whole] if count(whole) <= room else _split_long(whole, room, count))
+            continue
+        # cut the block to leave its markers room in its first and last piece (a piece's count is not
+        # always the sum of its lines': a code span may open on one and close on another; try again)
+        target = room - sum(count(m) for m in (*lead, *trail))
+        while target >= room * 3 // 4:
+            parts = _split_long(block, target, count) if count(block) > target else [block]
+            parts[0] = "\n\n".join([*lead, parts[0]])
+            parts[-1] = "\n\n".join([parts[-1], *trail])
+            over = max(count(parts[0]), count(parts[-1])) - room
+            if over <= 0:
+                units.extend(parts)
+                break
+            target -= over
+        else:  # markers with labels too long to go along: each a unit of its own, as any block
+            units.extend(u for b in (*lead, block, *trail) for u in ([b] if count(b) <= room else _split_long(b, room, count)))
     # word-piece counts add up across blank-line joins, so each unit is counted once
     pieces: list[list[str]] = []
     cur: list[str] = []

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from docs_rag_pipeline.chunking import Budget, chunk_page, logical_path, page_parents, split_text
 from docs_rag_pipeline.embedding import LocalEmbedder
 from docs_rag_pipeline.records import ParsedPage, Section
@@ -383,3 +385,39 @@ def test_a_long_code_block_is_cut_between_top_level_statements_not_inside_a_body
     pieces = split_text("```js\n" + "\n".join(body) + "\n```", 100, 0, count)
     assert len(pieces) > 2 and all(count(p) <= 100 for p in pieces)
     assert [x for p in pieces for x in p.split("\n")[1:-1]] == body
+
+
+def test_a_component_marker_goes_with_its_content_never_into_a_chunk_of_its_own():
+    """An MDX component's markers are blocks of their own (``[Steps]``, the list, ``[/Steps]``), and
+    packing flushed an opening marker alone when the block after it did not fit beside it, and put a
+    closing one alone after a full piece: 16 chunks of the Astro docs were ``[Steps]``, ``[/Steps]``,
+    ``[/ReadMore]`` or ``[/note]``, embedded and retrievable, and a labelled marker (``[Aside
+    caution]``, ``[TabItem pnpm]``) was parted from the body it names. Now an opening marker goes with
+    the block after it and a closing one with the block before it, wherever the cut falls."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    marker = re.compile(r"(…\s*)?(\[/?[A-Za-z][^\]\n]*\]\s*)+")
+    for n in range(1, 40):  # filler lengths that move the cuts over every block
+        lead = " ".join(f"w{i}" for i in range(n))
+        items = "\n".join(f"{i}. Step {i} does something useful." for i in range(1, 6))
+        text = "\n\n".join([lead, "[Steps]", items, "[/Steps]", "[Aside caution]",
+                            "Mind the gap between the train and the platform.", "[/Aside]", "[/Tabs]"])
+        pieces = split_text(text, 24, 0, count)
+        assert all(count(p) <= 24 for p in pieces)
+        assert not [p for p in pieces if marker.fullmatch(p.strip())], pieces
+        assert any(p.startswith("[Steps]\n\n1. Step 1") or "\n\n[Steps]\n\n1. Step 1" in p for p in pieces)
+        assert any("5. Step 5 does something useful.\n\n[/Steps]" in p for p in pieces)
+        assert any("[Aside caution]\n\nMind the gap" in p for p in pieces)
+        assert any(p.endswith("platform.\n\n[/Aside]\n\n[/Tabs]") for p in pieces)
+        assert "\n\n".join(pieces).split() == text.split()  # everything, in order, once
+    # a page: the list after <Steps> is cut into pieces, the markers go with its first and last
+    items = "\n".join(f"{i}. Step number {i} does something useful with the project files and then "
+                      f"explains why it matters for deployment of the site in production." for i in range(1, 9))
+    page = parse_document(f"## Deploy\n\n<Steps>\n{items}\n</Steps>\n", fmt="mdx", path="deploy.mdx")
+    chunks = chunk_page(page, source="s", page_url="deploy.mdx", content_hash="h", updated_at="u",
+                        budget=Budget(window=128, overlap=16), count=count)
+    assert len(chunks) > 1 and not [c.text for c in chunks if marker.fullmatch(c.text.strip())]
+    assert chunks[0].text.startswith("[Steps]\n\n1. Step number 1") and chunks[-1].text.endswith("[/Steps]")
