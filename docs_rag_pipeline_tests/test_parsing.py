@@ -345,19 +345,19 @@ def test_mdx_drops_esm_comments_and_flattens_components() -> None:
     assert page.metadata["description"] == "MDX fixture"
     sections = by_headings(page)
     assert sections[()].text == (
-        "Intro with an inline badge.\n\n[Aside tip]\n\nIndented tip text.\n\n- item one\n- item two\n\n[/Aside]"
+        "Intro with an inline [Badge New] badge[Since 4.0].\n\n[Aside tip]\n\nIndented tip text.\n\n- item one\n- item two\n\n[/Aside]"
     )
     assert sections[("Tabs",)].text == (
         "[Tabs]\n\n[Tabs.Item npm]\n\n```sh\nnpm install foo\n# <Aside> in code stays\n```\n\n"
         "[/Tabs.Item]\n\n[Tabs.Item pnpm]\n\nRun `pnpm add foo` (not `<Tabs>`).\n\n[/Tabs.Item]\n\n[/Tabs]\n\n"
-        "[LinkCard Read the guide]"
+        "[Image Logo]\n\n[LinkCard Read the guide]"
     )
 
 
 def test_mdx_components_inside_lists_and_inline_closing() -> None:
     sections = by_headings(parse_markdown(MDX, path="guide.mdx", mdx=True))
     assert sections[("Steps",)].text == (
-        "[Steps]\n\n1. Install it\n  [Aside caution]\n  Nested in a list item.\n  [/Aside]\n2. Run it\n\n[/Steps]\n\n"
+        "[Steps]\n\n1. Install it\n  [Aside caution]\n  Heads up\n  Nested in a list item.\n  [/Aside]\n2. Run it\n\n[/Steps]\n\n"
         "[ReadMore]\n\nSee the guide for more.\n\n[/ReadMore]\n\nText with Ctrl and HTML."
     )
 
@@ -1453,3 +1453,60 @@ def test_an_xhtml_page_is_parsed_without_a_warning() -> None:
         page = parse_html(html, url="https://x.dev/intro.html")
     assert [str(w.message)[:60] for w in caught] == []
     assert [s.text for s in page.sections] == ["Some text."]
+
+
+def test_an_mdx_component_keeps_the_text_its_attributes_show() -> None:
+    """A self-closing component without a label attribute disappeared, and with one kept only the
+    label: ``<Since v="5.7.0" />`` (577 badges in the Astro docs, *Added in: astro@5.7.0*) lost the
+    version, a ``<LinkCard>``'s description was lost (a card grid read as a list of titles), an
+    Aside's title too. Now a component's text attributes (title, label, description, caption, alt,
+    summary) are its label and lines after its marker, and a self-closing one with none of them shows
+    its other short string attributes, never ids, classes, links, sizes, icons, booleans or
+    ``client:`` directives."""
+    src = (
+        "## Config\n\n"
+        "<Since v=\"5.7.0\" />\n\n"
+        "Added with <Since pkg=\"@astrojs/netlify\" v=\"8.0.0\" /> inline.\n\n"
+        "<Badge class=\"neutral-badge\" text=\"Community\" />\n\n"
+        "<Widget id=\"w1\" className=\"c\" src=\"/img/a.png\" href=\"https://x.org/\" to=\"/en/guide/\" width=\"3\" "
+        "icon=\"rocket\" client:load hidden=\"true\" data-x=\"y\" />\n\n"
+        "<DontEditWarning/>\n\n"
+        "<CardGrid>\n  <LinkCard\n    title=\"Understand your codebase\"\n"
+        "    description=\"Learn about the file structure.\"\n    href=\"/en/basics/project-structure/\"\n  />\n"
+        "</CardGrid>\n\n"
+        "<Image src={logo} alt=\"The logo\" />\n\n"
+        "<Aside type=\"caution\" title=\"Heads up\">\nMind the gap.\n</Aside>\n\n"
+        "## Foo <Badge text=\"New\" /> Bar\n\nx\n"
+    )
+    sections = by_headings(parse_markdown(src, path="c.mdx", mdx=True))
+    assert sections[("Config",)].text == (
+        "[Since 5.7.0]\n\nAdded with [Since @astrojs/netlify 8.0.0] inline.\n\n[Badge Community]\n\n"
+        "[CardGrid]\n\n[LinkCard Understand your codebase]\nLearn about the file structure.\n\n[/CardGrid]\n\n"
+        "[Image The logo]\n\n[Aside caution]\nHeads up\n\nMind the gap.\n\n[/Aside]"
+    )
+    # a heading is its text without a badge's value, and its slug is the site's
+    assert sections[("Foo Bar",)].anchor == "foo--bar"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "mdx"])
+def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
+    """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs
+    Material: the file name shown above the code) lost its title; the info string was cut to the
+    language. Now the title is a line right above the block, as AsciiDoc's ``.Title`` is."""
+    src = ("## Add a page\n\nCreate the page:\n\n```astro title=\"src/pages/post/[slug].astro\" {2}\n<h1>{slug}</h1>\n```\n\n"
+           "- In a list:\n\n  ```js filename='astro.config.mjs'\n  x\n  ```\n\n```sh\nplain\n```\n")
+    text = parse_document(src, fmt=fmt, path="g.mdx" if fmt == "mdx" else "g.md").sections[0].text
+    assert text == ("Create the page:\n\nsrc/pages/post/[slug].astro\n```astro\n<h1>{slug}</h1>\n```\n\n"
+                    "- In a list:\n  astro.config.mjs\n```js\nx\n```\n\n```sh\nplain\n```")
+
+
+def test_a_literal_jsx_expression_in_mdx_text_reads_as_its_value() -> None:
+    """``**Default:** {Infinity}`` read ``Default: {Infinity}``; the page shows *Default: Infinity*.
+    A literal (a number, Infinity, a string) is its value, a boolean or null shows nothing, and any
+    other expression stays as written."""
+    src = ("## T\n\n**Default:** {Infinity}\n\nThe answer is {42}, {1e3} and {\"quoted *text*\"};{' '}"
+           "done{true}.\n\nName: {props.name}.\n\nCode `{42}` stays.\n")
+    assert parse_markdown(src, path="c.mdx", mdx=True).sections[0].text == (
+        "Default: Infinity\n\nThe answer is 42, 1000 and quoted *text*; done.\n\nName: {props.name}.\n\n"
+        "Code `{42}` stays."
+    )

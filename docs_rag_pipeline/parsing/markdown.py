@@ -295,6 +295,21 @@ _DIRECTIVE_CLOSE_RE = re.compile(r"^([ \t]*):{3,}[ \t]*$")
 _TAG_NAME_RE = re.compile(r"[A-Za-z_$][\w$.:-]*")
 _ATTR_NAME_RE = re.compile(r"[^\s=/>{}<\"']+")
 _LABEL_ATTRS = ("type", "title", "label", "slot")
+#: attributes whose value a component shows as text: a card's title and description, an image's alt
+#: text, a figure's caption. A component without a label attribute takes the first of them as its label;
+#: the others are lines of text after its marker.
+_TEXT_ATTRS = ("title", "label", "description", "caption", "alt", "summary")
+#: attributes that hold no text a reader sees (ids, styling, links, sizes, icons), with the prefixes
+#: ``client:``, ``data-``, ``aria-`` and ``on``: never the text of a self-closing component
+_HIDDEN_ATTRS = frozenset({
+    "id", "class", "classname", "style", "key", "ref", "slot", "src", "srcset", "href", "to", "url", "link",
+    "target", "rel", "width", "height", "size", "lang", "icon", "variant", "color", "loading",
+})
+_HIDDEN_ATTR_RE = re.compile(r"(?:client|data|aria|on)[:-]|on[A-Z]")
+#: a value that is a link or a path, not text: ``https://…``, ``mailto:…``, ``/en/guide/``, ``./a``, ``#id``
+_LINK_VALUE_RE = re.compile(r"(?:[A-Za-z][\w+.-]*://|mailto:|tel:|\.{0,2}/|#)")
+#: the longest value of another attribute that a self-closing component without a label shows
+_MAX_SHOWN_VALUE = 100
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 
 
@@ -313,6 +328,8 @@ class _Tag:
     kind: str  # open | close | self
     name: str
     label: str | None
+    text: tuple[str, ...] = ()  # the values of its other text attributes (:data:`_TEXT_ATTRS`)
+    named: bool = False  # the label is a label attribute's (:data:`_LABEL_ATTRS`), not another's value
     before_blank: bool = True
     after_blank: bool = True
     block: bool = False
@@ -442,9 +459,9 @@ def _parse_tag(s: str, i: int) -> tuple[_Tag, int] | None:
         if s.startswith("/>", j):
             if closing:
                 return None
-            return _Tag("self", name, _label(attrs)), j + 2
+            return _Tag("self", name, *_label(attrs, self_closing=True)), j + 2
         if s.startswith(">", j):
-            return _Tag("close" if closing else "open", name, _label(attrs)), j + 1
+            return _Tag("close" if closing else "open", name, *_label(attrs, self_closing=False)), j + 1
         if closing:
             return None
         if s.startswith("{", j):  # spread {...props}
@@ -485,16 +502,70 @@ def _parse_tag(s: str, i: int) -> tuple[_Tag, int] | None:
     return None
 
 
-def _label(attrs: dict[str, str]) -> str | None:
-    for key in _LABEL_ATTRS:
-        value = " ".join(attrs.get(key, "").split())
-        if value:
-            return value
-    return None
+def _label(attrs: dict[str, str], *, self_closing: bool) -> tuple[str | None, tuple[str, ...], bool]:
+    """A component's label and the other text its attributes show. The label is its ``type``,
+    ``title``, ``label`` or ``slot`` attribute, else the first of its text attributes
+    (:data:`_TEXT_ATTRS`: ``<Image alt="Logo" />`` is ``[Image Logo]``); the text is the values of its
+    other text attributes (a card's ``description``). A self-closing component with neither shows its
+    other short string attributes, which is all a badge has (``<Since v="5.7.0" />`` is
+    ``[Since 5.7.0]``, ``<Badge text="New" />`` ``[Badge New]``), except those that hold no text a
+    reader sees (:data:`_HIDDEN_ATTRS`: ids, classes, links, sizes, icons; ``client:load``), booleans,
+    links and paths. Last, whether the label is a label attribute's."""
+    values = {key: " ".join(value.split()) for key, value in attrs.items()}
+    key = next((k for k in (*_LABEL_ATTRS, *_TEXT_ATTRS) if values.get(k)), None)
+    text = tuple(dict.fromkeys(v for k in _TEXT_ATTRS if k != key and (v := values.get(k)) and v != values.get(key)))
+    if key is not None:
+        return values[key], text, key in _LABEL_ATTRS
+    if not self_closing:
+        return None, (), False
+    shown = [v for k, v in values.items()
+             if v and len(v) <= _MAX_SHOWN_VALUE and v not in ("true", "false")
+             and k.lower() not in _HIDDEN_ATTRS and not _HIDDEN_ATTR_RE.match(k) and not _LINK_VALUE_RE.match(v)]
+    return (" ".join(shown) or None), (), False
+
+
+#: a JavaScript literal that a JSX expression in text may be: a number, ``Infinity`` or ``NaN``, a
+#: string in quotes (a template literal without ``${…}``), a boolean, ``null`` or ``undefined``
+_JS_LITERAL_RE = re.compile(
+    r"\s*(?:(?P<num>[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?Infinity|NaN)"
+    r"|(?P<str>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\$]|\\.|\$(?!\{))*`)"
+    r"|(?P<none>true|false|null|undefined))\s*",
+    re.S,
+)
+
+
+def _literal(expr: str) -> str | None:
+    """The text a JSX expression in text shows when it is a literal (:data:`_JS_LITERAL_RE`):
+    ``{Infinity}`` shows ``Infinity``, ``{42}`` ``42``, ``{"a b"}`` and ``{' '}`` the string; a
+    boolean, ``null`` and ``undefined`` show nothing. A string's punctuation is escaped: it is text,
+    not Markdown. None for any other expression (a variable, a
+    call, an object; ``{#id}`` after a heading), which stays as written."""
+    m = _JS_LITERAL_RE.fullmatch(expr)
+    if not m:
+        return None
+    if m.group("num"):  # as JavaScript writes the number: {1e3} shows 1000, {0.50} 0.5
+        num = m.group("num").replace("_", "").lstrip("+")
+        if num.lstrip("-") in ("Infinity", "NaN"):
+            return "NaN" if "NaN" in num else num
+        if re.fullmatch(r"-?\d+", num):
+            return str(int(num))  # as written, however long; 007 is 7, -0 is 0
+        text = repr(float(num))
+        return text[:-2] if text.endswith(".0") else text
+    if m.group("str"):
+        value = re.sub(r"\\(?:u\{?([0-9A-Fa-f]{1,6})\}?|(.))", _js_escape, m.group("str")[1:-1])
+        return re.sub(r"([!-/:-@[-`{-~])", r"\\\1", value)  # text as written, not Markdown: "*" is a star
+    return ""
+
+
+def _js_escape(m: re.Match[str]) -> str:
+    if m.group(1):
+        return chr(int(m.group(1), 16))
+    return {"n": " ", "t": " ", "r": ""}.get(m.group(2), m.group(2))
 
 
 def _scan_jsx(s: str) -> list[str | _Tag]:
-    """Split one prose run into text pieces and component tags; drop ``{/* comments */}``.
+    """Split one prose run into text pieces and component tags; drop ``{/* comments */}``; a literal
+    expression (``{Infinity}``, ``{42}``, ``{"text"}``) becomes its value (:func:`_literal`).
 
     Inline code spans and backslash escapes are copied untouched.
     """
@@ -522,6 +593,9 @@ def _scan_jsx(s: str) -> list[str | _Tag]:
                 i += 1
             else:
                 i = end + 3
+        elif c == "{" and (end := _skip_braces(s, i)) > 0 and (value := _literal(s[i + 1 : end - 1])) is not None:
+            buf.append(value)  # {Infinity}, {42}, {"text"}: the value the page shows
+            i = end
         elif c == "<" and i + 1 < n and (s[i + 1].isupper() or s[i + 1] in "/>"):
             parsed = _parse_tag(s, i)
             if parsed is None:
@@ -608,6 +682,12 @@ def _classify(events: list[str | _Tag | _Fence]) -> None:
             ev.elem = opener.elem
 
 
+#: a line that opens an ATX heading: a self-closing component inside it adds only its label attribute
+#: (``type``, ``title``, ``label``, ``slot``) to the heading, as before, not the text of its other
+#: attributes (``## Foo <Badge text="New" /> Bar`` is the heading ``Foo Bar``, slug ``foo--bar``)
+_HEADING_LINE_RE = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+
+
 def _assemble(events: list[str | _Tag | _Fence]) -> list[_Line]:
     """Turn scanned events into lines, block components as marker lines between blank lines."""
     out: list[_Line] = []
@@ -629,17 +709,23 @@ def _assemble(events: list[str | _Tag | _Fence]) -> list[_Line]:
             indent = cur[: _indent(cur)]
             if cur.strip():
                 out.append(_Line(cur))
+            # the other text the component shows (a card's description): lines after the marker, in its
+            # paragraph (a hard line break), so that the marker line stays where the body's indentation is read
+            shown = "".join(f"\\\n{indent}{t}" for t in ev.text) if ev.kind != "close" else ""
             if ev.kind == "self":
                 if ev.label:
-                    out += [_Line(""), _Line(f"{indent}[{ev.name} {ev.label}]"), _Line("")]
+                    out += [_Line(""), _Line(f"{indent}[{ev.name} {ev.label}]{shown}"), _Line("")]
             elif ev.name:
-                text = f"[/{ev.name}]" if ev.kind == "close" else f"[{ev.name}{' ' + ev.label if ev.label else ''}]"
+                text = f"[/{ev.name}]" if ev.kind == "close" else f"[{ev.name}{' ' + ev.label if ev.label else ''}]{shown}"
                 out += [_Line(""), _Line(indent + text, ev.kind, ev.elem), _Line("")]
             else:  # a fragment: keeps its place for dedenting, shows nothing
                 out.append(_Line(indent, ev.kind, ev.elem))
             cur = indent
+        elif ev.kind == "self" and _HEADING_LINE_RE.match(cur):
+            if ev.label and ev.named:  # a heading keeps only a label attribute (see _HEADING_LINE_RE)
+                cur += f"[{ev.name} {ev.label}]"
         elif ev.kind == "self" and ev.label:
-            cur += f"[{ev.name} {ev.label}]"
+            cur += " ".join((f"[{ev.name} {ev.label}]", *ev.text))
     if cur:
         out.append(_Line(cur))
     return out
@@ -695,10 +781,11 @@ def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
 
     Outside fenced code: ESM ``import``/``export`` statements and ``{/* comments */}`` are
-    dropped; a component alone on its lines becomes a marker line ``[Name label]`` (label: its
-    ``type``, ``title``, ``label`` or ``slot`` attribute) and ``[/Name]``, its body dedented to
-    the marker's indentation; self-closing components without a label disappear; components
-    inside a line are unwrapped. ``:::tip[Title]`` ... ``:::`` directives become markers too.
+    dropped; a component alone on its lines becomes a marker line ``[Name label]`` (label and the
+    text lines after it: :func:`_label`) and ``[/Name]``, its body dedented to the marker's
+    indentation; a self-closing component that shows no text disappears; components inside a line
+    are unwrapped; a literal expression is its value (:func:`_literal`). ``:::tip[Title]`` ...
+    ``:::`` directives become markers too.
     """
     events: list[str | _Tag | _Fence] = []
     for kind, run in _split_fences(text.split("\n")):
@@ -883,6 +970,13 @@ def _rendered_text(node: SyntaxTreeNode) -> str:
     return "".join(parts)
 
 
+#: a code block's title in its fence's info string, ```` ```js title="astro.config.mjs" ```` (Expressive
+#: Code, Starlight, Docusaurus, MkDocs Material, Rspress; ``filename=`` in Nextra, ``file=``): the file
+#: name the site shows above the code, kept as a line above the block, as reST's ``:caption:`` and
+#: AsciiDoc's ``.Title`` are
+_FENCE_TITLE_RE = re.compile(r"(?:^|\s)(?:title|filename|file)=(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'{}]+))")
+
+
 class _Renderer:
     """Renders block nodes of a markdown-it syntax tree to plain-text lines."""
 
@@ -910,7 +1004,9 @@ class _Renderer:
             return [OutLine(_inline(node))]
         if t == "fence":
             info = (node.info or "").strip().split(maxsplit=1)
-            return fence_block(node.content, info[0].strip("{}.") if info else "")
+            title = _FENCE_TITLE_RE.search(info[1]) if len(info) > 1 else None
+            value = " ".join(next(g for g in title.groups() if g is not None).split()) if title else ""
+            return ([OutLine(value)] if value else []) + fence_block(node.content, info[0].strip("{}.") if info else "")
         if t == "code_block":
             return fence_block(node.content, "")
         if t == "html_block":
