@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
+from .masking import Masked
+
 if TYPE_CHECKING:
     from .config import EmbeddingConfig
 
@@ -214,10 +216,8 @@ class OpenAIEmbedder:
         self._client = openai.OpenAI(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_seconds,
                                      max_retries=0, http_client=deadline_http_client(cfg.timeout_seconds))
         # what messages say: the URL without its user and password, never the key (a server may echo it)
-        self._url = _without_userinfo(str(self._client.base_url))
-        self._secrets = sorted({s for s in (key if os.environ.get(cfg.api_key_env) else None,
-                                            *_password(str(self._client.base_url))) if s and len(s) >= 4},
-                               key=len, reverse=True)
+        self._masked = Masked(key if os.environ.get(cfg.api_key_env) else None, str(self._client.base_url))
+        self._url = self._masked.url
         self.model = cfg.model
         self.where = f"embedding server at {self._url} (model {cfg.model})"
         self.name = f"openai:{cfg.model}"
@@ -237,17 +237,14 @@ class OpenAIEmbedder:
     def _safe(self, text: object) -> str:
         """``text`` with the API key and the base URL's password masked (a server's error body may
         echo the key it got)."""
-        out = str(text)
-        for secret in self._secrets:
-            out = out.replace(secret, "***")
-        return out
+        return self._masked.mask(text)
 
     def _fail(self, message: str) -> EmbeddingError:
         return EmbeddingError(self._safe(message))
 
     def _cause(self, exc: BaseException) -> BaseException | None:
         """``exc`` to chain to an EmbeddingError, or None when its text holds a secret."""
-        return exc if self._safe(exc) == str(exc) else None
+        return self._masked.cause(exc)
 
     def _call(self, batch: list[str]) -> list[list[float]]:
         import openai
@@ -384,24 +381,6 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 
 
 _NUMBER = object()
-
-
-def _password(url: str) -> tuple[str, ...]:
-    """The password of ``url`` (``http://user:pass@host``), as written and decoded."""
-    from urllib.parse import unquote, urlsplit
-
-    password = urlsplit(url).password
-    return (password, unquote(password)) if password else ()
-
-
-def _without_userinfo(url: str) -> str:
-    """``url`` without ``user:password@``: what a message may show."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 #: the longest wait a Retry-After of the embedding server gets (as for the web source)

@@ -6,6 +6,8 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
 into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON), ``deepjson`` (JSON nested 5,000 levels deep),
+``keyecho`` (a 401 whose message repeats the key it got), ``errorstring`` (a 404 whose
+``error`` is a string), ``html`` (a 200 HTML page), ``onlymarkers`` (an answer of markers and a stop, no word),
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``cutstream`` (the same, streamed, then the stream just ends: no ``finish_reason``, no ``[DONE]``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
@@ -176,6 +178,20 @@ class ChatServer(LocalServer):
                                                           "code": "invalid_api_key"}})
                 if model == "error404":
                     return self.send_json(404, {"error": {"message": "The model `error404` does not exist"}})
+                if model == "keyecho":  # a 401 that says which key it rejected, as many servers do
+                    got = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    return self.send_json(401, {"error": {"message": f"Incorrect API key provided: {got}",
+                                                          "code": "invalid_api_key"}})
+                if model == "errorstring":  # an error that is a string (Ollama, LM Studio, LiteLLM)
+                    return self.send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
+                if model == "html":  # a web UI at base_url that serves its page for any path
+                    data = b"<!doctype html><html><head><title>Open WebUI</title></head><body></body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if model == "error429":
                     return self.send_json(429, {"error": {"message": "slow down"}})
                 if model == "errorbody":  # a 200 whose body is an error, as OpenRouter or LiteLLM pass one on
@@ -227,6 +243,8 @@ class ChatServer(LocalServer):
                     content = "The provided sources do not specify how a converter is registered [1]."
                 elif model == "partly":  # an answer that also says one detail is not covered
                     content = f"{first_sentence(sources[1])} [1] The documentation does not say how to undo it [1]."
+                elif model == "onlymarkers":  # markers and a stop, no word
+                    content = "[1][2]."
                 elif model == "unsupported":
                     content = "Penguins migrate across the Sahara every winter [1]."
                 elif model in ("cutoff", "filtered"):  # stopped by max_tokens mid-table / by a content filter

@@ -586,6 +586,44 @@ def test_what_a_server_answers_in_the_wrong_form_is_read_for_what_it_says(indexe
         assert final["answer"] == plain.answer and "".join(d["text"] for n, d in events if n == "delta") == plain.answer
 
 
+KEY = "sk-live-SECRET0123456789abcdef"
+
+
+def test_a_key_the_llm_server_repeats_and_a_password_in_base_url_reach_no_answer_or_log(indexed, monkeypatch, caplog):
+    """A server that rejects the key says which (401 "Incorrect API key provided: sk-live-…"): the message
+    went whole into the answer's warning (every client of /ask, MCP and the question log) and the log; a
+    ``user:password@`` in llm.base_url went there as "the LLM server at http://bob:hunter2pw@… is
+    unreachable". Both are masked as the embedding client masks them, streamed or not."""
+    import json
+    import logging
+
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    caplog.set_level(logging.WARNING)
+    cfg = _llm_config(root, srv, "keyecho")
+    plain = ask(Q, config=cfg).to_dict()
+    final = list(ask_stream(Q, config=cfg))[-1][1]
+    for got in (plain, final):
+        assert got["mode"] == "extractive" and "HTTP 401 (Incorrect API key provided: ***); check the key" in \
+            got["warning"], got["warning"]
+        assert KEY not in json.dumps(got)
+    dead = write_config(root, extra="""
+        llm:
+          provider: openai
+          model: m
+          base_url: http://bob:hunter2pw@127.0.0.1:9/v1
+    """)
+    p = root / "dead-with-password.yaml"
+    p.write_text(dead.read_text())
+    write_config(root)
+    for got in (ask(Q, config=str(p)).to_dict(), list(ask_stream(Q, config=str(p)))[-1][1]):
+        assert "the LLM server at http://127.0.0.1:9/v1/ is unreachable" in got["warning"], got["warning"]
+        assert "hunter2pw" not in json.dumps(got) and "bob" not in json.dumps(got)
+    assert "LLM failed" in caplog.text and KEY not in caplog.text and "hunter2pw" not in caplog.text
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

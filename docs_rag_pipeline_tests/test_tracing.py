@@ -104,3 +104,26 @@ def test_the_llm_is_reached_through_the_proxy_the_environment_names(tmp_path):
         answer = json.loads(out.stdout.strip().splitlines()[-1])
         assert answer["mode"] == "llm" and not answer["refused"], answer
         assert proxy.requests  # through the proxy
+
+
+def test_a_key_the_llm_server_repeats_never_reaches_a_trace(tmp_path):
+    """The generate run records the error it raised, with its traceback (the errors chained under it too):
+    a 401 that repeats the key it got ("Incorrect API key provided: sk-live-…") put the key in the trace.
+    The run records the error, the key masked."""
+    key = "sk-live-SECRET0123456789abcdef"
+    index_guide(tmp_path)
+    with ChatServer() as llm, LangSmithServer() as ls:
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: keyecho
+              base_url: {llm.url}
+        """)
+        answer = _ask(cfg, {"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key",
+                            "LANGSMITH_ENDPOINT": ls.url, "OPENAI_API_KEY": key})
+        assert answer["mode"] == "extractive"
+        runs = ls.runs()
+        bodies = b"".join(body for _, _, body in ls.requests)
+    assert "generate" in {r.get("name") for r in runs}
+    assert b"Incorrect API key provided: ***" in bodies  # the error is recorded
+    assert key.encode() not in bodies

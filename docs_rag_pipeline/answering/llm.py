@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from ..config import LlmConfig
+from ..masking import Masked
 from ..records import Hit
 from ..unicode_text import LONE_SURROGATE, OPEN_ESCAPE_SEQUENCE, mend, without_controls
 from .markers import neutralise
@@ -229,6 +230,9 @@ class ChatClient:
         self._stream_client = openai.OpenAI(
             api_key=key, base_url=cfg.base_url, timeout=t, max_retries=0,
             http_client=deadline_http_client(t * STREAM_TIMEOUTS, max_bytes=chars * STREAM_BYTES_PER_CHAR + 65536))
+        # what messages say: the URL without its user and password, never the key (a server's error body
+        # may echo the key it got: every message goes to the answer's warning, the log and the trace)
+        self._masked = Masked(key if os.environ.get(cfg.api_key_env) else None, str(self._client.base_url))
 
     def close(self) -> None:
         """Close both HTTP clients and their pooled connections to the LLM server (left open, they were
@@ -244,7 +248,20 @@ class ChatClient:
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
-        """The openai client's failures as one :class:`LlmError` each, saying what went wrong."""
+        """The openai client's failures as one :class:`LlmError` each, saying what went wrong, with the
+        API key and the base URL's password masked (``***``): not in its message, nor in an error chained
+        to it when that one holds them (a traceback shows the chain)."""
+        try:
+            with self._read_errors():
+                yield
+        except LlmError as exc:
+            said, cause = self._masked.mask(exc), self._masked.cause(exc.__cause__)
+            if said == str(exc) and cause is exc.__cause__:
+                raise
+            raise type(exc)(said) from cause
+
+    @contextlib.contextmanager
+    def _read_errors(self) -> Iterator[None]:
         import httpx2
         import openai
 
@@ -302,7 +319,7 @@ class ChatClient:
         import httpx2
 
         cause = exc if isinstance(exc, httpx2.HTTPError) else exc.__cause__ or exc.__context__
-        where = f"the LLM server at {self._client.base_url}"
+        where = f"the LLM server at {self._masked.url}"
         if isinstance(cause, httpx2.TooManyRedirects):
             return f"{where} redirected the request too many times; check llm.base_url"
         if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError)):

@@ -1,0 +1,54 @@
+"""What a message may show of an OpenAI-compatible client's endpoint: its base URL without a user name
+and password, and never the API key or that password (a server's error body may echo the key it got).
+The embedding client and the LLM client mask their messages with it."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+
+def url_password(url: str) -> tuple[str, ...]:
+    """The password of ``url`` (``http://user:pass@host``), as written and decoded."""
+    password = urlsplit(url).password
+    return (password, unquote(password)) if password else ()
+
+
+def without_url_userinfo(url: str) -> str:
+    """``url`` without ``user:password@``: what a message may show."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+#: how deep :meth:`Masked.cause` looks down an exception's chain (its ``__cause__`` and ``__context__``)
+CHAIN_DEPTH = 8
+
+
+class Masked:
+    """The secrets of a client that reaches ``base_url`` with ``key`` (None: no key of the operator's,
+    only a placeholder): :meth:`mask` writes them ``***``; ``url`` is the base URL a message shows."""
+
+    def __init__(self, key: str | None, base_url: str) -> None:
+        self.url = without_url_userinfo(base_url)
+        self._secrets = sorted({s for s in (key, *url_password(base_url)) if s and len(s) >= 4},
+                               key=len, reverse=True)
+
+    def mask(self, text: object) -> str:
+        """``text`` with the API key and the base URL's password masked."""
+        out = str(text)
+        for secret in self._secrets:
+            out = out.replace(secret, "***")
+        return out
+
+    def cause(self, exc: BaseException | None) -> BaseException | None:
+        """``exc`` to chain to an error of ours, or None when its text, or that of an exception under it,
+        holds a secret (a traceback, as a log or a LangSmith run records it, shows the whole chain)."""
+        cur: BaseException | None = exc
+        for _ in range(CHAIN_DEPTH):
+            if cur is None:
+                return exc
+            if self.mask(cur) != str(cur):
+                return None
+            cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
+        return exc if cur is None else None
