@@ -624,6 +624,36 @@ def test_a_key_the_llm_server_repeats_and_a_password_in_base_url_reach_no_answer
     assert "LLM failed" in caplog.text and KEY not in caplog.text and "hunter2pw" not in caplog.text
 
 
+def test_a_page_or_a_broken_body_instead_of_an_answer_is_named_with_the_setting_to_check(indexed):
+    """A 200 HTML page (a web UI at llm.base_url that serves its page for any path) was "the answer has no
+    message content", and streamed (the chat page's default) "the connection was cut", as was a broken
+    JSON body: an operator went looking at proxies. The type and the start of what came are said, with
+    llm.base_url, streamed or not."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    for model, what in (("html", "(a text/html answer, not "), ("malformed", "(a application/json answer, not JSON: "
+                                                                          "'<html>not json</html>')")):
+        cfg = _llm_config(root, srv, model)
+        for got in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+            warning = got["warning"]
+            assert got["mode"] == "extractive" and "the LLM server's answer could not be read " in warning, warning
+            assert what in warning and "; check llm.base_url" in warning and "connection was cut" not in warning
+    assert "Open WebUI" in ask(Q, config=_llm_config(root, srv, "html")).warning
+
+
+def test_an_error_status_whose_error_is_a_string_keeps_the_servers_message(indexed):
+    """``404 {"error": "model … not found, try pulling it first"}`` (Ollama, LM Studio, LiteLLM) lost its
+    message ("HTTP 404; check llm.model …"), though a 200 with the same body kept it."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "errorstring")
+    said = 'HTTP 404 (model "errorstring" not found, try pulling it first); check llm.model and llm.base_url'
+    for got in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+        assert got["mode"] == "extractive" and said in got["warning"], got["warning"]
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

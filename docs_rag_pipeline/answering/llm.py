@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -304,10 +305,12 @@ class ChatClient:
     def _status_problem(self, exc: Any) -> str:
         """An HTTP error with the server's own explanation, when it gave one, and the setting to check:
         "HTTP 401" alone sent the operator looking anywhere but llm.api_key_env."""
-        body = getattr(exc, "body", None)
+        body = getattr(exc, "body", None)  # the openai client's: a JSON body's "error", else the body
         out = f"the LLM server answered HTTP {exc.status_code}"
         if isinstance(body, dict):
             out += _error_said(body if "error" in body else {"error": body}) or ""
+        elif isinstance(body, str) and _is_json(getattr(exc, "response", None)):
+            out += _error_said({"error": body}) or ""  # {"error": "<message>"}: Ollama, LM Studio, LiteLLM
         hint = {401: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 403: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 404: "check llm.model and llm.base_url"}.get(exc.status_code)
@@ -410,10 +413,17 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         with self._errors():
-            resp = self._client.chat.completions.create(model=self.cfg.model, messages=messages,
-                                                        temperature=self.cfg.temperature,
-                                                        max_tokens=self.cfg.max_tokens)
-        return self._answer_of(resp)
+            raw = self._client.chat.completions.with_raw_response.create(model=self.cfg.model, messages=messages,
+                                                                         temperature=self.cfg.temperature,
+                                                                         max_tokens=self.cfg.max_tokens)
+            ctype = raw.headers.get("content-type", "")
+            try:
+                resp = raw.parse()
+            except ValueError:  # a JSON type, but no JSON: an empty or broken body
+                raise _unreadable(ctype, raw.content, "JSON") from None
+            if isinstance(resp, str):  # not JSON (an HTML page): the openai client hands over its text
+                raise _unreadable(ctype, raw.content, "JSON")
+            return self._answer_of(resp)
 
     def _whole_answer(self, events: Any) -> str | None:
         """The answer of a server that ignored ``"stream": true`` and sent the whole ``chat.completion`` as
@@ -421,13 +431,21 @@ class ChatClient:
         from openai.types.chat import ChatCompletion
 
         response = getattr(events, "response", None)
-        ctype = response.headers.get("content-type", "") if response is not None else ""
-        if not ctype.split(";")[0].strip().lower().endswith("json"):
+        if response is None:
             return None
+        ctype = response.headers.get("content-type", "")
+        kind = ctype.split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            return None
+        raw = response.read()  # kept: what is read as events next reads it again
+        if _EVENT_LINE.search(raw[:65536]):  # events all the same, under another type: read as events
+            return None
+        if not kind.endswith("json"):  # an HTML page (a web UI at llm.base_url), not the API's answer
+            raise _unreadable(ctype, raw, "an event stream or JSON")
         try:
-            body = json.loads(response.read())
-        except ValueError:  # events all the same, under the wrong type: read as events (the body is kept)
-            return None
+            body = json.loads(raw)
+        except ValueError:
+            raise _unreadable(ctype, raw, "JSON") from None
         if not isinstance(body, dict):
             raise LlmError("the LLM server's answer has no message content")
         return self._answer_of(ChatCompletion.construct(**body))
@@ -450,6 +468,28 @@ class ChatClient:
         if not isinstance(content, str) or not content.strip():
             raise LlmError("the LLM server returned an empty answer")
         return content
+
+
+#: a line of server-sent events that carries data
+_EVENT_LINE = re.compile(rb"(?m)^data:")
+
+
+def _unreadable(ctype: str, body: bytes, wanted: str) -> LlmError:
+    """The error for a 200 whose body is not the answer: an HTML page (a web UI that serves its page for
+    any path, a ``base_url`` without ``/v1``), an empty or broken body, said with its type and start."""
+    kind = ctype.split(";")[0].strip()[:60] or "untyped"
+    if not body.strip():
+        what = f"an empty {kind} answer"
+    else:
+        what = f"a {kind} answer, not {wanted}: {mend(body[:80].decode('utf-8', 'replace'))!r}"
+    return LlmError(f"the LLM server's answer could not be read ({what}); check llm.base_url")
+
+
+def _is_json(response: Any) -> bool:
+    """Whether an HTTP response says its body is JSON."""
+    headers = getattr(response, "headers", None)
+    ctype = headers.get("content-type", "") if headers is not None else ""
+    return ctype.split(";")[0].strip().lower().endswith("json")
 
 
 def _error_said(body: dict[str, Any]) -> str | None:
