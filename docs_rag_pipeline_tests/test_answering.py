@@ -654,6 +654,22 @@ def test_an_error_status_whose_error_is_a_string_keeps_the_servers_message(index
         assert got["mode"] == "extractive" and said in got["warning"], got["warning"]
 
 
+def test_an_answer_of_markers_without_a_word_is_refused(indexed):
+    """``[1]`` or ``[1][2].`` from the model shipped as an answer (`` [1]``, ``refused: false``, its citation
+    "supported"): a statement of markers and punctuation carries no claim, and an answer left without a
+    cited statement is refused, streamed or not."""
+    from docs_rag_pipeline.query import ask_stream
+
+    for answer in ("[1]", "[1][2].", "... [1]", "[1]. [2]!"):
+        with pytest.raises(CitationError, match="no statement of the answer carried a citation"):
+            validate(answer, HITS)
+    assert validate("Install with pip [1]. [2].", HITS).answer == "Install with pip. [1][2]"
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "onlymarkers")
+    for got in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+        assert got["refused"] and got["mode"] == "llm" and got["citations"] == [], got
+
+
 def test_unreachable_llm_falls_back(indexed):
     root, _ = indexed
     cfg = write_config(root, extra="""

@@ -284,6 +284,8 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
         # no bidi control that reorders what follows it; and an isolate opened here and closed in another
         # statement would hold (and move) a marker: each statement is cleaned alone, so the answer is too
         clean = without_bidi_overrides("".join(parts).strip())
+        if re.fullmatch(r"[\W_]*", clean):
+            continue  # only markers and punctuation ("[1]", "[1][2]."): no claim to cite, nothing to ship
         new = []
         for n in dict.fromkeys(numbers):
             renumber.setdefault(n, len(renumber) + 1)
