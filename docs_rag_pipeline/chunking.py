@@ -22,9 +22,13 @@ CountFn = Callable[[str], int]
 _FENCE = re.compile(r"^\s*(`{3,}(?=[^`]*$)|~{3,})")
 #: ASCII characters that may open a sentence after ``. ``, ``! `` or ``? `` (any script's capital may too)
 SENTENCE_STARTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\"'([")
+#: a CJK full stop, exclamation or question mark: a sentence end with or without a space after it
+CJK_STOPS = "。！？｡"
+#: the closing quotes and brackets that may follow a CJK sentence end
+CJK_CLOSERS = "\"'”’」』）)】》〉〕］]"
 #: a sentence end: ``.!?`` and whitespace (the next character decides), or a CJK full stop, exclamation or
 #: question mark (``。！？｡``), with the closing quotes and brackets that may follow it, no space needed
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？｡])(?![。！？｡])([\"'”’」』）)】》〉〕］\]]*)\s*")
+_SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=\S)|(?<=[{CJK_STOPS}])(?![{CJK_STOPS}])([{re.escape(CJK_CLOSERS)}]*)\s*")
 #: clause marks of CJK text (，、；): where a sentence longer than a chunk is cut before its characters
 _CLAUSE_END = re.compile(r"(?<=[，、；])")
 #: general English abbreviations after which a sentence goes on whatever follows (``(e.g. DNS failure, …)``,

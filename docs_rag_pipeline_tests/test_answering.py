@@ -112,6 +112,31 @@ def test_sentences_split_where_sentences_end_not_inside_them():
     assert len(validate("Run it [1][2] and check it [2].", HITS).sentences) == 2
 
 
+@pytest.mark.parametrize("answer", [
+    "默认端口是8080[1]。它还支持HTTPS和IPv6。", "デフォルトのポートは8080です[1]。HTTPSとIPv6もサポートしています。",
+    "默认端口是8080。[1]它还支持HTTPS和IPv6！", "默认端口是8080[1]？它还支持HTTPS。", "端口是8080「默认」[1]。它还支持HTTPS。",
+    "The default port is 8080 [1].It also supports HTTPS and IPv6.", "The default port is 8080 [1]!It also supports HTTPS.",
+])
+def test_a_sentence_after_a_cjk_stop_or_a_marker_and_stop_without_a_space_needs_its_own_citation(answer):
+    """A sentence split only at spaces: after ``。`` (a model answering in Chinese or Japanese writes no space)
+    or after ``8080 [1].It`` an invented sentence shipped under the citation before it."""
+    with pytest.raises(CitationError, match="without a citation"):
+        validate(answer, HITS)
+    assert validate(answer, HITS, uncited="drop").dropped == 1
+
+
+def test_sentences_without_a_space_between_them_are_cited_each_and_urls_versions_and_code_are_not_cut():
+    v = validate("默认端口是8080[1]。它还支持HTTPS[2]。", HITS)
+    assert v.answer == "默认端口是8080。 [1] 它还支持HTTPS。 [2]" and len(v.sentences) == 2
+    assert len(validate("默认端口是8080。[1]它还支持HTTPS。[2]", HITS).sentences) == 2
+    v = validate("The default port is 8080 [1].It also supports HTTPS [2].", HITS)
+    assert [s for s, _ in v.sentences] == ["The default port is 8080.", "It also supports HTTPS."]
+    for one in ("Get https://x.org/p1.It is at v1.2.3 in a.md and README.It [1].",
+                "Run `echo 好。它` and `x [2].It` then [1].", "See arr[1].Length in the docs [1].",
+                "Acme 1.2.3 reads a.md and b.txt from https://x.org/p1 [1]."):
+        assert len(validate(one, HITS).sentences) == 1, one
+
+
 def test_validator_leaves_code_alone():
     """Brackets in the model's code are code: `sys.argv[1]` is not a citation of source 1 (nor is
     `items[0]` an invented source 0 that refuses the answer), and the code is shipped as written. A

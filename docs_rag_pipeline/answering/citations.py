@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..chunking import LIST_ITEM, ABBREVIATION_END
+from ..chunking import CJK_CLOSERS, CJK_STOPS, LIST_ITEM, ABBREVIATION_END
 from ..records import Citation, Hit
 from ..unicode_text import without_bidi_overrides
 from .extractive import _stem, content_terms, snippet
@@ -23,9 +23,9 @@ from .markers import MARKER_RE, code_parts, neutralise_text, number, plain_code_
 
 REFUSAL_RE = re.compile(r"^\s*NO_ANSWER\s*:?\s*(.*)$", re.S | re.I)
 #: the space after a sentence's end: ``.``, ``!`` or ``?`` (a closing quote, bracket or emphasis may
-#: follow it), or a closing bracket
+#: follow it), a CJK ``。``, ``！`` or ``？`` (and its closers), or a closing bracket
 _SENT_GAP = re.compile(r"\s+")
-_SENT_END = re.compile(r"(?:[.!?][\"'”’»)\]]*|\])$")
+_SENT_END = re.compile(rf"(?:[.!?{CJK_STOPS}][\"'”’»)\]{re.escape(CJK_CLOSERS)}]*|\])$")
 #: a citation marker (and the sentence's end after it) at the end of the text before a gap
 #: (set apart from the word before it: ``arr[1] to`` in prose is an index, not a citation)
 _ENDS_CITED = re.compile(r"(?<![\w\]])(?:\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\])+[.!?]?[\"'”’»)*_]*$")
@@ -114,9 +114,37 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _CUT_TOO_SOON = re.compile(r"(?:\betc\.|^\W*\d{1,3}\.)$", re.I)
 #: a marker next: the sentence before it is the one it cites (``Sentence. [1][2]``)
 _MARKER_NEXT = re.compile(r"\[\s*\d+\s*(?:[,;]\s*\d+\s*)*\]")
+_MARKER = _MARKER_NEXT.pattern
+#: a sentence end with no space after it: a CJK full stop, exclamation or question mark (with the closing
+#: quotes and brackets and the markers after it), or the stop after a marker set apart from the word before
+#: it, before a letter (``8080 [1].It``); a URL, ``1.2.3`` or ``a.md`` has neither
+_GLUED_END = re.compile(rf"[{CJK_STOPS}]+[{re.escape(CJK_CLOSERS)}]*(?:{_MARKER})*(?!\s|{_MARKER})(?=.)"
+                        rf"|(?<![\w\]])(?:{_MARKER})+[.!?][\"'”’»)]*(?=[^\W\d_])")
 
 
 def _sentences(line: str) -> list[str]:
+    """The sentences of one line: :func:`_sentences_at_gaps` of each piece between the sentence ends that
+    need no space after them (:data:`_GLUED_END`), which are never inside code: a model answering in
+    Chinese or Japanese writes no space after ``。``, and ``8080 [1].It also …`` is two sentences."""
+    from .markers import code_ranges
+
+    ends = [m.end() for m in _GLUED_END.finditer(line)]
+    if not ends:
+        return _sentences_at_gaps(line)
+    code = code_ranges(line) if "`" in line else []
+    code_starts = [a for a, _ in code]
+    out: list[str] = []
+    start = 0
+    for at in ends:
+        k = bisect.bisect_left(code_starts, at) - 1  # the last code range that starts before the end
+        if not (k >= 0 and at < code[k][1]):
+            out.extend(_sentences_at_gaps(line[start:at]))
+            start = at
+    out.extend(_sentences_at_gaps(line[start:]))
+    return out
+
+
+def _sentences_at_gaps(line: str) -> list[str]:
     """The sentences of one line. A sentence ends at ``.``, ``!`` or ``?`` and a space before anything
     but a lower-case letter or a marker (a curly quote, a link, ``_``, ``<`` or a capital outside ASCII
     start sentences too: each must carry its own citation; ``U.S. region``, ``Wait... then`` do not),
@@ -142,7 +170,9 @@ def _sentences(line: str) -> list[str]:
         if not cited:
             if end is None:
                 continue
-            if end.group().startswith("]"):
+            if end.group()[0] in CJK_STOPS:
+                pass  # a CJK sentence end ends its sentence whatever follows
+            elif end.group().startswith("]"):
                 if not (nxt.isupper() or nxt in "0123456789\"'(`*"):
                     continue  # `items[i] is` in prose: a bracket, not the end of a sentence
             elif nxt.islower():
@@ -238,7 +268,7 @@ def _tidy(text: str) -> str:
     text = _EMPTY_PARENS.sub("", text)
     text = _DANGLING.sub(lambda m: f"{m.group(1)} the documentation", text)
     text = re.sub(r"([.!?])\s+[.,;:]+(?=\s|$)", r"\1", text)  # "Sentence. [1]." lost its marker: one stop
-    return re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return re.sub(r"\s+([.,;:!?。！？｡，、；：])", r"\1", text)
 
 
 def split_statements(text: str) -> list[str]:
