@@ -149,3 +149,46 @@ def stem_word(w: str, lang: str) -> str:
         return w
     with lock:
         return stemmer.stemWord(w)  # type: ignore[attr-defined]
+
+
+#: the words that negate what follows them, in the languages whose words this module reads (the
+#: ``stop-words`` package's; each list names most of its own as stop words, so the lexical signals drop
+#: them): a question and its negation share every other word. Words that are something else in another
+#: of these languages (Finnish ``en``/``et``, French "in"/"and"; Catalan and Italian ``mai``, Romanian
+#: "more"; Indonesian ``tak``, Polish "yes") are left out.
+NEGATIONS = frozenset("""
+no not never cannot none nothing nobody nowhere neither nor without
+nicht kein keine keinen keinem keiner keines nie niemals ohne weder
+niet geen nooit zonder noch
+ne pas jamais sans aucun aucune ni non
+nunca jamás sin ningún ninguno ninguna tampoco
+senza nessun nessuno nessuna né
+não sem nenhum nenhuma nem
+nu niciodată fără niciun nicio
+inte icke aldrig utan ingen inget inga ikke aldri uden uten
+ei eivät emme ette ilman
+nie nigdy bez żaden żadna żadne
+ani nikdy žádný žádná žádné žiadny
+не нет никогда без ни ні ніколи немає няма никога
+δεν μην όχι ποτέ χωρίς
+nem nincs nincsenek soha nélkül sem
+değil yok asla hiç
+tidak bukan tanpa belum jangan tiada
+không chưa chẳng đừng
+لا لم لن ليس بدون أبدا
+לא אין בלי ללא אף
+نه نیست بدون هرگز
+नहीं न मत बिना
+નથી ના નહીં વિના
+안 못
+""".split())
+#: negations written inside words: English ``n't``, French ``n'``, and the negating characters of
+#: Chinese and Japanese (written without spaces) and the negating syllables of Korean
+_NEGATION_PART = re.compile(r"n['’]t\b|\bn['’](?=[^\W\d_])|[不没沒无無未别別非勿]|ない|ません|[않없]")
+
+
+def negations(text: str) -> int:
+    """How many negations ``text`` makes (:data:`NEGATIONS`, ``n't``, ``n'``, and the negating characters
+    of CJK text): a text and its negation share every other word."""
+    folded = text.casefold()
+    return len(_NEGATION_PART.findall(folded)) + sum(w in NEGATIONS for w in words(folded))

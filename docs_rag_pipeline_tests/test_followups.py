@@ -284,6 +284,41 @@ def test_the_rewrite_check_reads_a_compound_as_its_words():
     assert "never used (delet" in _not_grounded("How do I delete every cookie?", "and the cookie?", history)
 
 
+def test_the_rewrite_check_rejects_a_rewrite_that_drops_or_adds_a_negation():
+    """Negations are stop words, so a rewrite that dropped the follow-up's "not" (*what happens if I do not
+    descale it?* → *What happens if I descale the kettle?*) or added one (*how often?* → *How often should I
+    not descale the kettle?*) was used: the opposite question was searched, answered and validated. A
+    negation the thread's question makes may be carried, as its other words may; other languages' count."""
+    from docs_rag_pipeline.answering.service import _not_grounded
+    from docs_rag_pipeline.threads import Turn
+
+    def thread(question: str) -> list[Turn]:
+        return [Turn(question=question, standalone=None, answer="Descale it monthly [1].", refused=False,
+                     cited_titles=["Kettle care"])]
+
+    kettle = thread("How do I descale the kettle?")
+    for follow_up, rewrite in (("what happens if I do not descale it?", "What happens if I descale the kettle?"),
+                               ("what if I use no descaler?", "What if I use a descaler in the kettle?")):
+        assert "drops the follow-up's negation" in _not_grounded(rewrite, follow_up, kettle), rewrite
+    for follow_up, rewrite in (("how often?", "How often should I not descale the kettle?"),
+                               ("is it needed?", "Is it not needed to descale the kettle?")):
+        assert "adds a negation" in _not_grounded(rewrite, follow_up, kettle), rewrite
+    assert _not_grounded("What happens if I do not descale the kettle?", "what happens if I do not descale it?",
+                         kettle) == ""
+    # a negation of the thread's question goes with its other words
+    assert _not_grounded("Why does the kettle not boil on Windows?", "and on Windows?",
+                         thread("Why does the kettle not boil?")) == ""
+    # German and Chinese negations count too
+    german = thread("Wie entkalke ich den Wasserkocher?")
+    assert _not_grounded("Was passiert, wenn ich den Wasserkocher entkalke?",
+                         "was passiert, wenn ich ihn nicht entkalke?", german) == "drops the follow-up's negation"
+    assert _not_grounded("Was passiert, wenn ich den Wasserkocher nicht entkalke?",
+                         "was passiert, wenn ich ihn nicht entkalke?", german) == ""
+    chinese = thread("如何给水壶除垢？")
+    assert _not_grounded("如果除垢水壶会怎样？", "如果不除垢会怎样？", chinese) == "drops the follow-up's negation"
+    assert _not_grounded("如果不除垢水壶会怎样？", "如果不除垢会怎样？", chinese) == ""
+
+
 def test_a_follow_up_waits_for_a_dead_llm_once_not_twice(index, llm):
     """A follow-up against an LLM server that does not answer timed out on the rewrite, then asked the
     same server for the answer and timed out again: twice timeout_seconds. The answer now goes without

@@ -12,6 +12,7 @@ import re
 from typing import Any, Iterator, Sequence
 
 from ..context import Context
+from ..languages import negations
 from ..records import Answer, Hit
 from ..retrieval import QueryError, search
 from ..tracing import current_trace_id, traceable
@@ -125,7 +126,9 @@ def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
     follow-up's own words and add only words of the thread's questions and cited page titles. A
     model steered by text it was given (a document quoted in an earlier answer, a page title) would
     otherwise replace what the user asked, and the answer to the other question would pass the
-    validator, which checks an answer against the question searched."""
+    validator, which checks an answer against the question searched. Negations are stop words, but they
+    count: a rewrite that drops one of the follow-up's or adds one that neither it nor the thread makes
+    asks the opposite question."""
     def stems(text: str) -> set[str]:  # a compound counts as its parts too (HTTPS-only, max_age)
         return {_stem(p) for t in content_terms(text) for p in re.split(r"[-_.]+", t)
                 if len(p) > 2 and p not in STOPWORDS}
@@ -141,6 +144,12 @@ def _not_grounded(rewritten: str, question: str, history: Sequence[Any]) -> str:
         return f"drops the follow-up's word{'s' if len(lost) > 1 else ''} {', '.join(lost[:5])}"
     if added:
         return f"adds word{'s' if len(added) > 1 else ''} the conversation never used ({', '.join(added[:5])})"
+    said, wrote = negations(question), negations(rewritten)
+    if wrote < said:
+        return "drops the follow-up's negation"
+    if wrote > said + max((negations(t) for turn in history for t in (turn.question, turn.standalone or "",
+                                                                        *turn.cited_titles)), default=0):
+        return "adds a negation that neither the follow-up nor the conversation makes"
     return ""
 
 
