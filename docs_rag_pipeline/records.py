@@ -104,6 +104,15 @@ class Hit:
     vector_similarity: float | None = None  # cosine similarity to the query, when known
     fulltext_score: float | None = None  # BM25 score, when the chunk matched the full-text search
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the fused RRF score (rounded as ``score``); ``score`` is the reranker's relevance score when the
+    #: hit was reranked. None on a hit no search made (a parent section): its ``score`` is then the one
+    fused_score: float | None = None
+
+    @property
+    def fused(self) -> float:
+        """The fused RRF score, whether or not a reranker replaced ``score``: what answers weigh
+        sentences by and cite (a relevance score is on another scale, 0-1 or a logit)."""
+        return self.score if self.fused_score is None else self.fused_score
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -86,7 +86,8 @@ def call_reranker(cfg: RerankConfig, query: str, documents: Sequence[str]) -> li
 
 def rerank(cfg: RerankConfig, query: str, hits: list[Hit]) -> tuple[list[Hit], str | None]:
     """The hits in the reranker's order (those it did not score follow, in fused order), or the
-    fused order and a warning when it failed. Each reranked hit's ``score`` is its relevance score."""
+    fused order and a warning when it failed. Each reranked hit's ``score`` is its relevance score (its
+    ``fused_score`` stays the fused one)."""
     if len(hits) < 2:
         return hits, None
     try:
@@ -95,6 +96,8 @@ def rerank(cfg: RerankConfig, query: str, hits: list[Hit]) -> tuple[list[Hit], s
         return hits, f"{exc}; the results are in fused (unreranked) order"
     ranked = [hits[i] for i, _ in scored]
     for (_, score), h in zip(scored, ranked):
+        if h.fused_score is None:
+            h.fused_score = h.score
         h.score = round(score, 6)
     chosen = {i for i, _ in scored}
     return ranked + [h for i, h in enumerate(hits) if i not in chosen], None

@@ -39,12 +39,15 @@ class Hits(list):
     #: pages the full-text and the vector ranking both put among their first 5 (of their first 10
     #: chunks; None unless a hybrid search had both): sharing none, neither found what was asked
     shared_pages: int | None = None
+    #: the SQL condition the search read its rows under (its source and filters, the configured
+    #: sources): the chunks an answer adds to the hits (a thin hit's parent section) must meet it too
+    where: str | None = None
 
     def __getitem__(self, index):  # noqa: ANN001, ANN204 - a slice keeps the search's warning and agreement
         got = super().__getitem__(index)
         if isinstance(index, slice):
             out = Hits(got)
-            out.warning, out.shared_pages = self.warning, self.shared_pages
+            out.warning, out.shared_pages, out.where = self.warning, self.shared_pages, self.where
             return out
         return got
 
@@ -228,17 +231,19 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     if PAGE_WEIGHT and mode == "hybrid":
         # page-level fusion: each retriever's pages in order of their first chunk, so that many
         # chunks of one page do not push the other pages down; every chunk gets its page's share
-        page_score: dict[str, float] = {}
+        # (a page is its source's: two sources may index the same URL, and they are two pages)
+        page_score: dict[tuple[str, str], float] = {}
         for name, rows in ranked.items():
             weight = VECTOR_WEIGHT if name == "vector" else FULLTEXT_WEIGHT
-            seen_pages: list[str] = []
+            seen_pages: list[tuple[str, str]] = []
             for r in rows:
-                if r["page_url"] in seen_pages or factor.get(r["chunk_id"], 1.0) < 1.0:
+                page = (r["source"], r["page_url"])
+                if page in seen_pages or factor.get(r["chunk_id"], 1.0) < 1.0:
                     continue
-                seen_pages.append(r["page_url"])
-                page_score[r["page_url"]] = page_score.get(r["page_url"], 0.0) + weight / (k + len(seen_pages))
+                seen_pages.append(page)
+                page_score[page] = page_score.get(page, 0.0) + weight / (k + len(seen_pages))
         for hit in fused.values():
-            hit.score += PAGE_WEIGHT * page_score.get(hit.page_url, 0.0)
+            hit.score += PAGE_WEIGHT * page_score.get((hit.source, hit.page_url), 0.0)
     hits = sorted(fused.values(), key=lambda h: (-h.score, -(h.vector_similarity or 0.0)))
     rr = ctx.config.retrieval.rerank if rerank and mode == "hybrid" else None
     pool = max(top_k, rr.candidates) if rr is not None else top_k
@@ -251,7 +256,7 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         if key in seen_text:
             continue
         seen_text.add(key)
-        h.score = round(h.score, 6)
+        h.score = h.fused_score = round(h.score, 6)
         out.append(h)
         if len(out) == pool:
             break
@@ -261,13 +266,14 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         ranked, warning = rerank_hits(rr, query, list(out))
         out = Hits(ranked[:top_k])
         out.warning = warning
-    out.shared_pages = shared
+    out.shared_pages, out.where = shared, where
     return out
 
 
-def _first_pages(rows: list[dict[str, Any]], n: int = 5, depth: int = 10) -> set[str]:
-    """The first ``n`` pages of a ranking's first ``depth`` chunks."""
-    return set(list(dict.fromkeys(r["page_url"] for r in rows[:depth]))[:n])
+def _first_pages(rows: list[dict[str, Any]], n: int = 5, depth: int = 10) -> set[tuple[str, str]]:
+    """The first ``n`` pages of a ranking's first ``depth`` chunks, each as (source, page URL): two
+    sources indexing the same URL have two pages."""
+    return set(list(dict.fromkeys((r["source"], r["page_url"]) for r in rows[:depth]))[:n])
 
 
 def _has_fts(tbl) -> bool:  # noqa: ANN001

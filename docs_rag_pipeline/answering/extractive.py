@@ -578,8 +578,10 @@ def _lead_in(s: str) -> bool:
 
 
 def _next_chunk(h: Hit, hits: Sequence[Hit]) -> Hit | None:
-    """The chunk that follows ``h`` on its page, when it is among ``hits``."""
-    return next((x for x in hits if x.page_url == h.page_url and x.chunk_index == h.chunk_index + 1), None)
+    """The chunk that follows ``h`` on its page, when it is among ``hits``: the same page of the same
+    source (two sources may index the same URL; the other's page is another page)."""
+    return next((x for x in hits if x.source == h.source and x.page_url == h.page_url
+                 and x.chunk_index == h.chunk_index + 1), None)
 
 
 def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] = ()) -> list[tuple[Hit, str]]:
@@ -641,7 +643,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     sentence_terms = [content_terms(s) for _, s in pool]
     for (h, _), v, terms in zip(pool, sv, sentence_terms):
         overlap = len(qterms & {_stem(t, lang) for t in terms}) / max(1, len(qterms))
-        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.score * 60))
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60))
     order = np.argsort(-np.asarray(scores))
     # a question in a script the embedding model cannot read: its similarity to any sentence of that
     # script is about the same (0.45-0.75 with the English model, whatever they say), so no evidence
@@ -669,7 +671,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
-                         snippet=snippet(h.text), score=round(h.score, 6), supported=True)
+                         snippet=snippet(h.text), score=round(h.fused, 6), supported=True)
             citations[h.chunk_id] = c
         # a code block or a table is rendered as such: its marker goes on the line after it
         if sentence_kind(s) == "code" and s.count("```") % 2:

@@ -66,8 +66,9 @@ def build_prompt(question: str, hits: Sequence[Hit], *, count: Callable[[str], i
     """Pack the best chunks first, each with its title, headings and URL, within ``budget`` tokens.
     A thin chunk (< 40 tokens) is followed by its parent section as a source of its own (its own
     number), when the budget allows: a claim found only in the parent cites the parent, and its
-    support is checked against the parent's text. Document text is neutralised: a marker in it
-    (``[2]``, ``NO_ANSWER``) is not one of ours."""
+    support is checked against the parent's text. A parent that is itself one of the hits comes as
+    that hit (its whole text, its own score), not as a cut copy that would take its place. Document text
+    is neutralised: a marker in it (``[2]``, ``NO_ANSWER``) is not one of ours."""
     used = count(SYSTEM_PROMPT) + count(question) + 20
     blocks: list[str] = []
     packed: list[Hit] = []
@@ -86,9 +87,11 @@ def build_prompt(question: str, hits: Sequence[Hit], *, count: Callable[[str], i
         packed.append(h)
         return True
 
+    by_id = {h.chunk_id: h for h in hits}
     for h in hits:
         if pack(h) and parent is not None and count(h.text) < 40:
-            up = parent(h)
+            up = by_id.get(h.parent_id) if h.parent_id else None
+            up = up if up is not None else parent(h)
             if up is not None:
                 pack(up, f" (the section around source {len(packed)})")
     user = "Sources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"

@@ -14,7 +14,8 @@ from typing import Any, Iterator, Sequence
 from ..context import Context
 from ..languages import negations
 from ..records import Answer, Hit
-from ..retrieval import QueryError, search
+from ..retrieval import QueryError, configured_sources, search
+from ..store import sql_str
 from ..tracing import current_trace_id, traceable
 from ..words import folded
 from .citations import CitationError, mark_support, validate
@@ -56,13 +57,18 @@ def validate_answer(ctx: Context, output: str, hits: list[Hit], trace_id: str) -
                   warning=v.reason)
 
 
-def _parent(ctx: Context):  # noqa: ANN202
+def _parent(ctx: Context, hits: Sequence[Hit]):  # noqa: ANN202
     """A hit's parent section as a hit of its own (its text cut to 1200 characters: what the prompt
-    shows is what its citations are checked against)."""
+    shows is what its citations are checked against). Only a chunk the search could have returned: of
+    the request's source, matching its filters, of a configured source (the search's ``where``); a
+    parent on a page the filters leave out is no source of a filtered answer."""
+    where = getattr(hits, "where", None) or configured_sources(ctx)
+
     def get(h: Hit) -> Hit | None:
-        row = ctx.chunks.get(h.parent_id) if h.parent_id else None
-        if not row:
+        rows = ctx.chunks.rows(f"chunk_id = {sql_str(h.parent_id)} AND ({where})") if h.parent_id else None
+        if not rows:
             return None
+        row = rows[0]
         return Hit(chunk_id=row["chunk_id"], source=row["source"], url=row["url"], page_url=row["page_url"],
                    title=row["title"], headings=list(row["headings"] or []), text=row["text"][:1200],
                    score=0.0, parent_id=row["parent_id"], chunk_index=row["chunk_index"], metadata=row["metadata"])
@@ -221,7 +227,7 @@ def _answer(ctx: Context, question: str, hits: list[Hit], trace_id: str, *, down
         # nothing relevant retrieved: no need to ask the model
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id, mode="llm")
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
-                          parent=_parent(ctx))
+                          parent=_parent(ctx, hits))
     try:
         generated = generate_with_usage(ctx, prompt.messages)
     except LlmError as exc:
@@ -299,7 +305,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
                     "nothing relevant was retrieved")
         return
     prompt = build_prompt(question, hits, count=ctx.embedder.count_tokens, budget=ctx.config.llm.context_tokens,
-                          parent=_parent(ctx))
+                          parent=_parent(ctx, hits))
     yield "sources", {"sources": [_source_view(h, i + 1) for i, h in enumerate(prompt.hits)], **head}
     client = ChatClient(ctx.config.llm)
     try:
