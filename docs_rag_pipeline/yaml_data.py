@@ -18,7 +18,10 @@ import yaml
 
 from .unicode_text import LONE_SURROGATE, joined_pairs
 
-__all__ = ["MAX_YAML_VALUES", "YamlDuplicateKey", "YamlNotText", "YamlTooLarge", "load_yaml"]
+import math
+import re
+
+__all__ = ["MAX_YAML_VALUES", "FrontmatterLoader", "YamlDuplicateKey", "YamlNotText", "YamlTooLarge", "load_yaml"]
 
 #: the most values (scalars, lists, mappings, keys) a document's YAML block may expand to
 MAX_YAML_VALUES = 100_000
@@ -45,16 +48,73 @@ class YamlDuplicateKey(yaml.YAMLError):
         self.path, self.lines = path, lines
 
 
+class _CoreResolver(yaml.resolver.BaseResolver):
+    """YAML 1.2's core schema for plain scalars (what js-yaml, so Astro and Starlight, and Hugo read): only
+    ``true``/``false`` are booleans (``on``, ``NO``, ``yes`` are text), ``010`` is decimal, ``1_000`` and
+    ``=`` are text; YAML 1.1's dates and times and the ``<<`` merge key are kept (js-yaml's default schema)."""
+
+
+for _tag, _pattern, _first in (
+        ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+        ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+        ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                  r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.0123456789"),
+        ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("merge", r"^(?:<<)$", "<"),
+        ("timestamp", yaml.resolver.Resolver.yaml_implicit_resolvers["2"][-1][1], "0123456789")):
+    _CoreResolver.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+
+
+class _WrittenNumbers(yaml.constructor.SafeConstructor):
+    """A number that reads back as written (``10``, ``-3``, ``2.0``, ``1.5``) is the number; one written in
+    another form (``1.10``, ``010``, ``+5``, ``1e3``, ``0x1f``) is the text as written: a version ``1.10``
+    is not the number 1.1 (the tag ``version=1.1`` of a 1.1 page), and a filter takes the value as the page
+    writes it. ``.inf``, ``-.inf`` and ``.nan`` stay the floats they are (stored as ``inf``, ``-inf``, ``nan``)."""
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int | str:
+        text = node.value
+        number = (int(text[2:], 8) if text.startswith("0o") else int(text[2:], 16) if text.startswith("0x")
+                  else int(text, 10))
+        return number if str(number) == text else text
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float | str:
+        text = node.value
+        if text.lstrip("+-").startswith("."):
+            if text.lstrip("+-").lower() in (".inf", ".nan"):
+                return super().construct_yaml_float(node)
+        number = float(text)
+        return number if math.isfinite(number) and repr(number) == text else text
+
+
+_WrittenNumbers.add_constructor("tag:yaml.org,2002:int", _WrittenNumbers.construct_yaml_int)
+_WrittenNumbers.add_constructor("tag:yaml.org,2002:float", _WrittenNumbers.construct_yaml_float)
+
+
+class FrontmatterLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
+                        _WrittenNumbers, _CoreResolver):
+    """The loader of a document's frontmatter: YAML 1.2's core schema (:class:`_CoreResolver`), numbers
+    kept as written when they would read back otherwise (:class:`_WrittenNumbers`)."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _WrittenNumbers.__init__(self)
+        _CoreResolver.__init__(self)
+
+
 def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, unique_keys: bool = False,
-              spellings: dict[str, str] | None = None) -> Any:
+              spellings: dict[str, str] | None = None, loader: type = yaml.SafeLoader) -> Any:
     """``yaml.safe_load(text)``, refusing a block that expands to more than ``max_values`` values or
     contains itself, or nests deeper than Python's stack (:class:`YamlTooLarge`, a ``yaml.YAMLError``).
     ``unique_keys``: a key given twice in one mapping is :class:`YamlDuplicateKey` (the config file: a
     second ``sources:`` block silently replaced the first). ``spellings`` (with ``unique_keys``): filled with
     key path → the text as written of each unquoted number, or text with a digit (``012`` is the int 10,
-    ``1e3`` a string), for messages."""
+    ``1e3`` a string), for messages. ``loader``: :class:`FrontmatterLoader` for a document's frontmatter
+    (YAML 1.2), PyYAML's ``SafeLoader`` (YAML 1.1) for the config file and Antora descriptors."""
     try:
-        return _load(text, max_values, unique_keys, spellings)
+        return _load(text, max_values, unique_keys, spellings, loader)
     except RecursionError:
         raise YamlTooLarge("it nests too deeply for the YAML parser; flatten it") from None
 
@@ -93,8 +153,9 @@ def _duplicate_keys(node: yaml.Node, spellings: dict[str, str] | None = None) ->
             stack.extend(reversed(children))
 
 
-def _load(text: str, max_values: int, unique_keys: bool = False, spellings: dict[str, str] | None = None) -> Any:
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+def _load(text: str, max_values: int, unique_keys: bool = False, spellings: dict[str, str] | None = None,
+          loader_class: type = yaml.SafeLoader) -> Any:
+    node = yaml.compose(text, Loader=loader_class)
     if node is None:
         return None
     sizes: dict[int, int] = {}
@@ -142,7 +203,7 @@ def _load(text: str, max_values: int, unique_keys: bool = False, spellings: dict
     size(node)
     if unique_keys:
         _duplicate_keys(node, spellings)
-    loader = yaml.SafeLoader("")  # what safe_load does, from the node checked (and its pairs joined)
+    loader = loader_class("")  # what safe_load does, from the node checked (and its pairs joined)
     try:
         return loader.construct_document(node)
     finally:

@@ -26,7 +26,7 @@ from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError
 from .slugs import github_slug
-from ..yaml_data import load_yaml
+from ..yaml_data import FrontmatterLoader, load_yaml
 
 __all__ = [
     "OutLine",
@@ -88,7 +88,7 @@ def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
     if not match:
         return {}, text
     try:
-        data = load_yaml(match.group(1))
+        data = load_yaml(match.group(1), loader=FrontmatterLoader)
     except yaml.YAMLError as exc:
         if isinstance(exc, yaml.MarkedYAMLError):  # name the file and its lines, not the block after the '---' line
             for mark in {id(m): m for m in (exc.context_mark, exc.problem_mark) if m}.values():

@@ -1,0 +1,52 @@
+"""Metadata filters: how frontmatter values become tags, and how filter values match them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import DagsterInstance
+
+from .conftest import write_config, write_docs
+from .dagster_helpers import materialize_source
+
+
+def _index(tmp_path: Path, files: dict[str, str], *, sources: str | None = None, names: tuple[str, ...] = ("guide",),
+           roots: dict[str, dict[str, str]] | None = None) -> str:
+    if roots:
+        for folder, docs in roots.items():
+            write_docs(tmp_path / folder, docs)
+    else:
+        write_docs(tmp_path / "docs", files)
+    cfg = write_config(tmp_path, sources=sources)
+    with DagsterInstance.ephemeral() as instance:
+        for name in names:
+            materialize_source(cfg, name, instance)
+    return str(cfg)
+
+
+def _urls(hits) -> list[str]:  # noqa: ANN001
+    return sorted(h.url for h in hits)
+
+
+def test_frontmatter_is_read_as_yaml_1_2_and_numbers_keep_their_written_form(tmp_path):
+    """Frontmatter was read as YAML 1.1: ``version: 1.10`` became the number 1.1 (tag ``version=1.1``, so a
+    filter on ``1.10`` found nothing and one on ``1.1`` found the 1.10 page too), ``NO`` false, ``on`` true,
+    ``010`` the octal 8, ``1_000`` 1000. It is YAML 1.2's core schema now, and a number that would not read
+    back as written keeps its written form: a filter finds each page by the value the page writes."""
+    from docs_rag_pipeline import search
+
+    cfg = _index(tmp_path, {
+        "v110.md": "---\nversion: 1.10\ncountry: NO\nmode: on\nrelease: 010\nver: 1_000\n---\n"
+                   "# Release ten\n\nThe ten release adds the splorkifier widget to the dashboard.\n",
+        "v11.md": "---\nversion: 1.1\ncount: 10\nratio: 2.0\ndraft: false\n---\n"
+                  "# Release one\n\nThe one release adds the grumbletron panel to the dashboard.\n",
+    })
+    q = "release dashboard splorkifier grumbletron"
+    assert _urls(search(q, top_k=10, filters={"version": "1.10"}, config=cfg)) == ["https://docs.example.org/v110.md"]
+    assert _urls(search(q, top_k=10, filters={"version": "1.1"}, config=cfg)) == ["https://docs.example.org/v11.md"]
+    (ten,) = search(q, top_k=1, filters={"country": "NO", "mode": "on", "release": "010", "ver": "1_000"}, config=cfg)
+    assert {k: ten.metadata[k] for k in ("version", "country", "mode", "release", "ver")} == {
+        "version": "1.10", "country": "NO", "mode": "on", "release": "010", "ver": "1_000"}
+    (one,) = search(q, top_k=1, filters={"draft": False}, config=cfg)
+    assert {k: one.metadata[k] for k in ("version", "count", "ratio", "draft")} == {
+        "version": 1.1, "count": 10, "ratio": 2.0, "draft": False}
