@@ -52,6 +52,19 @@ class Hits(list):
         return got
 
 
+def tag_values(value: str | int | float | bool) -> list[str]:
+    """The texts a tag may give ``value`` (``chunking.metadata_tags`` writes ``str`` of it, booleans as
+    ``true``/``false``): a number matches an equal number stored as an int or a float, so ``10`` and ``10.0``
+    find ``count: 10`` and ``count: 10.0`` alike."""
+    if isinstance(value, bool):
+        return [str(value).lower()]
+    if isinstance(value, int):
+        return [str(value), repr(float(value))] if abs(value) < 2 ** 53 else [str(value)]  # exact as a float
+    if isinstance(value, float) and value.is_integer():
+        return [repr(value), str(int(value))]
+    return [str(value)]
+
+
 def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None) -> str | None:
     """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of).
     ``shared`` maps a key to the value of pages shared by all values (a filter on the key matches it too)."""
@@ -69,7 +82,7 @@ def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: di
             continue
         if shared and key in shared and shared[key] not in values:
             values = [*values, shared[key]]
-        tags = ", ".join(sql_str(f"{key}={str(v).lower() if isinstance(v, bool) else v}") for v in values)
+        tags = ", ".join(sql_str(f"{key}={t}") for t in dict.fromkeys(t for v in values for t in tag_values(v)))
         parts.append(f"array_has_any(tags, [{tags}])")
     return " AND ".join(parts) or None
 

@@ -50,3 +50,18 @@ def test_frontmatter_is_read_as_yaml_1_2_and_numbers_keep_their_written_form(tmp
     (one,) = search(q, top_k=1, filters={"draft": False}, config=cfg)
     assert {k: one.metadata[k] for k in ("version", "count", "ratio", "draft")} == {
         "version": 1.1, "count": 10, "ratio": 2.0, "draft": False}
+
+
+def test_a_number_in_a_filter_matches_an_equal_number_however_written(tmp_path):
+    """A number was matched by its Python text: ``count: 10`` was not found by ``{"count": 10.0}`` (what a
+    JSON client's 10.0 is in Python), ``version: 2.0`` not by ``{"version": 2}``. Equal numbers match; a
+    string still matches the text of the tag."""
+    from docs_rag_pipeline import search
+
+    cfg = _index(tmp_path, {"p.md": "---\ncount: 10\nversion: 2.0\nratio: 2.5\n---\n# P\n\n"
+                                    "The frobnicator timeout is forty two seconds.\n"})
+    for filters in ({"count": 10}, {"count": 10.0}, {"count": [3, 10.0]}, {"version": 2.0}, {"version": 2},
+                    {"ratio": 2.5}, {"count": "10"}, {"version": "2.0"}):
+        assert len(search("frobnicator timeout", filters=filters, config=cfg)) == 1, filters
+    for filters in ({"count": 10.5}, {"ratio": 2}, {"version": "2"}):
+        assert search("frobnicator timeout", filters=filters, config=cfg) == [], filters
