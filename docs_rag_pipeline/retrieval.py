@@ -65,9 +65,12 @@ def tag_values(value: str | int | float | bool) -> list[str]:
     return [str(value)]
 
 
-def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None) -> str | None:
+def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: dict[str, str] | None = None,
+               defaults: dict[str, dict[str, str]] | None = None) -> str | None:
     """SQL for a source and metadata filters. A filter value may be a scalar or a list (any of).
-    ``shared`` maps a key to the value of pages shared by all values (a filter on the key matches it too)."""
+    ``shared`` maps a key to the value of pages shared by all values (a filter on the key matches it too);
+    ``defaults`` maps a source name to its ``shared`` (``metadata_rules.shared_values``): a filter on the key
+    matches that source's pages with that source's default, whatever the other sources' defaults are."""
     parts: list[str] = []
     if source:
         parts.append(f"source = {sql_str(source)}")
@@ -82,8 +85,16 @@ def filter_sql(source: str | None, filters: dict[str, Any] | None, *, shared: di
             continue
         if shared and key in shared and shared[key] not in values:
             values = [*values, shared[key]]
-        tags = ", ".join(sql_str(f"{key}={t}") for t in dict.fromkeys(t for v in values for t in tag_values(v)))
-        parts.append(f"array_has_any(tags, [{tags}])")
+        texts = list(dict.fromkeys(f"{key}={t}" for v in values for t in tag_values(v)))
+        cond = f"array_has_any(tags, [{', '.join(sql_str(t) for t in texts)}])"
+        by_default: dict[str, list[str]] = {}  # a default's tag → the sources whose rule on the key gives it
+        for name, keys in (defaults or {}).items():
+            if keys.get(key) is not None and f"{key}={keys[key]}" not in texts:
+                by_default.setdefault(f"{key}={keys[key]}", []).append(name)
+        if by_default:
+            cond = "(" + " OR ".join([cond, *(f"({sql_in('source', names)} AND array_has_any(tags, [{sql_str(tag)}]))"
+                                              for tag, names in by_default.items())]) + ")"
+        parts.append(cond)
     return " AND ".join(parts) or None
 
 
@@ -196,11 +207,11 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     if not isinstance(top_k, int) or top_k < 1:
         raise QueryError("top_k: must be a positive integer")
     tbl = ctx.index()  # NothingIndexed before the first ingest: not "no results", nor "not covered"
-    shared: dict[str, str] = {}
-    for src in ctx.config.sources:
-        if source is None or src.name == source:
-            shared.update(shared_values(src.metadata_rules))
-    where = filter_sql(source, filters, shared=shared)
+    named = filters.get("source") if isinstance(filters, dict) else None  # the sources filters.source names
+    named = None if named is None else {str(v) for v in (named if isinstance(named, list) else [named])}
+    defaults = {src.name: shared_values(src.metadata_rules) for src in ctx.config.sources
+                if (source is None or src.name == source) and (named is None or src.name in named)}
+    where = filter_sql(source, filters, defaults=defaults)
     if source is None:  # rows of a source removed from the config are never served, pruned or not
         configured = configured_sources(ctx)
         where = f"({where}) AND {configured}" if where else configured

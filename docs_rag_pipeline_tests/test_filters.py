@@ -65,3 +65,31 @@ def test_a_number_in_a_filter_matches_an_equal_number_however_written(tmp_path):
         assert len(search("frobnicator timeout", filters=filters, config=cfg)) == 1, filters
     for filters in ({"count": 10.5}, {"ratio": 2}, {"version": "2"}):
         assert search("frobnicator timeout", filters=filters, config=cfg) == [], filters
+
+
+def test_each_sources_metadata_rule_default_matches_its_own_pages(tmp_path):
+    """Two sources with a rule on one key and different defaults: the defaults were merged into one
+    (the last source's), so a filter on the key missed the first source's shared pages and matched the
+    last one's default on every source's pages; a ``source`` in ``filters`` did not pick the rules as
+    ``source=`` does. Each source's default now matches that source's pages."""
+    from docs_rag_pipeline import search
+
+    rule = "metadata_rules:\n  - key: version\n    pattern: '^v(\\d+\\.\\d+)/'\n    default: {}\n"
+    sources = "".join(f"- name: src{s}\n  kind: local\n  path: {s}\n  base_url: https://{s}.example.org/\n"
+                      + "  " + rule.format(default).replace("\n", "\n  ").rstrip() + "\n"
+                      for s, default in (("d", "common"), ("e", "all")))
+    docs = {s: {"v2.1/install.md": f"# Install {s}\n\nInstalling the plonkometer for version two point one of {s}.\n",
+                "v3.0/install.md": f"# Install {s} 3\n\nInstalling the plonkometer for version three of {s}.\n",
+                "shared.md": f"# Shared {s}\n\nThe plonkometer shared notes of product {s} apply to every version.\n",
+                "v9.9/all.md": f"# Nine {s}\n\nThe plonkometer nine notes of {s}.\n"}
+            for s in "de"}
+    cfg = _index(tmp_path, {}, sources=sources, names=("srcd", "srce"), roots=docs)
+    q = "plonkometer notes version install"
+    assert _urls(search(q, top_k=20, filters={"version": "2.1"}, config=cfg)) == [
+        "https://d.example.org/shared.md", "https://d.example.org/v2.1/install.md",
+        "https://e.example.org/shared.md", "https://e.example.org/v2.1/install.md"]
+    by_arg = _urls(search(q, top_k=20, source="srcd", filters={"version": "2.1"}, config=cfg))
+    assert by_arg == ["https://d.example.org/shared.md", "https://d.example.org/v2.1/install.md"]
+    assert _urls(search(q, top_k=20, filters={"version": "2.1", "source": "srcd"}, config=cfg)) == by_arg
+    assert _urls(search(q, top_k=20, filters={"version": "2.1", "source": ["srce"]}, config=cfg)) == [
+        "https://e.example.org/shared.md", "https://e.example.org/v2.1/install.md"]
