@@ -536,12 +536,16 @@ class ChunksTable:
         return self._handle_table, tbl.version  # open() has just compared it with the table on disk
 
     def tag_keys(self) -> frozenset[str]:
-        """The metadata keys tagged on any row (``key=value`` tags), counted once per table and version."""
-        version = self.version_key()  # the table on disk and its version: a swapped storage folder is another
+        """The metadata keys tagged on any served row (``key=value`` tags; a source removed from the config
+        is not served, pruned or not: its keys are no filter keys), counted once per table, version and
+        served sources."""
+        where = self.served_where()
+        # the table on disk and its version: a swapped storage folder is another
+        version = (*self.version_key(), where)
         if self._tag_keys is None or self._tag_keys[0] != version:
             tagged: set[str] = set()
             if version[1] is not None:
-                for tags in self._scan(None, ["tags"]).column("tags").to_pylist():
+                for tags in self._scan(where, ["tags"]).column("tags").to_pylist():
                     tagged.update(t.split("=", 1)[0] for t in tags or [])
             self._tag_keys = (version, frozenset(tagged))
         return self._tag_keys[1]

@@ -93,3 +93,30 @@ def test_each_sources_metadata_rule_default_matches_its_own_pages(tmp_path):
     assert _urls(search(q, top_k=20, filters={"version": "2.1", "source": "srcd"}, config=cfg)) == by_arg
     assert _urls(search(q, top_k=20, filters={"version": "2.1", "source": ["srce"]}, config=cfg)) == [
         "https://e.example.org/shared.md", "https://e.example.org/v2.1/install.md"]
+
+
+def test_a_removed_sources_metadata_keys_are_no_filter_keys(tmp_path):
+    """A source removed from the config (its rows not pruned yet) is never served, but its pages'
+    metadata keys still counted as keys that exist: a filter on one gave an empty result (ask: a
+    refusal, "the docs don't cover it") instead of ``unknown_filter``, and the message listing the keys
+    named them."""
+    import pytest
+
+    from docs_rag_pipeline import ask, search
+
+    sources = "".join(f"- name: {n}\n  kind: local\n  path: {n}\n  base_url: https://{n}.example.org/\n" for n in "ab")
+    cfg = _index(tmp_path, {}, sources=sources, names=("a", "b"), roots={
+        "a": {"secret.md": "---\nclearance: topsecret\n---\n# Secret\n\nThe vault code rotates every week.\n"},
+        "b": {"cache.md": "---\naudience: admins\n---\n# Cache\n\nThe wibblewobble cache eviction happens every "
+                          "ninety seconds.\n"}})
+    assert len(search("vault code", filters={"clearance": "topsecret"}, config=cfg)) == 1
+    b_only = tmp_path / "b_only.yaml"
+    b_only.write_text(Path(cfg).read_text().split("sources:")[0] + "sources:\n" + sources.split("- name: b")[0]
+                      .replace("name: a", "name: b").replace("path: a", "path: b").replace("//a.", "//b.")
+                      .replace("- name", "  - name").replace("\n  ", "\n    "))
+    for call in (search, ask):
+        with pytest.raises(ValueError) as err:
+            call("wibblewobble cache", filters={"clearance": "topsecret"}, config=str(b_only))
+        assert getattr(err.value, "code", None) == "unknown_filter", err.value
+        assert "clearance" not in str(err.value).split("keys that exist:")[1], err.value
+    assert len(search("wibblewobble cache", filters={"audience": "admins"}, config=str(b_only))) == 1
