@@ -983,6 +983,10 @@ def _filters(raw: list[str] | None) -> dict | None:
         if "=" not in item:
             raise ConfigError(f"--filter {item!r}: expected KEY=VALUE, e.g. --filter section=guides")
         k, v = item.split("=", 1)
+        if k.strip() in out:  # a dict keeps one value: the last one was the filter, silently
+            raise ConfigError(f"--filter {k.strip()}: the key is given twice ({k.strip()}={out[k.strip()]}, "
+                              f"{item.strip()}); give each key once: the --filter options must all match, and "
+                              "a key matches one value here (the HTTP API and Python take a list of values, any of them)")
         out[k.strip()] = v.strip()
     return out
 

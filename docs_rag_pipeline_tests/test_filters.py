@@ -120,3 +120,22 @@ def test_a_removed_sources_metadata_keys_are_no_filter_keys(tmp_path):
         assert getattr(err.value, "code", None) == "unknown_filter", err.value
         assert "clearance" not in str(err.value).split("keys that exist:")[1], err.value
     assert len(search("wibblewobble cache", filters={"audience": "admins"}, config=str(b_only))) == 1
+
+
+def test_a_key_given_twice_to_the_cli_filter_is_a_usage_error(tmp_path):
+    """``--filter labels=gamma --filter labels=alpha`` kept the last value only, silently: the page
+    labelled alpha (not gamma) was found, and swapping the two found nothing. The --filter options must
+    all match (cli.md), which one key with two values cannot; it is an error that says so."""
+    from .test_cli import _run
+
+    cfg = Path(_index(tmp_path, {"p.md": "---\nlabels: [alpha, beta]\n---\n# P\n\n"
+                                         "The frobnicator timeout is forty two seconds.\n"}))
+    for first, second in (("gamma", "alpha"), ("alpha", "gamma")):
+        for command in ("search", "ask"):
+            out = _run([command, "frobnicator timeout", "--filter", f"labels={first}", "--filter", f"labels={second}"],
+                       cfg)
+            assert out.returncode == 2, (out.stdout, out.stderr)
+            assert (f"error: --filter labels: the key is given twice (labels={first}, labels={second}); give each "
+                    "key once") in out.stderr, out.stderr
+    out = _run(["search", "frobnicator timeout", "--filter", "labels=alpha", "--filter", "section=p", "--json"], cfg)
+    assert out.returncode == 0 and '"https://docs.example.org/p.md"' in out.stdout, out.stderr
