@@ -6,7 +6,7 @@ import codecs
 import re
 import signal
 import sys
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from .unicode_text import BIDI_CONTROL as _BIDI_CONTROL  # re only: start-up stays light
 from .unicode_text import CONTROL as _TERMINAL_CONTROL
@@ -18,6 +18,15 @@ _DIAGNOSTIC_CONTROL = re.compile(f"{_TERMINAL_CONTROL.pattern}|{_BIDI_CONTROL.pa
 
 STOPPED = ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
            "run the command again to finish")
+
+
+class OutputError(Exception):
+    """The command's output (stdout) could not be written: ``> /dev/full``, a full disk or an I/O error
+    behind the file it was sent to. Not the storage's disk: ``cli._main`` says so (exit 74)."""
+
+    def __init__(self, name: str, error: OSError) -> None:
+        super().__init__(f"cannot write the output ({name}): {error}")
+        self.error = error
 
 
 class Terminated(KeyboardInterrupt):
@@ -91,15 +100,30 @@ class TerminalText:
     A character its encoding lacks (a Latin-1 or ASCII locale, ``PYTHONIOENCODING=latin-1``) is written
     as an escape: before, the answer's own "—" stopped the command after the answer, losing its sources."""
 
-    def __init__(self, stream: TextIO, *, bidi: bool = False) -> None:
+    def __init__(self, stream: TextIO, *, bidi: bool = False, name: str | None = None) -> None:
         self._stream = stream
         self._bidi = bidi
+        self._name = name  # with a name ("stdout"): an error writing it is an OutputError (EPIPE stays itself)
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="docs_rag_escape")
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(text, bidi=self._bidi))
+        try:
+            self._stream.write(terminal_safe(text, bidi=self._bidi))
+        except OSError as exc:
+            self._failed(exc)
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> NoReturn:
+        if self._name is None or isinstance(exc, BrokenPipeError):  # the reader left: cli._main stops quietly
+            raise exc
+        raise OutputError(self._name, exc) from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

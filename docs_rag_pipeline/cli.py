@@ -1299,7 +1299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._console import TerminalText
 
     streams = sys.stdout, sys.stderr
-    sys.stdout = TerminalText(sys.stdout) if sys.stdout is not None else None  # None: started with `>&-`
+    sys.stdout = TerminalText(sys.stdout, name="stdout") if sys.stdout is not None else None  # None: `>&-`
     sys.stderr = TerminalText(sys.stderr, bidi=True) if sys.stderr is not None else None
     try:
         code = _main(argv)
@@ -1311,27 +1311,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _exit_without_teardown(code: int) -> None:
-    """End the process as the interpreter would, less its module teardown: the threads it would join
-    are joined and the ``atexit`` functions run (the question log, the warm-up, LangSmith's flush), then
-    ``os._exit``. The MCP server's exit under load crashed now and then in that teardown (SIGSEGV, or an
-    abort in ``PyGILState_Release``), as LanceDB's native threads met Python objects being torn down:
-    a crash for the MCP host after every answer was sent."""
-    import atexit
-
-    for t in threading.enumerate():
-        if t is not threading.main_thread() and not t.daemon:
-            t.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            if stream is not None:
-                stream.flush()
-    os._exit(code)
+def _output_failed(exc: BaseException) -> int:
+    """stdout could not be written: the reader left (141, quietly, as `yes | head` does), or the file it
+    goes to is full or failing (74, said: not the storage's disk). What is still buffered is dropped, so
+    the flush at exit cannot fail again."""
+    if not isinstance(exc, BrokenPipeError):
+        print(f"error: {exc}; the output is incomplete: free space where it goes, or send it elsewhere",
+              file=sys.stderr)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 141 if isinstance(exc, BrokenPipeError) else 74  # EX_IOERR
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from ._console import OutputError
+
+    try:  # --help and --version print, then exit 0: a write of theirs that failed was dropped without a word
+        args = build_parser().parse_args(argv)
+    except OutputError as exc:  # (argparse ignores an OSError of its write, and the flush at exit was not seen)
+        return _output_failed(exc)
+    except SystemExit as exc:
+        if not exc.code and sys.stdout is not None:
+            try:
+                sys.stdout.flush()
+            except (BrokenPipeError, OutputError) as failed:
+                return _output_failed(failed)
+        raise
     if argv is None:  # the console script, not a call from Python code that owns its signals
         _default_signals()
         if args.fn in (cmd_serve, cmd_mcp, cmd_ui):  # servers stop by SIGTERM as their servers do: the
@@ -1346,12 +1350,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         code = args.fn(args, config)
         if sys.stdout is not None:  # None: started with stdout closed (`>&-`); print() then writes nothing
             sys.stdout.flush()  # inside the try: a reader gone before the last byte is a BrokenPipeError here
-        if argv is None and args.fn is cmd_mcp:
-            _exit_without_teardown(code)
         return code
-    except BrokenPipeError:  # `docs-rag search … | head -1`: the reader left; stop quietly, as `yes | head` does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit cannot fail again
-        return 141
+    except (BrokenPipeError, OutputError) as exc:  # `docs-rag search … | head -1`; `… > /dev/full`
+        return _output_failed(exc)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

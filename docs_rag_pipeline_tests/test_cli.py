@@ -138,6 +138,21 @@ def test_output_into_a_closed_pipe_is_no_traceback(index, args):
     assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["sources"], ["search", "converter", "--json"], ["--version"], ["--help"]])
+def test_output_to_a_full_disk_is_said_as_the_output_not_the_storage(index, args):
+    """`docs-rag sources > /dev/full` (stdout to a full disk) said `the disk holding the storage folder … is
+    full`, sending the operator to free a disk that was fine; `--version` and `--help` exited 0 with their
+    output lost without a word. Each now names stdout and exits 74 (EX_IOERR)."""
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "DAGSTER_HOME": str(index.parent / "dagster_home")}
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([*DOCS_RAG, *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                             cwd=index.parent, timeout=300)
+    assert out.returncode == 74, out.stderr
+    assert out.stderr == ("error: cannot write the output (stdout): [Errno 28] No space left on device; the output "
+                          "is incomplete: free space where it goes, or send it elsewhere\n"), out.stderr
+
+
 @pytest.mark.parametrize("folder, bad", [("docs?v2", "'?'"), ("docs%20v2", "'%20'")])
 def test_a_dagster_home_path_that_sqlite_would_read_as_a_url_is_refused(tmp_path, folder, bad):
     """Dagster opens ``sqlite:///<DAGSTER_HOME>/history/runs.db`` without quoting the path: under a
