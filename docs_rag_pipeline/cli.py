@@ -1004,7 +1004,7 @@ def _request(model: type, args: argparse.Namespace, text_field: str, config: Con
     try:
         return ctx, parse_request(model, {k: v for k, v in data.items() if v is not None}, ctx)
     except InputError as exc:
-        msg = exc.message
+        msg = re.sub(r"^'filters\.([^']*)'", r"--filter \1", exc.message)  # 'filters.source': … → --filter source: …
         for name, flag in (("'top_k'", "--top-k"), ("'source'", "--source"), ("'filters'", "--filter"),
                            ("filters:", "--filter:"), ("filters.", "--filter "),
                            ("'thread_id'", "--thread")):

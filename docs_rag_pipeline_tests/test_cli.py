@@ -103,6 +103,21 @@ def test_bad_input_is_exit_2_naming_the_argument(index, args, needle):
     assert out.stdout == "" and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["search", "forms", "--filter", "source=nope"], "error: --filter source: no source named 'nope'; configured "
+                                                     "sources: guide"),
+    (["ask", "How do forms validate?", "--source", "guide", "--filter", "source=nope"],
+     "error: --filter source: no source named 'nope'; configured sources: guide"),
+    (["search", "forms", "--filter", "section=gu\udcffide"], "error: --filter section is not valid Unicode text"),
+])
+def test_a_bad_filter_value_names_the_filter_option(index, args, needle):
+    """`--filter source=nope` said `error: 'filters.source': no source named 'nope'`: the HTTP body's field,
+    where every other --filter message names the option typed (the quoted field was not renamed)."""
+    out = _run(args, index)
+    assert out.returncode == 2 and out.stderr.startswith(needle), out.stderr
+    assert "filters" not in out.stderr and out.stdout == "" and "Traceback" not in out.stderr
+
+
 @pytest.mark.parametrize("args", [["ingest"], ["search", "forms"], ["serve", "--port", "{busy}"]])
 def test_a_storage_path_that_is_not_utf8_is_exit_2_naming_storage(tmp_path, args):
     """The config in a folder whose name is not UTF-8 (Latin-1 `dätä`), `storage: data`: ingest failed in its
