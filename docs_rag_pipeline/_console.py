@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import signal
 import sys
@@ -45,17 +46,62 @@ def sigterm_is_ctrl_c() -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
-def main() -> int:
+def main() -> NoReturn:
     # SIGTERM is Ctrl-C from the first moment: the import below takes seconds, and a `kill PID` then
     # ended the command by the signal (exit 143, no line); cli._main puts the servers' default back
     sigterm_is_ctrl_c()
     try:
         from .cli import main as cli_main  # pydantic, numpy, the embedder: seconds on a cold machine
 
-        return cli_main()
+        code = cli_main()
+        _stop_at_exit()
     except KeyboardInterrupt:  # in the import, or before cli._main's own handler (its argument parsing)
+        _stop_at_exit()
         print(STOPPED, file=sys.stderr)
-        return 130
+        code = 130
+    _exit(code)
+
+
+def _stop_at_exit() -> None:
+    """From here to the end of the process SIGTERM and Ctrl-C print the line and end it with 130."""
+
+    def stop(signum, frame):  # noqa: ANN001, ANN202
+        try:
+            os.write(2, f"{STOPPED}\n".encode())  # not print(): the signal may come inside a write to stderr
+        except OSError:
+            pass
+        os._exit(130)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _exit(code: int) -> NoReturn:
+    """End the process once the command is done, with :func:`_stop_at_exit`'s handlers standing to the end.
+    The interpreter's own exit drops every signal handler before it frees the modules, which with LanceDB,
+    Dagster and the embedder loaded took 1 to 5 s: a SIGTERM then (a supervisor stopping a finished
+    ``ingest``) ended the command by the signal, exit 143 and no line. So the exit work that matters is
+    done here as the interpreter does it (the threads joined, the ``atexit`` functions: traces sent,
+    warm-ups joined, logs flushed, child processes reaped; stdout and stderr flushed), then ``os._exit``:
+    everything stored was committed by then, and freeing the modules changes nothing on disk."""
+    threading = sys.modules.get("threading")
+    if threading is not None and hasattr(threading, "_shutdown"):
+        threading._shutdown()  # what the interpreter calls first at exit: thread pools finished, threads joined
+    import atexit
+
+    atexit._run_exitfuncs()  # the interpreter's next step (the functions' own errors are printed, not raised)
+    for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError as exc:  # what an atexit function printed cannot be written: said, as Python says it
+            if name == "stdout" and not isinstance(exc, BrokenPipeError):
+                try:
+                    os.write(2, f"error: {OutputError(name, exc)}\n".encode())
+                except OSError:
+                    pass
+            code = code or (141 if isinstance(exc, BrokenPipeError) else 74)
+    os._exit(code)
 
 
 def terminal_safe(text: str, *, bidi: bool = False) -> str:

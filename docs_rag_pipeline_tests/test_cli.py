@@ -296,6 +296,56 @@ def test_sigterm_while_the_command_is_still_importing_is_the_one_line_stop(guide
                            "run the command again to finish")
 
 
+def _read_json_summary(proc: subprocess.Popen) -> dict:
+    """The `ingest --json` object, read from ``proc``'s stdout up to its closing brace (the process goes on)."""
+    lines = []
+    while not lines or lines[-1] != "}\n":
+        line = proc.stdout.readline()
+        assert line, proc.communicate()[1]
+        lines.append(line)
+    return json.loads("".join(lines))
+
+
+def test_sigterm_after_the_ingest_summary_is_the_one_line_stop_not_a_kill(index, tmp_path):
+    """A SIGTERM after `ingest --json` printed its summary, while the process exits (a supervisor stopping a
+    run that is done), ended it by the signal: 143 and no line. The interpreter's exit drops the signal
+    handlers, then spends 1 to 5 s freeing LanceDB, Dagster and the embedder. First a deterministic case: an
+    atexit function (registered at start-up, so it runs last) holds the exit until the signal came; then
+    the real exit, signalled as soon as the summary is read: it stops with 130 and the line, or had ended
+    with 0, never by the signal."""
+    import signal
+    import textwrap
+
+    stopped = ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before stays; "
+               "run the command again to finish")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    started = tmp_path / "exiting"
+    (hook / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import atexit, time
+        def hold():
+            open({str(started)!r}, "w").close()
+            time.sleep(120)
+        atexit.register(hold)
+    """))
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "DAGSTER_HOME": str(index.parent / "dagster_home")}
+    held = {**env, "PYTHONPATH": os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([*DOCS_RAG, "ingest", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=held, cwd=index.parent)
+    assert set(_read_json_summary(proc)) == {"guide"}
+    err = _signal_once_held(proc, started, signal.SIGTERM)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.endswith(stopped + "\n"), err
+
+    proc = subprocess.Popen([*DOCS_RAG, "ingest", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=index.parent)
+    assert set(_read_json_summary(proc)) == {"guide"}
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode in (0, 130) and "Traceback" not in err, (proc.returncode, err)
+    assert err.endswith(stopped + "\n") == (proc.returncode == 130), err
+
+
 def test_control_characters_are_shown_not_obeyed(tmp_path):
     """A page's raw ESC sequences (a screen clear, an OSC 8 link showing one URL and opening another, an
     OSC 52 clipboard write) went into the index and through `docs-rag search`/`ask` to the terminal, and a
