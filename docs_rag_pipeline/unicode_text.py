@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["BIDI", "BIDI_CONTROL", "CONTROL", "ESCAPED_BYTE", "ESCAPE_SEQUENCE", "LONE_SURROGATE",
-           "OPEN_ESCAPE_SEQUENCE", "SOFT_HYPHEN", "joined_pairs", "mend", "shown_bytes", "without_bidi_overrides",
+           "INVISIBLE", "OPEN_ESCAPE_SEQUENCE", "SOFT_HYPHEN", "joined_pairs", "mend", "shown_bytes", "without_bidi_overrides",
            "without_controls"]
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -54,6 +54,13 @@ def without_controls(text: str) -> str:
 #: U+00AD, a hyphenation hint (``&shy;``) shown only where a line breaks: inside an indexed word it makes
 #: ``docu\xadmentation`` a word nobody searches for
 SOFT_HYPHEN = "\u00ad"
+#: characters with no glyph that say nothing inside a word, which a CMS or word processor leaves there
+#: unseen: U+200B ZERO WIDTH SPACE (a line-break hint), U+2060 WORD JOINER and U+FEFF (a byte order mark
+#: inside the text, the old zero width no-break space). Inside an indexed word they make ``grob\u200bnitz``
+#: two words, ``grob`` and ``nitz``, nobody searches for. Not the zero width joiner and non-joiner
+#: (U+200D, U+200C): an emoji sequence (👨‍👩‍👧), a Persian or Indic word is drawn otherwise without them;
+#: the text keeps them, and only its words are read without (``words.for_matching``)
+INVISIBLE = re.compile("[\u200b\u2060\ufeff]")
 
 
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")

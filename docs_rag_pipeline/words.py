@@ -12,6 +12,11 @@ dictionary-free segmentation of full-text search. Text made only of ASCII is spl
 Letters written in another width or font are read as the plain letters (:func:`folded`): fullwidth
 ``ｐｙｔｈｏｎ`` (as a Japanese or Chinese input method types Latin letters) is ``python``, halfwidth
 ``ｶﾞ`` is ``ガ``, mathematical bold ``𝐏𝐲𝐭𝐡𝐨𝐧`` is ``Python``, the ligature ``ﬁle`` is ``file``.
+
+A word is read as it is seen (:func:`for_matching`): the characters without a glyph that may stand inside
+it (soft hyphen, zero width space, non-joiner and joiner, word joiner, U+FEFF) are no break in it
+(``grob\u200bnitz`` is ``grobnitz``), and Turkish ``İ``, which casefolds to ``i`` and a combining dot
+above, is ``i`` (``İSTANBUL`` is ``istanbul``).
 """
 
 from __future__ import annotations
@@ -107,6 +112,27 @@ def folded(text: str) -> str:
     return unicodedata.normalize("NFC", text.translate(table))
 
 
+#: characters without a glyph that a word may hold and still be the word a reader sees: the soft hyphen,
+#: zero width space, non-joiner and joiner, word joiner and U+FEFF. The parsers remove all but the joiner and
+#: non-joiner (``unicode_text.INVISIBLE``), which an emoji sequence or a Persian or Indic word is drawn with
+_IN_WORD_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+#: Turkish capital İ (``str.casefold`` and LanceDB's lowercasing make it ``i`` and U+0307 COMBINING DOT
+#: ABOVE), and an ``i`` or ``I`` written with that dot as a combining mark
+_DOTTED_I = re.compile("\u0130|([iI])\u0307")
+
+
+def for_matching(text: str) -> str:
+    """``text`` as its words are matched (the index's words and full-text column, and a question's): without
+    the characters of :data:`_IN_WORD_INVISIBLE` (``grob\u200bnitz`` → ``grobnitz``) and with Turkish ``İ``
+    as ``I`` (``İSTANBUL`` → ``ISTANBUL``, which casefolds to ``istanbul``, where ``İ`` casefolds to
+    ``i\u0307``, a word no one types). The text shown keeps them."""
+    if _IN_WORD_INVISIBLE.search(text):
+        text = _IN_WORD_INVISIBLE.sub("", text)
+    if "\u0130" in text or "\u0307" in text:
+        text = _DOTTED_I.sub(lambda m: m.group(1) or "I", text)
+    return text
+
+
 _SPACELESS_RUN = re.compile(rf"[{SPACELESS}]+")
 _SPACELESS_CHAR = re.compile(rf"[{SPACELESS}]")
 
@@ -128,7 +154,7 @@ def words(text: str) -> list[str]:
         found = _WORD.findall(text.lower())
     else:
         found = []
-        text = unicodedata.normalize("NFC", folded(text).casefold())
+        text = unicodedata.normalize("NFC", for_matching(folded(text)).casefold())
         for run, w in _unicode_word(_has_mark(text)).findall(text):
             if run:
                 found.extend(_bigrams(run))
@@ -185,11 +211,13 @@ def fulltext_text(text: str) -> str:
     """``text`` as the full-text index and its queries read it: each run of a script written without
     spaces replaced by its character bigrams, separated by spaces (LanceDB's tokenizer splits at
     spaces and punctuation only, so a Chinese clause would be one token that no question matches).
-    Width and font variants are :func:`folded` (the index and the question spell a word alike).
-    Text without either is returned unchanged; :func:`words` reads both forms the same way."""
+    Width and font variants are :func:`folded` and invisible characters and Turkish ``İ`` read
+    :func:`for_matching` (the index and the question spell a word alike; LanceDB's tokenizer splits a word
+    at U+200B and lowercases ``İ`` to ``i`` and a combining dot). Text without any of these is returned
+    unchanged; :func:`words` reads both forms the same way."""
     if text.isascii():
         return text
-    text = folded(text)
+    text = for_matching(folded(text))
     if not _SPACELESS_CHAR.search(text):
         return text
     return _SPACELESS_RUN.sub(lambda m: " " + " ".join(_bigrams(m.group())) + " ", text)

@@ -325,3 +325,67 @@ def test_a_question_typed_in_fullwidth_letters_is_read_as_plain_letters(tmp_path
     off = "How do I configure a Kubernetes ingress controller for Grafana?"
     for q in (off, _fullwidth(off)):
         assert ask(q, config=cfg, remember=False).refused, q
+
+
+#: pages of the unicode probe: a Turkish capital İ, invisible characters inside words, a Thai page
+UNICODE_PAGES = {
+    "travel.md": "# Travel notes\n\nOur tour of İSTANBUL started at the Galata bridge.\n\n"
+                 "A second paragraph about packing lists.\n",
+    "valve.md": "# Valves\n\nThe grob\u200bnitz valve regulates flow. The wib\u200dbler gasket seals the "
+                "plo\u2060ssit housing.\n\nThe family emoji 👨\u200d👩\u200d👧 is one picture.\n",
+    "thai.md": "# ไทย\n\nการตั้งค่าฐานข้อมูลสำรอง\n",
+    "kettle.md": "# Kettles\n\nA kettle boils water for tea.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def unicode_index(tmp_path_factory) -> Path:
+    return _index(tmp_path_factory.mktemp("unicode"), UNICODE_PAGES)
+
+
+def test_a_turkish_capital_dotted_i_is_the_letter_i(unicode_index):
+    """``İ`` casefolds (and LanceDB lowercases it) to ``i`` and U+0307 COMBINING DOT ABOVE, so ``İSTANBUL``
+    was the word ``i̇stanbul``, which nobody types: ``istanbul`` found the page by its vector only, and
+    ask refused (unicode probe F1). The index's words and full-text column and the question read ``İ``
+    as ``I``, and casefolded as ``i``."""
+    from docs_rag_pipeline.query import search
+    from docs_rag_pipeline.words import fulltext_text, words
+
+    assert words("İSTANBUL İzmir DİYARBAKIR") == ["istanbul", "izmir", "diyarbakir"]
+    assert words("I\u0307stanbul") == words("i\u0307stanbul") == ["istanbul"]  # the dot as a combining mark
+    assert fulltext_text("İSTANBUL") == "ISTANBUL"
+    for q in ("istanbul", "Istanbul", "İstanbul", "ISTANBUL"):
+        hits = search(q, config=unicode_index, top_k=3)
+        assert hits[0].url == BASE + "travel.md" and hits[0].fulltext_score is not None, q
+        a = ask(f"{q} tour", config=unicode_index, remember=False)
+        assert not a.refused and "Our tour of İSTANBUL started" in a.answer, (q, a.answer)
+
+
+def test_an_invisible_character_inside_a_word_does_not_split_it(unicode_index):
+    """A zero width space (U+200B, left by CMSs and word processors), joiner (U+200D), non-joiner, word
+    joiner (U+2060) or U+FEFF inside a word made it two words: ``grob\\u200bnitz`` was ``grob`` and ``nitz``,
+    so ``grobnitz`` found the page by its vector only and ask refused (unicode probe F2). The parsers
+    remove the zero width space, word joiner and U+FEFF, as the soft hyphen; the joiner and non-joiner
+    stay in the text (an emoji sequence and a Persian or Indic word are drawn with them) and are read as
+    nothing in its words, in the index and in the question."""
+    from docs_rag_pipeline.parsing import parse_document
+    from docs_rag_pipeline.query import search
+    from docs_rag_pipeline.words import fulltext_text, words
+
+    page = parse_document("# Grob&#8203;nitz\n\nThe grob\u200bnitz valve, plo\u2060ssit and x\ufeffy; "
+                          "wib\u200dbler 👨\u200d👩\u200d👧 می\u200cخواهم.\n", fmt="markdown", path="v.md")
+    assert page.title == "Grobnitz"
+    assert page.sections[0].text == "The grobnitz valve, plossit and xy; wib\u200dbler 👨\u200d👩\u200d👧 می\u200cخواهم."
+    page = parse_document("Grob\u200bnitz\n=========\n\nThe grob\u200bnitz valve.\n", fmt="rst", path="v.rst")
+    assert (page.title, page.sections[0].text) == ("Grobnitz", "The grobnitz valve.")
+    assert words("grob\u200bnitz wib\u200dbler a\u2060b c\ufeffd می\u200cخواهم") == [
+        "grobnitz", "wibbler", "ab", "cd", "میخواهم"]
+    assert fulltext_text("wib\u200dbler") == "wibbler"
+    for q in ("grobnitz", "wibbler", "plossit", "grob\u200bnitz"):
+        hits = search(q, config=unicode_index, top_k=3)
+        assert hits[0].url == BASE + "valve.md" and hits[0].fulltext_score is not None, q
+    a = ask("What does the grobnitz valve do?", config=unicode_index, remember=False)
+    assert not a.refused and "The grobnitz valve regulates flow." in a.answer, a.answer
+    a = ask("What does the wibbler gasket seal?", config=unicode_index, remember=False)
+    assert not a.refused and "wib\u200dbler gasket" in a.answer, a.answer  # the text keeps its joiner
+

@@ -10,7 +10,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..records import ParsedPage
-from ..unicode_text import BIDI, CONTROL, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides, without_controls
+from ..unicode_text import (BIDI, CONTROL, INVISIBLE, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides,
+                            without_controls)
 from ..unicode_text import mend as mend_text
 from .errors import ParseError, RedirectPage
 from .html import parse_html
@@ -51,17 +52,19 @@ def parse_document(body: str, *, fmt: str, path: str, content_selector: str | No
 
 
 def _plain(text: str, *, anchor: bool = False) -> str:
-    """``text`` without lone surrogates and control characters, and without soft hyphens and bidi
-    controls unless it is an ``anchor`` (which keeps them: it must name the id the page has). No document
+    """``text`` without lone surrogates and control characters, and without soft hyphens, zero width
+    spaces, word joiners (``unicode_text.INVISIBLE``) and bidi controls unless it is an ``anchor`` (which
+    keeps them: it must name the id the page has). No document
     needs a control character (``unicode_text.without_controls``): ESC, BEL and friends are commands to
     the terminal that prints an answer (a screen clear, an OSC 8 link, an OSC 52 clipboard write)."""
     text = mend_text(text)
     if not anchor:
-        text = without_bidi_overrides(text.replace(SOFT_HYPHEN, ""))
+        text = text.replace(SOFT_HYPHEN, "")
+        text = without_bidi_overrides(INVISIBLE.sub("", text) if INVISIBLE.search(text) else text)
     return without_controls(text)
 
 
-_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}|{BIDI.pattern}")
+_UNFIT = re.compile(f"{LONE_SURROGATE.pattern}|{CONTROL.pattern}|{SOFT_HYPHEN}|{INVISIBLE.pattern}|{BIDI.pattern}")
 
 
 def _mended(page: ParsedPage) -> ParsedPage:
@@ -70,6 +73,7 @@ def _mended(page: ParsedPage) -> ParsedPage:
     string that is no Unicode text fails where it is written (Arrow, the tokenizer), stopping the run;
     and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)
     or soft hyphens (``docu&shy;mentation`` is indexed as the word a reader searches, "documentation"),
+    zero width spaces and word joiners (``unicode_text.INVISIBLE``: ``grob&#8203;nitz`` is "grobnitz"),
     nor bidi controls that reorder the text after them (``unicode_text.without_bidi_overrides``)."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
