@@ -412,8 +412,8 @@ class ChunksTable:
     #: (at least; a quarter of the table when larger); also the chunk ids read per query
     word_stats_batch = 2000
     #: the layout of a saved statistics file; a file of another layout is ignored (counted afresh)
-    stats_format = 3  # 2: words of width and font variants folded (words.folded); 3: and invisible characters
-    # inside a word and Turkish İ (words.for_matching)
+    stats_format = 4  # 2: words of width and font variants folded (words.folded); 3: and invisible characters
+    # inside a word and Turkish İ (words.for_matching); 4: and digits of any script as ASCII digits
 
     def _count_words(self, version: int | None, where: str | None) -> WordStats:
         """The statistics at ``version``: the last ones updated with the rows added and removed since

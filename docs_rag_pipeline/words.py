@@ -11,7 +11,8 @@ dictionary-free segmentation of full-text search. Text made only of ASCII is spl
 
 Letters written in another width or font are read as the plain letters (:func:`folded`): fullwidth
 ``ｐｙｔｈｏｎ`` (as a Japanese or Chinese input method types Latin letters) is ``python``, halfwidth
-``ｶﾞ`` is ``ガ``, mathematical bold ``𝐏𝐲𝐭𝐡𝐨𝐧`` is ``Python``, the ligature ``ﬁle`` is ``file``.
+``ｶﾞ`` is ``ガ``, mathematical bold ``𝐏𝐲𝐭𝐡𝐨𝐧`` is ``Python``, the ligature ``ﬁle`` is ``file``; a digit
+of any script is the ASCII digit of its value (Arabic-Indic ``٣`` is ``3``).
 
 A word is read as it is seen (:func:`for_matching`): the characters without a glyph that may stand inside
 it (soft hyphen, zero width space, non-joiner and joiner, word joiner, U+FEFF) are no break in it
@@ -88,20 +89,26 @@ def _fold_table() -> tuple[re.Pattern[str], dict[int, str]]:
     """The characters :func:`folded` replaces, and by what (their NFKC form). Only width and font
     variants and the Latin ligatures: the other compatibility mappings change what a text says
     (``²`` → ``2``, ``½`` → ``1⁄2``, ``¨`` → a space and a combining mark), so NFKC as a whole is not
-    applied."""
+    applied. And the decimal digits of every script (Unicode category Nd: Arabic-Indic ``٣``, Devanagari
+    ``३``), as the ASCII digit of their value: the embedding model reads such a digit as an unknown
+    piece, the same as an emoji or a Thai word, so a question ``٣`` was answered with a Thai page."""
     table = {}
     for a, b in _FOLD_BLOCKS:
         for cp in range(a, b + 1):
             tag = unicodedata.decomposition(chr(cp)).split(" ")[0]
             if tag in ("<wide>", "<narrow>", "<font>") or cp in _LIGATURES:
                 table[cp] = unicodedata.normalize("NFKC", chr(cp))
+    for cp in range(0x80, 0x20000):  # no decimal digit lies past the supplementary multilingual plane
+        if cp not in table and chr(cp).isdecimal():  # category Nd, checked in C: 25 ms, not 170
+            table[cp] = str(unicodedata.decimal(chr(cp)))
     return re.compile("[" + "".join(re.escape(chr(cp)) for cp in table) + "]"), table
 
 
 def folded(text: str) -> str:
     """``text`` with letters, digits and punctuation written in another width or font as the plain
     characters (fullwidth ``ｐｙｔｈｏｎ３`` → ``python3``, halfwidth ``ｶﾞ`` → ``ガ``, mathematical
-    ``𝐏𝐲𝐭𝐡𝐨𝐧`` → ``Python``, ``ﬁ`` → ``fi``), composed (NFC) after. The dense model reads a fullwidth
+    ``𝐏𝐲𝐭𝐡𝐨𝐧`` → ``Python``, ``ﬁ`` → ``fi``) and digits of other scripts as ASCII digits (``٣`` → ``3``),
+    composed (NFC) after. The dense model reads a fullwidth
     letter as an unknown piece and the index spells its words plainly, so a question typed in
     fullwidth matched nothing and was refused. Text without such a character is returned as it is."""
     if text.isascii():

@@ -389,3 +389,22 @@ def test_an_invisible_character_inside_a_word_does_not_split_it(unicode_index):
     a = ask("What does the wibbler gasket seal?", config=unicode_index, remember=False)
     assert not a.refused and "wib\u200dbler gasket" in a.answer, a.answer  # the text keeps its joiner
 
+
+def test_a_question_without_a_letter_or_digit_of_any_script_is_refused(unicode_index):
+    """``?!`` was refused, but ``¿¡`` or ``🙂`` was answered with the Thai page (the model reads an emoji,
+    like a Thai word, as an unknown piece: similarity 0.9), and so was ``٣``, the Arabic-Indic digit 3
+    (unicode probe F3). A question with no letter or digit of any script asks nothing and is refused;
+    a digit of any script is read as the ASCII digit (``٣`` is answered as ``3`` is)."""
+    from docs_rag_pipeline.answering.extractive import asks_something, lexical_evidence
+    from docs_rag_pipeline.words import folded, words
+
+    assert folded("٣ ۳ ३ ๓") == "3 3 3 3" and words("٢٠٢٤") == ["2024"]
+    assert folded("x² ½") == "x² ½"  # not decimal digits: what they say would change
+    for q in ("?!", "¿¡", "🙂", "‽", "…"):
+        assert not asks_something(q) and not lexical_evidence(q), q
+        a = ask(q, config=unicode_index, remember=False)
+        assert a.refused and not a.citations, (q, a.answer)
+    assert lexical_evidence("2 + 2") and asks_something("٣")
+    plain = ask("3", config=unicode_index, remember=False)
+    a = ask("٣", config=unicode_index, remember=False)
+    assert (a.refused, a.answer) == (plain.refused, plain.answer) and a.refused, a.answer

@@ -104,9 +104,18 @@ _stem_other = functools.lru_cache(maxsize=1 << 16)(stem_word)
 
 def lexical_evidence(question: str) -> bool:
     """Whether the question's words can be weighed at all: False when it holds letters but no content
-    word (only function words, or words of one or two letters). Such a question is no evidence
-    either way, never one whose every word the docs have."""
-    return bool(content_terms(question)) or not any(ch.isalpha() for ch in question)
+    word (only function words, or words of one or two letters), or nothing to look up (see
+    :func:`asks_something`). Such a question is no evidence either way, never one whose every word the
+    docs have. A question of digits and punctuation (``2 + 2``) is weighed as its digits are."""
+    return bool(content_terms(question)) or (asks_something(question) and not any(ch.isalpha() for ch in question))
+
+
+def asks_something(question: str) -> bool:
+    """Whether the question holds a letter or a digit of any script: ``?!``, ``¿¡`` or a lone emoji asks
+    nothing the docs could say, and is refused whatever the similarity of a chunk to it (the model
+    reads ``🙂``, like any character it does not know, as the unknown piece it reads a Thai word as,
+    so a Thai page scored 0.9 and was quoted as the answer)."""
+    return any(ch.isalnum() for ch in question)
 
 
 def term_coverage(question: str, texts: Sequence[str]) -> float:
@@ -320,9 +329,10 @@ def judge(question: str, hits: Sequence[Hit], cfg: RetrievalConfig,
     # the fitted refusal model (answering/refusal.py) when installed and enabled, with min_similarity
     # as a floor; else the threshold rule
     verdict = answerable(feats)
-    relevant = ((verdict and sim >= cfg.min_similarity) if verdict is not None else
-                is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
-                            missing_rarity=rarity, shared_pages=shared))
+    relevant = asks_something(question) and (
+        (verdict and sim >= cfg.min_similarity) if verdict is not None else
+        is_relevant(sim, cov, unknown, cfg, sentence_similarity=sent, chunk_coverage=chunk_cov,
+                    missing_rarity=rarity, shared_pages=shared))
     return Relevance(round(sim, 4), round(cov, 4) if cov is not None else None, unknown, bool(relevant),
                      round(sent, 4) if sent is not None else None,
                      round(chunk_cov, 4) if chunk_cov is not None else None, round(rarity, 4), shared,
