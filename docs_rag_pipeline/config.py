@@ -21,6 +21,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
+from .files import expand_home
 from .unicode_text import ESCAPED_BYTE, shown_bytes
 
 DEFAULT_CONFIG_FILE = "docs_rag.yaml"
@@ -54,15 +55,11 @@ def _fail(message: str, sub: str | int | None = None, **ctx: Any) -> PydanticCus
 
 
 def _expand_home(value: str) -> Path:
-    """``Path(value).expanduser()``, with a ``~user`` that names no user (or ``~`` with no home folder)
-    as a config error naming the value, not a RuntimeError traceback for every command."""
+    """``files.expand_home`` with its error as a config error naming the key."""
     try:
-        return Path(value).expanduser()
-    except RuntimeError:
-        user = value[1:].split("/", 1)[0]
-        who = f"no home folder for the user {user!r} (no such user?)" if user else \
-            "no home folder for this user (HOME is not set and the user has no passwd entry)"
-        raise _fail(f"{value!r}: {who}; write the folder's full path") from None
+        return expand_home(value)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _regex(pattern: str) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
+from .files import expand_home
 from .masking import Masked
 
 if TYPE_CHECKING:
@@ -132,10 +133,9 @@ def packaged_model_dir(model: str) -> Path:
                                  "run `make install`") from exc
         return Path(pkg.get_model_path())
     try:
-        p = Path(model).expanduser()
-    except RuntimeError:  # ~user naming no user, or ~ with no home folder
-        raise EmbeddingError(f"embedding.model: {model!r}: no home folder for that user; write the folder's "
-                             "full path") from None
+        p = expand_home(model)
+    except ValueError as exc:  # ~user naming no user, or ~ with no home folder
+        raise EmbeddingError(f"embedding.model: {exc}") from None
     if (p / "tokenizer.json").is_file():
         return p
     raise EmbeddingError(f"embedding.model: {model!r} is neither a packaged model ({', '.join(LOCAL_MODELS)}) "

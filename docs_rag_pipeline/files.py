@@ -1,4 +1,4 @@
-"""Writing a file whole or not at all."""
+"""Writing a file whole or not at all; a path's ``~`` expanded with an error that says what is wrong."""
 
 from __future__ import annotations
 
@@ -43,3 +43,15 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def expand_home(value: str) -> Path:
+    """``Path(value).expanduser()``; a ``~user`` that names no user (or ``~`` with no home folder) is a
+    ValueError whose message says so, where expanduser's RuntimeError named neither value nor fix."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        user = value[1:].split("/", 1)[0]
+        who = (f"no home folder for the user {user!r} (no such user?)" if user else
+               "no home folder for this user (HOME is not set and the user has no passwd entry)")
+        raise ValueError(f"{value!r}: {who}; write the folder's full path") from None
