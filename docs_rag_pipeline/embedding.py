@@ -219,6 +219,8 @@ class OpenAIEmbedder:
         self._masked = Masked(key if os.environ.get(cfg.api_key_env) else None, str(self._client.base_url))
         self._url = self._masked.url
         self.model = cfg.model
+        # asked of the server when set (OpenAI's text-embedding-3 models shorten their vectors to it)
+        self._size = {"dimensions": cfg.dimensions} if cfg.dimensions else {}
         self.where = f"embedding server at {self._url} (model {cfg.model})"
         self.name = f"openai:{cfg.model}"
         self.batch_size = cfg.batch_size
@@ -252,7 +254,7 @@ class OpenAIEmbedder:
         delay = 0.5
         for attempt in range(self.max_retries + 1):
             try:
-                raw = self._client.embeddings.with_raw_response.create(model=self.model, input=batch)
+                raw = self._client.embeddings.with_raw_response.create(model=self.model, input=batch, **self._size)
                 try:
                     resp = raw.parse()
                 except AttributeError as exc:  # not JSON (text/html: a proxy's error or login page): the
@@ -274,7 +276,10 @@ class OpenAIEmbedder:
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
                 hint = ("; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
-                        "; check embedding.base_url and embedding.model" if status == 404 else "")
+                        "; check embedding.base_url and embedding.model" if status == 404 else
+                        "; embedding.dimensions is sent to the server as the vector size: a model that cannot "
+                        "shorten its vectors refuses it, so leave it unset" if status in (400, 422) and self._size
+                        else "")
                 raise self._fail(f"embedding server at {self._url} refused the request: {exc}{hint}") \
                     from self._cause(exc)
             except (ValueError, TypeError) as exc:  # a body the client could not read ("data": null, bad base64)

@@ -47,6 +47,13 @@ class EmbeddingsServer(LocalServer):
                     self.wfile.write(data)
                     return
                 vecs = embed(texts)
+                size = body.get("dimensions")
+                if size is not None:  # as OpenAI's text-embedding-3 models: the first `size` numbers, normalised
+                    if not isinstance(size, int) or not 0 < size <= vecs.shape[1]:
+                        self.send_json(400, {"error": {"message": f"dimensions {size!r} is not supported by this model",
+                                                       "type": "invalid_request_error", "param": "dimensions"}})
+                        return
+                    vecs = vecs[:, :size] / np.maximum(np.linalg.norm(vecs[:, :size], axis=1, keepdims=True), 1e-12)
                 if drip:
                     data = json.dumps({"object": "list", "model": body["model"],
                                        "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}

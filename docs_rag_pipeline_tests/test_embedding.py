@@ -60,6 +60,26 @@ def test_openai_provider_against_a_local_server(local, monkeypatch):
         assert [len(r["body"]["input"]) for r in srv.requests[-2:]] == [2, 1]  # batched
 
 
+def test_embedding_dimensions_is_asked_of_the_server(local, monkeypatch):
+    """``embedding.dimensions`` was only a declaration: it was never sent, so `dimensions: 256` with
+    text-embedding-3-small got 1536-number vectors and every ingest failed on their size. It is sent
+    as the API's ``dimensions`` now; a server that cannot shorten its vectors is named with the fix."""
+    monkeypatch.setenv("TEST_EMB_KEY", "sk-test")
+    with EmbeddingsServer(local.embed) as srv:
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="text-embedding-3-small", base_url=srv.url,
+                                             api_key_env="TEST_EMB_KEY", dimensions=128, max_retries=0))
+        out = emb.embed(["alpha", "beta"])
+        assert out.shape == (2, 128) and emb.dimensions == 128
+        assert {r["body"].get("dimensions") for r in srv.requests} == {128}
+        unset = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="text-embedding-3-small", base_url=srv.url,
+                                               api_key_env="TEST_EMB_KEY", max_retries=0))
+        assert unset.dimensions == 384 and "dimensions" not in srv.requests[-1]["body"]
+        too_long = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
+                                                  api_key_env="TEST_EMB_KEY", dimensions=4096))
+        with pytest.raises(EmbeddingError, match="embedding.dimensions is sent to the server as the vector size"):
+            too_long.embed(["alpha"])
+
+
 def test_openai_provider_reports_a_dead_server(monkeypatch):
     with pytest.raises(EmbeddingError, match="failed after 1 attempts"):
         OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1",
