@@ -227,6 +227,20 @@ def test_pages_with_an_unknown_source_and_a_body_that_is_not_utf8(server):
     assert r.status_code == 200, r.text
 
 
+@pytest.mark.parametrize("route, params", [
+    ("/pages", [("url", "install.md"), ("url", "forms.md")]),
+    ("/view", [("url", "install.md"), ("url", "forms.md")]),
+    ("/pages", [("url", "install.md"), ("source", "guide"), ("source", "other")]),
+])
+def test_a_query_parameter_given_twice_is_a_400_not_the_first_one(server, route, params):
+    """`/pages?url=a&url=b` answered with page a: which one was meant is unknown, so it is a 400 naming
+    the parameter."""
+    r = requests.get(f"{server}{route}", params=params, timeout=30)
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["code"] == "duplicate_field" and err["message"] == f"'{params[-1][0]}' is given 2 times; give it once"
+
+
 @pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
 def test_unknown_source_and_filter_key_are_400s(server, route, field):
     r = requests.post(f"{server}{route}", json={field: "forms", "source": "nope"}, timeout=30)

@@ -682,9 +682,17 @@ def create_app(*, config_path: str | None = None) -> Flask:
         except FeedbackError as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
 
+    def _arg(name: str) -> str:
+        """The query parameter ``name`` given once, or "" when absent; given twice it is a 400 (which of
+        ``?url=a&url=b`` was meant is unknown: the first was used, silently)."""
+        values = request.args.getlist(name)
+        if len(values) > 1:
+            raise ApiError(400, "duplicate_field", f"'{name}' is given {len(values)} times; give it once")
+        return values[0] if values else ""
+
     @app.get("/view")
     def view_page():  # noqa: ANN202
-        url = request.args.get("url", "").strip()
+        url = _arg("url").strip()
         if not url:
             raise ApiError(400, "missing_url", "give the page's URL: GET /view?url=<page url>")
         if len(url) > MAX_URL_CHARS:
@@ -711,12 +719,12 @@ def create_app(*, config_path: str | None = None) -> Flask:
         unknown = sorted(set(request.args) - {"url", "source"})
         if unknown:
             raise ApiError(400, "unknown_field", f"unknown parameter(s) {', '.join(unknown)}; allowed: source, url")
-        url = request.args.get("url", "").strip()
+        url = _arg("url").strip()
         if not url:
             raise ApiError(400, "missing_url", "give the page's URL: GET /pages?url=<page url>")
         if len(url) > MAX_URL_CHARS:
             raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
-        source = request.args.get("source") or None
+        source = _arg("source") or None
         names = [s.name for s in ctx().config.sources]
         if source is not None and source not in names:
             raise ApiError(400, "unknown_source", f"'source': no source named {source!r}; configured sources: "
