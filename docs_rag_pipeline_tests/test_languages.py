@@ -376,6 +376,10 @@ def test_an_invisible_character_inside_a_word_does_not_split_it(unicode_index):
                           "wib\u200dbler 👨\u200d👩\u200d👧 می\u200cخواهم.\n", fmt="markdown", path="v.md")
     assert page.title == "Grobnitz"
     assert page.sections[0].text == "The grobnitz valve, plossit and xy; wib\u200dbler 👨\u200d👩\u200d👧 می\u200cخواهم."
+    page = parse_document("<html><body><main><h1>Grob&#8203;nitz</h1><p>The grob\u200bnitz valve; wib\u200dbler "
+                          "👨\u200d👩\u200d👧 می&zwnj;خواهم.</p></main></body></html>", fmt="html", path="v.html")
+    assert page.title == "Grobnitz"  # HTML dropped the joiner and non-joiner too: می‌خواهم was shown as میخواهم
+    assert page.sections[0].text == "The grobnitz valve; wib\u200dbler 👨\u200d👩\u200d👧 می\u200cخواهم."
     page = parse_document("Grob\u200bnitz\n=========\n\nThe grob\u200bnitz valve.\n", fmt="rst", path="v.rst")
     assert (page.title, page.sections[0].text) == ("Grobnitz", "The grobnitz valve.")
     assert words("grob\u200bnitz wib\u200dbler a\u2060b c\ufeffd می\u200cخواهم") == [

@@ -62,14 +62,16 @@ _BLOCKS = _HEADINGS | _PARAGRAPHS | _CONTAINERS | _SPECIAL
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _TITLE_SEPARATORS = (" — ", " – ", " - ", " | ", " · ", " :: ", " » ")
 _SITE_SUFFIX_RE = re.compile(r"\b(?:documentation|docs)\b", re.I)
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+# the joiner and non-joiner (U+200D, U+200C) stay, as in the other formats: an emoji sequence and a Persian
+# or Indic word are drawn with them; matching reads them as nothing (words.py)
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u2060\ufeff"), None)
 _SKIPPED_STRINGS = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 _INVISIBLE_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0*)?"
                                  r"(?:px|pt|em|rem|%)?)\s*(?:!important\s*)?(?:;|$)", re.I)
 
 
 def _norm(text: str) -> str:
-    """Collapse whitespace and drop zero-width characters."""
+    """Collapse whitespace and drop the zero width space, word joiner and U+FEFF."""
     return " ".join(text.translate(_ZERO_WIDTH).split())
 
 
