@@ -101,13 +101,10 @@ def confidence(ans: Answer) -> dict[str, Any]:
     supported). A warning about the service (the LLM down and the answer extracted, the reranker
     failed, the conversation not saved) says nothing about the docs' coverage: before, it made a
     well-supported answer a doc gap, and an outage filled the report with questions the docs answer."""
-    from .answering.citations import SUPPORT_WARNING
-
     scores = [c.score for c in ans.citations]
     judged = [c.supported for c in ans.citations if c.supported is not None]
     supported = (sum(1 for s in judged if s) / len(judged)) if judged else None
-    unsupported = bool(ans.warning and SUPPORT_WARNING.match(ans.warning))
-    low = bool(ans.refused or unsupported or (supported is not None and supported < 1.0))
+    low = bool(ans.refused or ans.dropped or (supported is not None and supported < 1.0))
     return {"top_score": max(scores) if scores else None, "supported": supported, "low_confidence": low}
 
 

@@ -154,9 +154,13 @@ class Answer:
     searched: str | None = None  # what was searched for a follow-up, when not the question itself
     #: token usage the LLM server reported ({prompt_tokens, completion_tokens}); None: no LLM call
     usage: dict[str, int] | None = None
+    #: how many uncited statements the validator dropped from the model's answer: the one warning about
+    #: the answer's support by the docs (the question log's low confidence); clients read it in ``warning``
+    dropped: int = field(default=0, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        del out["dropped"]
         for k in ("warning", "thread_id", "standalone_question", "searched", "usage"):
             if out[k] is None:
                 del out[k]

@@ -298,6 +298,7 @@ def test_uncited_statement_refuses_or_is_dropped(indexed):
     assert strict.refused and "without a citation" in strict.warning
     lenient = ask(Q, config=_llm_config(root, srv, "uncited", uncited="drop"))
     assert not lenient.refused and "no source" not in lenient.answer and "1 uncited" in lenient.warning
+    assert lenient.dropped == 1  # what the question log reads as low confidence (feedback.confidence)
 
 
 def test_refusal_form(indexed):

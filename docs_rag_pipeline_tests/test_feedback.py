@@ -256,13 +256,19 @@ def test_a_warning_about_the_service_does_not_make_an_answered_question_a_doc_ga
 
     cite = Citation(n=1, chunk_id="c1", url="https://docs.example.org/install.md", title="Install",
                     snippet="pip install acme", score=0.9, supported=True)
-    for warning, low in (("2 uncited statement(s) dropped", True),
-                         ("1 uncited statement(s) dropped; the reranker failed (x); hits in fused order", True),
-                         (_without_llm(LlmUnavailable("the LLM server is unreachable")), False),
-                         ("the reranker failed (x); hits in fused order", False)):
+    # the answer says how many statements the validator dropped (``Answer.dropped``); before, the
+    # question log matched the start of the warning's text, so a service warning put first hid it
+    for warning, dropped, low in (("2 uncited statement(s) dropped", 2, True),
+                                  ("1 uncited statement(s) dropped; the reranker failed (x); hits in fused order", 1,
+                                   True),
+                                  ("the reranker failed (x); hits in fused order; 1 uncited statement(s) dropped", 1,
+                                   True),
+                                  (_without_llm(LlmUnavailable("the LLM server is unreachable")), 0, False),
+                                  ("the reranker failed (x); hits in fused order", 0, False)):
         a = Answer(answer="Run pip install acme [1].", citations=[cite], refused=False,
-                   trace_id=os.urandom(16).hex(), warning=warning)
+                   trace_id=os.urandom(16).hex(), warning=warning, dropped=dropped)
         assert feedback.confidence(a)["low_confidence"] is low, warning
+        assert "dropped" not in a.to_dict()  # clients read it in the warning, as before
 
 
 def test_feedback_mcp_tool(index):

@@ -353,13 +353,6 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
                      reason=f"{dropped} uncited statement(s) dropped" if dropped else None)
 
 
-#: the warning the validator gives an answer whose uncited statements it dropped: the one warning about
-#: an answer's support by the docs. An answer's other warnings are about the service (the LLM failed and
-#: the answer was extracted, the reranker failed, the conversation was not saved); they come after it
-#: (``; ``) or in its place, so it is always at the start of ``Answer.warning`` when there
-SUPPORT_WARNING = re.compile(r"\d+ uncited statement\(s\) dropped(?:;|$)")
-
-
 #: a Markdown link or image ``[text](url "title")``, an autolink ``<scheme:…>`` or an HTML ``<a href>``
 _LINK_RE = re.compile(r"(!?)\[([^\]\n]{0,500})\]\(\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
                       r"|<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>"

@@ -54,7 +54,7 @@ def validate_answer(ctx: Context, output: str, hits: list[Hit], trace_id: str) -
     # hits are what the prompt numbered (a parent section included): support is read from them
     mark_support(v, {h.chunk_id: h for h in hits}, ctx.embedder.embed, threshold=ctx.config.llm.min_support)
     return Answer(answer=v.answer, citations=v.citations, refused=False, trace_id=trace_id, mode="llm",
-                  warning=v.reason)
+                  warning=v.reason, dropped=v.dropped)
 
 
 def _parent(ctx: Context, hits: Sequence[Hit]):  # noqa: ANN202
