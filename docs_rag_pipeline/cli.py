@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 from . import __version__
 from ._console import Terminated, sigterm_is_ctrl_c as _sigterm_is_ctrl_c
 from .config import Config, ConfigError, StorageMissing, config_name, given_config, load_config
-from .embedding import EmbeddingError
+from .embedding import EmbeddingConfigError, EmbeddingError
 from .evaluation import EvalCaseError
 from .feedback import FeedbackStoreError, forget_old_questions
 from .locks import LockTimeout
@@ -1377,6 +1377,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except FeedbackStoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 74  # EX_IOERR, as for a damaged index
+    except EmbeddingConfigError as exc:  # embedding.model, .provider or the key's variable cannot work here
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except EmbeddingError as exc:  # the embedding server is down, refuses, or answers vectors that cannot be used
         print(f"error: {exc}", file=sys.stderr)
         return 69  # EX_UNAVAILABLE, as for the object store

@@ -33,6 +33,12 @@ class EmbeddingError(RuntimeError):
     """The embedding backend failed (unreachable server, bad answer, missing model)."""
 
 
+class EmbeddingConfigError(EmbeddingError):
+    """A setting of ``embedding`` that cannot work on this machine (a model that is no packaged model
+    nor folder, an unknown provider, the API key's variable unset): fixed in the config or the
+    environment, not by waiting for a server, so the CLI exits 2 as for any invalid config (not 69)."""
+
+
 class Embedder(Protocol):
     name: str  # the model, for people (``sentence-transformers/all-MiniLM-L6-v2``, ``openai:…``)
     space: str  # the vector space: ``name@fingerprint``; keys the chunks table and the cache
@@ -135,11 +141,11 @@ def packaged_model_dir(model: str) -> Path:
     try:
         p = expand_home(model)
     except ValueError as exc:  # ~user naming no user, or ~ with no home folder
-        raise EmbeddingError(f"embedding.model: {exc}") from None
+        raise EmbeddingConfigError(f"embedding.model: {exc}") from None
     if (p / "tokenizer.json").is_file():
         return p
-    raise EmbeddingError(f"embedding.model: {model!r} is neither a packaged model ({', '.join(LOCAL_MODELS)}) "
-                         "nor a folder holding a sentence-transformers model")
+    raise EmbeddingConfigError(f"embedding.model: {model!r} is neither a packaged model ({', '.join(LOCAL_MODELS)}) "
+                               "nor a folder holding a sentence-transformers model")
 
 
 class LocalEmbedder:
@@ -209,7 +215,7 @@ class OpenAIEmbedder:
 
         key = os.environ.get(cfg.api_key_env) or ("not-needed" if cfg.base_url else None)
         if not key:
-            raise EmbeddingError(f"embedding.api_key_env: environment variable {cfg.api_key_env} is not set")
+            raise EmbeddingConfigError(f"embedding.api_key_env: environment variable {cfg.api_key_env} is not set")
         from .http_deadline import deadline_http_client
 
         # timeout_seconds bounds each whole request, not only each read (a trickling server is cut off)
@@ -365,7 +371,7 @@ def embedder_from_config(cfg: "EmbeddingConfig") -> Embedder:
         return _cached_local(cfg.model, cfg.batch_size)
     if cfg.provider == "openai":
         return OpenAIEmbedder(cfg)
-    raise EmbeddingError(f"embedding.provider: unknown provider {cfg.provider!r}")
+    raise EmbeddingConfigError(f"embedding.provider: unknown provider {cfg.provider!r}")
 
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:

@@ -484,6 +484,23 @@ def test_ui_on_a_port_in_use_is_an_error_not_a_ui_less_dagster(guide):
     assert f"cannot listen on 127.0.0.1:{port}" in err and "pick another with --port" in err, err
 
 
+def test_an_embedding_setting_that_cannot_work_is_exit_2_as_a_config_error(openai_index):
+    """An unset API key variable or an embedding.model that is no model exited 69 (EX_UNAVAILABLE: "the
+    server is down, try later") like a server outage; waiting fixes neither: they are config errors, 2."""
+    cfg, srv = openai_index
+    text = cfg.read_text()
+    keyless = cfg.with_name("keyless.yaml")
+    keyless.write_text(text.replace(f"base_url: {srv.url}", "api_key_env: DOCS_RAG_TEST_NO_SUCH_KEY"))
+    nomodel = cfg.with_name("nomodel.yaml")
+    nomodel.write_text(text.replace("provider: openai", "provider: local").replace("model: fake-64",
+                                                                                  f"model: {cfg.parent / 'nope'}"))
+    for path, says in ((keyless, "error: embedding.api_key_env: environment variable DOCS_RAG_TEST_NO_SUCH_KEY is "
+                                 "not set"),
+                       (nomodel, f"error: embedding.model: '{cfg.parent / 'nope'}' is neither a packaged model")):
+        out = _run(["search", "forms"], path)
+        assert out.returncode == 2 and out.stderr.startswith(says) and "Traceback" not in out.stderr, out.stderr
+
+
 def test_search_and_ask_with_the_embedding_server_down_are_one_line_and_exit_69(openai_index):
     """embedapi F1: with the embedding server down (or refusing) `search` and `ask` printed a Python
     traceback ending in EmbeddingError and exited with 1 (the status of a failed ingest). Now it is one
