@@ -1109,6 +1109,70 @@ def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: 
     assert (disk / "notes.md").is_file() and sorted(_chunks(cfg)) == indexed
 
 
+def _pack_refs_then_garble(clone: Path) -> None:
+    git(clone, "--git-dir", str(clone), "pack-refs", "--all")
+    with (clone / "packed-refs").open("a") as f:
+        f.write("garbage\n")
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda c: (c / "HEAD").write_text(""), id="empty HEAD"),
+    pytest.param(lambda c: (c / "HEAD").write_text("\0\0garbage"), id="garbled HEAD"),
+    pytest.param(lambda c: (c / "config").write_text("[[[\n"), id="garbled config"),
+    pytest.param(lambda c: (c / "refs/remotes/origin/main").write_text(""), id="empty tracking ref"),
+    pytest.param(lambda c: (c / "refs/remotes/origin/main").write_text("1" * 40 + "\n"), id="ref to a lost object"),
+    pytest.param(_pack_refs_then_garble, id="garbled packed-refs"),
+])
+def test_a_clone_damaged_by_a_crash_or_full_disk_is_cloned_again(tmp_path: Path, damage) -> None:
+    """A crash or a full disk that left the clone's ``HEAD``, ``config`` or a ref file empty or garbled
+    failed every refresh for good: with a bare "git for-each-ref failed (128): fatal: not a git
+    repository" (no source named), or with "could not fetch branch 'main' …: fatal: bad object
+    refs/remotes/origin/main …; check repo, branch and … token_env", which blamed the remote. The clone
+    is the source's own copy: it is cloned again, and said; the index is kept until the new scan compares."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    before = _chunks(cfg)
+    clone = tmp_path / "data/sources/acme/clone"
+    damage(clone)
+    head = repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
+    lines: list[str] = []
+    stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert stats.pages_changed == 1 and stats.pages_new == 0 and stats.pages_deleted == 0
+    assert any(f"acme: the clone {clone} is damaged" in ln and "cloning again, the index is kept" in ln
+               for ln in lines), lines
+    assert json.loads((tmp_path / "data/sources/acme/state.json").read_text())["commit"] == head
+    after = _chunks(cfg)
+    assert sorted(after) == sorted(before)
+    for url in before:  # the pages that did not change are not written again
+        if not url.endswith("/guide/config/"):
+            assert sorted(r["chunk_id"] for r in after[url]) == sorted(r["chunk_id"] for r in before[url])
+    assert refresh.refresh(get_context(cfg), "acme", log=lines.append).pages_changed == 0  # a sound clone now
+
+
+def test_a_damaged_clone_behind_a_link_is_named_and_nothing_is_removed(tmp_path: Path) -> None:
+    """A damaged clone that is a link to a folder elsewhere: what the link leads to is never removed, so
+    the refresh stops with the path, the cause and the fix, and keeps the index."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    indexed = sorted(_chunks(cfg))
+    clone = tmp_path / "data/sources/acme/clone"
+    disk = tmp_path / "bigdisk/clone"
+    disk.parent.mkdir()
+    shutil.move(clone, disk)
+    os.symlink(disk, clone)
+    (disk / "HEAD").write_text("")
+    with pytest.raises(GitError) as err:
+        refresh.refresh(get_context(cfg), "acme")
+    msg = str(err.value)
+    assert msg.startswith(f"sources.acme: the clone {clone} (a link to {disk}) is damaged"), msg
+    assert f"Empty the folder {disk}" in msg and "nothing was removed" in msg
+    assert clone.is_symlink() and (disk / "objects").is_dir() and sorted(_chunks(cfg)) == indexed
+
+
 @pytest.mark.timeout(300)
 def test_a_git_process_left_running_by_a_killed_refresh_is_stopped_before_its_locks_are_removed(
         tmp_path: Path, stalled_server: int) -> None:

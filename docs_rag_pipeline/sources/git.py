@@ -363,8 +363,11 @@ class GitSource(Source):
 
     def _ensure_clone(self, git: _Git, log: Log) -> None:
         if (self.clone_dir / "HEAD").is_file() and (self.clone_dir / "objects").is_dir():
-            return
-        if self.clone_dir.is_symlink():
+            damage = self._damage(git)
+            if damage is None:
+                return
+            self._drop_damaged_clone(damage, log)
+        elif self.clone_dir.is_symlink():
             # the clone moved to another disk and linked back: what the link leads to is never removed
             target = self._empty_link_target()
             log(f"[DISCOVER] {self.name}: the clone folder {self.clone_dir} is a link to the empty folder {target}; "
@@ -375,6 +378,38 @@ class GitSource(Source):
             self.clone_dir.unlink()
         self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
         git.run("init", "--bare", "--quiet", str(self.clone_dir), git_dir=False)
+
+    def _damage(self, git: _Git) -> str | None:
+        """What git finds wrong with the clone, or None when it reads it: its HEAD, config and refs, and
+        the object each ref names (one ``git for-each-ref``: no fsck of the whole object store). A crash
+        or a full disk leaves an empty or garbled HEAD, config, packed-refs or ref file, which git then
+        refuses (``not a git repository``) or skips, and a fetch fails on (``bad object refs/…``)."""
+        proc = git.run("for-each-ref", "--format=%(objecttype) %(refname)", check=False)
+        err = "; ".join(ln.strip() for ln in git.scrub(proc.stderr.decode("utf-8", "replace")).splitlines()
+                        if ln.strip())
+        if proc.returncode != 0 or "ignoring broken ref" in err:
+            return err[:600] or f"git for-each-ref failed ({proc.returncode})"
+        return None
+
+    def _drop_damaged_clone(self, damage: str, log: Log) -> None:
+        """Remove a clone git cannot read, to clone again: it is this source's own copy of the repository,
+        and the index is not touched (the new scan compares every file with it, as after a deleted clone).
+        What a ``clone`` link leads to is never removed: that is named, with the fix."""
+        if self.clone_dir.is_symlink():
+            target = Path(os.path.realpath(self.clone_dir))
+            raise GitError(f"sources.{self.name}: the clone {self.clone_dir} (a link to {target}) is damaged, as a "
+                           f"crash or a full disk leaves it, and git cannot read it: {damage}; nothing was removed, "
+                           f"there or from the index. Empty the folder {target} (it holds only this source's copy "
+                           "of the repository) and the next refresh clones into it")
+        log(f"[DISCOVER] {self.name}: the clone {self.clone_dir} is damaged (a crash or a full disk?) and git cannot "
+            f"read it: {damage}; it is this source's own copy of the repository: cloning again, the index is kept")
+        try:
+            shutil.rmtree(self.clone_dir)
+        except OSError as exc:
+            raise GitError(f"sources.{self.name}: the clone {self.clone_dir} is damaged and git cannot read it: "
+                           f"{damage}; it cannot be removed ({exc.strerror or exc}): delete it by hand (it is this "
+                           "source's own copy of the repository: the next refresh clones again, the index is "
+                           "kept)") from None
 
     def _empty_link_target(self) -> Path:
         """Where the ``clone`` link leads, if that is an empty folder (a re-created volume, an empty mount
