@@ -1072,10 +1072,29 @@ FLAT_DEPTH = 24
 _CONTAINER_PREFIX_RE = re.compile(r"^(?:[ \t]+|>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))*")
 
 
+#: markdown-it's nesting limit inside a paragraph (links, emphasis), CommonMark's own 20. A link label
+#: is searched for at every ``[`` down to this depth, so a line of unclosed ``[`` costs it per
+#: character: at the block limit (100) such a page took several times as long (``bench/hostile_markdown.py``)
+MAX_INLINE_NESTING = 20
+
+
 def _markdown_it(mdx: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
     if mdx:
         md.disable("code")  # MDX has no indented code blocks
+    # inline content is parsed by a twin with the same rules and CommonMark's inline nesting limit: the
+    # options are read from the parser passed along, so each block keeps 100 levels, each paragraph 20
+    inline_md = MarkdownIt("commonmark", {"maxNesting": MAX_INLINE_NESTING})
+    inline_md.inline = md.inline
+
+    def inline(state: Any) -> None:
+        for token in state.tokens:
+            if token.type == "inline":
+                if token.children is None:
+                    token.children = []
+                md.inline.parse(token.content, inline_md, state.env, token.children)
+
+    md.core.ruler.at("inline", inline)
     return md
 
 
