@@ -713,3 +713,43 @@ def test_a_call_running_when_the_client_goes_away_finishes_before_the_server_exi
     assert p.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "Fatal Python error" not in err, err
     assert question in {r["question"] for r in feedback.questions(load_config(cfg))}
+
+
+def test_a_cancelled_call_is_not_waited_for_once_input_closes(openai_index):
+    """mcpfuzz F1: a client cancelled a running ``ask`` (``notifications/cancelled``, an IDE's stop button),
+    then closed the server's input. The SDK answers a cancelled request never (MCP), but the server kept
+    it among the requests to answer before exiting, and waited the whole 300 s drain for it. It exits
+    once the calls really running are done now."""
+    import threading
+
+    cfg, srv = openai_index
+    cfg.write_text(cfg.read_text().replace("timeout_seconds: 5", "timeout_seconds: 120"))  # the held embedding
+    gate, arrived = threading.Event(), threading.Event()
+
+    def hold(texts, headers):  # noqa: ANN001, ANN202 - the query's embedding waits for the gate
+        arrived.set()
+        gate.wait(120)
+
+    env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
+    p = _initialized_server(env, stderr=subprocess.DEVNULL)
+    srv.reply = hold
+    try:
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                       + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                           "name": "ask", "arguments": {"question": "How do forms validate input?"}}}) + "\n").encode())
+        p.stdin.flush()
+        assert arrived.wait(120), "the ask never embedded its question"  # it is running now
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                   "params": {"requestId": 1, "reason": "the user pressed stop"}}) + "\n"
+                       + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}) + "\n").encode())
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the cancel was read
+        p.stdin.close()
+        gate.set()  # the cancelled ask ends; its answer is never sent
+        assert p.wait(timeout=120) == 0  # before, the server waited DRAIN_SECONDS (300 s) for the cancelled id
+        assert p.stdout.read() == b""  # nothing was answered to the cancelled request
+    finally:
+        gate.set()
+        if p.poll() is None:
+            p.kill()
+            p.wait()

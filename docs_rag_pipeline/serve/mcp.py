@@ -478,7 +478,11 @@ class _MendedStdin:
                             await self._wire.reply_error(msg.id, wrong, -32602)
                             continue
                     self._wire.pending.add(_id_key(msg.id))
-                elif isinstance(msg, mcp_types.JSONRPCNotification) and '"id"' in mended:
+                elif isinstance(msg, mcp_types.JSONRPCNotification) and msg.method == "notifications/cancelled":
+                    # the SDK answers a cancelled request never (MCP): the drain at end of input must not wait for it
+                    if isinstance(msg.params, dict) and isinstance(msg.params.get("requestId"), (str, int)):
+                        self._wire.pending.discard(_id_key(msg.params["requestId"]))
+                if isinstance(msg, mcp_types.JSONRPCNotification) and '"id"' in mended:
                     # a request whose id MCP cannot carry (1.5, true) reads as a notification to the SDK,
                     # which answers none: the client would wait for ever
                     bad = invalid_request(mended, ValueError("id"))
