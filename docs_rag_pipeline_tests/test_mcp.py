@@ -613,7 +613,8 @@ def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
 
 @contextlib.contextmanager
 def raw_session(index: Path):  # noqa: ANN201 - yields send(obj) and read() -> the next reply
-    """A ``docs-rag mcp`` process spoken to line by line, initialized: for requests no client library sends."""
+    """A ``docs-rag mcp`` process spoken to line by line, initialized: for requests no client library sends.
+    ``send`` takes an object, or a ``str`` sent as the line it is."""
     from mcp.types import LATEST_PROTOCOL_VERSION
 
     env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
@@ -621,7 +622,7 @@ def raw_session(index: Path):  # noqa: ANN201 - yields send(obj) and read() -> t
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def send(obj: Any) -> None:
-        p.stdin.write(json.dumps(obj).encode() + b"\n")
+        p.stdin.write((obj if isinstance(obj, str) else json.dumps(obj)).encode() + b"\n")
         p.stdin.flush()
 
     def read() -> dict[str, Any]:
@@ -753,3 +754,19 @@ def test_a_cancelled_call_is_not_waited_for_once_input_closes(openai_index):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def test_a_lone_surrogate_id_is_not_answered_with_another_id(index):
+    """mcpfuzz F3: a request whose id is a string holding a lone UTF-16 surrogate (``"\\ud800"``, legal
+    JSON) was answered with id ``"\\uffff"``: the line was mended as a whole, its id too, and the client
+    could never match the answer. Such an id is one MCP cannot carry, answered -32600 with id null; a
+    surrogate in the arguments is still mended (a tool error naming the argument)."""
+    with raw_session(index) as (send, read):
+        send('{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
+        assert read() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": (
+            'id: must be Unicode text or an integer, not "\\ud800" (a lone UTF-16 surrogate)')}}
+        send('{"jsonrpc":"2.0","id":"q\\u00e9","method":"tools/call","params":{"name":"search",'
+             '"arguments":{"query":"x\\ud800"}}}')
+        reply = read()
+        assert reply["id"] == "q\u00e9" and reply["result"]["isError"], reply
+        assert reply["result"]["content"][0]["text"].startswith("INVALID_QUERY: 'query' is not valid Unicode text")

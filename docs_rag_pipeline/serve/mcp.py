@@ -263,15 +263,15 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
 def mend_line(line: str) -> str:
     """A JSON-RPC line whose strings hold lone UTF-16 surrogates (``"\\ud800"``), which the SDK's JSON
     parser rejects without a reply: each becomes U+FFFF, which the tools refuse as not valid text,
-    so the call gets a tool error instead of silence."""
-    if LONE_SURROGATE.search(line):  # undecodable input bytes (surrogateescape): never valid text
-        line = LONE_SURROGATE.sub("\uffff", line)
-    if "\\u" not in line.lower():
+    so the call gets a tool error instead of silence. The request's ``id`` is left as it is: an answer
+    to another id is no answer (:func:`invalid_request` answers it with id null)."""
+    raw = bool(LONE_SURROGATE.search(line))  # undecodable input bytes (surrogateescape): never valid text
+    if not raw and "\\u" not in line.lower():
         return line
     try:
         msg = json.loads(line)
     except (ValueError, RecursionError):  # not JSON, or nested too deeply: the SDK answers it as it is
-        return line
+        return LONE_SURROGATE.sub("\uffff", line) if raw else line
 
     def mend(v: Any) -> Any:
         if isinstance(v, str):
@@ -283,9 +283,11 @@ def mend_line(line: str) -> str:
         return v
 
     try:
+        if isinstance(msg, dict) and isinstance(msg.get("id"), str):
+            return json.dumps({mend(k): (x if k == "id" else mend(x)) for k, x in msg.items()}) + "\n"
         return json.dumps(mend(msg)) + "\n"
     except RecursionError:  # nested too deeply to mend: the SDK refuses such a line on its own
-        return line
+        return LONE_SURROGATE.sub("\uffff", line) if raw else line
 
 
 #: seconds the server waits, once the client has closed its input, for the answers to requests it
@@ -354,6 +356,8 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
         return None, f"id: must be a string or an integer, not {json.dumps(rid)}"
     if not isinstance(rid, (str, int)):
         return None
+    if isinstance(rid, str) and LONE_SURROGATE.search(rid):  # no text: echoed, it could not be matched
+        return None, f"id: must be Unicode text or an integer, not {json.dumps(rid)} (a lone UTF-16 surrogate)"
     if "params" in msg and not isinstance(msg["params"], dict):
         return rid, "params: must be an object of named arguments (MCP has no positional parameters)"
     if not isinstance(msg["method"], str):
