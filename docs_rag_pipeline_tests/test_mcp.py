@@ -770,3 +770,17 @@ def test_a_lone_surrogate_id_is_not_answered_with_another_id(index):
         reply = read()
         assert reply["id"] == "q\u00e9" and reply["result"]["isError"], reply
         assert reply["result"]["content"][0]["text"].startswith("INVALID_QUERY: 'query' is not valid Unicode text")
+
+
+def test_an_empty_batch_is_answered(index):
+    """mcpfuzz F5: the line ``[]`` (an empty JSON-RPC batch) got no reply; JSON-RPC answers it with one
+    Invalid Request error, id null. So is an array of no requests at all (``[1, 2]``)."""
+    with raw_session(index) as (send, read):
+        send([])
+        send([1, 2])
+        send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        for _ in range(2):  # before, the first reply was the ping's
+            reply = read()
+            assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+            assert reply["error"]["message"].startswith("a batch (a JSON array of requests) is not supported"), reply
+        assert read() == {"jsonrpc": "2.0", "id": 9, "result": {}}

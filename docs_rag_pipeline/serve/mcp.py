@@ -343,7 +343,8 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
         msg = json.loads(line, parse_int=_big_int)
     except (ValueError, RecursionError):
         return None
-    if isinstance(msg, list) and any(isinstance(m, dict) and "method" in m and m.get("id") is not None for m in msg):
+    if isinstance(msg, list) and (not msg or any(not isinstance(m, dict) or ("method" in m and m.get("id") is not None)
+                                                 for m in msg)):
         # JSON-RPC's batch, which MCP does not take (since 2025-06-18): one error, its id null as JSON-RPC
         # answers a request whose id cannot be read
         return None, "a batch (a JSON array of requests) is not supported: send each request as a line of its own"
