@@ -784,3 +784,16 @@ def test_an_empty_batch_is_answered(index):
             assert reply["id"] is None and reply["error"]["code"] == -32600, reply
             assert reply["error"]["message"].startswith("a batch (a JSON array of requests) is not supported"), reply
         assert read() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+def test_a_missing_or_wrong_jsonrpc_names_the_field(index):
+    """mcpfuzz F4: ``{"id": 6, "method": "ping"}`` and ``"jsonrpc": "1.0"`` got pydantic's internal text
+    (``Field required [type=missing, input_value={…the whole request…}]``), naming no field."""
+    with raw_session(index) as (send, read):
+        send({"id": 6, "method": "ping"})
+        assert read() == {"jsonrpc": "2.0", "id": 6, "error": {"code": -32600, "message": 'jsonrpc: required, "2.0"'}}
+        send({"jsonrpc": "1.0", "id": 7, "method": "ping", "params": {"q": "x" * 500}})
+        assert read() == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": 'jsonrpc: must be "2.0", not "1.0"'}}
+        send({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"_meta": 5}})
+        reply = read()
+        assert reply["id"] == 8 and "input_value" not in json.dumps(reply) and "[type=" not in json.dumps(reply), reply

@@ -336,9 +336,10 @@ def has_long_number(line: str) -> bool:
 
 def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
     """(id, message) for a line that is a JSON-RPC request by its ``id`` and ``method`` but that the
-    SDK cannot parse (``params`` a list, a number too long to read), which it would drop without a
-    reply; the id is None (JSON-RPC's null) for an id MCP cannot carry (``1.5``, ``true``, an object)
-    and for a batch. None for anything else (a notification, a line that is no request)."""
+    SDK cannot parse (``params`` a list, a number too long to read, ``jsonrpc`` missing or not "2.0"),
+    which it would drop without a reply or answer with pydantic's text; the id is None (JSON-RPC's null)
+    for an id MCP cannot carry (``1.5``, ``true``, an object, a string with a lone surrogate) and for a
+    batch (an empty one too). None for anything else (a notification, a line that is no request)."""
     try:
         msg = json.loads(line, parse_int=_big_int)
     except (ValueError, RecursionError):
@@ -359,14 +360,29 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
         return None
     if isinstance(rid, str) and LONE_SURROGATE.search(rid):  # no text: echoed, it could not be matched
         return None, f"id: must be Unicode text or an integer, not {json.dumps(rid)} (a lone UTF-16 surrogate)"
+    if msg.get("jsonrpc") != "2.0":
+        return rid, 'jsonrpc: required, "2.0"' if "jsonrpc" not in msg else \
+            f'jsonrpc: must be "2.0", not {json.dumps(msg["jsonrpc"])[:40]}'
     if "params" in msg and not isinstance(msg["params"], dict):
         return rid, "params: must be an object of named arguments (MCP has no positional parameters)"
     if not isinstance(msg["method"], str):
         return rid, "method: must be a string"
     if "number out of range" in str(exc) or has_long_number(line):
         return rid, _TOO_LONG
-    first = str(exc).splitlines()
-    return rid, f"not a valid JSON-RPC request: {first[2].strip() if len(first) > 2 else first[0]}"
+    return rid, f"not a valid JSON-RPC request: {_first_error(exc)}"
+
+
+def _first_error(exc: Exception) -> str:
+    """The first thing pydantic found wrong with a request, by its field, without the request's text."""
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors(include_input=False, include_url=False)[0] if callable(errors) else None
+    except (IndexError, TypeError):
+        first = None
+    if first is None:
+        return str(exc).splitlines()[0][:200]
+    loc = ".".join(str(x) for x in first.get("loc", ())[1:])  # [0] is the union's branch (JSONRPCRequest)
+    return f"{loc}: {first.get('msg', 'invalid')}" if loc else str(first.get("msg", "invalid"))
 
 
 def bad_call_params(params: Any) -> str | None:
