@@ -612,9 +612,9 @@ def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
 
 
 @contextlib.contextmanager
-def raw_session(index: Path):  # noqa: ANN201 - yields send(obj) and read() -> the next reply
-    """A ``docs-rag mcp`` process spoken to line by line, initialized: for requests no client library sends.
-    ``send`` takes an object, or a ``str`` sent as the line it is."""
+def raw_session(index: Path, initialize: bool = True):  # noqa: ANN201 - yields send(obj) and read() -> the next reply
+    """A ``docs-rag mcp`` process spoken to line by line, initialized (unless ``initialize`` is False): for
+    requests no client library sends. ``send`` takes an object, or a ``str`` sent as the line it is."""
     from mcp.types import LATEST_PROTOCOL_VERSION
 
     env = {**os.environ, "DOCS_RAG_CONFIG": str(index), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
@@ -629,10 +629,11 @@ def raw_session(index: Path):  # noqa: ANN201 - yields send(obj) and read() -> t
         return json.loads(p.stdout.readline())
 
     try:
-        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-        assert "result" in read()
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if initialize:
+            send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+            assert "result" in read()
+            send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         yield send, read
     finally:
         p.stdin.close()
@@ -797,3 +798,28 @@ def test_a_missing_or_wrong_jsonrpc_names_the_field(index):
         send({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"_meta": 5}})
         reply = read()
         assert reply["id"] == 8 and "input_value" not in json.dumps(reply) and "[type=" not in json.dumps(reply), reply
+
+
+def test_requests_before_initialize_and_bad_params_are_told_what_is_wrong(index):
+    """mcpfuzz F2: a request before ``initialize``, an ``initialize`` with ``params: {}`` and a
+    ``logging/setLevel`` without ``level`` all got the SDK's bare ``-32602 Invalid request parameters``,
+    which blamed valid params in the first case and named no field in the others."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    with raw_session(index, initialize=False) as (send, read):
+        send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert read() == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": (
+            "the session is not initialized: send initialize (then notifications/initialized) before 'tools/list'")}}
+        send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {}})
+        reply = read()
+        assert reply["id"] == 2 and reply["error"]["code"] == -32602, reply
+        for field in ("params.protocolVersion: required", "params.capabilities: required", "params.clientInfo: required"):
+            assert field in reply["error"]["message"], reply
+        send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in read()
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {}})
+        assert read() == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "params.level: required"}}
+        send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+        assert read()["result"]["tools"]  # the session goes on

@@ -171,9 +171,53 @@ class _Server(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
+#: what a request before the handshake is told (the SDK's own answer, "Invalid request parameters",
+#: blamed the request's params)
+NOT_INITIALIZED = ("the session is not initialized: send initialize (then notifications/initialized) "
+                   "before {method!r}")
+
+
+def field_errors(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as ``params.level: required; …``: each field by its path, never the
+    input (which could be a whole request)."""
+    parts = []
+    for e in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(x) for x in e.get("loc", ())) or "params"
+        what = "required" if e.get("type") == "missing" else str(e.get("msg", "invalid")).lower()
+        parts.append(f"{where}: {what}")
+    return "; ".join(dict.fromkeys(parts)) or "invalid request parameters"
+
+
+async def _name_what_is_wrong(ctx: Any, call_next: Any) -> Any:
+    """Server middleware: the SDK answers a request before ``initialize``, and params it cannot validate
+    (``initialize`` with ``{}``, ``logging/setLevel`` without ``level``), with the bare -32602 "Invalid
+    request parameters", naming nothing; the same error here names the missing handshake or each field."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+    from pydantic import ValidationError
+
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        if ctx.request_id is None:  # a notification: the SDK drops it, nobody is answered
+            raise
+        raise MCPError(code=INVALID_PARAMS, message=field_errors(exc)) from None
+    except MCPError as exc:
+        if (exc.error.code == INVALID_PARAMS and exc.error.message == "Invalid request parameters"
+                and not _initialize_accepted(ctx)):
+            raise MCPError(code=INVALID_PARAMS, message=NOT_INITIALIZED.format(method=ctx.method)) from None
+        raise
+
+
+def _initialize_accepted(ctx: Any) -> bool:
+    connection = getattr(getattr(ctx, "session", None), "_connection", None)
+    return bool(getattr(connection, "initialize_accepted", True))
+
+
 def create_server(config_path: str | Path | None = None) -> MCPServer:
     """The MCP server over the index that ``config_path`` (else $DOCS_RAG_CONFIG, ./docs_rag.yaml) names."""
     server = _Server(name="docs-rag", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server._lowlevel_server.middleware.append(_name_what_is_wrong)
 
     def ctx():  # noqa: ANN202
         return get_context(config_path)
