@@ -1073,11 +1073,9 @@ def test_a_git_command_past_the_timeout_leaves_no_git_process(tmp_path: Path, st
     assert not _processes_naming(url)
 
 
-def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: Path) -> None:
-    """A clone moved to another disk and linked back, whose folder then came back empty (a re-created
-    volume), failed every ingest with "OSError: Cannot call rmtree on a symbolic link": no path, no
-    fix, never again a clone. It is cloned again into the empty folder, the link kept; a link that leads
-    to nothing is named with the fix, and nothing is removed, there or from the index."""
+def _indexed_with_its_clone_behind_a_link(tmp_path: Path):  # noqa: ANN202
+    """A source indexed, then its clone moved to another disk (``bigdisk/clone``) and linked back:
+    (repo, config, the indexed chunks, the clone's link, the folder it leads to)."""
     repo = Repo(tmp_path / "repo")
     repo.commit("one", DOCS)
     cfg = _config(tmp_path, repo)
@@ -1088,6 +1086,15 @@ def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: 
     disk.parent.mkdir()
     shutil.move(clone, disk)
     os.symlink(disk, clone)
+    return repo, cfg, indexed, clone, disk
+
+
+def test_a_linked_clone_whose_folder_comes_back_empty_is_cloned_again(tmp_path: Path) -> None:
+    """A clone moved to another disk and linked back, whose folder then came back empty (a re-created
+    volume), failed every ingest with "OSError: Cannot call rmtree on a symbolic link": no path, no
+    fix, never again a clone. It is cloned again into the empty folder, the link kept; a link that leads
+    to nothing is named with the fix, and nothing is removed, there or from the index."""
+    repo, cfg, indexed, clone, disk = _indexed_with_its_clone_behind_a_link(tmp_path)
     shutil.rmtree(disk)
     disk.mkdir()  # the disk came back empty
     repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
@@ -1154,16 +1161,7 @@ def test_a_clone_damaged_by_a_crash_or_full_disk_is_cloned_again(tmp_path: Path,
 def test_a_damaged_clone_behind_a_link_is_named_and_nothing_is_removed(tmp_path: Path) -> None:
     """A damaged clone that is a link to a folder elsewhere: what the link leads to is never removed, so
     the refresh stops with the path, the cause and the fix, and keeps the index."""
-    repo = Repo(tmp_path / "repo")
-    repo.commit("one", DOCS)
-    cfg = _config(tmp_path, repo)
-    refresh.refresh(get_context(cfg), "acme")
-    indexed = sorted(_chunks(cfg))
-    clone = tmp_path / "data/sources/acme/clone"
-    disk = tmp_path / "bigdisk/clone"
-    disk.parent.mkdir()
-    shutil.move(clone, disk)
-    os.symlink(disk, clone)
+    repo, cfg, indexed, clone, disk = _indexed_with_its_clone_behind_a_link(tmp_path)
     (disk / "HEAD").write_text("")
     with pytest.raises(GitError) as err:
         refresh.refresh(get_context(cfg), "acme")

@@ -349,6 +349,21 @@ def test_every_request_read_is_answered_even_when_input_closes_at_once(index):
     assert replies[6]["result"] == {}
 
 
+def _held_embedding(cfg):  # noqa: ANN001, ANN202
+    """(gate, arrived, reply) for the openai_index's embedding server: with ``srv.reply = reply`` a query's
+    embedding says it ``arrived`` and waits for the ``gate`` (the config's timeout raised to 120 s)."""
+    import threading
+
+    cfg.write_text(cfg.read_text().replace("timeout_seconds: 5", "timeout_seconds: 120"))
+    gate, arrived = threading.Event(), threading.Event()
+
+    def hold(texts, headers):  # noqa: ANN001, ANN202
+        arrived.set()
+        gate.wait(120)
+
+    return gate, arrived, hold
+
+
 def _initialized_server(env: dict[str, str], args: tuple[str, ...] = ("-m", "docs_rag_pipeline", "mcp"),
                         stderr: Any = subprocess.PIPE) -> subprocess.Popen:
     """``docs-rag mcp`` (or another command that serves MCP over stdio) in a process of its own, past
@@ -684,19 +699,11 @@ def test_a_call_running_when_the_client_goes_away_finishes_before_the_server_exi
     """mcp.md: once the client is gone, the calls already running finish before the server exits (anyio
     waits for a worker thread that is not abandoned on cancel). Here the query's embedding is held until
     the client has gone and the server has had time to exit: the ask is still logged, exit status 0."""
-    import threading
-
     from docs_rag_pipeline import feedback
     from docs_rag_pipeline.config import load_config
 
     cfg, srv = openai_index
-    cfg.write_text(cfg.read_text().replace("timeout_seconds: 5", "timeout_seconds: 120"))  # the held embedding
-    gate, arrived = threading.Event(), threading.Event()
-
-    def hold(texts, headers):  # noqa: ANN001, ANN202 - the query's embedding waits for the gate
-        arrived.set()
-        gate.wait(120)
-
+    gate, arrived, hold = _held_embedding(cfg)
     env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
     p = _initialized_server(env)
     srv.reply = hold
@@ -722,16 +729,8 @@ def test_a_cancelled_call_is_not_waited_for_once_input_closes(openai_index):
     then closed the server's input. The SDK answers a cancelled request never (MCP), but the server kept
     it among the requests to answer before exiting, and waited the whole 300 s drain for it. It exits
     once the calls really running are done now."""
-    import threading
-
     cfg, srv = openai_index
-    cfg.write_text(cfg.read_text().replace("timeout_seconds: 5", "timeout_seconds: 120"))  # the held embedding
-    gate, arrived = threading.Event(), threading.Event()
-
-    def hold(texts, headers):  # noqa: ANN001, ANN202 - the query's embedding waits for the gate
-        arrived.set()
-        gate.wait(120)
-
+    gate, arrived, hold = _held_embedding(cfg)
     env = {**os.environ, "DOCS_RAG_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1", "LANCEDB_LOG": "error"}
     p = _initialized_server(env, stderr=subprocess.DEVNULL)
     srv.reply = hold
