@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docs_rag_pipeline.answering.citations import _ACTIVE_ATTRS, _ACTIVE_NAMES, _drop_active_tags  # noqa: E402
-from timing import best_of, growth  # noqa: E402 - bench/timing.py, beside this script
+from timing import race  # noqa: E402 - bench/timing.py, beside this script
 
 _OLD_ATTRS = r"""(?:"[^"]*"|'[^']*'|[^<>"'])*?"""
 OLD = re.compile(rf"</?(?:{_ACTIVE_NAMES})\b{_OLD_ATTRS}>|<[A-Za-z][\w-]*\s{_OLD_ATTRS}"
@@ -34,18 +34,9 @@ SIZES = (2_000, 4_000, 8_000, 16_000)
 
 
 def main() -> None:
-    print(f"{'shape':34} {'size':>6} {'baseline s':>11} {'now s':>9} {'ratio':>8}")
-    for name, make in SHAPES.items():
-        rows = []
-        for n in SIZES:
-            text = make(n)
-            # same decisions first: both drop the same tags
-            assert OLD.sub("", text) == _drop_active_tags(text), name
-            old, new = best_of(lambda s: OLD.sub("", s), text), best_of(_drop_active_tags, text)
-            rows.append((n, old, new))
-            print(f"{name:34} {n:>6} {old:>11.4f} {new:>9.5f} {old / max(new, 1e-9):>8.2f}x")
-        (n0, o0, w0), (n1, o1, w1) = rows[0], rows[-1]
-        print(f"{'':34} growth {n0}→{n1}: baseline n^{growth(n0, n1, o0, o1):.1f}, now n^{growth(n0, n1, w0, w1):.1f}")
+    # both sides drop the same tags, checked first on every string
+    race(SHAPES, SIZES, lambda s: OLD.sub("", s), _drop_active_tags,
+         same=lambda s: OLD.sub("", s) == _drop_active_tags(s), width=34)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from markdown_it import MarkdownIt  # noqa: E402
 
 from docs_rag_pipeline.parsing.markdown import _MD, MAX_NESTING  # noqa: E402
-from timing import best_of, growth  # noqa: E402 - bench/timing.py, beside this script
+from timing import race  # noqa: E402 - bench/timing.py, beside this script
 
 OLD = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
 NOW = _MD[False]
@@ -37,17 +37,7 @@ def _same(text: str) -> bool:
 
 
 def main() -> None:
-    print(f"{'shape':30} {'size':>6} {'baseline s':>11} {'now s':>9} {'ratio':>8}")
-    for name, make in SHAPES.items():
-        rows = []
-        for n in SIZES:
-            text = make(n)
-            assert _same(text), name
-            old, new = best_of(OLD.parse, text), best_of(NOW.parse, text)
-            rows.append((n, old, new))
-            print(f"{name:30} {n:>6} {old:>11.4f} {new:>9.4f} {old / max(new, 1e-9):>8.2f}x")
-        (n0, o0, w0), (n1, o1, w1) = rows[0], rows[-1]
-        print(f"{'':30} growth {n0}→{n1}: baseline n^{growth(n0, n1, o0, o1):.1f}, now n^{growth(n0, n1, w0, w1):.1f}")
+    race(SHAPES, SIZES, OLD.parse, NOW.parse, same=_same, width=30)  # the same tokens, checked first
 
 
 if __name__ == "__main__":
