@@ -217,22 +217,24 @@ def _disk_full_steps(failures: list[tuple[str, str]]) -> None:
             raise OSError(errno.ENOSPC, f"step {step} failed: {msg.splitlines()[0][:200]}")
 
 
-def _sync_source_partitions(instance, config: Config, names: list[str]) -> None:  # noqa: ANN001 - DagsterInstance
+def _sync_source_partitions(instance, config: Config, names: list[str]) -> list[str]:  # noqa: ANN001 - DagsterInstance
     """A partition for each source to ingest, and none for a source no longer configured (here nor in
     another config sharing the storage), as the sources sensor keeps them where no daemon runs it: of
-    the sources this storage held only."""
+    the sources this storage held or whose partition it added only. Returns the partitions deleted."""
     from .defs.partitions import add_source_partitions, sources_partitions
     from .shared_storage import SiblingConfigUnreadable, removable_partitions
 
     existing = list(instance.get_dynamic_partitions(sources_partitions.name))
     if [n for n in names if n not in existing]:
-        add_source_partitions(instance, names)  # another process may add them at the same moment
+        add_source_partitions(instance, config, names)  # another process may add them at the same moment
     try:
-        # only a source this storage held (its state folder is here): a Dagster home that DAGSTER_HOME
-        # names may be shared by projects with other storage, whose partitions are theirs
-        _delete_partitions(instance, removable_partitions(config, existing))
+        # only a source this storage held (its state folder is here) or whose partition it added: a
+        # Dagster home that DAGSTER_HOME names may be shared by projects with other storage, whose
+        # partitions are theirs
+        return _delete_partitions(instance, removable_partitions(config, existing))
     except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
         print(f"warning: {exc}", file=sys.stderr)
+        return []
 
 
 def _delete_partitions(instance, names: list[str]) -> list[str]:  # noqa: ANN001 - DagsterInstance
@@ -891,6 +893,9 @@ def cmd_prune(args: argparse.Namespace, config: Config) -> int:
     partitions: list[str] = []
     pruned = prune(get_context(config.path), log=lambda m: print(m, file=sys.stderr),
                    before_delete=lambda names: partitions.extend(_delete_source_partitions(config, names)))
+    with _existing_instance(config) as instance:  # a removed source that never scanned: no rows, no folder
+        if instance is not None:
+            partitions.extend(_sync_source_partitions(instance, config, []))
     _forget_outputs_of_ended_runs(config)
     forgotten = forget_old_questions(config)
     if forgotten:

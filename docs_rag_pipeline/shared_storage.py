@@ -10,6 +10,11 @@ another storage no longer protects anything, so its sources are pruned as before
 that is there but cannot be read (a YAML typo, a half-written save, no permission) lists what nobody
 can tell: :func:`sources_of_other_configs` raises :class:`SiblingConfigUnreadable`, and its callers
 prune nothing that run.
+
+Which Dagster ``sources`` partitions are this storage's: those of a source whose state folder
+``<storage>/sources/<name>`` is here, and those this storage's sensor, ingest or ``refresh_all_sources``
+run added, recorded in ``<storage>/partitions.json`` before they are added (a source removed from the
+config before its first scan has no state folder, and kept its partition forever).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from .config import Config, ConfigError, load_config
 from .files import atomic_write
 
 REGISTRY = "configs.json"
+#: the ``sources`` partitions this storage added (beside ``configs.json``, not under ``sources/``)
+ADDED_PARTITIONS = "partitions.json"
 
 
 class SiblingConfigUnreadable(ConfigError):
@@ -82,15 +89,56 @@ def sources_of_other_configs(config: Config) -> dict[str, Path]:
     return out
 
 
+def _added_partitions(storage: Path) -> set[str]:
+    try:
+        raw = json.loads((storage / ADDED_PARTITIONS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {n for n in raw if isinstance(n, str)} if isinstance(raw, list) else set()
+
+
+def _update_added_partitions(storage: Path, add: set[str] = frozenset(), drop: set[str] = frozenset()) -> None:
+    """Add ``add`` to and take ``drop`` from the recorded partitions, under a lock of their own (the
+    sensor and an ingest may add at the same moment). Best effort: a record that cannot be written
+    leaves a partition of a source removed before its first scan to delete by hand, it fails nothing."""
+    from .locks import LockTimeout, hold
+
+    try:
+        with hold(storage, "partitions", purpose="record the source partitions it adds", timeout=60):
+            before = _added_partitions(storage)
+            after = (before | set(add)) - set(drop)
+            if after != before:
+                atomic_write(storage / ADDED_PARTITIONS, json.dumps(sorted(after), indent=1).encode())
+    except (OSError, ConfigError, LockTimeout):
+        pass
+
+
+def record_added_partitions(config: Config, names: list[str]) -> None:
+    """Record that this storage adds the ``sources`` partitions ``names`` (call before adding them),
+    so that :func:`removable_partitions` counts them as this storage's before their source has a state
+    folder. For an object-store storage the record goes where the state folders are, ``storage_path``."""
+    if names:
+        _update_added_partitions(Path(config.storage_path), add=set(names))
+
+
 def removable_partitions(config: Config, existing: list[str]) -> list[str]:
     """Of the Dagster partitions ``existing``, those of sources this storage held (their state folder
-    ``<storage>/sources/<name>`` is here) that neither ``config`` nor another config file of the same
+    ``<storage>/sources/<name>`` is here, or this storage added the partition:
+    :func:`record_added_partitions`) that neither ``config`` nor another config file of the same
     storage lists: a Dagster home may be shared by projects with other storage, whose partitions are
-    theirs. Raises :class:`SiblingConfigUnreadable` as :func:`sources_of_other_configs` does."""
+    theirs. A recorded partition that is gone (deleted by the caller's last call, or from the UI) and
+    that no config of this storage lists is taken off the record, so that a partition of that name
+    another project adds later stays its own. Raises :class:`SiblingConfigUnreadable` as
+    :func:`sources_of_other_configs` does."""
     configured = {s.name for s in config.sources}
+    storage = Path(config.storage_path)
+    added = _added_partitions(storage)
     gone = [n for n in existing if n not in configured]
-    if not gone:
+    stale = added - set(existing) - configured
+    if not gone and not stale:
         return []
     others = sources_of_other_configs(config)
-    state_root = Path(config.storage_path) / "sources"
-    return [n for n in gone if n not in others and (state_root / n).is_dir()]
+    if stale - set(others):
+        _update_added_partitions(storage, drop=stale - set(others))
+    state_root = storage / "sources"
+    return [n for n in gone if n not in others and (n in added or (state_root / n).is_dir())]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -147,6 +148,37 @@ def test_two_projects_sharing_a_dagster_home_keep_each_others_partitions(tmp_pat
         result = sources_sensor(build_sensor_context(instance=instance, cursor=cursors["a"]))
         assert [list(r.partition_keys) for r in result.dynamic_partitions_requests
                 if type(r).__name__.startswith("Delete")] == [["alpha"]]
+
+
+def test_a_source_renamed_before_its_first_scan_loses_its_partition(tmp_path, monkeypatch):
+    """A source added with a typo (``tpyo``) and renamed before its first run scanned has no state
+    folder, so the sensor, ``docs-rag ingest`` and ``docs-rag prune`` kept its partition forever (runs of it
+    fail with ``unknown source``). The partitions this storage's sensor adds are recorded in the storage
+    (``partitions.json``, not under ``sources/``), so that one goes; a partition of another project
+    sharing the Dagster home, never added by this storage, is still kept."""
+    (tmp_path / "docs").mkdir()
+    cfg = tmp_path / "docs_rag.yaml"
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("sources", ["theirs"])  # another project's, never scanned here either
+        cursor, deleted = None, []
+        for name in ("tpyo", "typo", "typo"):
+            cfg.write_text(f"storage: data\nsources: [{{name: alpha, kind: local, path: docs}}, "
+                           f"{{name: {name}, kind: local, path: docs}}]\n")
+            result = sources_sensor(build_sensor_context(instance=instance, cursor=cursor))
+            for r in result.dynamic_partitions_requests:  # as the daemon applies them
+                if type(r).__name__.startswith("Add"):
+                    instance.add_dynamic_partitions("sources", list(r.partition_keys))
+                else:
+                    deleted += list(r.partition_keys)
+                    for key in r.partition_keys:
+                        instance.delete_dynamic_partition("sources", key)
+            cursor = result.cursor
+        assert deleted == ["tpyo"]
+        assert sorted(instance.get_dynamic_partitions("sources")) == ["alpha", "theirs", "typo"]
+        assert not (tmp_path / "data" / "sources").exists()  # nothing scanned: no state folder, no stray file
+        # the deleted partition is off the record: one of that name another project adds later stays its own
+        assert sorted(json.loads((tmp_path / "data" / "partitions.json").read_text())) == ["alpha", "typo"]
 
 
 def test_a_source_removed_and_added_again_gets_a_first_run_again(tmp_path, monkeypatch):

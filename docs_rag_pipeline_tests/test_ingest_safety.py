@@ -304,6 +304,48 @@ def test_prune_deletes_the_partition_of_a_removed_source_that_has_no_rows(tmp_pa
     assert out.returncode == 0 and "nothing to prune: every indexed source is configured" in out.stderr, out.stderr
 
 
+def test_ingest_and_prune_delete_the_partition_of_a_source_removed_before_its_first_scan(tmp_path, monkeypatch):
+    """A source the sensor added (with its first run queued) and that was renamed or removed before any
+    run scanned it has no state folder and no rows: `docs-rag ingest` and `docs-rag prune` kept its
+    partition forever (prune said "nothing to prune"). The partitions this storage added are recorded
+    in it, so both delete theirs; a partition of another project sharing the Dagster home stays."""
+    from dagster import build_sensor_context
+
+    from docs_rag_pipeline.defs.automation import sources_sensor
+
+    write_docs(tmp_path / "a", GUIDE)
+    (tmp_path / "dagster_home").mkdir()
+    (tmp_path / "dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: a}
+      - {name: tpyo, kind: local, path: a}
+      - {name: oops, kind: local, path: a}
+    """)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        instance.add_dynamic_partitions("sources", ["theirs"])  # another project's on the same Dagster home
+        result = sources_sensor(build_sensor_context(instance=instance))
+        for r in result.dynamic_partitions_requests:  # as the daemon applies them
+            instance.add_dynamic_partitions("sources", list(r.partition_keys))
+    assert _partitions(cfg) == ["alpha", "oops", "theirs", "tpyo"]
+
+    cfg = write_config(tmp_path, sources="""
+      - {name: alpha, kind: local, path: a}
+      - {name: oops, kind: local, path: a}
+    """)
+    out = _run(["ingest", "--source", "alpha"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert "[tpyo] its partition is deleted: the source is no longer in the config" in out.stderr
+    assert _partitions(cfg) == ["alpha", "oops", "theirs"]
+
+    cfg = write_config(tmp_path, sources="- {name: alpha, kind: local, path: a}")
+    out = _run(["prune", "--json"], cfg)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"rows_pruned": {}, "partitions_deleted": ["oops"]}
+    assert _partitions(cfg) == ["alpha", "theirs"]
+    assert sorted(p.name for p in (tmp_path / "data" / "sources").iterdir()) == ["alpha"]
+
+
 def test_a_removed_source_leaves_no_parquet_files_between_assets(tmp_path):
     """A source taken out of the config (say, because it should never have been indexed) lost its rows,
     state folder and partition, but ``dagster_io/{scraped_pages,chunks,embeddings}/<name>.parquet``

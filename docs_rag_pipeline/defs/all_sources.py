@@ -75,7 +75,7 @@ def source_names(context: OpExecutionContext, config: SourcesConfig, docs_rag: D
         cfg.source(name)  # an unknown name fails here, before any work
     known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
     if [n for n in names if n not in known]:
-        add_source_partitions(context.instance, names)  # another process may add them at the same moment
+        add_source_partitions(context.instance, cfg, names)  # another process may add them at the same moment
     for name, key in step_labels(names).items():
         yield DynamicOutput(name, mapping_key=key)
 

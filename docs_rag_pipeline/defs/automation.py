@@ -56,7 +56,7 @@ def partition_requests(configured: list[str], existing: list[str]) -> tuple[list
 @sensor(job=refresh_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a partition (and a first run) for each new source in the config; removes deleted ones.")
 def sources_sensor(context: SensorEvaluationContext) -> SensorResult | SkipReason:
-    from ..shared_storage import SiblingConfigUnreadable, removable_partitions
+    from ..shared_storage import SiblingConfigUnreadable, record_added_partitions, removable_partitions
 
     try:
         config = load_config()
@@ -67,7 +67,7 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult | SkipReaso
     existing = list(context.instance.get_dynamic_partitions(sources_partitions.name))
     add, _ = partition_requests(configured, existing)
     try:
-        # only the partitions of sources this storage held that no config of it lists: another
+        # only the partitions of sources this storage held or added that no config of it lists: another
         # project sharing the Dagster home (its own storage) keeps its partitions
         remove = removable_partitions(config, existing)
     except SiblingConfigUnreadable as exc:  # which partitions are its sources is unknown: delete none
@@ -79,7 +79,8 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult | SkipReaso
                          f"its run {run_id} ends (deleting it under the run failed the run)")
     remove = [n for n in remove if n not in busy]
     requests = []
-    if add:
+    if add:  # recorded as this storage's: removed before its first scan (no state folder), it still goes
+        record_added_partitions(config, add)
         requests.append(sources_partitions.build_add_request(add))
     if remove:
         requests.append(sources_partitions.build_delete_request(remove))
