@@ -341,6 +341,19 @@ def test_asciidoc_an_anchor_ending_a_section_title_is_its_id() -> None:
     assert page.sections[0].text == "Intro.\n\nFloat"
 
 
+def test_asciidoc_a_reference_without_text_shows_the_sections_reftext() -> None:
+    # Asciidoctor shows ``<<id>>`` as the section's reftext when it has one (``[[id,reftext]]`` above or
+    # at the end of the title, ``[#id,reftext=…]``), else its title; before, always the title
+    doc = ("= Guide\n\nSee <<inst>>, <<cfg>>, <<oth>>, <<plain>> and <<inst,the steps>>.\n\n"
+           "[[inst,Setup guide]]\n== Installing things\n\nx\n\n"
+           "[#cfg,reftext=\"Config chapter\"]\n== Configuration\n\ny\n\n"
+           "== Other [[oth,Other _stuff_]]\n\nz\n\n[[plain]]\n== Plain one\n\nw\n")
+    page = parse_asciidoc(doc, path="guide.adoc")
+    assert page.sections[0].text == "See Setup guide, Config chapter, Other stuff, Plain one and the steps."
+    assert [s.headings for s in page.sections[1:]] == [("Installing things",), ("Configuration",), ("Other",),
+                                                        ("Plain one",)]  # the headings keep their titles
+
+
 def test_asciidoc_two_line_section_titles_are_sections_as_asciidoctor_reads_them() -> None:
     # Asciidoctor reads a two-line (underlined) title by default: a line with a letter or digit over a
     # line of one of = - ~ ^ + (levels 0-4) of its length within one. Before, the underline opened a

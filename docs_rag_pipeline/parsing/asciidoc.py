@@ -704,6 +704,12 @@ def _title_anchor(raw: str) -> tuple[str, str | None]:
     return raw, None
 
 
+def _title_reftext(raw: str) -> str | None:
+    """The reftext of the anchor that ends a section title (``Title [[id,reftext]]``), if any."""
+    m = _SECTION_ANCHOR_RE.search(raw) if raw.endswith("]]") else None
+    return m.group(3).strip() if m and not m.group(1) and m.group(3) else None
+
+
 def _delimiter(line: str) -> str | None:
     """The kind of delimited block a line opens, if any."""
     s = line.rstrip()
@@ -1356,6 +1362,8 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
         m = _BLOCK_ANCHOR_RE.match(s)
         if m:
             pending.ident = m.group(1)
+            if m.group(2):  # [[id,reftext]]
+                pending.named["reftext"] = m.group(2)
             seen.setdefault(pending.ident, 1)
             continue
         if _BLOCK_ATTR_RE.match(s) and not _BLOCK_MACRO_RE.match(s):
@@ -1367,7 +1375,10 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
         if sect and sect[0][0] == "=" and len(sect[0]) > 1:
             underline = k + sect[2] - 1
             raw, ident = (sect[1], pending.ident) if pending.ident else _title_anchor(sect[1])
-            title = " ".join(inline_text(raw, local).split())
+            # a ``<<id>>`` without text shows the section's reftext, as Asciidoctor does, else its title:
+            # ``[[id,Setup guide]]``, ``[#id,reftext=Setup guide]``, ``== Title [[id,Setup guide]]``
+            reftext = pending.named.get("reftext") if pending.ident else _title_reftext(sect[1])
+            title = " ".join(inline_text(reftext or raw, local).split())
             if not ident and "sectids" in local:
                 ident = generate_id(title, seen, prefix=local.get("idprefix", "_"),
                                     separator=local.get("idseparator", "_"))
