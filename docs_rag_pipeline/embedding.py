@@ -281,11 +281,18 @@ class OpenAIEmbedder:
                 delay *= 2
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
+                if status in (400, 422) and self._size and "dimension" in str(exc).lower():
+                    # a model that cannot shorten its vectors (OpenAI's text-embedding-ada-002, a vLLM
+                    # model without Matryoshka training): embedding.dimensions then only says the size
+                    # its vectors have, as before it was sent; a vector of another size is named where
+                    # vectors are checked
+                    log.warning("%s", self._safe(f"the embedding server at {self._url} does not take "
+                                                 f"embedding.dimensions ({exc}); asking without it"))
+                    self._size = {}
+                    return self._call(batch)
                 hint = ("; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
                         "; check embedding.base_url and embedding.model" if status == 404 else
-                        "; embedding.dimensions is sent to the server as the vector size: a model that cannot "
-                        "shorten its vectors refuses it, so leave it unset" if status in (400, 422) and self._size
-                        else "")
+                        "")
                 raise self._fail(f"embedding server at {self._url} refused the request: {exc}{hint}") \
                     from self._cause(exc)
             except (ValueError, TypeError) as exc:  # a body the client could not read ("data": null, bad base64)

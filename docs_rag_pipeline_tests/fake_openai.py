@@ -20,6 +20,7 @@ class EmbeddingsServer(LocalServer):
         ``reply(texts, request_headers)`` (read case-insensitively): ``(status, headers, body)`` to send instead of an answer (an
         HTML page, a 429 with Retry-After, a 401 that echoes the key), or None to answer (settable later)."""
         self.requests: list[dict] = []
+        self.fixed_size = False  # True: refuse `dimensions` as OpenAI's text-embedding-ada-002 does
         self.fail_first = fail_first
         self.mangle = mangle
         self.reply = reply
@@ -49,8 +50,10 @@ class EmbeddingsServer(LocalServer):
                 vecs = embed(texts)
                 size = body.get("dimensions")
                 if size is not None:  # as OpenAI's text-embedding-3 models: the first `size` numbers, normalised
-                    if not isinstance(size, int) or not 0 < size <= vecs.shape[1]:
-                        self.send_json(400, {"error": {"message": f"dimensions {size!r} is not supported by this model",
+                    if outer.fixed_size or not isinstance(size, int) or not 0 < size <= vecs.shape[1]:
+                        self.send_json(400, {"error": {"message": "This model does not support specifying dimensions."
+                                                       if outer.fixed_size else
+                                                       f"dimensions {size!r} is not supported by this model",
                                                        "type": "invalid_request_error", "param": "dimensions"}})
                         return
                     vecs = vecs[:, :size] / np.maximum(np.linalg.norm(vecs[:, :size], axis=1, keepdims=True), 1e-12)

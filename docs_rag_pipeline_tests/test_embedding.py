@@ -63,7 +63,7 @@ def test_openai_provider_against_a_local_server(local, monkeypatch):
 def test_embedding_dimensions_is_asked_of_the_server(local, monkeypatch):
     """``embedding.dimensions`` was only a declaration: it was never sent, so `dimensions: 256` with
     text-embedding-3-small got 1536-number vectors and every ingest failed on their size. It is sent
-    as the API's ``dimensions`` now; a server that cannot shorten its vectors is named with the fix."""
+    as the API's ``dimensions`` now; from a server that refuses it, vectors are asked again without it."""
     monkeypatch.setenv("TEST_EMB_KEY", "sk-test")
     with EmbeddingsServer(local.embed) as srv:
         emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="text-embedding-3-small", base_url=srv.url,
@@ -74,10 +74,14 @@ def test_embedding_dimensions_is_asked_of_the_server(local, monkeypatch):
         unset = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="text-embedding-3-small", base_url=srv.url,
                                                api_key_env="TEST_EMB_KEY", max_retries=0))
         assert unset.dimensions == 384 and "dimensions" not in srv.requests[-1]["body"]
-        too_long = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
-                                                  api_key_env="TEST_EMB_KEY", dimensions=4096))
-        with pytest.raises(EmbeddingError, match="embedding.dimensions is sent to the server as the vector size"):
-            too_long.embed(["alpha"])
+        # a model that cannot shorten its vectors (ada-002) refuses the parameter: asked again without it,
+        # embedding.dimensions says the size its vectors have, as before it was sent
+        srv.fixed_size = True
+        declared = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", base_url=srv.url, max_retries=0,
+                                                  api_key_env="TEST_EMB_KEY", dimensions=384))
+        assert declared.embed(["alpha", "beta"]).shape == (2, 384)
+        assert [r["body"].get("dimensions") for r in srv.requests[-2:]] == [384, None]
+        assert declared.embed(["gamma"]).shape == (1, 384) and "dimensions" not in srv.requests[-1]["body"]
 
 
 def test_openai_provider_reports_a_dead_server(monkeypatch):
