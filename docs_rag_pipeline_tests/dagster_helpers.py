@@ -11,6 +11,20 @@ from docs_rag_pipeline.defs.checks import ingest_checks
 from docs_rag_pipeline.defs.definitions import build_definitions
 
 
+def apply_partition_requests(instance: DagsterInstance, result) -> list[str]:  # noqa: ANN001 - a SensorResult
+    """Apply a sensor result's dynamic partition requests to ``instance`` as the daemon does (adds,
+    then deletes, in order); the partition keys it deleted."""
+    deleted: list[str] = []
+    for r in result.dynamic_partitions_requests:
+        if type(r).__name__.startswith("Add"):
+            instance.add_dynamic_partitions("sources", list(r.partition_keys))
+        else:
+            deleted += list(r.partition_keys)
+            for key in r.partition_keys:
+                instance.delete_dynamic_partition("sources", key)
+    return deleted
+
+
 def materialize_source(config_path: Path, source: str, instance: DagsterInstance) -> dict:
     defs_resources = build_definitions(config_path=str(config_path)).resources
     if source not in instance.get_dynamic_partitions("sources"):

@@ -14,6 +14,7 @@ from docs_rag_pipeline.defs.automation import sources_sensor
 from docs_rag_pipeline.defs.definitions import build_definitions
 
 from .conftest import REPO, write_config
+from .dagster_helpers import apply_partition_requests
 
 
 def test_definitions_have_the_lineage_and_schedules(guide):
@@ -130,13 +131,7 @@ def test_two_projects_sharing_a_dagster_home_keep_each_others_partitions(tmp_pat
             for project in ("a", "b"):
                 monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfgs[project]))
                 result = sources_sensor(build_sensor_context(instance=instance, cursor=cursors[project]))
-                for r in result.dynamic_partitions_requests:  # as the daemon applies them
-                    if type(r).__name__.startswith("Add"):
-                        instance.add_dynamic_partitions("sources", list(r.partition_keys))
-                    else:
-                        deleted += list(r.partition_keys)
-                        for key in r.partition_keys:
-                            instance.delete_dynamic_partition("sources", key)
+                deleted += apply_partition_requests(instance, result)
                 first_runs += [r.partition_key for r in result.run_requests]
                 cursors[project] = result.cursor
         assert deleted == [] and first_runs == ["alpha", "beta"]
@@ -166,13 +161,7 @@ def test_a_source_renamed_before_its_first_scan_loses_its_partition(tmp_path, mo
             cfg.write_text(f"storage: data\nsources: [{{name: alpha, kind: local, path: docs}}, "
                            f"{{name: {name}, kind: local, path: docs}}]\n")
             result = sources_sensor(build_sensor_context(instance=instance, cursor=cursor))
-            for r in result.dynamic_partitions_requests:  # as the daemon applies them
-                if type(r).__name__.startswith("Add"):
-                    instance.add_dynamic_partitions("sources", list(r.partition_keys))
-                else:
-                    deleted += list(r.partition_keys)
-                    for key in r.partition_keys:
-                        instance.delete_dynamic_partition("sources", key)
+            deleted += apply_partition_requests(instance, result)
             cursor = result.cursor
         assert deleted == ["tpyo"]
         assert sorted(instance.get_dynamic_partitions("sources")) == ["alpha", "theirs", "typo"]
@@ -193,12 +182,7 @@ def test_a_source_removed_and_added_again_gets_a_first_run_again(tmp_path, monke
                         "[{name: alpha, kind: local, path: docs}]"):
             (tmp_path / "docs_rag.yaml").write_text(f"storage: data\nsources: {sources}\n")
             result = sources_sensor(build_sensor_context(instance=instance, cursor=cursor))
-            for r in result.dynamic_partitions_requests:  # as the daemon applies them
-                if type(r).__name__.startswith("Add"):
-                    instance.add_dynamic_partitions("sources", list(r.partition_keys))
-                else:
-                    for key in r.partition_keys:
-                        instance.delete_dynamic_partition("sources", key)
+            apply_partition_requests(instance, result)
             keys += [r.run_key for r in result.run_requests]
             cursor = result.cursor
         assert len(keys) == 2 and len(set(keys)) == 2  # added twice: two first runs, then nothing

@@ -25,7 +25,7 @@ from docs_rag_pipeline.defs.definitions import build_definitions
 from docs_rag_pipeline.query import search
 
 from .conftest import GUIDE, write_config, write_docs
-from .dagster_helpers import materialize_source
+from .dagster_helpers import apply_partition_requests, materialize_source
 
 DOCS_RAG = [sys.executable, "-m", "docs_rag_pipeline"]
 
@@ -325,8 +325,7 @@ def test_ingest_and_prune_delete_the_partition_of_a_source_removed_before_its_fi
     with DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
         instance.add_dynamic_partitions("sources", ["theirs"])  # another project's on the same Dagster home
         result = sources_sensor(build_sensor_context(instance=instance))
-        for r in result.dynamic_partitions_requests:  # as the daemon applies them
-            instance.add_dynamic_partitions("sources", list(r.partition_keys))
+        apply_partition_requests(instance, result)
     assert _partitions(cfg) == ["alpha", "oops", "theirs", "tpyo"]
 
     cfg = write_config(tmp_path, sources="""

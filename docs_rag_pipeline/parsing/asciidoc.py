@@ -693,21 +693,15 @@ def _section_title(lines: list[str], i: int, *, setext: bool = True) -> tuple[st
     return None
 
 
-def _title_anchor(raw: str) -> tuple[str, str | None]:
+def _title_anchor(raw: str) -> tuple[str, str | None, str | None]:
     """A section title without the anchor that ends it (``Title [[id]]``, ``Title [[id,reftext]]``:
-    Asciidoctor takes it as the section's id when no id is set above the title), and that id; None
-    when it has none (an escaped ``\\[[id]]`` stays text)."""
+    Asciidoctor takes it as the section's id when no id is set above the title), that id and its
+    reftext; None for each it has not (an escaped ``\\[[id]]`` stays text)."""
     if raw.endswith("]]"):
         m = _SECTION_ANCHOR_RE.search(raw)
         if m and not m.group(1):
-            return raw[:m.start()], m.group(2)
-    return raw, None
-
-
-def _title_reftext(raw: str) -> str | None:
-    """The reftext of the anchor that ends a section title (``Title [[id,reftext]]``), if any."""
-    m = _SECTION_ANCHOR_RE.search(raw) if raw.endswith("]]") else None
-    return m.group(3).strip() if m and not m.group(1) and m.group(3) else None
+            return raw[:m.start()], m.group(2), (m.group(3) or "").strip() or None
+    return raw, None, None
 
 
 def _delimiter(line: str) -> str | None:
@@ -863,7 +857,7 @@ class _Parser:
                 marker, raw, used = sect
                 level = len(marker) + _level_offset(self.attrs.get("leveloffset", "0") or "0", 0) \
                     if marker[0] == "=" else len(marker)
-                raw, ident = (raw, pending.ident) if pending.ident else _title_anchor(raw)
+                raw, ident, _ = (raw, pending.ident, None) if pending.ident else _title_anchor(raw)
                 title = " ".join(self.inline(raw, code=False).split())
                 if top and pending.style not in ("discrete", "float"):
                     if level <= 1 and self.builder.title_heading is None and not self.builder._any_heading:
@@ -1374,10 +1368,10 @@ def _collect_refs(lines: list[str], attrs: dict[str, str]) -> dict[str, str]:
         sect = _section_title(lines, k)
         if sect and sect[0][0] == "=" and len(sect[0]) > 1:
             underline = k + sect[2] - 1
-            raw, ident = (sect[1], pending.ident) if pending.ident else _title_anchor(sect[1])
             # a ``<<id>>`` without text shows the section's reftext, as Asciidoctor does, else its title:
             # ``[[id,Setup guide]]``, ``[#id,reftext=Setup guide]``, ``== Title [[id,Setup guide]]``
-            reftext = pending.named.get("reftext") if pending.ident else _title_reftext(sect[1])
+            raw, ident, reftext = ((sect[1], pending.ident, pending.named.get("reftext")) if pending.ident
+                                   else _title_anchor(sect[1]))
             title = " ".join(inline_text(reftext or raw, local).split())
             if not ident and "sectids" in local:
                 ident = generate_id(title, seen, prefix=local.get("idprefix", "_"),
