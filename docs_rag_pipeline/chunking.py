@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
-from .table_row import is_row_line
+from .table_row import is_row_line, row_cells
 
 CountFn = Callable[[str], int]
 #: a fence line: a run of three or more backticks (an info string after it holds none) or tildes
@@ -391,7 +391,20 @@ def _pack_table(lines: list[str], limit: int, count: CountFn) -> list[str] | Non
     room = limit - count(header)
     if count(header) > limit // 4:
         return None
-    return [f"{header}\n{piece}" for piece in _pack(lines[1:], "\n", room, count)]
+    rows: list[str] = []
+    for ln in lines[1:]:
+        key = row_cells(ln)[0]
+        key_tokens = count(key) + 2
+        if count(ln) <= room or key_tokens > room // 4:
+            rows.append(ln)
+            continue
+        # a row longer than a piece is cut at its sentences; each later part is a row of its own under
+        # the row's first cell (its key: `2` of an exit status table), else it would stand under the
+        # header as a line of text that no row holds, and the key it describes would be in another piece
+        first, *rest = _pack([ln], " ", room - key_tokens, count)
+        lead = key.replace("|", "\\|")
+        rows.extend([first, *(f"{lead} | {part}" if lead else f"| {part}" for part in rest)])
+    return [f"{header}\n{piece}" for piece in _pack(rows, "\n", room, count)]
 
 
 def _pack(units: list[str], joiner: str | list[str], limit: int, count: CountFn) -> list[str]:

@@ -297,6 +297,32 @@ def test_a_table_cut_into_pieces_repeats_its_header_row_in_each():
     assert sum(p.count(wide) for p in cut) == 1
 
 
+def test_a_table_row_longer_than_a_chunk_keeps_its_key_in_every_piece():
+    """A row longer than a chunk (an exit status table's `2` row, a paragraph long) was cut at its
+    sentences, and the later parts stood under the repeated header as lines of text: the chunk read
+    ``Status | When`` over ``same message, and nothing is created).``, the answer quoted that pair as
+    a sentence, and the status the text describes was in another chunk. Each later part is now a row
+    of its own under the row's first cell."""
+    from docs_rag_pipeline.answering.tables import table_rows
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    long_cell = " ".join(f"Sentence {i} says what goes wrong with the input here." for i in range(12))
+    rows = ["`0` | Success.", f"`2` | {long_cell}", "`3` | A metric is below its threshold."]
+    pieces = split_text("\n".join(["Status | When", *rows]), 40, 0, count)
+    assert len(pieces) > 3
+    seen = []
+    for p in pieces:
+        assert count(p) <= 40, p
+        lines = p.split("\n")
+        assert lines[0] == "Status | When" and table_rows(p) is not None, p  # every line a row
+        seen.extend(lines[1:])
+    twos = [ln for ln in seen if ln.startswith("`2` | ")]
+    assert len(twos) > 2 and " ".join(ln.removeprefix("`2` | ") for ln in twos) == long_cell
+    assert seen[0] == rows[0] and seen[-1] == rows[2]
+
+
 def test_a_cut_never_falls_right_after_an_opening_fence():
     """Packing a long block by lines could cut right after a code block's opening fence: the piece
     ended "… use:\n```\n```" (an empty code block) and the code was only in the next piece. Now the cut
