@@ -1158,6 +1158,31 @@ def test_a_clone_damaged_by_a_crash_or_full_disk_is_cloned_again(tmp_path: Path,
     assert refresh.refresh(get_context(cfg), "acme", log=lines.append).pages_changed == 0  # a sound clone now
 
 
+def test_an_object_lost_from_the_clone_is_fetched_again_by_cloning_again(tmp_path: Path) -> None:
+    """A loose object of the clone left empty by a crash or a full disk (``object file … is empty``) made
+    every refresh that read it fail for good with a bare ``git cat-file: object … is missing from the
+    clone``: the refs and their commits are whole, so nothing cloned again, and no fetch sends an object
+    the remote believes the clone has. The clone is the source's own copy: it is cloned again, said."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    clone = tmp_path / "data/sources/acme/clone"
+    sha = git(repo.work, "rev-parse", "HEAD:docs/guide/install.md")
+    loose = clone / "objects" / sha[:2] / sha[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"")
+    text = (repo.work / "docs/guide/install.md").read_text()
+    repo.commit("renamed", {"docs/guide/setup.md": text}, delete=("docs/guide/install.md",))  # its blob is read
+    lines: list[str] = []
+    stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert (stats.pages_new, stats.pages_deleted, stats.chunks_embedded) == (1, 1, 0)
+    assert any(f"acme: the clone {clone} is damaged" in ln and sha in ln and "cloning again, the index is kept" in ln
+               for ln in lines), lines
+    assert f"{SITE}guide/setup/" in _chunks(cfg)
+    assert refresh.refresh(get_context(cfg), "acme", mode="force").pages_changed == 4  # every blob reads again
+
+
 def test_a_damaged_clone_behind_a_link_is_named_and_nothing_is_removed(tmp_path: Path) -> None:
     """A damaged clone that is a link to a folder elsewhere: what the link leads to is never removed, so
     the refresh stops with the path, the cause and the fix, and keeps the index."""

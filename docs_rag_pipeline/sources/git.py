@@ -69,6 +69,11 @@ class GitError(SourceError):
     """A git command failed; the message says which and how to fix it (never a credential)."""
 
 
+class _CloneObjectError(GitError):
+    """An object git listed in the clone cannot be read from it (gone, or damaged by a crash or a full
+    disk): the clone's own fault, which a fetch never repairs (the remote believes the clone has it)."""
+
+
 @dataclass(slots=True)
 class _Change:
     status: str  # A M D R (C, T treated as M)
@@ -203,11 +208,14 @@ class _Git:
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.DEVNULL, env=self.env())
         assert self._reader.stdin is not None and self._reader.stdout is not None
-        self._reader.stdin.write(sha.encode() + b"\n")
-        self._reader.stdin.flush()
+        try:
+            self._reader.stdin.write(sha.encode() + b"\n")
+            self._reader.stdin.flush()
+        except BrokenPipeError:  # cat-file ended on an object it could not read before
+            raise _CloneObjectError(f"git cat-file cannot read object {sha} from the clone") from None
         header = self._reader.stdout.readline().decode().split()
-        if len(header) != 3:
-            raise GitError(f"git cat-file: object {sha} is missing from the clone")
+        if len(header) != 3:  # "<sha> missing", or nothing: cat-file died on a damaged object
+            raise _CloneObjectError(f"git cat-file: object {sha} is missing from the clone or damaged")
         size = int(header[2])
         data = self._reader.stdout.read(size if limit is None else min(size, limit))
         rest = size - len(data)
@@ -222,7 +230,10 @@ class _Git:
     def close(self) -> None:
         if self._reader is not None:
             if self._reader.stdin:
-                self._reader.stdin.close()
+                try:
+                    self._reader.stdin.close()
+                except BrokenPipeError:  # cat-file is gone already (a damaged object ended it)
+                    pass
             self._reader.wait(timeout=30)
             self._reader = None
 
@@ -633,8 +644,17 @@ class GitSource(Source):
         if shutil.which("git") is None:
             raise GitError("the git command-line client is not installed; install git (e.g. apt-get install git)")
         t0 = time.perf_counter()
-        git = _Git(self.clone_dir, token=self._token(), repo=self.cfg.repo or "")
+        token = self._token()
+        git = _Git(self.clone_dir, token=token, repo=self.cfg.repo or "")
         try:
+            return self._scan(git, state, log=log, mode=mode, t0=t0)
+        except _CloneObjectError as exc:
+            # an object the clone lists is gone or damaged (a crash, a full disk): no fetch brings it back,
+            # so every refresh would fail on it for good. The clone is this source's own copy: clone again
+            # (state.json is kept, so the scan diffs from the commit synced last) and scan once more.
+            git.close()
+            self._drop_damaged_clone(str(exc), log)
+            git = _Git(self.clone_dir, token=token, repo=self.cfg.repo or "")
             return self._scan(git, state, log=log, mode=mode, t0=t0)
         finally:
             git.close()
