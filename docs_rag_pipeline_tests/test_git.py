@@ -1183,6 +1183,34 @@ def test_an_object_lost_from_the_clone_is_fetched_again_by_cloning_again(tmp_pat
     assert refresh.refresh(get_context(cfg), "acme", mode="force").pages_changed == 4  # every blob reads again
 
 
+def test_a_corrupt_object_in_the_clones_pack_is_cloned_again_not_blamed_on_the_remote(tmp_path: Path) -> None:
+    """A few bytes of the clone's pack damaged (a disk fault, a bad copy) inside an object the refs do not
+    name made every refresh fail for good at the fetch, with "packed object … (stored in …/clone/objects/
+    pack/…) is corrupt; … check repo, branch and, for a private repository, token_env", which blamed the
+    remote. It is the clone's own damage: cloned again, said; the index is kept."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    clone = tmp_path / "data/sources/acme/clone"
+    git(clone, "--git-dir", str(clone), "repack", "-adq")  # one pack, as git gc or a larger fetch leaves it
+    pack = next((clone / "objects/pack").glob("*.pack"))
+    listed = subprocess.run(["git", "show-index"], stdin=pack.with_suffix(".idx").open("rb"), capture_output=True,
+                            text=True, check=True).stdout.split("\n")
+    offset = {ln.split()[1]: int(ln.split()[0]) for ln in listed if ln}[git(repo.work, "rev-parse", "HEAD^{tree}")]
+    data = bytearray(pack.read_bytes())
+    data[offset + 4:offset + 12] = bytes(b ^ 0xFF for b in data[offset + 4:offset + 12])  # inside its zlib stream
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    repo.commit("two", {"docs/guide/config.md": "# Configuration\n\nSettings live in `acme.yaml` now.\n"})
+    lines: list[str] = []
+    stats = refresh.refresh(get_context(cfg), "acme", log=lines.append)
+    assert (stats.pages_changed, stats.pages_new, stats.pages_deleted) == (1, 0, 0)
+    assert any(f"acme: the clone {clone} is damaged" in ln and "is corrupt" in ln
+               and "cloning again, the index is kept" in ln for ln in lines), lines
+    assert any("acme.yaml" in r["text"] for r in _chunks(cfg)[f"{SITE}guide/config/"])
+
+
 def test_a_damaged_clone_behind_a_link_is_named_and_nothing_is_removed(tmp_path: Path) -> None:
     """A damaged clone that is a link to a folder elsewhere: what the link leads to is never removed, so
     the refresh stops with the path, the cause and the fix, and keeps the index."""

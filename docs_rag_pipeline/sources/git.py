@@ -62,6 +62,13 @@ GIT_LOW_SPEED_SECONDS = 60
 
 
 
+#: git's words for an object of the repository it works on that cannot be read (a damaged pack or loose
+#: object file, one that is gone): said by a command on the clone, the clone is damaged
+_OBJECT_DAMAGE = re.compile(r"is corrupt|object file \S+ is empty|inflate: data stream error|unable to read [0-9a-f]{7,}|"
+                            r"not a tree object|bad tree object|does not match index|cannot be accessed")
+#: the commands that talk to the remote: git's complaint names the clone's own object store when it is its fault
+_REMOTE_COMMANDS = ("fetch", "ls-remote")
+
 #: the longest symlink target read (PATH_MAX); a longer link blob is no path
 MAX_LINK_TARGET = 4096
 
@@ -193,8 +200,22 @@ class _Git:
         if check and proc.returncode != 0:
             err = self.scrub(proc.stderr.decode("utf-8", "replace"))
             err = "; ".join(ln.strip() for ln in err.splitlines() if ln.strip())  # one line, for logs
-            raise GitError(f"git {args[0]} failed ({proc.returncode}): {err[:600]}")
+            message = f"git {args[0]} failed ({proc.returncode}): {err[:600]}"
+            if git_dir and self._clone_damage(args[0], err):
+                raise _CloneObjectError(message)
+            raise GitError(message)
         return proc
+
+    def _clone_damage(self, command: str, err: str) -> bool:
+        """Whether git failed on an object of the clone that cannot be read (a damaged pack or object
+        file), which no fetch repairs: a fetch is the clone's fault only where git names the clone's own
+        object store (the remote's damage names the remote's, or comes as ``remote: …``)."""
+        if not _OBJECT_DAMAGE.search(err):
+            return False
+        if command not in _REMOTE_COMMANDS:
+            return True
+        stores = {f"{self.git_dir}/objects/", f"{os.path.realpath(self.git_dir)}/objects/"}
+        return any(store in err for store in stores)
 
     def out(self, *args: str) -> str:
         return self.run(*args).stdout.decode("utf-8", "replace")
@@ -476,6 +497,8 @@ class GitSource(Source):
         try:
             git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", "--", self.cfg.repo,
                     f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+        except _CloneObjectError:
+            raise  # the clone's own objects, not the remote: cloned again by ``scan``
         except GitError as exc:
             if "cannot lock ref" in str(exc):  # the clone's own refs in the way: not the repository's or token's fault
                 raise GitError(f"sources.{self.name}: could not store branch {branch!r} of {_public(self.cfg.repo)} "
