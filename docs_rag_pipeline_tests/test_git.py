@@ -1211,6 +1211,31 @@ def test_a_corrupt_object_in_the_clones_pack_is_cloned_again_not_blamed_on_the_r
     assert any("acme.yaml" in r["text"] for r in _chunks(cfg)[f"{SITE}guide/config/"])
 
 
+def test_a_shallow_repository_is_indexed_and_its_next_commit_too(tmp_path: Path) -> None:
+    """A shallow repository as ``repo`` (a CI checkout of depth 1, a ``--depth`` mirror): git's fetch
+    rejected its branch with only a warning (shallow roots are not accepted without --update-shallow),
+    so every refresh failed with a bare "git rev-parse failed (128): fatal: Needed a single revision"."""
+    full = Repo(tmp_path / "full")
+    full.commit("one", DOCS)
+    full.commit("two", {"docs/extra.md": "# Extra\n\nAn extra page about gauges.\n"})
+    shallow = tmp_path / "shallow.git"
+    git(tmp_path, "clone", "-q", "--bare", "--depth", "1", f"file://{full.remote}", str(shallow))
+    cfg = write_config(tmp_path, sources=f"""
+      - name: acme
+        kind: git
+        repo: {shallow}
+        subpath: docs
+        url_template: "{SITE}{{path}}/"
+    """)
+    assert refresh.refresh(get_context(cfg), "acme").pages_new == 5
+    full.commit("three", {"docs/later.md": "# Later\n\nA later page about dials.\n"})
+    git(shallow, "--git-dir", str(shallow), "fetch", "-q", "--depth", "1", f"file://{full.remote}",
+        "+refs/heads/main:refs/heads/main")  # the mirror fetched again at depth 1: the history is cut again
+    stats = refresh.refresh(get_context(cfg), "acme")
+    assert (stats.pages_new, stats.pages_unchanged, stats.pages_deleted) == (1, 5, 0)
+    assert f"{SITE}later/" in _chunks(cfg)
+
+
 def test_a_damaged_clone_behind_a_link_is_named_and_nothing_is_removed(tmp_path: Path) -> None:
     """A damaged clone that is a link to a folder elsewhere: what the link leads to is never removed, so
     the refresh stops with the path, the cause and the fix, and keeps the index."""

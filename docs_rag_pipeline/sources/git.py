@@ -495,7 +495,9 @@ class GitSource(Source):
         log(f"[DISCOVER] {self.name}: fetching {_public(self.cfg.repo)} branch {branch}")
         self._drop_nesting_refs(git, branch, log)
         try:
-            git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", "--", self.cfg.repo,
+            # --update-shallow: a shallow repository (a CI checkout of depth 1, a --depth mirror) sends its
+            # branch with shallow roots, whose ref git otherwise rejects with only a warning, exit status 0
+            git.run("fetch", "--quiet", "--force", "--no-tags", "--prune", "--update-shallow", "--", self.cfg.repo,
                     f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
         except _CloneObjectError:
             raise  # the clone's own objects, not the remote: cloned again by ``scan``
@@ -507,7 +509,12 @@ class GitSource(Source):
                                "kept") from None
             raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "
                            "check repo, branch and, for a private repository, token_env") from None
-        head = git.out("rev-parse", "--verify", f"refs/remotes/origin/{branch}^{{commit}}").strip()
+        proc = git.run("rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{branch}^{{commit}}", check=False)
+        head = proc.stdout.decode("utf-8", "replace").strip()
+        if proc.returncode != 0 or not head:  # git fetched and stored nothing, yet said no error
+            raise GitError(f"sources.{self.name}: the fetch of branch {branch!r} of {_public(self.cfg.repo)} ended "
+                           f"without an error but stored no commit for it in the clone {self.clone_dir}; run "
+                           f"`git fetch {_public(self.cfg.repo)} {branch}` by hand to see why")
         return branch, head
 
     def _drop_nesting_refs(self, git: _Git, branch: str, log: Log) -> None:
