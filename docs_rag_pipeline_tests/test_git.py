@@ -1054,6 +1054,22 @@ def test_a_stalled_http_server_ends_at_the_low_speed_limit(tmp_path: Path, stall
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("variable, value", [("GIT_HTTP_LOW_SPEED_LIMIT", "1000"), ("GIT_HTTP_LOW_SPEED_TIME", "2")])
+def test_one_low_speed_setting_of_the_operators_keeps_the_stall_limit(tmp_path: Path, stalled_server: int, monkeypatch,
+                                                                      variable: str, value: str) -> None:
+    """git applies its low-speed check only when both settings are set: an operator who set one (as git.md
+    invites, to give a slow link more time) lost the check altogether, since docs-rag then added neither,
+    and a stalled server held every git command for the whole GIT_TIMEOUT_SECONDS. The other is filled in."""
+    import docs_rag_pipeline.sources.git as git_source
+
+    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 30)
+    monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 2)
+    monkeypatch.setenv(variable, value)
+    message = _scan_stalled(tmp_path, stalled_server)
+    assert "Operation too slow. Less than 1000 bytes/sec transferred the last 2 seconds" in message, message
+
+
+@pytest.mark.timeout(300)
 def test_a_git_command_past_the_timeout_leaves_no_git_process(tmp_path: Path, stalled_server: int, monkeypatch) -> None:
     """When the timeout killed ``git fetch``, its ``git remote-http`` children were left running,
     reparented to init, as long as the server held the socket: two more with every refresh. The

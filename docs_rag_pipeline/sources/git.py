@@ -143,10 +143,12 @@ class _Git:
         ssh = self._batch_ssh_command(env)
         if ssh:
             fixed["GIT_SSH_COMMAND"] = ssh
-        if not any(k in env for k in ("GIT_HTTP_LOW_SPEED_LIMIT", "GIT_HTTP_LOW_SPEED_TIME")) and not any(
-                self._config(key, env) for key in ("http.lowSpeedLimit", "http.lowSpeedTime")):
-            fixed.update(GIT_HTTP_LOW_SPEED_LIMIT=str(GIT_LOW_SPEED_BYTES),
-                         GIT_HTTP_LOW_SPEED_TIME=str(GIT_LOW_SPEED_SECONDS))
+        # each one the operator set (environment, else git config) is kept; git applies the check only when
+        # both are set, so one set alone would turn it off: the other gets docs-rag's default
+        for variable, key, default in (("GIT_HTTP_LOW_SPEED_LIMIT", "http.lowSpeedLimit", GIT_LOW_SPEED_BYTES),
+                                       ("GIT_HTTP_LOW_SPEED_TIME", "http.lowSpeedTime", GIT_LOW_SPEED_SECONDS)):
+            if not env.get(variable) and not self._config(key, env):
+                fixed[variable] = str(default)
         return fixed
 
     def _batch_ssh_command(self, env: dict[str, str]) -> str:
