@@ -218,6 +218,8 @@ def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tupl
     ``chunk_text(chunk_id)`` gives a chunk's text (None when the chunk does not exist). The chunk
     counts as written or as answers quote it, without the document's own bracketed numbers
     (:func:`~.answering.markers.neutralise`: a "[2]" in a document is never shown as a citation)."""
+    from .answering.tables import is_markdown_table
+
     by_n = {c.n: c for c in citations}
     ok = total = 0
     for part in split_blocks(answer):  # a code block (blank lines and all) is one part
@@ -226,9 +228,14 @@ def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tupl
             continue
         total += 1
         c = by_n.get(int(m.group(1)))
-        body = _norm_text(_CITED.sub("", part))
+        raw = _CITED.sub("", part)
+        # a quoted table is found row by row: an answer may quote a table's header and the one row that
+        # answers (``header_rows``), which stand apart in the chunk
+        bodies = [_norm_text(ln) for ln in raw.strip().split("\n")] if is_markdown_table(raw) else [_norm_text(raw)]
+        bodies = [b for b in bodies if b]
         text = chunk_text(c.chunk_id) if c is not None else None
-        if text is not None and body and (body in _norm_text(text) or body in _norm_text(neutralise(text))):
+        if text is not None and bodies and all(b in _norm_text(text) or b in _norm_text(neutralise(text))
+                                               for b in bodies):
             ok += 1
     return ok, total
 

@@ -1759,3 +1759,56 @@ def test_an_extractive_answer_ships_no_markup_a_browser_runs_nor_a_link_no_sourc
     assert "onerror" not in text and "<img" not in text, text
     assert "javascript:" not in text and "the portal" in text, text
     assert "Yak gate banner shows" in text and "| 80 |" in text, text
+
+
+def test_the_row_of_a_reference_table_that_answers_is_quoted_under_its_header():
+    """A reference table (`Key | Default | Meaning`) holds the answer to *how do I make the crawler wait
+    between requests?* in one row, but a table was quoted only whole and only when the question asked
+    for a list, options or a comparison: the answer was another sentence of the section, about waiting
+    URLs. Each row is now a candidate under the table's header, rendered as a table of its own; the
+    rows it does not need stay out, cite-correct finds each quoted row in its chunk, and the refusal
+    gates' sentence similarity is the one of the sentences alone."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, judge, sentence_pool
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+
+    doc = ("# Crawler\n\n## Keys\n\nThe crawler reads these keys of a source.\n\n"
+           "| Key | Default | Meaning |\n|---|---|---|\n"
+           "| `max_pages` | `1000` | The most pages a crawl fetches before it stops early. |\n"
+           "| `delay_seconds` | `0.2` | The least time in seconds between two requests to the same host. |\n"
+           "| `timeout_seconds` | `15` | How long one response may take before it counts as failed. |\n\n"
+           "## Removals\n\nA page that answers 404 or 410 is removed from the index when the crawl completes.\n")
+    hits = _section_hits(doc, "crawler.md")
+    emb, gates = LocalEmbedder(), _gates(min_chunk_coverage=0)
+    question = "How do I make the crawler wait between requests?"
+    ans = extractive_answer(question, hits, emb, gates)
+    assert not ans.refused, ans.answer
+    assert "| `delay_seconds` | `0.2` |" in ans.answer and "| Key | Default | Meaning |" in ans.answer, ans.answer
+    assert "max_pages" not in ans.answer and "timeout_seconds" not in ans.answer, ans.answer
+    texts = {h.chunk_id: h.text for h in hits}
+    ok, total = cite_correct(ans.answer, ans.citations, texts.get)
+    assert total and ok == total, ans.answer
+    # a row that is not in its chunk is not cite-correct
+    forged = ans.answer.replace("`0.2`", "`9.9`")
+    ok, total = cite_correct(forged, ans.citations, texts.get)
+    assert ok < total, forged
+    # the refusal gates judge by the sentences, not the rows added for the answer
+    pool = sentence_pool(question, hits, emb)
+    rows = [i for i, e in enumerate(pool.evidence) if not e]
+    assert rows and all("|" in pool.items[i][1] for i in rows)
+    assert judge(question, hits, gates, pool=pool).sentence_similarity == round(
+        max(float(pool.vectors[i] @ pool.question_vector) for i, e in enumerate(pool.evidence) if e), 4)
+    # asked for the options, the whole table is quoted
+    whole = extractive_answer("Which options does the crawler have?", hits, emb, gates)
+    assert "max_pages" in whole.answer and "timeout_seconds" in whole.answer, whole.answer
+
+    # a row naming a page of the hits is a table of contents' entry: it points, it does not answer
+    index = ("# Guides\n\n## Pages\n\n| Page | What it covers |\n|---|---|\n"
+             "| Deploying | Running the server on Kubernetes with several workers per pod. |\n"
+             "| Crawling | Reading a documentation website politely and incrementally. |\n")
+    toc_hits = [*_section_hits(index, "index.md"), Hit(
+        chunk_id="d1", source="s", url="https://x.org/deploy#k8s", page_url="https://x.org/deploy", title="Deploying",
+        headings=["Kubernetes"], text="Run the server as a Deployment with two workers in each pod of the cluster.",
+        score=0.02, parent_id=None, vector_similarity=0.7)]
+    deploy = extractive_answer("How do I run the server on Kubernetes?", toc_hits, emb, gates)
+    assert "Deployment with two workers" in deploy.answer and "What it covers" not in deploy.answer, deploy.answer

@@ -26,9 +26,9 @@ from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..unicode_text import without_bidi_overrides
 from ..words import SPACELESS, is_spaceless, not_latin, words
-from ..table_row import is_row_line
+from ..table_row import is_row_line, row_cells
 from .markers import code_parts, neutralise, plain_code_spans
-from .tables import TABLE_SEPARATOR, markdown_table, table_rows
+from .tables import TABLE_SEPARATOR, header_rows, markdown_table, table_rows
 
 REFUSAL = "The documentation doesn't cover this question, so I can't answer it from the docs."
 
@@ -350,15 +350,20 @@ class SentencePool:
     #: per item: may it be quoted as an answer sentence? (the others are evidence for refusal only:
     #: a chunk's overlap, a sentence holding the question, a lead-in whose block is not at hand)
     quotable: list[bool] | None = None
+    #: per item: does it count for the refusal gates' sentence similarity? (a table's row under its
+    #: header, added for the answer, does not)
+    evidence: list[bool] | None = None
 
     @property
     def best(self) -> float:
-        return float(np.max(self.vectors @ self.question_vector)) if len(self.items) else 0.0
+        keep = [i for i, e in enumerate(self.evidence or [True] * len(self.items)) if e]
+        return float(np.max(self.vectors[keep] @ self.question_vector)) if keep else 0.0
 
 
 def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
     pool: list[tuple[Hit, str]] = []
     quotable: list[bool] = []
+    evidence: list[bool] = []
     # the titles and headings of every hit: a list of them (a page's table of contents, a toctree) says nothing
     toc = frozenset(_normalised(x) for h in hits for x in (h.title, *h.headings) if x)
     for h in hits[:chunks]:
@@ -368,22 +373,38 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
             whole = True
             if k == own and s.startswith("```"):  # a chunk that starts with code: a cut block's piece?
                 s, whole = code_from_statement(s)
+            kind = sentence_kind(s, heads, toc)
             # a sentence saying the docs do not cover it is no answer, nor evidence of one (states_a_gap)
-            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(sentence_kind(s, heads, toc), s, question) \
+            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(kind, s, question) \
                     and not states_a_gap(s):
                 pool.append((h, s))
+                evidence.append(True)
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
                 # inside a function's body says nothing read alone
                 quotable.append(k >= own and whole and not quotes_question(s, question) and not (
                     k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
+            elif kind == "table" and k >= own:
+                # a table the question does not ask for whole: each of its rows under the table's first
+                # row (its header), a reference table's entry (`delay_seconds | 0.2 | The least time
+                # between two requests …`) as a table of its own; for the answer only, never evidence
+                # for the refusal gates, which judged sentences without them
+                for row in header_rows(s):
+                    body = row.rsplit("\n", 1)[1]
+                    # a row that names a page or section of the hits (`Deploying | What it covers`) is a
+                    # table of contents' entry, as a list of headings is: it points, it does not answer
+                    if len(content_terms(body)) >= 2 and len(row) <= 1200 and \
+                            _normalised(row_cells(body)[0]) not in toc:
+                        pool.append((h, row))
+                        evidence.append(False)
+                        quotable.append(whole and not quotes_question(row, question))
     # no sentence qualifies: the first chunk's whole text is the pool, unless it is a refusal in its words
-    if not pool and hits and not states_a_gap(hits[0].text):
-        pool, quotable = [(hits[0], hits[0].text)], [True]
+    if not any(evidence) and hits and not states_a_gap(hits[0].text):
+        pool, quotable, evidence = [(hits[0], hits[0].text), *pool], [True, *quotable], [True, *evidence]
     qv = np.asarray(embedder.embed([question])[0])
     # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
     sv = np.asarray(embedder.embed([plain_code_spans(s) for _, s in pool])) if pool else np.zeros((0, len(qv)))
-    return SentencePool(pool, qv, sv, quotable)
+    return SentencePool(pool, qv, sv, quotable, evidence)
 
 
 def sentences(text: str) -> list[str]:
@@ -574,6 +595,8 @@ def states_a_gap(s: str) -> bool:
 
 
 def _near_duplicate(a: str, b: str) -> bool:
+    if "\n" in a and a.split("\n", 1)[0] == b.split("\n", 1)[0] and table_rows(a) and table_rows(b):
+        return True  # two rows of one table under its header: the one that answers is quoted, not the table
     na, nb = _normalised(a), _normalised(b)
     return na in nb or nb in na or _jaccard(a, b) >= 0.5
 

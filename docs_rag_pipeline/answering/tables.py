@@ -9,7 +9,7 @@ import re
 
 from ..table_row import is_row_line, row_cells
 
-__all__ = ["for_terminal", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
+__all__ = ["for_terminal", "header_rows", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
 
 TABLE_SEPARATOR = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)*\s*:?-{3,}:?\s*\|?\s*$")
 
@@ -25,6 +25,21 @@ def table_rows(block: str) -> list[list[str]] | None:
     markdown = is_markdown_table(block)
     rows = [_markdown_cells(ln) if markdown else row_cells(ln) for ln in lines if not TABLE_SEPARATOR.match(ln)]
     return rows if len(rows) >= 2 else None
+
+
+def header_rows(block: str) -> list[str]:
+    """Each row of a table under its first row (the header), as a table of two rows in the block's own
+    form (chunk text's row lines, or a Markdown table with its separator); nothing for a block that is
+    no table of two rows or more."""
+    if table_rows(block) is None:
+        return []
+    lines = [ln.strip() for ln in block.strip().split("\n")]
+    markdown = is_markdown_table(block)
+    rows = [ln for ln in lines if not (TABLE_SEPARATOR.match(ln) and "-" in ln)]
+    if len(rows) < 2:
+        return []
+    head = f"{rows[0]}\n{lines[1]}" if markdown else rows[0]
+    return [f"{head}\n{row}" for row in rows[1:]]
 
 
 def _markdown_cells(line: str) -> list[str]:
