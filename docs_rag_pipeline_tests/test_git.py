@@ -1054,6 +1054,30 @@ def test_a_stalled_http_server_ends_at_the_low_speed_limit(tmp_path: Path, stall
 
 
 @pytest.mark.timeout(300)
+def test_an_ssh_host_that_never_answers_ends_at_the_connect_timeout(tmp_path: Path, stalled_server: int,
+                                                                     monkeypatch) -> None:
+    """An ``ssh://`` repository whose host accepts the connection and never answers (a dead sshd, a
+    firewall that holds the connection) held the refresh for the whole GIT_TIMEOUT_SECONDS: ssh was
+    started without a connect timeout or keep-alives. It now gets ConnectTimeout, ServerAliveInterval and
+    ServerAliveCountMax after the operator's own options, so ssh's own error ends it first."""
+    import docs_rag_pipeline.sources.git as git_source
+    from docs_rag_pipeline.config import SourceConfig
+
+    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 60)
+    monkeypatch.setattr(git_source, "SSH_CONNECT_SECONDS", 2, raising=False)
+    cfg = SourceConfig(name="acme", kind="git", repo=f"ssh://git@127.0.0.1:{stalled_server}/acme/docs.git",
+                       branch="main")
+    with pytest.raises(GitError) as err:
+        GitSource(cfg, workdir=tmp_path / "wd").scan({}, log=lambda m: None)
+    message = str(err.value)
+    assert "timed out" in message and "took longer than" not in message, message
+    # the operator's own value comes first, and ssh takes the first value of an option
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -o ConnectTimeout=1")
+    command = git_source._Git(tmp_path / "wd2", token=None, repo="")._batch_ssh_command(dict(os.environ))
+    assert command.startswith("ssh -o ConnectTimeout=1 -o BatchMode=yes -o ConnectTimeout=2 "), command
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("variable, value", [("GIT_HTTP_LOW_SPEED_LIMIT", "1000"), ("GIT_HTTP_LOW_SPEED_TIME", "2")])
 def test_one_low_speed_setting_of_the_operators_keeps_the_stall_limit(tmp_path: Path, stalled_server: int, monkeypatch,
                                                                       variable: str, value: str) -> None:

@@ -59,6 +59,13 @@ GIT_TIMEOUT_SECONDS = 600
 #: connection and then stalls costs a minute, not the whole GIT_TIMEOUT_SECONDS
 GIT_LOW_SPEED_BYTES = 1000
 GIT_LOW_SPEED_SECONDS = 60
+#: ssh (OpenSSH) gives up on a host that does not answer the connection and its handshake within this
+#: many seconds (ConnectTimeout), and on a connection whose server stops answering its keep-alives for
+#: SSH_ALIVE_SECONDS × SSH_ALIVE_COUNT (ServerAliveInterval/CountMax): a dead or firewalled host costs
+#: a minute or so, not the whole GIT_TIMEOUT_SECONDS; the operator's own values of these options win
+SSH_CONNECT_SECONDS = 30
+SSH_ALIVE_SECONDS = 15
+SSH_ALIVE_COUNT = 4
 
 
 
@@ -167,7 +174,11 @@ class _Git:
             return ""
         variant = env.get("GIT_SSH_VARIANT", "auto").lower()
         openssh = variant == "ssh" or (variant == "auto" and program in ("ssh", "ssh.exe"))
-        return f"{command} -o BatchMode=yes" if openssh else ""
+        if not openssh:
+            return ""
+        # ssh takes the first value of an option it is given: the operator's command's own come first
+        return (f"{command} -o BatchMode=yes -o ConnectTimeout={SSH_CONNECT_SECONDS} "
+                f"-o ServerAliveInterval={SSH_ALIVE_SECONDS} -o ServerAliveCountMax={SSH_ALIVE_COUNT}")
 
     def _config(self, key: str, env: dict[str, str]) -> str:
         """A git setting as git sees it for the clone (its config, the user's, the system's); "" if unset."""
