@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .answering.extractive import content_terms
-from .words import words
+from .words import SPACELESS, words
 
 def _terms(text: str) -> list[str]:
     """The content words of a question, each time it says them (the tf of its cluster counts repeats):
@@ -57,8 +57,50 @@ def name_clusters(texts: Sequence[str], labels: Sequence[int], *, top: int = 3) 
         for w in words:
             tf[w] = tf.get(w, 0) + 1
         score = {w: c * (np.log((1 + n) / (1 + df[w])) + 1.0) for w, c in tf.items()}
-        out[lab] = [w for w, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
+        ranked = [w for w, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
+        questions = [q for q, x in zip(texts, labels) if x == lab]
+        names: list[str] = []
+        for w in ranked:
+            name = _grown(w, questions)
+            if not any(name in m or m in name for m in names):
+                names.append(name)
+            if len(names) == top:
+                break
+        out[lab] = names
     return out
+
+
+_SPACELESS_RUN = re.compile(f"[{SPACELESS}]+")
+
+
+def _grown(term: str, questions: Sequence[str], *, longest: int = 8) -> str:
+    """A character bigram of a script written without spaces (``务器``, which pairs characters across
+    words) grown, a character at a time, to the longest string that at least two of the cluster's
+    questions hold (``代理服务器``, a word of theirs), within one run of that script and at most
+    ``longest`` characters; a term of another script, or one that no two questions share, as it is."""
+    if len(questions) < 2 or not _SPACELESS_RUN.fullmatch(term):
+        return term
+    runs = [r for q in questions for r in _SPACELESS_RUN.findall(q)]
+
+    def held(s: str) -> int:
+        return sum(1 for q in questions if any(s in r for r in _SPACELESS_RUN.findall(q)))
+
+    if held(term) < 2:
+        return term
+    grown = True
+    while grown and len(term) < longest:
+        grown = False
+        for longer in sorted({r[i - 1:i + len(term)] for r in runs for i in _starts(r, term) if i > 0}
+                             | {r[i:i + len(term) + 1] for r in runs for i in _starts(r, term)
+                                if i + len(term) < len(r)}):
+            if held(longer) >= 2:
+                term, grown = longer, True
+                break
+    return term
+
+
+def _starts(run: str, term: str) -> list[int]:
+    return [m.start() for m in re.finditer(f"(?={re.escape(term)})", run)]
 
 
 def gap_report(rows: Sequence[dict[str, Any]], embed: Callable[[list[str]], Any], *,

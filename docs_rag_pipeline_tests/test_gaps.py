@@ -282,3 +282,21 @@ def test_prune_trims_the_question_log_when_nobody_asks(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "question log: 2 asks older than api.keep_questions_days (30) deleted" in out.stderr
     assert [r["trace_id"] for r in feedback.questions(config)] == ["t2"]
+
+
+def test_a_chinese_or_japanese_cluster_is_named_by_the_words_its_questions_share():
+    """Questions in Chinese or Japanese are counted in character bigrams, and the cluster was named by
+    its top bigrams: ``代理 / 务器 / 服务`` for questions about a proxy server, ``务器`` a pair of
+    characters across two words that no one writes. A bigram now grows to the longest string that two
+    of the cluster's questions or more hold (``代理服务器``), and a name inside another goes."""
+    from docs_rag_pipeline.gaps import name_clusters
+
+    chinese = ["如何配置代理服务器？", "代理服务器的端口怎么设置？", "怎么给代理服务器设置密码？"]
+    english = ["How do I set the proxy port?", "proxy port for the server"]
+    names = name_clusters([*chinese, *english], [0, 0, 0, 1, 1])
+    assert names[0][0] == "代理服务器" and "务器" not in names[0] and "服务" not in names[0], names
+    assert set(names[1]) == {"port", "proxy", "server"}, names  # words of spaced scripts as before
+    japanese = name_clusters(["データベースのバックアップ方法", "データベースを復元する"], [0, 0])
+    assert japanese[0][0] == "データベース", japanese
+    # a bigram that only one question holds is not grown into that question's text
+    assert name_clusters(["如何配置代理服务器？"], [0])[0][0] in {"代理", "配置", "服务", "务器", "如何", "何配", "置代", "理服"}
