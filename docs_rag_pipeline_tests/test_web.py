@@ -1530,6 +1530,48 @@ def test_a_crawl_killed_before_its_commit_leaves_no_staged_body_behind(tmp_path:
     assert (raw / Manifest.body_name(p1)).read_bytes() == stray
 
 
+def test_a_full_disk_under_the_page_cache_stops_the_crawl_and_keeps_the_cache(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk holding the page cache filling while a refresh stages what it downloads: each page was a
+    failed fetch (`[FETCH] failed …: unexpected OSError: [Errno 28] No space left on device`), the crawl
+    "stopped early" or even completed, and `docs-rag ingest` exited 0. A full disk is no failure of the
+    site: the crawl stops with the OS error naming the cache folder (which the CLI reads as a full disk:
+    exit 74 and the storage line), keeps nothing it fetched, and the next crawl with space fetches it."""
+    import errno
+
+    from docs_rag_pipeline import cli
+    from docs_rag_pipeline.sources import web
+
+    site: dict = {"version": {"p1": 1, "p2": 1, "p3": 1}}
+    with scripted_server(versioned_site(site)) as srv:
+        src = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off", max_retries=0)
+        first = src.scan({}, log=lambda m: None)
+        state = {p.page_url: p.content_hash for p in first.pages}
+        raw = tmp_path / "work/raw"
+        committed = {p.name: p.read_bytes() for p in raw.iterdir()}
+        site["version"].update(p1=2, p2=2, p3=2)
+        real, staged = web.atomic_write, []
+
+        def disk_fills(path: Path, data: bytes) -> None:  # the second body staged finds the disk full
+            if path.name.endswith(".new.html") and staged:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            staged.append(path.name)
+            real(path, data)
+
+        monkeypatch.setattr(web, "atomic_write", disk_fills)
+        lines: list[str] = []
+        with pytest.raises(OSError) as full:
+            src.scan(state, log=lines.append)
+        assert full.value.errno == errno.ENOSPC and str(raw) in str(full.value)
+        assert cli._says_disk_full(f"OSError: {full.value}")  # the ingest's exit 74, not a page's failure
+        assert not any("[FETCH] failed" in ln for ln in lines), lines
+        assert {p.name: p.read_bytes() for p in raw.iterdir()} == committed  # the first staged body went too
+
+        monkeypatch.setattr(web, "atomic_write", real)  # space again
+        again = src.scan(state, log=lambda m: None)
+    assert again.complete and sorted(p.status for p in again.pages if p.page_url != srv.url + "/") == ["changed"] * 3
+
+
 def test_a_crawl_killed_anywhere_in_its_commit_loses_no_cached_page(tmp_path: Path) -> None:
     """Committing a crawl renamed the staged bodies over the cached ones, then wrote the manifest: a kill
     between the two left bodies whose hash the manifest did not hold, and those pages lost their cache

@@ -39,7 +39,7 @@ from requests.structures import CaseInsensitiveDict
 from protego import Protego
 
 from ..config import SourceConfig
-from ..files import atomic_write
+from ..files import atomic_write, disk_full
 from ..http_deadline import read1, shutdown_at, within
 from ..parsing.html import META_REFRESH_RE, text_encoding
 from ..records import Page
@@ -1361,6 +1361,11 @@ class _Crawl:
             try:
                 self.visit(url, depth, seed)
             except Exception as exc:  # a crawler bug must not fail the scan; say where
+                if disk_full(exc):  # the cache's disk, not the site: stop as any full disk stops an ingest
+                    self.manifest.rollback()  # (before, each page was a failed fetch and the ingest exit 0)
+                    raise OSError(exc.errno, f"the page cache {self.manifest.root} cannot be written "
+                                  f"({exc.strerror}) while caching {url}; the crawl stopped and kept nothing it "
+                                  "fetched: free space and run it again") from None
                 self.done.add(url)
                 self.fail(url, f"unexpected {type(exc).__name__}: {exc}", depth)
         if stopped is None and self.attempted and self.failed_share() > cfg.error_threshold:
