@@ -42,12 +42,25 @@ def ensure_dagster_home(config: Config) -> Path:
     _check_writable(home, "DAGSTER_HOME", "point DAGSTER_HOME at another folder")
     _check_tmpdir()
     cfg = home / "dagster.yaml"
-    if not cfg.exists():
-        cfg.write_text(DAGSTER_YAML)
+    if not _has_content(cfg):  # none, or left empty by a full disk or a kill: Dagster's defaults, telemetry on
+        from .files import atomic_write
+
+        atomic_write(cfg, DAGSTER_YAML.encode())  # whole or not at all: a full disk leaves no empty file
     _check_dagster_home_files(home)
     os.environ["DAGSTER_HOME"] = str(home)
     _create_instance_once(home)
     return home
+
+
+def _has_content(path: Path) -> bool:
+    """Whether ``path`` is a file with something in it other than white space (an unreadable one counts:
+    it is not ours to replace, and Dagster names it)."""
+    try:
+        return bool(path.read_bytes().strip())
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 #: the SQLite files of a Dagster home's default storage that every ingest opens

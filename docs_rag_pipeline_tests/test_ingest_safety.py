@@ -793,6 +793,31 @@ def test_a_dagster_home_damaged_after_its_creation_is_named_with_the_fix(tmp_pat
             assert get_context(cfg).chunks.count("guide") == rows
 
 
+def test_a_dagster_yaml_left_empty_by_a_full_disk_is_written_again(tmp_path, monkeypatch):
+    """The first ingest on a full disk created ``dagster.yaml`` and could not write it (exit 74, fine);
+    the file stayed empty, and since only a missing one was written, every later ingest ran Dagster
+    with its defaults: telemetry on (``.telemetry/``, ``logs/event.log`` in the home), where docs-rag's
+    file turns it off. The file is now written whole or not at all, and an empty one (or white space
+    only) is written again; one with content is the operator's and kept."""
+    from docs_rag_pipeline.cli import DAGSTER_YAML, ensure_dagster_home
+    from docs_rag_pipeline.config import load_config
+
+    cfg = write_config(tmp_path)
+    home = tmp_path / "data" / "dagster_home"
+    home.mkdir(parents=True)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # <storage>/dagster_home; ensure_dagster_home sets it
+    for left in (b"", b"\n  \n"):
+        (home / "dagster.yaml").write_bytes(left)
+        assert ensure_dagster_home(load_config(cfg)) == home.resolve()
+        assert (home / "dagster.yaml").read_text() == DAGSTER_YAML
+    assert not (home / ".telemetry").exists() and not (home / "logs").exists()
+    mine = "telemetry:\n  enabled: false\nretention:\n  schedule:\n    purge_after_days: 30\n"
+    (home / "dagster.yaml").write_text(mine)
+    ensure_dagster_home(load_config(cfg))
+    assert (home / "dagster.yaml").read_text() == mine
+    assert not [p.name for p in home.iterdir() if p.name.startswith(".dagster.yaml.")]  # no temporary file
+
+
 WORKER = """
 import sys
 from dagster import DagsterInstance, materialize
