@@ -452,8 +452,8 @@ def cmd_feedback(args: argparse.Namespace, config: Config) -> int:
         try:
             cases = feedback.export_cases(config, out, source=args.source)
         except OSError as exc:
-            if _disk_failure(exc):
-                raise
+            if _disk_failure(exc):  # the disk of --out, not the storage's (the question log is read, not written)
+                raise OSError(exc.errno, exc.strerror, str(out)) from exc
             raise ValueError(f"--out {out} cannot be written: {exc.strerror or exc}"
                              + (f" ({exc.filename})" if exc.filename else "")) from None
         _note_skipped(cases, config)
@@ -1172,8 +1172,8 @@ def cmd_eval(args: argparse.Namespace, config: Config) -> int:
         try:
             evaluation.write_results(report, folder, label=evaluation.results_label(args.cases, args.split))
         except OSError as exc:
-            if _disk_failure(exc):
-                raise
+            if _disk_failure(exc):  # exit 74 as a full disk, naming the results folder (not always the storage's)
+                raise OSError(exc.errno, exc.strerror, str(folder)) from exc
             print(f"warning: [{name}] the results files could not be written to {folder} ({exc.strerror or exc}); "
                   "the figures above are not kept there: make the folder writable", file=sys.stderr)
         evaluation.upload_to_langsmith(report, cases)
@@ -1413,8 +1413,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         reason = _disk_failure(exc)
         if reason is None:
             raise
-        where = f" {config.storage_path}" if config is not None else ""
-        print(f"error: the disk holding the storage folder{where} {reason}; free space (or fix the disk) and run "
+        print(f"error: the disk holding {_filled_place(exc, config)} {reason}; free space (or fix the disk) and run "
               "the command again: what was stored before is kept", file=sys.stderr)
         return 74  # EX_IOERR
 
@@ -1461,6 +1460,24 @@ def _says_disk_full(message: str) -> bool:
     """Whether an error message says the disk is full or failing."""
     text = message.lower()
     return any(e in text for e in _DISK_ERRORS)
+
+
+def _filled_place(exc: BaseException, config: Config | None) -> str:
+    """What the full disk holds: the file an error in ``exc``'s chain names when it is outside the storage
+    folder (an eval results folder, an export's --out), else the storage folder. Before, every full disk
+    was the storage's, and an operator freed space where there was room."""
+    storage = Path(config.storage_path).resolve() if config is not None else None
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        name = getattr(cur, "filename", None) if isinstance(cur, OSError) else None
+        if isinstance(name, (str, os.PathLike)):
+            path = Path(name).resolve()
+            if storage is None or (path != storage and storage not in path.parents):
+                return str(path)
+        cur = cur.__cause__ or cur.__context__
+    return f"the storage folder {config.storage_path}" if config is not None else "the storage folder"
 
 
 def _disk_failure(exc: BaseException) -> str | None:

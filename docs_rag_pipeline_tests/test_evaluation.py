@@ -586,6 +586,26 @@ def test_cli_eval_of_no_case_a_refusal_only_file_or_a_draft_keeps_the_golden_res
     assert out.stderr.startswith("error: [guide] ") or "\nerror: [guide] " in out.stderr, out.stderr
 
 
+def test_a_full_disk_under_the_results_folder_names_that_folder_not_the_storage(evaluated):
+    """The results folder (eval/results beside the cases) on a full disk ended the eval with
+    `error: the disk holding the storage folder <storage> is full or failing: [Errno 28] …`: the storage
+    had room, and the folder that filled was not named. The line names the results folder now (exit
+    status 74 still). Here the run's history file is /dev/full, a real full device."""
+    root, cfg, _ = evaluated
+    results = root / "eval" / "results"
+    cases = root / "full.jsonl"
+    cases.write_text("\n".join(json.dumps(c) for c in CASES) + "\n")
+    history = results / "guide-cases.full-history.jsonl"
+    history.symlink_to("/dev/full")
+    try:
+        out = _cli(["--config", str(cfg), "eval", "--cases", str(cases)], cfg)
+    finally:
+        history.unlink()
+    assert out.returncode == 74 and "Traceback" not in out.stderr, out.stderr
+    assert f"error: the disk holding {results} is full or failing: [Errno 28] No space left on device" in out.stderr
+    assert "storage folder" not in out.stderr
+
+
 def test_an_ingest_while_an_eval_runs_changes_none_of_its_figures(tmp_path, monkeypatch):
     """``docs-rag eval`` (or ``eval_scores``) while an ingest rewrote the source: each case's citations
     were checked against whatever version was newest by then, so a cited chunk replaced in between

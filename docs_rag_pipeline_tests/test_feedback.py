@@ -399,6 +399,36 @@ def test_export_never_replaces_a_cases_file_without_force(tmp_path):
     assert json.loads(out.read_text())["question"] == REFUSED_Q
 
 
+def test_an_export_onto_a_full_disk_names_the_out_file_not_the_storage(tmp_path, monkeypatch, capsys):
+    """`feedback export --out` onto a full disk said `error: the disk holding the storage folder <storage>
+    is full or failing …`: the storage had room, the --out file was not named. The line names --out now
+    (exit status 74 still); the disk is full for the file's write only (as a tmpfs filled up by hand)."""
+    import errno
+
+    from docs_rag_pipeline import cli, files
+    from docs_rag_pipeline.records import Answer
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
+                                                  trace_id="b" * 32))
+    feedback.record_feedback(config, "b" * 32, "down", "should be answered")
+    out = tmp_path / "elsewhere" / "drafts.jsonl"
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "atomic_write", full)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))  # the CLI sets it; restored after the test
+    assert cli._main(["--config", str(cfg), "feedback", "export", "--out", str(out)]) == 74
+    err = capsys.readouterr().err
+    assert f"error: the disk holding {out} is full or failing: [Errno 28] No space left on device" in err, err
+    assert "storage folder" not in err and not out.exists()
+
+
 def test_an_export_with_no_thumbs_down_writes_nothing(tmp_path):
     """No thumbs-down yet (no question log, or only thumbs-up): the export says there is nothing to export
     and writes no file. Before, it wrote an empty file that `docs-rag eval --cases` refuses ("no cases in
