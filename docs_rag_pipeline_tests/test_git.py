@@ -1198,6 +1198,38 @@ def test_a_clone_damaged_by_a_crash_or_full_disk_is_cloned_again(tmp_path: Path,
     assert refresh.refresh(get_context(cfg), "acme", log=lines.append).pages_changed == 0  # a sound clone now
 
 
+def test_a_fetch_that_fills_the_disk_says_so_not_check_repo_branch_token(tmp_path: Path, monkeypatch) -> None:
+    """A fetch whose clone filled the disk (seen on a tmpfs filled up by hand: git says `fatal: unable to
+    write loose object file: No space left on device`) was reported as `could not fetch branch 'main' of
+    …; check repo, branch and, for a private repository, token_env`: nothing about them was wrong. The
+    error names the clone's disk and what to do; it still reads as a full disk to the CLI (exit 74). git's
+    own message is given here as git wrote it on the full disk; no test may fill a real disk."""
+    from docs_rag_pipeline import cli
+    from docs_rag_pipeline.sources import git as git_source
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    real = git_source._Git.run
+
+    def full_disk(self, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if args and args[0] == "fetch":
+            raise GitError("git fetch failed (128): fatal: unable to write loose object file: No space left on "
+                           "device; fatal: unpack-objects failed")
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(git_source._Git, "run", full_disk)
+    with pytest.raises(GitError) as failed:
+        refresh.refresh(get_context(cfg), "acme")
+    said = str(failed.value)
+    clone = tmp_path / "data/sources/acme/clone"
+    assert f"sources.acme: the disk holding the clone {clone} is full" in said, said
+    assert "check repo" not in said and "token_env" not in said
+    assert cli._says_disk_full(said)
+    monkeypatch.setattr(git_source._Git, "run", real)  # space again
+    assert refresh.refresh(get_context(cfg), "acme").pages_new > 0
+
+
 def test_an_object_lost_from_the_clone_is_fetched_again_by_cloning_again(tmp_path: Path) -> None:
     """A loose object of the clone left empty by a crash or a full disk (``object file … is empty``) made
     every refresh that read it fail for good with a bare ``git cat-file: object … is missing from the

@@ -520,6 +520,11 @@ class GitSource(Source):
                                f"in the clone: {exc}; remove the folder {self.clone_dir} (this source's own copy of "
                                "the repository) and refresh again: it is fetched again in full, the index is "
                                "kept") from None
+            if any(full in str(exc).lower() for full in ("no space left on device", "disk quota exceeded")):
+                # the clone's disk, not the repository's or token's fault (before: "check repo, branch …")
+                raise GitError(f"sources.{self.name}: the disk holding the clone {self.clone_dir} is full: fetching "
+                               f"branch {branch!r} of {_public(self.cfg.repo)} failed: {exc}; free space and refresh "
+                               "again (the fetch starts over; the index is kept)") from None
             raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "
                            "check repo, branch and, for a private repository, token_env") from None
         proc = git.run("rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{branch}^{{commit}}", check=False)
