@@ -84,8 +84,15 @@ def _reading(config: Config) -> Iterator[sqlite3.Connection]:
     """A connection for the readers (``docs-rag feedback``, ``docs-rag gaps``, the ``doc_gaps`` asset):
     SQLite's errors become a :class:`FeedbackStoreError` that names the file, not a traceback."""
     try:
-        with _lock, connect(config) as con:
-            yield con
+        with _lock:
+            try:
+                con = connect(config)
+            except sqlite3.OperationalError:  # a full disk or a read-only mount: the schema cannot be written
+                if not _holds_no_table(db_path(config)):
+                    raise
+                con = _no_question_logged()  # the file the first ask on a full disk left: nothing logged
+            with con:
+                yield con
     except sqlite3.Error as exc:
         path = db_path(config)
         damaged = getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
@@ -93,6 +100,30 @@ def _reading(config: Config) -> Iterator[sqlite3.Connection]:
                 "question log starts with the next ask" if damaged
                 else "check the file, its folder's permissions and the disk, then run the command again")
         raise FeedbackStoreError(f"the question log {path} cannot be read ({exc}); {todo}") from None
+
+
+def _holds_no_table(path: Path) -> bool:
+    """Whether the log at ``path`` holds no table, read without writing (an empty file, or one whose first
+    write a full disk cut short); False when it cannot be read even so."""
+    from urllib.parse import quote
+
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+def _no_question_logged() -> sqlite3.Connection:
+    """An empty log in memory, for the readers of a file that holds none yet and cannot be given its
+    tables (before, `feedback list` and `gaps` said it "cannot be read", exit 74)."""
+    con = sqlite3.connect(":memory:")
+    con.row_factory = sqlite3.Row
+    con.executescript(SCHEMA)
+    return con
 
 
 def confidence(ans: Answer) -> dict[str, Any]:

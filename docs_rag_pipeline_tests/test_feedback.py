@@ -14,6 +14,7 @@ import requests
 
 from docs_rag_pipeline import feedback
 from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.records import Answer
 from docs_rag_pipeline.serve.api import create_app
 
 from .dagster_helpers import index_guide
@@ -427,6 +428,45 @@ def test_an_export_onto_a_full_disk_names_the_out_file_not_the_storage(tmp_path,
     err = capsys.readouterr().err
     assert f"error: the disk holding {out} is full or failing: [Errno 28] No space left on device" in err, err
     assert "storage folder" not in err and not out.exists()
+
+
+def test_a_log_without_tables_on_a_full_disk_or_read_only_mount_reads_as_no_question(tmp_path, monkeypatch, capsys):
+    """The first ask on a full disk leaves feedback.sqlite without its tables (seen on a tmpfs filled up
+    by hand). `feedback list` and `gaps` only read, yet opening the log writes its WAL files and tables:
+    with the disk still full (or the storage mounted read-only) they said `the question log … cannot be
+    read (database or disk is full)`, exit 74. A log that holds no table holds no question: they say so
+    now. A log with tables that cannot be opened is still that error. The write is refused here as
+    SQLite refuses it on such a disk (no test may fill a real one)."""
+    import sqlite3
+
+    from docs_rag_pipeline import cli
+
+    from .conftest import write_config
+
+    cfg = write_config(tmp_path)
+    config = load_config(cfg)
+    Path(config.storage_path).mkdir(parents=True)
+    log = feedback.db_path(config)
+    log.touch()  # what the first ask on a full disk left
+
+    def full(config, *, wait=30):  # noqa: ANN001, ANN202
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(feedback, "connect", full)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))  # the CLI sets it; restored after the test
+    assert cli._main(["--config", str(cfg), "feedback", "list"]) == 0
+    assert capsys.readouterr().out.strip() == "no feedback yet"
+    assert cli._main(["--config", str(cfg), "gaps"]) == 0
+    assert "No refused or low-confidence questions logged." in capsys.readouterr().out
+    assert log.stat().st_size == 0  # nothing was written
+
+    monkeypatch.undo()
+    feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
+                                                  trace_id="c" * 32))
+    monkeypatch.setattr(feedback, "connect", full)
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    assert cli._main(["--config", str(cfg), "gaps"]) == 74  # a log that holds questions is not "empty"
+    assert "cannot be read (database or disk is full)" in capsys.readouterr().err
 
 
 def test_an_export_with_no_thumbs_down_writes_nothing(tmp_path):
