@@ -1097,7 +1097,7 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
         workers.check_bind(args.host, args.port)
     except OSError as exc:
         raise ConfigError(str(exc)) from None
-    path = str(config.path) if config.path else None
+    path = str(config_name(args.config))  # the name, not its target: a ConfigMap update switches the link
     if args.workers == 1:
         workers.serve_waitress(path, args.host, args.port, args.threads)
     else:
@@ -1109,7 +1109,7 @@ def cmd_mcp(args: argparse.Namespace, config: Config) -> int:
     from .serve.mcp import run_stdio
 
     print(f"docs-rag MCP server on stdio (config {config.path})", file=sys.stderr)
-    run_stdio(str(config.path) if config.path else None)
+    run_stdio(str(config_name(args.config)))  # read through a link as it points at each call, as serve does
     return 0
 
 

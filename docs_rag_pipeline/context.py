@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, NothingIndexed, config_path, load_config, require_storage_folder
+from .config import Config, NothingIndexed, config_name, load_config, require_storage_folder
 from .embedding import Embedder, embedder_from_config
 from .store import ChunksTable, EmbeddingCache, connect, list_tables
 
@@ -74,8 +74,9 @@ class Context:
 
 
 _lock = threading.Lock()
-_contexts: dict[str, tuple[float | None, str, Context]] = {}
-# config path → (its mtime when loaded, or None when loaded from a run's copy; the sha256 of the text; its context)
+_contexts: dict[str, tuple[str, float | None, str, Context]] = {}
+# config path as named (links kept) → (the file it led to; its mtime when loaded, or None when loaded from a run's
+# copy; the sha256 of the text; its context)
 
 
 def _forget_after_fork() -> None:
@@ -99,18 +100,25 @@ def get_context(path: str | Path | None = None, *, data: bytes | None = None) ->
     its table's files open, so a server whose config was touched a few hundred times ran out of
     file descriptors and answered 503 to everything). ``data``: the file's text as a run read it at its
     start (:func:`~.config.copy_config`), used instead of the file's text now; the same text gives the
-    same context, whichever way it was read."""
-    p = Path(path).expanduser().resolve() if path else config_path()  # `~` as load_config reads it
+    same context, whichever way it was read.
+
+    The file is followed through its links at each call, and the context is kept under the name as
+    given: a config mounted from a Kubernetes ConfigMap (``docs_rag.yaml -> ..data/docs_rag.yaml``,
+    ``..data -> ..2026_11_28_…``), whose update switches ``..data`` to a new folder and deletes the old
+    one, is read from the new folder, and its old context goes (kept under each target, one stayed per
+    update)."""
+    name = config_name(path)  # `~` as load_config reads it; absolute, links kept
+    p = name.resolve()
     mtime = None if data is not None else (p.stat().st_mtime if p.exists() else 0.0)
     sha = hashlib.sha256(data).hexdigest() if data is not None else None
     with _lock:
-        held = _contexts.get(str(p))
-        if held is not None and (held[1] == sha if sha else held[0] == mtime):
-            return held[2]
+        held = _contexts.get(str(name))
+        if held is not None and held[0] == str(p) and (held[2] == sha if sha else held[1] == mtime):
+            return held[3]
         if data is None and p.is_file():
             data = p.read_bytes()
         ctx = Context(load_config(p, data=data))
-        _contexts[str(p)] = (mtime, hashlib.sha256(data or b"").hexdigest(), ctx)
+        _contexts[str(name)] = (str(p), mtime, hashlib.sha256(data or b"").hexdigest(), ctx)
         return ctx
 
 
