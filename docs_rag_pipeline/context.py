@@ -74,9 +74,8 @@ class Context:
 
 
 _lock = threading.Lock()
-_contexts: dict[str, tuple[str, float | None, str, Context]] = {}
-# config path as named (links kept) → (the file it led to; its mtime when loaded, or None when loaded from a run's
-# copy; the sha256 of the text; its context)
+_contexts: dict[str, tuple[str, str, Context]] = {}
+# config path as named (links kept) → (the file it led to; the sha256 of its text; its context)
 
 
 def _forget_after_fork() -> None:
@@ -95,12 +94,17 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
 
 
 def get_context(path: str | Path | None = None, *, data: bytes | None = None) -> Context:
-    """The context for a config file, reused while the file is unchanged. One per file: when the file
-    changes, the new context replaces the old one, which goes once no request holds it (each kept
+    """The context for a config file, reused while the file's text is unchanged. One per file: when the
+    file changes, the new context replaces the old one, which goes once no request holds it (each kept
     its table's files open, so a server whose config was touched a few hundred times ran out of
     file descriptors and answered 503 to everything). ``data``: the file's text as a run read it at its
     start (:func:`~.config.copy_config`), used instead of the file's text now; the same text gives the
     same context, whichever way it was read.
+
+    The file is read at each call (a few hundred bytes) and its text compared, not its modification
+    time: a save that a request read half-way (truncated, then written) and that ended within the same
+    tick of the file system's clock (a second on some mounts) kept the half-written config served until
+    the next save, and a ``touch`` rebuilt the context for nothing.
 
     The file is followed through its links at each call, and the context is kept under the name as
     given: a config mounted from a Kubernetes ConfigMap (``docs_rag.yaml -> ..data/docs_rag.yaml``,
@@ -109,16 +113,18 @@ def get_context(path: str | Path | None = None, *, data: bytes | None = None) ->
     update)."""
     name = config_name(path)  # `~` as load_config reads it; absolute, links kept
     p = name.resolve()
-    mtime = None if data is not None else (p.stat().st_mtime if p.exists() else 0.0)
+    if data is None and p.is_file():
+        try:
+            data = p.read_bytes()
+        except OSError:  # unreadable: load_config says so
+            data = None
     sha = hashlib.sha256(data).hexdigest() if data is not None else None
     with _lock:
         held = _contexts.get(str(name))
-        if held is not None and held[0] == str(p) and (held[2] == sha if sha else held[1] == mtime):
-            return held[3]
-        if data is None and p.is_file():
-            data = p.read_bytes()
+        if held is not None and sha is not None and held[0] == str(p) and held[1] == sha:
+            return held[2]
         ctx = Context(load_config(p, data=data))
-        _contexts[str(name)] = (str(p), mtime, hashlib.sha256(data or b"").hexdigest(), ctx)
+        _contexts[str(name)] = (str(p), hashlib.sha256(data or b"").hexdigest(), ctx)
         return ctx
 
 

@@ -251,6 +251,26 @@ def test_a_config_saved_broken_while_serving_is_a_503_and_one_log_line_until_it_
         assert requests.post(f"{url}/search", json={"query": "forms"}, timeout=30).status_code == 200
 
 
+def test_a_config_read_half_saved_is_served_whole_once_the_save_ends(index):
+    """An editor saves in place: it truncates, then writes. A request that read the file between the two
+    saw a valid config (here without its sources); where both writes get the same modification time (a
+    clock that ticks by the second, as on some mounts), the server kept that half-written config until
+    the next save, since only the modification time was compared."""
+    cfg = variant(index, "halfsaved.yaml", "rate_limit_per_minute: 100000")
+    whole = cfg.read_text()
+    with serve(create_app(config_path=str(cfg))) as url:
+        assert set(requests.get(f"{url}/health", timeout=30).json()["sources"]) == {"guide"}
+        tick = cfg.stat().st_mtime_ns + 5_000_000_000  # one tick of a coarse clock, for both writes
+        with open(cfg, "w") as f:
+            f.write(whole[:whole.index("sources:")])
+            f.flush()
+            os.utime(cfg, ns=(tick, tick))
+            assert requests.get(f"{url}/health", timeout=30).json()["sources"] == {}  # read half-way
+            f.write(whole[whole.index("sources:"):])
+        os.utime(cfg, ns=(tick, tick))
+        assert set(requests.get(f"{url}/health", timeout=30).json()["sources"]) == {"guide"}
+
+
 @pytest.mark.parametrize("route, params", [
     ("/pages", [("url", "install.md"), ("url", "forms.md")]),
     ("/view", [("url", "install.md"), ("url", "forms.md")]),
