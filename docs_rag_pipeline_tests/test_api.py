@@ -710,6 +710,24 @@ def test_backend_details_go_to_the_log_not_the_client(tmp_path):
     assert logged and str(tmp_path) in logged[0].getMessage() and logged[0].exc_info is None
 
 
+def test_a_storage_folder_missing_or_not_ingested_logs_one_line_per_request(tmp_path, caplog):
+    """`storage` pointed, while serving, at a folder with a typo or at one not ingested into yet: each
+    request logged its message and then a traceback of 17 lines that said nothing more (the message
+    names the folder and the fix), as a config saved broken did."""
+    import logging
+
+    cfg = write_config(tmp_path, extra="api:\n  rate_limit_per_minute: 0\n")
+    with serve(create_app(config_path=str(cfg))) as url, caplog.at_level(logging.WARNING):
+        for expected in ("does not exist", "holds no index yet"):
+            caplog.clear()
+            r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30)
+            assert r.status_code == 503 and r.json()["error"]["code"] == "backend_unavailable", r.text
+            logged = [rec for rec in caplog.records if r.json()["error"]["trace_id"] in rec.getMessage()]
+            assert len(logged) == 1 and expected in logged[0].getMessage() and str(tmp_path / "data") in \
+                logged[0].getMessage() and logged[0].exc_info is None, [(x.getMessage(), x.exc_info) for x in logged]
+            (tmp_path / "data").mkdir(exist_ok=True)  # then there, but nothing ingested into it
+
+
 def test_embedding_server_down_is_503(tmp_path):
     from docs_rag_pipeline.embedding import FakeEmbedder
 

@@ -569,9 +569,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if isinstance(e, HTTPException):
             return _error(e.code or 500, (e.name or "error").lower().replace(" ", "_"), str(e.description))
         if is_backend_failure(e):
-            # a config error names its file, key or line and the fix: its traceback says nothing more
+            # a config error names its file, key or line and the fix, a storage folder that is not there or
+            # holds no index names it and the fix: their tracebacks say nothing more
             log.warning("backend unavailable on %s %s (trace %s): %s", request.method, request.path,
-                        g.get("trace_id"), e, exc_info=None if isinstance(e, ConfigError) else e)
+                        g.get("trace_id"), e,
+                        exc_info=None if isinstance(e, (ConfigError, StorageMissing)) else e)
             return _error(503, "backend_unavailable", backend_message(e))
         log.exception("unhandled error on %s %s (trace %s)", request.method, request.path, g.get("trace_id"))
         return _error(500, "internal_error", "an unexpected server error; the server log has the details")
