@@ -257,6 +257,28 @@ def test_sigterm_stops_serve_even_when_its_parent_ignored_signals(index):
     assert proc.returncode == -signal.SIGTERM, out
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sighup_leaves_the_server_serving(index, workers):
+    """SIGHUP, the usual reload signal, ended `docs-rag serve` (one waitress process) at once and without
+    a word, while gunicorn (--workers 2) restarts its workers and goes on serving."""
+    proc, url = _start(index, "--workers", workers, "--threads", "2")
+    try:
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1)  # the old workers finish, new ones start
+        for _ in range(600):
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                r = requests.get(f"{url}/health", timeout=120)
+                break
+            except requests.ConnectionError:  # gunicorn between its old and new workers
+                time.sleep(0.2)
+        assert r.status_code == 200, r.text
+    finally:
+        out = _stop(proc)
+    if workers == "1":
+        assert "SIGHUP: nothing to reload, the config file is read at each request; still serving" in out, out
+
+
 def test_each_worker_gets_its_share_of_the_cpus_for_native_threads():
     """In a fresh process (as a gunicorn worker after its fork): numpy's BLAS pool is limited to
     cpus // workers threads, at least 1, and libraries loaded later read the same limit."""

@@ -139,8 +139,27 @@ def serve_waitress(config_path: str | None, host: str, port: int, threads: int) 
                            connection_limit=limit, channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=10,
                            max_request_body_size=2 * MAX_BODY_BYTES)
     _json_errors(server)
+    _hup_is_no_stop()
     print(f"serving on http://{host}:{server.effective_port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
     server.run()
+
+
+def _hup_is_no_stop() -> None:
+    """SIGHUP, the usual "reload your config" (logrotate, systemd's ExecReload, an operator after an
+    edit), ended the one waitress process at once, without a word, where gunicorn (``--workers N``)
+    starts new workers and goes on serving. The config is read at each request: there is nothing to
+    reload, so the server says so and goes on."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "SIGHUP") or threading.current_thread() is not threading.main_thread():
+        return
+
+    def hup(signum: int, frame: Any) -> None:
+        print("SIGHUP: nothing to reload, the config file is read at each request; still serving",
+              file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGHUP, hup)
 
 
 def cpu_count() -> int:
