@@ -25,6 +25,25 @@ def write_docs(root: Path, files: dict[str, str]) -> None:
             p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
+def publish_configmap(mount: Path, stamp: str, text: str) -> None:
+    """What kubelet does with a ConfigMap volume: the file in a new timestamped folder, reached through
+    ``docs_rag.yaml -> ..data/docs_rag.yaml``; an update switches ``..data`` in one rename and deletes the
+    folder it pointed at."""
+    import shutil
+
+    folder = mount / f"..{stamp}"
+    folder.mkdir(parents=True)
+    (folder / "docs_rag.yaml").write_text(text)
+    if not (mount / "..data").is_symlink():
+        os.symlink(folder.name, mount / "..data")
+        os.symlink("..data/docs_rag.yaml", mount / "docs_rag.yaml")
+        return
+    old = os.readlink(mount / "..data")
+    os.symlink(folder.name, mount / "..data_tmp")
+    os.replace(mount / "..data_tmp", mount / "..data")
+    shutil.rmtree(mount / old)
+
+
 def write_config(root: Path, *, sources: str | None = None, extra: str = "") -> Path:
     sources = sources or """
       - name: guide

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import REPO, write_config, write_docs
+from .conftest import REPO, publish_configmap, write_config, write_docs
 from .dagster_helpers import index_guide
 
 
@@ -96,6 +96,24 @@ def test_tools_over_stdio(index):
     assert ans["citations"][0]["url"].startswith("https://docs.example.org/forms/binding.md")
     err, off = out["refused"]
     assert not err and off["refused"] is True and off["citations"] == []
+
+
+def test_a_configmap_update_is_read_without_a_restart(index, tmp_path):
+    """`docs-rag mcp` kept the path its config's link led to at start: after a ConfigMap update (a new
+    folder, ..data switched, the old folder deleted) every call failed, BACKEND_UNAVAILABLE, until the
+    host restarted it."""
+    text = index.read_text().replace("path: docs", f"path: {index.parent / 'docs'}")
+    mount = tmp_path / "config"
+    publish_configmap(mount, "2026_11_28_09_00_00.1", text)
+
+    async def session(client: Client) -> tuple[Any, Any]:
+        before = await call(client, "search", {"query": "install widgets"})
+        publish_configmap(mount, "2026_11_28_09_05_00.2", text.replace("name: guide", "name: manual"))
+        return before, await call(client, "search", {"query": "install widgets"})
+
+    (failed, before), (failed_after, after) = with_client(mount / "docs_rag.yaml", session)
+    assert not failed and {h["source"] for h in before["hits"]} == {"guide"}, before
+    assert not failed_after and after["hits"] == [], after  # `guide` is no longer a configured source
 
 
 def test_errors_are_tool_errors_with_a_code(index):

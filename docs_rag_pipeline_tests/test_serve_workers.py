@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from .conftest import publish_configmap
 from .dagster_helpers import index_guide
 
 pytest.importorskip("gunicorn")
@@ -101,25 +102,6 @@ def test_one_worker_is_waitress_threads(index):
     assert "1 process, 4 threads" in out, out
 
 
-def _publish_configmap(mount: Path, stamp: str, text: str) -> None:
-    """What kubelet does with a ConfigMap volume: the file in a new timestamped folder, reached through
-    ``docs_rag.yaml -> ..data/docs_rag.yaml``; an update switches ``..data`` in one rename and deletes the
-    folder it pointed at."""
-    import shutil
-
-    folder = mount / f"..{stamp}"
-    folder.mkdir(parents=True)
-    (folder / "docs_rag.yaml").write_text(text)
-    if not (mount / "..data").is_symlink():
-        os.symlink(folder.name, mount / "..data")
-        os.symlink("..data/docs_rag.yaml", mount / "docs_rag.yaml")
-        return
-    old = os.readlink(mount / "..data")
-    os.symlink(folder.name, mount / "..data_tmp")
-    os.replace(mount / "..data_tmp", mount / "..data")
-    shutil.rmtree(mount / old)
-
-
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_configmap_update_is_served_by_every_worker_without_a_restart(index, tmp_path, workers):
     """The server kept the path the link led to at its start: after an update of the ConfigMap it read a
@@ -127,11 +109,11 @@ def test_a_configmap_update_is_served_by_every_worker_without_a_restart(index, t
     with a release switch ``current -> v2``, it served the old config without a word)."""
     text = index.read_text().replace("path: docs", f"path: {index.parent / 'docs'}")
     mount = tmp_path / "config"
-    _publish_configmap(mount, "2026_11_28_09_00_00.1", text)
+    publish_configmap(mount, "2026_11_28_09_00_00.1", text)
     proc, url = _start(mount / "docs_rag.yaml", "--workers", workers, "--threads", "1")
     try:
         assert set(requests.get(f"{url}/health", timeout=120).json()["sources"]) == {"guide"}
-        _publish_configmap(mount, "2026_11_28_09_05_00.2", text.replace("name: guide", "name: manual"))
+        publish_configmap(mount, "2026_11_28_09_05_00.2", text.replace("name: guide", "name: manual"))
         for _ in range(12):  # new connections: the workers take turns
             r = requests.get(f"{url}/health", timeout=120, headers={"Connection": "close"})
             assert r.status_code == 200 and r.json()["sources"] == {"manual": 0}, r.text
