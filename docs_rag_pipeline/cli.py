@@ -961,8 +961,8 @@ def cmd_versions(args: argparse.Namespace, config: Config) -> int:
     else:
         print(f"\nwarning: table {ctx.chunks.name} serves version {ctx.chunks.version()}, whose write could not be "
               "logged (a full disk, or the process was killed after the write); none above is served now. "
-              "`docs-rag restore VERSION` brings back one of them; the next `docs-rag ingest` that changes the index "
-              "logs again", file=sys.stderr)
+              "`docs-rag restore VERSION` brings back one of them; the next `docs-rag ingest` (or `docs-rag prune`) "
+              "logs it", file=sys.stderr)
     return 0
 
 

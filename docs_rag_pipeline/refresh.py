@@ -780,6 +780,7 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
         restored = check_inputs(ctx, source_name, rows, pages, latest_scan=latest_scan)
         from .shared_storage import register
 
+        log_unlogged_write(ctx, log=log)  # before this write: the stopped one's state stays restorable
         register(ctx.config)
         pruned = {n: count for n, count in prune_removed_sources(ctx, log=log).items() if count}  # rows went
         stats = ctx.chunks.upsert_source(source_name, rows, replace_pages=replace)
@@ -845,6 +846,7 @@ def prune(ctx: Context, *, log: Log = _quiet,
             with source_lock(ctx.config.storage_path, src.name, purpose=f"prune of {src.name}", log=log):
                 remove_state_of_other_kinds(ctx, src.name, log=log)
     with writer_lock(ctx.config.storage_path, purpose="prune", log=log):
+        log_unlogged_write(ctx, log=log)
         pruned = prune_removed_sources(ctx, log=log, before_delete=before_delete)
         rows = {n: count for n, count in pruned.items() if count}
         if rows:  # a version only where rows went: one with the same rows as the last would undo nothing
@@ -872,6 +874,43 @@ def record_version(ctx: Context, action: str, *, source: str, rows_written: int,
         log(f"[VERSION] could not tag or log version {ctx.chunks.version()}: {type(exc).__name__}: {exc}")
         return {"version_tag": f"failed ({type(exc).__name__}: {exc})"}
     return {"version_tag": tag or ""}
+
+
+def log_unlogged_write(ctx: Context, *, log: Log = _quiet) -> dict[str, str]:
+    """Under the writer lock, before a write of ``docs-rag ingest`` or ``prune``: when the chunks table
+    serves rows that no logged version holds, a write was committed and then stopped before its tag and
+    log (Ctrl-C, SIGTERM, a kill, a full disk): tag and log the version served now, with the rows it
+    changed since the newest logged one, so that rerunning the command finishes the stopped one (before,
+    a rerun that found nothing left to write logged nothing, `docs-rag versions` warned for good, and
+    that state could never be restored by number). Best effort: returns ``record_version``'s note, or
+    {} when every write is logged (or the table cannot be read: its own errors say so)."""
+    from .store import VersionLog, is_damage
+
+    try:
+        if ctx.chunks.open() is None:
+            return {}
+        current = ctx.chunks.version()
+        kept, tags = set(ctx.chunks.kept_versions()), ctx.chunks.tag_names()
+        logged = [e for e in VersionLog(ctx.db).entries(ctx.chunks.name) if e["version"] in kept and e["tag"] in tags]
+        if logged and (logged[-1]["version"] == current or ctx.chunks.holds_rows_of(logged[-1]["version"])):
+            return {}  # the newest entry is served (index builds and compactions change no row)
+        if not logged and ctx.chunks.count() == 0:
+            return {}
+        written, deleted, sources = ctx.chunks.changes_since(logged[-1]["version"] if logged else None)
+    except Exception as exc:  # noqa: BLE001 - the write this precedes goes on; `versions` still warns
+        if not is_damage(exc):
+            log(f"[VERSION] warning: could not check whether the version served is logged "
+                f"({type(exc).__name__}: {exc})")
+        return {}
+    configured = {s.name for s in ctx.config.sources}
+    action = "prune" if not written and sources and not sources & configured else "refresh"
+    source = next(iter(sources)) if action == "refresh" and len(sources) == 1 else ""
+    detail = ("logged by the next run: its write was committed, then stopped before its log (Ctrl-C, SIGTERM, "
+              "a kill or a full disk)" + (f"; sources: {', '.join(sorted(sources))}" if len(sources) > 1 else ""))
+    log(f"[VERSION] version {current} is served but was never logged (its {action} was stopped right after its "
+        f"write): logged now, {written} rows written, {deleted} deleted")
+    return record_version(ctx, action, source=source, rows_written=written, rows_deleted=deleted, detail=detail,
+                          log=log)
 
 
 def versions(ctx: Context) -> list[dict[str, Any]]:

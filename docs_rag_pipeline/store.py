@@ -571,6 +571,18 @@ class ChunksTable:
         now, then = (self._scan(None, CHUNK_COLUMNS, version=v).sort_by("chunk_id") for v in (None, version))
         return now.equals(then)
 
+    def changes_since(self, version: int | None) -> tuple[int, int, set[str]]:
+        """(rows written, rows deleted, the sources of both) from ``version`` (None: an empty table) to
+        the rows held now, every column but the vector: what a write committed without its log changed."""
+        def keyed(v: int | None) -> dict[str, dict[str, Any]]:
+            return {r["chunk_id"]: r for r in self._scan(None, CHUNK_COLUMNS, version=v).to_pylist()}
+
+        now = keyed(None)
+        then = keyed(version) if version is not None else {}
+        written = [r for k, r in now.items() if then.get(k) != r]
+        deleted = [r for k, r in then.items() if k not in now]
+        return len(written), len(deleted), {r["source"] for r in written + deleted}
+
     # ---- writes ------------------------------------------------------------------------------
     def to_arrow(self, rows: Sequence[dict[str, Any]]) -> pa.Table:
         """The rows as a table of this schema. The vectors go into one float32 buffer, never a Python

@@ -116,6 +116,64 @@ def test_a_write_whose_log_failed_is_not_hidden_behind_the_newest_entry(guide):
     assert zero.returncode == 2 and "it does not exist" in zero.stderr, zero.stderr
 
 
+def _stopped_before_its_log(*_args, **_kwargs):
+    raise KeyboardInterrupt  # Ctrl-C or SIGTERM landing right after the commit, before the tag and log
+
+
+def test_a_write_stopped_before_its_log_is_logged_by_the_next_ingest(guide, monkeypatch):
+    """An ingest stopped (Ctrl-C, SIGTERM, a kill) right after its index commit, before its tag and log:
+    the rerun the stop message asks for found every page unchanged, wrote nothing and logged nothing, so
+    `versions` warned "could not be logged" for good and that state could never be restored by number."""
+    root = guide.parent
+    assert _run(["ingest"], guide).returncode == 0
+    _edit(root)
+    with monkeypatch.context() as m:
+        m.setattr(refresh, "record_version", _stopped_before_its_log)
+        with pytest.raises(KeyboardInterrupt):
+            refresh.refresh(get_context(guide), "guide")
+    assert not any(e["current"] for e in refresh.versions(get_context(guide)))  # the edit is served, unlogged
+
+    again = _run(["ingest", "--json"], guide)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["guide"]["rows_written"] == 0  # nothing left to write: the stop had written it
+    assert "is served but was never logged" in again.stderr, again.stderr
+    listed = json.loads(_run(["versions", "--json"], guide).stdout)
+    assert [(e["action"], e["source"], e["current"]) for e in listed] == [("refresh", "guide", True),
+                                                                          ("refresh", "guide", False)]
+    assert listed[0]["rows_written"] >= 1 and listed[0]["rows_deleted"] >= 1  # the edited page's chunks replaced
+    assert "stopped before its log" in listed[0]["detail"]
+    assert "could not be logged" not in _run(["versions"], guide).stderr
+    # the logged state is a way back: after a later bad change, restore returns to the edit
+    back = refresh.restore(get_context(guide), listed[1]["version"])
+    assert back["changed"]
+    assert refresh.restore(get_context(guide), listed[0]["version"])["changed"]
+    assert any("QUOKKA_MODE" in r["text"] for r in get_context(guide).chunks.rows())
+
+
+def test_a_prune_stopped_before_its_log_is_logged_by_the_next_prune(tmp_path, monkeypatch):
+    """`docs-rag prune` stopped right after its delete commit: running it again found nothing to prune and
+    logged nothing, so the prune never showed in `versions`, which warned for good."""
+    write_docs(tmp_path / "docs", GUIDE)
+    write_docs(tmp_path / "more", {"extra.md": "# Extra\n\nThe gizmo holds seven marbles.\n"})
+    both = """
+      - {name: guide, kind: local, path: docs, base_url: https://docs.example.org/}
+      - {name: more, kind: local, path: more, base_url: https://more.example.org/}
+    """
+    cfg = write_config(tmp_path, sources=both)
+    assert _run(["ingest"], cfg).returncode == 0
+    cfg = write_config(tmp_path)  # `more` removed from the config
+    with monkeypatch.context() as m:
+        m.setattr(refresh, "record_version", _stopped_before_its_log)
+        with pytest.raises(KeyboardInterrupt):
+            refresh.prune(get_context(cfg))
+    assert not any(e["current"] for e in refresh.versions(get_context(cfg)))
+    again = _run(["prune", "--json"], cfg)
+    assert again.returncode == 0 and json.loads(again.stdout)["rows_pruned"] == {}, again.stderr
+    listed = json.loads(_run(["versions", "--json"], cfg).stdout)
+    assert (listed[0]["action"], listed[0]["current"], listed[0]["rows_written"], listed[0]["rows_deleted"]) == (
+        "prune", True, 0, 1)
+
+
 def test_an_unlogged_write_of_other_metadata_leaves_no_entry_served(tmp_path):
     """A refresh that changed only metadata (the same chunk ids) whose tag and log failed (a full disk):
     `versions` starred the newest logged entry as served (chunk ids compared only), and `restore` of it
