@@ -266,6 +266,49 @@ def test_ctrl_c_while_the_command_is_still_importing_is_the_one_line_stop(guide,
                            "run the command again to finish")
 
 
+def _children(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_of_a_terminal_during_an_ingest_step_is_the_one_line_stop(guide, tmp_path):
+    """A terminal's Ctrl-C is SIGINT to the whole foreground process group: it reached the `tail -F` and
+    watch_orphans.py helpers Dagster's compute-log capture starts for each step, and each Python helper
+    printed a KeyboardInterrupt traceback above the one-line stop. The import hook holds the scan step
+    (its import of the local source's module) until the signal comes (no timing)."""
+    import signal
+    import time
+
+    env, started = _held_at_import("docs_rag_pipeline.sources.local", guide, tmp_path)
+    env["DAGSTER_HOME"] = str(tmp_path / "dagster_home")
+    proc = subprocess.Popen([*DOCS_RAG, "ingest"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=guide.parent, start_new_session=True,  # leads its group, as in a shell
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), proc.communicate()[1]
+        assert any("watch_orphans" in c for c in _children(proc.pid)), _children(proc.pid)  # the step runs
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == ("stopped by a signal (SIGTERM or Ctrl-C): what was committed before "
+                                            "stays; run the command again to finish")
+
+
 def test_sigterm_to_search_is_the_one_line_stop_with_130(guide, tmp_path):
     """`kill PID` of `docs-rag search` or `ask` (or of an `ingest` still starting up) ended the process
     by the signal: 143 and no line, where the exit status table promises 130 and the line. An import

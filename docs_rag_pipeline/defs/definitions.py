@@ -11,9 +11,13 @@ from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
 from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, schedules_for, sources_sensor
 from .checks import ingest_checks
+from .compute_log_helpers import keep_ctrl_c_from_compute_log_helpers
 from .evaluation import eval_scores
 from .gaps import doc_gaps, question_log
 from .resources import DocsRagResource, RunParquetIO, RunPickleIO
+
+
+keep_ctrl_c_from_compute_log_helpers()  # a terminal's Ctrl-C: one line, no helper's traceback
 
 
 def io_folder(config: Config) -> str:
