@@ -21,9 +21,12 @@ def keep_ctrl_c_from_compute_log_helpers() -> None:
     """Make ``compute_logs``' helpers start in a process group of their own (POSIX; once per process)."""
     if sys.platform == "win32":
         return
-    from dagster._core.execution import compute_logs
-
-    if getattr(compute_logs.subprocess, "own_process_group", False):
+    try:  # a private module of Dagster's: another Dagster that moved it only loses this nicety
+        from dagster._core.execution import compute_logs
+    except ImportError:
+        return
+    if not isinstance(getattr(compute_logs, "subprocess", None), types.ModuleType) \
+            or getattr(compute_logs.subprocess, "own_process_group", False):
         return
     shim = types.ModuleType("subprocess")
     shim.__dict__.update(subprocess.__dict__)
