@@ -1792,12 +1792,12 @@ def test_the_row_of_a_reference_table_that_answers_is_quoted_under_its_header():
     forged = ans.answer.replace("`0.2`", "`9.9`")
     ok, total = cite_correct(forged, ans.citations, texts.get)
     assert ok < total, forged
-    # the refusal gates judge by the sentences, not the rows added for the answer
+    # a row is a statement of the docs: the refusal gates' sentence similarity reads it as a sentence
     pool = sentence_pool(question, hits, emb)
-    rows = [i for i, e in enumerate(pool.evidence) if not e]
-    assert rows and all("|" in pool.items[i][1] for i in rows)
-    assert judge(question, hits, gates, pool=pool).sentence_similarity == round(
-        max(float(pool.vectors[i] @ pool.question_vector) for i, e in enumerate(pool.evidence) if e), 4)
+    rows = [i for i, (_, s) in enumerate(pool.items) if "`delay_seconds`" in s]
+    assert len(rows) == 1 and pool.items[rows[0]][1].startswith("Key | Default | Meaning\n")
+    assert judge(question, hits, gates, pool=pool).sentence_similarity == round(pool.best, 4) >= round(
+        float(pool.vectors[rows[0]] @ pool.question_vector), 4)
     # asked for the options, the whole table is quoted
     whole = extractive_answer("Which options does the crawler have?", hits, emb, gates)
     assert "max_pages" in whole.answer and "timeout_seconds" in whole.answer, whole.answer
@@ -1812,3 +1812,25 @@ def test_the_row_of_a_reference_table_that_answers_is_quoted_under_its_header():
         score=0.02, parent_id=None, vector_similarity=0.7)]
     deploy = extractive_answer("How do I run the server on Kubernetes?", toc_hits, emb, gates)
     assert "Deployment with two workers" in deploy.answer and "What it covers" not in deploy.answer, deploy.answer
+
+
+def test_a_question_a_table_row_answers_is_answered_with_the_row_it_names():
+    """A table's rows were no evidence for the refusal gates, so a question only a row answers (*what does
+    exit status 69 mean?*, beside a sentence that says nothing of 69) was refused; and among the rows,
+    the one most like the question in words (`1`, *exited with a failure status*) came before the one it
+    names. A row counts as a sentence for the gates, and a row whose key (its first cell, code marks
+    aside) is a word of the question comes first."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    doc = ("# Command line\n\n## Exit status\n\nThe program returns one of these to the shell that started it.\n\n"
+           "| Status | When |\n|---|---|\n"
+           "| `0` | Success, including refused answers and searches without results. |\n"
+           "| `1` | The command exited with a failure status: a step of the ingest failed. |\n"
+           "| `69` | The object store of the storage cannot be reached or refuses the credentials. |\n"
+           "| `75` | A lock of the storage stayed held by another process for too long. |\n")
+    hits = _section_hits(doc, "cli.md")
+    ans = extractive_answer("What does exit status 69 mean?", hits, LocalEmbedder(), _gates())
+    assert not ans.refused, ans.answer
+    assert ans.answer.startswith("| Status | When |\n| --- | --- |\n| `69` | The object store"), ans.answer
+    assert "`1`" not in ans.answer and "`75`" not in ans.answer, ans.answer

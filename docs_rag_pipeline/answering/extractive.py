@@ -350,20 +350,15 @@ class SentencePool:
     #: per item: may it be quoted as an answer sentence? (the others are evidence for refusal only:
     #: a chunk's overlap, a sentence holding the question, a lead-in whose block is not at hand)
     quotable: list[bool] | None = None
-    #: per item: does it count for the refusal gates' sentence similarity? (a table's row under its
-    #: header, added for the answer, does not)
-    evidence: list[bool] | None = None
 
     @property
     def best(self) -> float:
-        keep = [i for i, e in enumerate(self.evidence or [True] * len(self.items)) if e]
-        return float(np.max(self.vectors[keep] @ self.question_vector)) if keep else 0.0
+        return float(np.max(self.vectors @ self.question_vector)) if len(self.items) else 0.0
 
 
 def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
     pool: list[tuple[Hit, str]] = []
     quotable: list[bool] = []
-    evidence: list[bool] = []
     # the titles and headings of every hit: a list of them (a page's table of contents, a toctree) says nothing
     toc = frozenset(_normalised(x) for h in hits for x in (h.title, *h.headings) if x)
     for h in hits[:chunks]:
@@ -378,7 +373,6 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(kind, s, question) \
                     and not states_a_gap(s):
                 pool.append((h, s))
-                evidence.append(True)
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
                 # inside a function's body says nothing read alone
@@ -387,8 +381,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
                 # row (its header), a reference table's entry (`delay_seconds | 0.2 | The least time
-                # between two requests …`) as a table of its own; for the answer only, never evidence
-                # for the refusal gates, which judged sentences without them
+                # between two requests …`) as a table of its own, a statement of the docs as a sentence is
                 for row in header_rows(s):
                     body = row.rsplit("\n", 1)[1]
                     # a row that names a page or section of the hits (`Deploying | What it covers`) is a
@@ -396,15 +389,14 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                     if len(content_terms(body)) >= 2 and len(row) <= 1200 and \
                             _normalised(row_cells(body)[0]) not in toc:
                         pool.append((h, row))
-                        evidence.append(False)
                         quotable.append(whole and not quotes_question(row, question))
     # no sentence qualifies: the first chunk's whole text is the pool, unless it is a refusal in its words
-    if not any(evidence) and hits and not states_a_gap(hits[0].text):
-        pool, quotable, evidence = [(hits[0], hits[0].text), *pool], [True, *quotable], [True, *evidence]
+    if not pool and hits and not states_a_gap(hits[0].text):
+        pool, quotable = [(hits[0], hits[0].text)], [True]
     qv = np.asarray(embedder.embed([question])[0])
     # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
     sv = np.asarray(embedder.embed([plain_code_spans(s) for _, s in pool])) if pool else np.zeros((0, len(qv)))
-    return SentencePool(pool, qv, sv, quotable, evidence)
+    return SentencePool(pool, qv, sv, quotable)
 
 
 def sentences(text: str) -> list[str]:
@@ -594,6 +586,20 @@ def states_a_gap(s: str) -> bool:
     return m is not None and not _SUPPOSES.search(text[:m.start()]) and bool(_NAMES_THE_DOCS.search(text))
 
 
+#: a word as a question names a table row's key: `69`, `delay_seconds`, `--port`, `http.lowSpeedTime`
+_KEY_WORD = re.compile(r"\w[\w.\-/]*\w|\w")
+
+
+def _names_key(s: str, asked: set[str]) -> bool:
+    """``s`` is a table row under its header whose first cell (its key, code marks aside) is a word of
+    the question: *what does exit status 69 mean?* names the row `69`, not the row `1`."""
+    lines = s.split("\n")
+    if len(lines) < 2 or not _table_block(s):
+        return False
+    key = row_cells(lines[-1])[0].strip().strip("`").strip().lower()
+    return bool(key) and key.lstrip("-") in {w.lstrip("-") for w in asked}
+
+
 def _near_duplicate(a: str, b: str) -> bool:
     if "\n" in a and a.split("\n", 1)[0] == b.split("\n", 1)[0] and table_rows(a) and table_rows(b):
         return True  # two rows of one table under its header: the one that answers is quoted, not the table
@@ -672,11 +678,12 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     quotable = sp.quotable or [True] * len(pool)
     lang = question_language(question)
     qterms = {_stem(t, lang) for t in content_terms(question, lang)}
+    asked = {w.lower() for w in _KEY_WORD.findall(question)}
     scores = []
     sentence_terms = [content_terms(s) for _, s in pool]
-    for (h, _), v, terms in zip(pool, sv, sentence_terms):
+    for (h, s), v, terms in zip(pool, sv, sentence_terms):
         overlap = len(qterms & {_stem(t, lang) for t in terms}) / max(1, len(qterms))
-        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60))
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60) + 0.3 * _names_key(s, asked))
     order = np.argsort(-np.asarray(scores))
     # a question in a script the embedding model cannot read: its similarity to any sentence of that
     # script is about the same (0.45-0.75 with the English model, whatever they say), so no evidence
