@@ -365,17 +365,8 @@ def test_export_never_replaces_a_cases_file_without_force(tmp_path):
     """The exported drafts are edited by hand (docs/evaluation.md) and --out may name a golden set: an
     export onto an existing file is refused in one line naming --force, and a path that cannot be a file
     is one line too, not a traceback."""
-    from docs_rag_pipeline.records import Answer
-
-    from .conftest import write_config
-
-    cfg = write_config(tmp_path)
+    cfg = _one_refused_question_voted_down(tmp_path, "a" * 32)
     (tmp_path / "docs").mkdir()
-    config = load_config(cfg)
-    Path(config.storage_path).mkdir(parents=True)
-    feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
-                                                  trace_id="a" * 32))
-    feedback.record_feedback(config, "a" * 32, "down", "should be answered")
     out = tmp_path / "eval" / "drafts.jsonl"
     first = _run(["feedback", "export", "--out", str(out)], cfg)
     assert first.returncode == 0, first.stderr
@@ -400,13 +391,9 @@ def test_export_never_replaces_a_cases_file_without_force(tmp_path):
     assert json.loads(out.read_text())["question"] == REFUSED_Q
 
 
-def test_an_export_onto_a_full_disk_names_the_out_file_not_the_storage(tmp_path, monkeypatch, capsys):
-    """`feedback export --out` onto a full disk said `error: the disk holding the storage folder <storage>
-    is full or failing …`: the storage had room, the --out file was not named. The line names --out now
-    (exit status 74 still); the disk is full for the file's write only (as a tmpfs filled up by hand)."""
-    import errno
-
-    from docs_rag_pipeline import cli, files
+def _one_refused_question_voted_down(tmp_path: Path, trace_id: str) -> Path:
+    """A config whose question log holds REFUSED_Q, refused and voted down ("should be answered"): what
+    ``feedback export`` writes as a draft case. The config file's path."""
     from docs_rag_pipeline.records import Answer
 
     from .conftest import write_config
@@ -415,8 +402,20 @@ def test_an_export_onto_a_full_disk_names_the_out_file_not_the_storage(tmp_path,
     config = load_config(cfg)
     Path(config.storage_path).mkdir(parents=True)
     feedback.log_answer(config, REFUSED_Q, Answer(answer="not in the docs", citations=[], refused=True,
-                                                  trace_id="b" * 32))
-    feedback.record_feedback(config, "b" * 32, "down", "should be answered")
+                                                  trace_id=trace_id))
+    feedback.record_feedback(config, trace_id, "down", "should be answered")
+    return cfg
+
+
+def test_an_export_onto_a_full_disk_names_the_out_file_not_the_storage(tmp_path, monkeypatch, capsys):
+    """`feedback export --out` onto a full disk said `error: the disk holding the storage folder <storage>
+    is full or failing …`: the storage had room, the --out file was not named. The line names --out now
+    (exit status 74 still); the disk is full for the file's write only (as a tmpfs filled up by hand)."""
+    import errno
+
+    from docs_rag_pipeline import cli, files
+
+    cfg = _one_refused_question_voted_down(tmp_path, "b" * 32)
     out = tmp_path / "elsewhere" / "drafts.jsonl"
 
     def full(path: Path, data: bytes) -> None:
