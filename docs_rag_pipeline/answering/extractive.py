@@ -593,10 +593,10 @@ _KEY_WORD = re.compile(r"\w[\w.\-/]*\w|\w")
 def _names_key(s: str, asked: set[str]) -> bool:
     """``s`` is a table row under its header whose first cell (its key, code marks aside) is a word of
     the question: *what does exit status 69 mean?* names the row `69`, not the row `1`."""
-    lines = s.split("\n")
-    if len(lines) < 2 or not _table_block(s):
+    rows = table_rows(s) if _table_block(s) else None
+    if rows is None or len(rows) != 2:  # a whole table (asked for) names no one row
         return False
-    key = row_cells(lines[-1])[0].strip().strip("`").strip().lower()
+    key = rows[1][0].strip().strip("`").strip().lower()
     return bool(key) and key.lstrip("-") in {w.lstrip("-") for w in asked}
 
 
