@@ -1348,6 +1348,8 @@ def test_a_quoted_table_keeps_each_cell_in_its_column():
     table = ("| Tier | Quota | Note |\n| --- | --- | --- |\n| Badger | 10 | shared |\n| Walrus | 30 |  |\n"
              "|  | 40 | unnamed |\n| Lynx | a \\| b | either |\n[1]")
     assert table in ans.answer, ans.answer
+    # the row that names Walrus is not shown again as a table of its own beside the whole table
+    assert ans.answer.count("| Tier | Quota | Note |") == 1, ans.answer
     assert table_rows(table.removesuffix("\n[1]")) == [["Tier", "Quota", "Note"], ["Badger", "10", "shared"],
                                                         ["Walrus", "30", ""], ["", "40", "unnamed"],
                                                         ["Lynx", "a | b", "either"]]

@@ -649,6 +649,18 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
     return out
 
 
+def _without_rows_quoted_whole(parts: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
+    """``parts`` without a table's row under its header (:func:`~.tables.header_rows`) when the whole
+    table is quoted too (a lead-in brought it along): the row would be shown twice, as two tables."""
+    def lines(s: str) -> set[str]:
+        return {ln.strip() for ln in s.strip().split("\n")}
+
+    tables = [(h, lines(s)) for h, s in parts if (rows := table_rows(s)) is not None and len(rows) > 2]
+    return [(h, s) for h, s in parts if not (
+        (rows := table_rows(s)) is not None and len(rows) == 2
+        and any(h is w and lines(s) <= whole for w, whole in tables))]
+
+
 def _ends_with_block(s: str) -> bool:
     """Whether a statement ends with a fenced code block or a table row (a list item or a line of
     text whose code block or table comes last): its marker goes on the line after it, as a code
@@ -707,7 +719,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             break
     citations: dict[str, Citation] = {}
     parts: list[str] = []
-    for h, s in _with_introduced_blocks([(h, s) for h, s, _ in chosen], hits):
+    for h, s in _without_rows_quoted_whole(_with_introduced_blocks([(h, s) for h, s, _ in chosen], hits)):
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
