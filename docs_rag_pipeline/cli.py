@@ -1467,32 +1467,34 @@ def _filled_place(exc: BaseException, config: Config | None) -> str:
     folder (an eval results folder, an export's --out), else the storage folder. Before, every full disk
     was the storage's, and an operator freed space where there was room."""
     storage = Path(config.storage_path).resolve() if config is not None else None
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
+    for cur in _chain(exc):
         name = getattr(cur, "filename", None) if isinstance(cur, OSError) else None
         if isinstance(name, (str, os.PathLike)):
             path = Path(name).resolve()
             if storage is None or (path != storage and storage not in path.parents):
                 return str(path)
-        cur = cur.__cause__ or cur.__context__
     return f"the storage folder {config.storage_path}" if config is not None else "the storage folder"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or during (``__cause__``, else ``__context__``), each once."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
 
 
 def _disk_failure(exc: BaseException) -> str | None:
     """"is full or failing: …" when ``exc`` or an exception in its chain says the disk is full or failing
     (ENOSPC, SQLite's "database or disk is full" / "disk I/O error"), else None."""
-    import errno
+    from .files import disk_full
 
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if (isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT)) or _says_disk_full(str(cur)):
+    for cur in _chain(exc):
+        if disk_full(cur) or _says_disk_full(str(cur)):
             detail = str(cur).splitlines()[0][:200] if str(cur) else type(cur).__name__
             return f"is full or failing: {detail}"
-        cur = cur.__cause__ or cur.__context__
     return None
 
 
