@@ -58,7 +58,14 @@ def ask(question: str, *, thread_id: str | None = None, top_k: int | None = None
     :class:`~docs_rag_pipeline.schemas.InputError` (code ``unknown_thread`` / ``expired_thread``).
     ``remember=False`` (a caller that never asks follow-ups, such as an A2A call) stores no
     conversation: the answer has no ``thread_id``."""
-    ctx = get_context(config)
+    return ask_in(get_context(config), question, thread_id=thread_id, top_k=top_k, source=source,
+                  filters=filters, remember=remember)
+
+
+def ask_in(ctx: Any, question: str, *, thread_id: str | None = None, top_k: int | None = None,
+           source: str | None = None, filters: dict[str, Any] | None = None, remember: bool = True) -> Answer:
+    """:func:`ask` in a context already read (a server reads its config once per request, so an edit
+    saved during a request is never half applied to it)."""
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     if not isinstance(remember, bool):  # "no" is truthy: it stored the conversation it meant not to
         raise QueryError("remember: must be True or False", code="invalid_remember", field="remember")
@@ -79,7 +86,14 @@ def ask_stream(question: str, *, thread_id: str | None = None, top_k: int | None
                config: str | Path | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``ask`` as events (``sources``, ``delta``…, ``final``; see ``answer_events``). The thread is
     checked before the first event: an unknown or expired ``thread_id`` raises here, not mid-stream."""
-    ctx = get_context(config)
+    return ask_stream_in(get_context(config), question, thread_id=thread_id, top_k=top_k, source=source,
+                         filters=filters)
+
+
+def ask_stream_in(ctx: Any, question: str, *, thread_id: str | None = None, top_k: int | None = None,
+                  source: str | None = None,
+                  filters: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """:func:`ask_stream` in a context already read (see :func:`ask_in`)."""
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
     store = thread_store(ctx)
     thread = _thread(store, thread_id)

@@ -271,6 +271,35 @@ def test_a_config_read_half_saved_is_served_whole_once_the_save_ends(index):
         assert set(requests.get(f"{url}/health", timeout=30).json()["sources"]) == {"guide"}
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_config_edit_saved_during_a_request_is_not_half_applied_to_it(index, monkeypatch, stream):
+    """/ask read the config twice: once for its guard and checks, once more to answer. A save between the
+    two (here: the source renamed) answered a request checked against one config from another: a 400
+    'no source named guide' for a request whose source the server had just accepted. A request now reads
+    the config once; the next request sees the edit."""
+    import docs_rag_pipeline.context as context_module
+    import docs_rag_pipeline.serve.api as api_module
+
+    cfg = variant(index, "editedmidway.yaml", "rate_limit_per_minute: 100000")
+    whole = cfg.read_text()
+    read = context_module.get_context
+
+    def read_then_save(*a, **k):  # the edit lands right after this request's first read
+        ctx = read(*a, **k)
+        cfg.write_text(whole.replace("name: guide", "name: handbook"))
+        return ctx
+
+    app = create_app(config_path=str(cfg))
+    with serve(app) as url:
+        monkeypatch.setattr(api_module, "get_context", read_then_save)
+        r = requests.post(f"{url}/ask", json={"question": "forms", "source": "guide", "stream": stream}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert ("event: final" in r.text) if stream else not r.json()["refused"]
+        monkeypatch.setattr(api_module, "get_context", read)
+        r = requests.post(f"{url}/ask", json={"question": "forms", "source": "guide"}, timeout=60)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_source", r.text
+
+
 @pytest.mark.parametrize("route, params", [
     ("/pages", [("url", "install.md"), ("url", "forms.md")]),
     ("/view", [("url", "install.md"), ("url", "forms.md")]),

@@ -116,6 +116,30 @@ def test_a_configmap_update_is_read_without_a_restart(index, tmp_path):
     assert not failed_after and after["hits"] == [], after  # `guide` is no longer a configured source
 
 
+def test_a_config_edit_saved_during_an_ask_is_not_half_applied_to_it(index, tmp_path, monkeypatch):
+    """The ask tool read the config twice: once to check the call, once more to answer. A save between the
+    two (the source renamed) failed a call whose source had just been accepted. A call now reads it once."""
+    import asyncio
+
+    import docs_rag_pipeline.serve.mcp as mcp_module
+    from docs_rag_pipeline.context import get_context
+
+    cfg = tmp_path / "docs_rag.yaml"
+    whole = index.read_text().replace("path: docs", f"path: {index.parent / 'docs'}")
+    cfg.write_text(whole)
+
+    def read_then_save(*a, **k):  # the edit lands right after the call's first read
+        ctx = get_context(*a, **k)
+        cfg.write_text(whole.replace("name: guide", "name: manual"))
+        return ctx
+
+    monkeypatch.setattr(mcp_module, "get_context", read_then_save)
+    result = asyncio.run(mcp_module.create_server(cfg).call_tool("ask", {"question": "install widgets",
+                                                                          "source": "guide"}))
+    assert not result.is_error, result
+    assert json.loads(result.content[0].text)["citations"], result
+
+
 def test_errors_are_tool_errors_with_a_code(index):
     cases = [
         ("search", {"query": ""}, "INVALID_QUERY: 'query' must be a non-empty string"),

@@ -480,7 +480,13 @@ def create_app(*, config_path: str | None = None) -> Flask:
     storage_seen: set[Path] = set()  # storage folders seen by a request: one gone since was moved away
 
     def ctx() -> Context:
-        c = get_context(config_path)
+        """The context of this request: the config is read once per request, at its first use, so that an
+        edit saved while a request runs is seen whole by the next one, never half by this one (the guard
+        read the rate limit and tokens of one file, the route then the sources of the next)."""
+        c = g.get("ctx")
+        if c is not None:
+            return c
+        c = g.ctx = get_context(config_path)
         if c.config.storage_is_local and Path(c.config.storage_path).is_dir():
             storage_seen.add(c.config.storage_path)
         return c
@@ -594,14 +600,14 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
     @app.post("/ask")
     def ask_route():  # noqa: ANN202
-        from ..query import ask
+        from ..query import ask_in
 
         c = ctx()
         d = _body(AskRequest, c)
         if d.stream:
             return _stream_answer(c, d)
-        ans = ask(d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
-                  filters=d.filters, config=config_path)
+        ans = ask_in(c, d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
+                     filters=d.filters)
         return jsonify(ans.to_dict())
 
     def _stream_answer(c: Context, d: AskRequest):  # noqa: ANN202
@@ -611,10 +617,10 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
         from flask import Response, stream_with_context
 
-        from ..query import ask_stream
+        from ..query import ask_stream_in
 
-        events = ask_stream(d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
-                            filters=d.filters, config=config_path)
+        events = ask_stream_in(c, d.question, thread_id=d.thread_id, top_k=resolve_top_k(c, d), source=d.source,
+                               filters=d.filters)
         # the first event is after the search: an index that cannot be read is a 503 like a plain /ask,
         # before the status line, not a 200 whose only event is an error
         first = next(events, None)
@@ -637,7 +643,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
 
     @app.post("/a2a/invoke")
     def a2a_invoke():  # noqa: ANN202
-        from ..query import ask
+        from ..query import ask_in
 
         t0 = time.perf_counter()
         c = ctx()
@@ -648,8 +654,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
                            "agent card's skill example is one)")
         d = parse_a2a(body, c)
         # no conversation is stored: an A2A caller gets no thread_id to continue it with
-        ans = ask(d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, config=config_path,
-                  remember=False)
+        ans = ask_in(c, d.question, top_k=resolve_top_k(c, d), source=d.source, filters=d.filters, remember=False)
         out: dict[str, Any] = {"answer": ans.answer, "refused": ans.refused, "trace_id": ans.trace_id,
                                "citations": [{"title": x.title, "url": x.url} for x in ans.citations],
                                "latency_ms": round((time.perf_counter() - t0) * 1000, 2)}

@@ -273,13 +273,13 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
         citations), `trace_id`, `mode`, `thread_id` and, when something degraded, `warning`. Pass `thread_id`
         back to ask a follow-up ("why?", "show me an example") in the same conversation."""
         def run() -> dict[str, Any]:
-            from ..query import ask as _ask
+            from ..query import ask_in
 
-            c = ctx()
+            c = ctx()  # the config is read once per call: an edit saved meanwhile is never half applied
             r = parse_request(AskRequest, _args(question=question, top_k=top_k, source=source, filters=filters,
                                                 thread_id=thread_id), c)
-            return _ask(r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
-                        filters=r.filters, config=config_path).to_dict()
+            return ask_in(c, r.question, thread_id=r.thread_id, top_k=resolve_top_k(c, r), source=r.source,
+                          filters=r.filters).to_dict()
 
         return await _run_ask(run)
 
