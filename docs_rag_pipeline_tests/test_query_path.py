@@ -72,7 +72,14 @@ def test_a_child_forked_after_an_ask_searches_with_its_own_context(tmp_path):
     cfg = str(index_guide(tmp_path))
     script = tmp_path / "fork_after_ask.py"
     script.write_text(FORK_SCRIPT)
-    out = subprocess.run([sys.executable, str(script), cfg], capture_output=True, text=True, timeout=600)
+    # LanceDB's own fork support (experimental, it warns) crashes a child now and then inside its native
+    # runtime, also with an idle parent: 3 children of 12 on a loaded machine died of SIGSEGV in the
+    # child's first `list_tables` of a connection of its own (python.md says so, and what to use instead).
+    # That crash, and only it, is tried again; a hang, a reused context or a failed search fail at once.
+    for _ in range(3):
+        out = subprocess.run([sys.executable, str(script), cfg], capture_output=True, text=True, timeout=600)
+        if "child exit -11" not in out.stdout:
+            break
     assert out.returncode == 0, f"the forked child reused the parent's context, or hung or failed: {out.stdout[-2000:]}{out.stderr[-4000:]}"
 
 
