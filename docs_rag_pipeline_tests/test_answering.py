@@ -1359,6 +1359,34 @@ def test_a_quoted_table_keeps_each_cell_in_its_column():
     assert cite_correct(ans.answer, ans.citations, lambda _id: text) == (ans.answer.count("[1]"),) * 2
 
 
+def test_a_quoted_code_block_keeps_the_links_written_in_it():
+    """Node's resolver pseudocode, a fenced block, links a step to the ESM algorithm with ``<a href=…>``.
+    The answer quoted the block without the tag (links are taken out of what is quoted, code included),
+    so the code shown was not the code of the page, and cite-correct did not find it in its chunk. In a
+    code block such markup is text, never a link: it is quoted as written. In prose a link to a target no
+    source gives still loses its target."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.parsing import parse_document
+
+    doc = ("# Loading package imports\n\nA specifier that starts with `#` is resolved against the imports "
+           "field of the closest package.json, in [these steps](https://evil.example/steps):\n\n```text\n"
+           "LOAD_PACKAGE_IMPORTS(X, DIR)\n1. Find the closest package scope SCOPE to DIR.\n"
+           "2. let MATCH = PACKAGE_IMPORTS_RESOLVE(X, SCOPE) <a href=\"esm.md#resolver\">defined in the ESM "
+           "resolver</a>.\n3. RESOLVE_ESM_MATCH(MATCH).\n```\n")
+    text = parse_document(doc, fmt="markdown", path="modules.md").sections[0].text
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/modules#loading-package-imports",
+                page_url="https://x.org/modules", title="Loading package imports", headings=["Loading package imports"],
+                text=text, score=0.03, parent_id=None, vector_similarity=0.7)]
+    ans = extractive_answer("How are package imports starting with # resolved?", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert ('2. let MATCH = PACKAGE_IMPORTS_RESOLVE(X, SCOPE) <a href="esm.md#resolver">defined in the ESM '
+            'resolver</a>.\n3. RESOLVE_ESM_MATCH(MATCH).\n```\n[1]') in ans.answer, ans.answer
+    assert "package.json, in these steps: [1]" in ans.answer and "evil.example" not in ans.answer, ans.answer
+    assert cite_correct(ans.answer, ans.citations, lambda _id: text) == (2, 2)
+
+
 def test_a_marker_on_the_line_after_a_code_block_cites_it():
     """A model that writes its marker on the line after a closing fence (as the extractive answers and
     the validator itself do) had its answer refused, "the model made a statement without a citation":

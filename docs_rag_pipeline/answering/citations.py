@@ -547,9 +547,16 @@ def _unlinked(text: str, hits: Sequence[Hit]) -> str:
     autolink or an HTML anchor keeps its text (an image its alt text), not its target, unless the
     target is an http(s) URL of a source or one written in a source's text. A client that renders
     the answer as Markdown (an agent over MCP) would otherwise show a live ``javascript:`` or
-    phishing link under the docs' name."""
+    phishing link under the docs' name. Code is left as written: a client shows it as text, never as a
+    link, and a quoted code block whose ``<a href=…>`` or ``[text](url)`` lost its markup was no longer
+    the code its chunk holds (Node's resolver pseudocode links to its ESM algorithm in a fenced block)."""
     if "](" not in text and "<" not in text:
         return text
+    if "`" in text:
+        parts = code_parts(text)
+        if len(parts) > 1:
+            parts[0::2] = [_unlinked(p, hits) for p in parts[0::2]]
+            return "".join(parts)
 
     def allowed(url: str) -> bool:
         return _allowed_link(url, hits)
