@@ -763,6 +763,63 @@ def test_rst_a_one_line_seealso_keeps_its_words_in_order() -> None:
     assert re.search(r"\bThe `os` module\b", body) and "New in version 3.2: The flag." in body, body
 
 
+def test_rst_only_content_an_html_build_leaves_out_and_raw_html_are_read_as_the_site_shows_them() -> None:
+    """``.. only:: latex`` text, which the HTML site never shows, was indexed and could be cited for the
+    page; ``.. raw:: html``, which the site shows, was dropped with the other raw formats. Now ``only`` is
+    evaluated with the tags of an HTML build, an unknown tag (one a project sets with ``-t``) keeping the
+    content; raw HTML is read as an HTML page is, without its scripts; raw LaTeX shows nothing."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    doc = textwrap.dedent("""\
+        Title
+        =====
+
+        .. only:: html
+
+           Shown on the web site.
+
+        .. only:: latex
+
+           Printed in the PDF only.
+
+        .. only:: not latex and (html or draft)
+
+           Shown unless printed.
+
+        .. only:: draft
+
+           A tag the project may set.
+
+        .. only:: latex or man or format_epub
+
+           Never on the web.
+
+        .. only:: html and
+
+           An expression Sphinx cannot read either.
+
+        .. raw:: html
+
+           <div class="note"><h3>Quota</h3><p>Each <b>walrus</b> tier holds 30 GB.</p>
+           <script>alert("x")</script>
+           <table><tr><th>Tier</th><th>GB</th></tr><tr><td>walrus</td><td>30</td></tr></table></div>
+
+        .. raw:: latex
+
+           \\newpage
+
+        - An item
+
+          .. raw:: html
+
+             <p>Raw text in a list.</p>
+        """)
+    text = "\n\n".join(s.text for s in parse_document(doc, fmt="rst", path="quota.rst").sections)
+    assert text == ("Shown on the web site.\n\nShown unless printed.\n\nA tag the project may set.\n\n"
+                    "An expression Sphinx cannot read either.\n\nQuota\n\nEach walrus tier holds 30 GB.\n\n"
+                    "Tier | GB\nwalrus | 30\n\n- An item\n  Raw text in a list."), text
+
+
 def test_rst_a_directive_the_generic_handler_fails_on_keeps_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """docutils turns only a DirectiveError into a message; any other exception of a directive's
     handler left ``publish_doctree`` and lost the whole page. Should the generic handler fail on a
@@ -783,13 +840,14 @@ def test_rst_a_directive_the_generic_handler_fails_on_keeps_its_text(monkeypatch
 
 def test_rst_a_build_condition_is_no_text_and_its_content_is_kept() -> None:
     """``.. only:: html`` and ``.. ifconfig:: releaselevel == 'final'`` name a build condition,
-    which Sphinx never shows: it read as a paragraph (``html``). Their content is kept, whatever
-    the condition says (which tags a site was built with is not known here)."""
+    which Sphinx never shows: it read as a paragraph (``html``). Their content is kept, unless an HTML
+    build of the site leaves it out (``latex and not html``: the page a citation links to never shows it;
+    see ``test_rst_only_content_an_html_build_leaves_out_and_raw_html_are_read_as_the_site_shows_them``)."""
     text = ("Title\n=====\n\n.. only:: html\n\n   Click the prompt to hide it.\n\n"
             ".. only:: latex and not html\n\n   See the printed index.\n\n"
             ".. ifconfig:: releaselevel in ('alpha', 'beta')\n\n   This is a preview.\n")
     assert parse_rst(text, path="tutorial/introduction.rst").sections[0].text == (
-        "Click the prompt to hide it.\n\nSee the printed index.\n\nThis is a preview.")
+        "Click the prompt to hide it.\n\nThis is a preview.")
 
 
 def test_rst_an_object_description_shows_one_signature_a_line() -> None:

@@ -42,8 +42,66 @@ _VERSION_LABELS = {
 #: Sphinx's admonitions that docutils lacks: rendered as an admonition with this title, as ``note``
 _TITLED_ADMONITIONS = {"seealso": "See also", "todo": "Todo"}
 #: directives whose argument is a build condition, not text (``.. only:: html``, ``.. ifconfig::
-#: releaselevel == 'final'``): the condition is not shown, the content is kept whatever it says
+#: releaselevel == 'final'``): the condition is not shown; the content is kept unless it is ``only``
+#: content that an HTML build leaves out (:func:`_only_in_html`)
 _CONDITIONAL = frozenset({"only", "ifconfig"})
+#: Sphinx's tags in an HTML build (the builder's format, ``format_html``), and those of other builders,
+#: which it lacks; any other tag (one a project sets with ``-t``, ``dirhtml``, a theme's) is unknown
+_HTML_TAGS = frozenset({"html", "format_html"})
+_OTHER_BUILDERS = ("latex", "epub", "man", "texinfo", "text", "xml", "pseudoxml", "gettext", "linkcheck", "changes",
+                   "pdf", "rinoh", "latexpdf", "info", "qthelp", "devhelp", "applehelp", "htmlhelp")
+_NOT_HTML_TAGS = frozenset({*_OTHER_BUILDERS, *(f"format_{b}" for b in _OTHER_BUILDERS),
+                            *(f"builder_{b}" for b in _OTHER_BUILDERS)})
+
+
+def _only_in_html(expression: str) -> bool:
+    """Whether an HTML build of the site may show the content of ``.. only:: expression``: False only
+    when the expression is false whatever the unknown tags are (``latex``, ``not html``, ``latex or
+    man``), as Sphinx evaluates it with the tags of an HTML build; an expression it cannot read is kept.
+    Indexed, ``.. only:: latex`` text was cited for a page that never shows it."""
+    import ast
+
+    def value(node: ast.AST) -> bool | None:  # None: unknown (Kleene logic)
+        if isinstance(node, ast.Name):
+            return True if node.id in _HTML_TAGS else False if node.id in _NOT_HTML_TAGS else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            v = value(node.operand)
+            return None if v is None else not v
+        if isinstance(node, ast.BoolOp):
+            vs = [value(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return False if False in vs else None if None in vs else True
+            return True if True in vs else None if None in vs else False
+        raise ValueError("not a tag expression")
+
+    try:
+        return value(ast.parse(expression.strip(), mode="eval").body) is not False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+
+
+def _rendered_block(text: str) -> Any:
+    """A docutils node holding a block already rendered as this parser writes text (a table's rows, a
+    fenced code block): its lines are written as they are."""
+    from docutils import nodes
+
+    return nodes.container("", classes=["docs-rag-rendered"], rendered=text)
+
+
+def _raw_html_text(html: str) -> list[str]:
+    """The paragraphs of text that ``.. raw:: html`` shows on the page: the HTML's own text, as an HTML
+    page's is read, without its scripts and styles. Before, the block was dropped with the other raw
+    formats, and the words it shows were in no chunk."""
+    from .html import parse_html
+
+    try:
+        page = parse_html(f"<html><body><main>{html}</main></body></html>", url="raw.html")
+    except Exception:  # noqa: BLE001 - a fragment that cannot be read shows nothing indexed
+        return []
+    out = [page.title] if page.title and re.search(r"<h1[\s>]", html, re.I) else []  # else the file name's
+    for s in page.sections:
+        out += [*s.headings[-1:], *(p.strip() for p in s.text.split("\n\n") if p.strip())]
+    return out
 #: object descriptions of Sphinx's Python and standard domains (also ``py:``/``std:`` prefixed): their
 #: argument is one signature a line (``.. function:: open(file)`` then ``open(fd, mode)``), as
 #: Sphinx shows them; read as one paragraph, the signatures ran together
@@ -82,7 +140,8 @@ def _setup() -> None:
 
     for name in _CODE_DIRECTIVES:  # docutils' own "code" refuses Sphinx's options (linenos, caption, …)
         directives.register_directive(name, _code_directive())
-    for name in _SPHINX_OVER_DOCUTILS:
+    # and docutils' raw (off here: it read no file, and showed nothing): ``.. raw:: html`` shows its text
+    for name in (*_SPHINX_OVER_DOCUTILS, "raw"):
         directives.register_directive(name, _generic_directive(name))
     _registered = True
 
@@ -148,6 +207,10 @@ def _generic_directive(name: str):  # noqa: ANN202
         def _read(self):  # noqa: ANN202
             if name == "class" and not self.content and _DOCUTILS_CLASS_VALUES.fullmatch(" ".join(self.arguments)):
                 return []  # docutils' own class directive (``.. class:: special``): no text, as before
+            if name == "only" and not _only_in_html(" ".join(self.arguments)):
+                return []  # content an HTML build of the site leaves out
+            if name == "raw" and "html" in " ".join(self.arguments).lower().split() and self.content:
+                return [_rendered_block(t) for t in _raw_html_text("\n".join(self.content))]
             if _default_domain_name(name) in _DROP_DIRECTIVES:
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
@@ -412,6 +475,11 @@ class _Walker:
             return out
         if isinstance(node, n.line_block):
             return [OutLine(self.inline(c)) for c in node.traverse(n.line) if self.inline(c)]
+        if isinstance(node, n.container) and node.get("rendered") is not None:  # _rendered_block
+            text = str(node["rendered"])
+            if text.startswith(("```", "~~~")):  # a fenced code block: its lines as they are
+                return [OutLine(line, verbatim=True) for line in text.split("\n")]
+            return [OutLine(line) for line in text.split("\n")]
         if isinstance(node, n.table):
             rows: list[OutLine] = []
             title = node.next_node(n.title)
