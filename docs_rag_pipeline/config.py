@@ -447,13 +447,13 @@ DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.html", "**/*.ht
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {
     "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules",
-                             "asciidoc_attributes", "max_bytes"},
+                             "asciidoc_attributes", "heading_anchors", "max_bytes"},
     "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
                            "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
                            "max_bytes", "error_threshold", "max_removed_share", "user_agent", "respect_robots", "content_selector",
                            "base_url"},
     "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
-                           "token_env", "asciidoc_attributes", "max_bytes"},
+                           "token_env", "asciidoc_attributes", "heading_anchors", "max_bytes"},
 }
 KINDS = tuple(SOURCE_KEYS)
 _REQUIRED = {"local": "path", "web": "seed_urls", "git": "repo"}
@@ -480,6 +480,9 @@ class SourceConfig(_Shape):
     # AsciiDoc attributes set above every .adoc file (e.g. the site's idprefix/idseparator, so
     # section anchors match the published site)
     asciidoc_attributes: dict[str, str] = Field(default_factory=dict)
+    # how the site slugs a Markdown heading into its anchor: github (github-slugger) or python-markdown
+    # (MkDocs); parsing.slugs.ANCHOR_STYLES
+    heading_anchors: Literal["github", "python-markdown"] = "github"
     # web
     seed_urls: HttpUrls = ()
     sitemaps: Literal["auto", "off"] | HttpUrls = "auto"  # "auto" | "off" | explicit sitemap URLs

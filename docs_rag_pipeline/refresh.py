@@ -154,7 +154,8 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
         if page.status in ("new", "changed"):
             try:
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
-                                        content_selector=src_cfg.content_selector)
+                                        content_selector=src_cfg.content_selector,
+                                        heading_anchors=src_cfg.heading_anchors)
                 if not any(s.text.strip() for s in parsed.sections):
                     if page.page_url not in state:
                         raise ParseError(f"{page.path}: no text found; add content or exclude the file")
@@ -195,7 +196,8 @@ SETTINGS_FILE = "settings.json"
 
 #: the source keys that shape its indexed pages without changing their bytes or URLs: a change of
 #: one re-parses the source (see :func:`page_settings`)
-SHAPING_KEYS = ("kind", "max_bytes", "content_selector", "asciidoc_attributes", "metadata", "metadata_rules")
+SHAPING_KEYS = ("kind", "max_bytes", "content_selector", "asciidoc_attributes", "heading_anchors", "metadata",
+                "metadata_rules")
 #: every other source key, and why a change of it needs no re-parse; a new key of ``SourceConfig``
 #: must join one of the two (``test_config`` checks), so that none is forgotten
 NOT_SHAPING_KEYS = {

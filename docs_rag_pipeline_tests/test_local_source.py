@@ -628,3 +628,42 @@ def test_a_file_moved_to_a_path_with_the_same_url_and_bytes_is_parsed_again(tmp_
     assert len(rows) == 1 and not any("#options" in r["url"] for r in rows), rows  # the reST parse
     again = refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _: None)
     assert again.pages_unchanged == 2 and again.pages_changed == 0, again
+
+
+def test_a_folder_of_mkdocs_markdown_is_linked_by_the_anchors_mkdocs_gives(tmp_path: Path) -> None:
+    """A Markdown folder that MkDocs builds: its sections are linked by Python-Markdown's ids once the
+    source says ``heading_anchors: python-markdown`` (``#install-configure``, ``#install-configure_1``,
+    where GitHub's slugs were ``#install--configure-1``, no section of the built site). Switching the key
+    re-parses the unchanged pages at the next refresh, so no chunk keeps the old anchors."""
+    write_docs(tmp_path / "docs", {"setup.md": """
+        # Setup
+
+        ## Install & configure
+
+        Install the walrus agent with pip before anything else.
+
+        ## Install & configure
+
+        Configure the walrus agent with a YAML file named walrus.yml.
+    """})
+    sources = """
+      - name: guide
+        kind: local
+        path: docs
+        url_template: "https://docs.example.org/{path}/"
+    """
+    cfg = write_config(tmp_path, sources=sources)
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _m: None)
+    urls = sorted(r["url"] for rows in _chunks(cfg).values() for r in rows)
+    assert urls == ["https://docs.example.org/setup/#install--configure",
+                    "https://docs.example.org/setup/#install--configure-1"], urls
+    cfg = write_config(tmp_path, sources=sources + "    heading_anchors: python-markdown\n")
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    urls = sorted(r["url"] for rows in _chunks(cfg).values() for r in rows)
+    assert urls == ["https://docs.example.org/setup/#install-configure",
+                    "https://docs.example.org/setup/#install-configure_1"], (urls, lines)
+    hit = search("which file configures the walrus agent", top_k=1, config=cfg)[0]
+    assert hit.url == "https://docs.example.org/setup/#install-configure_1"
+    with pytest.raises(Exception, match="heading_anchors"):
+        load_config(write_config(tmp_path, sources=sources + "    heading_anchors: mkdocs\n"))

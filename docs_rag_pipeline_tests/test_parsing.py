@@ -155,6 +155,28 @@ def test_attribute_list_ids_of_mkdocs_and_kramdown_are_explicit_ids() -> None:
     assert [(s.headings, s.anchor) for s in page.sections] == [(("Object {a: 1}",), "object-a-1")]
 
 
+def test_an_mkdocs_sites_anchors_are_the_ids_python_markdown_gives_its_headings() -> None:
+    """MkDocs slugs headings with Python-Markdown's toc extension, not as GitHub does: ASCII only
+    (``Café crème`` is ``#cafe-creme``), a run of spaces and dashes is one ``-`` (``Install & configure``
+    is ``#install-configure``, not ``#install--configure``), a repeat gets ``_1``, a heading of no ASCII
+    letter ``_1``. Every such citation of a Markdown repository built with MkDocs linked to no section.
+    With ``heading_anchors: python-markdown`` each section's anchor is the id the extension itself gives
+    (compared with the real library, explicit ``{#id}`` included); GitHub's slugs stay the default."""
+    import markdown
+
+    doc = ("# Guide\n\nIntro.\n\n## Install & configure\n\na\n\n## Install & configure\n\nb\n\n"
+           "## Café crème — *fast*\n\nc\n\n## `mkdocs.yml` file\n\nd\n\n## Step 1 -- set up\n\ne\n\n"
+           "## 日本語\n\nf\n\n## Setup {#install-configure_2}\n\ng\n\n## Install & configure\n\nh\n\n"
+           "### What's new in 2.0?\n\ni\n\n## Guide\n\nj\n")
+    page = parse_markdown(doc, path="docs/guide.md", anchors="python-markdown")
+    ids = re.findall(r'<h\d id="([^"]*)"', markdown.markdown(doc, extensions=["toc", "attr_list"]))
+    assert [s.anchor for s in page.sections] == ["", *ids[1:]], ids  # the title's section is the page's top
+    assert ids[1:5] == ["install-configure", "install-configure_1", "cafe-creme-fast", "mkdocsyml-file"]
+    github = parse_markdown(doc, path="docs/guide.md")
+    assert [s.anchor for s in github.sections][1:4] == ["install--configure", "install--configure-1",
+                                                        "café-crème--fast"]
+
+
 def test_explicit_ids_win_and_every_section_of_a_page_has_its_own_anchor() -> None:
     """``## Install`` then ``## Setup {#install}`` gave both sections the anchor ``install`` (the
     explicit id was taken as is after the slug had handed it out), so a citation of the first

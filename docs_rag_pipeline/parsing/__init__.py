@@ -33,17 +33,19 @@ def format_for_path(path: str) -> str | None:
 
 
 def parse_document(body: str, *, fmt: str, path: str, content_selector: str | None = None,
-                   root: Path | None = None) -> ParsedPage:
+                   root: Path | None = None, heading_anchors: str = "github") -> ParsedPage:
     """Parse ``body`` in format ``fmt`` (markdown, mdx, html, asciidoc or rst); ``path`` names it in
     errors. ``content_selector`` (CSS) picks an HTML page's main content. ``root``: the folder
     ``path`` is relative to, for AsciiDoc ``include::`` directives still in ``body`` (the sources
-    resolve them before handing the body over).
+    resolve them before handing the body over). ``heading_anchors``: how the site's generator slugs a
+    Markdown heading without an explicit id (:data:`~.slugs.ANCHOR_STYLES`).
 
     Raises :class:`ParseError` for a document the parser cannot read, among them one nested deeper
     than Python's stack allows (hundreds of indented reStructuredText blocks, a thousand nested
     AsciiDoc blocks): Markdown and HTML flatten such nesting, the others name it."""
     try:
-        return _mended(_parse(body, fmt=fmt, path=path, content_selector=content_selector, root=root))
+        return _mended(_parse(body, fmt=fmt, path=path, content_selector=content_selector, root=root,
+                              anchors=heading_anchors))
     except RecursionError:
         raise ParseError(
             f"{path}: nested too deeply for the {fmt} parser (Python's recursion limit, "
@@ -90,11 +92,12 @@ def _mended(page: ParsedPage) -> ParsedPage:
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
 
 
-def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root: Path | None) -> ParsedPage:
+def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root: Path | None,
+           anchors: str) -> ParsedPage:
     if fmt == "markdown":
-        return parse_markdown(body, path=path)
+        return parse_markdown(body, path=path, anchors=anchors)
     if fmt == "mdx":
-        return parse_markdown(body, path=path, mdx=True)
+        return parse_markdown(body, path=path, mdx=True, anchors=anchors)
     if fmt == "html":
         return parse_html(body, url=path, content_selector=content_selector)
     if fmt == "asciidoc":

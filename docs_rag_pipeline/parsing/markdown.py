@@ -25,7 +25,7 @@ from ..records import ParsedPage, Section, text_directive
 from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError
-from .slugs import github_slug
+from .slugs import slug_for
 from ..yaml_data import FrontmatterLoader, load_yaml
 
 __all__ = [
@@ -129,10 +129,11 @@ class SectionBuilder:
     in the page included), so no two sections share an anchor the page's site would not.
     """
 
-    def __init__(self, *, text_fragments: bool = False) -> None:
+    def __init__(self, *, text_fragments: bool = False, anchors: str = "github") -> None:
         # text_fragments: a heading without an id gets a text fragment of its text, not a slug (a web
         # page's heading: no element on the live page has an id the parser invents)
         self.text_fragments = text_fragments
+        self._slug = slug_for(anchors)  # anchors: how the site's generator slugs (slugs.ANCHOR_STYLES)
         self.title_heading: str | None = None
         self._sections: list[Section] = []
         self._path: list[tuple[int, str]] = []
@@ -201,7 +202,7 @@ class SectionBuilder:
         seen: dict[str, int] = {anchor: 0 for anchor, _ in self._headings if anchor}
         if self.text_fragments:
             return self._text_fragments()
-        return [github_slug(text, seen) if anchor is None else anchor for anchor, text in self._headings]
+        return [self._slug(text, seen) if anchor is None else anchor for anchor, text in self._headings]
 
     def _text_fragments(self) -> list[str]:
         """A text fragment of each id-less heading. A browser opens the first place the page shows
@@ -1155,8 +1156,9 @@ def _heading_parts(node: SyntaxTreeNode) -> tuple[str, str | None, str]:
     return heading, anchor, slug_text
 
 
-def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
+def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "github") -> ParsedPage:
     """Parse a Markdown (or, with ``mdx=True``, MDX) document into title, sections and metadata.
+    ``anchors``: how the site's generator slugs headings (:data:`~.slugs.ANCHOR_STYLES`).
 
     Raises :class:`ParseError` for binary input and invalid frontmatter.
     """
@@ -1166,7 +1168,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False) -> ParsedPage:
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
-    builder = SectionBuilder()
+    builder = SectionBuilder(anchors=anchors)
     renderer = _Renderer(mdx)
     for node in tree.children:
         if node.type == "heading":

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["github_slug", "slugify"]
+__all__ = ["ANCHOR_STYLES", "github_slug", "python_markdown_slug", "slug_for", "slugify"]
+
+#: how a site's generator makes a heading's anchor: ``github`` (github-slugger: GitHub, Docusaurus,
+#: Astro and Starlight, Hugo, VitePress, MyST) or ``python-markdown`` (Python-Markdown's ``toc``
+#: extension, which MkDocs uses: ASCII only, runs of spaces and dashes one ``-``, ``_1`` for a repeat)
+ANCHOR_STYLES = ("github", "python-markdown")
 
 
 def _keep(char: str) -> bool:
@@ -35,3 +40,21 @@ def github_slug(text: str, seen: dict[str, int]) -> str:
         slug = f"{original}-{seen[original]}"
     seen[slug] = 0
     return slug
+
+
+def python_markdown_slug(text: str, seen: dict[str, int]) -> str:
+    """The id Python-Markdown's ``toc`` extension (MkDocs) gives a heading with ``text``, made unique
+    within one page by the extension's own rule (``_1``, ``_2``, ...): its own functions, not a copy."""
+    from markdown.extensions.toc import slugify as toc_slugify
+    from markdown.extensions.toc import unique
+
+    slug = unique(toc_slugify(text, "-"), set(seen))
+    seen[slug] = 0
+    return slug
+
+
+def slug_for(style: str):  # noqa: ANN201 - (text, seen) -> anchor
+    """The slug function of an anchor style (:data:`ANCHOR_STYLES`)."""
+    if style == "python-markdown":
+        return python_markdown_slug
+    return github_slug
