@@ -1475,3 +1475,26 @@ def test_an_asciidoc_include_through_a_link_outside_subpath_reads_as_in_a_checko
     src = GitSource(get_context(cfg).config.source("acme"), workdir=tmp_path / "data/sources/acme")
     again = src.scan(state, log=lines.append)
     assert [p.status for p in again.pages] == ["changed"] and "QUUXLY-7" in (again.pages[0].body or "")
+
+
+def test_an_mkdocs_repository_is_linked_by_python_markdowns_ids_once_the_source_says_so(tmp_path: Path) -> None:
+    """A repository that MkDocs builds (mkdocs.yml at its root, the pages in docs/): the ingest says
+    that its headings are linked by GitHub's slugs and what to set; with ``heading_anchors:
+    python-markdown`` the next refresh re-parses the unchanged pages with MkDocs' ids, and says nothing."""
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("docs", {"mkdocs.yml": "site_name: Acme\n",
+                         "docs/setup.md": "# Setup\n\n## Install & configure\n\nInstall the acme agent first.\n\n"
+                                          "## Install & configure\n\nConfigure the acme agent in acme.yml.\n"})
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(_config(tmp_path, repo))), "acme", log=lines.append)
+    assert any(ln.startswith("[DISCOVER] acme: hint: mkdocs.yml of the repository is beside the documents")
+               and "set heading_anchors: python-markdown" in ln for ln in lines), lines
+    cfg = _config(tmp_path, repo, extra="heading_anchors: python-markdown")
+    lines.clear()
+    out = refresh.refresh(Context(load_config(cfg)), "acme", log=lines.append)
+    assert out.pages_changed == 1 and not any("hint" in ln for ln in lines), lines
+    assert sorted(r["url"] for rows in _chunks(cfg).values() for r in rows) == [
+        f"{SITE}setup/#install-configure", f"{SITE}setup/#install-configure_1"]

@@ -652,8 +652,15 @@ def test_a_folder_of_mkdocs_markdown_is_linked_by_the_anchors_mkdocs_gives(tmp_p
         path: docs
         url_template: "https://docs.example.org/{path}/"
     """
+    (tmp_path / "mkdocs.yml").write_text("site_name: Walrus\ndocs_dir: docs\n")
     cfg = write_config(tmp_path, sources=sources)
-    refresh.refresh(Context(load_config(cfg)), "guide", log=lambda _m: None)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    # the folder above the documents holds mkdocs.yml: the ingest says what to set
+    assert f"[DISCOVER] guide: hint: {tmp_path / 'mkdocs.yml'} is beside the documents, so MkDocs probably " \
+           "builds the site, and MkDocs links a heading by Python-Markdown's id (#install-configure_1), not " \
+           "GitHub's slug (#install--configure-1); set heading_anchors: python-markdown for this source so that " \
+           "its citations open their sections" in lines, lines
     urls = sorted(r["url"] for rows in _chunks(cfg).values() for r in rows)
     assert urls == ["https://docs.example.org/setup/#install--configure",
                     "https://docs.example.org/setup/#install--configure-1"], urls
@@ -663,6 +670,7 @@ def test_a_folder_of_mkdocs_markdown_is_linked_by_the_anchors_mkdocs_gives(tmp_p
     urls = sorted(r["url"] for rows in _chunks(cfg).values() for r in rows)
     assert urls == ["https://docs.example.org/setup/#install-configure",
                     "https://docs.example.org/setup/#install-configure_1"], (urls, lines)
+    assert not any("hint" in ln for ln in lines), lines
     hit = search("which file configures the walrus agent", top_k=1, config=cfg)[0]
     assert hit.url == "https://docs.example.org/setup/#install-configure_1"
     with pytest.raises(Exception, match="heading_anchors"):

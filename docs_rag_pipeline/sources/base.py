@@ -94,6 +94,19 @@ def undecodable_name(path: str) -> str | None:
 
 
 #: what to tell a user about a file name that is not UTF-8
+#: the config files of MkDocs, which links a Markdown heading by Python-Markdown's id, not GitHub's slug
+MKDOCS_CONFIGS = ("mkdocs.yml", "mkdocs.yaml")
+
+
+def mkdocs_hint(source: str, config: str) -> str:
+    """The log line that says a source looks built by MkDocs (``config`` found beside or above its
+    documents) while its headings are linked by GitHub's slugs, and what to set."""
+    return (f"[DISCOVER] {source}: hint: {config} is beside the documents, so MkDocs probably builds the site, and "
+            "MkDocs links a heading by Python-Markdown's id (#install-configure_1), not GitHub's slug "
+            "(#install--configure-1); set heading_anchors: python-markdown for this source so that its citations "
+            "open their sections")
+
+
 RENAME_HINT = "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r FOLDER) to index it"
 
 

@@ -20,8 +20,8 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import (RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body, file_page_hash,
-                   undecodable_name, whole_characters)
+from .base import (MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
+                   file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -453,6 +453,11 @@ class LocalSource(Source):
         log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, "
             + (f"{len(deleted)} gone" if complete else "some folders could not be listed, so none is removed"))
         notes: dict[str, object] = {"files": len(pages)}
+        if self.cfg.heading_anchors == "github" and any(p.format in ("markdown", "mdx") for p in pages):
+            config = next((f for folder in (self.cfg.path, self.cfg.path.parent) for f in
+                           (folder / name for name in MKDOCS_CONFIGS) if f.is_file()), None)
+            if config is not None:
+                log(mkdocs_hint(self.name, str(config)))
         if not found.files and found.unmatched:
             notes["unmatched_documents"] = found.unmatched
             log(f"[DISCOVER] {self.name}: warning: include {list(self.cfg.include)} and exclude "
