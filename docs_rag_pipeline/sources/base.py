@@ -93,7 +93,6 @@ def undecodable_name(path: str) -> str | None:
     return None
 
 
-#: what to tell a user about a file name that is not UTF-8
 #: the config files of MkDocs, which links a Markdown heading by Python-Markdown's id, not GitHub's slug
 MKDOCS_CONFIGS = ("mkdocs.yml", "mkdocs.yaml")
 
@@ -107,6 +106,7 @@ def mkdocs_hint(source: str, config: str) -> str:
             "open their sections")
 
 
+#: what to tell a user about a file name that is not UTF-8
 RENAME_HINT = "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r FOLDER) to index it"
 
 
