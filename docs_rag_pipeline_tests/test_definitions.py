@@ -205,7 +205,7 @@ def test_the_schedule_of_a_source_removed_from_the_config_skips_its_ticks(tmp_pa
     ``docs-rag ui`` runs kept its schedule until a reload, and every tick launched a run of a source that
     no longer exists (or failed on its deleted partition). The tick now re-reads the config and skips,
     naming the reload that drops the schedule; the other sources' ticks run as before."""
-    from dagster import build_schedule_context, partition_loading_context
+    from dagster import build_schedule_context, instance_for_test, partition_loading_context
 
     (tmp_path / "docs").mkdir()
     cfg = write_config(tmp_path, sources="""
@@ -216,7 +216,9 @@ def test_the_schedule_of_a_source_removed_from_the_config_skips_its_ticks(tmp_pa
     defs = build_definitions(config_path=str(cfg))
     write_config(tmp_path, sources="- {name: alpha, kind: local, path: docs}")  # beta removed
     repo = defs.get_repository_def()
-    with DagsterInstance.ephemeral() as instance, partition_loading_context(dynamic_partitions_store=instance):
+    # a schedule's tick reads the instance through its ref (runs in flight), as under the daemon
+    with instance_for_test() as instance, \
+            partition_loading_context(dynamic_partitions_store=instance):
         instance.add_dynamic_partitions("sources", ["alpha", "beta"])
         tick = lambda name: defs.resolve_schedule_def(name).evaluate_tick(  # noqa: E731
             build_schedule_context(instance=instance, repository_def=repo))
@@ -226,6 +228,54 @@ def test_the_schedule_of_a_source_removed_from_the_config_skips_its_ticks(tmp_pa
         (tmp_path / "docs_rag.yaml").write_text("sources: [\n")  # broken: nothing is launched, the tick says why
         alpha = tick("refresh_alpha")
     assert not alpha.run_requests and "cannot be read" in alpha.skip_message, alpha
+
+
+def test_a_schedule_skips_its_tick_while_a_run_of_its_source_is_in_flight(tmp_path, monkeypatch):
+    """daemonreal F1: runs of one source share its Parquet files between assets, so a schedule tick that
+    launched a run while the last one still ran overwrote that run's pages between its steps, and it
+    failed at lancedb_chunks (StaleInputsError); under a real daemon with runs longer than the cron
+    interval every run failed and the source was never indexed. The tick now skips while a run of the
+    source is in flight; an evaluate_source run (it reads the index only) and a run whose worker is gone
+    hold nothing back, and the tick after the run ended launches again."""
+    import uuid
+
+    from dagster import DagsterRunStatus, build_schedule_context, instance_for_test, partition_loading_context
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from docs_rag_pipeline.cli import WORKER_TAG, _this_machine
+
+    (tmp_path / "docs").mkdir()
+    cfg = write_config(tmp_path, sources="- {name: alpha, kind: local, path: docs, cron: '* * * * *'}")
+    monkeypatch.setenv("DOCS_RAG_CONFIG", str(cfg))
+    defs = build_definitions(config_path=str(cfg))
+    repo = defs.get_repository_def()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no process holds now
+    with instance_for_test() as instance, \
+            partition_loading_context(dynamic_partitions_store=instance):
+        instance.add_dynamic_partitions("sources", ["alpha"])
+
+        def tick():  # noqa: ANN202
+            return defs.resolve_schedule_def("refresh_alpha").evaluate_tick(
+                build_schedule_context(instance=instance, repository_def=repo))
+
+        def run(job: str, status: DagsterRunStatus, run_id: str | None = None, **tags: str) -> DagsterRun:
+            return instance.add_run(DagsterRun(job_name=job, run_id=run_id or uuid.uuid4().hex, status=status,
+                                               tags={"dagster/partition": "alpha", **tags}))
+
+        running = run("refresh_source", DagsterRunStatus.STARTED)
+        skipped = tick()
+        assert not skipped.run_requests, skipped
+        assert f"run {running.run_id} of source 'alpha' is still started" in skipped.skip_message
+        instance.report_run_failed(running)
+        starting = run("refresh_source", DagsterRunStatus.STARTING)
+        assert "is still starting" in tick().skip_message
+        instance.report_run_canceled(starting)
+        run("evaluate_source", DagsterRunStatus.STARTED)
+        killed = uuid.uuid4().hex  # its worker was killed, and nothing marked it failed yet
+        run("refresh_source", DagsterRunStatus.STARTED, killed, **{WORKER_TAG: f"{_this_machine()}:{dead.pid}:{killed}"})
+        again = tick()
+    assert [r.partition_key for r in again.run_requests] == ["alpha"], again
 
 
 def test_the_code_location_fails_to_load_with_the_config_error(guide):

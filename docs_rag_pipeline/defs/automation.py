@@ -34,6 +34,13 @@ def schedules_for(config: Config) -> list[ScheduleDefinition]:
             if _name not in configured:
                 return SkipReason(f"source {_name!r} is no longer in the config; reload the code location "
                                   "(Deployment > Reload in the UI, or restart docs-rag ui) to drop this schedule")
+            # runs of one source share its Parquet files between assets: a second run would overwrite the
+            # first's pages between its steps and fail it (and a run longer than the cron interval, every run)
+            busy = _refresh_in_flight(context.instance, _name)
+            if busy is not None:
+                return SkipReason(f"run {busy.run_id} of source {_name!r} is still {busy.status.value.lower()}; "
+                                  "this tick is skipped (two runs of one source overwrite each other's pages "
+                                  "between steps and fail); the next tick refreshes it again")
             return RunRequest(partition_key=_name, run_key=None, tags={"source": _name})
 
         try:
@@ -91,16 +98,31 @@ def sources_sensor(context: SensorEvaluationContext) -> SensorResult | SkipReaso
                         dynamic_partitions_requests=requests, cursor=str(additions))
 
 
+IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
+             DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
+
+
+def _refresh_in_flight(instance: DagsterInstance, name: str):  # noqa: ANN202 - a DagsterRun or None
+    """A run not yet ended that refreshes the partition ``name`` through the assets (``refresh_source``,
+    ``docs-rag ingest``, a materialization from the UI): those runs share the source's Parquet files. An
+    ``evaluate_source`` run only reads the index, and a run whose worker on this machine is gone (killed,
+    not yet marked failed) runs nothing: neither holds a tick back."""
+    from ..cli import _dead_worker, _this_machine
+
+    for run in instance.get_runs(RunsFilter(statuses=IN_FLIGHT, tags={"dagster/partition": name})):
+        if run.job_name != evaluate_job.name and _dead_worker(run, _this_machine()) is None:
+            return run
+    return None
+
+
 def _partitions_in_flight(instance: DagsterInstance, names: list[str]) -> dict[str, str]:
     """Which of the partitions ``names`` a run not yet ended works on (its ``dagster/partition`` tag; a
     ``refresh_all_sources`` run, which has none, works on all of them), with that run's id. A partition
     deleted under its run failed the run at its next step with Dagster's "Nonexistent partition keys"."""
     if not names:
         return {}
-    in_flight = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
-                 DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
     busy: dict[str, str] = {}
-    for run in instance.get_runs(RunsFilter(statuses=in_flight)):
+    for run in instance.get_runs(RunsFilter(statuses=IN_FLIGHT)):
         partition = run.tags.get("dagster/partition")
         if partition in names:
             busy.setdefault(partition, run.run_id)
