@@ -163,3 +163,36 @@ def test_removed_partitions_and_cli_runs_are_skipped(setup: Setup):
     # `docs-rag ingest --parallel` tags its run and runs the checks (and --eval) itself afterwards
     cli_run = run.with_tags({**run.tags, cli.INGEST_TAG: "token"})
     assert setup.sensor(setup.both, run=cli_run) == []
+
+
+def test_a_run_where_one_source_failed_gets_the_others_it_wrote_evaluated(tmp_path):
+    """daemonreal F2: a refresh_all_sources run launched from the UI in which one source failed (its git
+    remote gone, its folder moved) still wrote the other sources' rows, but the run ended FAILURE and
+    evaluate_refreshed_sources watches successes only: no evaluate_source run was requested, so their new
+    rows never met chunks_are_well_formed nor eval_scores (``docs-rag ingest --parallel`` checks them).
+    The sensor evaluate_sources_of_failed_refreshes requests one for each source such a run wrote."""
+    write_docs(tmp_path / "guide_docs", GUIDE)
+    cfg = write_config(tmp_path, sources="""
+      - {name: guide, kind: local, path: guide_docs, base_url: "https://docs.example.org/"}
+      - {name: moved, kind: local, path: moved_away, base_url: "https://moved.example.org/"}
+    """)
+    defs = build_definitions(config_path=str(cfg))
+    sensor = defs.resolve_sensor_def("evaluate_sources_of_failed_refreshes")
+    assert sensor.default_status == DefaultSensorStatus.RUNNING and sensor.job_name == "evaluate_source"
+    assert [j.name for j in sensor._monitored_jobs] == ["refresh_all_sources"]  # noqa: SLF001 - no public accessor
+    with DagsterInstance.ephemeral() as instance:
+        result = defs.resolve_job_def("refresh_all_sources").execute_in_process(
+            instance=instance, raise_on_error=False, run_config={"ops": {"source_names": {"config": {"sources": []}}}})
+        assert not result.success and set(written(result)) == {"guide"}
+        context = build_run_status_sensor_context(
+            sensor_name=sensor.name, dagster_event=result.get_run_failure_event(), dagster_instance=instance,
+            dagster_run=result.dagster_run)
+        requests = [r for r in (sensor(context) or []) if isinstance(r, RunRequest)]
+        assert [(r.partition_key, r.run_key) for r in requests] == [("guide", f"{result.run_id}:guide")]
+        assert requests[0].tags["docs_rag/refreshed_by"] == result.run_id
+        # a failed `docs-rag ingest --parallel` run is left to the CLI, which checks what it wrote
+        cli_run = result.dagster_run.with_tags({**result.dagster_run.tags, cli.INGEST_TAG: "token"})
+        context = build_run_status_sensor_context(
+            sensor_name=sensor.name, dagster_event=result.get_run_failure_event(), dagster_instance=instance,
+            dagster_run=cli_run)
+        assert not [r for r in (sensor(context) or []) if isinstance(r, RunRequest)]

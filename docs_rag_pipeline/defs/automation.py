@@ -162,11 +162,9 @@ def refreshed_sources(instance: DagsterInstance, run_id: str) -> list[str]:
         cursor = conn.cursor
 
 
-@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
-                   default_status=DefaultSensorStatus.RUNNING,
-                   description="After a successful refresh_all_sources run: one evaluate_source run (lancedb_chunks' "
-                               "checks, eval_scores) per source whose lancedb_chunks partition that run materialized.")
-def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+def _evaluate_sources_of(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+    """One ``evaluate_source`` request per source whose ``lancedb_chunks`` partition the run that
+    ended materialized (and whose partition still exists)."""
     run = context.dagster_run
     # runs of `docs-rag ingest --parallel` carry the CLI's tag; the CLI runs the checks (and with
     # --eval eval_scores) itself after them, so they are left alone
@@ -180,3 +178,21 @@ def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunR
     for source in sources:
         yield RunRequest(partition_key=source, run_key=f"{run.run_id}:{source}",
                          tags={"source": source, "docs_rag/refreshed_by": run.run_id})
+
+
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
+                   default_status=DefaultSensorStatus.RUNNING,
+                   description="After a successful refresh_all_sources run: one evaluate_source run (lancedb_chunks' "
+                               "checks, eval_scores) per source whose lancedb_chunks partition that run materialized.")
+def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+    yield from _evaluate_sources_of(context)
+
+
+# a run in which one source failed (a git remote gone) still wrote the others: their rows are gated too,
+# as `docs-rag ingest --parallel` checks each source it wrote whether or not the run failed
+@run_status_sensor(run_status=DagsterRunStatus.FAILURE, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
+                   default_status=DefaultSensorStatus.RUNNING,
+                   description="After a failed refresh_all_sources run: one evaluate_source run per source whose "
+                               "lancedb_chunks partition that run still materialized (the sources that did not fail).")
+def evaluate_sources_of_failed_refreshes(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+    yield from _evaluate_sources_of(context)

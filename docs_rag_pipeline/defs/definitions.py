@@ -9,7 +9,8 @@ from dagster import Definitions, JobDefinition, definitions
 from ..config import Config, config_name, load_config, without_userinfo
 from .all_sources import RUN_IO, refresh_all_job
 from .assets import ingest_assets
-from .automation import evaluate_job, evaluate_refreshed_sources, refresh_job, schedules_for, sources_sensor
+from .automation import (evaluate_job, evaluate_refreshed_sources, evaluate_sources_of_failed_refreshes, refresh_job,
+                         schedules_for, sources_sensor)
 from .checks import ingest_checks
 from .compute_log_helpers import keep_ctrl_c_from_compute_log_helpers
 from .evaluation import eval_scores
@@ -93,7 +94,7 @@ def build_definitions(config: Config | None = None, *, config_path: str | None =
         asset_checks=ingest_checks,
         jobs=[refresh_job, refresh_all_job, evaluate_job],
         schedules=schedules_for(config),
-        sensors=[sources_sensor, evaluate_refreshed_sources],
+        sensors=[sources_sensor, evaluate_refreshed_sources, evaluate_sources_of_failed_refreshes],
         resources={  # each reads the config as the run's first step read it (resources.py)
             "docs_rag": DocsRagResource(config_path=path),
             "parquet_io": RunParquetIO(base_dir=io_dir, config_path=path),
