@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, NothingIndexed, config_name, load_config, require_storage_folder
+from .config import Config, ConfigError, NothingIndexed, config_name, load_config, require_storage_folder
 from .embedding import Embedder, embedder_from_config
 from .store import ChunksTable, EmbeddingCache, connect, list_tables
 
@@ -19,6 +19,9 @@ from .store import ChunksTable, EmbeddingCache, connect, list_tables
 @dataclass(eq=False)
 class Context:
     config: Config
+    #: why the config file cannot be loaded now, while this context (of its last good text) is served
+    #: in its place (:func:`get_context`); None while the file loads
+    config_error: str | None = None
 
     @functools.cached_property
     def embedder(self) -> Embedder:
@@ -110,9 +113,16 @@ def get_context(path: str | Path | None = None, *, data: bytes | None = None) ->
     given: a config mounted from a Kubernetes ConfigMap (``docs_rag.yaml -> ..data/docs_rag.yaml``,
     ``..data -> ..2026_11_28_…``), whose update switches ``..data`` to a new folder and deletes the old
     one, is read from the new folder, and its old context goes (kept under each target, one stayed per
-    update)."""
+    update).
+
+    A file that cannot be loaded any more (a YAML error saved mid-edit, a key misspelt, the file deleted)
+    leaves the last context that loaded in service, with ``config_error`` saying why, and one warning
+    logged per broken text: a server keeps answering as before until the file is fixed, as a web server
+    keeps its configuration when a reload finds an error. Before, every request was a 503 until then. A
+    name read for the first time, and a run's own copy (``data``), still raise :class:`ConfigError`."""
     name = config_name(path)  # `~` as load_config reads it; absolute, links kept
     p = name.resolve()
+    given = data is not None
     if data is None and p.is_file():
         try:
             data = p.read_bytes()
@@ -122,10 +132,32 @@ def get_context(path: str | Path | None = None, *, data: bytes | None = None) ->
     with _lock:
         held = _contexts.get(str(name))
         if held is not None and sha is not None and held[0] == str(p) and held[1] == sha:
+            held[2].config_error = None  # the file is back to the text it was loaded from
             return held[2]
-        ctx = Context(load_config(p, data=data))
+        try:
+            config = load_config(p, data=data)
+        except ConfigError as exc:
+            if given or held is None:
+                raise
+            _warn_kept(name, sha, exc)
+            held[2].config_error = str(exc)
+            return held[2]
+        ctx = Context(config)
         _contexts[str(name)] = (str(p), hashlib.sha256(data or b"").hexdigest(), ctx)
+        _warned.pop(str(name), None)
         return ctx
+
+
+_warned: dict[str, str | None] = {}  # config name → the broken text (sha256) last warned about
+
+
+def _warn_kept(name: Path, sha: str | None, exc: ConfigError) -> None:
+    """One warning per broken text of a config file whose last good context stays in service."""
+    if _warned.get(str(name), "") == sha:
+        return
+    _warned[str(name)] = sha
+    logging.getLogger(__name__).warning(
+        "%s cannot be loaded (%s); the config last loaded from it is served until it is fixed", name, exc)
 
 
 def warm_up(path: str | Path | None = None) -> threading.Thread:

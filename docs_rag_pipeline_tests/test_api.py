@@ -227,27 +227,55 @@ def test_pages_with_an_unknown_source_and_a_body_that_is_not_utf8(server):
     assert r.status_code == 200, r.text
 
 
-def test_a_config_saved_broken_while_serving_is_a_503_and_one_log_line_until_it_is_fixed(index, caplog):
-    """An editor saving the config mid-edit: every request is a 503 naming the cause, until the file is
-    fixed, then answered again without a restart. The server log had the message and then two
-    tracebacks (YAML's and ours) for every request; the message names the file and the line already."""
+def test_a_config_saved_broken_while_serving_keeps_the_last_good_one_served_until_it_is_fixed(index, caplog):
+    """An editor saving the config mid-edit (a YAML error), or a key misspelt: every request was a 503
+    until the file was fixed, so a typo took the service down. The config last loaded is now served in
+    the meantime, /health says the server is degraded and why to look at the log, and the log has one
+    warning per broken save naming the file and the fault, without a traceback. Once the file is fixed
+    (or changed to another valid config), it is served again without a restart. A server that starts
+    with a broken file has no good config to keep: that is a 503 (next test)."""
     import logging
-    import time
 
     cfg = variant(index, "reloaded.yaml", "rate_limit_per_minute: 100000")
     good = cfg.read_text()
     with serve(create_app(config_path=str(cfg))) as url, caplog.at_level(logging.WARNING):
         assert requests.post(f"{url}/search", json={"query": "forms"}, timeout=30).status_code == 200
-        cfg.write_text(good.replace("sources:", "sources:\n - broken: [", 1))
-        os.utime(cfg, (time.time() + 5, time.time() + 5))  # a new modification time, whatever the clock's grain
+        assert requests.get(f"{url}/health", timeout=30).json()["status"] == "ok"
+        for broken, fault in ((good.replace("sources:", "sources:\n - broken: [", 1), "not valid YAML"),
+                              (good.replace("sources:", "colour: red\nsources:", 1), "colour: unknown key")):
+            cfg.write_text(broken)
+            for _ in range(2):
+                r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30)
+                assert r.status_code == 200 and r.json()["hits"], r.text
+            health = requests.get(f"{url}/health", timeout=30).json()
+            assert health["status"] == "degraded" and set(health["sources"]) == {"guide"}, health
+            assert health["config_error"].startswith("the config file cannot be loaded, so the config last loaded")
+            logged = [rec for rec in caplog.records if fault in rec.getMessage()]
+            assert len(logged) == 1 and "reloaded.yaml" in logged[0].getMessage() and logged[0].exc_info is None \
+                and "is served until it is fixed" in logged[0].getMessage(), [rec.getMessage() for rec in logged]
+        cfg.write_text(good.replace("name: guide", "name: manual"))  # fixed, and changed
+        assert set(requests.get(f"{url}/health", timeout=30).json()["sources"]) == {"manual"}
+        cfg.write_text(good)
+        assert requests.get(f"{url}/health", timeout=30).json()["status"] == "ok"
+
+
+def test_a_server_started_with_a_broken_config_answers_503_and_one_log_line_until_it_is_fixed(index, caplog):
+    """With no config ever loaded there is none to keep: every request is a 503 naming the cause, until
+    the file is fixed, then answered without a restart. The server log had the message and then two
+    tracebacks (YAML's and ours) for every request; the message names the file and the line already."""
+    import logging
+
+    cfg = variant(index, "startbroken.yaml", "rate_limit_per_minute: 100000")
+    good = cfg.read_text()
+    cfg.write_text(good.replace("sources:", "sources:\n - broken: [", 1))
+    with serve(create_app(config_path=str(cfg))) as url, caplog.at_level(logging.WARNING):
         r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30)
         assert r.status_code == 503 and r.json()["error"]["message"] == (
             "the search backend is unavailable: the server's configuration cannot be loaded; see the server log")
         logged = [rec for rec in caplog.records if "backend unavailable on POST /search" in rec.getMessage()]
-        assert len(logged) == 1 and "reloaded.yaml" in logged[0].getMessage() and "not valid YAML" in \
+        assert len(logged) == 1 and "startbroken.yaml" in logged[0].getMessage() and "not valid YAML" in \
             logged[0].getMessage() and logged[0].exc_info is None, [rec.getMessage() for rec in logged]
         cfg.write_text(good)
-        os.utime(cfg, (time.time() + 10, time.time() + 10))
         assert requests.post(f"{url}/search", json={"query": "forms"}, timeout=30).status_code == 200
 
 

@@ -749,14 +749,19 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/health")
     def health():  # noqa: ANN202
         c = ctx()
+        # a config file that cannot be loaded now: its last good text is served, and health says so (200,
+        # so that a readiness probe keeps the server that still answers in service)
+        status = {"status": "ok"} if c.config_error is None else {
+            "status": "degraded", "config_error": "the config file cannot be loaded, so the config last loaded from "
+                                                  "it is served until it is fixed; the server log says what is wrong"}
         if c.config.storage_is_local and not Path(c.config.storage_path).is_dir():
             if c.config.storage_path in storage_seen:  # moved away under a running server: its open table still counted
                 require_storage_folder(Path(c.config.storage_path))
             # before the first ingest it was never there: 0 chunks, said without connecting (which creates it)
-            return jsonify({"status": "ok", "embedding_model": c.embedder.name,
+            return jsonify({**status, "embedding_model": c.embedder.name,
                             "table": c.chunks.name, "table_version": None,
                             "sources": {s.name: 0 for s in c.config.sources}})
-        return jsonify({"status": "ok", "embedding_model": c.embedder.name, "table": c.chunks.name,
+        return jsonify({**status, "embedding_model": c.embedder.name, "table": c.chunks.name,
                         "table_version": c.chunks.version(),
                         "sources": {s.name: c.chunks.count(s.name) for s in c.config.sources}})
 
