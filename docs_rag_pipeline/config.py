@@ -100,6 +100,16 @@ def _server_url(value: str) -> str:
     return _http_url(value, "http://localhost:8080/v1")
 
 
+def _origin(value: str) -> str:
+    """A browser origin for ``api.cors_origins``: ``scheme://host[:port]`` as a browser sends it in ``Origin``
+    (lower case, no path; a trailing slash dropped), or ``*`` for any origin."""
+    origin = value.strip().rstrip("/").lower()
+    if origin != "*" and not re.fullmatch(r"https?://[^/?#\s@]+", origin):
+        raise _fail(f"{value!r} is not an origin; give scheme://host[:port] as a browser sends it in its Origin "
+                    "header, without a path (e.g. 'https://docs.example.org'), or '*' for any origin")
+    return origin
+
+
 def _public_url(value: str) -> str:
     """The base URL clients reach the API at: http(s), no query or fragment; no trailing slash."""
     _http_url(value)
@@ -190,6 +200,7 @@ def _tuple(value: Any) -> Any:
 Regex = Annotated[str, AfterValidator(_regex)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 PublicUrl = Annotated[str, AfterValidator(_public_url)]
+Origins = Annotated[tuple[Annotated[str, AfterValidator(_origin)], ...], BeforeValidator(_listify)]
 ServerUrl = Annotated[str, AfterValidator(_server_url)]
 HeaderText = Annotated[str, AfterValidator(_header_text)]
 CssSelector = Annotated[str, AfterValidator(_css_selector)]
@@ -373,6 +384,8 @@ class ApiConfig(_Shape):
     dagster_graphql_url: HttpUrl = "http://127.0.0.1:3000/graphql"
     #: the URL clients reach the API at (behind a reverse proxy); unset: the request's host
     public_url: PublicUrl | None = None
+    #: browser origins whose pages may call the API (CORS); empty: only the server's own pages
+    cors_origins: Origins = ()
     thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
     log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
     #: the doc-gap report reads the newest N refused or low-confidence asks: anyone who can ask adds to

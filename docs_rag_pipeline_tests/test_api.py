@@ -552,6 +552,44 @@ def test_rate_limit_per_client(index):
         assert requests.get(f"{url}/health", timeout=30).status_code == 200
 
 
+def test_a_page_on_a_listed_origin_can_call_the_api_cors(index, monkeypatch):
+    """httpfuzz F1: a page on another origin (a docs site's "ask" widget) could not call the API: no
+    response carried Access-Control-Allow-Origin and no setting made one, the browser's preflight (which
+    never carries a token) was a 401 and counted by the rate limit. ``api.cors_origins`` lists the origins:
+    their preflights are answered without the token and not counted, and every answer to them (errors
+    too) is readable; any other origin, and a server without the key, gets no CORS header."""
+    origin = "https://docs.example.org"
+    cfg = variant(index, "cors.yaml", f"token_env: DOCS_RAG_TEST_TOKEN\nrate_limit_per_minute: 3\n"
+                                      f"cors_origins: ['{origin}/']")
+    monkeypatch.setenv("DOCS_RAG_TEST_TOKEN", "s3cret-user")
+    preflight = {"Origin": origin, "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type"}
+    with serve(create_app(config_path=str(cfg))) as url:
+        for _ in range(5):  # more than the limit: a preflight is no request of the client's
+            r = requests.options(f"{url}/ask", headers=preflight, timeout=30)
+            assert r.status_code == 204, r.text
+            assert r.headers["Access-Control-Allow-Origin"] == origin
+            assert r.headers["Access-Control-Allow-Methods"] == "POST"
+            assert {h.strip().lower() for h in r.headers["Access-Control-Allow-Headers"].split(",")} >= {
+                "authorization", "content-type"}
+        r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30,
+                          headers={"Origin": origin, "Authorization": "Bearer s3cret-user"})
+        assert r.status_code == 200 and r.headers["Access-Control-Allow-Origin"] == origin
+        assert "Origin" in r.headers["Vary"] and "Retry-After" in r.headers["Access-Control-Expose-Headers"]
+        r = requests.post(f"{url}/search", json={"query": "forms"}, headers={"Origin": origin}, timeout=30)
+        assert r.status_code == 401 and r.headers["Access-Control-Allow-Origin"] == origin  # the page reads why
+        other = requests.options(f"{url}/ask", headers={**preflight, "Origin": "https://evil.example"}, timeout=30)
+        assert "Access-Control-Allow-Origin" not in other.headers
+        r = requests.post(f"{url}/search", json={"query": "forms"}, timeout=30,
+                          headers={"Origin": "https://evil.example", "Authorization": "Bearer s3cret-user"})
+        assert r.status_code == 200 and "Access-Control-Allow-Origin" not in r.headers
+    with serve(create_app(config_path=str(variant(index, "nocors.yaml", "rate_limit_per_minute: 0")))) as url:
+        r = requests.options(f"{url}/ask", headers=preflight, timeout=30)
+        assert "Access-Control-Allow-Origin" not in r.headers
+        r = requests.post(f"{url}/search", json={"query": "forms"}, headers={"Origin": origin}, timeout=30)
+        assert r.status_code == 200 and "Access-Control-Allow-Origin" not in r.headers
+
+
 def test_rate_limiter_is_a_sliding_window_and_thread_safe():
     now = [1000.0]
     rl = RateLimiter(window=60.0, clock=lambda: now[0])

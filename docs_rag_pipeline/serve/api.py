@@ -44,6 +44,9 @@ CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "par
               "token_count", "updated_at", "metadata")
 PUBLIC_ENDPOINTS = {"health", "chat_page", "static", "openapi", "agent_card_route"}  # no token, no rate limit
 REFRESH_JOB = "refresh_source"
+#: CORS (api.cors_origins): what a page on a listed origin may send, and which response headers it may read
+CORS_ALLOW_HEADERS = "Authorization, Content-Type"
+CORS_EXPOSE_HEADERS = "Retry-After, WWW-Authenticate, X-Worker-Pid"
 PAGE_HEADERS = {
     "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                 "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
@@ -491,9 +494,33 @@ def create_app(*, config_path: str | None = None) -> Flask:
             storage_seen.add(c.config.storage_path)
         return c
 
+    def _cors_origin() -> str | None:
+        """What ``Access-Control-Allow-Origin`` says to this request: its ``Origin`` when ``api.cors_origins``
+        lists it (``*`` when that lists ``*``), else None (no CORS header: the browser keeps the answer from
+        the page). Only a request that names an origin reads the config here; the chat page is same-origin."""
+        origin = request.headers.get("Origin")
+        if not origin or request.endpoint in (None, "chat_page", "static"):
+            return None
+        allowed = ctx().config.api.cors_origins
+        if "*" in allowed:
+            return "*"
+        return origin if origin.rstrip("/").lower() in allowed else None
+
     @app.before_request
     def _guard():  # noqa: ANN202
         g.trace_id = uuid.uuid4().hex
+        g.cors_origin = _cors_origin()
+        if (request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers
+                and request.endpoint not in (None, "chat_page", "static")):
+            # a browser's CORS preflight: it never carries the token, and it is no request of the client's
+            # own, so it is answered without either check and not counted by the rate limit
+            resp = app.response_class(status=204)
+            if g.cors_origin:
+                methods = sorted(set(request.url_rule.methods or ()) - {"HEAD", "OPTIONS"})
+                resp.headers["Access-Control-Allow-Methods"] = ", ".join(methods)
+                resp.headers["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
+                resp.headers["Access-Control-Max-Age"] = "600"
+            return resp
         # a public route, or no route at all (a 404: the browser's own /favicon.ico): no token, no rate limit
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return None
@@ -533,6 +560,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if request.endpoint in ("chat_page", "static"):
             for k, v in PAGE_HEADERS.items():
                 resp.headers.setdefault(k, v)
+        if g.get("cors_origin"):  # errors too: the page reads what is wrong (a 401, a 429's Retry-After)
+            resp.headers["Access-Control-Allow-Origin"] = g.cors_origin
+            resp.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+        if request.headers.get("Origin") and request.endpoint not in (None, "chat_page", "static"):
+            resp.vary.add("Origin")  # a cache must not hand one origin's answer to another
         return resp
 
     @app.errorhandler(ApiError)
