@@ -201,6 +201,37 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(index, workers):
         _stop(proc)
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_servers_own_refusals_are_json_and_gunicorn_takes_what_waitress_takes(index, workers):
+    """httpfuzz F2: under --workers N gunicorn's own refusals were HTML pages, and its default limits
+    refused what waitress answers: a /pages or /view URL of the documented 4096 characters (414, its
+    request line is 4094 bytes at most), a 9 KB Cookie header (431). Both servers now answer those, and
+    refuse a malformed request or a head over their limits with the API's JSON error."""
+    proc, url = _start(index, "--workers", workers, "--threads", "2")
+    get = "GET {} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{}\r\n"
+    long_url = "https://docs.example.org/" + "a" * (4096 - 25)
+    try:
+        for route in ("/pages", "/view"):
+            status, body = _raw_request(url, get.format(f"{route}?url={long_url}", ""))
+            assert (status, body["error"]["code"]) == (404, "not_found"), body
+        status, body = _raw_request(url, get.format("/health", "Cookie: sso=" + "c" * 9000 + "\r\n"))
+        assert status == 200 and body["status"] == "ok", body
+        status, body = _raw_request(url, get.format("/health", "Garbage\r\n"))
+        assert (status, body["error"]["code"]) == (400, "bad_request"), body
+        status, body = _raw_request(url, get.format("/pages?url=" + "a" * 9000, ""))
+        if workers == "1":  # waitress hands it to the app, which says the URL is too long
+            assert (status, body["error"]["code"]) == (413, "too_long"), body
+        else:
+            assert (status, body["error"]["code"]) == (414, "uri_too_long"), body
+            assert "8190 bytes" in body["error"]["message"]
+            many = "".join(f"X-H{i}: 1\r\n" for i in range(150))
+            status, body = _raw_request(url, get.format("/health", many))
+            assert (status, body["error"]["code"]) == (431, "headers_too_large"), body
+            assert "at most 100 headers" in body["error"]["message"]
+    finally:
+        _stop(proc)
+
+
 def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)

@@ -186,6 +186,44 @@ def limit_native_threads(workers: int) -> int:
     return n
 
 
+#: gunicorn's limits on a request's head. Its defaults (a request line of 4094 bytes, a header of 8190)
+#: refused, as HTML pages, what waitress (``--workers 1``) answers: a /pages or /view URL within the
+#: documented 4096 characters, a browser's Cookie header over 8 KB. 8190 is the longest request line
+#: gunicorn allows (0 would be no limit at all); a header may be 32 KiB, up to 100 of them.
+GUNICORN_REQUEST_LINE = 8190
+GUNICORN_HEADER_BYTES = 32 * 1024
+GUNICORN_HEADERS = 100
+#: what gunicorn's own refusals are called in the API's JSON errors (the rest: the reason in lower case)
+_GUNICORN_ERRORS = {400: "bad_request", 414: "uri_too_long", 431: "headers_too_large", 500: "internal_error",
+                    501: "not_implemented"}
+
+
+def _gunicorn_json_errors() -> None:
+    """gunicorn's own refusals (a request line or header over its limits, a malformed request) as the
+    API's JSON errors, as docs/interfaces/http.md promises for every error: gunicorn writes them with
+    ``gunicorn.util.write_error`` as an HTML page. Called in each worker process (only the workers write
+    them); the function is looked up at each call, so replacing it is enough."""
+    import json
+
+    from gunicorn import util
+
+    def write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+        code = _GUNICORN_ERRORS.get(status_int) or reason.lower().replace(" ", "_")
+        message = f"{reason}: {mesg}" if mesg else reason
+        if status_int == 414:
+            message += (f"; the request line (method, path and query) may be at most {GUNICORN_REQUEST_LINE} "
+                        "bytes under --workers N")
+        elif status_int == 431:
+            message += (f"; a header may be at most {GUNICORN_HEADER_BYTES} bytes, and a request may have at "
+                        f"most {GUNICORN_HEADERS} headers")
+        body = json.dumps({"error": {"code": code, "message": message, "trace_id": None}}).encode()
+        head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n")
+        util.write_nonblock(sock, head.encode("latin-1") + body)
+
+    util.write_error = write_error
+
+
 def serve_gunicorn(config_path: str | None, host: str, port: int, workers: int, threads: int,
                    timeout: int = 120) -> None:
     from gunicorn.app.base import BaseApplication
@@ -195,11 +233,15 @@ def serve_gunicorn(config_path: str | None, host: str, port: int, workers: int, 
             for key, value in {"bind": f"{host}:{port}", "workers": workers, "threads": threads,
                                "worker_class": "gthread", "timeout": timeout, "graceful_timeout": 10,
                                "preload_app": False, "accesslog": None, "errorlog": "-",
-                               "loglevel": "warning", "proc_name": "docs-rag"}.items():
+                               "loglevel": "warning", "proc_name": "docs-rag",
+                               "limit_request_line": GUNICORN_REQUEST_LINE,
+                               "limit_request_field_size": GUNICORN_HEADER_BYTES,
+                               "limit_request_fields": GUNICORN_HEADERS}.items():
                 self.cfg.set(key, value)
 
         def load(self) -> Callable:  # in each worker, after the fork
             limit_native_threads(workers)
+            _gunicorn_json_errors()
             return make_app(config_path)
 
     print(f"serving on http://{host}:{port} ({workers} processes × {threads} threads, gunicorn)",
