@@ -342,6 +342,23 @@ def test_a_query_parameter_given_twice_is_a_400_not_the_first_one(server, route,
     assert err["code"] == "duplicate_field" and err["message"] == f"'{params[-1][0]}' is given 2 times; give it once"
 
 
+@pytest.mark.parametrize("route, body, field", [
+    ("/search", b'{"query": "forms", "query": "ZX81_QUANTUM_FLUX"}', "query"),
+    ("/ask", b'{"question": "What do validators return?", "question": "install?"}', "question"),
+    ("/a2a/invoke", b'{"agent": "docs", "task": {"question": "forms", "question": "install?"}}', "question"),
+    ("/search", b'{"query": "forms", "filters": {"section": "a", "section": "b"}}', "section"),
+    ("/feedback", b'{"trace_id": "abc", "rating": "up", "rating": "down"}', "rating"),
+])
+def test_a_json_field_given_twice_is_a_400_not_the_last_one(server, route, body, field):
+    """httpfuzz F3: {"query": "a", "query": "b"} was answered for "b" without a word (json.loads keeps the
+    last), while a query parameter given twice is a 400: which one was meant is unknown either way."""
+    r = requests.post(f"{server}{route}", data=body, headers={"Content-Type": "application/json"}, timeout=60)
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["code"] == "duplicate_field"
+    assert err["message"] == f"the body gives the field '{field}' 2 times; give it once"
+
+
 @pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
 def test_unknown_source_and_filter_key_are_400s(server, route, field):
     r = requests.post(f"{server}{route}", json={field: "forms", "source": "nope"}, timeout=30)

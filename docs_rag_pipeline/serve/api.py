@@ -343,8 +343,18 @@ def _json() -> Any:
     def constant(name: str) -> Any:
         raise ApiError(400, "invalid_json", f"{name} is not a JSON number; send a finite number")
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # {"query": "a", "query": "b"}: which was meant is unknown (json.loads kept the last, silently),
+        # as with a query parameter given twice
+        out = dict(pairs)
+        if len(out) < len(pairs):
+            name = next(k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1)
+            raise ApiError(400, "duplicate_field", f"the body gives the field '{name[:200]}' "
+                                                   f"{sum(k == name for k, _ in pairs)} times; give it once")
+        return out
+
     try:
-        return json.loads(_body_bytes(), parse_constant=constant)
+        return json.loads(_body_bytes(), parse_constant=constant, object_pairs_hook=unique)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the body is nested too deeply") from None
     except ValueError as exc:
