@@ -359,6 +359,25 @@ def test_a_json_field_given_twice_is_a_400_not_the_last_one(server, route, body,
     assert err["message"] == f"the body gives the field '{field}' 2 times; give it once"
 
 
+@pytest.mark.parametrize("route", ["/search", "/ask", "/a2a/invoke", "/feedback"])
+def test_a_compressed_body_is_a_415_that_names_content_encoding(server, route):
+    """httpfuzz F4: a valid JSON body sent gzipped (Content-Encoding: gzip) was read as it came and refused
+    as "the body must be a JSON object", and a body labelled with a coding was read as if it had none."""
+    import gzip
+
+    body = json.dumps({"query": "forms", "question": "forms"}).encode()
+    for coding, data in (("gzip", gzip.compress(body)), ("br", body)):
+        r = requests.post(f"{server}{route}", data=data, timeout=60,
+                          headers={"Content-Type": "application/json", "Content-Encoding": coding})
+        assert r.status_code == 415, r.text
+        err = r.json()["error"]
+        assert err["code"] == "unsupported_media_type" and f"Content-Encoding: {coding}," in err["message"]
+        assert r.headers["Accept-Encoding"] == "identity"
+    r = requests.post(f"{server}/search", data=b'{"query": "forms"}', timeout=60,
+                      headers={"Content-Type": "application/json", "Content-Encoding": "identity"})
+    assert r.status_code == 200, r.text
+
+
 @pytest.mark.parametrize("route, field", [("/ask", "question"), ("/search", "query")])
 def test_unknown_source_and_filter_key_are_400s(server, route, field):
     r = requests.post(f"{server}{route}", json={field: "forms", "source": "nope"}, timeout=30)

@@ -334,6 +334,11 @@ def _json() -> Any:
     """The request's JSON body (None when it does not parse); 415 for another media type."""
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json")
+    coding = request.headers.get("Content-Encoding", "").strip().lower()
+    if coding not in ("", "identity"):  # a gzipped body was read as is and blamed as "not a JSON object"
+        raise ApiError(415, "unsupported_media_type", f"the body is sent with Content-Encoding: {coding[:60]}, which "
+                                                      "this server does not read; send it uncompressed, without a "
+                                                      "Content-Encoding header", {"Accept-Encoding": "identity"})
     charset = (request.mimetype_params.get("charset") or "utf-8").lower().replace("-", "").replace("_", "")
     if charset not in ("utf8", "utf16", "utf16le", "utf16be", "utf32", "utf32le", "utf32be"):
         raise ApiError(415, "unsupported_media_type", f"send the JSON body as UTF-8 (Content-Type: application/json; "
