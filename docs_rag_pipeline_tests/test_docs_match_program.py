@@ -354,6 +354,22 @@ def test_the_api_keys_http_md_documents_exist() -> None:
 
 
 
+def test_every_error_code_the_http_api_answers_is_in_http_md() -> None:
+    """httpfuzz F5: the API answered invalid_stream, invalid_task, invalid_params and invalid_chunk_id,
+    which http.md named nowhere. Every code api.py and schemas.py raise (``ApiError(status, "code"``,
+    ``InputError("code"``, a ``("code", message)`` of a table of fixes) is in http.md's Errors table."""
+    from docs_rag_pipeline import schemas
+    from docs_rag_pipeline.serve import api
+
+    code = Path(api.__file__).read_text(encoding="utf-8") + Path(schemas.__file__).read_text(encoding="utf-8")
+    raised = set(re.findall(r'ApiError\(\d+, "([a-z_]+)"', code)) | set(re.findall(r'InputError\("([a-z_]+)"', code))
+    raised |= set(re.findall(r'": \("([a-z_]+)", ', code))
+    raised.discard("missing_")  # "missing_" + the text field: missing_query, missing_question
+    errors = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["Errors"]
+    undocumented = sorted(c for c in raised if f"`{c}`" not in errors)
+    assert not undocumented, f"http.md's Errors table does not name the error codes {undocumented}"
+
+
 def test_every_exit_status_the_cli_returns_is_in_the_table() -> None:
     """docswalk2 F6: cli.md's Exit status table missed 69 (object store) and 74 (damaged or full
     storage). Every integer a function of cli.py that returns an exit status (``-> int``) returns as
