@@ -996,6 +996,36 @@ def test_health_before_the_first_ingest_is_ok_with_no_chunks(tmp_path):
     assert r.get_json()["sources"] == {"guide": 0} and r.get_json()["table_version"] is None
 
 
+def test_a_streamed_answer_keeps_its_connection_alive_while_the_model_is_silent(index, monkeypatch):
+    """httpfuzz F6: while a reasoning model thought (its <think> block is held back) a streamed /ask sent
+    nothing at all, and a reverse proxy or load balancer closes a response silent past its idle timeout
+    (nginx, an AWS ALB: 60 s), so the chat page's answer was cut. The stream now sends an SSE comment
+    (``: keep-alive``) after each STREAM_KEEPALIVE_SECONDS of silence (shortened here); the LLM server
+    holds its answer until the test has seen one, then the answer ends with its final event."""
+    from docs_rag_pipeline.serve import api
+
+    from .fake_llm import ChatServer
+
+    monkeypatch.setattr(api, "STREAM_KEEPALIVE_SECONDS", 0.2, raising=False)
+    with ChatServer() as llm:
+        cfg = index.parent / "held.yaml"
+        cfg.write_text(index.read_text() + f"llm:\n  provider: openai\n  model: held\n  base_url: {llm.url}\n"
+                       "  timeout_seconds: 30\n")
+        with serve(create_app(config_path=str(cfg))) as url:
+            lines = []
+            with requests.post(f"{url}/ask", json={"question": "What does a converter do in data binding?",
+                                                    "stream": True}, stream=True, timeout=60) as r:
+                for line in r.iter_lines():
+                    lines.append(line.decode())
+                    if line == b": keep-alive":
+                        llm.release.set()
+    events = [ln[len("event: "):] for ln in lines if ln.startswith("event: ")]
+    assert ": keep-alive" in lines and lines.index(": keep-alive") < lines.index("event: delta"), lines[:8]
+    assert events[0] == "sources" and events[-1] == "final" and "error" not in events, events
+    final = json.loads(lines[lines.index("event: final") + 1][len("data: "):])
+    assert final["refused"] is False and final["mode"] == "llm", final
+
+
 def test_a_client_that_leaves_a_streamed_answer_closes_the_llm_stream(index):
     """A client that left a streamed /ask (the chat page does, on a new question) left the LLM stream open
     and unread until the cyclic garbage collector happened to run (on an idle server, never): the LLM

@@ -9,11 +9,12 @@ refresh route asks Dagster for a run over its GraphQL API.
 from __future__ import annotations
 
 import collections
+import contextvars
 import hashlib
 import hmac
-import itertools
 import logging
 import os
+import queue
 import re
 import threading
 import time
@@ -39,6 +40,7 @@ PAGE_DIR = Path(__file__).resolve().with_name("page")
 MAX_BODY_BYTES = 64 * 1024  # a JSON request body; larger → 413
 MAX_ID_CHARS = 256
 MAX_URL_CHARS = 4096
+STREAM_KEEPALIVE_SECONDS = 15  # a streamed /ask silent this long sends an SSE comment (proxies' idle timeouts: 60 s)
 HIT_KEYS = ("chunk_id", "url", "title", "headings", "text", "score", "source", "parent_id")
 CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "parent_id", "chunk_index", "text",
               "token_count", "updated_at", "metadata")
@@ -673,17 +675,52 @@ def create_app(*, config_path: str | None = None) -> Flask:
         first = next(events, None)
         trace = g.get("trace_id")
 
+        # the rest of the events come from a thread of their own, so that a silence (a reasoning model's
+        # <think> block, which is held back) is filled with an SSE comment every STREAM_KEEPALIVE_SECONDS:
+        # a proxy or load balancer closes a response silent for longer than its idle timeout (60 s)
+        pending: queue.Queue = queue.Queue()
+        done, left = object(), threading.Event()
+
+        def produce() -> None:
+            try:
+                for item in events:
+                    pending.put(item)
+                    if left.is_set():  # the client went away: stop reading the LLM at its next piece
+                        break
+            except Exception as exc:  # noqa: BLE001 - handed to the response, which says so as an event
+                pending.put(exc)
+            finally:  # closes the answer's LLM stream now, not at garbage collection
+                events.close()
+                pending.put(done)
+
+        producer = threading.Thread(target=contextvars.copy_context().run, args=(produce,), daemon=True,
+                                    name=f"ask-stream-{trace}")
+
         def sse():  # noqa: ANN202
             try:
-                for name, data in itertools.chain([first] if first is not None else [], events):
-                    yield f"event: {name}\ndata: {json.dumps(data, sort_keys=True)}\n\n"
+                if first is not None:
+                    yield f"event: {first[0]}\ndata: {json.dumps(first[1], sort_keys=True)}\n\n"
+                producer.start()
+                while True:
+                    try:
+                        item = pending.get(timeout=STREAM_KEEPALIVE_SECONDS)
+                    except queue.Empty:
+                        yield ": keep-alive\n\n"  # a comment line: clients ignore it, proxies see traffic
+                        continue
+                    if item is done:
+                        break
+                    if isinstance(item, Exception):
+                        raise item
+                    yield f"event: {item[0]}\ndata: {json.dumps(item[1], sort_keys=True)}\n\n"
             except Exception as exc:  # noqa: BLE001 - the status line is sent: the failure is an event
                 code, msg = (("backend_unavailable", backend_message(exc)) if is_backend_failure(exc)
                              else ("internal_error", "an unexpected server error; the server log has the details"))
                 log.warning("stream failed (trace %s): %s", trace, exc, exc_info=exc)
                 yield f"event: error\ndata: {json.dumps({'code': code, 'message': msg, 'trace_id': trace})}\n\n"
-            finally:  # the client went away (the server closes this generator): so does the LLM stream, now
-                events.close()
+            finally:  # the client went away (the server closes this generator): so does the LLM stream
+                left.set()
+                if not producer.is_alive() and producer.ident is None:  # never started: close it here
+                    events.close()
 
         return Response(stream_with_context(sse()), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
