@@ -232,6 +232,21 @@ def test_the_servers_own_refusals_are_json_and_gunicorn_takes_what_waitress_take
         _stop(proc)
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_clients_script_name_header_changes_nothing(index, workers):
+    """httpfuzz F7: gunicorn took a client's SCRIPT_NAME header for the WSGI SCRIPT_NAME when the connection
+    came from 127.0.0.1 (a proxy on the same host or pod that passes it on, as Envoy does): every route
+    was a 500 (the path does not start with it), or another route. Both servers ignore it now."""
+    proc, url = _start(index, "--workers", workers, "--threads", "2")
+    try:
+        r = requests.get(f"{url}/health", headers={"SCRIPT_NAME": "/x"}, timeout=60)
+        assert r.status_code == 200 and r.json()["status"] == "ok", r.text
+        r = requests.get(f"{url}/pages", params={"url": "nope.md"}, headers={"SCRIPT_NAME": "/pages"}, timeout=60)
+        assert r.status_code == 404 and r.json()["error"]["message"].startswith("no indexed page"), r.text
+    finally:
+        _stop(proc)
+
+
 def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)

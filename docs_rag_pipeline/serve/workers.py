@@ -236,7 +236,11 @@ def serve_gunicorn(config_path: str | None, host: str, port: int, workers: int, 
                                "loglevel": "warning", "proc_name": "docs-rag",
                                "limit_request_line": GUNICORN_REQUEST_LINE,
                                "limit_request_field_size": GUNICORN_HEADER_BYTES,
-                               "limit_request_fields": GUNICORN_HEADERS}.items():
+                               "limit_request_fields": GUNICORN_HEADERS,
+                               # a client's SCRIPT_NAME/PATH_INFO header (passed on by a proxy on 127.0.0.1,
+                               # gunicorn's default forwarder) moved the routes or made every route a 500;
+                               # waitress takes no such header either
+                               "forwarder_headers": ""}.items():
                 self.cfg.set(key, value)
 
         def load(self) -> Callable:  # in each worker, after the fork
