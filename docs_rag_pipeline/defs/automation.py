@@ -180,19 +180,23 @@ def _evaluate_sources_of(context: RunStatusSensorContext) -> Iterator[RunRequest
                          tags={"source": source, "docs_rag/refreshed_by": run.run_id})
 
 
-@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
-                   default_status=DefaultSensorStatus.RUNNING,
-                   description="After a successful refresh_all_sources run: one evaluate_source run (lancedb_chunks' "
-                               "checks, eval_scores) per source whose lancedb_chunks partition that run materialized.")
-def evaluate_refreshed_sources(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
-    yield from _evaluate_sources_of(context)
+def _evaluation_sensor(status: DagsterRunStatus, name: str, description: str):  # noqa: ANN202
+    """A sensor on ``refresh_all_sources`` runs that end with ``status``: :func:`_evaluate_sources_of`."""
+    @run_status_sensor(name=name, run_status=status, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
+                       default_status=DefaultSensorStatus.RUNNING, description=description)
+    def sensor(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
+        yield from _evaluate_sources_of(context)
+
+    return sensor
 
 
+evaluate_refreshed_sources = _evaluation_sensor(
+    DagsterRunStatus.SUCCESS, "evaluate_refreshed_sources",
+    "After a successful refresh_all_sources run: one evaluate_source run (lancedb_chunks' checks, eval_scores) "
+    "per source whose lancedb_chunks partition that run materialized.")
 # a run in which one source failed (a git remote gone) still wrote the others: their rows are gated too,
 # as `docs-rag ingest --parallel` checks each source it wrote whether or not the run failed
-@run_status_sensor(run_status=DagsterRunStatus.FAILURE, monitored_jobs=[refresh_all_job], request_job=evaluate_job,
-                   default_status=DefaultSensorStatus.RUNNING,
-                   description="After a failed refresh_all_sources run: one evaluate_source run per source whose "
-                               "lancedb_chunks partition that run still materialized (the sources that did not fail).")
-def evaluate_sources_of_failed_refreshes(context: RunStatusSensorContext) -> Iterator[RunRequest | SkipReason]:
-    yield from _evaluate_sources_of(context)
+evaluate_sources_of_failed_refreshes = _evaluation_sensor(
+    DagsterRunStatus.FAILURE, "evaluate_sources_of_failed_refreshes",
+    "After a failed refresh_all_sources run: one evaluate_source run per source whose lancedb_chunks partition "
+    "that run still materialized (the sources that did not fail).")
