@@ -487,7 +487,8 @@ EMBED_STEP_BATCHES = 64
 def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quiet) -> list[dict[str, Any]]:
     """Attach a vector to each chunk row: from the cache where the same text was embedded by the same
     model before, else from the model (in batches), stored in the cache step by step, so an ingest
-    killed while embedding keeps what it embedded: the next run takes those vectors from the cache."""
+    killed while embedding keeps what it embedded: the next run takes those vectors from the cache.
+    Each row's ``vector`` is a float32 numpy array (``from_cache``: whether it came from the cache)."""
     emb = ctx.embedder
     texts = [embedding_text(r) for r in rows]
     shas = [text_sha(t) for t in texts]
@@ -526,7 +527,9 @@ def embed_rows(ctx: Context, rows: Sequence[dict[str, Any]], *, log: Log = _quie
     for r, sha in zip(rows, shas):
         from_cache = sha in cached
         vec = cached[sha] if from_cache else fresh[sha]
-        out.append({**r, "vector": np.asarray(vec, dtype=np.float32).tolist(), "from_cache": from_cache})
+        # a float32 array, never a list of Python floats: 384 of them held ~12 KB of objects per chunk,
+        # for every chunk of the source at once (the whole source on a first ingest)
+        out.append({**r, "vector": np.asarray(vec, dtype=np.float32), "from_cache": from_cache})
     log(f"[EMBED] {len(rows)} chunks: {sum(not r['from_cache'] for r in out)} embedded, "
         f"{sum(r['from_cache'] for r in out)} from cache")
     return out

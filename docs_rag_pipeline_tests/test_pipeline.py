@@ -12,7 +12,7 @@ from docs_rag_pipeline.context import get_context
 from docs_rag_pipeline.query import ask, search
 from docs_rag_pipeline.retrieval import parent_chain
 
-from .conftest import write_docs
+from .conftest import write_config, write_docs
 from .dagster_helpers import materialize_source
 
 
@@ -223,3 +223,77 @@ def test_the_pages_table_shows_titles_paths_and_errors_as_plain_text(guide, inst
     assert len(rows) == 1 + len(table.strip().splitlines()) - 2, table  # one row per line: no line broke out
     text = "".join(c.content for t in tokens for c in t.children or [] if c.type == "text")
     assert "Sign in" in text and "Injected heading" in text and "attacker.example/pixel.png" in text
+
+
+def _state(cfg) -> tuple[list[tuple], "np.ndarray"]:
+    """Every row's content (updated_at aside), and the vectors in the same order."""
+    import json
+
+    import numpy as np
+
+    rows = sorted(get_context(cfg).chunks.rows(with_vectors=True), key=lambda r: r["chunk_id"])
+    content = [(r["chunk_id"], r["page_url"], r["url"], r["title"], tuple(r["headings"]), r["parent_id"],
+                r["chunk_index"], r["text"], r["content_hash"], r["token_count"],
+                json.dumps(r["metadata"], sort_keys=True), tuple(r["tags"])) for r in rows]
+    return content, np.array([r["vector"] for r in rows])
+
+
+def test_vectors_go_from_stage_to_stage_as_float32_arrays_and_the_index_equals_a_clean_ingest(guide, instance,
+                                                                                               tmp_path):
+    """Each chunk's vector is one float32 array from ``embed_rows`` to the write, never a list of Python
+    floats: ``embed_rows``' ``.tolist()`` and the ``to_dicts()`` of the embeddings Parquet that
+    ``lancedb_chunks`` reads each held ~12 KB of objects per chunk (384 floats), for every chunk of the
+    source at once: most of the ~50 KB a chunk that a first ingest's peak RSS grew by. The rows read
+    back hold no more than a pointer's worth per number, and the index the assets write (a first
+    ingest, then a refresh of one edited page) equals a clean ingest of the same files by the core."""
+    import shutil
+    import tracemalloc
+
+    import numpy as np
+    import polars as pl
+
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.defs.assets import _rows
+    from docs_rag_pipeline.refresh import io_folder
+
+    docs = guide.parent / "docs"
+    materialize_source(guide, "guide", instance)
+    (docs / "deploy/cloud.md").write_text("# Deploying to the cloud\n\nDashboards run on any container platform. "
+                                          "Set `ACME_REGION` to pick the data centre closest to your sensors.\n")
+    assert materialize_source(guide, "guide", instance)["chunks_embedded"] == 1
+    ctx = get_context(guide)
+    dims = ctx.embedder.dimensions
+
+    # what lancedb_chunks reads of the embeddings Parquet: a float32 array per row, the stored numbers
+    frame = pl.read_parquet(f"{io_folder(ctx.config)}/embeddings/guide.parquet")
+    rows = _rows(frame)
+    assert rows and all(type(r["vector"]) is np.ndarray and r["vector"].dtype == np.float32
+                        and r["vector"].shape == (dims,) for r in rows)
+    assert np.array_equal(np.stack([r["vector"] for r in rows]),
+                          np.array(frame.get_column("vector").to_list(), dtype=np.float32))
+    # what embed_rows gives, from the cache and from the model
+    chunk_rows = _rows(pl.read_parquet(f"{io_folder(ctx.config)}/chunks/guide.parquet"))
+    chunk_rows.append({**chunk_rows[0], "chunk_id": "new", "text": "A text the cache has never seen."})
+    embedded = refresh.embed_rows(ctx, chunk_rows)
+    assert {r["from_cache"] for r in embedded} == {True, False}
+    assert all(type(r["vector"]) is np.ndarray and r["vector"].dtype == np.float32 for r in embedded)
+
+    # 2,000 rows of 384 numbers: held as one float32 buffer (3 MB), not 768,000 Python floats (25 MB)
+    n, size = 2000, 384
+    big = pl.DataFrame({"chunk_id": [f"c{i}" for i in range(n)]}).with_columns(
+        pl.Series("vector", np.random.default_rng(0).random((n, size), dtype=np.float32)).cast(pl.List(pl.Float32)))
+    tracemalloc.start()
+    try:
+        held = _rows(big)
+        kept, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(held) == n and kept < n * size * 8, f"{kept} bytes held for {n} rows"
+
+    clean = tmp_path / "clean"
+    shutil.copytree(docs, clean / "docs")
+    clean_cfg = write_config(clean)
+    refresh.refresh(get_context(clean_cfg), "guide")
+    (content, vectors), (clean_content, clean_vectors) = _state(guide), _state(clean_cfg)
+    assert content == clean_content
+    assert vectors.dtype == clean_vectors.dtype and np.allclose(vectors, clean_vectors, atol=1e-5)
