@@ -328,19 +328,24 @@ class OpenAIEmbedder:
         return vectors
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors: list[list[float]] = []
+        # each answer goes into one float32 array as it comes: kept as lists until the end, the Python
+        # floats of every batch of the call (64 batches a step of refresh.embed_rows) were held together,
+        # ~12 KB a text; now one batch's at most
+        out: np.ndarray | None = None
         for i in range(0, len(texts), self.batch_size):
             batch = self._call(list(texts[i:i + self.batch_size]))
-            if vectors and len(batch[0]) != len(vectors[0]):  # two models behind one name (a swap, a balancer)
-                raise EmbeddingError(f"the {self.where} returned {len(vectors[0])}-dimension vectors for one request "
+            if out is not None and len(batch[0]) != out.shape[1]:  # two models behind one name (a swap, a balancer)
+                raise EmbeddingError(f"the {self.where} returned {out.shape[1]}-dimension vectors for one request "
                                      f"and {len(batch[0])}-dimension ones for the next: the model behind "
                                      "embedding.model changed, or the server spreads requests over different "
                                      "models; fix the server (or point embedding.base_url at one model) and run "
                                      "the command again")
-            vectors.extend(batch)
-        if not vectors:
+            if out is None:
+                out = np.empty((len(texts), len(batch[0])), dtype=np.float32)
+            out[i:i + len(batch)] = _normalise(np.asarray(batch, dtype=np.float32))
+        if out is None:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
-        return _normalise(np.asarray(vectors, dtype=np.float32))
+        return out
 
 
 _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
