@@ -435,6 +435,11 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
     if relink:
         from .store import sql_in, sql_str
 
+        # only the first chunks whose parent_id is not the one wanted are read whole: every page without
+        # a parent page is a candidate at every refresh (a source without a root index: all of them)
+        linked = ctx.chunks.first_parents(source_name)
+        relink = [u for u in relink if u in linked and linked[u] != first.get(parents.get(u, ""))]
+    if relink:
         stored = ctx.chunks.rows(f"source = {sql_str(source_name)} AND chunk_index = 0 AND {sql_in('page_url', relink)}")
         for r in stored:
             want = first.get(parents.get(r["page_url"], ""))

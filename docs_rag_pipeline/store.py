@@ -348,6 +348,11 @@ class ChunksTable:
         t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "chunk_id"])
         return dict(zip(t.column("page_url").to_pylist(), t.column("chunk_id").to_pylist()))
 
+    def first_parents(self, source: str) -> dict[str, str | None]:
+        """page_url → parent_id of each page's first chunk (the page's parent page's first chunk)."""
+        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "parent_id"])
+        return dict(zip(t.column("page_url").to_pylist(), t.column("parent_id").to_pylist()))
+
     def rows(self, where: str | None = None, *, with_vectors: bool = False) -> list[dict[str, Any]]:
         cols = CHUNK_COLUMNS + (["vector"] if with_vectors else [])
         out = self._scan(where, cols).to_pylist()

@@ -297,3 +297,56 @@ def test_vectors_go_from_stage_to_stage_as_float32_arrays_and_the_index_equals_a
     (content, vectors), (clean_content, clean_vectors) = _state(guide), _state(clean_cfg)
     assert content == clean_content
     assert vectors.dtype == clean_vectors.dtype and np.allclose(vectors, clean_vectors, atol=1e-5)
+
+
+def test_a_refresh_reads_whole_only_the_first_chunks_it_re_links(tmp_path, monkeypatch):
+    """``build_chunks`` read the first chunk of every page without a parent page whole (text, metadata,
+    all its columns) at every refresh, to find the few whose ``parent_id`` had to change: in a source
+    without a root index page, where no page has a parent, a refresh that changed nothing read every
+    page's first chunk (8,000 pages: +48 MB and a filter naming 8,000 URLs). It now reads whole only
+    the first chunks it rewrites; the re-links, and the index, are as before: a clean ingest's."""
+    import shutil
+
+    from docs_rag_pipeline import refresh
+
+    docs = tmp_path / "docs"
+    write_docs(docs, {"a/one.md": "# One\n\nAlpha widgets calibrate sensors.\n",
+                      "a/two.md": "# Two\n\nBeta widgets report dashboards.\n",
+                      "b/three.md": "# Three\n\nGamma gauges read pressure.\n"})
+    cfg = write_config(tmp_path)
+    ctx = get_context(cfg)
+    refresh.refresh(ctx, "guide")
+    read: list[str] = []
+    rows = ctx.chunks.rows
+
+    def spy(where=None, **kw):  # noqa: ANN001, ANN202 - ChunksTable.rows, recording the pages it read
+        out = rows(where, **kw)
+        read.extend(r["page_url"] for r in out)
+        return out
+
+    monkeypatch.setattr(ctx.chunks, "rows", spy)
+    assert refresh.build_chunks(ctx, "guide", refresh.scan_pages(ctx, "guide")) == []
+    assert read == []
+
+    def links() -> dict[str, str | None]:
+        return {r["page_url"].rsplit("/", 2)[-2] + "/" + r["page_url"].rsplit("/", 1)[-1]: r["parent_id"]
+                for r in rows("chunk_index = 0")}
+
+    # a root index comes: every page is re-linked to it; it goes: they have no parent again
+    write_docs(docs, {"index.md": "# Home\n\nWelcome to the gauges.\n"})
+    assert refresh.refresh(ctx, "guide").pages_new == 1
+    home = next(c for u, c in ((r["page_url"], r["chunk_id"]) for r in rows("chunk_index = 0")) if u.endswith("/index.md"))
+    assert {k: v for k, v in links().items() if not k.endswith("index.md")} == {
+        "a/one.md": home, "a/two.md": home, "b/three.md": home}
+    assert sorted(u.rsplit("/", 1)[-1] for u in read) == ["one.md", "three.md", "two.md"]
+    read.clear()
+    (docs / "index.md").unlink()
+    assert refresh.refresh(ctx, "guide").pages_deleted == 1
+    assert links() == {"a/one.md": None, "a/two.md": None, "b/three.md": None}
+    assert sorted(u.rsplit("/", 1)[-1] for u in read) == ["one.md", "three.md", "two.md"]
+
+    clean = tmp_path / "clean"
+    shutil.copytree(docs, clean / "docs")
+    clean_cfg = write_config(clean)
+    refresh.refresh(get_context(clean_cfg), "guide")
+    assert _state(cfg)[0] == _state(clean_cfg)[0]
