@@ -142,17 +142,17 @@ def _remember(store: Any, thread: Any, question: str, ans: dict[str, Any]) -> tu
     saying so). Like the question log, the conversation store never breaks an answer."""
     cites = ans.get("citations") or []
     try:
-        thread = thread or store.new()
-        store.add(thread.thread_id, Turn(question=question, standalone=ans.get("searched") or
-                                         ans.get("standalone_question") or question,
-                                         answer=ans["answer"], refused=ans["refused"],
-                                         cited_urls=[c["url"] for c in cites],
-                                         cited_titles=[c["title"] for c in cites]))
+        # a new conversation is one transaction with its first turn: one wait for a busy store, not two
+        tid = store.add(thread.thread_id if thread else None,
+                        Turn(question=question, standalone=ans.get("searched") or ans.get("standalone_question")
+                             or question, answer=ans["answer"], refused=ans["refused"],
+                             cited_urls=[c["url"] for c in cites], cited_titles=[c["title"] for c in cites]))
     except ThreadsUnavailable as exc:
         _log_unavailable(exc)
-        return None, ("this answer was not saved as a conversation, so it has no follow-ups (the storage "
-                      "cannot be written; the server log says why)")
-    return thread.thread_id, None
+        why = "the conversation store was busy" if exc.busy else "the storage cannot be written"
+        return None, (f"this answer was not saved as a conversation, so it has no follow-ups ({why}; the server "
+                      "log says why)")
+    return tid, None
 
 
 def _log_unavailable(exc: Exception) -> None:

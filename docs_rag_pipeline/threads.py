@@ -29,6 +29,11 @@ FORGET_BATCH = 500
 #: expiry is told that it expired (404 expired_thread), not that it is unknown; `docs-rag prune`
 #: deletes every expired thread at once
 EXPIRED_KEPT_SECONDS = 86400
+#: the longest one read or write of the store waits (this process's other users of it, then SQLite's
+#: lock): another connection may hold the file's write lock for long (a backup, a VACUUM, an
+#: operator's sqlite3 shell). Past it the answer is given without saving its turn; SQLite's 30 s held
+#: every answer that long, one after another behind the process's lock. As the question log's wait.
+WAIT_SECONDS = 10.0
 SCHEMA = ("CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, created REAL, updated REAL)",
           "CREATE TABLE IF NOT EXISTS turns (thread_id TEXT, n INTEGER, body TEXT, PRIMARY KEY (thread_id, n))",
           "CREATE INDEX IF NOT EXISTS threads_updated ON threads (updated)")
@@ -57,7 +62,12 @@ _TURN = TypeAdapter(Turn)
 
 class ThreadsUnavailable(Exception):
     """The conversation store cannot be opened, read or written (a read-only or full storage folder, a
-    damaged file): the message says which file and why. An answer is still given, without a thread."""
+    damaged file), or was busy longer than :data:`WAIT_SECONDS` (``busy``): the message says which file
+    and why. An answer is still given, without a thread."""
+
+    def __init__(self, message: str, *, busy: bool = False) -> None:
+        super().__init__(message)
+        self.busy = busy
 
 
 class ThreadStore:
@@ -72,24 +82,43 @@ class ThreadStore:
         same storage (``serve --workers``, the MCP server, the CLI) waits for it instead of reading the
         same last turn number and writing a duplicate (the in-process lock covers only this process).
         A read does not, so a store on a read-only folder can still be read. SQLite's and the file
-        system's errors become :class:`ThreadsUnavailable`.
+        system's errors become :class:`ThreadsUnavailable`. A write waits for this process's other writers
+        and SQLite's lock at most :data:`WAIT_SECONDS` together (``busy`` past it); a read takes no
+        process lock (SQLite lets it in beside a writer) and waits for SQLite as long at most.
 
         Every write creates the tables when they are missing, in its transaction: the file may have
         been moved aside, or the storage folder swapped for a fresh one (``mv data.new data``), under a
         running process, which then starts a new store there rather than failing "no such table" until
         it restarts. The storage folder itself is never created (``docs-rag ingest`` does that). A read
         never creates the file (``mode=rw``)."""
+        if not write:  # SQLite lets a reader in beside a writer: a read never queues behind a waiting write
+            with self._connected(write, WAIT_SECONDS) as db:
+                yield db
+            return
+        until = time.monotonic() + WAIT_SECONDS  # one wait for both locks, not one each
+        if not _LOCK.acquire(timeout=WAIT_SECONDS):
+            raise ThreadsUnavailable(f"{self.path}: busy in this process for more than {WAIT_SECONDS:g} s "
+                                     "(other asks waiting for the file's write lock)", busy=True)
+        try:
+            with self._connected(write, max(0.0, until - time.monotonic())) as db:
+                yield db
+        finally:
+            _LOCK.release()
+
+    @contextlib.contextmanager
+    def _connected(self, write: bool, wait: float) -> Iterator[sqlite3.Connection]:
         from .config import require_storage_folder
 
         try:
             require_storage_folder(self.path.parent)
             if write:
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                db = sqlite3.connect(self.path, timeout=wait, isolation_level=None)
                 db.execute("PRAGMA secure_delete = ON")  # a deleted turn is overwritten, not left in a free page
             else:
-                db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=rw", uri=True, timeout=30, isolation_level=None)
+                db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=rw", uri=True, timeout=wait,
+                                     isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
-            raise ThreadsUnavailable(f"{self.path}: {exc}") from None
+            raise self._unavailable(exc) from None
         try:
             try:
                 db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -98,13 +127,13 @@ class ThreadStore:
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
-                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
+                raise self._unavailable(exc) from None
             try:
                 yield db
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):  # a failing disk may fail the rollback too
                     db.execute("ROLLBACK")
-                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
+                raise self._unavailable(exc) from None
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
@@ -112,14 +141,23 @@ class ThreadStore:
             try:
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise ThreadsUnavailable(f"{self.path}: {exc}") from None
+                raise self._unavailable(exc) from None
         finally:
             db.close()
+
+    def _unavailable(self, exc: Exception) -> ThreadsUnavailable:
+        """SQLite's or the file system's error as :class:`ThreadsUnavailable`; a lock held past the wait
+        says so (``busy``): the store is not broken, another connection held its write lock."""
+        if getattr(exc, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+            return ThreadsUnavailable(f"{self.path}: {exc} for more than {WAIT_SECONDS:g} s: another connection "
+                                      "held its write lock that long, such as a backup, a VACUUM or a sqlite3 "
+                                      "shell", busy=True)
+        return ThreadsUnavailable(f"{self.path}: {exc}")
 
     def new(self) -> Thread:
         tid = uuid.uuid4().hex
         now = time.time()
-        with _LOCK, self._db() as db:
+        with self._db() as db:
             db.execute("INSERT INTO threads VALUES (?, ?, ?)", (tid, now, now))
             _forget_batch(db, now - self.ttl - EXPIRED_KEPT_SECONDS)
         return Thread(tid, [])
@@ -131,7 +169,7 @@ class ThreadStore:
         be continued (503) nor expire, and the time to live is also how long questions are kept."""
         total = 0
         while self.path.is_file():
-            with _LOCK, self._db() as db:
+            with self._db() as db:
                 n = _forget_batch(db, time.time() - self.ttl, untimed=True)
             total += n
             if n < FORGET_BATCH:
@@ -150,7 +188,7 @@ class ThreadStore:
         # no file: none was saved here yet (or it was moved aside), so no such conversation; a missing
         # storage folder is the server's trouble (ThreadsUnavailable, from _db)
         if self.path.exists() or not self.path.parent.is_dir():
-            with _LOCK, self._db(write=False) as db:
+            with self._db(write=False) as db:
                 tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if {"threads", "turns"} <= tables:  # else a new, empty file: none saved in it yet
                     row = db.execute("SELECT updated FROM threads WHERE id = ?", (thread_id,)).fetchone()
@@ -185,10 +223,13 @@ class ThreadStore:
             raise ThreadsUnavailable(f"{self.path}: thread {thread_id}: turn {n} cannot be read "
                                      f"({_reason(exc)})") from None
 
-    def add(self, thread_id: str, turn: Turn) -> None:
+    def add(self, thread_id: str | None, turn: Turn) -> str:
+        """Add ``turn`` to its thread, or to a new one (``thread_id`` None: one transaction, so a new
+        conversation waits for the store once); the thread's id."""
         from dataclasses import asdict
 
-        with _LOCK, self._db() as db:
+        thread_id = thread_id or uuid.uuid4().hex
+        with self._db() as db:
             n = db.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)).fetchone()[0]
             db.execute("INSERT INTO turns VALUES (?, ?, ?)", (thread_id, n, json.dumps(asdict(turn))))
             # a follow-up reads the newest MAX_TURNS_KEPT turns: the older ones are kept no longer
@@ -198,10 +239,11 @@ class ThreadStore:
                 # the file was replaced since the thread was read: its turn stays with its thread
                 db.execute("INSERT INTO threads VALUES (?, ?, ?)", (thread_id, now, now))
             _forget_batch(db, now - self.ttl - EXPIRED_KEPT_SECONDS)
+        return thread_id
 
     def touch(self, thread_id: str, when: float) -> None:
         """Set the time of the last turn (for expiry)."""
-        with _LOCK, self._db() as db:
+        with self._db() as db:
             db.execute("UPDATE threads SET updated = ? WHERE id = ?", (when, thread_id))
 
 

@@ -617,6 +617,47 @@ def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog)
     assert f"error: storage: {blocker / 'data'} cannot be written (Not a directory); an ingest writes" in out.stderr
 
 
+def test_a_conversation_store_locked_by_another_process_holds_no_answer(index, tmp_path, caplog):
+    """Another connection holding threads.sqlite's write lock (a backup, a VACUUM, an operator's sqlite3
+    shell) held every answer for SQLite's 30 s wait, under the process's lock, so concurrent asks came
+    after 30, 60, 90 s, each saying "the storage cannot be written". Now the store waits at most
+    threads.WAIT_SECONDS for both locks: three asks at once all end while the lock is still held, say the
+    store was busy, and the thread is saved again once the lock is gone."""
+    import sqlite3
+    import threading
+
+    from docs_rag_pipeline.query import ask
+
+    storage, cfg = _own_storage(index, tmp_path, "locked.yaml")
+    first = ask(FIRST_Q, config=cfg)  # the model loaded and the store created before the lock is taken
+    answers: dict[int, object] = {}
+
+    def asker(k: int) -> None:
+        answers[k] = ask(FOLLOW_UP, thread_id=first.thread_id, config=cfg) if k == 0 else ask(FIRST_Q, config=cfg)
+
+    holder = sqlite3.connect(storage / "threads.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        threads = [threading.Thread(target=asker, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=25)  # the deadline: before SQLite's old wait (30 s) would have ended even one
+        assert not any(t.is_alive() for t in threads), "an answer waited for the locked conversation store"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert sorted(answers) == [0, 1, 2] and not any(a.refused for a in answers.values())
+    assert "ACME_SECRET_KEY" in answers[0].answer  # the follow-up was read in its thread, only not saved
+    for a in answers.values():
+        assert a.thread_id is None and a.warning == ("this answer was not saved as a conversation, so it has no "
+                                                     "follow-ups (the conversation store was busy; the server "
+                                                     "log says why)")
+    assert "threads.sqlite: database is locked for more than 10 s: another connection held its write" in caplog.text
+    again = ask(FOLLOW_UP, thread_id=first.thread_id, config=cfg)
+    assert again.thread_id == first.thread_id and again.warning is None
+
+
 def test_a_server_never_recreates_a_storage_folder_moved_away(index, tmp_path):
     """While an operator swapped storage folders (``mv data data.old; mv data.new data``), feedback or
     an answer's conversation store re-created an empty ``data/`` (``mkdir(parents=True)``), so the
