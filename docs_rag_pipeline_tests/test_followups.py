@@ -82,6 +82,34 @@ def test_follow_up_is_answered_in_its_thread(server):
     assert second["searched"].startswith(FOLLOW_UP) and "cloud" in second["searched"]  # the carried terms
 
 
+def test_a_follow_up_about_what_the_docs_never_mention_is_refused_in_its_thread(server):
+    """A follow-up about something the docs never mention (*what is the price of the enterprise
+    plan?* after a question about deploying) was searched with the thread's words and answered from
+    the deploy page, refused: false, while asked alone it is refused. Now a follow-up none of whose own
+    content words the docs use is judged as asked; one that only makes sense in its thread still
+    carries the thread's words."""
+    off = "what is the price of the enterprise plan?"
+    alone = requests.post(f"{server}/ask", json={"question": off}, timeout=60).json()
+    assert alone["refused"] is True
+    first = requests.post(f"{server}/ask", json={"question": FIRST_Q}, timeout=60).json()
+    r = requests.post(f"{server}/ask", json={"question": off, "thread_id": first["thread_id"]}, timeout=60).json()
+    assert r["refused"] is True and r["citations"] == [] and "searched" not in r, r
+    assert r["thread_id"] == first["thread_id"]  # still a turn of its conversation
+    for follow_up in (FOLLOW_UP, "why?"):  # the thread's words still carried for what needs them
+        again = requests.post(f"{server}/ask", json={"question": follow_up, "thread_id": first["thread_id"]},
+                              timeout=60).json()
+        assert again["searched"].startswith(f"{follow_up} ("), again
+    assert not requests.post(f"{server}/ask", json={"question": FOLLOW_UP, "thread_id": first["thread_id"]},
+                             timeout=60).json()["refused"]
+    from docs_rag_pipeline.answering.service import off_the_docs
+
+    vocab = frozenset({"deploy", "example", "windows", "environment", "variables", "https-only"})
+    assert off_the_docs(off, vocab)
+    for asked in ("why?", "show me an example", "and on Windows?", "which environment variable must be set?",
+                  "is it https only?", "and elsewhere?", "如何部署仪表板？"):
+        assert not off_the_docs(asked, vocab), asked
+
+
 def test_unknown_expired_and_malformed_threads_are_clear_errors(server, index):
     cfg = index.parent / "fu.yaml"
     r = requests.post(f"{server}/ask", json={"question": CONVERTER_Q, "thread_id": "0" * 32}, timeout=60)

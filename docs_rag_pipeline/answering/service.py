@@ -17,9 +17,10 @@ from ..records import Answer, Hit
 from ..retrieval import QueryError, configured_sources, search
 from ..store import sql_str
 from ..tracing import current_trace_id, traceable
-from ..words import folded
+from ..words import folded, is_spaceless
 from .citations import CitationError, mark_support, validate
-from .extractive import REFUSAL, STOPWORDS, _stem, content_terms, extractive_answer, judge
+from .extractive import (REFUSAL, STOPWORDS, _stem, _stems_of, content_terms, extractive_answer, in_compound, judge,
+                         question_language)
 from .llm import THINK_CLOSE, ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages, strip_reasoning
 from .refusal import corpus_stats
 
@@ -95,6 +96,23 @@ def carried_terms(question: str, history: Sequence[Any], vocabulary: frozenset[s
     return out[:CARRIED_TERMS]
 
 
+def off_the_docs(question: str, vocabulary: frozenset[str] | None) -> bool:
+    """Whether a follow-up asks about something the docs never mention: it has two or more content
+    words of its own and none of them (nor a word of the same stem, nor a part of a compound) occurs
+    in the index. *what is the price of the enterprise plan?* in a thread about deploying is not
+    about deploying; *why?*, *show me an example* or *and on Windows?* have one content word at most
+    or one the docs use. Text of a script written without spaces is never read so (its terms are
+    character pairs)."""
+    if not vocabulary:
+        return False
+    lang = question_language(question)
+    terms = content_terms(question, lang)
+    if len(terms) < 2 or any(is_spaceless(t) for t in terms):
+        return False
+    stems = _stems_of(vocabulary, lang)
+    return not any(t in vocabulary or _stem(t, lang) in stems or in_compound(t, vocabulary, lang) for t in terms)
+
+
 def add_usage(a: dict[str, int] | None, b: dict[str, int] | None) -> dict[str, int] | None:
     """The token usage of two completions together (None when neither reported one)."""
     if a is None or b is None:
@@ -167,6 +185,11 @@ def standalone(ctx: Context, question: str, history: Sequence[Any] | None
     fails), the previous turns' terms are carried."""
     if not history:
         return question, None, None, None
+    vocabulary = ctx.chunks.vocabulary()
+    if off_the_docs(question, vocabulary):
+        # what the follow-up asks about is nowhere in the docs: the thread's words would make it look
+        # covered and answer it from the previous turn's page, so it is judged as asked, and refused
+        return question, None, None, None
     down = None
     if ctx.config.llm.provider != "none":
         try:
@@ -175,7 +198,7 @@ def standalone(ctx: Context, question: str, history: Sequence[Any] | None
         except LlmError as exc:
             log.warning("LLM could not rewrite the follow-up, carrying terms instead: %s", exc)
             down = exc if isinstance(exc, LlmUnavailable) else None
-    terms = carried_terms(question, history, ctx.chunks.vocabulary())
+    terms = carried_terms(question, history, vocabulary)
     return (f"{question} ({' '.join(terms)})" if terms else question), None, down, None
 
 
