@@ -878,6 +878,28 @@ def test_a_lead_in_that_ends_its_chunk_brings_the_block_from_the_next_chunk_or_i
     assert "accepts these keys:" not in alone.answer
 
 
+def test_a_lead_in_brings_the_numbered_list_it_announces_whole():
+    """"`make demo` does three things:" ended its chunk, and the next chunk, among the hits, held the
+    numbered list. The list was cut into sentences ("1." was one of them), so nothing came along with
+    the lead-in and the answer announced three things it never listed. A numbered list is one unit,
+    as a bulleted one is, and comes along whole."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentences
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    steps = ("1. Installs the walrus agent into a virtual environment.\n2. Ingests every configured source "
+             "of the walrus agent.\n3. Asks the walrus agent the question of the demo and prints the answer.")
+    assert sentences(steps) == [steps]
+    page = "https://x.org/quickstart"
+    h1 = Hit(chunk_id="c1", source="s", url=page + "#demo", page_url=page, title="Quickstart", headings=["Demo"],
+             text="```bash\nmake walrus-demo\n```\n\n`make walrus-demo` does three things for the walrus agent:",
+             score=0.03, parent_id=None, chunk_index=2, vector_similarity=0.7)
+    h2 = Hit(chunk_id="c2", source="s", url=page + "#demo", page_url=page, title="Quickstart", headings=["Demo"],
+             text=steps, score=0.02, parent_id=None, chunk_index=3, vector_similarity=0.6)
+    ans = extractive_answer("what does make walrus-demo do for the walrus agent", [h1, h2], LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert "does three things for the walrus agent: [1]\n\n" + steps + " [2]" in ans.answer, ans.answer
+
+
 def test_a_sentence_that_quotes_the_question_is_no_answer():
     """A page that shows the question as an example ("An LLM answer to What does llm.uncited: drop
     do?, for a model output …") holds its words, all of them, and answers nothing."""
@@ -1266,9 +1288,10 @@ def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
     got = sentences(parse_document(rst, fmt="rst", path="api.rst").sections[0].text)
     assert not any("history" in s and "redirect" in s for s in got), got
     assert any(s.startswith("history") and s.endswith("A list of earlier responses.") for s in got), got
-    # a hard line break inside a sentence (lower case after it) and a numbered list: as before
+    # a hard line break inside a sentence (lower case after it): as before; a numbered list is one unit, as
+    # a bulleted one is (test_a_lead_in_brings_the_numbered_list_it_announces_whole)
     assert sentences("Line one with a hard break\nline two goes on. Then more.\n\n1. first item.\n2. second item") == [
-        "Line one with a hard break\nline two goes on.", "Then more.", "1. first item.", "2. second item"]
+        "Line one with a hard break\nline two goes on.", "Then more.", "1. first item.\n2. second item"]
 
 
 def test_a_list_of_headings_is_a_heading_echo_not_an_answer():

@@ -399,6 +399,10 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     return SentencePool(pool, qv, sv, quotable)
 
 
+#: a line of a numbered list as the parsers write one (``1. Installs …``, ``2) …``)
+_NUMBERED_ITEM = re.compile(r"(?:^|\n)\d{1,3}[.)] ")
+
+
 def sentences(text: str) -> list[str]:
     """Split chunk text into sentences, keeping code blocks and list items whole; without the chunk's
     overlap (its first block, ``… `` and the previous chunk's last words, which start inside a sentence)."""
@@ -417,7 +421,10 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
             block = block.lstrip("… ").strip()
             if not block:
                 continue
-        if block.startswith("```") or "\n- " in block or block.startswith("- ") or _table_block(block):
+        # a list is one unit, numbered or not: a numbered one was cut into sentences, its "1." one of them,
+        # so the list a lead-in announces ("`make demo` does three things:") never came along with it
+        if block.startswith("```") or "\n- " in block or block.startswith("- ") or _NUMBERED_ITEM.search(block) \
+                or _table_block(block):
             out.append(block)
         else:
             # text, then a code block ("Usage:" and an example, an HTML <dd> with its <pre>): the text is
