@@ -41,7 +41,7 @@ def _quiet(_: str) -> None:
 SCAN_MODES = ("refresh", "reparse", "force")
 
 PAGE_COLUMNS = ["source", "page_url", "path", "format", "content_hash", "status", "title", "sections",
-                "metadata", "error", "scan_id", "index_state"]
+                "metadata", "error", "scan_id", "index_state", "made_with"]
 
 
 class StaleInputsError(RuntimeError):
@@ -141,7 +141,8 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
             "Check that the folder is mounted, the repository checked out and the include/allow patterns still "
             f"match; to drop every page on purpose, remove the source from the config ({ctx.config.path}) and "
             "its rows are pruned on the next run")
-    stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state, restored=mark)}
+    stamp = {"scan_id": uuid.uuid4().hex, "index_state": index_state(state, restored=mark),
+             MADE_WITH: settings_key(page_settings(ctx, source_name))}
     if notes is not None:
         notes.update(scan.notes)
         if not scan.complete:
@@ -228,6 +229,14 @@ PARSER_KEY = "parser"
 #: the key ``restore`` adds to a source's recorded settings: its restored rows were made by settings
 #: and a parser nobody recorded, so the next refresh re-parses it
 RESTORED_KEY = "restored"
+#: the column of a scan's pages and of the chunk rows that names (:func:`settings_key`) the settings
+#: and parser they were parsed and chunked with; an older docs-rag's pages and rows have none
+MADE_WITH = "made_with"
+#: the key a write adds to the recorded settings when its pages or chunks were made with other
+#: settings or another docs-rag than the writing process's (a run finished after a config edit or an
+#: upgrade: a re-execution from failure, ``lancedb_chunks`` materialized alone), so the next refresh
+#: re-parses what that write stored; before, the write recorded its own settings as if they had made them
+OTHER_INPUTS_KEY = "written_from_other_settings"
 
 
 def parser_fingerprint(root: Path | None = None) -> str:
@@ -238,6 +247,11 @@ def parser_fingerprint(root: Path | None = None) -> str:
         for f in sorted(root.glob(pattern)):
             h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def settings_key(settings: dict[str, Any]) -> str:
+    """A short digest of :func:`page_settings`, stamped on the pages and chunks made with them."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @functools.cache
@@ -272,10 +286,13 @@ def _write_settings(ctx: Context, source_name: str, settings: dict[str, Any]) ->
     atomic_write(ctx.source_dir(source_name) / SETTINGS_FILE, json.dumps(settings, sort_keys=True, indent=1).encode())
 
 
-def _save_settings(ctx: Context, source_name: str, *, restored: Any = None) -> None:
+def _save_settings(ctx: Context, source_name: str, *, restored: Any = None, other: bool = False) -> None:
     """Record the settings the source's index was written with (after a write, under the writer
-    lock); ``restored``: a restore's mark to keep (one that came after the write's scan)."""
+    lock); ``restored``: a restore's mark to keep (one that came after the write's scan); ``other``:
+    the write's pages or chunks were made with other settings than these (:data:`OTHER_INPUTS_KEY`)."""
     keep = {} if restored is None else {RESTORED_KEY: restored}
+    if other:
+        keep[OTHER_INPUTS_KEY] = True
     try:
         _write_settings(ctx, source_name, {**page_settings(ctx, source_name), **keep})
     except OSError:  # unrecorded, the next change of settings is not noticed; the index is fine
@@ -307,9 +324,10 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
         return _mode_for_unrecorded_settings(ctx, source_name, log=log, notes=notes)
     now = page_settings(ctx, source_name)
     restored = stored.pop(RESTORED_KEY, None)
+    other = stored.pop(OTHER_INPUTS_KEY, None)
     if stored:
         stored.setdefault("kind", now["kind"])  # recorded before the kind was: not a change
-    if restored is None and (not stored or stored == now):
+    if restored is None and not other and (not stored or stored == now):
         return "refresh"
     # recorded before the parser was (an older docs-rag): its parser is unknown, so it counts as changed
     changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k)) if stored else []
@@ -323,13 +341,17 @@ def _mode_for_changed_settings(ctx: Context, source_name: str, *, log: Log,
                       "embeddings"}[mode]
     why = [f"the index was restored to version {restored}, whose rows may have been made with other settings "
            "or another docs-rag"] if restored is not None else []
+    if other:
+        why.append("the last write stored pages parsed or chunked with other settings or by another docs-rag than "
+                   "the one that wrote them (a run finished after a config change or an upgrade)")
     if PARSER_KEY in changed:
         why.append("the parsing or chunking code changed since the last ingest (docs-rag was upgraded)")
     if set(changed) - {PARSER_KEY}:
         why.append(f"{', '.join(k for k in changed if k != PARSER_KEY)} changed since the last ingest")
     log(f"[DISCOVER] {source_name}: {'; '.join(why)}: {how} (mode {mode})")
     if notes is not None:
-        notes["settings_changed"] = changed + ([RESTORED_KEY] if restored is not None else [])
+        notes["settings_changed"] = (changed + ([RESTORED_KEY] if restored is not None else [])
+                                     + ([OTHER_INPUTS_KEY] if other else []))
     return mode
 
 
@@ -427,7 +449,8 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
         if c.chunk_index == 0:
             c.parent_id = first.get(parents.get(c.page_url, ""))
     scan_id = next((p.get("scan_id") for p in pages), None)
-    rows = [{**chunk_row(c), "scan_id": scan_id} for c in chunks]
+    made = settings_key(page_settings(ctx, source_name))
+    rows = [{**chunk_row(c), "scan_id": scan_id, MADE_WITH: made} for c in chunks]
     # unchanged pages whose parent page changed: rewrite only the first chunk's parent_id
     touched = {p["page_url"] for p in pages if p["status"] in ("new", "changed", "deleted")}
     relink = [u for u, parent in parents.items() if parent in touched and u not in touched]
@@ -446,7 +469,7 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
             if r["parent_id"] != want:
                 r["parent_id"] = want
                 r["metadata"] = metadata_json(r["metadata"])
-                rows.append({**r, "scan_id": scan_id})
+                rows.append({**r, "scan_id": scan_id, MADE_WITH: made})
                 log(f"[CHUNK] {r['page_url']}: parent re-linked")
     return rows
 
@@ -805,7 +828,11 @@ def write_index(ctx: Context, source_name: str, rows: Sequence[dict[str, Any]],
                                         rows_deleted=stats.rows_deleted + sum(pruned.values()),
                                         detail=f"sources pruned: {', '.join(sorted(pruned))}" if pruned else "",
                                         log=log))
-        _save_settings(ctx, source_name, restored=restored)  # under the lock: a restore's mark is not lost
+        # the settings the stored rows were made with: those of this process only when the scan and the
+        # chunks were made with them too (a run finished after an upgrade or a config edit made them earlier)
+        made = {p.get(MADE_WITH) for p in pages} | {r.get(MADE_WITH) for r in rows}
+        other = bool(made) and made != {settings_key(page_settings(ctx, source_name))}
+        _save_settings(ctx, source_name, restored=restored, other=other)  # under the lock: a restore's mark is not lost
     if restored is not None:
         log(f"[INDEX] {source_name}: the index was restored to version {restored} after this run scanned the "
             "source: the next ingest parses every page again")

@@ -310,6 +310,67 @@ def test_an_upgrade_of_the_parser_reparses_by_itself(tmp_path: Path) -> None:
     assert refresh.parser_fingerprint(copy) != recorded[refresh.PARSER_KEY]
 
 
+def _texts(cfg: Path) -> dict[str, list[str]]:
+    """page_url → its chunk texts, in order."""
+    return {u: [r["text"] for r in sorted(rs, key=lambda r: r["chunk_index"])] for u, rs in _chunks(cfg).items()}
+
+
+def test_a_write_of_chunks_made_with_other_settings_records_them_as_such(tmp_path: Path) -> None:
+    """A run that scanned, chunked and embedded and failed at its write, finished after a config edit
+    (a re-execution from failure, or lancedb_chunks materialized alone, reads the config as it is then):
+    the write stored chunks of the old chunking settings and recorded the new ones, so the next refresh
+    re-parsed nothing and the edit never applied (upgrade probe F2). Now the pages and chunks carry the
+    settings they were made with, the write records that they differ, and the next refresh re-parses:
+    the index equals a clean ingest under the new settings."""
+    write_docs(tmp_path / "docs", GUIDE)
+    small, large = "chunking: {target_tokens: 40, overlap_tokens: 0}\n", "chunking: {target_tokens: 400, overlap_tokens: 0}\n"
+    cfg = write_config(tmp_path, extra=small)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    (tmp_path / "docs" / "index.md").write_text((tmp_path / "docs" / "index.md").read_text() + "\nA new line.\n")
+    old = Context(load_config(cfg))  # the run whose write failed: its scan, chunks and vectors
+    pages = refresh.scan_pages(old, "guide")
+    rows = refresh.embed_rows(old, refresh.build_chunks(old, "guide", pages))
+    cfg = write_config(tmp_path, extra=large)  # the edit, then the write step run again
+    refresh.write_index(Context(load_config(cfg)), "guide", rows, pages)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("the last write stored pages parsed or chunked with other settings" in ln and "(mode reparse)" in ln
+               for ln in lines), lines
+    clean = tmp_path / "clean"
+    write_docs(clean / "docs", GUIDE)
+    shutil.copy2(tmp_path / "docs" / "index.md", clean / "docs" / "index.md")
+    refresh.refresh(Context(load_config(write_config(clean, extra=large))), "guide")
+    assert _texts(cfg) == _texts(clean / "docs_rag.yaml")
+    assert refresh.refresh(Context(load_config(cfg)), "guide").pages_unchanged == len(GUIDE)  # once
+
+
+def test_a_run_of_an_older_docs_rag_finished_after_the_upgrade_is_reparsed(tmp_path: Path) -> None:
+    """A run of the older release that failed at its write, finished after the upgrade (re-execute
+    from failure): the new code wrote the old parser's chunks and recorded its own parser's fingerprint,
+    so the upgrade's re-parse never came and the old parser's text stayed for good (upgrade probe F1).
+    The older release's pages and chunks carry no record of what made them: the write says so and the
+    next refresh re-parses. Here the older parser's output is this one's with a word changed."""
+    write_docs(tmp_path / "docs", GUIDE)
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    (tmp_path / "docs" / "index.md").write_text((tmp_path / "docs" / "index.md").read_text() + "\nA new line.\n")
+    ctx = Context(load_config(cfg))
+    pages = refresh.scan_pages(ctx, "guide")
+    for p in pages:  # as the older release's Parquet files are read back: another text, no stamp
+        p.pop("made_with", None)
+        if p["sections"]:
+            p["sections"] = p["sections"].replace("toolkit", "OLDPARSER")
+    rows = refresh.build_chunks(ctx, "guide", pages)
+    assert any("OLDPARSER" in r["text"] for r in rows)
+    for r in rows:
+        r.pop("made_with", None)
+    refresh.write_index(ctx, "guide", refresh.embed_rows(ctx, rows), pages)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("(mode reparse)" in ln for ln in lines), lines
+    assert not any("OLDPARSER" in t for ts in _texts(cfg).values() for t in ts)
+
+
 def test_an_index_without_recorded_settings_is_reparsed_once_by_itself(tmp_path: Path) -> None:
     """Storage written by a docs-rag from before settings.json (or whose sources/ folder was lost) holds
     rows whose parser is unknown: the first refresh after the upgrade re-parsed nothing, said nothing,

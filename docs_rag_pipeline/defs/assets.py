@@ -32,11 +32,13 @@ def one_line(msg: str) -> str:
 
 PAGES_SCHEMA = {"source": pl.String, "page_url": pl.String, "path": pl.String, "format": pl.String,
                 "content_hash": pl.String, "status": pl.String, "title": pl.String, "sections": pl.String,
-                "metadata": pl.String, "error": pl.String, "scan_id": pl.String, "index_state": pl.String}
+                "metadata": pl.String, "error": pl.String, "scan_id": pl.String, "index_state": pl.String,
+                "made_with": pl.String}
 CHUNKS_SCHEMA = {"chunk_id": pl.String, "source": pl.String, "page_url": pl.String, "url": pl.String,
                  "title": pl.String, "headings": pl.List(pl.String), "parent_id": pl.String,
                  "chunk_index": pl.Int32, "text": pl.String, "content_hash": pl.String, "token_count": pl.Int32,
-                 "updated_at": pl.String, "metadata": pl.String, "tags": pl.List(pl.String), "scan_id": pl.String}
+                 "updated_at": pl.String, "metadata": pl.String, "tags": pl.List(pl.String), "scan_id": pl.String,
+                 "made_with": pl.String}
 EMBEDDINGS_SCHEMA = {**CHUNKS_SCHEMA, "vector": pl.List(pl.Float32), "from_cache": pl.Boolean}
 
 COMMON = dict(partitions_def=sources_partitions, group_name="ingest")
