@@ -205,6 +205,10 @@ class LocalEmbedder:
         return np.asarray(out, dtype=np.float32)
 
 
+#: the window of an ``openai`` model whose ``embedding.max_tokens`` is unset, in tokens
+OPENAI_DEFAULT_MAX_TOKENS = 512
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible ``/v1/embeddings`` server, through the ``openai`` client."""
 
@@ -231,7 +235,7 @@ class OpenAIEmbedder:
         self.name = f"openai:{cfg.model}"
         self.batch_size = cfg.batch_size
         self.max_retries = cfg.max_retries
-        self.max_tokens = cfg.max_tokens or 512
+        self.max_tokens = cfg.max_tokens or OPENAI_DEFAULT_MAX_TOKENS
         # token counts use the packaged word-piece tokenizer: close enough to size chunks safely
         self._tokenizer = _wordpiece_tokenizer(str(packaged_model_dir("all-MiniLM-L6-v2")))
         self.dimensions = cfg.dimensions or int(self.embed(["dimension probe"]).shape[1])

@@ -267,8 +267,14 @@ def page_settings(ctx: Context, source_name: str) -> dict[str, Any]:
     src = ctx.config.source(source_name)
     shaping = {k: getattr(src, k) for k in SHAPING_KEYS}
     shaping["metadata_rules"] = [r.model_dump(mode="json") for r in src.metadata_rules]
-    return json.loads(json.dumps({**shaping, "chunking": ctx.config.chunking.model_dump(mode="json"),
-                                  PARSER_KEY: _this_parser()}, default=str, sort_keys=True))
+    chunking = ctx.config.chunking.model_dump(mode="json")
+    emb = ctx.config.embedding
+    if emb.provider == "openai":  # its window sizes the chunks (a local model's comes with its files, which name the table)
+        from .embedding import OPENAI_DEFAULT_MAX_TOKENS
+
+        chunking["window"] = emb.max_tokens or OPENAI_DEFAULT_MAX_TOKENS
+    return json.loads(json.dumps({**shaping, "chunking": chunking, PARSER_KEY: _this_parser()},
+                                 default=str, sort_keys=True))
 
 
 def _stored_settings(ctx: Context, source_name: str) -> dict[str, Any] | None:

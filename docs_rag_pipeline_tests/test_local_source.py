@@ -371,6 +371,37 @@ def test_a_run_of_an_older_docs_rag_finished_after_the_upgrade_is_reparsed(tmp_p
     assert not any("OLDPARSER" in t for ts in _texts(cfg).values() for t in ts)
 
 
+def test_a_change_of_the_openai_models_window_chunks_every_page_again(tmp_path: Path) -> None:
+    """With the openai provider and chunking.target_tokens unset, embedding.max_tokens (null: 512) is
+    the chunks' budget. It was not among the recorded settings (nor does it name the table), so after it
+    changed the pages whose bytes had not kept chunks cut for the old window for good, beside new pages
+    cut for the new one (upgrade probe F3). Now it is recorded, and its change re-parses every page: the
+    index equals a clean ingest."""
+    from docs_rag_pipeline.embedding import FakeEmbedder
+
+    from .fake_openai import EmbeddingsServer
+
+    write_docs(tmp_path / "docs", GUIDE)
+    with EmbeddingsServer(FakeEmbedder(dimensions=64).embed) as srv:
+        def config(root: Path, window: int) -> Path:
+            return write_config(root, extra=f"""
+                embedding: {{provider: openai, model: fake-64, base_url: '{srv.url}', dimensions: 64,
+                             max_tokens: {window}, max_retries: 0}}
+                chunking: {{overlap_tokens: 0}}
+            """)
+
+        refresh.refresh(Context(load_config(config(tmp_path, 40))), "guide")
+        narrow = _texts(tmp_path / "docs_rag.yaml")
+        cfg = config(tmp_path, 1000)
+        lines: list[str] = []
+        refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+        assert any("chunking changed since the last ingest" in ln and "(mode reparse)" in ln for ln in lines), lines
+        clean = tmp_path / "clean"
+        write_docs(clean / "docs", GUIDE)
+        refresh.refresh(Context(load_config(config(clean, 1000))), "guide")
+        assert _texts(cfg) == _texts(clean / "docs_rag.yaml") != narrow
+
+
 def test_an_index_without_recorded_settings_is_reparsed_once_by_itself(tmp_path: Path) -> None:
     """Storage written by a docs-rag from before settings.json (or whose sources/ folder was lost) holds
     rows whose parser is unknown: the first refresh after the upgrade re-parsed nothing, said nothing,
