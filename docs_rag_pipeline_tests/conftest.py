@@ -198,3 +198,25 @@ def openai_index(tmp_path):
         """)
         refresh.refresh(Context(load_config(cfg)), "guide")
         yield cfg, srv
+
+
+def run_while_locked(db: Path, begin: str, asker, *, callers: int = 3, deadline: float = 25) -> None:  # noqa: ANN001
+    """``asker(k)`` for ``k`` in ``range(callers)``, each in a thread of its own, while another connection
+    holds ``db`` under ``BEGIN <begin>`` (``IMMEDIATE``: the write lock; ``EXCLUSIVE``: reads too); the
+    lock is released after they all return. ``deadline``: a bound, not a timing: less than SQLite's
+    default wait (30 s), which a single caller would have spent whole before the fix."""
+    import sqlite3
+    import threading
+
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute(f"BEGIN {begin}")
+    try:
+        threads = [threading.Thread(target=asker, args=(k,)) for k in range(callers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=deadline)
+        assert not any(t.is_alive() for t in threads), f"a caller waited for the locked {db.name}"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -142,11 +142,9 @@ def test_a_question_log_locked_by_another_process_holds_no_answer(index, tmp_pat
     shell) held every answer for SQLite's 30 s wait, under the process's lock, so concurrent asks came
     after 30, 60, 90 s. Now the log waits at most feedback.LOG_WAIT_SECONDS: three asks at once all end
     while the lock is still held, and each ask not logged is said once, in one line naming it."""
-    import sqlite3
-    import threading
-
     from docs_rag_pipeline.query import ask
 
+    from .conftest import run_while_locked
     from .test_followups import _own_storage
 
     storage, cfg = _own_storage(index, tmp_path, "locked.yaml")
@@ -156,18 +154,7 @@ def test_a_question_log_locked_by_another_process_holds_no_answer(index, tmp_pat
     def asker(k: int) -> None:
         answers[k] = ask(f"{ANSWERED_Q} ({k})", config=cfg)
 
-    holder = sqlite3.connect(storage / "feedback.sqlite", isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        threads = [threading.Thread(target=asker, args=(k,)) for k in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=25)  # the deadline: before SQLite's default wait (30 s) would have ended even one
-        assert not any(t.is_alive() for t in threads), "an answer waited for the locked question log"
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    run_while_locked(storage / "feedback.sqlite", "EXCLUSIVE", asker)
     assert sorted(answers) == [0, 1, 2] and not any(a.refused for a in answers.values())
     lines = [r.getMessage() for r in caplog.records if "was answered but not logged" in r.getMessage()]
     for a in answers.values():

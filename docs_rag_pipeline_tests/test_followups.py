@@ -18,7 +18,7 @@ from docs_rag_pipeline.context import get_context
 from docs_rag_pipeline.serve.api import create_app
 from docs_rag_pipeline.threads import thread_store
 
-from .conftest import REPO, write_config
+from .conftest import REPO, run_while_locked, write_config
 from .dagster_helpers import index_guide
 from .fake_llm import ChatServer
 from .test_api import serve, variant
@@ -651,9 +651,6 @@ def test_a_conversation_store_locked_by_another_process_holds_no_answer(index, t
     after 30, 60, 90 s, each saying "the storage cannot be written". Now the store waits at most
     threads.WAIT_SECONDS for both locks: three asks at once all end while the lock is still held, say the
     store was busy, and the thread is saved again once the lock is gone."""
-    import sqlite3
-    import threading
-
     from docs_rag_pipeline.query import ask
 
     storage, cfg = _own_storage(index, tmp_path, "locked.yaml")
@@ -663,18 +660,7 @@ def test_a_conversation_store_locked_by_another_process_holds_no_answer(index, t
     def asker(k: int) -> None:
         answers[k] = ask(FOLLOW_UP, thread_id=first.thread_id, config=cfg) if k == 0 else ask(FIRST_Q, config=cfg)
 
-    holder = sqlite3.connect(storage / "threads.sqlite", isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        threads = [threading.Thread(target=asker, args=(k,)) for k in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=25)  # the deadline: before SQLite's old wait (30 s) would have ended even one
-        assert not any(t.is_alive() for t in threads), "an answer waited for the locked conversation store"
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    run_while_locked(storage / "threads.sqlite", "IMMEDIATE", asker)
     assert sorted(answers) == [0, 1, 2] and not any(a.refused for a in answers.values())
     assert "ACME_SECRET_KEY" in answers[0].answer  # the follow-up was read in its thread, only not saved
     for a in answers.values():
