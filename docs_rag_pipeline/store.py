@@ -338,20 +338,22 @@ class ChunksTable:
             q = q.select(columns)
         return q.limit(n).to_arrow()
 
+    def _of_first_chunks(self, source: str, column: str) -> dict[str, Any]:
+        """page_url → ``column`` of each page's first chunk, for one source (only those two columns read)."""
+        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", column])
+        return dict(zip(t.column("page_url").to_pylist(), t.column(column).to_pylist()))
+
     def page_state(self, source: str) -> dict[str, str]:
         """page_url → content_hash of what is indexed for a source."""
-        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "content_hash"])
-        return dict(zip(t.column("page_url").to_pylist(), t.column("content_hash").to_pylist()))
+        return self._of_first_chunks(source, "content_hash")
 
     def first_chunks(self, source: str) -> dict[str, str]:
         """page_url → chunk_id of each page's first chunk."""
-        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "chunk_id"])
-        return dict(zip(t.column("page_url").to_pylist(), t.column("chunk_id").to_pylist()))
+        return self._of_first_chunks(source, "chunk_id")
 
     def first_parents(self, source: str) -> dict[str, str | None]:
         """page_url → parent_id of each page's first chunk (the page's parent page's first chunk)."""
-        t = self._scan(f"source = {sql_str(source)} AND chunk_index = 0", ["page_url", "parent_id"])
-        return dict(zip(t.column("page_url").to_pylist(), t.column("parent_id").to_pylist()))
+        return self._of_first_chunks(source, "parent_id")
 
     def rows(self, where: str | None = None, *, with_vectors: bool = False) -> list[dict[str, Any]]:
         cols = CHUNK_COLUMNS + (["vector"] if with_vectors else [])

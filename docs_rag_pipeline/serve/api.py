@@ -45,6 +45,8 @@ HIT_KEYS = ("chunk_id", "url", "title", "headings", "text", "score", "source", "
 CHUNK_KEYS = ("chunk_id", "source", "url", "page_url", "title", "headings", "parent_id", "chunk_index", "text",
               "token_count", "updated_at", "metadata")
 PUBLIC_ENDPOINTS = {"health", "chat_page", "static", "openapi", "agent_card_route"}  # no token, no rate limit
+#: what CORS never applies to: no route at all, and the chat page's own files (same-origin)
+NOT_CORS = (None, "chat_page", "static")
 REFRESH_JOB = "refresh_source"
 #: CORS (api.cors_origins): what a page on a listed origin may send, and which response headers it may read
 CORS_ALLOW_HEADERS = "Authorization, Content-Type"
@@ -516,7 +518,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         lists it (``*`` when that lists ``*``), else None (no CORS header: the browser keeps the answer from
         the page). Only a request that names an origin reads the config here; the chat page is same-origin."""
         origin = request.headers.get("Origin")
-        if not origin or request.endpoint in (None, "chat_page", "static"):
+        if not origin or request.endpoint in NOT_CORS:
             return None
         allowed = ctx().config.api.cors_origins
         if "*" in allowed:
@@ -528,7 +530,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         g.trace_id = uuid.uuid4().hex
         g.cors_origin = _cors_origin()
         if (request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers
-                and request.endpoint not in (None, "chat_page", "static")):
+                and request.endpoint not in NOT_CORS):
             # a browser's CORS preflight: it never carries the token, and it is no request of the client's
             # own, so it is answered without either check and not counted by the rate limit
             resp = app.response_class(status=204)
@@ -580,7 +582,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if g.get("cors_origin"):  # errors too: the page reads what is wrong (a 401, a 429's Retry-After)
             resp.headers["Access-Control-Allow-Origin"] = g.cors_origin
             resp.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
-        if request.headers.get("Origin") and request.endpoint not in (None, "chat_page", "static"):
+        if request.headers.get("Origin") and request.endpoint not in NOT_CORS:
             resp.vary.add("Origin")  # a cache must not hand one origin's answer to another
         return resp
 
@@ -719,7 +721,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
                 yield f"event: error\ndata: {json.dumps({'code': code, 'message': msg, 'trace_id': trace})}\n\n"
             finally:  # the client went away (the server closes this generator): so does the LLM stream
                 left.set()
-                if not producer.is_alive() and producer.ident is None:  # never started: close it here
+                if producer.ident is None:  # never started: close it here
                     events.close()
 
         return Response(stream_with_context(sse()), mimetype="text/event-stream",
