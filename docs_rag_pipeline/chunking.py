@@ -536,6 +536,17 @@ def _marker_groups(blocks: list[str]) -> list[tuple[list[str], str, list[str]]]:
     return groups
 
 
+def _announces(unit: str) -> bool:
+    """A paragraph that ends with a colon: it announces the block after it (a list, code, a table).
+    Not code, a list, a table, a quote or a heading, whose last line's colon is their own."""
+    para = unit.strip().rsplit("\n\n", 1)[-1]
+    return para.endswith(":") and "```" not in para and not _FENCE.match(para) and not any(
+        _NOT_PROSE.match(line) for line in para.splitlines())
+
+
+_NOT_PROSE = re.compile(r"\s*(#|\||>|[-*+] |\d+[.)] )")
+
+
 def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]:
     """Pack blocks greedily into pieces of at most ``limit`` tokens. With ``overlap``, pieces are
     packed to ``limit - overlap`` and each later piece starts with the previous piece's tail, so
@@ -565,14 +576,17 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
     # word-piece counts add up across blank-line joins, so each unit is counted once
     pieces: list[list[str]] = []
     cur: list[str] = []
-    used = 0
+    counts: list[int] = []
     for u in units:
         n = count(u)
-        if cur and used + n > room:
-            pieces.append(cur)
-            cur, used = [], 0
+        if cur and sum(counts) + n > room:
+            # a lead-in ("Install it with:") that would end its piece goes on with the block it
+            # announces, when the two fit in one: a piece never ends saying what comes next
+            k = 1 if len(cur) > 1 and _announces(cur[-1]) and counts[-1] + n <= room else 0
+            pieces.append(cur[:len(cur) - k])
+            cur, counts = cur[len(cur) - k:], counts[len(counts) - k:]
         cur.append(u)
-        used += n
+        counts.append(n)
     if cur:
         pieces.append(cur)
     out: list[str] = []

@@ -447,3 +447,38 @@ def test_a_component_marker_goes_with_its_content_never_into_a_chunk_of_its_own(
                         budget=Budget(window=128, overlap=16), count=count)
     assert len(chunks) > 1 and not [c.text for c in chunks if marker.fullmatch(c.text.strip())]
     assert chunks[0].text.startswith("[Steps]\n\n1. Step number 1") and chunks[-1].text.endswith("[/Steps]")
+
+
+def test_a_lead_in_that_would_end_a_piece_goes_on_with_the_block_it_announces():
+    """Packing filled a piece up to its lead-in ("To install it, run:") and put the code block (list,
+    table) it announces in the next piece: one chunk ended saying what comes next, the other held
+    commands with nothing saying what they are for. Now the lead-in goes on with its block when the
+    two fit in one piece; a colon that ends a list item, code or a heading is not a lead-in."""
+    def count(t: str) -> int:
+        return len(t.split())
+
+    announced = {"To install it, run:": "```\npip install thing\nthing --init\n```",
+                 "The settings are:": "- name: the site's name\n- url: where it lives",
+                 "Its columns:": "| a | b |\n| --- | --- |\n| 1 | 2 |"}
+    moved = 0
+    for n in range(1, 30):  # filler lengths that move the cut over every block
+        for lead, block in announced.items():
+            filler = " ".join(f"w{i}" for i in range(n)) + "."
+            text = "\n\n".join([filler, lead, block, "After it, the page goes on."])
+            pieces = split_text(text, 24, 0, count)
+            assert all(count(p) <= 24 for p in pieces)
+            assert "\n\n".join(pieces).split() == text.split()  # everything, in order, once
+            assert not [p for p in pieces[:-1] if p.endswith(lead)], (n, pieces)
+            assert any(f"{lead}\n\n{block}" in p for p in pieces), (n, pieces)
+            moved += any(p.startswith(f"{lead}\n\n{block}") for p in pieces)
+    assert moved  # some cuts fell between a lead-in and its block, and it went on with the block
+    # not a lead-in: a list whose last item ends with a colon, a heading-like line; nor a lead-in
+    # alone in its piece (moving it would leave an empty one)
+    for n in range(1, 30):
+        filler = " ".join(f"w{i}" for i in range(n)) + "."
+        items = "- first item\n- the last item says:"
+        text = "\n\n".join([filler, items, "```\ncode here\n```"])
+        pieces = split_text(text, 24, 0, count)
+        assert "\n\n".join(pieces).split() == text.split() and all(p.strip() for p in pieces)
+        if n + 8 <= 24:  # the filler and the list fit in one piece: the list stays with the filler
+            assert pieces[0].startswith(filler) and items in pieces[0], (n, pieces)
