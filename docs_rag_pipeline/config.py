@@ -386,6 +386,10 @@ class ApiConfig(_Shape):
     public_url: PublicUrl | None = None
     #: browser origins whose pages may call the API (CORS); empty: only the server's own pages
     cors_origins: Origins = ()
+    #: how many reverse proxies stand in front of the server, each appending the address it got the
+    #: request from to ``X-Forwarded-For``: the rate limit's client is that header's Nth address from
+    #: the right; 0 (default): the header is ignored (a client can write anything in it)
+    trusted_proxies: int = Field(0, ge=0, le=10)
     thread_ttl_minutes: int = Field(60, ge=1, le=10080)  # a conversation (thread_id) expires this long after its last question
     log_questions: bool = True  # log every ask (<storage>/feedback.sqlite): feedback and the doc_gaps asset need it
     #: the doc-gap report reads the newest N refused or low-confidence asks: anyone who can ask adds to

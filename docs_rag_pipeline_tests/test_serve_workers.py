@@ -247,6 +247,37 @@ def test_a_clients_script_name_header_changes_nothing(index, workers):
         _stop(proc)
 
 
+def test_behind_trusted_proxies_the_rate_limit_counts_each_client_by_x_forwarded_for(index, tmp_path):
+    """Behind a reverse proxy every client had the proxy's address, so one client's burst used up the
+    limit of all of them (and waitress drops ``X-Forwarded-For`` before the app sees it). With
+    ``api.trusted_proxies: N`` a request counts under the Nth address from the right of that header
+    (each proxy appends the address it was reached from); what a client writes to the left of it
+    changes nothing. The key is read per request; with the default 0 the header is ignored."""
+    def search(url: str, forwarded: str) -> int:
+        return requests.post(f"{url}/search", json={"query": "forms"}, timeout=120,
+                             headers={"X-Forwarded-For": forwarded}).status_code
+
+    cfg = tmp_path / "docs_rag.yaml"
+    base = index.read_text().replace("path: docs", f"path: {index.parent / 'docs'}")
+    cfg.write_text(base.replace("rate_limit_per_minute: 0", "rate_limit_per_minute: 2\n  trusted_proxies: 1"))
+    proc, url = _start(cfg, "--workers", "1", "--threads", "2")
+    try:
+        assert [search(url, "10.0.0.1") for _ in range(3)] == [200, 200, 429]
+        assert search(url, "10.0.0.2") == 200  # another client behind the same proxy has its own limit
+        # a client that writes its own X-Forwarded-For is still counted under the address the proxy saw
+        assert search(url, "10.9.9.9, 10.0.0.1") == 429
+        assert search(url, "10.9.9.8, 10.0.0.2") == 200
+        assert search(url, "10.0.0.2") == 429
+        cfg.write_text(base.replace("rate_limit_per_minute: 0", "rate_limit_per_minute: 1\n  trusted_proxies: 2"))
+        assert [search(url, "10.0.0.3, 172.16.0.1"), search(url, "10.0.0.4, 172.16.0.1")] == [200, 200]
+        assert search(url, "10.0.0.3, 172.16.0.2") == 429
+        cfg.write_text(base.replace("rate_limit_per_minute: 0", "rate_limit_per_minute: 2"))
+        # no proxy: the header is a client's word, and every address it names is one client (127.0.0.1)
+        assert [search(url, f"10.1.0.{i}") for i in range(3)] == [200, 200, 429]
+    finally:
+        _stop(proc)
+
+
 def test_bad_worker_count_is_a_clear_error(index):
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(index), "serve", "--workers",
                           "0"], capture_output=True, text=True, timeout=120)

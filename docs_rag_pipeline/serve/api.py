@@ -385,6 +385,19 @@ def _header_bytes(value: str) -> bytes:
         return value.encode("utf-8", "surrogatepass")
 
 
+def client_address(req: Any, trusted_proxies: int) -> str:
+    """The address the rate limit counts a request under: behind ``trusted_proxies`` reverse proxies,
+    each of which appends the address it was reached from to ``X-Forwarded-For``, the Nth address from
+    the right of that header (the addresses to its left are the client's to write); the connection's
+    own address when there is no proxy or the header holds fewer addresses (a request that came round
+    the proxies), as werkzeug's ``ProxyFix`` does."""
+    if trusted_proxies:
+        seen = [a.strip() for h in req.headers.getlist("X-Forwarded-For") for a in h.split(",")]
+        if len(seen) >= trusted_proxies and seen[-trusted_proxies]:
+            return seen[-trusted_proxies]
+    return str(req.remote_addr)
+
+
 def _bearer() -> bytes | None:
     """The bearer token's bytes. Compared as bytes, and stripped as bytes: read as Latin-1 text, the
     trailing byte of a UTF-8 letter (``à`` is ``c3 a0``) would be a no-break space that ``str.strip`` drops."""
@@ -551,7 +564,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         g.is_admin = _matches(token, admin_secret)
         is_user = g.is_admin or _matches(token, user_secret)
         client = (f"token:{hashlib.sha256(token).hexdigest()[:16]}" if is_user and token
-                  else f"addr:{request.remote_addr}")
+                  else f"addr:{client_address(request, api.trusted_proxies)}")
         wait = limiter.check(client, api.rate_limit_per_minute)
         if wait is not None:
             raise ApiError(429, "rate_limited", f"more than {api.rate_limit_per_minute} requests per minute; "

@@ -137,7 +137,10 @@ def serve_waitress(config_path: str | None, host: str, port: int, threads: int) 
     # API's limit, as waitress counts a chunked body's framing too: the API refuses what lies between.
     server = create_server(make_app(config_path), host=host, port=port, threads=threads, ident="docs-rag",
                            connection_limit=limit, channel_timeout=CHANNEL_TIMEOUT, cleanup_interval=10,
-                           max_request_body_size=2 * MAX_BODY_BYTES)
+                           max_request_body_size=2 * MAX_BODY_BYTES,
+                           # X-Forwarded-For reaches the app, which trusts it only as api.trusted_proxies
+                           # says (read per request); waitress dropped it, as gunicorn does not
+                           clear_untrusted_proxy_headers=False)
     _json_errors(server)
     _hup_is_no_stop()
     print(f"serving on http://{host}:{server.effective_port} (1 process, {threads} threads)", file=sys.stderr, flush=True)
