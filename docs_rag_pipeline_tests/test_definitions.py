@@ -236,7 +236,8 @@ def test_a_schedule_skips_its_tick_while_a_run_of_its_source_is_in_flight(tmp_pa
     failed at lancedb_chunks (StaleInputsError); under a real daemon with runs longer than the cron
     interval every run failed and the source was never indexed. The tick now skips while a run of the
     source is in flight; an evaluate_source run (it reads the index only) and a run whose worker is gone
-    hold nothing back, and the tick after the run ended launches again."""
+    hold nothing back, and the tick after the run ended launches again. A refresh_all_sources run that
+    refreshes the source holds it back too (it scans and writes the same source's state and rows)."""
     import uuid
 
     from dagster import DagsterRunStatus, build_schedule_context, instance_for_test, partition_loading_context
@@ -272,6 +273,16 @@ def test_a_schedule_skips_its_tick_while_a_run_of_its_source_is_in_flight(tmp_pa
         assert "is still starting" in tick().skip_message
         instance.report_run_canceled(starting)
         run("evaluate_source", DagsterRunStatus.STARTED)
+        # a refresh_all_sources run (no partition tag) of every source, or of a list that names this one
+        for sources in ([], ["beta", "alpha"]):
+            everything = instance.add_run(DagsterRun(job_name="refresh_all_sources", run_id=uuid.uuid4().hex,
+                                                     status=DagsterRunStatus.STARTED, run_config={
+                                                         "ops": {"source_names": {"config": {"sources": sources}}}}))
+            assert f"run {everything.run_id} of source 'alpha' is still started" in tick().skip_message
+            instance.report_run_failed(everything)
+        instance.add_run(DagsterRun(job_name="refresh_all_sources", run_id=uuid.uuid4().hex,  # of others only
+                                    status=DagsterRunStatus.STARTED,
+                                    run_config={"ops": {"source_names": {"config": {"sources": ["beta"]}}}}))
         killed = uuid.uuid4().hex  # its worker was killed, and nothing marked it failed yet
         run("refresh_source", DagsterRunStatus.STARTED, killed, **{WORKER_TAG: f"{_this_machine()}:{dead.pid}:{killed}"})
         again = tick()

@@ -112,7 +112,20 @@ def _refresh_in_flight(instance: DagsterInstance, name: str):  # noqa: ANN202 - 
     for run in instance.get_runs(RunsFilter(statuses=IN_FLIGHT, tags={"dagster/partition": name})):
         if run.job_name != evaluate_job.name and _dead_worker(run, _this_machine()) is None:
             return run
+    # a refresh_all_sources run (no partition tag) scans and writes each source it names (none: all of them)
+    for run in instance.get_runs(RunsFilter(statuses=IN_FLIGHT, job_name=refresh_all_job.name)):
+        if name in (_sources_of(run) or [name]) and _dead_worker(run, _this_machine()) is None:
+            return run
     return None
+
+
+def _sources_of(run) -> list[str]:  # noqa: ANN001 - a DagsterRun
+    """The sources a ``refresh_all_sources`` run was given (``ops.source_names.config.sources``); empty: all."""
+    conf = run.run_config or {}
+    try:
+        return list(conf["ops"]["source_names"]["config"]["sources"] or [])
+    except (KeyError, TypeError):
+        return []
 
 
 def _partitions_in_flight(instance: DagsterInstance, names: list[str]) -> dict[str, str]:
