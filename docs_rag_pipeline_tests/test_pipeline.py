@@ -238,6 +238,40 @@ def _state(cfg) -> tuple[list[tuple], "np.ndarray"]:
     return content, np.array([r["vector"] for r in rows])
 
 
+def test_a_stages_frame_built_by_columns_equals_the_one_built_by_rows():
+    """The ingest assets' frames are built a column at a time, the vectors from one float32 buffer (a
+    row at a time, Polars held a Python object per value beside the rows: ``bench/frame_memory.py``).
+    The frame is the one a row-wise build gives, for every schema and for rows with missing keys,
+    nulls, empty and tuple lists, ragged, null and list vectors; no rows is an empty frame of the schema."""
+    import numpy as np
+    import polars as pl
+
+    from docs_rag_pipeline.defs.assets import CHUNKS_SCHEMA, EMBEDDINGS_SCHEMA, PAGES_SCHEMA, _frame
+
+    def by_rows(rows: list[dict], schema: dict) -> pl.DataFrame:
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    buf = np.arange(12, dtype=np.float32).reshape(3, 4)
+    chunk = dict(chunk_id="c1", source="s", page_url="p", url="p#a", title="Tïtle ✓", headings=("A", "B"),
+                 parent_id=None, chunk_index=0, text="x\u0000y \U0001F600", content_hash="h", token_count=7,
+                 updated_at="t", metadata="{}", tags=[], scan_id="s1", made_with=None)
+    chunks = [chunk, {**chunk, "chunk_id": "c2", "headings": [], "parent_id": "c1", "chunk_index": 1},
+              {k: v for k, v in chunk.items() if k not in ("tags", "made_with")} | {"chunk_id": "c3"}]
+    embedded = [{**chunks[0], "vector": buf[0], "from_cache": True},
+                {**chunks[1], "vector": buf[1][:2], "from_cache": False},  # ragged
+                {**chunks[2], "vector": [0.5, 1.5, 2.5, 3.5], "from_cache": None}]
+    pages = [dict(source="s", page_url="p", path="p.md", format="markdown", content_hash="h", status="new",
+                  title=None, sections="[]", metadata="{}", error=None, scan_id="s1", index_state=None),
+             dict(source="s", page_url="q", status="removed")]
+    for rows, schema in ((pages, PAGES_SCHEMA), (chunks, CHUNKS_SCHEMA), (embedded, EMBEDDINGS_SCHEMA),
+                         ([{**embedded[0], "vector": None}, embedded[1]], EMBEDDINGS_SCHEMA)):
+        built = _frame(rows, schema)
+        assert built.schema == pl.Schema(schema) and built.equals(by_rows(rows, schema)), (built, by_rows(rows, schema))
+    for schema in (PAGES_SCHEMA, CHUNKS_SCHEMA, EMBEDDINGS_SCHEMA):
+        assert _frame([], schema).equals(pl.DataFrame(schema=schema))
+    assert _frame(embedded, EMBEDDINGS_SCHEMA).get_column("vector").to_list()[1] == [4.0, 5.0]
+
+
 def test_vectors_go_from_stage_to_stage_as_float32_arrays_and_the_index_equals_a_clean_ingest(guide, instance,
                                                                                                tmp_path):
     """Each chunk's vector is one float32 array from ``embed_rows`` to the write, never a list of Python

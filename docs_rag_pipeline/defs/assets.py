@@ -135,7 +135,29 @@ def index_metadata(summary: dict, written: dict, seconds: dict[str, float]) -> d
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    """The rows as a frame of ``schema``, built a column at a time, the vectors from one float32 buffer:
+    built a row at a time (``orient="row"``), Polars held a Python object per value of every row beside
+    the rows themselves, the largest allocation of an ingest after the rows (``bench/frame_memory.py``)."""
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    plain = {k: v for k, v in schema.items() if k != "vector"}
+    df = pl.DataFrame({k: [r.get(k) for r in rows] for k in plain}, schema=plain)
+    if "vector" in schema:
+        df = df.with_columns(_vector_column([r.get("vector") for r in rows], schema["vector"]))
+    return df.select(list(schema))
+
+
+def _vector_column(vectors: list, dtype: pl.DataType) -> pl.Series:
+    """One list column from the rows' vectors (float32 arrays, some views of one buffer): their values
+    copied once into one buffer, with offsets; a missing vector is a null."""
+    missing = [v is None for v in vectors]
+    arrays = [np.zeros(0, np.float32) if v is None else np.asarray(v, dtype=np.float32).ravel() for v in vectors]
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in arrays], out=offsets[1:])
+    values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.float32)
+    column = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, type=pa.float32()),
+                                           mask=pa.array(missing) if any(missing) else None)
+    return pl.Series("vector", column).cast(dtype)
 
 
 def _latest(context: AssetExecutionContext, key: str):  # noqa: ANN202 - dagster.AssetMaterialization | None
