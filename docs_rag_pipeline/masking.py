@@ -4,13 +4,21 @@ The embedding client and the LLM client mask their messages with it."""
 
 from __future__ import annotations
 
+import base64
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 
 def url_password(url: str) -> tuple[str, ...]:
-    """The password of ``url`` (``http://user:pass@host``), as written and decoded."""
-    password = urlsplit(url).password
-    return (password, unquote(password)) if password else ()
+    """The password of ``url`` (``http://user:pass@host``), as written and decoded, and the user info as it
+    goes on the wire: an HTTP client sends it as ``Authorization: Basic base64(user:pass)`` (httpx and
+    requests do), which a server that refuses it may echo as it echoes a key."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return ()
+    user, password = parts.username or "", parts.password or ""
+    wire = {base64.b64encode(f"{u}:{p}".encode()).decode() for u in (user, unquote(user))
+            for p in (password, unquote(password))}
+    return (*((password, unquote(password)) if password else ()), *sorted(wire))
 
 
 def without_url_userinfo(url: str) -> str:

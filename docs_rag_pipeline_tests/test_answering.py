@@ -650,6 +650,38 @@ def test_a_key_the_llm_server_repeats_and_a_password_in_base_url_reach_no_answer
     assert "LLM failed" in caplog.text and KEY not in caplog.text and "hunter2pw" not in caplog.text
 
 
+def test_a_base_url_password_the_llm_server_repeats_as_sent_reaches_no_answer_or_log(indexed, caplog):
+    """``user:password@`` in llm.base_url goes on the wire as ``Authorization: Basic base64(user:password)``
+    (httpx sends it in place of the key); a server that refused it and said which credential it got put
+    that base64, a password anyone can decode, into the answer's warning and the log, where only the key
+    and the plain password were masked (secrets F1)."""
+    import base64
+    import json
+    import logging
+
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    caplog.set_level(logging.WARNING)
+    wire = base64.b64encode(b"bob:hunter2pw").decode()
+    text = write_config(root, extra=f"""
+        llm:
+          provider: openai
+          model: keyecho
+          base_url: {srv.url.replace("://", "://bob:hunter2pw@", 1)}
+          timeout_seconds: 2
+    """).read_text()
+    write_config(root)  # restore the plain config
+    cfg = root / "llm-keyecho-basic.yaml"
+    cfg.write_text(text)
+    cfg = str(cfg)
+    for got in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+        assert got["mode"] == "extractive" and "HTTP 401 (Incorrect API key provided: Basic ***)" in \
+            got["warning"], got["warning"]
+        assert wire not in json.dumps(got) and "hunter2pw" not in json.dumps(got)
+    assert "LLM failed" in caplog.text and wire not in caplog.text
+
+
 def test_a_page_or_a_broken_body_instead_of_an_answer_is_named_with_the_setting_to_check(indexed):
     """A 200 HTML page (a web UI at llm.base_url that serves its page for any path) was "the answer has no
     message content", and streamed (the chat page's default) "the connection was cut", as was a broken

@@ -282,6 +282,27 @@ def test_no_message_shows_the_api_key_or_the_password_of_the_base_url(monkeypatc
     assert "PASSWORD99" not in "".join(traceback.format_exception(e.value))
 
 
+def test_a_base_url_password_the_server_repeats_as_sent_is_masked():
+    """``user:password@`` in embedding.base_url goes on the wire as ``Authorization: Basic
+    base64(user:password)``; a server that echoed the credential it refused put that base64 (the password,
+    decoded by anyone) into the step's error, the Dagster event log and the CLI (secrets F1)."""
+    import base64
+    import json
+    import traceback
+
+    wire = base64.b64encode(b"user:sk-PASSWORD99").decode()
+    fake = FakeEmbedder(dimensions=64)
+    with EmbeddingsServer(fake.embed) as srv:
+        srv.reply = lambda texts, headers: (401, {"Content-Type": "application/json"}, json.dumps(
+            {"error": {"message": f"Incorrect API key provided: {headers.get('Authorization')}"}}).encode())
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", max_retries=0, dimensions=64,
+                                             base_url=srv.url.replace("://", "://user:sk-PASSWORD99@", 1)))
+        with pytest.raises(EmbeddingError, match=re.escape("Incorrect API key provided: Basic ***")) as e:
+            emb.embed(["alpha"])
+    shown = "".join(traceback.format_exception(e.value))
+    assert wire not in shown and "PASSWORD99" not in shown, shown
+
+
 def _spoiled(how: str):  # noqa: ANN202
     """A mangle that makes every vector NaN, all zeros, or 32 of its 64 numbers (a model swapped behind the name)."""
     def mangle(texts, answer):  # noqa: ANN001, ANN202
