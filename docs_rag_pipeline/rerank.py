@@ -16,6 +16,7 @@ from typing import Sequence
 
 from .config import RerankConfig
 from .http_deadline import read1
+from .masking import without_url_userinfo
 from .records import Hit
 
 #: the largest rerank answer read (a score per document is a few dozen bytes)
@@ -62,7 +63,9 @@ def call_reranker(cfg: RerankConfig, query: str, documents: Sequence[str]) -> li
     except requests.Timeout as exc:
         raise RerankError(f"the rerank endpoint did not answer within {cfg.timeout_seconds:g} s") from exc
     except requests.RequestException as exc:
-        raise RerankError(f"the rerank endpoint at {cfg.url} is unreachable ({type(exc).__name__})") from exc
+        # the URL without a user and password written into it: the warning goes to every client
+        raise RerankError(f"the rerank endpoint at {without_url_userinfo(str(cfg.url))} is unreachable "
+                          f"({type(exc).__name__})") from exc
     try:
         body = json.loads(bytes(data))
     except ValueError as exc:

@@ -355,6 +355,21 @@ def test_rerank_failure_falls_back_to_the_fused_order_with_a_warning(index, path
             assert r.status_code == 200 and why in r.json()["warning"]
 
 
+def test_a_password_in_the_rerank_url_is_in_no_warning(index):
+    """``retrieval.rerank.url: http://rr:pw@host/rerank`` (requests sends it as basic auth): while the
+    endpoint was down, every search's and answer's warning, to every client of /search, /ask and MCP and
+    into the question log, said ``the rerank endpoint at http://rr:pw@… is unreachable`` (secrets F2)."""
+    port = closed_port()
+    cfg = rerank_config(index, "rr-fail-password.yaml", f"http://rr:RerankPw-77e1@127.0.0.1:{port}/rerank")
+    hits = search(get_context(cfg), RQ, top_k=4)
+    ans = ask(RQ, config=cfg, remember=False)
+    with serve(create_app(config_path=cfg)) as api:
+        r = requests.post(f"{api}/search", json={"query": RQ, "top_k": 4}, timeout=60)
+    for warning in (hits.warning, ans.warning, r.json()["warning"]):
+        assert f"the rerank endpoint at http://127.0.0.1:{port}/rerank is unreachable" in warning, warning
+        assert "RerankPw" not in warning and "rr:" not in warning
+
+
 def test_rerank_failure_warning_in_the_cli_and_mcp(index):
     """The CLI prints the failed reranker's warning on stderr (with or without --json); the MCP search
     result carries it beside ``hits`` as ``/search`` does, and the MCP answer as ``/ask`` does."""
