@@ -783,6 +783,27 @@ def test_refresh_without_admin_token_configured_or_dagster_down(index, monkeypat
         assert "unreachable" in r.json()["error"]["message"] and "api.dagster_graphql_url" in r.json()["error"]["message"]
 
 
+def test_a_password_in_the_dagster_graphql_url_is_in_no_error_body(index, monkeypatch):
+    """``api.dagster_graphql_url: http://ops:pw@dagster/graphql`` (Dagster behind a proxy with basic auth,
+    which requests sends): the refresh route's 503 and 502 bodies said ``Dagster's GraphQL API at
+    http://ops:pw@… is unreachable`` (secrets F3). The URL is shown without its user and password."""
+    def not_graphql(environ, start_response):  # noqa: ANN001, ANN202 - a proxy's 404 page
+        start_response("404 Not Found", [("Content-Type", "text/html")])
+        return [b"<h1>Not Found</h1>"]
+
+    monkeypatch.setenv("DOCS_RAG_TEST_ADMIN", "s3cret-admin")
+    with serve(not_graphql) as other:
+        for where in (f"127.0.0.1:{closed_port()}", other.split("://", 1)[1]):
+            cfg = variant(index, "pw.yaml", f"admin_token_env: DOCS_RAG_TEST_ADMIN\n"
+                                            f"dagster_graphql_url: http://ops:GqlPw-31c9@{where}/graphql")
+            with serve(create_app(config_path=str(cfg))) as url:
+                r = requests.post(f"{url}/sources/guide/refresh", headers={"Authorization": "Bearer s3cret-admin"},
+                                  timeout=30)
+            message = r.json()["error"]["message"]
+            assert r.status_code in (502, 503) and f"at http://{where}/graphql " in message, message
+            assert "GqlPw" not in r.text and "ops:" not in r.text
+
+
 # ---- backend failures and genuine faults ---------------------------------------------------
 
 def test_unusable_lancedb_is_503(tmp_path):

@@ -27,6 +27,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..config import ApiConfig, ConfigError, NothingIndexed, StorageMissing, require_storage_folder
 from ..context import Context, get_context
+from ..masking import without_url_userinfo
 from ..retrieval import Hits, QueryError
 from ..schemas import (AGENTS, A2ARequest, AskRequest, InputError, Scope, SearchRequest, parse_a2a, parse_request,
                        resolve_top_k)
@@ -460,18 +461,19 @@ class DagsterError(Exception):
 def _graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
     import requests
 
+    shown = without_url_userinfo(url)  # a user and password in the URL (sent as basic auth) are not shown
     try:
         resp = requests.post(url, json={"query": query, "variables": variables or {}}, timeout=(5, 30))
     except requests.RequestException as exc:
         raise DagsterError(503, "dagster_unavailable",
-                           f"Dagster's GraphQL API at {url} is unreachable ({type(exc).__name__}); start Dagster "
+                           f"Dagster's GraphQL API at {shown} is unreachable ({type(exc).__name__}); start Dagster "
                            "(`docs-rag ui`) or set api.dagster_graphql_url") from exc
     try:
         payload = resp.json()
     except ValueError:
         payload = None
     if resp.status_code != 200 or not isinstance(payload, dict):
-        raise DagsterError(502, "dagster_error", f"Dagster's GraphQL API at {url} answered HTTP {resp.status_code} "
+        raise DagsterError(502, "dagster_error", f"Dagster's GraphQL API at {shown} answered HTTP {resp.status_code} "
                                                  "without a GraphQL result")
     if payload.get("errors"):
         msgs = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in payload["errors"])
@@ -487,7 +489,8 @@ def launch_refresh(url: str, source: str) -> dict[str, Any]:
     found = [(n["location"]["name"], n["name"]) for n in repos.get("nodes") or []
              if any(j.get("name") == REFRESH_JOB for j in n.get("jobs") or [])]
     if not found:
-        raise DagsterError(502, "dagster_error", f"no code location at {url} has the job {REFRESH_JOB!r}; "
+        raise DagsterError(502, "dagster_error", f"no code location at {without_url_userinfo(url)} has the job "
+                                                 f"{REFRESH_JOB!r}; "
                                                  "is Dagster running this project's workspace.yaml?")
     location, repository = found[0]
     params = {"selector": {"repositoryLocationName": location, "repositoryName": repository, "jobName": REFRESH_JOB},
