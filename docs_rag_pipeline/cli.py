@@ -1214,9 +1214,13 @@ def cmd_ui(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_sources(args: argparse.Namespace, config: Config) -> int:
+    from .masking import without_url_userinfo
+
     for s in config.sources:  # where each reads from: a folder, the site's first seed URL, the repository
-        where = (s.path if s.kind == "local" else (s.seed_urls[0] if s.seed_urls else s.base_url) if s.kind == "web"
-                 else f"{s.repo}{'@' + s.branch if s.branch else ''}"
+        # a URL without the user name and password (a token) written into it, as every message shows it
+        where = (s.path if s.kind == "local"
+                 else without_url_userinfo(s.seed_urls[0] if s.seed_urls else s.base_url or "") if s.kind == "web"
+                 else f"{without_url_userinfo(s.repo or '')}{'@' + s.branch if s.branch else ''}"
                       f"{' ' + s.subpath if s.subpath else ''}")
         print(f"{s.name}\t{s.kind}\t{where}\t{s.cron}")
     return 0

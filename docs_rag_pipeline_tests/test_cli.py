@@ -472,6 +472,23 @@ def test_sources_names_where_each_source_reads_from(tmp_path):
     assert "None" not in out.stdout
 
 
+def test_sources_prints_no_password_of_a_repo_or_seed_url(tmp_path):
+    """`docs-rag sources` printed a git repo's and a web seed URL's ``user:token@`` as written (a CI job that
+    lists the sources published the token), where logs, errors and state.json show them without (secrets F4)."""
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text("sources:\n"
+                   "  - {name: site, kind: web, seed_urls: ['https://u:WebPw-4b1a@intranet.example.org/docs/']}\n"
+                   "  - {name: repo, kind: git, repo: 'https://ci:GitTok-9d2e@git.example.org/acme/docs.git', "
+                   "branch: main}\n"
+                   "  - {name: ssh, kind: git, repo: 'git@git.example.org:acme/docs.git'}\n")
+    out = _run(["sources"], cfg)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("\t")[:3] for line in out.stdout.splitlines()]
+    assert rows == [["site", "web", "https://intranet.example.org/docs/"],
+                    ["repo", "git", "https://git.example.org/acme/docs.git@main"],
+                    ["ssh", "git", "git@git.example.org:acme/docs.git"]], rows
+
+
 def test_stderr_shows_bidi_controls_escaped_and_stdout_keeps_right_to_left_text(tmp_path):
     """hostiledocs F4: a message on stderr that names a file (a warning, an error, a progress line passed on
     from a step) showed its right-to-left override raw, and the terminal drew the rest of the line reversed;
