@@ -119,8 +119,10 @@ def _public_url(value: str) -> str:
     return value.rstrip("/")
 
 
-#: a URL's user name and password (``https://alice:pw@host/``)
-_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]*@")
+#: a URL's user name and password (``https://alice:pw@host/``). An apostrophe is a character of a password
+#: (RFC 3986 allows it raw, git takes it): ``''`` is one in a single-quoted YAML string, and one that ends a
+#: quoted URL is followed by a space, a line end or the ``,`` ``]`` ``}`` of a YAML flow list or mapping
+_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^/\s@'\"]|''|'(?![\s,\]}\"]|$))*@")
 
 
 def without_userinfo(text: str) -> str:

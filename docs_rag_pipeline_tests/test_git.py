@@ -315,6 +315,65 @@ def test_git_token_only_in_the_request_never_on_disk_or_in_errors(tmp_path: Path
         refresh.scan_pages(get_context(cfg), "acme")
 
 
+def test_a_password_with_an_apostrophe_in_repo_is_in_no_log_error_or_state(tmp_path: Path) -> None:
+    """``repo: "https://alice:Pa'ss@host/docs.git"``: an apostrophe is a character of a password that RFC 3986
+    allows raw in a URL and git sends, but the user info was only removed up to a quote, so the password
+    was in ``[DISCOVER] acme: fetching …``, in the fetch's error, in state.json and in the config text
+    Dagster keeps with each run (secrets F5). Served over HTTP with basic auth, as a git host does."""
+    import http.server
+
+    from docs_rag_pipeline.config import without_userinfo
+
+    repo = Repo(tmp_path)
+    repo.commit("docs", DOCS)
+    git(repo.remote, "update-server-info")
+    password = "Pa'ss-6c0d"
+    wanted = "Basic " + base64.b64encode(f"alice:{password}".encode()).decode()
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.headers.get("Authorization") != wanted:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_port}"
+    logs: list[str] = []
+    try:
+        cfg = write_config(tmp_path, sources=f"""
+          - name: acme
+            kind: git
+            repo: "http://alice:{password}@{host}/remote.git"
+            subpath: docs
+            url_template: "{SITE}{{path}}/"
+          - {{name: other, kind: git, repo: 'http://bob:{password.replace("'", "''")}@{host}/nope.git', branch: main}}
+        """)
+        refresh.scan_pages(get_context(cfg), "acme", log=logs.append)  # the password is right: it syncs
+        with pytest.raises(GitError) as err:
+            refresh.scan_pages(get_context(cfg), "other", log=logs.append)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert any(f"fetching http://{host}/remote.git branch main" in ln for ln in logs), logs
+    assert f"http://{host}/nope.git" in str(err.value)
+    assert not any("Pa'ss" in ln for ln in logs) and "Pa'ss" not in str(err.value), (logs, err.value)
+    for f in (tmp_path / "data").rglob("state.json"):
+        assert b"Pa'ss" not in f.read_bytes(), f
+    shown = without_userinfo(cfg.read_text())  # the config text Dagster keeps with each run
+    assert "Pa'ss" not in shown and "Pa''ss" not in shown and f"repo: \"http://{host}/remote.git\"" in shown, shown
+
+
 def test_git_source_class_is_registered() -> None:
     from docs_rag_pipeline.sources import SOURCE_KINDS
 
