@@ -89,8 +89,18 @@ def _http_url(value: str, example: str = "https://docs.example.org/") -> str:
 
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise _fail(f"{value!r} is not an http(s) URL, e.g. {example!r}")
+        raise _fail(f"{_shown_url(value)!r} is not an http(s) URL, e.g. {example!r}")
     return value
+
+
+def _shown_url(value: str) -> str:
+    """A URL as a config error shows it: without the user name and password written into it, also where
+    the scheme is missing (``bob:pw@localhost:8080/v1``, the mistake the error is about)."""
+    shown = without_userinfo(value)
+    head, sep, rest = shown.partition("/")
+    if "://" not in shown and "@" in head:
+        shown = head.rsplit("@", 1)[1] + sep + rest
+    return shown
 
 
 def _server_url(value: str) -> str:
@@ -105,8 +115,8 @@ def _origin(value: str) -> str:
     (lower case, no path; a trailing slash dropped), or ``*`` for any origin."""
     origin = value.strip().rstrip("/").lower()
     if origin != "*" and not re.fullmatch(r"https?://[^/?#\s@]+", origin):
-        raise _fail(f"{value!r} is not an origin; give scheme://host[:port] as a browser sends it in its Origin "
-                    "header, without a path (e.g. 'https://docs.example.org'), or '*' for any origin")
+        raise _fail(f"{_shown_url(value)!r} is not an origin; give scheme://host[:port] as a browser sends it in "
+                    "its Origin header, without a path (e.g. 'https://docs.example.org'), or '*' for any origin")
     return origin
 
 
@@ -114,7 +124,7 @@ def _public_url(value: str) -> str:
     """The base URL clients reach the API at: http(s), no query or fragment; no trailing slash."""
     _http_url(value)
     if "?" in value or "#" in value:
-        raise _fail(f"{value!r} has a query or fragment; give the base URL clients reach the API at, "
+        raise _fail(f"{_shown_url(value)!r} has a query or fragment; give the base URL clients reach the API at, "
                     "e.g. 'https://docs.example.org/rag'")
     return value.rstrip("/")
 

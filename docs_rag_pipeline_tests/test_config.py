@@ -17,6 +17,29 @@ def _cfg(tmp_path, body: str):
     return p
 
 
+@pytest.mark.parametrize("body, needle", [
+    ("llm:\n  provider: openai\n  model: m\n  base_url: 'bob:LlmPw-0a8f@localhost:8080/v1'\n",
+     "llm.base_url: 'localhost:8080/v1' is not an http(s) URL"),
+    ("embedding:\n  provider: openai\n  model: m\n  base_url: 'ftp://bob:LlmPw-0a8f@localhost/v1'\n",
+     "embedding.base_url: 'ftp://localhost/v1' is not an http(s) URL"),
+    ("api:\n  dagster_graphql_url: 'ops:LlmPw-0a8f@127.0.0.1:3000/graphql'\n",
+     "api.dagster_graphql_url: '127.0.0.1:3000/graphql' is not an http(s) URL"),
+    ("api:\n  public_url: 'https://u:LlmPw-0a8f@docs.example.org/rag?x=1'\n",
+     "api.public_url: 'https://docs.example.org/rag?x=1' has a query"),
+    ("sources:\n  - {name: w, kind: web, seed_urls: ['u:LlmPw-0a8f@intranet/docs/']}\n",
+     "sources[0].seed_urls[0]: 'intranet/docs/' is not an http(s) URL"),
+])
+def test_a_config_error_about_a_url_shows_no_password(tmp_path, body, needle):
+    """A config error about a URL printed it whole, with the password written into it (`bob:pw@localhost:8080/v1`,
+    a server URL without its scheme, the very mistake the error is for): on every command, in the server log
+    and in Dagster's UI, where the code location fails to load with it (secrets F6)."""
+    cfg = tmp_path / "docs_rag.yaml"
+    cfg.write_text(body)
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert needle in str(err.value) and "LlmPw" not in str(err.value), str(err.value)
+
+
 def test_valid_config_defaults(guide):
     cfg = load_config(guide)
     assert cfg.embedding.provider == "local" and cfg.llm.provider == "none"
