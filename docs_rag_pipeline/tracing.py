@@ -12,11 +12,13 @@ retries in threads the interpreter waits for, kept ``docs-rag ask`` from exiting
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import uuid
 from typing import Any, Callable, TypeVar
 
 from . import http_deadline
+from .masking import Masked
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,8 +87,46 @@ def client() -> Any:
 
     os.environ.setdefault("LANGSMITH_USE_DAEMON", "true")  # read by Client(): its sender threads
     c = Client(timeout_ms=TIMEOUT_MS, retry_config=Retry(total=0))
+    _mask_the_key_in_langsmith_logs()
     atexit.register(flush, FLUSH_AT_EXIT_SECONDS)  # runs before langsmith's own handler (last in, first out)
     return c
+
+
+class _MaskKey(logging.Filter):
+    """Writes the LangSmith API key as ``***`` in a log record of langsmith's, its traceback included: an
+    endpoint that refuses the key may repeat it (``401 {"detail": "Invalid token lsv2_…"}``), and langsmith
+    logs the answer whole (``Failed to multipart ingest runs: …``), as the LLM and embedding keys are masked."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        masked = Masked(os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY"), "")
+        message = record.getMessage()
+        if masked.mask(message) != message:
+            record.msg, record.args = masked.mask(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = masked.mask(record.exc_text)
+        return True
+
+
+_MASK_KEY = _MaskKey()
+
+
+def _mask_the_key_in_langsmith_logs() -> None:
+    """Puts :class:`_MaskKey` on every logger of langsmith's (a filter of the ``langsmith`` logger does not
+    see its children's records), once their modules are imported, the sender thread's included."""
+    import importlib
+
+    for module in ("langsmith.client", "langsmith.run_helpers", "langsmith._internal._background_thread"):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # another langsmith's layout: its other loggers still get the filter
+            pass
+    for name in list(logging.root.manager.loggerDict):
+        if name == "langsmith" or name.startswith("langsmith."):
+            logger = logging.getLogger(name)
+            if _MASK_KEY not in logger.filters:
+                logger.addFilter(_MASK_KEY)
 
 
 def flush(timeout: float | None = FLUSH_AT_EXIT_SECONDS) -> None:

@@ -10,9 +10,10 @@ from .local_http import LocalServer, QuietHandler
 
 
 class LangSmithServer(LocalServer):
-    """``hang=True``: it reads each request and never answers (until the server closes)."""
+    """``hang=True``: it reads each request and never answers (until the server closes). ``refuse=True``:
+    every request is a 401 that repeats the key it got (``{"detail": "Invalid token <key>"}``)."""
 
-    def __init__(self, *, hang: bool = False) -> None:
+    def __init__(self, *, hang: bool = False, refuse: bool = False) -> None:
         self.requests: list[tuple[str, str, bytes]] = []
         self.stop = threading.Event()
         outer = self
@@ -23,6 +24,9 @@ class LangSmithServer(LocalServer):
                 outer.requests.append((self.command, self.path, body))
                 if hang:
                     outer.stop.wait(600)
+                    return
+                if refuse:
+                    self.send_json(401, {"detail": f"Invalid token {self.headers.get('x-api-key')}"})
                     return
                 self.send_json(200, outer.reply(self.command, self.path, body))
 

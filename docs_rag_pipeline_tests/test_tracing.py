@@ -127,3 +127,21 @@ def test_a_key_the_llm_server_repeats_never_reaches_a_trace(tmp_path):
     assert "generate" in {r.get("name") for r in runs}
     assert b"Incorrect API key provided: ***" in bodies  # the error is recorded
     assert key.encode() not in bodies
+
+
+def test_a_langsmith_key_the_endpoint_repeats_is_masked_in_the_log(tmp_path):
+    """A LangSmith endpoint that refused the key and repeated it (``401 {"detail": "Invalid token lsv2_…"}``)
+    had it printed whole by langsmith's own log lines (``Failed to multipart ingest runs: …``) on the stderr
+    of ``docs-rag ask`` and in the server log, where the LLM's and the embedding server's keys are masked
+    (secrets F7). The line is still logged, the key as ``***``."""
+    key = "lsv2_pt_SECRET0123456789abcdef"
+    index_guide(tmp_path)
+    with LangSmithServer(refuse=True) as ls:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": key, "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(write_config(tmp_path))], capture_output=True,
+                             text=True, env=env, timeout=120)
+        assert ls.requests  # the runs were sent, and refused
+    assert out.returncode == 0, out.stderr
+    assert "Invalid token ***" in out.stderr, out.stderr  # langsmith's line, the key masked
+    assert key not in out.stderr + out.stdout
