@@ -315,6 +315,44 @@ def test_git_token_only_in_the_request_never_on_disk_or_in_errors(tmp_path: Path
         refresh.scan_pages(get_context(cfg), "acme")
 
 
+def test_a_token_written_as_the_user_name_of_repo_is_in_no_error(tmp_path: Path) -> None:
+    """``repo: https://<token>@github.com/acme/docs.git`` (a token as the user name, a common way to give git
+    one): when the server refused it (expired, revoked), git said ``could not read Password for
+    'https://<token>@github.com'`` and the step's error, the CLI and Dagster's run storage showed the token
+    (secrets F8). git's messages lose the user info of every URL in them, and the repo's token."""
+    class Refuse(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            return None
+
+    server = HTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    token = "ghp_TokenAsUser9f31"
+    logs: list[str] = []
+    try:
+        for branch in ("", "branch: main"):  # ls-remote for the default branch; fetch of a named one
+            cfg = write_config(tmp_path, sources=f"""
+              - name: acme
+                kind: git
+                repo: http://{token}@127.0.0.1:{server.server_port}/acme/docs.git
+                {branch}
+            """)
+            with pytest.raises(GitError) as err:
+                refresh.scan_pages(get_context(cfg), "acme", log=logs.append)
+            said = str(err.value)
+            assert f"http://127.0.0.1:{server.server_port}/acme/docs.git" in said, said
+            assert "terminal prompts disabled" in said or "Authentication failed" in said, said  # git's reason stays
+            assert token not in said and not any(token in ln for ln in logs), (said, logs)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_password_with_an_apostrophe_in_repo_is_in_no_log_error_or_state(tmp_path: Path) -> None:
     """``repo: "https://alice:Pa'ss@host/docs.git"``: an apostrophe is a character of a password that RFC 3986
     allows raw in a URL and git sends, but the user info was only removed up to a quote, so the password

@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
@@ -187,9 +188,18 @@ class _Git:
         return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
 
     def scrub(self, text: str) -> str:
+        """git's message without a credential: the token, its header, and the user info of any URL in it
+        (git names the repository with its user name where it wanted a password: ``could not read Password
+        for 'https://<token>@github.com'``, and a token is often written as that user name)."""
         if self.token:
             text = text.replace(self.token, "***")
             text = text.replace(base64.b64encode(f"x-access-token:{self.token}".encode()).decode(), "***")
+        text = _public(text)
+        parts = urlsplit(self.repo) if "://" in self.repo else None
+        # the password, else a user name alone (``https://<token>@host``): the token, wherever git writes it
+        secret = parts and (parts.password if parts.password is not None else parts.username)
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***").replace(unquote(secret), "***")
         return text
 
     def run(self, *args: str, check: bool = True, git_dir: bool = True,
