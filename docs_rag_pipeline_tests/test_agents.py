@@ -125,6 +125,17 @@ def test_a2a_needs_the_token_but_the_agent_card_does_not(a2a):
     assert requests.post(card["url"], json=ex, headers=AUTH, timeout=60).status_code == 200
 
 
+def test_the_public_agent_card_holds_no_password_of_public_url(index):
+    """``api.public_url: https://u:pw@docs.example.org/rag`` (the URL as the operator reaches it, through a
+    proxy with basic auth) was published whole by the agent card, which anyone may read without a token
+    (secrets F9). The card names the URL without its user name and password."""
+    cfg = variant(index, "a2a-public-pw.yaml", "public_url: https://u:PubPw-77@docs.example.org/rag")
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.get(f"{url}/.well-known/agent.json", timeout=30)
+    assert r.status_code == 200 and r.json()["url"] == "https://docs.example.org/rag/a2a/invoke", r.text
+    assert "PubPw" not in r.text
+
+
 def test_the_agent_card_claims_no_protocol_its_url_does_not_speak(a2a):
     """The card said ``protocolVersion: "0.2"`` (A2A, whose transport is JSON-RPC ``message/send``) but
     its url takes this project's own body: a client that believed it got ``unknown field 'id'``. The

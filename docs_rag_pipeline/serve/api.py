@@ -769,7 +769,8 @@ def create_app(*, config_path: str | None = None) -> Flask:
     @app.get("/.well-known/agent.json")
     def agent_card_route():  # noqa: ANN202
         c = ctx()
-        base = c.config.api.public_url
+        # the card is public: a user name and password written into public_url are never in it
+        base = without_url_userinfo(c.config.api.public_url) if c.config.api.public_url else None
         if not base:
             # the card tells clients where to call: from a Host that is missing or not a host[:port]
             # it would advertise a broken URL ("http:/a2a/invoke", "http://waitress.invalid/…")
