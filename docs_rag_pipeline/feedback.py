@@ -428,8 +428,12 @@ def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
 
     try:  # bounded: a LangSmith that hangs must not hold the request (nor, a few at a time, the server)
         sent, _ = tracing.within(LANGSMITH_FEEDBACK_SECONDS, send)
-    except Exception:  # noqa: BLE001 - LangSmith down: the local copy is kept
-        logging.getLogger(__name__).warning("LangSmith feedback failed for %s", trace_id, exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - LangSmith down: the local copy is kept
+        import traceback
+
+        # the traceback, the key written *** (an endpoint that refuses it may repeat it in its answer)
+        logging.getLogger(__name__).warning("LangSmith feedback failed for %s: %s", trace_id, tracing.without_key(
+            "".join(traceback.format_exception(exc)).rstrip()))
         return False
     if not sent:
         logging.getLogger(__name__).warning("LangSmith feedback for %s not confirmed within %g s; the local copy "

@@ -92,20 +92,24 @@ def client() -> Any:
     return c
 
 
+def without_key(text: str) -> str:
+    """``text`` with the LangSmith API key written ``***`` (an endpoint that refuses it may repeat it)."""
+    return Masked(os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY"), "").mask(text)
+
+
 class _MaskKey(logging.Filter):
     """Writes the LangSmith API key as ``***`` in a log record of langsmith's, its traceback included: an
     endpoint that refuses the key may repeat it (``401 {"detail": "Invalid token lsv2_…"}``), and langsmith
     logs the answer whole (``Failed to multipart ingest runs: …``), as the LLM and embedding keys are masked."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        masked = Masked(os.environ.get("LANGSMITH_API_KEY") or os.environ.get("LANGCHAIN_API_KEY"), "")
         message = record.getMessage()
-        if masked.mask(message) != message:
-            record.msg, record.args = masked.mask(message), None
+        if without_key(message) != message:
+            record.msg, record.args = without_key(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = masked.mask(record.exc_text)
+            record.exc_text = without_key(record.exc_text)
         return True
 
 

@@ -325,6 +325,22 @@ def test_feedback_goes_to_langsmith_when_configured(index):
     assert tid.encode() in body or f"{tid[:8]}-{tid[8:12]}".encode() in body  # the run id = the trace id
 
 
+def test_a_langsmith_key_the_endpoint_repeats_is_not_in_the_feedback_log(index):
+    """A LangSmith endpoint that refused the key and repeated it (``401 {"detail": "Invalid token lsv2_…"}``)
+    had it logged whole, in the traceback of ``LangSmith feedback failed for <trace id>`` (secrets F10). The
+    rating is stored, and the log line keeps the traceback with the key written ``***``."""
+    key = "lsv2_pt_SECRET0123456789abcdef"
+    with LangSmithServer(refuse=True) as ls:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": key, "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
+                             timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["langsmith"] is False
+    assert "LangSmith feedback failed for" in out.stderr and "Invalid token ***" in out.stderr, out.stderr
+    assert key not in out.stderr + out.stdout
+
+
 def test_a_damaged_question_log_is_one_line_naming_the_file(tmp_path):
     """A feedback.sqlite that is not a database (a bad copy or restore, a disk error): the commands that
     read it say so in one line, with the file and what to do, exit 74 (damaged storage), and change
