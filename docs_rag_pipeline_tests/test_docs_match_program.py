@@ -470,3 +470,25 @@ def test_the_filter_key_pattern_http_md_gives_is_the_one_the_server_uses() -> No
 
     section = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["GET /openapi.json"]
     assert f"a filter key outside `{FILTER_KEY_RE.pattern}`" in section
+
+
+def test_what_http_md_says_search_answers_before_the_first_ingest_is_what_the_server_answers(tmp_path: Path) -> None:
+    """docswalk F1: http.md's POST /search said `{"hits": []}` before the first ingest; the server
+    answers 503 backend_unavailable (an empty list would read as "the docs don't cover it")."""
+    import requests
+
+    from docs_rag_pipeline.serve.api import create_app
+
+    from .test_api import serve
+
+    section = _sections(_read(DOCS / "interfaces" / "http.md"), 2)["POST /search"]
+    said = re.search(r"Before anything is ingested[^\n]*", section)
+    assert said, "http.md's POST /search no longer says what it answers before the first ingest"
+    with serve(create_app(config_path=str(write_config(tmp_path)))) as url:
+        answers = {route: requests.post(f"{url}/{route}", json={key: "waitress worker threads"}, timeout=60)
+                   for route, key in (("search", "query"), ("ask", "question"))}
+    for route, r in answers.items():
+        assert r.status_code == 503 and r.json()["error"]["code"] == "backend_unavailable", (route, r.text)
+        assert "does not exist (nothing was ingested yet, or it was moved)" in r.json()["error"]["message"]
+    assert '{"hits": []}' not in said.group(0), said.group(0)
+    assert "503 `backend_unavailable`" in said.group(0) and "does not exist (nothing was ingested yet" in said.group(0)
