@@ -601,3 +601,31 @@ def test_version_is_the_packages_in_the_cli_and_the_mcp_handshake(tmp_path):
     out = _run(["mcp"], write_config(tmp_path), input=hello + "\n", timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[0])["result"]["serverInfo"] == {"name": "docs-rag", "version": declared}
+
+
+def test_an_answers_warning_is_the_note_line_cli_md_describes(index):
+    """docswalk F2: cli.md said the text output of `ask` shows no `warning`; the command prints it on
+    stderr as `note: <warning>` (here the LLM server is down and the answer was extracted)."""
+    import re
+    import socket
+
+    from .conftest import REPO
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm_cfg = index.parent / "llm_down.yaml"
+    llm_cfg.write_text(index.read_text() + f"\nllm:\n  provider: openai\n  model: m\n"
+                       f"  base_url: http://127.0.0.1:{port}/v1\n")
+    env_key = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    out = subprocess.run([*DOCS_RAG, "--config", str(llm_cfg), "ask", "How do forms validate?"], capture_output=True,
+                         text=True, env={**env_key, "DAGSTER_HOME": str(index.parent / "dagster_home")}, cwd=index.parent)
+    assert out.returncode == 0, out.stderr
+    warning = (f"the LLM server at http://127.0.0.1:{port}/v1/ is unreachable; "
+               "this answer was extracted from the docs without the LLM")
+    assert f"note: {warning}\n" in out.stderr and "unreachable" not in out.stdout and "[1]" in out.stdout
+
+    section = (REPO / "docs" / "interfaces" / "cli.md").read_text(encoding="utf-8").split("## docs-rag ask", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "shows neither `mode` nor `warning`" not in section
+    assert re.search(r"goes to stderr as one line `note: <warning>`", section), "cli.md no longer describes the note line"
