@@ -470,6 +470,13 @@ def test_sources_names_where_each_source_reads_from(tmp_path):
                                      ["site", "web", "https://docs.example.org/start/"],
                                      ["repo", "git", "https://git.example.org/acme/docs.git@main docs"]], rows
     assert "None" not in out.stdout
+    # docswalk F3: cli.md said the third field is an absolute path, for every kind
+    section = (Path(__file__).resolve().parent.parent / "docs" / "interfaces" / "cli.md").read_text(encoding="utf-8")
+    section = section.split("## docs-rag sources", 1)[1].split("\n## ", 1)[0]
+    assert "name, kind, absolute path, cron" not in section
+    for said in ("the folder's absolute path (`local`)", "the first of the `seed_urls` (`web`)",
+                 "`@<branch>` when `branch` is set and a space and the `subpath`"):
+        assert said in section, f"cli.md's docs-rag sources no longer says {said}"
 
 
 def test_sources_prints_no_password_of_a_repo_or_seed_url(tmp_path):
