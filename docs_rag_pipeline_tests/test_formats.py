@@ -282,6 +282,33 @@ def test_asciidoc_ids_follow_idprefix_and_idseparator() -> None:
     assert page.sections[-1].anchor == "backend-and-converter"
 
 
+def test_asciidoc_ids_of_many_sections_of_one_title_are_found_without_recounting() -> None:
+    """A generated reference page repeats "== Parameters" for every method: the n-th repeat's id
+    (``_parameters_n``) used to be found by trying ``_2``, ``_3``, ... again each time, work growing with
+    the square of the sections (2,000 of them took seconds). The ids looked up stay about one per id
+    given, the ids are Asciidoctor's, and an id taken in between (``[#_parameters_5]``) is still skipped."""
+    class Counting(dict):
+        lookups = 0
+
+        def __contains__(self, key: object) -> bool:
+            Counting.lookups += 1
+            return super().__contains__(key)
+
+    seen = Counting()
+    ids = [generate_id("Parameters", seen) for _ in range(3)]
+    seen.setdefault("_parameters_5", 1)
+    ids += [generate_id("Parameters", seen) for _ in range(997)]
+    assert ids[:5] == ["_parameters", "_parameters_2", "_parameters_3", "_parameters_4", "_parameters_6"]
+    assert ids[-1] == "_parameters_1001" and len(set(ids)) == 1000
+    assert generate_id("Parameters", seen, prefix="", separator="-") == "parameters"
+    assert generate_id("Parameters", seen, prefix="", separator="-") == "parameters-2"
+    assert Counting.lookups < 5 * 1000, Counting.lookups  # was about 500,000
+    page = parse_asciidoc("= T\n\n" + "== Parameters\n\nx\n\n" * 3 + "[#_parameters_4]\n----\nc\n----\n\n"
+                          + "== Parameters\n\nx\n", path="t.adoc")
+    assert [s.anchor for s in page.sections if s.anchor][-4:] == ["_parameters", "_parameters_2", "_parameters_3",
+                                                                  "_parameters_5"]
+
+
 def test_asciidoc_generated_ids_skip_ids_taken_earlier_in_the_document() -> None:
     # the expected ids are what Asciidoctor 2.0.18 (`asciidoctor -s`) gives the same text: it registers
     # block anchors, a paragraph's inline anchors, an anchor opening a list item and discrete headings'

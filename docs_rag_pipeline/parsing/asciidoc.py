@@ -636,11 +636,16 @@ def generate_id(title: str, seen: dict[str, int], *, prefix: str = "_", separato
     if gen not in seen:
         seen[gen] = 1
         return gen
-    n = 2
+    # the last suffix given to a repeat of gen with this separator, under a key no id has (NUL): every
+    # suffix up to it is taken and ids are never removed, so the search resumes there and a page of
+    # thousands of "== Example" sections stays linear instead of recounting from 2 each time
+    last = f"\x00{separator[:1]}\x00{gen}"
+    n = seen.get(last, 1) + 1
     while f"{gen}{separator[:1]}{n}" in seen:
         n += 1
     cand = f"{gen}{separator[:1]}{n}"
     seen[cand] = 1
+    seen[last] = n
     return cand
 
 
