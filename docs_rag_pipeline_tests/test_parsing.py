@@ -177,6 +177,38 @@ def test_an_mkdocs_sites_anchors_are_the_ids_python_markdown_gives_its_headings(
                                                         "café-crème--fast"]
 
 
+def test_an_mkdocs_page_of_many_same_titled_headings_gets_its_anchors_without_recounting() -> None:
+    """A reference page built with MkDocs repeats "## Parameters" for every function: with
+    ``heading_anchors: python-markdown`` each repeat's anchor was found by copying the page's ids and
+    trying ``_1``, ``_2``, ... again, work growing with the square of the headings (4,000 took seconds).
+    The ids looked up stay a few per heading, and the anchors are still the ones Python-Markdown gives
+    (an explicit id in between, ``{#parameters_3}``, is skipped)."""
+    import markdown
+
+    from docs_rag_pipeline.parsing.slugs import python_markdown_slug
+
+    class Counting(dict):
+        lookups = 0
+
+        def __contains__(self, key: object) -> bool:
+            Counting.lookups += 1
+            return super().__contains__(key)
+
+        def __iter__(self):  # noqa: ANN204 - a copy of the ids walks them all
+            Counting.lookups += len(self)
+            return super().__iter__()
+
+    seen = Counting()
+    slugs = [python_markdown_slug("Parameters", seen) for _ in range(1000)]
+    assert slugs[:3] == ["parameters", "parameters_1", "parameters_2"] and slugs[-1] == "parameters_999"
+    assert Counting.lookups < 10 * 1000, Counting.lookups  # was about 1,000,000
+    doc = "# API\n\n" + "## Parameters\n\nx\n\n" * 3 + "## Other {#parameters_3}\n\ny\n\n" + "## Parameters\n\nz\n\n" * 2
+    page = parse_markdown(doc, path="docs/api.md", anchors="python-markdown")
+    ids = re.findall(r'<h\d id="([^"]*)"', markdown.markdown(doc, extensions=["toc", "attr_list"]))
+    assert [s.anchor for s in page.sections if s.anchor] == ids[1:]  # the title's section is the page's top
+    assert ids[-3:] == ["parameters_3", "parameters_4", "parameters_5"]
+
+
 def test_explicit_ids_win_and_every_section_of_a_page_has_its_own_anchor() -> None:
     """``## Install`` then ``## Setup {#install}`` gave both sections the anchor ``install`` (the
     explicit id was taken as is after the slug had handed it out), so a citation of the first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator, MutableSet
 
 __all__ = ["ANCHOR_STYLES", "github_slug", "python_markdown_slug", "slug_for", "slugify"]
 
@@ -48,9 +49,47 @@ def python_markdown_slug(text: str, seen: dict[str, int]) -> str:
     from markdown.extensions.toc import slugify as toc_slugify
     from markdown.extensions.toc import unique
 
-    slug = unique(toc_slugify(text, "-"), set(seen))
+    # the page's ids are ``seen`` itself, not a copy made per heading, and unique's own cache of the
+    # suffixes known taken (its ``counters``) lives in ``seen`` under keys no id has (NUL): the
+    # thousandth "## Parameters" of a reference page no longer walks _1 ... _999 again
+    slug = unique(toc_slugify(text, "-"), _Ids(seen), _Counters(seen))
     seen[slug] = 0
     return slug
+
+
+class _Ids(MutableSet):
+    """The ids of ``seen`` as the set Python-Markdown's ``unique`` takes, without copying them."""
+
+    def __init__(self, seen: dict[str, int]) -> None:
+        self.seen = seen
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.seen
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self.seen if not k.startswith("\x00"))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def add(self, value: str) -> None:
+        self.seen.setdefault(value, 0)
+
+    def discard(self, value: str) -> None:
+        self.seen.pop(value, None)
+
+
+class _Counters:
+    """``unique``'s ``counters`` (base id → the highest n with base_1 … base_n all taken), kept in ``seen``."""
+
+    def __init__(self, seen: dict[str, int]) -> None:
+        self.seen = seen
+
+    def get(self, base: str, default: int = 0) -> int:
+        return self.seen.get("\x00" + base, default)
+
+    def __setitem__(self, base: str, n: int) -> None:
+        self.seen["\x00" + base] = n
 
 
 def slug_for(style: str):  # noqa: ANN201 - (text, seen) -> anchor
