@@ -272,6 +272,22 @@ def test_asciidoc_blocks_lists_tables() -> None:
             assert not re.search(r"^\[|^----|^\|===|^====|^//|\{[\w-]+\}|\*\*|xref:|link:|<<|kbd:", line), line
 
 
+@pytest.mark.timeout(120)
+def test_asciidoc_marks_that_never_close_keep_a_long_paragraph_linear() -> None:
+    """Release notes list issue references and underscore names: "Fixed #101 and _h101, #102 ...".
+    Each ``#`` or ``_`` that opens no formatting made the lazy pattern scan to the end of the paragraph
+    again (1,600 references took 3 s, 16,000 several minutes; the suite's time limit on this test is the
+    guard, linear is well under a second). Marks that close are still formatting, those that don't text."""
+    para = "Fixed " + ", ".join(f"#{i} and _h{i} and *s{i} and `c{i} and +p{i}" for i in range(16_000)) + "."
+    out = inline_text(para)
+    assert out.startswith("Fixed #0 and _h0 and *s0 and `c0 and +p0, #1 and _h1") and out.endswith("+p15999.")
+    assert inline_text("Fixed #1, #2 and #marked# text, _x_ and *b* then #3 and `c` and _h4 +p+ *") == \
+        "Fixed 1, #2 and #marked text, x and b then #3 and c and _h4 p *"
+    assert inline_text("a `code``x and **b** c ++d++ e", code=True) == "a `code``x and b c d e"
+    page = parse_asciidoc("= T\n\n== Notes\n\n" + para + "\n", path="t.adoc")
+    assert page.sections[-1].text.endswith("+p15999.")
+
+
 def test_asciidoc_ids_follow_idprefix_and_idseparator() -> None:
     seen: dict[str, int] = {}
     assert generate_id("Backend and converter", seen) == "_backend_and_converter"

@@ -466,6 +466,42 @@ _QUOTES = [
     re.compile(r"(?<!\\)\^(\S+?)\^"),
     re.compile(r"(?<![\\~])~(\S+?)~(?!~)"),
 ]
+#: for each lazy inline pattern above: where a match of it can end (a superset of its closing marks,
+#: with their lookbehind and lookahead) and the mark characters such an end is made of
+_CLOSERS = {
+    _PASS_RE: (re.compile(r"\+\+\+|\$\$|\]"), "+$]"),
+    _PASS2_RE: (re.compile(r"\+\+|(?<=\S)\+(?![\w+])"), "+"),
+    _MONO_RE: (re.compile(r"``|(?<=\S)`(?![\w`])"), "`"),
+    _QUOTES[0]: (re.compile(r"\*\*"), "*"),
+    _QUOTES[1]: (re.compile(r"(?<=\S)\*(?![\w*])"), "*"),
+    _QUOTES[2]: (re.compile(r"__"), "_"),
+    _QUOTES[3]: (re.compile(r"(?<=\S)_(?![\w_])"), "_"),
+    _QUOTES[4]: (re.compile(r"##"), "#"),
+    _QUOTES[5]: (re.compile(r"(?<=\S)#(?![\w#])"), "#"),
+}
+
+
+def _sub_closed(rx: re.Pattern[str], repl: Any, text: str) -> str:
+    """``rx.sub(repl, text)`` for a pattern of :data:`_CLOSERS`, without searching the text after the
+    last place a match could end: there every opening mark (``#123``, ``_name``, a lone ``*``) would
+    make the lazy ``.*?`` scan to the end of the paragraph again, work growing with the square of the
+    marks (a paragraph of 2,000 issue references took seconds). The search still sees the character
+    after the last closing mark (its lookahead) and any marks right after it, so every match, and only
+    those, is the one the whole text gives."""
+    closer, marks = _CLOSERS[rx]
+    end = 0
+    for m in closer.finditer(text):
+        end = m.end()
+    if not end:
+        return text
+    cut = end + 1
+    while cut < len(text) and text[cut - 1] in marks:
+        cut += 1
+    if cut >= len(text):
+        return rx.sub(repl, text)
+    return rx.sub(repl, text[:cut]) + text[cut:]
+
+
 _XREF_RE = re.compile(r"(?<!\\)<<([^<>,\n]+?)(?:,\s*([^<>\n]*?))?>>")
 _XREF_MACRO_RE = re.compile(r"(?<![\\\w])xref:([^\s\[]+)\[((?:\\\]|[^\]])*)\]")
 _LINK_MACRO_RE = re.compile(r"(?<![\\\w])(?:link|mailto):([^\s\[]*)\[((?:\\\]|[^\]])*)\]")
@@ -568,7 +604,7 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
                 return keep(m.group(g).replace("\\]", "]"))
         return m.group(0)
 
-    text = _PASS_RE.sub(pass_repl, text)
+    text = _sub_closed(_PASS_RE, pass_repl, text)
     text = _substitute_attrs(text, attrs)
     # a link whose URL starts with an undefined attribute: its text
     text = _UNDEFINED_LINK_RE.sub(lambda m: keep(sub_inline(_link_text(m.group(1), ""))), text)
@@ -578,12 +614,12 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
         if m.group("esc"):
             return keep(m.group(0)[1:])
         inner = m.group("u") if m.group("u") is not None else m.group("c")
-        inner = _PASS2_RE.sub(pass_repl, inner)
+        inner = _sub_closed(_PASS2_RE, pass_repl, inner)
         inner = _ESCAPES_RE.sub("", inner)
         return keep(code_span(restore(inner)) if code else restore(inner))
 
-    text = _MONO_RE.sub(mono_repl, text)
-    text = _PASS2_RE.sub(pass_repl, text)
+    text = _sub_closed(_MONO_RE, mono_repl, text)
+    text = _sub_closed(_PASS2_RE, pass_repl, text)
     # macros before quotes, so that URLs keep their underscores and asterisks
     text = _INDEXTERM_RE.sub(lambda m: m.group(2) or "", text)
     text = _ANCHOR_RE.sub("", text)
@@ -603,7 +639,7 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
     text = _ROLE_RE.sub(lambda m: m.group(1), text)
     for _ in range(2):  # nested marks (*_x_*)
         for rx in _QUOTES:
-            text = rx.sub(lambda m: m.group(1), text)
+            text = _sub_closed(rx, lambda m: m.group(1), text) if rx in _CLOSERS else rx.sub(lambda m: m.group(1), text)
     text = _ESCAPES_RE.sub("", text)
     text = re.sub(r"(?<=\S) \+$", "\n", text, flags=re.M)  # hard line breaks
     text = re.sub(r"(?<= )--(?= )|(?<=\w)--(?=\w)", "—", text)
