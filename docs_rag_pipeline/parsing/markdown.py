@@ -9,12 +9,13 @@ marker lines (see :func:`flatten_mdx`).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html as _html
 import re
 import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import yaml
@@ -816,25 +817,77 @@ def flatten_mdx(text: str, *, mdx: bool = True) -> str:
 #: the attribute lists of Python-Markdown/MkDocs and kramdown/Jekyll (``{: #id }``, ``{ #id .class }``,
 #: ``{: .class #id }``)
 _HEADING_ID_RE = re.compile(r"\s*\{:?\s*(?:\.[^\s{}#]+\s+|[\w-]+=[^\s{}]*\s+)*#([^\s{}]+)(?:\s[^{}]*)?\}\s*$")
-_HTML_DROP_RE = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>", re.S | re.I)
+
+
+def _dropped(ref: int, ok: tuple[bool, ...] = (True,) * 6) -> str:
+    """The pattern of what an HTML fragment's text leaves out: ``<script>``/``<style>`` elements,
+    comments, CDATA, declarations, processing instructions; ``ref``: the group number of the element
+    name. ``ok``: which of the six parts that scan ahead for their end (script, style, comment, CDATA,
+    declaration, processing instruction) can still close; one that cannot fails at once (see
+    :func:`_html_sub`)."""
+    off = ["" if o else "(?!)" for o in ok]
+    return (rf"<(script{off[0]}|style{off[1]})\b.*?</\{ref}\s*>|<!--{off[2]}.*?-->|<!\[CDATA\[{off[3]}.*?\]\]>"
+            rf"|<!{off[4]}[^>]*>|<\?{off[5]}.*?\?>")
+
+
+_HTML_DROP_RE = re.compile(_dropped(1), re.S | re.I)
 _HTML_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 _BR_RE = re.compile(r"<br\b[^>]*>", re.I)
 _HTML_BLOCK_TAGS = (
     "address|article|aside|blockquote|br|dd|details|div|dl|dt|figcaption|figure|footer|h[1-6]|header"
     "|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|tfoot|th|thead|tr|ul"
 )
-_MDX_HTML_RE = re.compile(
-    r"(`+)[^`]*?\1"  # a code span: kept as is
-    r"|<(script|style)\b.*?</\2\s*>|<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>"
-    rf"|(?<!\\)(</?(?:{_HTML_BLOCK_TAGS})\b[^<>]*>)"
-    r"|(?<!\\)</?[A-Za-z][^<>]*>",
-    re.S | re.I,
-)
+
+
+def _mdx_html(ok: tuple[bool, ...] = (True,) * 6) -> str:
+    return ("(`+)[^`]*?\\1"  # a code span: kept as is
+            f"|{_dropped(2, ok)}"
+            rf"|(?<!\\)(</?(?:{_HTML_BLOCK_TAGS})\b[^<>]*>)"
+            r"|(?<!\\)</?[A-Za-z][^<>]*>")
+
+
+_MDX_HTML_RE = re.compile(_mdx_html(), re.S | re.I)
+#: where each lazy part of :func:`_dropped` closes, and how long its opening is
+_LAZY_CLOSE = [(re.compile(r"</script\s*>", re.I), 7), (re.compile(r"</style\s*>", re.I), 6),
+               (re.compile("-->"), 4), (re.compile(r"\]\]>"), 9), (re.compile(">"), 2), (re.compile(r"\?>"), 2)]
+
+
+@functools.lru_cache(maxsize=64)
+def _html_variant(mdx: bool, ok: tuple[bool, ...]) -> re.Pattern[str]:
+    return re.compile(_mdx_html(ok) if mdx else _dropped(1, ok), re.S | re.I)
+
+
+def _html_sub(mdx: bool, repl: Callable[[re.Match[str]], str] | str, fragment: str) -> str:
+    """``_MDX_HTML_RE.sub`` (``mdx``) or ``_HTML_DROP_RE.sub`` of ``fragment``, match for match, but
+    linear: at each ``<`` (and backtick) the pattern is tried without the lazy parts whose closing
+    (``-->``, ``?>``, ``</script>`` ...) no longer comes later in the fragment. Each such opening (a
+    commented-out draft whose ``<!--`` never closes, holding further ``<!--``, ``<?`` or ``<script``)
+    made the search scan to the end again, work growing with the square of the openings."""
+    last = []
+    for rx, _ in _LAZY_CLOSE:
+        end = -1
+        for m in rx.finditer(fragment):
+            end = m.start()
+        last.append(end)
+    starts = re.compile(r"[<`]" if mdx else "<")
+    out: list[str] = []
+    pos = at = 0
+    while (c := starts.search(fragment, at)) is not None:
+        p = c.start()
+        ok = tuple(end >= p + width for end, (_, width) in zip(last, _LAZY_CLOSE, strict=True))
+        m = _html_variant(mdx, ok).match(fragment, p)
+        if m is None:
+            at = p + 1
+            continue
+        out += [fragment[pos:p], repl if isinstance(repl, str) else repl(m)]
+        pos = at = m.end()
+    out.append(fragment[pos:])
+    return "".join(out)
 
 
 def strip_html(fragment: str) -> str:
     """The text of an HTML fragment: tags and comments removed, entities decoded, whitespace collapsed."""
-    text = _HTML_TAG_RE.sub(" ", _HTML_DROP_RE.sub(" ", fragment))
+    text = _HTML_TAG_RE.sub(" ", _html_sub(False, " ", fragment))
     return " ".join(_html.unescape(text).split())
 
 
@@ -846,7 +899,7 @@ def _mdx_html_to_markdown(fragment: str) -> str:
             return m.group(0)
         return "\n\n" if m.group(3) else ""
 
-    return textwrap.dedent(_MDX_HTML_RE.sub(repl, fragment))
+    return textwrap.dedent(_html_sub(True, repl, fragment))
 
 
 #: the start of a line that reads as a code fence: after its indentation and list markers, three or
