@@ -1052,6 +1052,22 @@ class NothingIndexed(StorageMissing):
                 "first, or point `storage` at the index folder")
 
 
+class SourceNotIndexed(NothingIndexed):
+    """A search or question limited to sources (``source``, or ``source`` in ``filters``) none of which
+    was ever ingested into this storage: a source just added to the config. Its empty result read as
+    "no results" and its question was refused as one the docs don't cover, which they may well do."""
+
+    def __init__(self, folder: str, table: str, sources: list[str]) -> None:
+        super().__init__(folder, table)
+        self.sources = list(sources)
+
+    def __str__(self) -> str:
+        names = ", ".join(repr(n) for n in self.sources)
+        fix = " and ".join(f"`docs-rag ingest --source {n}`" for n in self.sources)
+        return (f"{'source' if len(self.sources) == 1 else 'sources'} {names}: nothing is indexed yet (never "
+                f"ingested into {self.filename}); run {fix} first")
+
+
 def require_storage_folder(folder: Path) -> None:
     """:class:`StorageMissing` (a FileNotFoundError) when the storage folder is missing. A reader (a
     search, a server, a question log) never creates it (``docs-rag ingest`` does): one that did while an

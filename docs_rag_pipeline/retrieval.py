@@ -284,6 +284,8 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         out.append(h)
         if len(out) == pool:
             break
+    if not out:
+        _require_indexed(ctx, source, named)
     if rr is not None:
         from .rerank import rerank as rerank_hits
 
@@ -292,6 +294,26 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
         out.warning = warning
     out.shared_pages, out.where = shared, where
     return out
+
+
+def _require_indexed(ctx: Context, source: str | None, named: set[str] | None) -> None:
+    """:class:`~.config.SourceNotIndexed` when a search that found nothing was limited to sources none of
+    which was ever ingested here (no rows and no recorded settings: a source just added to the config),
+    rather than an empty result that reads as "no results" and a refusal that blames the docs. A source
+    that was ingested and has no chunks (every page excluded) still gives an empty result."""
+    from .config import SourceNotIndexed
+    from .refresh import SETTINGS_FILE
+
+    if source is None and named is None:
+        return
+    limited = [s.name for s in ctx.config.sources
+               if (source is None or s.name == source) and (named is None or s.name in named)]
+    if not limited:
+        return
+    for name in limited:
+        if (ctx.source_dir(name) / SETTINGS_FILE).is_file() or ctx.chunks.count(name):
+            return
+    raise SourceNotIndexed(str(ctx.config.storage_path), ctx.chunks.name, limited)
 
 
 def _first_pages(rows: list[dict[str, Any]], n: int = 5, depth: int = 10) -> set[tuple[str, str]]:

@@ -139,3 +139,45 @@ def test_a_key_given_twice_to_the_cli_filter_is_a_usage_error(tmp_path):
                     "key once") in out.stderr, out.stderr
     out = _run(["search", "frobnicator timeout", "--filter", "labels=alpha", "--filter", "section=p", "--json"], cfg)
     assert out.returncode == 0 and '"https://docs.example.org/p.md"' in out.stdout, out.stderr
+
+
+def test_a_search_limited_to_a_source_never_ingested_says_so(tmp_path):
+    """A source just added to the config and not ingested yet, searched or asked alone (``source``, or
+    ``source`` in ``filters``), gave an empty list and the refusal "the documentation doesn't cover this
+    question" (CLI exit 0, HTTP 200): the docs were blamed for what was never indexed. It is now
+    ``SourceNotIndexed`` (a ``NothingIndexed``) naming the source and ``docs-rag ingest --source``, as for
+    an empty storage folder; a limit that takes in an ingested source, or an ingested source with
+    nothing matching, is still an empty result."""
+    import pytest
+    import requests
+
+    from docs_rag_pipeline import ask, search
+    from docs_rag_pipeline.config import NothingIndexed, SourceNotIndexed
+    from docs_rag_pipeline.serve.api import create_app
+
+    from .test_api import serve
+
+    one = "- name: kettle\n  kind: local\n  path: kettle\n  base_url: https://kettle.example.org/\n"
+    cfg = Path(_index(tmp_path, {}, sources=one, names=("kettle",), roots={
+        "kettle": {"kettle.md": "# Kettle\n\n## Descale\n\nPour white vinegar into the kettle and rinse it.\n"}}))
+    write_docs(tmp_path / "blender", {"blender.md": "# Blender\n\n## Pulse\n\nHold the pulse button for short "
+                                                    "bursts to crush ice.\n"})
+    cfg.write_text(cfg.read_text() + "  - name: blender\n    kind: local\n    path: blender\n"
+                                     "    base_url: https://blender.example.org/\n")
+    q = "How do I use the pulse button?"
+    for kw in ({"source": "blender"}, {"filters": {"source": "blender"}}, {"filters": {"source": ["blender"]}}):
+        for call in (search, ask):
+            with pytest.raises(SourceNotIndexed) as err:
+                call(q, config=str(cfg), **kw)
+            assert isinstance(err.value, NothingIndexed)
+            assert "'blender'" in str(err.value) and "docs-rag ingest --source blender" in str(err.value), err.value
+    assert [h.source for h in search("descale kettle", filters={"source": ["blender", "kettle"]}, config=str(cfg))] \
+        == ["kettle"]
+    assert search("descale kettle", source="kettle", filters={"source": "blender"}, config=str(cfg)) == []
+    with serve(create_app(config_path=str(cfg))) as url:
+        for route, body in (("search", {"query": q, "source": "blender"}), ("ask", {"question": q, "source": "blender"})):
+            r = requests.post(f"{url}/{route}", json=body, timeout=60)
+            assert r.status_code == 503, r.text
+            err = r.json()["error"]
+            assert err["code"] == "backend_unavailable" and "docs-rag ingest --source blender" in err["message"], err
+            assert str(tmp_path) not in err["message"]

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from flask import Flask, g, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from ..config import ApiConfig, ConfigError, NothingIndexed, StorageMissing, require_storage_folder
+from ..config import ApiConfig, ConfigError, NothingIndexed, SourceNotIndexed, StorageMissing, require_storage_folder
 from ..context import Context, get_context
 from ..masking import without_url_userinfo
 from ..retrieval import Hits, QueryError
@@ -127,6 +127,10 @@ def backend_message(exc: BaseException) -> str:
                 "cannot be used; retry later, or see the server log")
     if isinstance(exc, ConfigError):
         return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
+    if isinstance(exc, SourceNotIndexed):  # the sources the call was limited to were never ingested
+        names = ", ".join(repr(n) for n in exc.sources)
+        fix = " and ".join(f"`docs-rag ingest --source {n}`" for n in exc.sources)
+        return f"the search backend is unavailable for {names}: nothing is indexed for it yet; {fix} makes it"
     if isinstance(exc, NothingIndexed):
         return ("the search backend is unavailable: nothing is indexed yet (or only with another embedding model); "
                 "`docs-rag ingest` makes the index")
