@@ -127,6 +127,8 @@ class Citation:
     snippet: str
     score: float
     supported: bool | None = None
+    #: the cited chunk's source: two sources may index the same URL, and the page to open is this one's
+    source: str | None = None
 
     def __post_init__(self) -> None:
         # the title is the page's, written by its author: a "[2]" in it is no citation of ours, and shown

@@ -1079,3 +1079,50 @@ def test_a_client_that_leaves_a_streamed_answer_closes_the_llm_stream(index):
                     assert llm.hung_up.acquire(timeout=60), "the LLM stream was left open after the client left"
         finally:
             gc.enable()
+
+
+def test_the_page_of_the_second_source_that_indexes_a_url_can_be_opened(tmp_path):
+    """Two sources that index the same page URL (two versions of a manual, both ``base_url: docs/``): a
+    hit or citation of the second one opened the first one's page. MCP ``get_page`` took no ``source``
+    (``unknown argument``), ``GET /view`` ignored it, and a citation did not say its source, so the chat
+    page's link for it opened the other version. Now a citation carries ``source``, and ``get_page`` and
+    ``/view`` take it as ``/pages`` does (an unknown one is refused the same way)."""
+    import asyncio
+
+    from docs_rag_pipeline import ask
+    from docs_rag_pipeline.serve.mcp import create_server
+
+    texts = {"v1": "Version one installs with the old setup wizard from the start menu.",
+             "v2": "Version two installs with a single command: run kettlectl install in a terminal."}
+    for v, text in texts.items():
+        write_docs(tmp_path / v, {"install.md": f"# Install\n\n## Installing\n\n{text}\n"})
+    cfg = write_config(tmp_path, sources="".join(f"- name: {v}\n  kind: local\n  path: {v}\n  base_url: docs/\n"
+                                                 for v in texts))
+    with DagsterInstance.ephemeral() as instance:
+        for v in texts:
+            materialize_source(cfg, v, instance)
+    (cited,) = ask("How do I install version two with kettlectl?", source="v2", config=str(cfg),
+                   remember=False).citations
+    assert (cited.url, cited.source) == ("docs/install.md#installing", "v2")
+
+    srv = create_server(str(cfg))
+
+    def get_page(args: dict) -> tuple[bool, str]:
+        res = asyncio.run(srv.call_tool("get_page", args))
+        return bool(res.is_error), "".join(getattr(b, "text", "") for b in res.content)
+
+    assert json.loads(get_page({"url": cited.url})[1])["source"] == "v1"  # the first in the config, as before
+    err, text = get_page({"url": cited.url, "source": cited.source})
+    assert not err and json.loads(text)["source"] == "v2" and "kettlectl" in text, text
+    assert get_page({"url": cited.url, "source": "v3"}) == (
+        True, "INVALID_QUERY: 'source': no source named 'v3'; configured sources: v1, v2")
+    with serve(create_app(config_path=str(cfg))) as url:
+        r = requests.get(f"{url}/view", params={"url": "docs/install.md", "source": "v2"}, timeout=30)
+        assert r.status_code == 200 and "kettlectl" in r.text and "setup wizard" not in r.text, r.text[:300]
+        r = requests.get(f"{url}/view", params={"url": "docs/install.md"}, timeout=30)
+        assert r.status_code == 200 and "setup wizard" in r.text
+        r = requests.get(f"{url}/view", params={"url": "docs/install.md", "source": "v3"}, timeout=30)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_source", r.text
+        body = requests.post(f"{url}/ask", json={"question": "How do I install version two with kettlectl?",
+                                                 "source": "v2"}, timeout=60).json()
+        assert [c["source"] for c in body["citations"]] == ["v2"], body

@@ -334,7 +334,7 @@ def validate(output: str, hits: Sequence[Hit], *, uncited: str = "refuse") -> Va
     for old, new in sorted(renumber.items(), key=lambda kv: kv[1]):
         h = hits[old - 1]
         citations.append(Citation(n=new, chunk_id=h.chunk_id, url=h.url, title=h.title, snippet=snippet(h.text),
-                                  score=round(h.fused, 6)))
+                                  score=round(h.fused, 6), source=h.source))
     answer = _joined(seps, kept)
     placed = [n for _, nums in kept for n in nums]
     if _markers_read(answer) != placed:

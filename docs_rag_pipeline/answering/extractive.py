@@ -730,7 +730,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         c = citations.get(h.chunk_id)
         if c is None:
             c = Citation(n=len(citations) + 1, chunk_id=h.chunk_id, url=h.url, title=h.title,
-                         snippet=snippet(h.text), score=round(h.fused, 6), supported=True)
+                         snippet=snippet(h.text), score=round(h.fused, 6), supported=True, source=h.source)
             citations[h.chunk_id] = c
         # a code block or a table is rendered as such: its marker goes on the line after it
         if sentence_kind(s) == "code" and s.count("```") % 2:

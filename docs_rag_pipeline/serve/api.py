@@ -104,6 +104,15 @@ def page_chunks(ctx: Context, url: str, *, source: str | None = None) -> dict[st
             "chunks": [chunk_view(r) for r in rows]}
 
 
+def unknown_source(ctx: Context, source: str | None) -> str | None:
+    """The message for a ``source`` that picks a page's source (``/pages``, ``/view``, MCP ``get_page``)
+    and is not a configured source, else None."""
+    names = [s.name for s in ctx.config.sources]
+    if source is None or source in names:
+        return None
+    return f"'source': no source named {source!r}; configured sources: {', '.join(names) or 'none'}"
+
+
 def is_backend_failure(exc: BaseException) -> bool:
     """A fault of what the query path depends on (LanceDB, the embedding server, the config file),
     as opposed to a bug: answered with 503 ``backend_unavailable``."""
@@ -197,7 +206,9 @@ def openapi_document(api: ApiConfig, sources: list[str]) -> dict[str, Any]:
                                "requestBody": body("FeedbackRequest"), "responses": {"200": ok, **errors}}},
         "/view": {"get": {"summary": "an indexed page as HTML (what a local source link opens)",
                           "operationId": "view_page",
-                          "parameters": [param("url", "query", True, "the page URL (an anchor is ignored)")],
+                          "parameters": [param("url", "query", True, "the page URL (an anchor is ignored)"),
+                                         param("source", "query", False, "the source whose page (two may index "
+                                                                         "the URL; default: the first)")],
                           "responses": {"200": {"description": "HTML"}, **errors}}},
         "/chunks/{chunk_id}": {"get": {"summary": "one chunk with its parent chain", "operationId": "get_chunk",
                                        "parameters": [param("chunk_id", "path", True, "a chunk id")],
@@ -812,7 +823,12 @@ def create_app(*, config_path: str | None = None) -> Flask:
             raise ApiError(400, "missing_url", "give the page's URL: GET /view?url=<page url>")
         if len(url) > MAX_URL_CHARS:
             raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
-        page = page_chunks(ctx(), url)
+        source = _arg("source") or None  # two sources may index the URL: the chat page names the citation's
+        c = ctx()
+        bad = unknown_source(c, source)
+        if bad:
+            raise ApiError(400, "unknown_source", bad)
+        page = page_chunks(c, url, source=source)
         if page is None:
             raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
         resp = app.response_class(render_page(page), mimetype="text/html")
@@ -840,11 +856,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
         if len(url) > MAX_URL_CHARS:
             raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
         source = _arg("source") or None
-        names = [s.name for s in ctx().config.sources]
-        if source is not None and source not in names:
-            raise ApiError(400, "unknown_source", f"'source': no source named {source!r}; configured sources: "
-                                                  f"{', '.join(names) or 'none'}")
-        page = page_chunks(ctx(), url, source=source)
+        c = ctx()
+        bad = unknown_source(c, source)
+        if bad:
+            raise ApiError(400, "unknown_source", bad)
+        page = page_chunks(c, url, source=source)
         if page is None:
             raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
         return jsonify(page)

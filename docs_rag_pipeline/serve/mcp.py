@@ -28,7 +28,7 @@ from ..retrieval import QueryError
 from ..schemas import AskRequest, FeedbackRequest, InputError, SearchRequest, parse_request, resolve_top_k, valid_text
 from ..unicode_text import LONE_SURROGATE
 from .api import (MAX_ID_CHARS, MAX_URL_CHARS, backend_message, chunk_view, is_backend_failure, page_chunks,
-                  search_view)
+                  search_view, unknown_source)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,8 @@ RATING = _arg(_FB["rating"])
 COMMENT = _arg(_FB["comment"])
 CHUNK_ID = _arg({"type": "string", "description": "a chunk_id from search, get_page, a citation or a parent_id"})
 URL = _arg({"type": "string", "description": "the page URL, or a chunk URL (its #anchor is ignored)"})
+PAGE_SOURCE = _arg({"type": "string", "description": "the source of the hit or chunk whose page this is (two sources "
+                                                     "may index the same URL; default: the first in the config)"})
 
 
 class Failure(Exception):
@@ -254,11 +256,18 @@ def create_server(config_path: str | Path | None = None) -> MCPServer:
         return _run(run)
 
     @server.tool()
-    def get_page(url: URL) -> dict[str, Any]:
-        """Every chunk of one page, in reading order: {"url", "source", "title", "chunks": [...]}."""
+    def get_page(url: URL, source: PAGE_SOURCE = None) -> dict[str, Any]:
+        """Every chunk of one page, in reading order: {"url", "source", "title", "chunks": [...]}. Pass the
+        hit's or chunk's `source` when two sources index the same URL (else the first in the config)."""
         def run() -> dict[str, Any]:
             u = _text("url", url, MAX_URL_CHARS).strip()
-            page = page_chunks(ctx(), u)
+            c = ctx()
+            if source is not None and not isinstance(source, str):
+                raise Failure("INVALID_QUERY", "'source' must be a string (a configured source name)")
+            bad = unknown_source(c, source)
+            if bad:
+                raise Failure("INVALID_QUERY", bad)
+            page = page_chunks(c, u, source=source)
             if page is None:
                 raise Failure("NOT_FOUND", f"no indexed page with URL {u.split('#', 1)[0]!r}")
             return page

@@ -59,13 +59,15 @@
   // only http(s) links from the corpus become clickable as they are; a local source's URL (relative,
   // e.g. "docs/refresh.md#x", or file:///…) opens the indexed page on this server: view?url=…#x, relative
   // to the page like every URL of the page (the API may sit under a proxy's path prefix, /rag/)
-  function safeHref(url) {
+  // (with the citation's or chunk's source, since two sources may index the same URL)
+  function safeHref(url, source) {
     const s = String(url);
     const local = /^file:/i.test(s) || (!/^[a-z][a-z0-9+.-]*:/i.test(s) && !s.startsWith("//"));
     if (local) {
       const i = s.indexOf("#");
       const page = i < 0 ? s : s.slice(0, i);
-      return page ? "view?url=" + encodeURIComponent(page) + (i < 0 ? "" : s.slice(i)) : null;
+      const from = typeof source === "string" && source ? "&source=" + encodeURIComponent(source) : "";
+      return page ? "view?url=" + encodeURIComponent(page) + from + (i < 0 ? "" : s.slice(i)) : null;
     }
     try {
       const u = new URL(s);
@@ -290,7 +292,7 @@
     const a = turn.ans;
     const sources = el("ol", { className: "turn-sources" });
     for (const c of a.citations || []) {
-      const href = safeHref(c.url);
+      const href = safeHref(c.url, c.source);
       sources.appendChild(el("li", null, href
         ? el("a", { href: href, target: "_blank", rel: "noopener noreferrer", text: c.title || c.url })
         : el("span", { text: c.title || c.url })));
@@ -576,7 +578,7 @@
   }
 
   function card(c) {
-    const href = safeHref(c.url);
+    const href = safeHref(c.url, c.source);
     const titleNode = href
       ? el("a", { className: "title", href: href, target: "_blank", rel: "noopener noreferrer", text: c.title || c.url })
       : el("span", { className: "title", text: c.title || c.url });
@@ -632,7 +634,7 @@
       body.appendChild(el("pre", { className: "chunk-text", text: chunk.text || "" }));
       const parent = (chunk.parent_chain || [])[0];
       if (parent) {
-        const ph = safeHref(parent.url);
+        const ph = safeHref(parent.url, parent.source);
         const label = [parent.title, ...(parent.headings || [])].filter(Boolean).join(" › ") || parent.url;
         body.appendChild(el("p", { className: "muted parent" }, "Part of: ",
           ph ? el("a", { href: ph, target: "_blank", rel: "noopener noreferrer", text: label })
