@@ -313,6 +313,7 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             except LockTimeout as exc:  # this source only: the others still run (as with --parallel)
                 print(f"[{name}] error: {exc}; not refreshed, the other sources still run", file=sys.stderr)
                 locked_out.append(name)
+                summaries[name] = {"error": f"{exc}; not refreshed"}
                 continue
             if _interrupted(result):  # SIGTERM or Ctrl-C during the run: stop here, no further source
                 raise Terminated()
@@ -323,8 +324,11 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
             failed = _check_failures(name, result, summary) or failed
             if not result.success:
                 failed = True
-                _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.lancedb_uri)
-                if not summary:
+                errors: dict[str, list[str]] = {}
+                _print_step_failures(result.all_events, lambda _key, _n=name: _n, config.lancedb_uri, errors)
+                if not summary:  # nothing written: the --json object still names the source and why
+                    summaries[name] = {"error": "; ".join(errors.get(name, [])) or
+                                       f"run {result.run_id} failed; see `docs-rag ui`"}
                     continue
             if args.eval:
                 _print_eval(name, result, sys.stderr if args.json else sys.stdout)
@@ -355,10 +359,11 @@ def _check_failures(name: str, result, summary: dict | None = None) -> bool:  # 
     return failed
 
 
-def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> set[str]:  # noqa: ANN001
+def _print_step_failures(events, source_of, lancedb_uri: str | None = None,  # noqa: ANN001
+                         errors: dict[str, list[str]] | None = None) -> set[str]:
     """Print each failed step (DagsterEvents; ``source_of``: step key → source) with its error's message
     (one plain line for an object store's failure), and the way back when the message says the index is
-    damaged; the sources whose steps failed."""
+    damaged; the sources whose steps failed. ``errors`` gets each source's lines (for ``--json``)."""
     from .store import object_store_failure
 
     failed: set[str] = set()
@@ -377,6 +382,8 @@ def _print_step_failures(events, source_of, lancedb_uri: str | None = None) -> s
             messages.append((ev.step_key, msg or ""))
             plain = object_store_failure(msg or "", lancedb_uri) if lancedb_uri else None
             print(f"[{name}] step {ev.step_key} failed: {plain or msg}", file=sys.stderr)
+            if errors is not None:
+                errors.setdefault(name, []).append(f"step {ev.step_key} failed: {plain or msg}")
             hint = None if plain else damaged_index_hint(msg or "", lancedb_uri)
             if hint:
                 print(f"[{name}] {hint}", file=sys.stderr)
@@ -674,11 +681,19 @@ def _ingest_parallel(args: argparse.Namespace, config: Config, names: list[str])
                 mat = ev.event_specific_data.materialization if ev.is_step_materialization else None
                 if mat is not None and mat.asset_key == AssetKey("lancedb_chunks"):
                     summaries[mat.partition] = mat.metadata["summary"].value
-            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key), config.lancedb_uri)
+            errors: dict[str, list[str]] = {}
+            failed = _print_step_failures(events, lambda key: label_to_name.get(_mapping_key(key), key),
+                                          config.lancedb_uri, errors)
             if not result.success and not failed:
                 failed = {n for n in names if n not in summaries}
                 print(f"run {result.run_id} failed before its steps did: see `docs-rag ui`", file=sys.stderr)
+            for name in names:  # a source with nothing written: the --json object still names it and why
+                if name not in summaries and (name in failed or not result.success):
+                    summaries[name] = {"error": "; ".join(errors.get(name, [])) or
+                                       f"run {result.run_id} failed before its steps did; see `docs-rag ui`"}
             for name in names:
+                if "error" in summaries.get(name, {}):
+                    continue
                 if name in summaries and name not in failed and _after_run(args, config, name, instance,
                                                                            summaries[name], result.run_id):
                     failed.add(name)

@@ -636,3 +636,24 @@ def test_an_answers_warning_is_the_note_line_cli_md_describes(index):
     section = section.split("\n## ", 1)[0]
     assert "shows neither `mode` nor `warning`" not in section
     assert re.search(r"goes to stderr as one line `note: <warning>`", section), "cli.md no longer describes the note line"
+
+
+def test_ingest_json_names_a_source_that_failed(tmp_path):
+    """``ingest --json`` over several sources, one failing before it wrote (its folder is not mounted),
+    printed the others' counts and nothing for it: a script reading the object could not tell which source
+    failed or why (exit 1 and stderr only). The object now has every source asked for, the failed one as
+    ``{"error": "step … failed: …"}``, one run per source and with ``--parallel``."""
+    write_docs(tmp_path / "kettle", {"kettle.md": "# Kettle\n\n## Descale\n\nPour white vinegar into the kettle.\n"})
+    cfg = write_config(tmp_path, sources="- name: kettle\n  kind: local\n  path: kettle\n"
+                                         "  base_url: https://kettle.example.org/\n"
+                                         "- name: blender\n  kind: local\n  path: blender-not-mounted\n"
+                                         "  base_url: https://blender.example.org/\n")
+    for extra in ([], ["--parallel", "2"]):
+        out = _run(["ingest", "--json", *extra], cfg)
+        assert out.returncode == 1, out.stderr[-3000:]
+        summary = json.loads(out.stdout)
+        assert set(summary) == {"kettle", "blender"}, (extra, summary)
+        assert summary["kettle"]["chunks_total"] == 1 and "error" not in summary["kettle"]
+        error = summary["blender"]["error"]
+        assert error.startswith("step ") and "blender-not-mounted' does not exist" in error, (extra, error)
+        assert f"[blender] {error}" in out.stderr

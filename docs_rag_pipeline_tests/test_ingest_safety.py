@@ -168,7 +168,8 @@ def test_a_source_whose_lock_stays_held_is_skipped_and_the_others_still_run(tmp_
     assert "[alpha] error: " in out.stderr and "an operator's long ingest of alpha" in out.stderr, out.stderr
     assert "not refreshed, the other sources still run" in out.stderr
     summary = json.loads(out.stdout)
-    assert list(summary) == ["beta"] and summary["beta"]["rows_written"] == 1, summary
+    assert list(summary) == ["alpha", "beta"] and summary["beta"]["rows_written"] == 1, summary
+    assert "an operator's long ingest of alpha" in summary["alpha"]["error"], summary  # refresh.md `error`
     assert search("heron setting", config=cfg)[0].url.startswith("https://more.example.org/m")
 
 

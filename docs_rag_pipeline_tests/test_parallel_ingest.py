@@ -289,7 +289,8 @@ def test_a_failing_source_fails_the_ingest_and_the_others_still_finish(tmp_path:
     assert "[gone-repo] ingest failed" in out.stderr
     assert "[guide] done in" in out.stderr and "[guide] ingest failed" not in out.stderr
     summaries = json.loads(out.stdout)
-    assert list(summaries) == ["guide"] and summaries["guide"]["pages_new"] == 5
+    assert set(summaries) == {"guide", "gone-repo"} and summaries["guide"]["pages_new"] == 5
+    assert summaries["gone-repo"]["error"].startswith("step scan_source[gone_repo] failed: ")  # refresh.md `error`
     assert chunk_ids(cfg).keys() == {"guide"}
 
 
