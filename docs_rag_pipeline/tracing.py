@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import inspect
 import os
 import uuid
 from typing import Any, Callable, TypeVar
@@ -33,13 +34,46 @@ def enabled() -> bool:
         os.environ.get("LANGSMITH_API_KEY"))
 
 
-def traceable(name: str, run_type: str = "chain") -> Callable[[F], F]:
-    """``langsmith.traceable`` when tracing is on; the plain function otherwise (nothing sent)."""
+def traceable(name: str, run_type: str = "chain", *,
+              reduce: Callable[[list[Any]], Any] | None = None) -> Callable[[F], F]:
+    """``langsmith.traceable`` when tracing is on; the plain function otherwise (nothing sent).
+
+    A generator function (a streamed answer, its streamed completion) is one run from its first item to
+    its end, its steps children of it; ``reduce`` turns what it yielded (and returned, last) into the
+    run's outputs. Closing the generator (a reader that went away) closes the function's own generator at
+    once, as without tracing: langsmith's wrapper ends the run but leaves it to the garbage collector."""
 
     def wrap(fn: F) -> F:
-        import functools
-
         traced = None
+
+        def traced_of(body: Callable[..., Any]) -> Any:
+            from langsmith import traceable as ls_traceable
+
+            return ls_traceable(name=name, run_type=run_type, process_inputs=_public_inputs, client=client(),
+                                reduce_fn=reduce)(body)
+
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args: Any, **kwargs: Any) -> Any:
+                if not enabled():
+                    return (yield from fn(*args, **kwargs))
+                opened: list[Any] = []
+
+                @functools.wraps(fn)
+                def body(*a: Any, **k: Any) -> Any:
+                    g = fn(*a, **k)
+                    opened.append(g)
+                    return (yield from g)
+
+                run = traced_of(body)(*args, **kwargs)
+                try:
+                    return (yield from run)
+                finally:
+                    run.close()
+                    for g in opened:
+                        g.close()
+
+            return gen  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> Any:
@@ -47,10 +81,7 @@ def traceable(name: str, run_type: str = "chain") -> Callable[[F], F]:
             if not enabled():
                 return fn(*args, **kwargs)
             if traced is None:
-                from langsmith import traceable as ls_traceable
-
-                traced = ls_traceable(name=name, run_type=run_type, process_inputs=_public_inputs,
-                                      client=client())(fn)
+                traced = traced_of(fn)
             return traced(*args, **kwargs)
 
         return inner  # type: ignore[return-value]
@@ -59,8 +90,9 @@ def traceable(name: str, run_type: str = "chain") -> Callable[[F], F]:
 
 
 def _public_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
-    """What a run records as inputs: the question and options, not the process context."""
-    return {k: v for k, v in inputs.items() if k != "ctx"}
+    """What a run records as inputs: the question and options, not the process context nor an LLM client
+    (which holds the API key)."""
+    return {k: v for k, v in inputs.items() if k not in ("ctx", "client")}
 
 
 def current_trace_id() -> str:

@@ -145,3 +145,67 @@ def test_a_langsmith_key_the_endpoint_repeats_is_masked_in_the_log(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "Invalid token ***" in out.stderr, out.stderr  # langsmith's line, the key masked
     assert key not in out.stderr + out.stdout
+
+
+STREAM_SCRIPT = """
+import gc, json, sys
+from docs_rag_pipeline.query import ask_stream
+from docs_rag_pipeline.tracing import flush
+gc.disable()  # nothing but closing the events may close the LLM stream
+events = ask_stream("What does a converter do in data binding?", config=sys.argv[1])
+if sys.argv[2] == "leave":  # the first piece of the answer, then the reader goes away
+    for name, data in events:
+        if name == "delta":
+            break
+    events.close()
+    print("left", flush=True)
+    sys.stdin.read()  # alive until the test has seen the LLM stream closed (or not): exiting would close it
+else:
+    final = [data for name, data in events if name == "final"][-1]
+    flush()
+    print(json.dumps({"trace_id": final["trace_id"], "mode": final["mode"], "refused": final["refused"]}))
+"""
+
+
+def test_a_streamed_answer_is_one_trace_and_leaving_it_still_closes_the_llm_stream(tmp_path):
+    """A streamed answer (POST /ask with "stream": true, the chat page's) was no trace of its own: no ask
+    and no generate run, retrieve and validate each a root trace, and its trace_id a random id naming no
+    trace (the chat page's feedback went to no run). It is one trace now, as an answer not streamed, and a
+    reader that leaves still closes the LLM stream at once (langsmith's generator wrapper alone leaves
+    the function's generator to the garbage collector, which is off here)."""
+    index_guide(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+    with ChatServer() as llm, LangSmithServer() as ls:
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        out = subprocess.run([sys.executable, "-c", STREAM_SCRIPT, str(cfg), "all"], capture_output=True, text=True,
+                             env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        final = json.loads(out.stdout.strip().splitlines()[-1])
+        assert final["mode"] == "llm" and not final["refused"], final
+        runs = ls.runs()
+        assert {"ask", "retrieve", "generate", "validate"} <= {r.get("name") for r in runs}, runs
+        assert {r["trace_id"] for r in runs if r.get("trace_id")} == {final["trace_id"]}
+        bodies = b"".join(body for _, _, body in ls.requests)
+        assert b'"usage_metadata"' in bodies and b'"answer"' in bodies  # generate's tokens, ask's answer
+
+        endless = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: endless
+              base_url: {llm.url}
+              timeout_seconds: 30
+        """)
+        leaving = subprocess.Popen([sys.executable, "-c", STREAM_SCRIPT, str(endless), "leave"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        try:
+            assert leaving.stdout.readline().strip() == "left"
+            assert llm.hung_up.acquire(timeout=60), "the LLM stream was left open after the reader left"
+        finally:
+            leaving.kill()
+            leaving.wait()

@@ -46,6 +46,20 @@ def generate_with_usage(ctx: Context, messages: list[dict[str, str]]) -> dict[st
     return {"content": content, "usage": client.usage, **_usage_metadata(client.usage)}
 
 
+def _streamed_output(results: list[Any]) -> dict[str, Any]:
+    """A streamed completion's run outputs, as :func:`generate_with_usage` records them: the pieces' text,
+    then what the generator returned (its usage) when it came to its end."""
+    tail = results[-1] if results and isinstance(results[-1], dict) else {}
+    return {"content": "".join(r for r in results if isinstance(r, str)), **tail}
+
+
+@traceable("generate", run_type="llm", reduce=_streamed_output)
+def generate_stream(ctx: Context, messages: list[dict[str, str]], *, client: ChatClient) -> Any:
+    """``client.stream(messages)``, the ``generate`` run of a streamed answer (its text and usage)."""
+    yield from client.stream(messages)
+    return {"usage": client.usage, **_usage_metadata(client.usage)}
+
+
 @traceable("validate")
 def validate_answer(ctx: Context, output: str, hits: list[Hit], trace_id: str) -> Answer:
     v = validate(output, hits, uncited=ctx.config.llm.uncited)
@@ -275,6 +289,12 @@ def _source_view(h: Hit, n: int) -> dict[str, Any]:
             "source": h.source}
 
 
+def _final_of(events: list[Any]) -> Any:
+    """A streamed answer's run outputs: its ``final`` event's answer, as an answer not streamed records it."""
+    return next((e[1] for e in reversed(events) if isinstance(e, tuple) and e[0] == "final"), None)
+
+
+@traceable("ask", reduce=_final_of)
 def answer_events(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
                   filters: dict[str, Any] | None = None,
                   history: Sequence[Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -334,7 +354,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     try:
         # closed, with its connection, as soon as these events are (a reader that went away), not when
         # the garbage collector happens to find them: the LLM server would generate on for no one
-        with client, contextlib.closing(client.stream(prompt.messages)) as pieces:
+        with client, contextlib.closing(generate_stream(ctx, prompt.messages, client=client)) as pieces:
             for piece in pieces:
                 streamed.append(piece)
                 yield "delta", {"text": piece}
