@@ -12,8 +12,8 @@ retries in threads the interpreter waits for, kept ``docs-rag ask`` from exiting
 from __future__ import annotations
 
 import functools
-import logging
 import inspect
+import logging
 import os
 import uuid
 from typing import Any, Callable, TypeVar
@@ -120,6 +120,11 @@ def client() -> Any:
     os.environ.setdefault("LANGSMITH_USE_DAEMON", "true")  # read by Client(): its sender threads
     c = Client(timeout_ms=TIMEOUT_MS, retry_config=Retry(total=0))
     _mask_the_key_in_langsmith_logs()
+    # on for langsmith too: its own check of LANGSMITH_TRACING takes only "true", so with "1" or "yes" (which
+    # turn tracing on here) it recorded no run at all, and every trace id was a random one
+    from langsmith import configure
+
+    configure(enabled=True)
     atexit.register(flush, FLUSH_AT_EXIT_SECONDS)  # runs before langsmith's own handler (last in, first out)
     return c
 

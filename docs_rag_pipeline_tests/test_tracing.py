@@ -209,3 +209,24 @@ def test_a_streamed_answer_is_one_trace_and_leaving_it_still_closes_the_llm_stre
         finally:
             leaving.kill()
             leaving.wait()
+
+
+def test_every_documented_value_of_langsmith_tracing_sends_the_trace(tmp_path):
+    """answers.md: "true, 1 or yes turns tracing on". docs-rag read all three (and any case), langsmith's own
+    check only "true": with 1, yes or TRUE every step was wrapped and LangSmith called, but no run was
+    recorded, and each trace id was a random one that named no trace."""
+    index_guide(tmp_path)
+    with ChatServer() as llm, LangSmithServer() as ls:
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        for value in ("1", "yes", "TRUE"):
+            ls.requests.clear()
+            traced = _ask(cfg, {"LANGSMITH_TRACING": value, "LANGSMITH_API_KEY": "test-key",
+                                "LANGSMITH_ENDPOINT": ls.url})
+            runs = ls.runs()
+            assert {"ask", "retrieve", "generate", "validate"} <= {r.get("name") for r in runs}, (value, runs)
+            assert {r["trace_id"] for r in runs if r.get("trace_id")} == {traced["trace_id"]}, value
