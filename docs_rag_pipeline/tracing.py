@@ -30,8 +30,25 @@ FLUSH_AT_EXIT_SECONDS = 5.0
 
 
 def enabled() -> bool:
-    return os.environ.get("LANGSMITH_TRACING", "").lower() in ("1", "true", "yes") and bool(
-        os.environ.get("LANGSMITH_API_KEY"))
+    if os.environ.get("LANGSMITH_TRACING", "").lower() not in ("1", "true", "yes"):
+        return False
+    key = os.environ.get("LANGSMITH_API_KEY")
+    return bool(key) and _key_problem(key) is None
+
+
+@functools.lru_cache(maxsize=4)
+def _key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be sent as LangSmith's ``x-api-key`` header (said once in the log, the key never
+    shown), or None. langsmith strips the spaces around it; a character a header cannot carry (a pasted
+    dash or quote) failed every upload with an encoding error whose text is the whole key, logged per answer."""
+    from .config import header_value_problem
+
+    problem = header_value_problem(key.strip(), "ascii")
+    if problem:
+        logging.getLogger(__name__).warning(
+            "LangSmith tracing is off: the environment variable LANGSMITH_API_KEY %s; set it to the API key "
+            "exactly as issued", problem)
+    return problem
 
 
 def traceable(name: str, run_type: str = "chain", *,

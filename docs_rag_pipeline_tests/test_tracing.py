@@ -230,3 +230,28 @@ def test_every_documented_value_of_langsmith_tracing_sends_the_trace(tmp_path):
             runs = ls.runs()
             assert {"ask", "retrieve", "generate", "validate"} <= {r.get("name") for r in runs}, (value, runs)
             assert {r["trace_id"] for r in runs if r.get("trace_id")} == {traced["trace_id"]}, value
+
+
+def test_a_langsmith_key_a_header_cannot_carry_is_named_once_never_shown(tmp_path):
+    """A LANGSMITH_API_KEY pasted with a typographic dash failed every upload with an encoding error whose
+    text is the whole header value: the key, in clear, five times per `docs-rag ask` (and per answer in the
+    server log), and nothing said which variable was wrong. Tracing is off with one warning naming the
+    variable; the key is not shown."""
+    index_guide(tmp_path)
+    key = "lsv2_pt_SECRET0123456789\u2014"
+    with ChatServer() as llm, LangSmithServer() as ls:
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": key, "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
+                             timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["mode"] == "llm"
+    assert "SECRET0123456789" not in out.stderr, out.stderr
+    assert out.stderr.count("LANGSMITH_API_KEY") == 1, out.stderr
+    assert "U+2014" in out.stderr
