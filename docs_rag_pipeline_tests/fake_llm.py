@@ -5,7 +5,7 @@ The requested ``model`` picks the behaviour: ``valid`` (cites real sources with 
 (the NO_ANSWER form), ``echo`` (repeats source 1 sentence by sentence, each cited ``[1]``: what a
 model fooled by the text it was given would write), ``unsupported`` (cites a source that doesn't support the claim), ``slow``
 (never answers in time), ``held`` (answers as ``valid`` once the test sets ``release``), ``steered`` (rewrites every follow-up
-into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``malformed`` (not JSON), ``deepjson`` (JSON nested 5,000 levels deep),
+into another question, as a model steered by text in its prompt does; answers as ``valid``), ``error500``, ``error429``, ``quota429`` (OpenAI's 429 for an exhausted quota), ``malformed`` (not JSON), ``deepjson`` (JSON nested 5,000 levels deep),
 ``keyecho`` (a 401 whose message repeats the key it got), ``errorstring`` (a 404 whose
 ``error`` is a string), ``html`` (a 200 HTML page), ``onlymarkers`` (an answer of markers and a stop, no word),
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
@@ -194,6 +194,10 @@ class ChatServer(LocalServer):
                     return
                 if model == "error429":
                     return self.send_json(429, {"error": {"message": "slow down"}})
+                if model == "quota429":
+                    return self.send_json(429, {"error": {
+                        "message": "You exceeded your current quota, please check your plan and billing details.",
+                        "type": "insufficient_quota", "code": "insufficient_quota"}})
                 if model == "errorbody":  # a 200 whose body is an error, as OpenRouter or LiteLLM pass one on
                     return self.send_json(200, {"error": {"message": "Provider returned error: upstream overloaded",
                                                           "code": 502}})

@@ -712,6 +712,20 @@ def test_an_error_status_whose_error_is_a_string_keeps_the_servers_message(index
         assert got["mode"] == "extractive" and said in got["warning"], got["warning"]
 
 
+def test_a_429_keeps_the_servers_message(indexed):
+    """A 429 said only "rate limiting requests (429)": OpenAI's exhausted quota (insufficient_quota, which no
+    retry mends) read as a rate limit that the next question gets past. The server's message is kept, as
+    for every other error status, streamed or not."""
+    from docs_rag_pipeline.query import ask_stream
+
+    root, srv = indexed
+    cfg = _llm_config(root, srv, "quota429")
+    said = ("the LLM server is rate limiting requests (429) (You exceeded your current quota, please check your "
+            "plan and billing details.)")
+    for got in (ask(Q, config=cfg).to_dict(), list(ask_stream(Q, config=cfg))[-1][1]):
+        assert got["mode"] == "extractive" and said in got["warning"], got["warning"]
+
+
 def test_an_answer_of_markers_without_a_word_is_refused(indexed):
     """``[1]`` or ``[1][2].`` from the model shipped as an answer (`` [1]``, ``refused: false``, its citation
     "supported"): a statement of markers and punctuation carries no claim, and an answer left without a

@@ -295,8 +295,8 @@ class ChatClient:
             raise LlmUnavailable(f"the LLM server did not answer within {self.cfg.timeout_seconds:g} s") from exc
         except (openai.APIConnectionError, httpx2.HTTPError) as exc:  # httpx2's own: while a stream is read
             raise LlmUnavailable(self._connection_problem(exc)) from exc
-        except openai.RateLimitError as exc:
-            raise LlmError("the LLM server is rate limiting requests (429)") from exc
+        except openai.RateLimitError as exc:  # with what it said: OpenAI's exhausted quota is a 429 too
+            raise LlmError(f"the LLM server is rate limiting requests (429){self._server_said(exc)}") from exc
         except openai.APIStatusError as exc:
             raise LlmError(self._status_problem(exc)) from exc
         except RecursionError as exc:  # JSON nested past Python's stack (10 KB of "[[[…"), within every size limit
@@ -308,16 +308,21 @@ class ChatClient:
     def _status_problem(self, exc: Any) -> str:
         """An HTTP error with the server's own explanation, when it gave one, and the setting to check:
         "HTTP 401" alone sent the operator looking anywhere but llm.api_key_env."""
-        body = getattr(exc, "body", None)  # the openai client's: a JSON body's "error", else the body
-        out = f"the LLM server answered HTTP {exc.status_code}"
-        if isinstance(body, dict):
-            out += _error_said(body if "error" in body else {"error": body}) or ""
-        elif isinstance(body, str) and _is_json(getattr(exc, "response", None)):
-            out += _error_said({"error": body}) or ""  # {"error": "<message>"}: Ollama, LM Studio, LiteLLM
+        out = f"the LLM server answered HTTP {exc.status_code}{self._server_said(exc)}"
         hint = {401: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 403: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
                 404: "check llm.model and llm.base_url"}.get(exc.status_code)
         return f"{out}; {hint}" if hint else out
+
+    @staticmethod
+    def _server_said(exc: Any) -> str:
+        """`` (<the server's message>)`` of an HTTP error, or ``""`` when it sent none."""
+        body = getattr(exc, "body", None)  # the openai client's: a JSON body's "error", else the body
+        if isinstance(body, dict):
+            return _error_said(body if "error" in body else {"error": body}) or ""
+        if isinstance(body, str) and _is_json(getattr(exc, "response", None)):
+            return _error_said({"error": body}) or ""  # {"error": "<message>"}: Ollama, LM Studio, LiteLLM
+        return ""
 
     def _connection_problem(self, exc: BaseException) -> str:
         """What went wrong with the connection, from the httpx2 error under the openai one: an operator
