@@ -15,6 +15,8 @@ import functools
 import inspect
 import logging
 import os
+import threading
+import time
 import uuid
 from typing import Any, Callable, TypeVar
 
@@ -135,6 +137,7 @@ def client() -> Any:
     from urllib3.util import Retry
 
     os.environ.setdefault("LANGSMITH_USE_DAEMON", "true")  # read by Client(): its sender threads
+    logging.getLogger("langsmith.client").addFilter(_Quiet())
     c = Client(timeout_ms=TIMEOUT_MS, retry_config=Retry(total=0))
     _mask_the_key_in_langsmith_logs()
     # on for langsmith too: its own check of LANGSMITH_TRACING takes only "true", so with "1" or "yes" (which
@@ -185,6 +188,36 @@ def _mask_the_key_in_langsmith_logs() -> None:
             logger = logging.getLogger(name)
             if _MASK_KEY not in logger.filters:
                 logger.addFilter(_MASK_KEY)
+
+
+#: a LangSmith failure (down, answering 500, a bad endpoint) is logged once in this many seconds: langsmith
+#: logs one per batch of runs, 2-4 per answer, each hundreds of characters (and a traceback per feedback)
+QUIET_SECONDS = 60.0
+
+
+class _Quiet(logging.Filter):
+    """langsmith's warnings and errors, each kind (by its first words) once per :data:`QUIET_SECONDS`,
+    without a traceback: an outage is said when it starts, not for every answer while it lasts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        text = record.getMessage()
+        if text.startswith("Run compression is not enabled"):  # advice for the LangSmith server's admin, said
+            return False  # by every process, and when LangSmith is down ("update to the latest version")
+        kind, now = text[:40], time.monotonic()
+        with self.lock:
+            if now - self.said.get(kind, -QUIET_SECONDS) < QUIET_SECONDS:
+                return False
+            self.said[kind] = now
+        record.msg, record.args = f"{text} (more like it in the next {QUIET_SECONDS:g} s are not logged)", ()
+        record.exc_info = record.exc_text = None
+        return True
 
 
 def flush(timeout: float | None = FLUSH_AT_EXIT_SECONDS) -> None:

@@ -255,3 +255,43 @@ def test_a_langsmith_key_a_header_cannot_carry_is_named_once_never_shown(tmp_pat
     assert "SECRET0123456789" not in out.stderr, out.stderr
     assert out.stderr.count("LANGSMITH_API_KEY") == 1, out.stderr
     assert "U+2014" in out.stderr
+
+
+MANY_SCRIPT = """
+import sys
+from docs_rag_pipeline import ask
+from docs_rag_pipeline.tracing import flush
+for _ in range(4):
+    assert ask("What does a converter do in data binding?", config=sys.argv[1]).mode == "llm"
+    flush()
+"""
+
+
+def test_a_langsmith_that_fails_is_logged_once_not_per_answer(tmp_path):
+    """A LangSmith answering 500 cost no answer anything, but langsmith logged a warning for every batch of
+    runs (2-4 per answer, hundreds of characters each) and told the operator to "update to the latest
+    version of LangSmith". Each kind of failure is logged once a minute now."""
+    from .local_http import LocalServer, QuietHandler
+
+    class Failing(QuietHandler):
+        def _handle(self):  # noqa: ANN202
+            self.read_body()
+            self.send_json(500, {"detail": "internal error"})
+
+        do_GET = do_POST = do_PATCH = _handle
+
+    index_guide(tmp_path)
+    with ChatServer() as llm, LocalServer(Failing) as ls:
+        cfg = write_config(tmp_path, extra=f"""
+            llm:
+              provider: openai
+              model: valid
+              base_url: {llm.url}
+        """)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", MANY_SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
+                             timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("Failed to multipart ingest runs") == 1, out.stderr
+    assert "update to the latest version" not in out.stderr and "Traceback" not in out.stderr, out.stderr
