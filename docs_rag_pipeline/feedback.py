@@ -419,21 +419,31 @@ def _to_langsmith(trace_id: str, rating: str, comment: str) -> bool:
         return False
 
     def send() -> None:
+        from langsmith.utils import LangSmithNotFoundError
+
         client = tracing.client()
-        client.create_feedback(run_id=trace_id, key="user_rating", score=1.0 if rating == "up" else 0.0,
-                               value=rating, comment=comment or None, trace_id=trace_id)
+        until = time.monotonic() + LANGSMITH_FEEDBACK_SECONDS
+        while True:  # once: langsmith's own 10 attempts with back-off went on after the request answered
+            try:
+                client.create_feedback(run_id=trace_id, key="user_rating", score=1.0 if rating == "up" else 0.0,
+                                       value=rating, comment=comment or None, trace_id=trace_id,
+                                       stop_after_attempt=1)
+                break
+            except LangSmithNotFoundError:  # the run not ingested yet (its runs are sent in the background)
+                if time.monotonic() + 0.5 > until:
+                    raise
+                time.sleep(0.5)
         client.flush(timeout=LANGSMITH_FEEDBACK_SECONDS)
 
     import logging
 
     try:  # bounded: a LangSmith that hangs must not hold the request (nor, a few at a time, the server)
         sent, _ = tracing.within(LANGSMITH_FEEDBACK_SECONDS, send)
-    except Exception as exc:  # noqa: BLE001 - LangSmith down: the local copy is kept
-        import traceback
-
-        # the traceback, the key written *** (an endpoint that refuses it may repeat it in its answer)
-        logging.getLogger(__name__).warning("LangSmith feedback failed for %s: %s", trace_id, tracing.without_key(
-            "".join(traceback.format_exception(exc)).rstrip()))
+    except Exception as exc:  # noqa: BLE001 - LangSmith down or refusing: the local copy is kept
+        # one line, the key written *** (an endpoint that refuses it may repeat it in its answer)
+        said = tracing.without_key(" ".join(str(exc).split()))[:300]
+        logging.getLogger(__name__).warning("LangSmith feedback failed for %s (%s: %s); the local copy is kept",
+                                            trace_id, type(exc).__name__, said)
         return False
     if not sent:
         logging.getLogger(__name__).warning("LangSmith feedback for %s not confirmed within %g s; the local copy "

@@ -774,3 +774,34 @@ def test_an_export_names_the_source_and_exports_only_one_source_with_source(tmp_
     bad = _run(["feedback", "export", "--out", str(tmp_path / "x.jsonl"), "--source", "gamma"], cfg)
     assert bad.returncode == 2 and "unknown source 'gamma'" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_feedback_langsmith_refuses_is_sent_once_and_logged_with_its_answer(index):
+    """A LangSmith that refused feedback at once (HTTP 500) held each POST /feedback the whole 5 s while
+    langsmith tried again (up to 10 times, on after the request had answered), and the log said only
+    "not confirmed within 5 s". The feedback is sent once now, and the log says what LangSmith answered."""
+    from .local_http import LocalServer, QuietHandler
+
+    posts: list[str] = []
+
+    class Refusing(QuietHandler):
+        def _handle(self):  # noqa: ANN202
+            self.read_body()
+            if self.path.endswith("/feedback"):
+                posts.append(self.path)
+                return self.send_json(500, {"detail": "feedback store unavailable"})
+            self.send_json(200, {})
+
+        do_GET = do_POST = do_PATCH = _handle
+
+    with LocalServer(Refusing) as ls:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
+        env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
+        out = subprocess.run([sys.executable, "-c", SCRIPT, str(index)], capture_output=True, text=True, env=env,
+                             timeout=180)
+        sent_posts = len(posts)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["langsmith"] is False
+    assert sent_posts == 1, sent_posts
+    assert "LangSmith feedback failed for" in out.stderr and "500" in out.stderr, out.stderr
+    assert "not confirmed" not in out.stderr
