@@ -24,6 +24,17 @@ print(json.dumps({"trace_id": a.trace_id, "mode": a.mode, "refused": a.refused})
 """
 
 
+def _llm_config(tmp_path, base_url: str, *, model: str = "valid"):
+    """The guide's config answering with an OpenAI-compatible server at ``base_url`` (``model`` picks
+    what the fake server does)."""
+    return write_config(tmp_path, extra=f"""
+        llm:
+          provider: openai
+          model: {model}
+          base_url: {base_url}
+    """)
+
+
 def _ask(cfg, env_extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
     env.update(env_extra)
@@ -36,12 +47,7 @@ def _ask(cfg, env_extra):
 def test_traces_go_to_langsmith_only_when_configured(tmp_path):
     index_guide(tmp_path)
     with ChatServer() as llm, LangSmithServer() as ls:
-        llm_cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        llm_cfg = _llm_config(tmp_path, llm.url)
         # not configured: an answer with a trace id, and nothing sent
         quiet = _ask(llm_cfg, {"LANGSMITH_ENDPOINT": ls.url})
         assert quiet["trace_id"] and quiet["mode"] == "llm" and ls.requests == []
@@ -67,12 +73,7 @@ def test_a_langsmith_that_never_answers_costs_an_answer_nothing(tmp_path):
 
     index_guide(tmp_path)
     with ChatServer() as llm, LangSmithServer(hang=True) as ls:
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url)
         env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
         env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url,
                     "DOCS_RAG_CONFIG": str(cfg), "DAGSTER_HOME": str(tmp_path / "dh")})
@@ -89,12 +90,7 @@ def test_the_llm_is_reached_through_the_proxy_the_environment_names(tmp_path):
     that does not resolve; the local server plays the proxy (it gets the absolute URL) and answers."""
     index_guide(tmp_path)
     with ChatServer() as proxy:
-        cfg = write_config(tmp_path, extra="""
-            llm:
-              provider: openai
-              model: valid
-              base_url: http://llm.invalid/v1
-        """)
+        cfg = _llm_config(tmp_path, "http://llm.invalid/v1")
         env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")
                and k.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")}
         env["HTTP_PROXY"] = proxy.url.rsplit("/v1", 1)[0]
@@ -113,12 +109,7 @@ def test_a_key_the_llm_server_repeats_never_reaches_a_trace(tmp_path):
     key = "sk-live-SECRET0123456789abcdef"
     index_guide(tmp_path)
     with ChatServer() as llm, LangSmithServer() as ls:
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: keyecho
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url, model="keyecho")
         answer = _ask(cfg, {"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key",
                             "LANGSMITH_ENDPOINT": ls.url, "OPENAI_API_KEY": key})
         assert answer["mode"] == "extractive"
@@ -177,12 +168,7 @@ def test_a_streamed_answer_is_one_trace_and_leaving_it_still_closes_the_llm_stre
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
     with ChatServer() as llm, LangSmithServer() as ls:
         env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url)
         out = subprocess.run([sys.executable, "-c", STREAM_SCRIPT, str(cfg), "all"], capture_output=True, text=True,
                              env=env, timeout=120)
         assert out.returncode == 0, out.stderr
@@ -217,12 +203,7 @@ def test_every_documented_value_of_langsmith_tracing_sends_the_trace(tmp_path):
     recorded, and each trace id was a random one that named no trace."""
     index_guide(tmp_path)
     with ChatServer() as llm, LangSmithServer() as ls:
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url)
         for value in ("1", "yes", "TRUE"):
             ls.requests.clear()
             traced = _ask(cfg, {"LANGSMITH_TRACING": value, "LANGSMITH_API_KEY": "test-key",
@@ -240,12 +221,7 @@ def test_a_langsmith_key_a_header_cannot_carry_is_named_once_never_shown(tmp_pat
     index_guide(tmp_path)
     key = "lsv2_pt_SECRET0123456789\u2014"
     with ChatServer() as llm, LangSmithServer() as ls:
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url)
         env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
         env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": key, "LANGSMITH_ENDPOINT": ls.url})
         out = subprocess.run([sys.executable, "-c", SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
@@ -282,12 +258,7 @@ def test_a_langsmith_that_fails_is_logged_once_not_per_answer(tmp_path):
 
     index_guide(tmp_path)
     with ChatServer() as llm, LocalServer(Failing) as ls:
-        cfg = write_config(tmp_path, extra=f"""
-            llm:
-              provider: openai
-              model: valid
-              base_url: {llm.url}
-        """)
+        cfg = _llm_config(tmp_path, llm.url)
         env = {k: v for k, v in os.environ.items() if not k.startswith("LANGSMITH_")}
         env.update({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test-key", "LANGSMITH_ENDPOINT": ls.url})
         out = subprocess.run([sys.executable, "-c", MANY_SCRIPT, str(cfg)], capture_output=True, text=True, env=env,
