@@ -1061,11 +1061,19 @@ class SourceNotIndexed(NothingIndexed):
         super().__init__(folder, table)
         self.sources = list(sources)
 
+    @property
+    def names(self) -> str:
+        """The sources, quoted: ``'a', 'b'``."""
+        return ", ".join(repr(n) for n in self.sources)
+
+    @property
+    def fix(self) -> str:
+        """The commands that index them."""
+        return " and ".join(f"`docs-rag ingest --source {n}`" for n in self.sources)
+
     def __str__(self) -> str:
-        names = ", ".join(repr(n) for n in self.sources)
-        fix = " and ".join(f"`docs-rag ingest --source {n}`" for n in self.sources)
-        return (f"{'source' if len(self.sources) == 1 else 'sources'} {names}: nothing is indexed yet (never "
-                f"ingested into {self.filename}); run {fix} first")
+        return (f"{'source' if len(self.sources) == 1 else 'sources'} {self.names}: nothing is indexed yet (never "
+                f"ingested into {self.filename}); run {self.fix} first")
 
 
 def require_storage_folder(folder: Path) -> None:

@@ -161,8 +161,9 @@ class _MaskKey(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if without_key(message) != message:
-            record.msg, record.args = without_key(message), None
+        masked = without_key(message)
+        if masked != message:
+            record.msg, record.args = masked, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:

@@ -482,12 +482,14 @@ _CLOSERS = {
 
 
 def _sub_closed(rx: re.Pattern[str], repl: Any, text: str) -> str:
-    """``rx.sub(repl, text)`` for a pattern of :data:`_CLOSERS`, without searching the text after the
+    """``rx.sub(repl, text)`` (for a pattern of :data:`_CLOSERS`) without searching the text after the
     last place a match could end: there every opening mark (``#123``, ``_name``, a lone ``*``) would
     make the lazy ``.*?`` scan to the end of the paragraph again, work growing with the square of the
     marks (a paragraph of 2,000 issue references took seconds). The search still sees the character
     after the last closing mark (its lookahead) and any marks right after it, so every match, and only
     those, is the one the whole text gives."""
+    if rx not in _CLOSERS:  # a pattern whose search never scans ahead
+        return rx.sub(repl, text)
     closer, marks = _CLOSERS[rx]
     end = 0
     for m in closer.finditer(text):
@@ -639,7 +641,7 @@ def inline_text(text: str, attrs: dict[str, str] | None = None, refs: dict[str, 
     text = _ROLE_RE.sub(lambda m: m.group(1), text)
     for _ in range(2):  # nested marks (*_x_*)
         for rx in _QUOTES:
-            text = _sub_closed(rx, lambda m: m.group(1), text) if rx in _CLOSERS else rx.sub(lambda m: m.group(1), text)
+            text = _sub_closed(rx, lambda m: m.group(1), text)
     text = _ESCAPES_RE.sub("", text)
     text = re.sub(r"(?<=\S) \+$", "\n", text, flags=re.M)  # hard line breaks
     text = re.sub(r"(?<= )--(?= )|(?<=\w)--(?=\w)", "—", text)

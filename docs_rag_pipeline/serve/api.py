@@ -137,9 +137,7 @@ def backend_message(exc: BaseException) -> str:
     if isinstance(exc, ConfigError):
         return "the search backend is unavailable: the server's configuration cannot be loaded; see the server log"
     if isinstance(exc, SourceNotIndexed):  # the sources the call was limited to were never ingested
-        names = ", ".join(repr(n) for n in exc.sources)
-        fix = " and ".join(f"`docs-rag ingest --source {n}`" for n in exc.sources)
-        return f"the search backend is unavailable for {names}: nothing is indexed for it yet; {fix} makes it"
+        return f"the search backend is unavailable for {exc.names}: nothing is indexed for it yet; {exc.fix} makes it"
     if isinstance(exc, NothingIndexed):
         return ("the search backend is unavailable: nothing is indexed yet (or only with another embedding model); "
                 "`docs-rag ingest` makes the index")
@@ -816,14 +814,15 @@ def create_app(*, config_path: str | None = None) -> Flask:
             raise ApiError(400, "duplicate_field", f"'{name}' is given {len(values)} times; give it once")
         return values[0] if values else ""
 
-    @app.get("/view")
-    def view_page():  # noqa: ANN202
+    def _requested_page(route: str) -> dict[str, Any]:
+        """The page ``url`` (and ``source``: two sources may index the URL) of a ``/view`` or ``/pages``
+        request; a 400 for a missing URL or an unknown source, a 413 for a long URL, a 404 for none."""
         url = _arg("url").strip()
         if not url:
-            raise ApiError(400, "missing_url", "give the page's URL: GET /view?url=<page url>")
+            raise ApiError(400, "missing_url", f"give the page's URL: GET {route}?url=<page url>")
         if len(url) > MAX_URL_CHARS:
             raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
-        source = _arg("source") or None  # two sources may index the URL: the chat page names the citation's
+        source = _arg("source") or None
         c = ctx()
         bad = unknown_source(c, source)
         if bad:
@@ -831,6 +830,11 @@ def create_app(*, config_path: str | None = None) -> Flask:
         page = page_chunks(c, url, source=source)
         if page is None:
             raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
+        return page
+
+    @app.get("/view")
+    def view_page():  # noqa: ANN202
+        page = _requested_page("/view")  # the chat page names the citation's source
         resp = app.response_class(render_page(page), mimetype="text/html")
         for k, v in PAGE_HEADERS.items():
             resp.headers[k] = v
@@ -850,19 +854,7 @@ def create_app(*, config_path: str | None = None) -> Flask:
         unknown = sorted(set(request.args) - {"url", "source"})
         if unknown:
             raise ApiError(400, "unknown_field", f"unknown parameter(s) {', '.join(unknown)}; allowed: source, url")
-        url = _arg("url").strip()
-        if not url:
-            raise ApiError(400, "missing_url", "give the page's URL: GET /pages?url=<page url>")
-        if len(url) > MAX_URL_CHARS:
-            raise ApiError(413, "too_long", f"'url' is longer than {MAX_URL_CHARS} characters")
-        source = _arg("source") or None
-        c = ctx()
-        bad = unknown_source(c, source)
-        if bad:
-            raise ApiError(400, "unknown_source", bad)
-        page = page_chunks(c, url, source=source)
-        if page is None:
-            raise ApiError(404, "not_found", f"no indexed page with URL {url.split('#', 1)[0]!r}")
+        page = _requested_page("/pages")
         return jsonify(page)
 
     @app.get("/openapi.json")
