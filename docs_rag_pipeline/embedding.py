@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 from .files import expand_home
-from .masking import Masked
+from .masking import Masked, basic_auth_hint
 
 if TYPE_CHECKING:
     from .config import EmbeddingConfig
@@ -228,6 +228,8 @@ class OpenAIEmbedder:
         # what messages say: the URL without its user and password, never the key (a server may echo it)
         self._masked = Masked(key if os.environ.get(cfg.api_key_env) else None, str(self._client.base_url))
         self._url = self._masked.url
+        # said on a 401/403 when the URL holds user:password@ (sent as Basic auth in place of the key)
+        self._basic_hint = basic_auth_hint(cfg.base_url or "", "embedding.base_url", "embedding.api_key_env")
         self.model = cfg.model
         # asked of the server when set (OpenAI's text-embedding-3 models shorten their vectors to it)
         self._size = {"dimensions": cfg.dimensions} if cfg.dimensions else {}
@@ -294,7 +296,8 @@ class OpenAIEmbedder:
                                                  f"embedding.dimensions ({exc}); asking without it"))
                     self._size = {}
                     return self._call(batch)
-                hint = ("; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
+                hint = (f"; {self._basic_hint}" if self._basic_hint and status in (401, 403) else
+                        "; check the key in the variable embedding.api_key_env names" if status in (401, 403) else
                         "; check embedding.base_url and embedding.model" if status == 404 else
                         "")
                 raise self._fail(f"embedding server at {self._url} refused the request: {exc}{hint}") \

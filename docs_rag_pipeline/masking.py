@@ -21,6 +21,17 @@ def url_password(url: str) -> tuple[str, ...]:
     return (*((password, unquote(password)) if password else ()), *sorted(wire))
 
 
+def basic_auth_hint(url: str, setting: str, key_setting: str) -> str | None:
+    """What to check when a server refused (401, 403) a client whose base URL holds ``user:password@``:
+    the HTTP client sends them as ``Authorization: Basic`` in place of the key, so "check the key" sent the
+    operator to a key the server never got. None when ``url`` has no user info."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    return (f"the user name and password in {setting} went as HTTP Basic auth in place of the key; check "
+            f"them, or remove them from {setting} and give the key in the variable {key_setting} names")
+
+
 def without_url_userinfo(url: str) -> str:
     """``url`` without ``user:password@``: what a message may show."""
     parts = urlsplit(url)

@@ -679,6 +679,9 @@ def test_a_base_url_password_the_llm_server_repeats_as_sent_reaches_no_answer_or
         assert got["mode"] == "extractive" and "HTTP 401 (Incorrect API key provided: Basic ***)" in \
             got["warning"], got["warning"]
         assert wire not in json.dumps(got) and "hunter2pw" not in json.dumps(got)
+        # the key was never sent: the hint names the user and password that were, not the key
+        assert "the user name and password in llm.base_url went as HTTP Basic auth in place of the key" in \
+            got["warning"] and "check the key in the environment" not in got["warning"], got["warning"]
     assert "LLM failed" in caplog.text and wire not in caplog.text
 
 

@@ -301,6 +301,9 @@ def test_a_base_url_password_the_server_repeats_as_sent_is_masked():
             emb.embed(["alpha"])
     shown = "".join(traceback.format_exception(e.value))
     assert wire not in shown and "PASSWORD99" not in shown, shown
+    # the key was never sent: the hint names the user and password that were, not the key (secrets, left)
+    assert "the user name and password in embedding.base_url went as HTTP Basic auth in place of the key" \
+        in str(e.value) and "check the key in the variable" not in str(e.value), str(e.value)
 
 
 def _spoiled(how: str):  # noqa: ANN202

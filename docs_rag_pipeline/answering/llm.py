@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from ..config import LlmConfig
-from ..masking import Masked
+from ..masking import Masked, basic_auth_hint
 from ..records import Hit
 from ..unicode_text import LONE_SURROGATE, OPEN_ESCAPE_SEQUENCE, mend, without_controls
 from .markers import neutralise
@@ -309,9 +309,9 @@ class ChatClient:
         """An HTTP error with the server's own explanation, when it gave one, and the setting to check:
         "HTTP 401" alone sent the operator looking anywhere but llm.api_key_env."""
         out = f"the LLM server answered HTTP {exc.status_code}{self._server_said(exc)}"
-        hint = {401: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
-                403: f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)",
-                404: "check llm.model and llm.base_url"}.get(exc.status_code)
+        basic = basic_auth_hint(self.cfg.base_url or "", "llm.base_url", "llm.api_key_env")
+        key = basic or f"check the key in the environment variable {self.cfg.api_key_env} (llm.api_key_env)"
+        hint = {401: key, 403: key, 404: "check llm.model and llm.base_url"}.get(exc.status_code)
         return f"{out}; {hint}" if hint else out
 
     @staticmethod
