@@ -51,10 +51,11 @@ if __name__ == "__main__":
     parents = get_context(cfg)  # held, so that no new object can take its id in the child
     p = multiprocessing.get_context("fork").Process(target=child, args=(cfg, id(parents)))
     p.start()
-    p.join(120)  # a bound, not a timing: without the fix the child never returns
+    p.join(60)  # a bound, not a timing: without the fix the child never returns (it takes ~2 s with it)
     if p.is_alive():
         p.kill()
         p.join()
+        print("child hung")
     print("child exit", p.exitcode)
     sys.exit(0 if p.exitcode == 0 else 1)
 """
@@ -72,13 +73,16 @@ def test_a_child_forked_after_an_ask_searches_with_its_own_context(tmp_path):
     cfg = str(index_guide(tmp_path))
     script = tmp_path / "fork_after_ask.py"
     script.write_text(FORK_SCRIPT)
-    # LanceDB's own fork support (experimental, it warns) crashes a child now and then inside its native
-    # runtime, also with an idle parent: 3 children of 12 on a loaded machine died of SIGSEGV in the
-    # child's first `list_tables` of a connection of its own (python.md says so, and what to use instead).
-    # That crash, and only it, is tried again; a hang, a reused context or a failed search fail at once.
+    # LanceDB's own fork support (experimental, it warns: "a small chance of deadlock remains if other
+    # state was mid-operation at fork time") crashes a child now and then inside its native runtime, also
+    # with an idle parent: 3 children of 12 on a loaded machine died of SIGSEGV in the child's first
+    # `list_tables` of a connection of its own, 6 of 400 on a quieter one; and once in a CI run a child
+    # hung (docs/interfaces/python.md says so, and what to use instead). Those two, and only they, are tried again, up to
+    # three times in all: without the fix every child hangs, so the test still fails; a reused context or
+    # a failed search fails at once.
     for _ in range(3):
         out = subprocess.run([sys.executable, str(script), cfg], capture_output=True, text=True, timeout=600)
-        if "child exit -11" not in out.stdout:
+        if "child exit -11" not in out.stdout and "child hung" not in out.stdout:
             break
     assert out.returncode == 0, f"the forked child reused the parent's context, or hung or failed: {out.stdout[-2000:]}{out.stderr[-4000:]}"
 
