@@ -15,6 +15,7 @@ from .retrieval import Hits, QueryError
 from .retrieval import search as _search
 from .schemas import AskRequest, InputError, SearchRequest, parse_request
 from .threads import ThreadsUnavailable, Turn, thread_store
+from .unicode_text import without_controls
 
 
 def _check(ctx: Any, model: type, text_field: str, text: Any, *, top_k: Any, top_k_default: bool = True,
@@ -67,6 +68,7 @@ def ask_in(ctx: Any, question: str, *, thread_id: str | None = None, top_k: int 
     """:func:`ask` in a context already read (a server reads its config once per request, so an edit
     saved during a request is never half applied to it)."""
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
+    question = without_controls(question)  # pasted with a terminal's colours: logged and kept as its text
     if not isinstance(remember, bool):  # "no" is truthy: it stored the conversation it meant not to
         raise QueryError("remember: must be True or False", code="invalid_remember", field="remember")
     store = thread_store(ctx) if remember or thread_id else None
@@ -95,6 +97,7 @@ def ask_stream_in(ctx: Any, question: str, *, thread_id: str | None = None, top_
                   filters: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """:func:`ask_stream` in a context already read (see :func:`ask_in`)."""
     _check(ctx, AskRequest, "question", question, top_k=top_k, source=source, filters=filters, thread_id=thread_id)
+    question = without_controls(question)  # as ask_in
     store = thread_store(ctx)
     thread = _thread(store, thread_id)
 

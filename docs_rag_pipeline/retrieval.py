@@ -17,6 +17,7 @@ from .embedding import embed_query
 from .metadata_rules import shared_values
 from .records import Hit
 from .store import FILTER_KEY_RE, FILTER_KEY_RULE, sql_in, sql_str
+from .unicode_text import without_controls
 from .words import folded, fulltext_text, query_words
 
 MODES = ("hybrid", "fulltext", "vector")
@@ -200,6 +201,8 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     """The ``top_k`` best chunks. With ``retrieval.rerank`` configured (and ``rerank``, in hybrid
     mode) the best fused candidates are reordered by the rerank endpoint; when it fails, the fused
     order is kept and the result's ``warning`` says why."""
+    if isinstance(query, str):  # pasted with a terminal's colours (ESC [ 31 m): read as its text, as documents are
+        query = without_controls(query)
     if not isinstance(query, str) or not query.strip():
         raise QueryError("query: must be a non-empty string")
     if mode not in MODES:

@@ -230,7 +230,9 @@ def _visible(v: str) -> bool:
 
 
 def _non_empty(v: str, info: ValidationInfo) -> str:
-    if not _visible(v):
+    from .unicode_text import without_controls
+
+    if not _visible(without_controls(v)):  # only a terminal escape sequence (ESC [ 31 m) is no text either
         raise PydanticCustomError("empty", "must be a non-empty string")
     ctx = (info.context or {}).get("ctx")
     limit = ctx.config.api.max_question_chars if ctx is not None else None

@@ -422,7 +422,8 @@ def test_control_characters_are_shown_not_obeyed(tmp_path):
     record_feedback(load_config(cfg), answer.trace_id, "down", f"wrong{esc}[8m hidden")
     listed = _run(["feedback", "list"], cfg)
     assert listed.returncode == 0, listed.stderr
-    assert "gigawatts^[]0;pwned^G^[[2J does" in listed.stdout and "wrong^[[8m hidden" in listed.stdout
+    # the question is read and logged as its text (its escape sequences go, as a document's do); the comment is shown
+    assert "How many gigawatts does the flux capacitor need?" in listed.stdout and "wrong^[[8m hidden" in listed.stdout
     assert esc not in listed.stdout and bel not in listed.stdout
 
 

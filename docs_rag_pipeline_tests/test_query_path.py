@@ -182,3 +182,30 @@ def test_a_bad_mode_and_a_non_bool_remember_name_their_field(indexed):
     with pytest.raises(QueryError) as err:
         ask("install acme widgets", remember="no", config=indexed)  # "no" is truthy
     assert (err.value.code, err.value.field) == ("invalid_remember", "remember")
+
+
+def test_a_question_pasted_with_terminal_colours_is_read_as_its_text(indexed):
+    """A question copied from a coloured terminal (``ESC [ 1 m … ESC [ 0 m``, a colour left open at its end)
+    was refused, where the same words were answered: documents lose such sequences when parsed
+    (docs/formats.md), questions did not, and the model and the refusal gates read ``[31m`` as text
+    (queryfuzz probe F1). A question is read as its text in search, ask and the stream, and is logged so;
+    one that is only an escape sequence is no question."""
+    from docs_rag_pipeline import ask, search
+    from docs_rag_pipeline.query import ask_stream
+    from docs_rag_pipeline.retrieval import QueryError
+
+    plain = "Which Python version is required to install Acme Widgets?"
+    want = ask(plain, config=indexed, remember=False)
+    assert not want.refused and "Python 3.11 or newer is required" in want.answer, want.answer
+    hits = [h.chunk_id for h in search(plain, config=indexed)]
+    for q in ("\x1b[1m" + plain + "\x1b[0m", plain.replace("Python", "\x1b[32mPython\x1b[0m"), plain + "\x1b[31m",
+              plain + "\x1b]8;;https://evil.example/\x07link\x1b]8;;\x07"):
+        a = ask(q, config=indexed, remember=False)
+        assert (a.refused, a.answer, a.citations, a.searched) == (False, want.answer, want.citations, None), (q, a.answer)
+        assert [h.chunk_id for h in search(q, config=indexed)] == hits, q
+        final = [d for name, d in ask_stream(q, config=indexed) if name == "final"][0]
+        assert (final["answer"], final["refused"]) == (want.answer, False), q
+    for call, field in ((search, "query"), (ask, "question")):
+        with pytest.raises(QueryError) as err:
+            call("\x1b[31m\x1b[0m", config=indexed)
+        assert (err.value.code, err.value.field) == (f"missing_{field}", field)

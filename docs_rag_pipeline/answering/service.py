@@ -17,6 +17,7 @@ from ..records import Answer, Hit
 from ..retrieval import QueryError, configured_sources, search
 from ..store import sql_str
 from ..tracing import current_trace_id, traceable
+from ..unicode_text import without_controls
 from ..words import folded, is_spaceless
 from .citations import CitationError, mark_support, validate
 from .extractive import (REFUSAL, STOPWORDS, _stem, _stems_of, content_terms, extractive_answer, in_compound, judge,
@@ -224,6 +225,7 @@ def _without_llm(down: LlmError) -> str:
 def answer_question(ctx: Context, question: str, *, top_k: int | None = None, source: str | None = None,
                     filters: dict[str, Any] | None = None, history: Sequence[Any] | None = None) -> Answer:
     """``history``: the previous turns of the thread (threads.Turn), oldest first."""
+    question = without_controls(question) if isinstance(question, str) else question  # terminal colours pasted with it
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
     asked = question
@@ -302,6 +304,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     produced, ``{"text": …}``), then ``final``: the answer (``Answer.to_dict()``) with ``validation``
     (``{"valid", "reason"}``) and ``replaced`` (true when the streamed text was rejected: a streamed
     LLM answer that failed validation is replaced by the refusal). The validator decides."""
+    question = without_controls(question) if isinstance(question, str) else question  # as answer_question
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")
     asked = question
