@@ -1936,3 +1936,41 @@ def test_a_question_a_table_row_answers_is_answered_with_the_row_it_names():
     assert not ans.refused, ans.answer
     assert ans.answer.startswith("| Status | When |\n| --- | --- |\n| `69` | The object store"), ans.answer
     assert "`1`" not in ans.answer and "`75`" not in ans.answer, ans.answer
+
+
+def test_a_citation_marker_pasted_with_a_question_is_no_word_of_it(tmp_path):
+    """``How do I run the tests? [1]`` (a question pasted with a marker from an earlier answer or a footnote)
+    was answered with the right sentence and the exit-status row keyed `1`, cited: the marker's `1` was a
+    word of the question, and a row whose key is a word of the question comes first (queryfuzz probe F2).
+    A question is read without the markers pasted with it, as a document's text is; `NO_ANSWER`, which a
+    question may ask about, and a number written as a word (*exit status 1*) stay."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.answering.markers import question_text
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+    from docs_rag_pipeline.query import ask_stream
+
+    assert question_text("How do I run the tests? [1]") == "How do I run the tests?"
+    assert question_text("What does NO_ANSWER mean? [^2]") == "What does NO_ANSWER mean?"
+    assert question_text("What does exit status 1 mean?") == "What does exit status 1 mean?"
+    assert question_text("[1]") == "[1]"  # nothing but a marker: left as asked (and refused)
+    write_docs(tmp_path / "docs", {
+        "testing.md": "# Testing\n\n## Run the tests\n\nRun the tests with `make test`. The continuous integration "
+                      "script runs exactly the same command.\n",
+        "cli.md": "# Command line\n\n## Exit status\n\nThe program returns one of these to the shell.\n\n"
+                  "| Status | When |\n|---|---|\n| `0` | Success, including refused answers. |\n"
+                  "| `1` | A step of at least one source's ingest failed. |\n"
+                  "| `69` | The object store cannot be reached. |\n",
+        "other.md": "# Deploying\n\nServe the API behind a reverse proxy and keep the storage on a volume.\n"})
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    want = ask("How do I run the tests?", config=cfg, remember=False)
+    assert not want.refused and "make test" in want.answer and "`1`" not in want.answer, want.answer
+    for q in ("How do I run the tests? [1]", "How do I run the tests?[1]", "How do I run the tests? [^1]",
+              "How do I run the tests? 【1】"):
+        a = ask(q, config=cfg, remember=False)
+        assert (a.answer, a.citations, a.searched) == (want.answer, want.citations, None), (q, a.answer)
+        final = [d for name, d in ask_stream(q, config=cfg) if name == "final"][0]
+        assert final["answer"] == want.answer, (q, final["answer"])
+    a = ask("What does exit status 1 mean?", config=cfg, remember=False)
+    assert not a.refused and "| `1` | A step of at least one source's ingest failed. |" in a.answer, a.answer

@@ -145,21 +145,32 @@ def _lookalike(m: re.Match) -> str:
     return _CUT
 
 
-def neutralise(text: str) -> str:
+def neutralise(text: str, *, refusal: bool = True) -> str:
     """``text`` without bracketed numbers, footnote references or ``NO_ANSWER`` outside code,
-    nor look-alikes of a marker (invisible characters inside, full-width brackets, a range)."""
+    nor look-alikes of a marker (invisible characters inside, full-width brackets, a range).
+    ``refusal=False`` keeps ``NO_ANSWER`` (a question may ask about it: :func:`question_text`)."""
     parts = code_parts(text)
-    parts[0::2] = [neutralise_text(p) for p in parts[0::2]]  # the even parts are outside code
+    parts[0::2] = [neutralise_text(p, refusal=refusal) for p in parts[0::2]]  # the even parts are outside code
     return re.sub(r"[ \t]+$", "", "".join(parts))
 
 
-def neutralise_text(p: str) -> str:
+def question_text(question: str) -> str:
+    """A question as the answer reads it: without the citation markers pasted with it from an earlier
+    answer or a footnote (``How do I run the tests? [1]``), which name no word of it; before, the marker's
+    ``1`` was a word of the question and brought in a table row keyed ``1``. A question that is nothing
+    but markers is left as it is (and refused as such)."""
+    plain = neutralise(question, refusal=False)
+    return plain if plain.strip() else question
+
+
+def neutralise_text(p: str, *, refusal: bool = True) -> str:
     """One piece of text with no code in it, without markers, look-alikes and ``NO_ANSWER``."""
-    if not (_LOOKALIKE_RE.search(p) or _OTHER_MARKER_RE.search(p) or _REFUSAL_RE.search(p)):
+    if not (_LOOKALIKE_RE.search(p) or _OTHER_MARKER_RE.search(p) or (refusal and _REFUSAL_RE.search(p))):
         return p  # the document's own spacing stays as written ("in .astro files")
     p = p.replace(_CUT, "")
     p = _LOOKALIKE_RE.sub(_lookalike, p)  # MARKER_RE's matches are among these
-    p = _REFUSAL_RE.sub(_CUT, _OTHER_MARKER_RE.sub(_CUT, p))
+    p = _OTHER_MARKER_RE.sub(_CUT, p)
+    p = _REFUSAL_RE.sub(_CUT, p) if refusal else p
     # a removed marker takes the spaces before it along where punctuation or a line end follows
     # ("see below [2]." → "see below."), else it just goes; at a line's start it takes the spaces after
     # it along, and the colon of a footnote's definition ("[^1]: The note." → "The note.")

@@ -23,6 +23,7 @@ from .citations import CitationError, mark_support, validate
 from .extractive import (REFUSAL, STOPWORDS, _stem, _stems_of, content_terms, extractive_answer, in_compound, judge,
                          question_language)
 from .llm import THINK_CLOSE, ChatClient, LlmError, LlmUnavailable, build_prompt, rewrite_messages, strip_reasoning
+from .markers import question_text
 from .refusal import corpus_stats
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,7 @@ def answer_question(ctx: Context, question: str, *, top_k: int | None = None, so
     question = without_controls(question) if isinstance(question, str) else question  # terminal colours pasted with it
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")  # the caller's word, not search's "query"
+    question = question_text(question)  # a marker pasted with it ("… tests? [1]") is no word of it
     asked = question
     question, rewritten, down, spent = standalone(ctx, question, history)
     # searched, judged and answered with its letters in their plain width (``searched`` says only
@@ -307,6 +309,7 @@ def answer_events(ctx: Context, question: str, *, top_k: int | None = None, sour
     question = without_controls(question) if isinstance(question, str) else question  # as answer_question
     if not isinstance(question, str) or not question.strip():
         raise QueryError("question: must be a non-empty string")
+    question = question_text(question)  # as answer_question
     asked = question
     question, rewritten, down, spent = standalone(ctx, question, history)
     head: dict[str, Any] = {"standalone_question": rewritten, "searched": question if question != asked else None}
