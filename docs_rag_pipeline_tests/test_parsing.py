@@ -1440,6 +1440,36 @@ def test_a_line_numbered_code_table_keeps_its_language() -> None:
         "Start it:\n\n```python\nimport os\nprint(os.sep)\n```")
 
 
+@pytest.mark.parametrize("generator, block", [
+    # Hugo (Chroma) with lineNos inline: a number span before each line's code span, inside the <pre>
+    ("hugo-inline", '<div class="highlight"><pre tabindex="0" class="chroma"><code class="language-sh" data-lang="sh">'
+                    '<span class="line"><span class="ln">1</span><span class="cl">hugo new site quickstart\n</span></span>'
+                    '<span class="line"><span class="ln">2</span><span class="cl">cd quickstart\n</span></span></code></pre></div>'),
+    # Hugo (Chroma) with lineNos: table: the numbers in a <pre> of a cell of their own
+    ("hugo-table", '<div class="highlight"><div class="chroma"><table class="lntable"><tr><td class="lntd">'
+                   '<pre tabindex="0" class="chroma"><code><span class="lnt">1\n</span><span class="lnt">2\n</span></code></pre></td>'
+                   '<td class="lntd"><pre tabindex="0" class="chroma"><code class="language-sh" data-lang="sh">'
+                   '<span class="line"><span class="cl">hugo new site quickstart\n</span></span>'
+                   '<span class="line"><span class="cl">cd quickstart\n</span></span></code></pre></td></tr></table></div></div>'),
+    # VitePress (line-numbers-mode): the numbers in an aria-hidden wrapper beside the <pre>
+    ("vitepress", '<div class="language-sh vp-adaptive-theme line-numbers-mode"><pre class="shiki vp-code" tabindex="0">'
+                  '<code><span class="line"><span>hugo new site quickstart</span></span>\n<span class="line"><span>cd quickstart'
+                  '</span></span></code></pre><div class="line-numbers-wrapper" aria-hidden="true">'
+                  '<span class="line-number">1</span><br><span class="line-number">2</span><br></div></div>'),
+    # Prism's line-numbers plugin, its rows written out
+    ("prism", '<pre class="line-numbers language-sh"><code class="language-sh">hugo new site quickstart\ncd quickstart'
+              '<span aria-hidden="true" class="line-numbers-rows"><span>1</span><span>2</span></span></code></pre>'),
+])
+def test_line_numbers_of_generators_beside_their_code_stay_out_of_it(generator: str, block: str) -> None:
+    """A code block's line numbers are its renderer's, not the code's: Hugo's were glued to each line
+    (``1hugo new site quickstart``) or read as a code block of their own (``1\n2``), VitePress' and
+    Prism's as text after the code; only Pygments' (Sphinx, MkDocs) stayed out."""
+    html = (f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Create a site:</p>{block}"
+            "</main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/install/").sections[0].text == (
+        "Create a site:\n\n```sh\nhugo new site quickstart\ncd quickstart\n```"), generator
+
+
 def test_navigation_without_nav_elements_is_chrome() -> None:
     """Generators that mark navigation without ``<nav>`` had it indexed as text, neighbour pages' titles
     in the first and last chunk of every page: DocBook XSL's ``div.navheader``/``div.navfooter``

@@ -51,7 +51,13 @@ _NAV_RELS = {"next", "prev", "previous", "up", "index", "contents", "toc", "home
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
 #: (a layout table's cell too, ``<td id="sidebar">``: see :func:`_is_layout_table`)
 _ID_CHROME_ELEMENTS = {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "menu", "details", "form"}
-_PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "permalink"}
+_PERMALINK_CLASSES = {"headerlink", "hash-link", "anchor", "anchorjs-link", "heading-anchor", "header-anchor",
+                      "permalink"}  # header-anchor: markdown-it-anchor's default (VitePress, VuePress, Eleventy)
+#: a class that holds a code block's line numbers, which its renderer writes beside the code and no one
+#: copies with it: Pygments' (Sphinx, MkDocs), VitePress' wrapper, Prism's line-numbers plugin
+_LINE_NUMBER_CLASSES = {"linenos", "linenodiv", "lineno", "line-numbers-wrapper", "line-number", "line-numbers-rows"}
+#: Hugo's (Chroma's) line numbers, a class short enough to mean something else outside a code block
+_PRE_LINE_NUMBER_CLASSES = {"ln", "lnt"}
 _PARAGRAPHS = {"p", "summary", "figcaption", "caption", "address", "dt", "legend"}
 _CONTAINERS = {
     "div", "section", "article", "main", "header", "aside", "details", "figure", "body", "html",
@@ -428,7 +434,8 @@ def _is_chrome(el: Tag) -> bool:
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         or _is_viewcode_link(el, classes)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
-        or any(c in ("linenos", "linenodiv", "lineno") for c in classes)
+        or bool(_LINE_NUMBER_CLASSES.intersection(classes))
+        or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
 
 
@@ -732,7 +739,9 @@ class _Walker:
             if lines:
                 yield [OutLine(line) for line in lines]
         elif name == "pre":
-            yield fence_block(_pre_text(el), _code_language(el))
+            code = _pre_text(el)
+            if code.strip():  # a <pre> emptied of its line numbers (Hugo's line-number column) is no code
+                yield fence_block(code, _code_language(el))
         elif name in ("ul", "ol", "menu"):
             lines = self._list(el)
             if lines:
