@@ -1470,6 +1470,24 @@ def test_line_numbers_of_generators_beside_their_code_stay_out_of_it(generator: 
         "Create a site:\n\n```sh\nhugo new site quickstart\ncd quickstart\n```"), generator
 
 
+@pytest.mark.parametrize("widget", [
+    '<div class="feedback">Was this page helpful? <button>Yes</button><button>No</button></div>',
+    '<div class="feedback-toolbar"><span>Was this page helpful?</span><button>Yes</button><button>No</button></div>',
+    '<section class="md-feedback" hidden><h4 class="md-feedback__title">Was this page helpful?</h4></section>',
+    '<div id="page-feedback"><p>Did this page help you?</p><a href="/issues/new">Open an issue</a></div>',
+])
+def test_a_was_this_page_helpful_widget_is_chrome(widget: str) -> None:
+    """A feedback widget under the page ("Was this page helpful? Yes / No") was indexed as the last
+    sentence of the page's last section, and answered questions about help; a section about feedback,
+    opened by its heading, stays content."""
+    html = (f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Run make.</p>{widget}"
+            '<section id="feedback"><h2>Feedback</h2><p>Send feedback with POST /feedback.</p></section>'
+            "</main></body></html>")
+    page = parse_html(html, url="https://docs.example.org/install/")
+    assert [(s.anchor, s.text) for s in page.sections] == [
+        ("", "Run make."), ("feedback", "Send feedback with POST /feedback.")], widget
+
+
 def test_navigation_without_nav_elements_is_chrome() -> None:
     """Generators that mark navigation without ``<nav>`` had it indexed as text, neighbour pages' titles
     in the first and last chunk of every page: DocBook XSL's ``div.navheader``/``div.navfooter``

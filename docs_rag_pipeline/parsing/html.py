@@ -37,7 +37,9 @@ _ALWAYS_REMOVE = [
 ]  # fmt: skip
 _CHROME_RE = re.compile(
     r"sidebar|breadcrumb|cookie|edit-?this-?page|headerlink|hash-link|skip-?link|skip-to-content"
-    r"|(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents",
+    r"|(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents"
+    # a "Was this page helpful? Yes / No" widget (``div.feedback``, ``page-feedback``, ``feedback-toolbar``)
+    r"|(?:^|[\s_-])feedback(?:$|[\s_-])|was-?this-?(?:page-?)?helpful|page-?rating",
     re.I,
 )
 #: a class naming navigation, for generators that write it without ``<nav>``: DocBook XSL's ``navheader``/
