@@ -1470,6 +1470,25 @@ def test_line_numbers_of_generators_beside_their_code_stay_out_of_it(generator: 
         "Create a site:\n\n```sh\nhugo new site quickstart\ncd quickstart\n```"), generator
 
 
+@pytest.mark.parametrize(("generator", "block", "label"), [
+    ("vitepress", '<div class="language-sh vp-adaptive-theme"><button title="Copy Code" class="copy"></button>'
+     '<span class="lang">sh</span><pre class="shiki vp-code"><code><span class="line"><span>npm</span>'
+     '<span> add -D vitepress</span></span></code></pre></div>', ""),
+    ("label after the code, in a wrapper", '<div class="highlight-sh"><div class="highlight"><pre>npm add -D vitepress'
+     '</pre></div><div class="code-lang">Sh</div></div>', ""),
+    ("a file name", '<div class="language-sh"><span class="filename">install.sh</span><pre><code>npm add -D vitepress'
+     '</code></pre></div>', "install.sh\n\n"),
+])
+def test_a_code_blocks_language_label_is_not_read_as_text(generator: str, block: str, label: str) -> None:
+    """VitePress writes a code block's language in its corner (``<span class="lang">sh</span>``), and it
+    was read as a line of text before the code (``sh``), which the fence already names; a label beside
+    the code that says more than the language (a file name) stays."""
+    html = (f"<html><head><title>Start</title></head><body><main><h1>Start</h1><p>Install it:</p>{block}"
+            "<p>sh</p></main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/start/").sections[0].text == (
+        f"Install it:\n\n{label}```sh\nnpm add -D vitepress\n```\n\nsh"), generator
+
+
 @pytest.mark.parametrize("widget", [
     '<div class="feedback">Was this page helpful? <button>Yes</button><button>No</button></div>',
     '<div class="feedback-toolbar"><span>Was this page helpful?</span><button>Yes</button><button>No</button></div>',

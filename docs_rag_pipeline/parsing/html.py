@@ -649,6 +649,36 @@ def _code_language(pre: Tag) -> str:
     return _attr(pre, "data-language") or (_attr(code, "data-lang") if isinstance(code, Tag) else "")
 
 
+#: how many elements up from a ``<pre>`` its code block's wrapper may hold a language label beside it
+_LABEL_LEVELS = 2
+
+
+def _remove_code_language_labels(root: Tag) -> None:
+    """Drop the label that names a code block's language beside it, as VitePress writes it
+    (``<div class="language-sh"><button class="copy"></button><span class="lang">sh</span><pre>…``):
+    the page shows it in a corner of the block, and it was read as a line of text (``sh``) before the
+    code, which the fence already names. A label is an element beside the ``<pre>`` (or beside a wrapper
+    of it, up to :data:`_LABEL_LEVELS` levels) holding no code whose whole text is the block's language
+    (compared without case). A title beside the code (a file name, ``docusaurus.config.js``) says
+    something the fence does not, and stays."""
+    for pre in _tags(root, ["pre"]):
+        if pre.decomposed:
+            continue
+        lang = _code_language(pre).casefold()
+        if not lang:
+            continue
+        holder: Tag = pre
+        for _ in range(_LABEL_LEVELS):
+            parent = holder.parent
+            if not isinstance(parent, Tag) or parent is root:
+                break
+            for sibling in [c for c in parent.children if isinstance(c, Tag) and c is not holder]:
+                if (sibling.name not in _BLOCKS - {"div"} and sibling.find("pre") is None
+                        and _norm(sibling.get_text()).casefold() == lang):
+                    sibling.decompose()
+            holder = parent
+
+
 #: a class that names one line of a code block: ``line`` (Shiki), ``ec-line`` (Expressive Code), ``code-line``
 _LINE_CLASS_RE = re.compile(r"(?:^|[-_])line$", re.I)
 
@@ -1092,6 +1122,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             heading["data-rag-anchor"] = anchor
     _label_tab_panels(root, soup)
     _remove_chrome(root)
+    _remove_code_language_labels(root)
 
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
