@@ -1489,6 +1489,86 @@ def test_a_code_blocks_language_label_is_not_read_as_text(generator: str, block:
         f"Install it:\n\n{label}```sh\nnpm add -D vitepress\n```\n\nsh"), generator
 
 
+@pytest.mark.parametrize(("generator", "ref", "note"), [
+    ("Python-Markdown (MkDocs)", '<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>',
+     '<div class="footnote"><hr><ol><li id="fn:1"><p>In mkdocs.yml.&nbsp;<a class="footnote-backref" href="#fnref:1" '
+     'title="Jump back to footnote 1 in the text">&#8617;</a></p></li></ol></div>'),
+    ("Pandoc", '<a href="#fn1" class="footnote-ref" id="fnref1" role="doc-noteref"><sup>1</sup></a>',
+     '<section id="footnotes" class="footnotes" role="doc-endnotes"><hr><ol><li id="fn1"><p>In mkdocs.yml.'
+     '<a href="#fnref1" class="footnote-back" role="doc-backlink">↩︎</a></p></li></ol></section>'),
+    ("remark-gfm (Docusaurus)", '<sup><a href="#user-content-fn-1" id="user-content-fnref-1" data-footnote-ref '
+     'aria-describedby="footnote-label">1</a></sup>',
+     '<section data-footnotes class="footnotes"><ol><li id="user-content-fn-1"><p>In mkdocs.yml. '
+     '<a href="#user-content-fnref-1" data-footnote-backref aria-label="Back to reference 1" '
+     'class="data-footnote-backref">↩</a></p></li></ol></section>'),
+    ("kramdown (Jekyll)", '<sup id="fnref:1" role="doc-noteref"><a href="#fn:1" class="footnote" rel="footnote">1</a></sup>',
+     '<div class="footnotes" role="doc-endnotes"><ol><li id="fn:1" role="doc-endnote"><p>In mkdocs.yml. '
+     '<a href="#fnref:1" class="reversefootnote" role="doc-backlink">&#8617;</a></p></li></ol></div>'),
+])
+def test_a_footnote_reference_reads_as_its_label_and_its_back_link_is_left_out(generator: str, ref: str,
+                                                                              note: str) -> None:
+    """Markdown renderers write a footnote's reference as its bare number, which was glued to the word
+    before it (``theme1``, a word of its own for search), and end the note with a ``↩`` back link; the
+    reference now reads ``[1]``, as docutils writes it, and the glyph link goes."""
+    html = (f"<html><head><title>Setup</title></head><body><main><h1>Setup</h1><p>Configure the theme{ref}.</p>"
+            f"{note}</main></body></html>")
+    text = "\n\n".join(s.text for s in parse_html(html, url="https://docs.example.org/setup/").sections)
+    assert text == "Configure the theme[1].\n\n1. In mkdocs.yml.", generator
+
+
+def test_a_docutils_footnote_keeps_its_label_and_back_link() -> None:
+    """docutils' reference and note already read ``[1]``; the back link there is the note's label."""
+    html = ('<html><head><title>S</title></head><body><main><h1>S</h1><p>See the theme<a class="footnote-reference '
+            'brackets" href="#id2" id="id1" role="doc-noteref"><span class="fn-bracket">[</span>1<span '
+            'class="fn-bracket">]</span></a>.</p><aside class="footnote brackets" id="id2" role="doc-footnote"><span '
+            'class="label"><span class="fn-bracket">[</span><a role="doc-backlink" href="#id1">1</a><span '
+            'class="fn-bracket">]</span></span><p>In conf.py.</p></aside></main></body></html>')
+    assert parse_html(html, url="https://docs.example.org/s/").sections[0].text == "See the theme[1].\n\n[1] In conf.py."
+
+
+@pytest.mark.parametrize(("generator", "tabs"), [
+    ("MkDocs Material (pymdownx.tabbed, alternate style)",
+     '<div class="tabbed-set tabbed-alternate" data-tabs="1:2"><input checked="checked" id="__tabbed_1_1" '
+     'name="__tabbed_1" type="radio"><input id="__tabbed_1_2" name="__tabbed_1" type="radio"><div class="tabbed-labels">'
+     '<label for="__tabbed_1_1">pip</label><label for="__tabbed_1_2">docker</label></div><div class="tabbed-content">'
+     '<div class="tabbed-block"><p>pip install it.</p></div><div class="tabbed-block"><p>docker pull it.</p></div>'
+     '</div></div>'),
+    ("sphinx-design", '<div class="sd-tab-set docutils"><input checked="checked" id="sd-tab-item-0" name="sd-tab-set-0" '
+     'type="radio"><label class="sd-tab-label" for="sd-tab-item-0">pip</label><div class="sd-tab-content docutils">'
+     '<p>pip install it.</p></div><input id="sd-tab-item-1" name="sd-tab-set-0" type="radio"><label '
+     'class="sd-tab-label" for="sd-tab-item-1">docker</label><div class="sd-tab-content docutils"><p>docker pull it.'
+     '</p></div></div>'),
+])
+def test_tabs_made_of_radio_buttons_lead_each_panel_with_its_label(generator: str, tabs: str) -> None:
+    """CSS-only tabs (radio inputs and their labels, no ARIA roles) read as ARIA tabs do: each panel led by
+    its tab's label. Material's row of labels was read as one run of words, ``pipdocker``, before
+    panels that named no tab; sphinx-design's labels were lines without the lead-in."""
+    html = (f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Pick one.</p>{tabs}"
+            "</main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/install/").sections[0].text == (
+        "Pick one.\n\npip:\n\npip install it.\n\ndocker:\n\ndocker pull it."), generator
+
+
+@pytest.mark.parametrize("notice", [
+    '<div class="theme-doc-version-banner alert alert--warning" role="alert"><div>This is unreleased documentation '
+    'for Site <b>Next</b> version.</div></div><span class="theme-doc-version-badge badge">Version: Next</span>',
+    '<div id="version-warning" class="admonition"><p>You are not reading the most recent version of this '
+    'documentation.</p></div>',
+    '<div class="announcementBar_mb4j" role="banner">Version 3.0 is out!</div>',
+    '<div class="version-switcher__container dropdown"><button>v2.1 (stable)</button><div>v2.0 v1.9</div></div>',
+])
+def test_a_sites_version_banner_badge_switcher_or_announcement_is_chrome(notice: str) -> None:
+    """A site's notice about its own versions (Docusaurus' unreleased-version banner and ``Version: Next``
+    badge, an outdated-version warning, a version switcher) or an announcement bar was the first text
+    of every page's first chunk; a section about versions that its heading opens stays content."""
+    html = (f"<html><head><title>Install</title></head><body><main>{notice}<h1>Install</h1><p>Run make.</p>"
+            '<section id="version-warning"><h2>Version warning</h2><p>Set version_warning: true.</p></section>'
+            "</main></body></html>")
+    page = parse_html(html, url="https://docs.example.org/install/")
+    assert [(s.anchor, s.text) for s in page.sections] == [
+        ("", "Run make."), ("version-warning", "Set version_warning: true.")], notice
+
+
 @pytest.mark.parametrize("widget", [
     '<div class="feedback">Was this page helpful? <button>Yes</button><button>No</button></div>',
     '<div class="feedback-toolbar"><span>Was this page helpful?</span><button>Yes</button><button>No</button></div>',

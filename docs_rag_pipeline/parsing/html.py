@@ -39,7 +39,11 @@ _CHROME_RE = re.compile(
     r"sidebar|breadcrumb|cookie|edit-?this-?page|headerlink|hash-link|skip-?link|skip-to-content"
     r"|(?:^|[\s_-])toc(?:$|[\s_-])|table-?of-?contents"
     # a "Was this page helpful? Yes / No" widget (``div.feedback``, ``page-feedback``, ``feedback-toolbar``)
-    r"|(?:^|[\s_-])feedback(?:$|[\s_-])|was-?this-?(?:page-?)?helpful|page-?rating",
+    r"|(?:^|[\s_-])feedback(?:$|[\s_-])|was-?this-?(?:page-?)?helpful|page-?rating"
+    # the site's notices about itself: a version banner or badge ("This is unreleased documentation for
+    # version Next", "Version: 2.x", Docusaurus' ``theme-doc-version-banner``), a version switcher, an
+    # announcement bar ("Version 3.0 is out!")
+    r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown)|announcement-?bar",
     re.I,
 )
 #: a class naming navigation, for generators that write it without ``<nav>``: DocBook XSL's ``navheader``/
@@ -679,6 +683,74 @@ def _remove_code_language_labels(root: Tag) -> None:
             holder = parent
 
 
+#: a link to a footnote: ARIA's ``doc-noteref`` role (docutils, Pandoc, kramdown), GitHub's
+#: ``data-footnote-ref`` (remark-gfm: Docusaurus, Nextra), Python-Markdown's class (MkDocs)
+_NOTEREF_CLASSES = {"footnote-ref", "footnote-reference"}
+#: a link back from a footnote to where it is referenced (``↩``)
+_BACKLINK_CLASSES = {"footnote-backref", "footnote-back", "reversefootnote", "data-footnote-backref"}
+
+
+def _read_footnote_links(root: Tag) -> None:
+    """A footnote's reference reads ``[1]``, as docutils writes it and a Markdown page's ``[^1]`` is
+    kept: Python-Markdown, Pandoc and remark-gfm write only the number (``theme<sup><a>1</a></sup>``),
+    and it was glued to the word before it (``theme1``, a word of its own for search). The link back from
+    a footnote (``↩``), a glyph, is left out; a back link that shows the footnote's label (docutils'
+    ``[1]``) stays."""
+    for el in _tags(root, ["a", "sup"]):
+        if el.decomposed:
+            continue
+        classes = set(_classes(el))
+        role = _attr(el, "role")
+        text = _norm(el.get_text())
+        if role == "doc-backlink" or el.has_attr("data-footnote-backref") or classes & _BACKLINK_CLASSES:
+            if not any(ch.isalnum() for ch in text):
+                el.decompose()
+            continue
+        noteref = (role == "doc-noteref" or el.has_attr("data-footnote-ref") or bool(classes & _NOTEREF_CLASSES)
+                   or "footnote" in _attr(el, "rel").lower().split())
+        if noteref and re.fullmatch(r"\w{1,8}", text):
+            el.clear()
+            el.append(f"[{text}]")
+
+
+def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
+    """Tabs made of radio buttons and their ``<label for>`` without ARIA roles (pymdownx.tabbed in MkDocs
+    Material, sphinx-design): each panel gets its tab's label as a lead-in line (``pip:``), as
+    :func:`_label_tab_panels` does for ARIA tabs, and the label goes. Material's layout puts the labels
+    in a row of their own (``div.tabbed-labels``) and the panels in another (``div.tabbed-content`` of
+    ``div.tabbed-block``), matched by position: the row read as one run of words (``pipdocker``) before
+    panels that named no tab. Otherwise a label is followed by its panel."""
+    radios = {_attr(i, "id") for i in _tags(root, ["input"]) if _attr(i, "type").lower() == "radio" and _attr(i, "id")}
+    if not radios:
+        return
+    labels = [lb for lb in _tags(root, ["label"]) if _attr(lb, "for") in radios]
+    rows: dict[int, tuple[Tag, list[Tag]]] = {}
+    for label in labels:
+        parent = label.parent
+        if isinstance(parent, Tag) and not any(isinstance(c, Tag) and c.name not in ("label", "input")
+                                               for c in parent.children):
+            rows.setdefault(id(parent), (parent, []))[1].append(label)  # a row of labels only
+    pairs: list[tuple[Tag, Tag]] = []
+    for row, row_labels in rows.values():
+        content = row.find_next_sibling()
+        panels = [c for c in content.children if isinstance(c, Tag)] if isinstance(content, Tag) else []
+        if len(panels) == len(row_labels):
+            pairs += zip(row_labels, panels)
+    in_rows = {id(lb) for _, row_labels in rows.values() for lb in row_labels}
+    for label in labels:
+        panel = label.find_next_sibling()
+        if id(label) not in in_rows and isinstance(panel, Tag) and panel.name not in ("label", "input"):
+            pairs.append((label, panel))
+    for label, panel in pairs:
+        text = _norm(label.get_text(" "))
+        if not text:
+            continue
+        lead = soup.new_tag("p")
+        lead.string = f"{text}:"
+        panel.insert(0, lead)
+        label.decompose()
+
+
 #: a class that names one line of a code block: ``line`` (Shiki), ``ec-line`` (Expressive Code), ``code-line``
 _LINE_CLASS_RE = re.compile(r"(?:^|[-_])line$", re.I)
 
@@ -1123,6 +1195,8 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     _label_tab_panels(root, soup)
     _remove_chrome(root)
     _remove_code_language_labels(root)
+    _read_footnote_links(root)
+    _label_radio_tabs(root, soup)
 
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
