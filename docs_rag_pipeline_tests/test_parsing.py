@@ -1569,6 +1569,51 @@ def test_a_sites_version_banner_badge_switcher_or_announcement_is_chrome(notice:
         ("", "Run make."), ("version-warning", "Set version_warning: true.")], notice
 
 
+@pytest.mark.parametrize(("generator", "html", "expected"), [
+    ("Starlight: a permalink's text for screen readers",
+     '<div class="sl-heading-wrapper level-h2"><h2 id="title">Title</h2><a class="sl-anchor-link" href="#title"><span '
+     'aria-hidden="true" class="sl-anchor-icon"><svg></svg></span><span class="sr-only">Section titled “Title”'
+     '</span></a></div><p>The site title.</p>', [("", "Run make."), ("title", "The site title.")]),
+    ("Docsy: a Bootstrap alert's heading is its title, not a section",
+     '<div class="alert alert-warning" role="alert"><h4 class="alert-heading">Warning</h4>Use the extended edition.</div>'
+     '<p>Then build.</p>', [("", "Run make.\n\nWarning\nUse the extended edition.\n\nThen build.")]),
+    ("a page's date: Docusaurus, Docsy, GitBook (no class)",
+     '<span class="theme-last-updated">Last updated on <b><time datetime="2024-01-01">Jan 1, 2024</time></b></span>'
+     '<div class="td-page-meta__lastmod">Last modified January 1, 2024: <a href="/c/abc">Fix typo (abc1234)</a></div>'
+     '<div class="flex"><p class="text-sm">Last updated 3 months ago</p></div>', [("", "Run make.")]),
+    ("GitBook: a pager link and a feedback question without classes",
+     '<div class="flex mt-6"><a class="group text-sm" href="/intro"><span class="flex"><span class="text-xs">Previous'
+     '</span><span>Introduction</span></span></a><a href="/next"><span>Next</span><span>Usage</span></a></div>'
+     '<div class="flex"><p>Was this helpful?</p></div>', [("", "Run make.")]),
+    ("just-the-docs: a collapsed table of contents",
+     '<details open=""><summary class="text-delta">Table of contents</summary><ol id="markdown-toc"><li><a '
+     'href="#logo" id="markdown-toc-logo">Logo</a></li></ol></details>', [("", "Run make.")]),
+    ("rustdoc: a source link beside a signature",
+     '<section id="method.new" class="method"><a class="src rightside" href="../../src/alloc/vec/mod.rs.html#420">'
+     'source</a><h4 class="code-header">pub const fn new() -&gt; Vec&lt;T&gt;</h4><p>Constructs a new Vec.</p></section>',
+     [("", "Run make."), ("method.new", "Constructs a new Vec.")]),
+])
+def test_site_text_of_doc_themes_is_chrome(generator: str, html: str, expected: list) -> None:
+    """Text a doc theme adds to every page was indexed as the page's: a permalink's screen-reader text
+    (``Section titled “Title”``, the first words of every section of a Starlight site), an alert's heading
+    taken for a section that swallowed the text after the alert, the page's date, a pager link read as
+    ``PreviousIntroduction``, "Was this helpful?", the label of a collapsed table of contents, rustdoc's
+    ``source`` link glued to each method's signature."""
+    page = parse_html(f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Run make.</p>{html}"
+                      "</main></body></html>", url="https://docs.example.org/install/")
+    assert [(s.anchor, s.text) for s in page.sections] == expected, generator
+
+
+def test_short_text_about_dates_or_help_inside_the_content_stays() -> None:
+    """The rules above read a short block's whole text: a sentence that mentions an update or help stays."""
+    html = ("<html><head><title>Cache</title></head><body><main><h1>Cache</h1><p>Last updated entries are kept.</p>"
+            "<p>Was this command helpful to you in CI? Tell us.</p><details><summary>Contents of the cache</summary>"
+            "<p>Keys and values.</p></details></main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/cache/").sections[0].text == (
+        "Last updated entries are kept.\n\nWas this command helpful to you in CI? Tell us.\n\n"
+        "Contents of the cache\n\nKeys and values.")
+
+
 @pytest.mark.parametrize("widget", [
     '<div class="feedback">Was this page helpful? <button>Yes</button><button>No</button></div>',
     '<div class="feedback-toolbar"><span>Was this page helpful?</span><button>Yes</button><button>No</button></div>',

@@ -43,7 +43,10 @@ _CHROME_RE = re.compile(
     # the site's notices about itself: a version banner or badge ("This is unreleased documentation for
     # version Next", "Version: 2.x", Docusaurus' ``theme-doc-version-banner``), a version switcher, an
     # announcement bar ("Version 3.0 is out!")
-    r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown)|announcement-?bar",
+    r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown)|announcement-?bar"
+    # the page's own dates, "Last updated on Jan 1, 2024" (Docusaurus' ``theme-last-updated``, Docsy's
+    # ``td-page-meta__lastmod``, MkDocs' ``git-revision-date-localized-plugin``)
+    r"|last-?(?:updated|modified|update)|lastmod|revision-?date",
     re.I,
 )
 #: a class naming navigation, for generators that write it without ``<nav>``: DocBook XSL's ``navheader``/
@@ -255,10 +258,15 @@ def _content_root(soup: BeautifulSoup, selector: str | None, url: str) -> Tag:
 
 
 def _first_element_child(el: Tag) -> Tag | None:
-    """The first child element, skipping empty anchor targets (``<span id=x></span>``)."""
+    """The first child element, skipping empty anchor targets (``<span id=x></span>``) and the links a site
+    puts before a heading: a permalink, a source link (rustdoc's ``<a class="src">source</a>`` comes
+    before each method's heading in its ``<section id="method.new">``)."""
     for child in el.children:
         if isinstance(child, Tag):
             if child.name in ("a", "span") and not child.get_text(strip=True) and not child.find(True):
+                continue
+            if child.name == "a" and (set(_classes(child)) & _PERMALINK_CLASSES
+                                      or _is_viewcode_link(child, _classes(child))):
                 continue
             return child
         if isinstance(child, NavigableString) and not isinstance(child, _SKIPPED_STRINGS) and child.strip():
@@ -297,7 +305,7 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
 
 def _is_admonition(el: Tag) -> bool:
     return any(
-        c == "admonition" or c.startswith("theme-admonition") or c == "starlight-aside" or c == "callout"
+        c in ("admonition", "starlight-aside", "callout", "alert", "markdown-alert") or c.startswith("theme-admonition")
         for c in _classes(el)
     )
 
@@ -412,9 +420,32 @@ def _one_cell_a_row(table: Tag) -> bool:
     return bool(rows) and all(len(tr.find_all(["td", "th"], recursive=False)) <= 1 for tr in rows)
 
 
+#: text only a screen reader is given (``<span class="sr-only">Section titled “Title”</span>`` in a
+#: permalink, "(opens in a new tab)"): the page shows none of it
+_SCREEN_READER_CLASSES = {"sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+                          "show-for-sr", "a11y-hidden", "sl-sr-only"}
+#: a short block that is the site's, by its whole text: the page's date ("Last updated 3 months ago",
+#: GitBook's, which has no class), a feedback question, the label of a collapsed table of contents
+_SITE_TEXT_RE = re.compile(
+    r"(?:last (?:updated|modified|edited)(?: on| at|:)? (?=.*(?:\d|\bago\b|\byesterday\b|\btoday\b)).{0,40}"
+    r"|(?:was|is) this (?:page|article|doc|section|content)? ?helpful\??|did this page help( you)?\??)",
+    re.I,
+)
+_TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
+    if el.name not in _HEADINGS and _SCREEN_READER_CLASSES.intersection(_classes(el)):
+        return True
+    if el.name in ("p", "div", "span", "small", "time") and len(_strings(el).split()) <= 10 and (
+            _SITE_TEXT_RE.fullmatch(_norm(_strings(el)))):
+        return True
+    if el.name == "details":
+        summary = el.find("summary")
+        if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
+            return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
     if _is_authored_aside(el) or (isinstance(el.parent, Tag) and _is_authored_aside(el.parent)
@@ -452,7 +483,10 @@ def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
     that drops the class, a link into ``_modules/`` that shows only "[source]"."""
     if "viewcode-link" in classes:
         return True
-    return el.name == "a" and "/_modules/" in "/" + _attr(el, "href") and _norm(el.get_text()) == "[source]"
+    if el.name != "a" or _norm(el.get_text()).lower() not in ("[source]", "source", "[src]", "src"):
+        return False
+    href = "/" + _attr(el, "href")
+    return "/_modules/" in href or "/src/" in href  # rustdoc's ``<a class="src" href="../src/…rs.html">``
 
 
 def _holds_content(el: Tag) -> bool:
@@ -467,10 +501,19 @@ def _words_outside(el: Tag, links: list[Tag]) -> int:
     return len(_strings(el).split()) - sum(len(_strings(a).split()) for a in links)
 
 
+#: the label a pagination link shows above the neighbour page's title
+_PAGER_LABELS = {"previous", "next", "prev", "previous page", "next page", "« previous", "next »"}
+
+
 def _is_nav_link(a: Tag) -> bool:
-    """A link to a neighbour page by its markup: ``rel="next"``/``prev``/``up``…, or an ``accesskey``
-    (DocBook's and texinfo's Prev/Next/Up/Home links have one)."""
-    return bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey")
+    """A link to a neighbour page by its markup: ``rel="next"``/``prev``/``up``…, an ``accesskey``
+    (DocBook's and texinfo's Prev/Next/Up/Home links have one), or a pager link that shows "Previous" or
+    "Next" in an element of its own above the neighbour's title (GitBook, which names neither by class:
+    ``<a><span>Previous</span><span>Introduction</span></a>`` read "PreviousIntroduction")."""
+    if bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey"):
+        return True
+    return any(_norm(t.get_text()).casefold() in _PAGER_LABELS and _norm(t.get_text()) != _norm(a.get_text())
+               for t in a.find_all(True))
 
 
 def _remove_link_navigation(root: Tag) -> None:
