@@ -203,14 +203,22 @@ _CITED = re.compile(r"\s*\[(\d+)\]\s*$")
 _FENCE_LINE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
 
 
+#: a Markdown link or image, ``[text](target)`` (a target may hold one level of parentheses), also
+#: as an answer shows one it broke up, ``[text] (target)``
+_MD_LINK = re.compile(r"!?\[([^\[\]]*)\] ?\((?:[^()\s]|\([^()\s]*\))*\)")
+
+
 def _norm_text(s: str) -> str:
     """Text as cite-correct compares it: fences (their info strings too) and table markup are
     rendering, not text: a piece of code that an answer quotes from its first top-level statement
     (:func:`~.answering.extractive.code_from_statement`), its fence line then the lines after those
-    it leaves out, is still found in its chunk."""
+    it leaves out, is still found in its chunk. So is a Markdown link: its text is what an answer
+    says, and an answer keeps a link only to a target a source gives (``[found here](../style.md)``
+    in a page of raw Markdown is quoted as ``found here``, which counted as not in its chunk)."""
     from .answering.tables import strip_table_markup
 
-    return re.sub(r"\s+", " ", strip_table_markup(_FENCE_LINE.sub(" ", s).replace("```", " "))).strip().lower()
+    s = _MD_LINK.sub(r"\1", _FENCE_LINE.sub(" ", s).replace("```", " "))
+    return re.sub(r"\s+", " ", strip_table_markup(s)).strip().lower()
 
 
 def cite_correct(answer: str, citations: Sequence[Any], chunk_text: Any) -> tuple[int, int]:

@@ -1145,6 +1145,29 @@ def test_a_foreign_link_does_not_unlink_the_answers_links_to_source_pages(foreig
     assert "evil.example" not in " ".join(links)
 
 
+def test_a_link_the_docs_write_with_non_ascii_in_its_target_stays_a_link():
+    """A CommonMark renderer percent-encodes a target's non-ASCII characters (``txt—ignore`` is
+    ``txt%E2%80%94ignore``), so a link written in the docs' own text no longer read as written, was taken
+    for a foreign one and broken up, ``[ignoring revisions] (https://…)``, in extractive answers (a page
+    of raw Markdown, Black's manual) and model answers alike. An escaped delimiter still names another
+    address: ``%2F``, ``%23`` are not read back."""
+    from docs_rag_pipeline.answering.citations import _rendered_links, _unlinked, _without_foreign_links
+
+    url = "https://git-scm.com/docs/git-blame#git-blame.txt—ignore-rev"
+    text = f"Git supports [ignoring revisions]({url}) in blame."
+    hits = [_hit(1, text)]
+    quoted = _without_foreign_links(_unlinked(f"{text} [1]", hits), hits)
+    assert quoted == f"{text} [1]"
+    assert _rendered_links(quoted) == ["https://git-scm.com/docs/git-blame#git-blame.txt%E2%80%94ignore-rev"]
+    v = validate(f"{text} [1]", hits)
+    assert not v.refused and "] (" not in v.answer and len(_rendered_links(v.answer)) == 1, v.answer
+    from docs_rag_pipeline.answering.citations import _allowed_link
+
+    written = [_hit(1, "Read https://git-scm.com/docs#options first.")]
+    assert _allowed_link("https://git-scm.com/docs#options", written)
+    assert not _allowed_link("https://git-scm.com/docs%23options", written)  # a page named "docs#options"
+
+
 @pytest.mark.parametrize("answer", [
     "Run `pip [1]. Then ([the [official] guide](https://evil.example/login)) `now [2].",
     "Run `pip [1]. Then `x <img src=x onerror=alert(1)> [2].",

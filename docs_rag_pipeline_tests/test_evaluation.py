@@ -523,6 +523,23 @@ def test_refresh_job_runs_eval_when_cases_exist_and_passes_without(evaluated):
             assert md["cases"].value == cases
 
 
+def test_cite_correct_reads_a_quoted_link_as_its_text():
+    """A page of raw Markdown (Black's manual as Debian builds it) holds ``[found here](../style.md)``; the
+    extractive answer quotes a link to a target no source gives as its text, ``found here``, which
+    cite-correct did not find in the chunk: black's cite-correct fell to 0.94 on answers that quoted
+    their chunks word for word. A link is read as its text on both sides; a sentence the chunk does not
+    hold still counts as wrong."""
+    from docs_rag_pipeline.evaluation import cite_correct
+    from docs_rag_pipeline.records import Citation
+
+    chunks = {"c1": "A fuller explanation can be [found here](../style.md#how-black-wraps-lines). Git supports "
+                    "[ignoring revisions](https://git-scm.com/docs/git-blame#x(y)) in blame."}
+    cites = [Citation(n=1, chunk_id="c1", url="u1", title="Style", snippet="", score=0.1)]
+    answer = ("A fuller explanation can be found here. [1]\n\nGit supports [ignoring revisions]"
+              "(https://git-scm.com/docs/git-blame#x(y)) in blame. [1]\n\nA fuller explanation is elsewhere. [1]")
+    assert cite_correct(answer, cites, chunks.get) == (2, 3)
+
+
 def test_cite_correct_of_a_model_answer_is_its_support_check():
     """A model paraphrases, so "the cited chunk contains the sentence" scored a faithful model answer
     near 0 (#11: for the LLM path, measure cite-correctness with the support check). ``cite_supported``

@@ -12,6 +12,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -382,11 +383,18 @@ def _url_key(url: str) -> tuple[str, str, int | None, str, str] | None:
 
 def _allowed_link(url: str, hits: Sequence[Hit]) -> bool:
     """An http(s) URL of a source page (compared as a browser follows it: scheme, host, port, path and
-    query; a user part never), or one written as is in a source's text."""
+    query; a user part never), or one written as is in a source's text. A CommonMark renderer gives a
+    link's target with its non-ASCII characters percent-encoded (``git-blame.txt—ignore`` is
+    ``git-blame.txt%E2%80%94ignore``), the address a browser makes of what the source wrote: that form
+    counts as written too; before, such
+    a link the docs give was broken up as foreign (``[ignoring revisions] (https://…)``)."""
     key = _url_key(url)
     if key is None:
         return False
-    written = re.compile(re.escape(url) + r"(?![\w/.~%?#=&+:@-])")  # as a whole URL, not a prefix of one
+    # only escapes of non-ASCII bytes are read back: an escaped delimiter (``%2F``, ``%23``, ``%40``) is
+    # another address (``https://x.org%2Fp1%23@evil.example`` goes to evil.example)
+    forms = {url, re.sub(r"(?:%[89A-Fa-f][0-9A-Fa-f])+", lambda m: unquote(m.group(0)), url)}
+    written = re.compile("(?:" + "|".join(re.escape(f) for f in forms) + r")(?![\w/.~%?#=&+:@-])")  # a whole URL
     return any(key in (_url_key(h.url), _url_key(h.page_url)) or written.search(h.text) for h in hits)
 
 
