@@ -1588,6 +1588,14 @@ def test_a_sites_version_banner_badge_switcher_or_announcement_is_chrome(notice:
     ("just-the-docs: a collapsed table of contents",
      '<details open=""><summary class="text-delta">Table of contents</summary><ol id="markdown-toc"><li><a '
      'href="#logo" id="markdown-toc-logo">Logo</a></li></ol></details>', [("", "Run make.")]),
+    ("Antora: a toolbar that is an ARIA navigation landmark, and the page's version menu",
+     '<div class="toolbar" role="navigation"><button class="nav-toggle"></button><div class="page-versions"><button '
+     'class="version-menu-toggle">2.0</button><div class="version-menu"><a class="version is-current" href="a.html">2.0'
+     '</a><a class="version" href="../1.5/a.html">1.5</a></div></div></div><div class="page-versions">2.0</div>',
+     [("", "Run make.")]),
+    ("Mintlify: a navigation bar named by its id, and a search landmark",
+     '<div id="navbar" class="z-30 fixed top-0 w-full"><a href="/">Acme</a><a href="/api">API Reference</a></div>'
+     '<div role="search"><input type="text"> Search or ask</div>', [("", "Run make.")]),
     ("rustdoc: a source link beside a signature",
      '<section id="method.new" class="method"><a class="src rightside" href="../../src/alloc/vec/mod.rs.html#420">'
      'source</a><h4 class="code-header">pub const fn new() -&gt; Vec&lt;T&gt;</h4><p>Constructs a new Vec.</p></section>',
@@ -1602,6 +1610,18 @@ def test_site_text_of_doc_themes_is_chrome(generator: str, html: str, expected: 
     page = parse_html(f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Run make.</p>{html}"
                       "</main></body></html>", url="https://docs.example.org/install/")
     assert [(s.anchor, s.text) for s in page.sections] == expected, generator
+
+
+def test_an_asciidoctor_admonition_reads_as_its_label_and_text() -> None:
+    """Asciidoctor's HTML (Antora sites) writes an admonition as a table of an icon cell and a content cell:
+    it read as a table row, ``| Use the API.``, without its label. It reads as other admonitions do,
+    its label (the icon's text or title, else its kind) a line before its text."""
+    html = ('<html><head><title>Attributes</title></head><body><main><h1>Attributes</h1><div class="admonitionblock tip">'
+            '<table><tr><td class="icon"><i class="fa icon-tip" title="Tip"></i></td><td class="content">Use the API.</td>'
+            '</tr></table></div><div class="admonitionblock warning"><table><tr><td class="icon"></td><td class="content">'
+            '<div class="paragraph"><p>Back up first.</p></div></td></tr></table></div></main></body></html>')
+    assert parse_html(html, url="https://docs.example.org/attributes/").sections[0].text == (
+        "Tip\nUse the API.\n\nWarning\nBack up first.")
 
 
 def test_short_text_about_dates_or_help_inside_the_content_stays() -> None:

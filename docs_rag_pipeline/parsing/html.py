@@ -43,7 +43,7 @@ _CHROME_RE = re.compile(
     # the site's notices about itself: a version banner or badge ("This is unreleased documentation for
     # version Next", "Version: 2.x", Docusaurus' ``theme-doc-version-banner``), a version switcher, an
     # announcement bar ("Version 3.0 is out!")
-    r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown)|announcement-?bar"
+    r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown|menu)|page-versions|announcement-?bar"
     # the page's own dates, "Last updated on Jan 1, 2024" (Docusaurus' ``theme-last-updated``, Docsy's
     # ``td-page-meta__lastmod``, MkDocs' ``git-revision-date-localized-plugin``)
     r"|last-?(?:updated|modified|update)|lastmod|revision-?date",
@@ -305,7 +305,8 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
 
 def _is_admonition(el: Tag) -> bool:
     return any(
-        c in ("admonition", "starlight-aside", "callout", "alert", "markdown-alert") or c.startswith("theme-admonition")
+        c in ("admonition", "admonitionblock", "starlight-aside", "callout", "alert", "markdown-alert")
+        or c.startswith("theme-admonition")
         for c in _classes(el)
     )
 
@@ -465,9 +466,13 @@ def _is_chrome(el: Tag) -> bool:
                  or (el.name == "td" and _CHROME_RE.search(_attr(el, "id")) is not None
                      and _is_layout_table(el.find_parent("table"))))
     marks = " ".join(classes) + (" " + _attr(el, "id") if id_counts else "")
+    # an ARIA landmark of the site, not of the page: navigation (Antora's toolbar, Sphinx's breadcrumb
+    # bar), search, the site's header (``banner``) and footer (``contentinfo``), as <nav> and <footer> are
+    site_landmark = _attr(el, "role").lower() in ("navigation", "search", "banner", "contentinfo")
+    nav_id = id_counts and _NAV_CLASS_RE.search(_attr(el, "id")) is not None  # Mintlify's <div id="navbar">
     return bool(
         _CHROME_RE.search(marks)
-        or (any(_NAV_CLASS_RE.search(c) for c in classes) and not _holds_content(el))
+        or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes)) and not _holds_content(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         or _is_viewcode_link(el, classes)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
@@ -1036,6 +1041,8 @@ class _Walker:
         return lines
 
     def _admonition(self, el: Tag) -> list[OutLine]:
+        if "admonitionblock" in _classes(el):
+            el = self._asciidoctor_admonition(el)
         title_el = None
         for child in el.find_all(True, recursive=False):
             if any("title" in c.lower() or "heading" in c.lower() for c in _classes(child)):
@@ -1053,6 +1060,30 @@ class _Walker:
                     body.append(OutLine(""))
                 body.extend(ev)
         return ([OutLine(title)] if title else []) + body
+
+
+    @staticmethod
+    def _asciidoctor_admonition(el: Tag) -> Tag:
+        """Asciidoctor's admonition (``div.admonitionblock.tip``, Antora's pages) is a table of an icon cell
+        and a content cell, which read as a table row ``| Use the API.`` without its label: the content
+        cell led by a title, the icon's text or ``title`` (``<i class="fa icon-tip" title="Tip">``), else
+        the block's kind."""
+        icon = el.find("td", class_="icon")
+        content = el.find("td", class_="content")
+        if not isinstance(content, Tag):
+            return el
+        label = ""
+        if isinstance(icon, Tag):
+            titled = icon.find(attrs={"title": True})
+            label = _norm(icon.get_text()) or (_attr(titled, "title") if isinstance(titled, Tag) else "")
+        kinds = [c for c in _classes(el) if c != "admonitionblock"]
+        label = label or (kinds[0].capitalize() if kinds else "")
+        content.name = "div"
+        if label:
+            title = BeautifulSoup("", "html.parser").new_tag("div", attrs={"class": "title"})
+            title.string = label
+            content.insert(0, title)
+        return content
 
 
 # --------------------------------------------------------------------------------------------
