@@ -1624,6 +1624,30 @@ def test_an_asciidoctor_admonition_reads_as_its_label_and_text() -> None:
         "Tip\nUse the API.\n\nWarning\nBack up first.")
 
 
+@pytest.mark.parametrize(("generator", "end", "kept"), [
+    ("Nextra: two neighbour links, arrows only", '<div class="mt-16"></div><div class="mb-8 flex items-center border-t">'
+     '<a title="Introduction" class="flex" href="/docs"><svg></svg>Introduction</a><a title="Themes" class="flex ml-auto"'
+     ' href="/docs/themes">Themes<svg></svg></a></div>', ""),
+    ("Mintlify: one link to the next page", '<div class="mb-12 px-0.5 flex"><a class="flex group" href="/introduction">'
+     '<svg></svg><span class="group-hover:text-gray-900">Introduction</span></a></div>', ""),
+    ("a link out of the site", '<div><a href="https://github.com/acme/acme">Acme on GitHub</a></div>',
+     "\n\nAcme on GitHub"),
+    ("a list of pages", '<ul><li><a href="/a">Install</a></li><li><a href="/b">Configure</a></li></ul>',
+     "\n\n- Install\n- Configure"),
+    ("a link with words around it", '<div>Next, read <a href="/b">Configure</a>.</div>', "\n\nNext, read Configure."),
+])
+def test_unlabelled_links_to_neighbour_pages_that_end_the_content_are_chrome(generator: str, end: str,
+                                                                            kept: str) -> None:
+    """Nextra and Mintlify end a page with links to the previous and next page that show only their
+    titles and arrows: they were read as the page's last sentence, ``IntroductionThemes``. A block of one or
+    two links to the site's pages and nothing else, ending the content, is navigation; a link out of the
+    site, a list of links or a link in a sentence stays."""
+    html = (f"<html><head><title>Start</title></head><body><main><h1>Start</h1><p>Install the packages.</p>{end}"
+            "</main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/start/").sections[0].text == (
+        f"Install the packages.{kept}"), generator
+
+
 def test_short_text_about_dates_or_help_inside_the_content_stays() -> None:
     """The rules above read a short block's whole text: a sentence that mentions an update or help stays."""
     html = ("<html><head><title>Cache</title></head><body><main><h1>Cache</h1><p>Last updated entries are kept.</p>"

@@ -738,6 +738,39 @@ _NOTEREF_CLASSES = {"footnote-ref", "footnote-reference"}
 _BACKLINK_CLASSES = {"footnote-backref", "footnote-back", "reversefootnote", "data-footnote-backref"}
 
 
+def _last_element(el: Tag) -> Tag | None:
+    """The last child element of ``el`` that shows something (text or an element)."""
+    for child in reversed(list(el.children)):
+        if isinstance(child, Tag):
+            return child
+        if isinstance(child, NavigableString) and not isinstance(child, _SKIPPED_STRINGS) and child.strip():
+            return None
+    return None
+
+
+def _remove_trailing_pager(root: Tag) -> None:
+    """Drop the links to the neighbour pages that end a page's content without a "Previous"/"Next" label
+    (Nextra's ``<div><a href="/docs">Introduction</a><a href="/docs/themes">Themes</a></div>``, Mintlify's
+    one link to the next page): the last block of the content, a ``<div>`` of one or two links to pages
+    of the site (relative, or root-relative) and nothing else, each a title of at most 8 words. It was
+    read as the page's last sentence, ``IntroductionThemes``. A list of links, a paragraph, a link out
+    of the site or one with words around it stays."""
+    el: Tag | None = root
+    for _ in range(12):  # down the last blocks: main > article > div … > the last block
+        last = _last_element(el) if el is not None else None
+        if last is None or last.name in _HEADINGS or last.name in ("pre", "table", "ul", "ol", "dl", "p"):
+            return
+        links = [c for c in last.children if isinstance(c, Tag)]
+        texts = [c for c in last.children if isinstance(c, NavigableString)
+                 and not isinstance(c, _SKIPPED_STRINGS) and c.strip()]
+        if (last.name == "div" and links and len(links) <= 2 and not texts and all(a.name == "a" for a in links)
+                and all(_attr(a, "href") and not re.match(r"^[a-z][a-z0-9+.-]*:|^//|^#", _attr(a, "href"), re.I)
+                        and 0 < len(_norm(a.get_text(" ")).split()) <= 8 for a in links)):
+            last.decompose()
+            return
+        el = last
+
+
 def _read_footnote_links(root: Tag) -> None:
     """A footnote's reference reads ``[1]``, as docutils writes it and a Markdown page's ``[^1]`` is
     kept: Python-Markdown, Pandoc and remark-gfm write only the number (``theme<sup><a>1</a></sup>``),
@@ -1271,6 +1304,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     _remove_code_language_labels(root)
     _read_footnote_links(root)
     _label_radio_tabs(root, soup)
+    _remove_trailing_pager(root)
 
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
