@@ -1648,6 +1648,18 @@ def test_unlabelled_links_to_neighbour_pages_that_end_the_content_are_chrome(gen
         f"Install the packages.{kept}"), generator
 
 
+def test_the_button_of_a_css_only_toggle_is_not_text() -> None:
+    """pdoc shows each function's source behind a checkbox and its ``<label for>`` ("View Source"), which
+    was read as a line of every entry; a radio tab's label still leads its panel."""
+    html = ('<html><head><title>acme.client</title></head><body><main><h1>acme.client</h1><p>The client module.</p>'
+            '<input id="connect-view-source" class="view-source-toggle-state" type="checkbox" aria-hidden="true">'
+            '<div class="attr function"><span class="name">connect(url)</span><label class="view-source-button" '
+            'for="connect-view-source"><span>View Source</span></label></div><p>Open a connection.</p>'
+            '</main></body></html>')
+    assert parse_html(html, url="https://docs.example.org/acme/client.html").sections[0].text == (
+        "The client module.\n\nconnect(url)\n\nOpen a connection.")
+
+
 def test_short_text_about_dates_or_help_inside_the_content_stays() -> None:
     """The rules above read a short block's whole text: a sentence that mentions an update or help stays."""
     html = ("<html><head><title>Cache</title></head><body><main><h1>Cache</h1><p>Last updated entries are kept.</p>"

@@ -800,8 +800,13 @@ def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
     :func:`_label_tab_panels` does for ARIA tabs, and the label goes. Material's layout puts the labels
     in a row of their own (``div.tabbed-labels``) and the panels in another (``div.tabbed-content`` of
     ``div.tabbed-block``), matched by position: the row read as one run of words (``pipdocker``) before
-    panels that named no tab. Otherwise a label is followed by its panel."""
-    radios = {_attr(i, "id") for i in _tags(root, ["input"]) if _attr(i, "type").lower() == "radio" and _attr(i, "id")}
+    panels that named no tab. Otherwise a label is followed by its panel. The label of a checkbox is the
+    button of a CSS-only toggle (pdoc's "View Source" beside each function): it goes."""
+    inputs = {_attr(i, "id"): _attr(i, "type").lower() for i in _tags(root, ["input"]) if _attr(i, "id")}
+    for label in _tags(root, ["label"]):  # a CSS-only toggle's button ("View Source", pdoc's), no text of the page
+        if inputs.get(_attr(label, "for")) == "checkbox":
+            label.decompose()
+    radios = {i for i, kind in inputs.items() if kind == "radio"}
     if not radios:
         return
     labels = [lb for lb in _tags(root, ["label"]) if _attr(lb, "for") in radios]
