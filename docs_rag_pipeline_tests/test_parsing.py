@@ -1470,6 +1470,13 @@ def test_line_numbers_of_generators_beside_their_code_stay_out_of_it(generator: 
         "Create a site:\n\n```sh\nhugo new site quickstart\ncd quickstart\n```"), generator
 
 
+def _install_page_sections(main: str) -> list[tuple[str, str]]:
+    """(anchor, text) of each section of a page titled Install whose ``<main>`` holds ``main``."""
+    page = parse_html(f"<html><head><title>Install</title></head><body><main>{main}</main></body></html>",
+                      url="https://docs.example.org/install/")
+    return [(s.anchor, s.text) for s in page.sections]
+
+
 @pytest.mark.parametrize(("generator", "block", "label"), [
     ("vitepress", '<div class="language-sh vp-adaptive-theme"><button title="Copy Code" class="copy"></button>'
      '<span class="lang">sh</span><pre class="shiki vp-code"><code><span class="line"><span>npm</span>'
@@ -1561,11 +1568,8 @@ def test_a_sites_version_banner_badge_switcher_or_announcement_is_chrome(notice:
     """A site's notice about its own versions (Docusaurus' unreleased-version banner and ``Version: Next``
     badge, an outdated-version warning, a version switcher) or an announcement bar was the first text
     of every page's first chunk; a section about versions that its heading opens stays content."""
-    html = (f"<html><head><title>Install</title></head><body><main>{notice}<h1>Install</h1><p>Run make.</p>"
-            '<section id="version-warning"><h2>Version warning</h2><p>Set version_warning: true.</p></section>'
-            "</main></body></html>")
-    page = parse_html(html, url="https://docs.example.org/install/")
-    assert [(s.anchor, s.text) for s in page.sections] == [
+    assert _install_page_sections(f'{notice}<h1>Install</h1><p>Run make.</p><section id="version-warning"><h2>Version '
+                                  'warning</h2><p>Set version_warning: true.</p></section>') == [
         ("", "Run make."), ("version-warning", "Set version_warning: true.")], notice
 
 
@@ -1607,9 +1611,7 @@ def test_site_text_of_doc_themes_is_chrome(generator: str, html: str, expected: 
     taken for a section that swallowed the text after the alert, the page's date, a pager link read as
     ``PreviousIntroduction``, "Was this helpful?", the label of a collapsed table of contents, rustdoc's
     ``source`` link glued to each method's signature."""
-    page = parse_html(f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Run make.</p>{html}"
-                      "</main></body></html>", url="https://docs.example.org/install/")
-    assert [(s.anchor, s.text) for s in page.sections] == expected, generator
+    assert _install_page_sections(f"<h1>Install</h1><p>Run make.</p>{html}") == expected, generator
 
 
 def test_an_asciidoctor_admonition_reads_as_its_label_and_text() -> None:
@@ -1680,11 +1682,8 @@ def test_a_was_this_page_helpful_widget_is_chrome(widget: str) -> None:
     """A feedback widget under the page ("Was this page helpful? Yes / No") was indexed as the last
     sentence of the page's last section, and answered questions about help; a section about feedback,
     opened by its heading, stays content."""
-    html = (f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Run make.</p>{widget}"
-            '<section id="feedback"><h2>Feedback</h2><p>Send feedback with POST /feedback.</p></section>'
-            "</main></body></html>")
-    page = parse_html(html, url="https://docs.example.org/install/")
-    assert [(s.anchor, s.text) for s in page.sections] == [
+    assert _install_page_sections(f'<h1>Install</h1><p>Run make.</p>{widget}<section id="feedback"><h2>Feedback</h2>'
+                                  '<p>Send feedback with POST /feedback.</p></section>') == [
         ("", "Run make."), ("feedback", "Send feedback with POST /feedback.")], widget
 
 
