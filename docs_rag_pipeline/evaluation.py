@@ -6,6 +6,7 @@ Plain Python: the ``eval_scores`` asset and ``docs-rag eval`` both call :func:`e
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import statistics
@@ -217,7 +218,7 @@ def _norm_text(s: str) -> str:
     in a page of raw Markdown is quoted as ``found here``, which counted as not in its chunk)."""
     from .answering.tables import strip_table_markup
 
-    s = _MD_LINK.sub(r"\1", _FENCE_LINE.sub(" ", s).replace("```", " "))
+    s = html.unescape(_MD_LINK.sub(r"\1", _FENCE_LINE.sub(" ", s).replace("```", " ")))  # ``&lt;`` shows as "<"
     return re.sub(r"\s+", " ", strip_table_markup(s)).strip().lower()
 
 

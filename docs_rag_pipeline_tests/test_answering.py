@@ -1145,6 +1145,21 @@ def test_a_foreign_link_does_not_unlink_the_answers_links_to_source_pages(foreig
     assert "evil.example" not in " ".join(links)
 
 
+def test_a_repr_in_an_api_signature_that_looks_like_a_tag_is_shown_as_text():
+    """Sphinx prints a default value's repr, ``cli_group=<object object>``; ``<object …>`` is the tag of an
+    element that loads things, so the answer dropped it whole and quoted ``cli_group=)``, which its chunk
+    does not say. A tag that carries no address nor handler is written as text (``&lt;object object>``);
+    one with a ``data``, ``src``, ``on…`` or a meta's ``content`` still goes whole."""
+    from docs_rag_pipeline.answering.citations import _inert_html
+
+    sig = "class flask.Blueprint(name, cli_group=<object object>) represents a blueprint [1]."
+    assert _inert_html(sig) == "class flask.Blueprint(name, cli_group=&lt;object object>) represents a blueprint [1]."
+    for tag in ('<object data="https://evil.example/x.swf">', '<object onerror=alert(1)>',
+                '<meta http-equiv=refresh content="0;url=https://evil.example">', '<embed src=x.swf>',
+                '<iframe srcdoc="x" style="x">', '<object type="x" name="https://evil.example">'):
+        assert _inert_html(f"Use {tag} here [1].") == "Use  here [1].", tag
+
+
 def test_a_link_the_docs_write_with_non_ascii_in_its_target_stays_a_link():
     """A CommonMark renderer percent-encodes a target's non-ASCII characters (``txt—ignore`` is
     ``txt%E2%80%94ignore``), so a link written in the docs' own text no longer read as written, was taken

@@ -527,8 +527,8 @@ def test_cite_correct_reads_a_quoted_link_as_its_text():
     """A page of raw Markdown (Black's manual as Debian builds it) holds ``[found here](../style.md)``; the
     extractive answer quotes a link to a target no source gives as its text, ``found here``, which
     cite-correct did not find in the chunk: black's cite-correct fell to 0.94 on answers that quoted
-    their chunks word for word. A link is read as its text on both sides; a sentence the chunk does not
-    hold still counts as wrong."""
+    their chunks word for word. A link is read as its text on both sides, and a character reference as its
+    character; a sentence the chunk does not hold still counts as wrong."""
     from docs_rag_pipeline.evaluation import cite_correct
     from docs_rag_pipeline.records import Citation
 
@@ -538,6 +538,9 @@ def test_cite_correct_reads_a_quoted_link_as_its_text():
     answer = ("A fuller explanation can be found here. [1]\n\nGit supports [ignoring revisions]"
               "(https://git-scm.com/docs/git-blame#x(y)) in blame. [1]\n\nA fuller explanation is elsewhere. [1]")
     assert cite_correct(answer, cites, chunks.get) == (2, 3)
+    # an answer writes a "<" that would open a tag as ``&lt;``, which a Markdown client shows as "<"
+    sig = {"c1": "class Blueprint(name, cli_group=<object object>)"}
+    assert cite_correct("class Blueprint(name, cli_group=&lt;object object>) [1]", cites, sig.get) == (1, 1)
 
 
 def test_cite_correct_of_a_model_answer_is_its_support_check():

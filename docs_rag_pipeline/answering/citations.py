@@ -422,12 +422,21 @@ def _active(tag: str) -> bool:
     return bool(start) and bool(_ACTIVE_ATTR.search(_QUOTED.sub('""', tag[start.end() - 1:])))
 
 
+def _carries_nothing(tag: str) -> bool:
+    """A tag with no attribute that links, loads, runs or redirects (``href``, ``src``, ``on…``, ``style``,
+    a ``<meta>``'s ``content``) and no address in it: shown as text, it shows nothing a reader could follow."""
+    return not (_ACTIVE_ATTR.search(tag) or re.search(r"\bcontent\s*=|://|\bjavascript:", tag, re.I))
+
+
 def _drop_active_tags(text: str, *, keep_bare: bool = False) -> str:
     """``text`` without its active tags (a lone attribute-less one kept with ``keep_bare``). One pass
     over the text: the check was a regex that backtracked quadratically on a tag left open."""
     def repl(m: re.Match) -> str:
         tag = m.group(0)
-        if _active(tag) and not (keep_bare and _BARE_TAG.fullmatch(tag)):
+        # with ``keep_bare`` (the answer's own text, whose every tag is then written ``&lt;``), a tag of an
+        # active element that carries no address (``<object object>``, a Python repr in an API signature,
+        # ``cli_group=<object object>``) stays as text: only a target or a handler must not be shown
+        if _active(tag) and not (keep_bare and (_BARE_TAG.fullmatch(tag) or _carries_nothing(tag))):
             return ""
         # a tag kept (to be shown as text) loses the active tags in its quoted values too:
         # ``<b title="<meta … url=https://…>">`` would show the refresh's URL as text
