@@ -432,6 +432,8 @@ _SITE_TEXT_RE = re.compile(
     r"|(?:was|is) this (?:page|article|doc|section|content)? ?helpful\??|did this page help( you)?\??)",
     re.I,
 )
+#: how :data:`_SITE_TEXT_RE`'s texts start: only a block whose first words do is read further
+_SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did)\b", re.I)
 _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
 
 
@@ -440,9 +442,10 @@ def _is_chrome(el: Tag) -> bool:
         return True
     if el.name not in _HEADINGS and _SCREEN_READER_CLASSES.intersection(_classes(el)):
         return True
-    if el.name in ("p", "div", "span", "small", "time") and len(_strings(el).split()) <= 10 and (
-            _SITE_TEXT_RE.fullmatch(_norm(_strings(el)))):
-        return True
+    if el.name in ("p", "div", "span", "small", "time") and _SITE_TEXT_START_RE.match(_first_string(el)):
+        short = _short_text(el, 80)  # at most some 10 words: a block holding the page is not read here
+        if short is not None and len(short.split()) <= 10 and _SITE_TEXT_RE.fullmatch(short):
+            return True
     if el.name == "details":
         summary = el.find("summary")
         if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
@@ -517,6 +520,8 @@ def _is_nav_link(a: Tag) -> bool:
     ``<a><span>Previous</span><span>Introduction</span></a>`` read "PreviousIntroduction")."""
     if bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey"):
         return True
+    if a.find(True) is None:  # a link of plain text has no label of its own
+        return False
     return any(_norm(t.get_text()).casefold() in _PAGER_LABELS and _norm(t.get_text()) != _norm(a.get_text())
                for t in a.find_all(True))
 
@@ -703,6 +708,30 @@ def _code_language(pre: Tag) -> str:
 
 #: how many elements up from a ``<pre>`` its code block's wrapper may hold a language label beside it
 _LABEL_LEVELS = 2
+#: a code block's wrapper holds a few elements beside the code (a copy button, a label, a title)
+_LABEL_SIBLINGS = 4
+
+
+def _first_string(el: Tag) -> str:
+    """The first string of ``el`` that shows something ("" if none)."""
+    return next((t for t in el.strings if not isinstance(t, _SKIPPED_STRINGS) and t.strip()), "")
+
+
+def _short_text(el: Tag, limit: int) -> str | None:
+    """The text of ``el`` (normalised) when it holds at most ``limit`` characters, else None, read only as
+    far as the limit: a check of short blocks costs no read of a long one (each element of a page is
+    checked, and a block holding the whole page would be read once per level above it)."""
+    parts: list[str] = []
+    size = 0
+    for piece in el.strings:
+        if isinstance(piece, _SKIPPED_STRINGS):
+            continue
+        size += len(piece)
+        if size > limit * 4 + 64 and len(_norm("".join(parts) + piece)) > limit:
+            return None
+        parts.append(piece)
+    text = _norm("".join(parts))
+    return text if len(text) <= limit else None
 
 
 def _remove_code_language_labels(root: Tag) -> None:
@@ -710,7 +739,8 @@ def _remove_code_language_labels(root: Tag) -> None:
     (``<div class="language-sh"><button class="copy"></button><span class="lang">sh</span><pre>…``):
     the page shows it in a corner of the block, and it was read as a line of text (``sh``) before the
     code, which the fence already names. A label is an element beside the ``<pre>`` (or beside a wrapper
-    of it, up to :data:`_LABEL_LEVELS` levels) holding no code whose whole text is the block's language
+    of it, up to :data:`_LABEL_LEVELS` levels, in a wrapper of at most :data:`_LABEL_SIBLINGS` other
+    elements: the page around a block is not searched) holding no code whose whole text is the block's language
     (compared without case). A title beside the code (a file name, ``docusaurus.config.js``) says
     something the fence does not, and stays."""
     for pre in _tags(root, ["pre"]):
@@ -724,9 +754,13 @@ def _remove_code_language_labels(root: Tag) -> None:
             parent = holder.parent
             if not isinstance(parent, Tag) or parent is root:
                 break
-            for sibling in [c for c in parent.children if isinstance(c, Tag) and c is not holder]:
-                if (sibling.name not in _BLOCKS - {"div"} and sibling.find("pre") is None
-                        and _norm(sibling.get_text()).casefold() == lang):
+            siblings = [c for c in parent.children if isinstance(c, Tag) and c is not holder]
+            if len(siblings) > _LABEL_SIBLINGS:  # not the block's wrapper but the page around it
+                break
+            for sibling in siblings:
+                text = _short_text(sibling, len(lang) + 8)
+                if (text is not None and text.casefold() == lang and sibling.name not in _BLOCKS - {"div"}
+                        and sibling.find("pre") is None):
                     sibling.decompose()
             holder = parent
 
@@ -782,13 +816,13 @@ def _read_footnote_links(root: Tag) -> None:
             continue
         classes = set(_classes(el))
         role = _attr(el, "role")
-        text = _norm(el.get_text())
         if role == "doc-backlink" or el.has_attr("data-footnote-backref") or classes & _BACKLINK_CLASSES:
-            if not any(ch.isalnum() for ch in text):
+            if not any(ch.isalnum() for ch in el.get_text()):
                 el.decompose()
             continue
         noteref = (role == "doc-noteref" or el.has_attr("data-footnote-ref") or bool(classes & _NOTEREF_CLASSES)
                    or "footnote" in _attr(el, "rel").lower().split())
+        text = _norm(el.get_text()) if noteref else ""
         if noteref and re.fullmatch(r"\w{1,8}", text):
             el.clear()
             el.append(f"[{text}]")
