@@ -1831,3 +1831,23 @@ def test_a_literal_jsx_expression_in_mdx_text_reads_as_its_value() -> None:
         "Default: Infinity\n\nThe answer is 42, 1000 and quoted *text*; done.\n\nName: {props.name}.\n\n"
         "Code `{42}` stays."
     )
+
+
+def test_a_version_stamp_beside_a_signature_is_chrome():
+    """rustdoc's stamp beside an item's heading and each method (``1.0.0 · source · [−]``) read
+    ``1.0.0 · ·`` atop the page and ``1.0.0 · pub const fn new()`` before each signature; a version
+    in a sentence or a table stays."""
+    html = """<html><body><main><div class="main-heading"><h1>Struct Vec</h1><span class="out-of-band">
+<span class="since" title="Stable since Rust version 1.0.0">1.0.0</span> · <a class="src"
+href="../../src/alloc/vec/mod.rs.html#397">source</a> · <button id="toggle-all-docs">[<span>&#x2212;</span>]</button></span></div>
+<p>A contiguous growable array type, stable since 1.0.0.</p>
+<h2 id="implementations">Implementations</h2><section id="method.new" class="method"><span class="rightside">
+<span class="since">1.0.0</span> · <a class="src" href="../../src/alloc/vec/mod.rs.html#420">source</a></span>
+<h4 class="code-header">pub const fn new() -&gt; Vec&lt;T&gt;</h4></section><p>Constructs a new, empty vector.</p>
+<table><tr><td>2.1.0</td><td>released</td></tr></table></main></body></html>"""
+    page = parse_html(html, url="https://doc.example/std/vec/struct.Vec.html")
+    text = "\n".join(s.text for s in page.sections)
+    assert "·" not in text and "1.0.0 ·" not in page.title
+    assert "A contiguous growable array type, stable since 1.0.0." in text
+    assert page.sections[-1].headings[-1] == "pub const fn new() -> Vec<T>"
+    assert "2.1.0 | released" in text

@@ -434,6 +434,9 @@ _SITE_TEXT_RE = re.compile(
 )
 #: how :data:`_SITE_TEXT_RE`'s texts start: only a block whose first words do is read further
 _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did)\b", re.I)
+# a version stamp beside a signature, with the separators between it and the links chrome removes
+# (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
+_VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
 _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
 
 
@@ -446,6 +449,9 @@ def _is_chrome(el: Tag) -> bool:
         short = _short_text(el, 80)  # at most some 10 words: a block holding the page is not read here
         if short is not None and len(short.split()) <= 10 and _SITE_TEXT_RE.fullmatch(short):
             return True
+    # (only a span whose first text is a version number is looked at: a page has thousands of spans)
+    if el.name == "span" and re.match(r"\s*v?\d+\.\d", _first_string(el)) and _is_version_stamp(el):
+        return True
     if el.name == "details":
         summary = el.find("summary")
         if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
@@ -482,6 +488,21 @@ def _is_chrome(el: Tag) -> bool:
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _is_version_stamp(el: Tag) -> bool:
+    """``el`` shows only a version and separator glyphs once its source links and buttons are gone:
+    rustdoc's stamp beside an item's heading and each method (``1.0.0 · source · [−]``), which read
+    ``1.0.0 · ·`` atop the page and ``1.0.0 · pub const fn new()`` before each signature."""
+    def shown(s: NavigableString) -> bool:
+        for a in s.parents:
+            if a is el:
+                return True
+            if a.name == "button" or _is_viewcode_link(a, _classes(a)):
+                return False
+        return True
+    text = " ".join(s for s in el.find_all(string=True) if shown(s))
+    return _VERSION_STAMP_RE.fullmatch(_norm(text)) is not None
 
 
 def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
