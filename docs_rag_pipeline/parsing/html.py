@@ -541,7 +541,7 @@ def _is_nav_link(a: Tag) -> bool:
     ``<a><span>Previous</span><span>Introduction</span></a>`` read "PreviousIntroduction")."""
     if bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey"):
         return True
-    if a.find(True) is None:  # a link of plain text has no label of its own
+    if a.find(True) is None or _first_string(a).strip().casefold() not in _PAGER_LABELS:  # most links: at once
         return False
     return any(_norm(t.get_text()).casefold() in _PAGER_LABELS and _norm(t.get_text()) != _norm(a.get_text())
                for t in a.find_all(True))
