@@ -373,12 +373,17 @@ def _label_tab_panels(root: Tag, soup: BeautifulSoup) -> None:
             if panel is None or not label or panel.get("data-rag-tab"):
                 continue
             panel["data-rag-tab"] = label
-            lead = soup.new_tag("p")
-            lead.string = f"{label}:"
-            panel.insert(0, lead)
+            _lead_with_label(panel, label, soup)
             labelled += 1
         if tabs and labelled == len(tabs):
             tablist.decompose()
+
+
+def _lead_with_label(panel: Tag, label: str, soup: BeautifulSoup) -> None:
+    """Put a tab's label first in its panel, as a lead-in line (``Yarn:``)."""
+    lead = soup.new_tag("p")
+    lead.string = f"{label}:"
+    panel.insert(0, lead)
 
 
 def _invisible(el: Tag) -> bool:
@@ -445,13 +450,15 @@ def _is_chrome(el: Tag) -> bool:
         return True
     if el.name not in _HEADINGS and _SCREEN_READER_CLASSES.intersection(_classes(el)):
         return True
-    if el.name in ("p", "div", "span", "small", "time") and _SITE_TEXT_START_RE.match(_first_string(el)):
-        short = _short_text(el, 80)  # at most some 10 words: a block holding the page is not read here
-        if short is not None and len(short.split()) <= 10 and _SITE_TEXT_RE.fullmatch(short):
+    if el.name in ("p", "div", "span", "small", "time"):
+        first = _first_string(el)
+        if _SITE_TEXT_START_RE.match(first):
+            short = _short_text(el, 80)  # at most some 10 words: a block holding the page is not read here
+            if short is not None and len(short.split()) <= 10 and _SITE_TEXT_RE.fullmatch(short):
+                return True
+        # (only a span whose first text is a version number is looked at: a page has thousands of spans)
+        if el.name == "span" and re.match(r"\s*v?\d+\.\d", first) and _is_version_stamp(el):
             return True
-    # (only a span whose first text is a version number is looked at: a page has thousands of spans)
-    if el.name == "span" and re.match(r"\s*v?\d+\.\d", _first_string(el)) and _is_version_stamp(el):
-        return True
     if el.name == "details":
         summary = el.find("summary")
         if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
@@ -886,9 +893,7 @@ def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
         text = _norm(label.get_text(" "))
         if not text:
             continue
-        lead = soup.new_tag("p")
-        lead.string = f"{text}:"
-        panel.insert(0, lead)
+        _lead_with_label(panel, text, soup)
         label.decompose()
 
 
