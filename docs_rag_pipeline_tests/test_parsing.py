@@ -1496,6 +1496,28 @@ def test_a_code_blocks_language_label_is_not_read_as_text(generator: str, block:
         f"Install it:\n\n{label}```sh\nnpm add -D vitepress\n```\n\nsh"), generator
 
 
+@pytest.mark.parametrize(("generator", "block", "fence"), [
+    ("Pandoc", '<div class="sourceCode" id="cb1"><pre class="sourceCode python"><code class="sourceCode python">'
+     '<span id="cb1-1"><a href="#cb1-1" aria-hidden="true" tabindex="-1"></a>run(x)</span></code></pre></div>',
+     "python"),
+    ("Pandoc, numbered lines", '<div class="sourceCode" id="cb2"><pre class="sourceCode numberSource r numberLines">'
+     '<code class="sourceCode r">run(x)</code></pre></div>', "r"),
+    ("Quarto", '<div class="sourceCode cell-code" id="cb3"><pre class="sourceCode python code-with-copy">'
+     '<code class="sourceCode python">run(x)</code></pre></div>', "python"),
+    ("rustdoc", '<div class="example-wrap"><pre class="rust rust-example-rendered"><code>run(x)</code></pre></div>',
+     "rust"),
+    ("a styling class only", '<pre class="literal-block highlight"><code>run(x)</code></pre>', ""),
+    ("a language class on the wrapper only", '<div class="python"><pre><code>run(x)</code></pre></div>', ""),
+])
+def test_a_code_blocks_language_is_read_from_pandoc_and_bare_classes(generator: str, block: str, fence: str) -> None:
+    """Pandoc and Quarto name a block's language by a class of its own after ``sourceCode``, rustdoc by a bare
+    ``rust``; the fence had no language for them (a ``sourceCode `` prefix was looked for, which no class can
+    hold). A bare class is a language only on the ``<pre>`` or ``<code>`` and only a common language's name."""
+    html = f"<html><head><title>Run</title></head><body><main><h1>Run</h1><p>Call it:</p>{block}</main></body></html>"
+    assert parse_html(html, url="https://docs.example.org/run/").sections[0].text == (
+        f"Call it:\n\n```{fence}\nrun(x)\n```"), generator
+
+
 @pytest.mark.parametrize(("generator", "ref", "note"), [
     ("Python-Markdown (MkDocs)", '<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>',
      '<div class="footnote"><hr><ol><li id="fn:1"><p>In mkdocs.yml.&nbsp;<a class="footnote-backref" href="#fnref:1" '

@@ -716,9 +716,27 @@ def _heading_text(el: Tag) -> str:
     return _TRAILING_GLYPHS_RE.sub("", _norm(text)).strip()
 
 
+#: common programming languages a generator names by a bare class on the ``<pre>`` or ``<code>`` itself,
+#: with no ``language-`` prefix (rustdoc's ``<pre class="rust">``)
+_BARE_LANGUAGE_CLASSES = frozenset(
+    "bash c cpp csharp css go haskell html java javascript js json kotlin lua perl php powershell python "
+    "ruby rust scala shell sql swift toml typescript xml yaml".split())
+#: classes Pandoc and Quarto put beside a code block's language after ``sourceCode``
+_PANDOC_CODE_CLASSES = frozenset({"sourcecode", "numbersource", "numberlines", "code-with-copy", "cell-code",
+                                  "code-annotation-code", "hidden"})
+
+
 def _code_language(pre: Tag) -> str:
     code = pre.find("code")
-    candidates = [pre, *(c for c in [code] if isinstance(c, Tag))]
+    own = [pre, *(c for c in [code] if isinstance(c, Tag))]
+    for el in own:
+        classes = _classes(el)
+        # Pandoc and Quarto: ``<pre class="sourceCode python">``, the language a class of its own
+        if "sourceCode" in classes:
+            lang = next((c for c in classes if c.casefold() not in _PANDOC_CODE_CLASSES), "")
+            if lang:
+                return lang
+    candidates = list(own)
     candidates += [p for p in list(pre.parents)[:3] if isinstance(p, Tag)]
     # Pygments' line-numbered table (Sphinx ``:linenos:``) puts the <pre> in a cell of its own, so the
     # block's language class is three levels above the table, not above the <pre>
@@ -727,11 +745,12 @@ def _code_language(pre: Tag) -> str:
         candidates += [table, *(p for p in list(table.parents)[:3] if isinstance(p, Tag))]
     for el in candidates:
         for cls in _classes(el):
-            for prefix in ("language-", "lang-", "highlight-", "sourceCode "):
+            for prefix in ("language-", "lang-", "highlight-"):
                 if cls.startswith(prefix) and len(cls) > len(prefix):
                     lang = cls[len(prefix) :]
                     return "" if lang in ("default", "none", "text", "plaintext") else lang
-    return _attr(pre, "data-language") or (_attr(code, "data-lang") if isinstance(code, Tag) else "")
+    lang = _attr(pre, "data-language") or (_attr(code, "data-lang") if isinstance(code, Tag) else "")
+    return lang or next((c for el in own for c in _classes(el) if c in _BARE_LANGUAGE_CLASSES), "")
 
 
 #: how many elements up from a ``<pre>`` its code block's wrapper may hold a language label beside it
