@@ -1518,6 +1518,21 @@ def test_a_code_blocks_language_is_read_from_pandoc_and_bare_classes(generator: 
         f"Call it:\n\n```{fence}\nrun(x)\n```"), generator
 
 
+@pytest.mark.parametrize(("summary", "kept"), [
+    ('<summary class="hideme"><span>Expand description</span></summary>', ""),  # rustdoc's top doc
+    ("<summary>Click to expand</summary>", ""),
+    ("<summary>Show more</summary>", ""),
+    ("<summary>Show the config file</summary>", "Show the config file\n\n"),
+    ("<summary>Expanding variables</summary>", "Expanding variables\n\n"),
+])
+def test_a_summary_that_only_names_its_toggle_is_not_text(summary: str, kept: str) -> None:
+    """rustdoc opens every item's description with a toggle labelled "Expand description", which was read as
+    the first line of the description; a summary that says what the details hold stays."""
+    html = (f"<html><head><title>Vec</title></head><body><main><h1>Vec</h1><details open>{summary}<div><p>A growable "
+            "array type.</p></div></details></main></body></html>")
+    assert parse_html(html, url="https://docs.example.org/vec/").sections[0].text == f"{kept}A growable array type."
+
+
 @pytest.mark.parametrize(("generator", "ref", "note"), [
     ("Python-Markdown (MkDocs)", '<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>',
      '<div class="footnote"><hr><ol><li id="fn:1"><p>In mkdocs.yml.&nbsp;<a class="footnote-backref" href="#fnref:1" '

@@ -443,6 +443,10 @@ _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did)\b", re.I)
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
 _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
+#: a ``<summary>`` that only names its toggle (rustdoc's "Expand description", "Show more", "Click to expand"):
+#: what it opens is the content, it says nothing of it
+_TOGGLE_LABEL_RE = re.compile(r"(?:click (?:here )?to )?(?:expand|collapse|show|hide|toggle|reveal)"
+                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?))?\W*", re.I)
 
 
 def _is_chrome(el: Tag) -> bool:
@@ -462,6 +466,10 @@ def _is_chrome(el: Tag) -> bool:
     if el.name == "details":
         summary = el.find("summary")
         if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
+            return True
+    if el.name == "summary":  # "Expand description": the toggle's own label, not the content's
+        short = _short_text(el, 40)
+        if short is not None and _TOGGLE_LABEL_RE.fullmatch(short):
             return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
