@@ -1522,6 +1522,8 @@ def test_a_code_blocks_language_is_read_from_pandoc_and_bare_classes(generator: 
     ('<summary class="hideme"><span>Expand description</span></summary>', ""),  # rustdoc's top doc
     ("<summary>Click to expand</summary>", ""),
     ("<summary>Show more</summary>", ""),
+    ("<summary>Code</summary>", ""),  # Quarto's code-fold
+    ("<summary>Show the code</summary>", ""),
     ("<summary>Show the config file</summary>", "Show the config file\n\n"),
     ("<summary>Expanding variables</summary>", "Expanding variables\n\n"),
 ])

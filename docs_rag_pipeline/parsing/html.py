@@ -443,10 +443,11 @@ _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did)\b", re.I)
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
 _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
-#: a ``<summary>`` that only names its toggle (rustdoc's "Expand description", "Show more", "Click to expand"):
-#: what it opens is the content, it says nothing of it
-_TOGGLE_LABEL_RE = re.compile(r"(?:click (?:here )?to )?(?:expand|collapse|show|hide|toggle|reveal)"
-                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?))?\W*", re.I)
+#: a ``<summary>`` that only names its toggle (rustdoc's "Expand description", "Show more", "Click to expand",
+#: Quarto's folded "Code"): what it opens is the content, it says nothing of it
+_TOGGLE_LABEL_RE = re.compile(r"(?:(?:click (?:here )?to )?(?:expand|collapse|show|hide|toggle|reveal)"
+                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?|code))?"
+                              r"|(?:the )?(?:source )?code)\W*", re.I)
 
 
 def _is_chrome(el: Tag) -> bool:
