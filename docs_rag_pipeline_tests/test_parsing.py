@@ -1518,6 +1518,24 @@ def test_a_code_blocks_language_is_read_from_pandoc_and_bare_classes(generator: 
         f"Call it:\n\n```{fence}\nrun(x)\n```"), generator
 
 
+def test_a_list_used_for_layout_gives_its_headings_sections() -> None:
+    """Javadoc puts each member's details, headed by an ``<h3>`` in a ``<section id="trimToSize()">``, in a
+    ``<li>``: the whole page read as one nested list (``- Method Details``, ``  - trimToSize``), so no member had
+    its section nor the anchor Javadoc's links point at. A list that holds no heading stays a list."""
+    html = ('<html><head><title>ArrayList</title></head><body><main><h1>Class ArrayList</h1><p>A resizable array.</p>'
+            '<ul><li>Fast</li><li>Ordered</li></ul>'
+            '<section class="details"><ul class="details-list"><li><section class="method-details" id="method-detail">'
+            '<h2>Method Details</h2><ul class="member-list"><li><section class="detail" id="trimToSize()"><h3>trimToSize'
+            '</h3><div class="member-signature">public void trimToSize()</div><div class="block">Trims the capacity.</div>'
+            '</section></li><li><section class="detail" id="ensureCapacity(int)"><h3>ensureCapacity</h3><div class="block">'
+            'Increases the capacity.</div></section></li></ul></section></li></ul></section></main></body></html>')
+    page = parse_html(html, url="https://docs.example.org/api/ArrayList.html")
+    got = [(s.anchor, s.headings, s.text) for s in page.sections if s.text]
+    assert got == [("", (), "A resizable array.\n\n- Fast\n- Ordered"),
+                   ("trimToSize()", ("Method Details", "trimToSize"), "public void trimToSize()\n\nTrims the capacity."),
+                   ("ensureCapacity(int)", ("Method Details", "ensureCapacity"), "Increases the capacity.")]
+
+
 @pytest.mark.parametrize(("summary", "kept"), [
     ('<summary class="hideme"><span>Expand description</span></summary>', ""),  # rustdoc's top doc
     ("<summary>Click to expand</summary>", ""),

@@ -1020,6 +1020,12 @@ class _Walker:
             code = _pre_text(el)
             if code.strip():  # a <pre> emptied of its line numbers (Hugo's line-number column) is no code
                 yield fence_block(code, _code_language(el))
+        elif name in ("ul", "ol", "menu") and top and el.find(list(_HEADINGS)) is not None:
+            # a list used for layout (Javadoc puts each summary and each member's details, headed by an
+            # <h2>/<h3>, in a <li>): its items are parts of the page and their headings sections, as in a
+            # layout table, not one list item each
+            for li in el.find_all("li", recursive=False):
+                yield from self.events(li, top=top)
         elif name in ("ul", "ol", "menu"):
             lines = self._list(el)
             if lines:
