@@ -1536,6 +1536,26 @@ def test_a_list_used_for_layout_gives_its_headings_sections() -> None:
                    ("ensureCapacity(int)", ("Method Details", "ensureCapacity"), "Increases the capacity.")]
 
 
+def test_typedocs_member_index_is_chrome_and_its_title_loses_the_site_name() -> None:
+    """TypeDoc opens a class page with an "Index" accordion listing its members' links under headings that the
+    members' own sections repeat; they were read as sections of the page (``Methods``: ``connect close``) and
+    its title kept the site's name (``Client | my-lib``: the H1 names the kind, ``Class Client``). An "Index"
+    that holds text of its own stays."""
+    index = ('<details class="tsd-index-content tsd-accordion" open><summary class="tsd-accordion-summary"><h5>Index'
+             '</h5></summary><div><section><h3>Methods</h3><div class="tsd-index-list"><a href="Client.html#connect">'
+             '<span>connect</span></a> <a href="Client.html#close"><span>close</span></a></div></section></div></details>')
+    prose = '<details><summary>Index</summary><p>An index speeds up lookups by <a href="#key">key</a>.</p></details>'
+    html = ('<html><head><title>Client | my-lib</title></head><body><main><h1>Class Client</h1><p>A client.</p>{}'
+            '<section><h2>Methods</h2><section><h3 id="connect">connect</h3><p>Opens the connection.</p></section>'
+            '</section></main></body></html>')
+    page = parse_html(html.format(index), url="https://docs.example.org/classes/Client.html")
+    assert page.title == "Client"
+    assert [(s.headings, s.text) for s in page.sections if s.text] == [
+        ((), "A client."), (("Methods", "connect"), "Opens the connection.")]
+    page = parse_html(html.format(prose), url="https://docs.example.org/classes/Client.html")
+    assert page.sections[0].text == "A client.\n\nIndex\n\nAn index speeds up lookups by key."
+
+
 @pytest.mark.parametrize(("summary", "kept"), [
     ('<summary class="hideme"><span>Expand description</span></summary>', ""),  # rustdoc's top doc
     ("<summary>Click to expand</summary>", ""),

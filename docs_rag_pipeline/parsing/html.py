@@ -450,6 +450,15 @@ _TOGGLE_LABEL_RE = re.compile(r"(?:(?:click (?:here )?to )?(?:expand|collapse|sh
                               r"|(?:the )?(?:source )?code)\W*", re.I)
 
 
+def _all_links(el: Tag, label: Tag) -> bool:
+    """Whether ``el``'s text, but for ``label`` and its headings, is all link text: an index of the page's
+    members (TypeDoc's "Index" accordion) rather than a text about indexes."""
+    rest = "".join(t for t in el.strings if not isinstance(t, _SKIPPED_STRINGS)
+                   and t.find_parent("summary") is not label and t.find_parent(list(_HEADINGS)) is None
+                   and t.find_parent("a") is None)
+    return not rest.strip() and el.find("a", href=True) is not None
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
@@ -466,7 +475,8 @@ def _is_chrome(el: Tag) -> bool:
             return True
     if el.name == "details":
         summary = el.find("summary")
-        if isinstance(summary, Tag) and _norm(summary.get_text()).casefold() in _TOC_LABELS:
+        label = _norm(summary.get_text()).casefold() if isinstance(summary, Tag) else ""
+        if label in _TOC_LABELS or (label == "index" and _all_links(el, summary)):
             return True
     if el.name == "summary":  # "Expand description": the toggle's own label, not the content's
         short = _short_text(el, 40)
@@ -1257,6 +1267,12 @@ def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
         key = h1.casefold()
         if doc_title.casefold() == key:
             return doc_title
+        # an API page's H1 names the kind before the name (TypeDoc's "Class Client" for "Client | my-lib")
+        for sep in _TITLE_SEPARATORS:
+            pos = doc_title.rfind(sep)
+            head = doc_title[:pos].strip() if pos > 0 else ""
+            if head and key.endswith(" " + head.casefold()) and len(key) - len(head) <= 20:
+                return head
         for sep in _TITLE_SEPARATORS:
             start = 0
             while (pos := doc_title.find(sep, start)) >= 0:
