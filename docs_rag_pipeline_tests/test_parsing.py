@@ -1886,6 +1886,27 @@ def test_an_mdx_component_keeps_the_text_its_attributes_show() -> None:
     assert sections[("Foo Bar",)].anchor == "foo--bar"
 
 
+def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() -> None:
+    """MkDocs writes an admonition (``!!! note "Title"``, pymdownx.details' ``??? tip``) and a content tab
+    (``=== "pip"``) with its body indented under it, which Markdown reads as an indented code block: the
+    admonition's prose was code, and a tab's fenced code a code block wrapping the fence. Each is now a
+    marker pair, its body read as Markdown; a fence that shows the syntax, and a line that only looks
+    like it, stay as written."""
+    src = ('## Install\n\n!!! note "Before you start"\n\n    Make sure Python is *installed*.\n\n    Then make a venv.\n\n'
+           "???+ tip\n    A hidden tip.\n\n"
+           '=== "pip"\n\n    Run:\n\n    ```bash\n    pip install foo\n    ```\n\n'
+           '=== "Markdown"\n\n    ``` markdown\n    !!! note\n\n        Lorem ipsum\n    ```\n\n'
+           "After the tabs: !!! is not a block here.\n\n"
+           '- A step.\n\n    !!! warning "Careful"\n        Back up first.\n')
+    text = parse_document(src, fmt="markdown", path="install.md").sections[0].text
+    assert text == ("[note Before you start]\n\nMake sure Python is installed.\n\nThen make a venv.\n\n[/note]\n\n"
+                    "[tip]\n\nA hidden tip.\n\n[/tip]\n\n"
+                    "[Tab pip]\n\nRun:\n\n```bash\npip install foo\n```\n\n[/Tab]\n\n"
+                    "[Tab Markdown]\n\n```markdown\n!!! note\n\n    Lorem ipsum\n```\n\n[/Tab]\n\n"
+                    "After the tabs: !!! is not a block here.\n\n"
+                    "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

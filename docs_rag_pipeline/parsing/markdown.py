@@ -779,6 +779,69 @@ def _dedent_bodies(lines: list[_Line]) -> None:
             ln.text = ln.text[cut:]
 
 
+#: a Python-Markdown block whose body is the lines indented under it (MkDocs): an admonition
+#: ``!!! note "Title"``, a collapsible one (pymdownx.details) ``??? tip`` / ``???+ tip``, a content tab
+#: (pymdownx.tabbed) ``=== "pip"``
+_PM_ADMONITION_RE = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([A-Za-z][\w-]*)((?:[ \t]+[A-Za-z][\w-]*)*)'
+                               r'(?:[ \t]+"([^"\n]*)")?[ \t]*$')
+_PM_TAB_RE = re.compile(r'^([ \t]*)===[+!]*[ \t]+"([^"\n]*)"[ \t]*$')
+
+
+def python_markdown_blocks(text: str) -> str:
+    """MkDocs' admonitions and content tabs as markers: ``!!! note "Before you start"`` and the lines
+    indented under it become ``[note Before you start]``, the body dedented, and ``[/note]`` (as a
+    ``:::note[Title]`` directive does); ``=== "pip"`` becomes ``[Tab pip]`` … ``[/Tab]``. Markdown reads an
+    indented body as a code block, so an admonition's prose and a tab's code were one indented code block.
+    Lines inside fenced code are left alone (a page that shows the syntax)."""
+    if "!!!" not in text and "???" not in text and "===" not in text:
+        return text
+    return "\n".join(_python_markdown_lines(text.split("\n"), 0))
+
+
+def _python_markdown_lines(lines: list[str], depth: int) -> list[str]:
+    out: list[str] = []
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence:
+            c = _FENCE_CLOSE_RE.match(line)
+            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        f = _FENCE_OPEN_RE.match(line)
+        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
+            fence = f.group(1)
+            out.append(line)
+            continue
+        a = _PM_ADMONITION_RE.match(line) if depth < 20 else None
+        t = None if a or depth >= 20 else _PM_TAB_RE.match(line)
+        if a is None and t is None:
+            out.append(line)
+            continue
+        if a is not None:
+            indent, name, label = a.group(1), a.group(2), a.group(4)
+            label = label or ""  # no quoted title: the marker's name says the type, ``!!! note`` → ``[note]``
+        else:
+            indent, name, label = t.group(1), "Tab", t.group(2)
+        width = len(indent.expandtabs(4)) + 4
+        body: list[str] = []
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i].expandtabs(4)) >= width):
+            body.append(lines[i])
+            i += 1
+        while body and not body[-1].strip():
+            body.pop()
+            i -= 1
+        dedented = [ln.expandtabs(4)[width:] if ln.strip() else "" for ln in body]
+        label = " ".join(label.split())
+        out += ["", f"{indent}[{name}{' ' + label if label else ''}]", ""]
+        out += [indent + ln if ln else "" for ln in _python_markdown_lines(dedented, depth + 1)]
+        out += ["", f"{indent}[/{name}]", ""]
+    return out
+
+
 def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
 
@@ -1218,6 +1281,8 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
+    if not mdx:
+        body = python_markdown_blocks(body)
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
