@@ -1907,6 +1907,27 @@ def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() ->
                     "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
 
 
+def test_myst_directives_roles_and_targets_read_as_the_page_shows_them() -> None:
+    """MyST (Sphinx's Markdown): an admonition fence ```` ```{warning} ```` was a code block of prose, a
+    ```` ```{code-block} python ```` a block without its language and with its ``:caption:`` and
+    ``:linenos:`` lines as code, a ``{toctree}`` a code block of page paths, a role ``{py:func}`~pkg.run```
+    text with its ``{py:func}``, and ``(install)=`` and ``%`` comment lines text. A page without MyST's
+    marks keeps a line starting with ``%``, and code keeps what looks like a role."""
+    src = ("(install)=\n## Install\n\n% a comment\n\nCall {py:func}`~mypkg.core.run`, see {ref}`the setup <setup>`.\n\n"
+           "```{warning}\nBack up first.\n```\n\n:::{dropdown} Advanced\n:open:\n\nSet `cache`.\n:::\n\n"
+           "````{tab-set}\n```{tab-item} pip\nRun pip.\n```\n````\n\n"
+           "```{code-block} python\n:caption: conf.py\n:linenos:\n\nextensions = []\n```\n\n"
+           "```{toctree}\n:maxdepth: 2\n\ninstall\n```\n\n```python\nx = {py:func}`run`\n```\n")
+    text = parse_document(src, fmt="markdown", path="install.md").sections[0].text
+    assert text == ("Call `run`, see the setup.\n\n[warning]\n\nBack up first.\n\n[/warning]\n\n"
+                    "[dropdown Advanced]\n\nSet `cache`.\n\n[/dropdown]\n\n"
+                    "[tab-set]\n\n[tab-item pip]\n\nRun pip.\n\n[/tab-item]\n\n[/tab-set]\n\n"
+                    "conf.py\n```python\nextensions = []\n```\n\n```python\nx = {py:func}`run`\n```")
+    plain = "## Rates\n\n%d of requests fail.\n\nIt supports `${rotation}` and `{pid}`, `{x}`.\n"
+    assert parse_document(plain, fmt="markdown", path="rates.md").sections[0].text == (
+        "%d of requests fail.\n\nIt supports `${rotation}` and `{pid}`, `{x}`.")
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

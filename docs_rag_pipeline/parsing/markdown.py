@@ -842,6 +842,139 @@ def _python_markdown_lines(lines: list[str], depth: int) -> list[str]:
     return out
 
 
+#: MyST (Sphinx's Markdown, Jupyter Book): a directive fence ```` ```{note} ```` or ``:::{note}``, a role
+#: ``{py:func}`run```, a target line ``(setup)=``
+_MYST_SIGN_RE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})[ \t]*\{[\w:.+-]+\}|^[ \t]*\([^()\s]+\)=[ \t]*$", re.M)
+_MYST_ROLE_SIGN_RE = re.compile(r"(?<![\w$])\{[\w:.+-]+\}`")
+_MYST_FENCE_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,}|:{3,})[ \t]*\{([\w:.+-]+)\}[ \t]*(.*?)[ \t]*$")
+_MYST_OPTION_RE = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
+_MYST_ROLE_NAME_RE = re.compile(r"(?<![\w$])\{([\w:.+-]+)\}$")
+_MYST_TARGET_RE = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
+#: directives whose body is the page's prose (admonitions, dropdowns, tabs, cards, version notes)
+_MYST_PROSE = frozenset("admonition attention caution danger error hint important note seealso tip todo warning "
+                        "versionadded versionchanged deprecated versionremoved dropdown tab-set tab-item tab card "
+                        "grid grid-item grid-item-card topic sidebar margin epigraph rubric glossary div "
+                        "container".split())
+#: directives whose body is code: fenced with the language their argument names
+_MYST_CODE = frozenset({"code-block", "code", "sourcecode", "code-cell"})
+#: roles whose text is prose (a cross-reference's title): the rest are code (``{py:func}`run```)
+_MYST_TEXT_ROLES = frozenset("ref doc term numref download abbr sub sup guilabel menuselection any eq cite "
+                             "index".split())
+
+
+def myst_blocks(text: str) -> str:
+    """MyST's markup as the page shows it: an admonition or other prose directive (```` ```{note} ````,
+    ``:::{tip} Title``) becomes a marker pair around its body (``[note]`` … ``[/note]``), its ``:option:``
+    lines left out; a ```` ```{code-block} python ```` is a ```` ```python ```` fence (its ``:caption:`` the
+    block's title); a ``{toctree}`` (a list of page paths) goes; a role is its text, as code
+    (``{py:func}`~pkg.run``` → ```run```) or, for a cross-reference, as prose (``{ref}`Setup <setup>``` →
+    *Setup*); ``(label)=`` target lines and ``%`` comment lines go. Only a page with MyST's marks is read
+    so: a plain Markdown page keeps a line that starts with ``%``."""
+    signed = _MYST_SIGN_RE.search(text) is not None
+    if not signed and not _MYST_ROLE_SIGN_RE.search(text):
+        return text
+    lines = text.split("\n")
+    if not signed and _myst_lines(lines, 0, keep_comments=True) == lines:  # no role outside code: not MyST
+        return text
+    return "\n".join(_myst_lines(lines, 0, keep_comments=False))
+
+
+def _myst_roles(line: str) -> str:
+    """``line`` with each role (``{name}`` right before a code span, outside code spans) as its text."""
+    if "{" not in line or "`" not in line:
+        return line
+    out: list[str] = []
+    i = 0
+    while (m := re.compile(r"`+").search(line, i)) is not None:
+        run = m.group()
+        close = re.compile(rf"(?<!`){run}(?!`)").search(line, m.end())
+        if close is None:
+            break
+        prefix = line[i : m.start()]
+        role = _MYST_ROLE_NAME_RE.search(prefix)
+        if role is None:
+            out.append(line[i : close.end()])  # a code span: left as it is
+        else:
+            out.append(prefix[: role.start()] + _myst_role(role.group(1), line[m.end() : close.start()]))
+        i = close.end()
+    out.append(line[i:])
+    return "".join(out)
+
+
+def _myst_role(role: str, text: str) -> str:
+    name, content = role.split(":")[-1].casefold(), text.strip()
+    target = re.fullmatch(r"(.*?)\s*<([^<>]*)>", content, re.S)
+    if name in _MYST_TEXT_ROLES:
+        return (target.group(1) or target.group(2)) if target else content
+    code = target.group(1) or target.group(2) if target else content
+    if code.startswith("~"):  # Sphinx shows the last part only
+        code = code[1:].rsplit(".", 1)[-1]
+    code = code.lstrip("!")
+    tick = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
+    pad = " " if code.startswith("`") or code.endswith("`") else ""
+    return f"{tick}{pad}{code}{pad}{tick}"
+
+
+def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[str]:
+    out: list[str] = []
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence:
+            c = _FENCE_CLOSE_RE.match(line)
+            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        m = _MYST_FENCE_RE.match(line) if depth < 20 else None
+        if m is None:
+            f = _FENCE_OPEN_RE.match(line)
+            if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
+                fence = f.group(1)
+                out.append(line)
+            elif _MYST_TARGET_RE.match(line) or (not keep_comments and line.lstrip().startswith("%")):
+                continue
+            else:
+                out.append(_myst_roles(line))
+            continue
+        indent, marks, name, arg = m.groups()
+        body: list[str] = []
+        while i < len(lines):
+            c = re.match(r"^[ \t]*(`{3,}|~{3,}|:{3,})[ \t]*$", lines[i])
+            i += 1
+            if c and c.group(1)[0] == marks[0] and len(c.group(1)) >= len(marks):
+                break
+            body.append(lines[i - 1])
+        options: dict[str, str] = {}
+        if body and body[0].strip() == "---":  # options as a YAML block
+            end = next((k for k in range(1, len(body)) if body[k].strip() == "---"), 0)
+            body = body[end + 1 :] if end else body
+        while body and _MYST_OPTION_RE.match(body[0]):
+            key, _, value = body.pop(0).strip()[1:].partition(":")
+            options[key] = value.strip()
+        while body and not body[0].strip():  # the blank line after the options
+            body.pop(0)
+        key = name.split(":")[-1].casefold()
+        if key == "toctree":
+            continue
+        if key in _MYST_CODE:
+            title = options.get("caption") or options.get("name") if key != "code-cell" else ""
+            info = arg.split()[0] if arg.split() else ""
+            info += f' title="{title}"' if title and '"' not in title else ""
+            out += [f"{indent}```{info}", *body, f"{indent}```"]
+            continue
+        if key not in _MYST_PROSE:
+            out += [f"{indent}```{{{name}}}{' ' + arg if arg else ''}", *body, f"{indent}```"]
+            continue
+        label = " ".join(arg.split())
+        out += ["", f"{indent}[{key}{' ' + label if label else ''}]", ""]
+        out += _myst_lines(body, depth + 1, keep_comments=keep_comments)
+        out += ["", f"{indent}[/{key}]", ""]
+    return out
+
+
 def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
 
@@ -1282,7 +1415,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     if not mdx:
-        body = python_markdown_blocks(body)
+        body = myst_blocks(python_markdown_blocks(body))
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
