@@ -1907,6 +1907,17 @@ def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() ->
                     "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
 
 
+def test_a_github_alert_reads_as_an_admonition() -> None:
+    """``> [!WARNING]`` opened the quote's first sentence (``[!WARNING] Back up your data.``); a GitHub alert
+    (or an Obsidian callout with its title) is a marker pair around its body now. ``[!NOTE]`` inside a quote,
+    or shown in code, stays as written."""
+    src = ("## Backups\n\n> [!WARNING]\n> Back up your data.\n> Twice.\n\n> [!tip] Before you start\n> Read *this*.\n\n"
+           "> first line\n> [!NOTE]\n> not an alert\n\n```md\n> [!NOTE]\n> shown syntax\n```\n")
+    assert parse_document(src, fmt="markdown", path="backups.md").sections[0].text == (
+        "[warning]\n\nBack up your data. Twice.\n\n[/warning]\n\n[tip Before you start]\n\nRead this.\n\n[/tip]\n\n"
+        "first line [!NOTE] not an alert\n\n```md\n> [!NOTE]\n> shown syntax\n```")
+
+
 def test_myst_directives_roles_and_targets_read_as_the_page_shows_them() -> None:
     """MyST (Sphinx's Markdown): an admonition fence ```` ```{warning} ```` was a code block of prose, a
     ```` ```{code-block} python ```` a block without its language and with its ``:caption:`` and

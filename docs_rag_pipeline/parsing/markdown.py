@@ -787,6 +787,49 @@ _PM_ADMONITION_RE = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([A-Za-z][\w-]*
 _PM_TAB_RE = re.compile(r'^([ \t]*)===[+!]*[ \t]+"([^"\n]*)"[ \t]*$')
 
 
+#: a GitHub alert's first line, ``> [!WARNING]`` (GitHub, GitLab, Obsidian's callouts ``> [!tip] Title``)
+_ALERT_RE = re.compile(r"^([ \t]{0,3})>[ \t]?\[!([A-Za-z][\w-]*)\][+-]?[ \t]*(.*?)[ \t]*$")
+_QUOTE_LINE_RE = re.compile(r"^([ \t]{0,3})>[ \t]?(.*)$")
+
+
+def github_alerts(text: str) -> str:
+    """A GitHub alert (``> [!WARNING]`` and the quote's lines after it) as a marker pair around its body,
+    ``[warning]`` … ``[/warning]``, as an admonition of the other syntaxes; an Obsidian callout's title
+    (``> [!tip] Title``) is the marker's label. Before, ``[!WARNING]`` was a word of the quote's first
+    sentence. Lines inside fenced code are left alone."""
+    if "[!" not in text:
+        return text
+    out: list[str] = []
+    lines = text.split("\n")
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence:
+            c = _FENCE_CLOSE_RE.match(line)
+            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        f = _FENCE_OPEN_RE.match(line)
+        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
+            fence = f.group(1)
+            out.append(line)
+            continue
+        a = _ALERT_RE.match(line)
+        if a is None or (out and _QUOTE_LINE_RE.match(out[-1])):  # only a quote's first line opens one
+            out.append(line)
+            continue
+        indent, kind, label = a.group(1), a.group(2).casefold(), " ".join(a.group(3).split())
+        body: list[str] = []
+        while i < len(lines) and (q := _QUOTE_LINE_RE.match(lines[i])) is not None:
+            body.append(q.group(2))
+            i += 1
+        out += ["", f"{indent}[{kind}{' ' + label if label else ''}]", "", *body, "", f"{indent}[/{kind}]", ""]
+    return "\n".join(out)
+
+
 def python_markdown_blocks(text: str) -> str:
     """MkDocs' admonitions and content tabs as markers: ``!!! note "Before you start"`` and the lines
     indented under it become ``[note Before you start]``, the body dedented, and ``[/note]`` (as a
@@ -1415,7 +1458,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     if not mdx:
-        body = myst_blocks(python_markdown_blocks(body))
+        body = myst_blocks(python_markdown_blocks(github_alerts(body)))
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
