@@ -1907,6 +1907,23 @@ def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() ->
                     "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
 
 
+def test_hugo_shortcodes_and_liquid_tags_read_as_the_page_shows_them() -> None:
+    """A Hugo or Jekyll page's template tags were text: ``{{< highlight go >}} fmt.Println() {{< /highlight >}}``
+    one paragraph, a notice's ``{{% notice tip %}}`` around its text, a link written ``[Install]({{< ref
+    "install.md" >}})`` not read as a link, a ``{% comment %}`` block shown. A tag shown in code stays."""
+    src = ('## Hugo\n\nSee [Install]({{< ref "install.md" >}}) and [docs]({{ site.baseurl }}/docs/).\n\n'
+           '{{< highlight go "linenos=table" >}}\nfmt.Println("hi")\n{{< /highlight >}}\n\n'
+           "{{% notice tip %}}\nUse **hugo server**.\n{{% /notice %}}\n\n"
+           '{{< figure src="x.png" caption="The build graph" >}}\n\n{{< youtube w7Ft2ymGmfc >}}\n\n'
+           '{% include note.html content="Keep it short." %}\n\n{% highlight ruby %}\nputs 1\n{% endhighlight %}\n\n'
+           "{% raw %}{{ page.title }}{% endraw %}\n\n{% comment %}\nhidden\n{% endcomment %}\n\n"
+           "Write `{% raw %}` or `{{ site.baseurl }}` in code.\n\n```liquid\n{% include x.html %}\n```\n")
+    assert parse_document(src, fmt="markdown", path="hugo.md").sections[0].text == (
+        "See Install and docs.\n\n```go\nfmt.Println(\"hi\")\n```\n\n[notice tip]\n\nUse hugo server.\n\n[/notice]\n\n"
+        "[figure The build graph]\n\nKeep it short.\n\n```ruby\nputs 1\n```\n\n{{ page.title }}\n\n"
+        "Write `{% raw %}` or `{{ site.baseurl }}` in code.\n\n```liquid\n{% include x.html %}\n```")
+
+
 def test_a_github_alert_reads_as_an_admonition() -> None:
     """``> [!WARNING]`` opened the quote's first sentence (``[!WARNING] Back up your data.``); a GitHub alert
     (or an Obsidian callout with its title) is a marker pair around its body now. ``[!NOTE]`` inside a quote,

@@ -830,6 +830,123 @@ def github_alerts(text: str) -> str:
     return "\n".join(out)
 
 
+#: a Hugo shortcode alone on its line: ``{{< name args >}}``, ``{{% name args %}}``, closing ``{{< /name >}}``
+_SHORTCODE_LINE_RE = re.compile(r"^([ \t]*)\{\{([<%])[ \t]*(/?)[ \t]*([\w./-]+)((?:(?![>%]\}\}).)*?)[ \t]*/?[ \t]*[>%]\}\}[ \t]*$")
+#: a Liquid tag alone on its line (Jekyll): ``{% include x.html %}``, ``{% highlight ruby %}``
+_LIQUID_LINE_RE = re.compile(r"^([ \t]*)\{%-?[ \t]*(\w+)((?:(?!%\}).)*?)-?%\}[ \t]*$")
+#: a template tag as a link's target: ``({{< ref "install.md" >}})``, ``({% link api.md %})``,
+#: ``({{ site.baseurl }}/docs/)``
+_TEMPLATE_TARGET_RE = re.compile(r"\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]*)\"?\s*[>%]\}\}"
+                                 r"|\]\(\s*\{%-?\s*(?:link|post_url)\s+(\S+)\s*-?%\}|\{\{-?\s*site\.(?:base)?url\s*-?\}\}")
+_TEMPLATE_ARG_RE = re.compile(r'(?:([\w-]+)=)?(?:"([^"]*)"|\'([^\']*)\'|(\S+))')
+#: the arguments of a shortcode or include that hold text the page shows
+_TEMPLATE_TEXT_ARGS = ("title", "caption", "header", "label", "name", "alt", "content", "text")
+
+
+def _template_args(raw: str) -> tuple[list[str], dict[str, str]]:
+    positional, named = [], {}
+    for m in _TEMPLATE_ARG_RE.finditer(raw):
+        value = next((g for g in m.group(2, 3, 4) if g is not None), "")
+        if m.group(1):
+            named[m.group(1).casefold()] = value
+        else:
+            positional.append(value)
+    return positional, named
+
+
+def template_tags(text: str) -> str:
+    """Hugo's shortcodes and Jekyll's Liquid tags as the page shows them, in Markdown: a
+    ``{{< highlight go >}}`` or ``{% highlight ruby %}`` block is a fenced block of that language; a shortcode
+    that encloses text (``{{% notice tip %}}`` … ``{{% /notice %}}``) a marker pair around it, ``[notice
+    tip]`` … ``[/notice]``; a tag alone on its line that encloses nothing (``{% include … %}``,
+    ``{{< figure … >}}``) shows only its text arguments (``caption``, ``title``, ``content``, …) as a marker,
+    else goes; ``{% comment %}`` blocks go, ``{% raw %}`` tags go and keep what they hold; a link's target
+    written as a tag (``({{< ref "install.md" >}})``, ``({% link api.md %})``, ``{{ site.baseurl }}``) is
+    the path it names, so the link is read as one. Lines inside fenced code stay as written."""
+    if "{{<" not in text and "{{%" not in text and "{%" not in text and "{{ site." not in text:
+        return text
+    lines = text.split("\n")
+    closers = {m.group(4).casefold() for ln in lines if (m := _SHORTCODE_LINE_RE.match(ln)) and m.group(3)}
+    out: list[str] = []
+    fence = ""
+    skipping = code = False
+    for line in lines:
+        if fence:
+            c = _FENCE_CLOSE_RE.match(line)
+            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        sc, lq = _SHORTCODE_LINE_RE.match(line), _LIQUID_LINE_RE.match(line)
+        if skipping:  # inside {% comment %}
+            skipping = not (lq is not None and lq.group(2) == "endcomment")
+            continue
+        if code:  # inside a highlight block: code up to its end
+            if (sc and sc.group(3) and sc.group(4) == "highlight") or (lq and lq.group(2) == "endhighlight"):
+                out.append((sc or lq).group(1) + "```")
+                code = False
+            else:
+                out.append(line)
+            continue
+        f = _FENCE_OPEN_RE.match(line)
+        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
+            fence = f.group(1)
+            out.append(line)
+            continue
+        if sc is not None:
+            indent, closing, name, raw = sc.group(1), sc.group(3), sc.group(4), sc.group(5)
+            positional, named = _template_args(raw)
+            if name == "highlight" and not closing:
+                out.append(f"{indent}```{positional[0] if positional else ''}")
+                code = True
+            elif closing:
+                out += ["", f"{indent}[/{name}]", ""]
+            elif name.casefold() in closers:
+                label = named.get("title") or named.get("header") or " ".join(positional)
+                out += ["", f"{indent}[{name}{' ' + ' '.join(label.split()) if label else ''}]", ""]
+            else:
+                shown = next((named[k] for k in _TEMPLATE_TEXT_ARGS if named.get(k)), "")
+                out += ["", f"{indent}[{name} {' '.join(shown.split())}]", ""] if shown else [""]
+            continue
+        if lq is not None:
+            indent, name, raw = lq.group(1), lq.group(2), lq.group(3)
+            if name == "highlight":
+                out.append(f"{indent}```{raw.split()[0] if raw.split() else ''}")
+                code = True
+            elif name == "comment":
+                skipping = True
+            elif name == "include":
+                _, named = _template_args(raw)
+                shown = next((named[k] for k in _TEMPLATE_TEXT_ARGS if named.get(k)), "")
+                out.append(f"{indent}{' '.join(shown.split())}" if shown else "")
+            elif name not in ("raw", "endraw"):
+                out.append("")
+            continue
+        out.append(_outside_code_spans(line, _template_inline))
+    return "\n".join(out)
+
+
+def _template_inline(text: str) -> str:
+    text = _TEMPLATE_TARGET_RE.sub(lambda m: f"]({m.group(1) or m.group(2)}" if m.group(0).startswith("]") else "",
+                                   text)
+    return re.sub(r"\{%-?\s*(?:end)?raw\s*-?%\}", "", text)
+
+
+#: a code span: a run of backticks, what it holds, a run of the same length
+_CODE_SPAN_RE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def _outside_code_spans(line: str, edit: Callable[[str], str]) -> str:
+    """``line`` with ``edit`` applied to its text outside code spans."""
+    if "`" not in line:
+        return edit(line)
+    out, i = [], 0
+    for m in _CODE_SPAN_RE.finditer(line):
+        out += [edit(line[i : m.start()]), m.group()]
+        i = m.end()
+    return "".join(out) + edit(line[i:])
+
+
 def python_markdown_blocks(text: str) -> str:
     """MkDocs' admonitions and content tabs as markers: ``!!! note "Before you start"`` and the lines
     indented under it become ``[note Before you start]``, the body dedented, and ``[/note]`` (as a
@@ -1458,7 +1575,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
     if not mdx:
-        body = myst_blocks(python_markdown_blocks(github_alerts(body)))
+        body = myst_blocks(python_markdown_blocks(github_alerts(template_tags(body))))
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 
