@@ -1907,6 +1907,18 @@ def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() ->
                     "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
 
 
+def test_markdown_extension_lines_that_show_nothing_are_not_text() -> None:
+    """Lines the page never shows were text: attribute lists (``{: .note }``, glued to the paragraph they mark),
+    abbreviation definitions, pymdownx.snippets' ``--8<--`` includes, ``[TOC]``; mkdocstrings'
+    ``::: mypkg.client.Client`` was read as a ``:::`` directive ``[mypkg .client.Client]`` and its options as
+    code. The object's name is a line of code now; a ``:::tip`` directive is still one."""
+    src = ("## Callouts\n\n{: .note }\nA note.\n\nA warning.\n{: .warning }\n\n*[HTML]: Hyper Text Markup Language\n\n"
+           '--8<-- "includes/abbreviations.md"\n\n[TOC]\n\n::: mypkg.client.Client\n    options:\n      show_source: false\n\n'
+           "Text after.\n\n:::tip\nA directive.\n:::\n")
+    assert parse_document(src, fmt="markdown", path="c.md").sections[0].text == (
+        "A note.\n\nA warning.\n\n`mypkg.client.Client`\n\nText after.\n\n[tip]\n\nA directive.\n\n[/tip]")
+
+
 def test_hugo_shortcodes_and_liquid_tags_read_as_the_page_shows_them() -> None:
     """A Hugo or Jekyll page's template tags were text: ``{{< highlight go >}} fmt.Println() {{< /highlight >}}``
     one paragraph, a notice's ``{{% notice tip %}}`` around its text, a link written ``[Install]({{< ref

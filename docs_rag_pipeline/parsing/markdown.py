@@ -785,6 +785,13 @@ def _dedent_bodies(lines: list[_Line]) -> None:
 _PM_ADMONITION_RE = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([A-Za-z][\w-]*)((?:[ \t]+[A-Za-z][\w-]*)*)'
                                r'(?:[ \t]+"([^"\n]*)")?[ \t]*$')
 _PM_TAB_RE = re.compile(r'^([ \t]*)===[+!]*[ \t]+"([^"\n]*)"[ \t]*$')
+#: lines of Markdown extensions that show nothing on the page: an attribute list alone on its line
+#: (``{: .note }``, kramdown and Python-Markdown), an abbreviation's definition (``*[HTML]: Hyper Text …``),
+#: pymdownx.snippets' include (``--8<-- "file.md"``), Python-Markdown's ``[TOC]``
+_PM_HIDDEN_RE = re.compile(r"^[ \t]*(?:\{:[^{}\n]*\}|\*\[[^\]\n]+\]:[ \t].*|-{1,2}8<-{1,2}(?:[ \t].*)?|\[TOC\])[ \t]*$")
+#: mkdocstrings' ``::: package.module.Object``: the page shows that object's API documentation
+_MKDOCSTRINGS_RE = re.compile(r"^([ \t]*):::[ \t]+([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)[ \t]*$")
+_PM_SIGN_RE = re.compile(r"^[ \t]*(?:!!!|\?\?\?|===|\{:|\*\[|-{1,2}8<|\[TOC\]|:::[ \t]+\w+\.)", re.M)
 
 
 #: a GitHub alert's first line, ``> [!WARNING]`` (GitHub, GitLab, Obsidian's callouts ``> [!tip] Title``)
@@ -953,7 +960,7 @@ def python_markdown_blocks(text: str) -> str:
     ``:::note[Title]`` directive does); ``=== "pip"`` becomes ``[Tab pip]`` … ``[/Tab]``. Markdown reads an
     indented body as a code block, so an admonition's prose and a tab's code were one indented code block.
     Lines inside fenced code are left alone (a page that shows the syntax)."""
-    if "!!!" not in text and "???" not in text and "===" not in text:
+    if not _PM_SIGN_RE.search(text):
         return text
     return "\n".join(_python_markdown_lines(text.split("\n"), 0))
 
@@ -975,6 +982,15 @@ def _python_markdown_lines(lines: list[str], depth: int) -> list[str]:
         if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
             fence = f.group(1)
             out.append(line)
+            continue
+        if _PM_HIDDEN_RE.match(line):
+            continue
+        api = _MKDOCSTRINGS_RE.match(line)
+        if api is not None:  # the object's name, as a line of code; its indented options go
+            out.append(f"{api.group(1)}`{api.group(2)}`")
+            while i < len(lines) and (not lines[i].strip() or _indent(lines[i].expandtabs(4)) > len(api.group(1))):
+                i += 1
+            out.append("")
             continue
         a = _PM_ADMONITION_RE.match(line) if depth < 20 else None
         t = None if a or depth >= 20 else _PM_TAB_RE.match(line)
