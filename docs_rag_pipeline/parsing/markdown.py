@@ -347,20 +347,44 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _fence_opened(line: str) -> str:
+    """The marker (```` ``` ````, ``~~~`` …) of the fence ``line`` opens, else ""."""
+    m = _FENCE_OPEN_RE.match(line)
+    return m.group(1) if m and not (m.group(1)[0] == "`" and "`" in m.group(2)) else ""
+
+
+def _fence_closes(line: str, marker: str) -> bool:
+    """Whether ``line`` closes the fence that ``marker`` opened."""
+    c = _FENCE_CLOSE_RE.match(line)
+    return bool(c) and c.group(1)[0] == marker[0] and len(c.group(1)) >= len(marker)
+
+
+class _Fences:
+    """Fenced code, line by line: :meth:`code` says whether a line belongs to a fence (its opening and
+    closing lines too), to be left as written by a rewrite of the Markdown around it."""
+
+    def __init__(self) -> None:
+        self.marker = ""
+
+    def code(self, line: str) -> bool:
+        if self.marker:
+            if _fence_closes(line, self.marker):
+                self.marker = ""
+            return True
+        self.marker = _fence_opened(line)
+        return bool(self.marker)
+
+
 def _split_fences(lines: list[str]) -> list[tuple[str, list[str]]]:
     """Split lines into ("prose", lines) and ("fence", lines) runs."""
     runs: list[tuple[str, list[str]]] = []
     prose: list[str] = []
     i = 0
     while i < len(lines):
-        m = _FENCE_OPEN_RE.match(lines[i])
-        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            marker = m.group(1)
+        marker = _fence_opened(lines[i])
+        if marker:
             j = i + 1
-            while j < len(lines):
-                c = _FENCE_CLOSE_RE.match(lines[j])
-                if c and c.group(1)[0] == marker[0] and len(c.group(1)) >= len(marker):
-                    break
+            while j < len(lines) and not _fence_closes(lines[j], marker):
                 j += 1
             if prose:
                 runs.append(("prose", prose))
@@ -808,20 +832,12 @@ def github_alerts(text: str) -> str:
         return text
     out: list[str] = []
     lines = text.split("\n")
-    fence = ""
+    fences = _Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence:
-            c = _FENCE_CLOSE_RE.match(line)
-            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
-                fence = ""
-            out.append(line)
-            continue
-        f = _FENCE_OPEN_RE.match(line)
-        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
-            fence = f.group(1)
+        if fences.code(line):
             out.append(line)
             continue
         a = _ALERT_RE.match(line)
@@ -875,13 +891,11 @@ def template_tags(text: str) -> str:
     lines = text.split("\n")
     closers = {m.group(4).casefold() for ln in lines if (m := _SHORTCODE_LINE_RE.match(ln)) and m.group(3)}
     out: list[str] = []
-    fence = ""
+    fences = _Fences()
     skipping = code = False
     for line in lines:
-        if fence:
-            c = _FENCE_CLOSE_RE.match(line)
-            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
-                fence = ""
+        if fences.marker:
+            fences.code(line)
             out.append(line)
             continue
         sc, lq = _SHORTCODE_LINE_RE.match(line), _LIQUID_LINE_RE.match(line)
@@ -895,9 +909,7 @@ def template_tags(text: str) -> str:
             else:
                 out.append(line)
             continue
-        f = _FENCE_OPEN_RE.match(line)
-        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
-            fence = f.group(1)
+        if fences.code(line):
             out.append(line)
             continue
         if sc is not None:
@@ -967,20 +979,12 @@ def python_markdown_blocks(text: str) -> str:
 
 def _python_markdown_lines(lines: list[str], depth: int) -> list[str]:
     out: list[str] = []
-    fence = ""
+    fences = _Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence:
-            c = _FENCE_CLOSE_RE.match(line)
-            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
-                fence = ""
-            out.append(line)
-            continue
-        f = _FENCE_OPEN_RE.match(line)
-        if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
-            fence = f.group(1)
+        if fences.code(line):
             out.append(line)
             continue
         if _PM_HIDDEN_RE.match(line):
@@ -1093,22 +1097,18 @@ def _myst_role(role: str, text: str) -> str:
 
 def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[str]:
     out: list[str] = []
-    fence = ""
+    fences = _Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence:
-            c = _FENCE_CLOSE_RE.match(line)
-            if c and c.group(1)[0] == fence[0] and len(c.group(1)) >= len(fence):
-                fence = ""
+        if fences.marker:
+            fences.code(line)
             out.append(line)
             continue
         m = _MYST_FENCE_RE.match(line) if depth < 20 else None
         if m is None:
-            f = _FENCE_OPEN_RE.match(line)
-            if f and not (f.group(1)[0] == "`" and "`" in f.group(2)):
-                fence = f.group(1)
+            if fences.code(line):
                 out.append(line)
             elif _MYST_TARGET_RE.match(line) or (not keep_comments and line.lstrip().startswith("%")):
                 continue
