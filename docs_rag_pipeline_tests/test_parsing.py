@@ -1907,6 +1907,19 @@ def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() ->
                     "- A step.\n  [warning Careful]\n  Back up first.\n  [/warning]")
 
 
+def test_a_md_page_that_imports_and_uses_components_is_read_as_mdx() -> None:
+    """Docusaurus compiles ``.md`` files as MDX: such a page's ``import`` lines were its first sentence and its
+    tabs lost their labels. A ``.md`` page that imports and uses a component is read as MDX now; one that only
+    shows an import in code, or only writes an HTML tag, stays Markdown."""
+    src = ("import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n## Install\n\n<Tabs>\n"
+           '<TabItem value="npm" label="npm">\n\nRun `npm i foo`.\n\n</TabItem>\n</Tabs>\n')
+    assert parse_document(src, fmt="markdown", path="install.md").sections[0].text == (
+        "[Tabs]\n\n[TabItem npm]\n\nRun `npm i foo`.\n\n[/TabItem]\n\n[/Tabs]")
+    plain = "## Use\n\n```js\nimport Tabs from '@theme/Tabs';\n```\n\n<Tabs>{x}</Tabs> stays.\n"
+    assert parse_document(plain, fmt="markdown", path="use.md").sections[0].text == (
+        "```js\nimport Tabs from '@theme/Tabs';\n```\n\n{x} stays.")
+
+
 def test_markdown_extension_lines_that_show_nothing_are_not_text() -> None:
     """Lines the page never shows were text: attribute lists (``{: .note }``, glued to the paragraph they mark),
     abbreviation definitions, pymdownx.snippets' ``--8<--`` includes, ``[TOC]``; mkdocstrings'

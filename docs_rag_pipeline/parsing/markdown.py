@@ -1151,6 +1151,21 @@ def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[st
     return out
 
 
+#: a component's tag at the start of a line: ``<Tabs>``, ``<TabItem value="npm">``, ``<Admonition.Note>``
+_COMPONENT_LINE_RE = re.compile(r"^<[A-Z][\w.]*(?:[\s/>]|$)")
+
+
+def looks_like_mdx(text: str) -> bool:
+    """Whether a ``.md`` page is MDX in fact: outside fenced code, it imports (``import Tabs from
+    '@theme/Tabs'``) and uses a component (``<Tabs>``). Docusaurus compiles ``.md`` files as MDX, so such a
+    page is read as one: before, its ``import`` lines were the first sentence of the page and its tabs' labels
+    were lost."""
+    if "import" not in text or "<" not in text:
+        return False
+    prose = [ln for kind, run in _split_fences(text.split("\n")) if kind == "prose" for ln in run]
+    return any(_ESM_START_RE.match(ln) for ln in prose) and any(_COMPONENT_LINE_RE.match(ln) for ln in prose)
+
+
 def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
 
@@ -1590,6 +1605,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     text = check_text(text, path=path)
     metadata, body = split_frontmatter(text, path=path)
+    mdx = mdx or looks_like_mdx(body)
     if not mdx:
         body = myst_blocks(python_markdown_blocks(github_alerts(template_tags(body))))
     body = flatten_mdx(body, mdx=mdx)
