@@ -767,3 +767,44 @@ def test_a_folder_of_mkdocs_markdown_is_linked_by_the_anchors_mkdocs_gives(tmp_p
     assert hit.url == "https://docs.example.org/setup/#install-configure_1"
     with pytest.raises(Exception, match="heading_anchors"):
         load_config(write_config(tmp_path, sources=sources + "    heading_anchors: mkdocs\n"))
+
+
+def test_a_jupyter_notebook_is_a_page_of_its_markdown_code_and_text_outputs(tmp_path: Path) -> None:
+    """A folder of notebooks (Jupyter Book, nbsphinx, myst-nb) is documentation: with ``**/*.ipynb`` in
+    ``include``, a notebook is a page of its Markdown cells, its code cells fenced in the kernel's language and
+    their text outputs; an image's data is no text, and a notebook cut off mid-JSON is a failed page named
+    with its fix while the others are indexed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Quickstart\n", "\n", "Load the otter dataset with `load()`."]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": ["import otters\n", "print(otters.count())"],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["1312\n"]}]},
+        {"cell_type": "markdown", "metadata": {}, "source": "## Plot the otters\n\nCall `plot()` to draw them."},
+        {"cell_type": "code", "metadata": {}, "execution_count": 2, "source": "otters.plot()",
+         "outputs": [{"output_type": "display_data", "metadata": {},
+                      "data": {"image/png": "iVBORw0KGgoAAAANSUhEUg==", "text/plain": ["<Figure size 640x480>"]}}]},
+    ]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+          "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}}
+    (docs / "quickstart.ipynb").write_text(json.dumps(nb))
+    (docs / "broken.ipynb").write_text(json.dumps(nb)[:150])
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["**/*.ipynb"]
+        base_url: https://docs.example.org/
+    """)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    rows = _chunks(cfg)
+    assert list(rows) == [BASE + "quickstart.ipynb"]
+    text = "\n\n".join(r["text"] for r in sorted(rows[BASE + "quickstart.ipynb"], key=lambda r: r["chunk_index"]))
+    assert text == ("Load the otter dataset with `load()`.\n\n```python\nimport otters\nprint(otters.count())\n```\n\n"
+                    "```output\n1312\n```\n\nCall `plot()` to draw them.\n\n```python\notters.plot()\n```")
+    assert rows[BASE + "quickstart.ipynb"][0]["title"] == "Quickstart"
+    assert any("broken.ipynb: not a Jupyter notebook: invalid JSON" in ln and "raise max_bytes" in ln
+               for ln in lines), lines
+    hit = search("how do I draw the otters", top_k=1, config=cfg)[0]
+    assert hit.url == BASE + "quickstart.ipynb#plot-the-otters"

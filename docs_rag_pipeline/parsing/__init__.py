@@ -19,9 +19,9 @@ from .markdown import parse_markdown
 
 __all__ = ["FORMATS", "ParseError", "RedirectPage", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
 
-FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst")
+FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst", "notebook")
 _EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html",
-               ".adoc": "asciidoc", ".asciidoc": "asciidoc", ".rst": "rst"}
+               ".adoc": "asciidoc", ".asciidoc": "asciidoc", ".rst": "rst", ".ipynb": "notebook"}
 
 
 def format_for_path(path: str) -> str | None:
@@ -108,6 +108,10 @@ def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root
         from .rst import parse_rst
 
         return parse_rst(body, path=path)
+    if fmt == "notebook":
+        from .notebook import parse_notebook
+
+        return parse_notebook(body, path=path, anchors=anchors)
     raise ParseError(
         f"{path}: unsupported document format {fmt!r}; supported formats are {', '.join(FORMATS)} "
         "(choose one of them for this source or exclude the file)"
