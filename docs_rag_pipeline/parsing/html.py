@@ -591,10 +591,23 @@ def _remove_link_navigation(root: Tag) -> None:
             block.decompose()
 
 
+#: a text area whose class or id names code (``code``, ``exampleCode``, ``language-go``, ``editor``): a
+#: code editor the page fills with its code, read as a code block; another text area is a form field
+_CODE_FIELD_RE = re.compile(r"code|editor|language-", re.I)
+
+
 def _remove_chrome(root: Tag) -> None:
     """Drop scripts, navigation and chrome. One walk from the top: a removed element's subtree is
     never visited (bs4's ``decomposed`` check costs a subtree search per element)."""
     for el in _tags(root, _ALWAYS_REMOVE):
+        if el.decomposed:
+            continue
+        if el.name == "textarea" and _CODE_FIELD_RE.search(_attr(el, "class") + " " + _attr(el, "id")) \
+                and el.get_text().strip() and el.find_parent("form") is None:
+            # a code editor shows its code: pkg.go.dev's runnable examples are edited in one
+            # (``<textarea class="Documentation-exampleCode code">``), and the example's code was lost
+            el.name = "pre"
+            continue
         el.decompose()
     _remove_link_navigation(root)
     stack = [root]
