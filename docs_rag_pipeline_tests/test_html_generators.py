@@ -28,3 +28,28 @@ func main() {
 </textarea><textarea class="comment">Typed echidna.</textarea></main></body></html>"""
     assert _text(html) == ('Get issues a GET.\n\nExample\n\nCode:\n\n```\npackage main\n\nfunc main() {\n'
                            '\tres, err := http.Get("http://example.com/")\n}\n```')
+
+
+def test_a_heading_inside_a_summary_opens_its_section() -> None:
+    """pkg.go.dev folds each deprecated function in a ``<details>`` whose ``<summary>`` holds the function's
+    ``<h4 id>``; the summary was read as a paragraph, so the function had no section nor anchor and its
+    declaration and text were read as the end of the function before it."""
+    html = """<html><head><title>http</title></head><body><main><h3 id="pkg-functions">Functions</h3>
+<div class="Documentation-function"><h4 id="Get" class="Documentation-functionHeader"><span>func <a
+href="https://cs.opensource.google/x">Get</a> <a class="Documentation-idLink" href="#Get">¶</a></span></h4>
+<div class="Documentation-declaration"><pre>func Get(url string) (resp *Response, err error)</pre></div>
+<p>Get issues a GET.</p></div>
+<div class="Documentation-function"><details class="Documentation-deprecatedDetails js-deprecatedDetails"><summary>
+<h4 tabindex="-1" id="ListenOld" data-kind="function" class="Documentation-functionHeader">
+<span class="Documentation-deprecatedTitle">func <a href="https://cs.opensource.google/x">ListenOld</a>
+<span class="Documentation-deprecatedTag">deprecated</span></span></h4></summary>
+<div class="go-Message go-Message--warning Documentation-deprecatedItemBody">
+<div class="Documentation-declaration"><pre>func ListenOld(addr string) error</pre></div>
+<p>ListenOld serves the old way.</p></div></details></div>
+<details><summary>Show the config</summary><p>port = 80</p></details></main></body></html>"""
+    sections = parse_html(html, url="https://pkg.example.org/net/http").sections
+    assert [(s.anchor, s.headings[-1], s.text) for s in sections if s.text] == [
+        ("Get", "func Get", "```\nfunc Get(url string) (resp *Response, err error)\n```\n\nGet issues a GET."),
+        ("ListenOld", "func ListenOld deprecated",
+         "```\nfunc ListenOld(addr string) error\n```\n\nListenOld serves the old way.\n\nShow the config\n\nport = 80"),
+    ]

@@ -1035,6 +1035,10 @@ class _Walker:
                 yield _Heading(int(name[1]), text, _attr(el, "data-rag-anchor") or None)
             elif text:
                 yield [OutLine(text)]
+        elif name == "summary" and el.find(list(_HEADINGS)) is not None:
+            # a summary that holds a heading (HTML allows it: pkg.go.dev folds each deprecated item, its
+            # ``<h4 id>`` in the summary): the heading opens its section, as it would outside the toggle
+            yield from self.events(el, top=top)
         elif name in _PARAGRAPHS:
             lines = _text_lines(_text(el, _LINE_BREAK))  # a <br> breaks the line, as it does on the page
             if lines:
