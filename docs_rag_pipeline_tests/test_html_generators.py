@@ -53,3 +53,22 @@ href="https://cs.opensource.google/x">Get</a> <a class="Documentation-idLink" hr
         ("ListenOld", "func ListenOld deprecated",
          "```\nfunc ListenOld(addr string) error\n```\n\nListenOld serves the old way.\n\nShow the config\n\nport = 80"),
     ]
+
+
+def test_a_members_heading_after_its_header_icons_takes_its_sections_id() -> None:
+    """ExDoc puts each function's title after its permalink icon and a "View Source"/"(since 1.1.0)" box in
+    the header of ``<section class="detail" id="put_status/2">``; the anchor was a text fragment of the
+    title, not the id every link of the site uses. A paragraph before a heading still keeps the section's
+    id from it."""
+    html = """<html><head><title>Plug.Conn</title></head><body><main><h1>Plug.Conn</h1><p>The connection.</p>
+<section class="detail" id="put_status/2"><div class="detail-header">
+<a href="#put_status/2" class="detail-link" aria-label="Link to this function"><i class="ri-link-m" aria-hidden="true"></i></a>
+<div class="pull-right"><a class="icon-action" rel="help" href="https://github.com/x/conn.ex#L412" title="View Source"><i
+class="ri-code-s-slash-line"></i><span class="sr-only">View Source</span></a> <span class="note">(since 1.1.0)</span></div>
+<h1 class="signature" translate="no">put_status(conn, status)</h1></div>
+<section class="docstring"><p>Stores the given status code.</p></section></section>
+<section id="intro"><div><p>A paragraph first.</p><h2>Later heading</h2><p>Its text.</p></div></section>
+</main></body></html>"""
+    sections = parse_html(html, url="https://hexdocs.example.org/plug/Plug.Conn.html").sections
+    assert [(s.anchor, s.headings[-1]) for s in sections if s.headings] == [
+        ("put_status/2", "put_status(conn, status)"), (":~:text=Later%20heading", "Later heading")]

@@ -274,6 +274,31 @@ def _first_element_child(el: Tag) -> Tag | None:
     return None
 
 
+#: blocks of text: one before a heading in its wrapper makes the wrapper more than the heading's header
+_TEXT_BLOCKS = _HEADINGS | {"p", "pre", "ul", "ol", "dl", "table", "section", "article", "blockquote", "figure"}
+
+
+def _header_bits_before(heading: Tag) -> bool:
+    """Only a few words that are no block of text come before ``heading`` in its parent: the icons, source
+    link and version note a generator puts in a member's header beside its title (ExDoc's
+    ``<div class="detail-header"><a class="detail-link">…</a><div class="pull-right">View Source (since
+    1.1.0)</div><h1>put_status(conn, status)</h1>``), so the section that header opens is the heading's."""
+    size = 0
+    for sib in heading.previous_siblings:
+        if isinstance(sib, Tag):
+            if sib.name in _TEXT_BLOCKS:
+                return False
+            short = _short_text(sib, 40)
+            if short is None or sib.find(list(_TEXT_BLOCKS)) is not None:
+                return False
+            size += len(short)
+        elif isinstance(sib, NavigableString) and not isinstance(sib, _SKIPPED_STRINGS):
+            size += len(sib.strip())
+        if size > 40:
+            return False
+    return True
+
+
 def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
     """The fragment the site gives a heading, when the markup says it (None: slug its text)."""
     if _attr(heading, "id"):
@@ -281,7 +306,7 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
     node = heading
     while node.parent is not None and node.parent is not root:
         parent = node.parent
-        if _first_element_child(parent) is not node:
+        if _first_element_child(parent) is not node and not (node is heading and _header_bits_before(heading)):
             break
         is_section = parent.name == "section" or (
             parent.name == "div" and any("section" in c for c in _classes(parent))
