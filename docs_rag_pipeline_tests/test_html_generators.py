@@ -72,3 +72,22 @@ class="ri-code-s-slash-line"></i><span class="sr-only">View Source</span></a> <s
     sections = parse_html(html, url="https://hexdocs.example.org/plug/Plug.Conn.html").sections
     assert [(s.anchor, s.headings[-1]) for s in sections if s.headings] == [
         ("put_status/2", "put_status(conn, status)"), (":~:text=Later%20heading", "Later heading")]
+
+
+def test_a_copy_buttons_copied_popup_is_not_text() -> None:
+    """Dokka follows every signature and code sample with the popup its copy button shows, "Content copied
+    to clipboard", and every member's name with "Link copied to clipboard": both were indexed, a line of
+    each member's text. A sentence about copying stays."""
+    html = """<html><head><title>HttpClient</title></head><body><div class="main-content" id="content">
+<h1 class="cover"><span>Http</span><wbr><span>Client</span></h1>
+<div class="symbol monospace"><span class="token keyword">class </span><a href="index.html">HttpClient</a>(baseUrl: String)<span
+class="top-right-position"><span class="copy-icon"></span><div class="copy-popup-wrapper popup-to-left"><span
+class="copy-popup-icon"></span><span>Content copied to clipboard</span></div></span></div>
+<p class="paragraph">A small HTTP client.</p>
+<h2>Functions</h2><div class="table-row"><span class="inline-flex"><div><a href="get.html">get</a></div><span
+class="anchor-icon"></span><div class="copy-popup-wrapper "><span class="copy-popup-icon"></span><span>Link copied to
+clipboard</span></div></span><div class="symbol monospace">fun get(path: String): String</div></div>
+<p>Text copied to the clipboard keeps its line breaks.</p><span class="tooltip">Copied!</span>
+</div></body></html>"""
+    assert _text(html) == ("class HttpClient(baseUrl: String)\n\nA small HTTP client.\nget\n\n"
+                           "fun get(path: String): String\n\nText copied to the clipboard keeps its line breaks.")

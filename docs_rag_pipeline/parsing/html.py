@@ -459,11 +459,14 @@ _SCREEN_READER_CLASSES = {"sr-only", "visually-hidden", "visuallyhidden", "scree
 #: GitBook's, which has no class), a feedback question, the label of a collapsed table of contents
 _SITE_TEXT_RE = re.compile(
     r"(?:last (?:updated|modified|edited)(?: on| at|:)? (?=.*(?:\d|\bago\b|\byesterday\b|\btoday\b)).{0,40}"
-    r"|(?:was|is) this (?:page|article|doc|section|content)? ?helpful\??|did this page help( you)?\??)",
+    r"|(?:was|is) this (?:page|article|doc|section|content)? ?helpful\??|did this page help( you)?\??"
+    # the popup a copy button shows once clicked (Dokka's "Content copied to clipboard" after every signature
+    # and sample, "Link copied to clipboard" after every member's name, "Copied!")
+    r"|(?:(?:content|link|code|text|command|url) )?copied(?: to (?:the |your )?clipboard)?[.!]?)",
     re.I,
 )
 #: how :data:`_SITE_TEXT_RE`'s texts start: only a block whose first words do is read further
-_SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did)\b", re.I)
+_SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did|content|link|code|text|command|url|copied)\b", re.I)
 # a version stamp beside a signature, with the separators between it and the links chrome removes
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
