@@ -91,3 +91,21 @@ clipboard</span></div></span><div class="symbol monospace">fun get(path: String)
 </div></body></html>"""
     assert _text(html) == ("class HttpClient(baseUrl: String)\n\nA small HTTP client.\nget\n\n"
                            "fun get(path: String): String\n\nText copied to the clipboard keeps its line breaks.")
+
+
+def test_a_signature_laid_out_in_a_table_reads_as_one_line() -> None:
+    """Doxygen lays each member's signature out in a table (``table.memname``: the name, ``(``, a row per
+    parameter, ``)``), which read as rows of pipes, ``geo::Polygon::Polygon | ( | const std::vector< Point
+    > & | points,``; it reads as the page shows it. A table of values stays rows."""
+    html = """<html><head><title>MyLib: geo::Polygon Class Reference</title></head><body><div class="contents">
+<a id="a1b2c3" name="a1b2c3"></a><h2 class="memtitle">Polygon()</h2>
+<div class="memitem"><div class="memproto"><table class="memname">
+<tr><td class="memname">geo::Polygon::Polygon </td><td>(</td><td class="paramtype">const std::vector&lt; <a class="el"
+href="structgeo_1_1Point.html">Point</a> &gt; &amp;&#160;</td><td class="paramname"><em>points</em>, </td></tr>
+<tr><td class="paramkey"></td><td></td><td class="paramtype">bool&#160;</td><td class="paramname"><em>closed</em>&#160;</td></tr>
+<tr><td></td><td>)</td><td></td><td></td></tr></table></div>
+<div class="memdoc"><p>Builds a polygon. </p><table><tr><td>(</td><td>opens a group</td></tr></table></div></div>
+</div></body></html>"""
+    section = [s for s in parse_html(html, url="https://docs.example.org/classgeo.html").sections if s.anchor == "a1b2c3"]
+    assert section[0].text == ("geo::Polygon::Polygon ( const std::vector< Point > & points, bool closed )\n\n"
+                               "Builds a polygon.\n\n( | opens a group")

@@ -444,6 +444,18 @@ def _is_layout_table(table: Tag | None) -> bool:
                                        or _one_cell_a_row(table))
 
 
+def _is_signature_table(table: Tag) -> bool:
+    """A function's signature laid out in a table: in the first row, the function's name, then a cell holding
+    only the opening parenthesis, and a cell holding only the closing one (Doxygen's ``table.memname``:
+    ``double area | ( | ) | const``); no table of values has such cells."""
+    first = next((tr for tr in table.find_all("tr") if tr.find_parent("table") is table), None)
+    if first is None:
+        return False
+    cells = [_short_text(cell, 200) for cell in first.find_all(["th", "td"], recursive=False)]
+    return (len(cells) > 1 and bool(cells[0]) and "(" in cells[1:] and table.find(["table", "pre"]) is None
+            and any(_short_text(cell, 1) == ")" for cell in table.find_all(["td", "th"])))
+
+
 def _one_cell_a_row(table: Tag) -> bool:
     """No row of ``table`` has two cells: a box around content (an old site's frame of nested tables),
     not values side by side; its rows of plain text stay rows in the layout reading."""
@@ -1143,6 +1155,14 @@ class _Walker:
             caption.decompose()
             if text:
                 yield [OutLine(text)]
+        if _is_signature_table(el):
+            # a signature laid out in cells (Doxygen's ``table.memname``: name, ``(``, each parameter's type
+            # and name, ``)``): one line, as the page shows it, not rows of pipes
+            line = _norm(" ".join(_text(cell) for tr in el.find_all("tr") if tr.find_parent("table") is el
+                                  for cell in tr.find_all(["th", "td"], recursive=False)))
+            if line:
+                yield [OutLine(line)]
+            return
         if _is_layout_table(el):
             # a layout table (a page's columns, Doxygen's member groups under an <h2>): a row holding
             # blocks is parts of the page, its headings sections; a row of plain cells stays a row
