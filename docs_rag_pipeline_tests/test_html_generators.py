@@ -109,3 +109,19 @@ href="structgeo_1_1Point.html">Point</a> &gt; &amp;&#160;</td><td class="paramna
     section = [s for s in parse_html(html, url="https://docs.example.org/classgeo.html").sections if s.anchor == "a1b2c3"]
     assert section[0].text == ("geo::Polygon::Polygon ( const std::vector< Point > & points, bool closed )\n\n"
                                "Builds a polygon.\n\n( | opens a group")
+
+
+def test_a_block_of_line_divs_is_code() -> None:
+    """Doxygen writes a code fragment without a ``<pre>``: a ``div.fragment`` of one ``div.line`` per line,
+    which was read as a paragraph per line, unfenced, its indentation lost. A docutils line block (verse, an
+    address) stays text."""
+    html = """<html><head><title>MyLib: Usage</title></head><body><div class="contents"><h1>Usage</h1>
+<div class="textblock"><p>Sum the x values:</p>
+<div class="fragment"><div class="line"><span class="keywordflow">for</span> (<span class="keyword">auto</span>&amp; p : points) {</div>
+<div class="line">    total += p.x;</div>
+<div class="line">}</div>
+</div><!-- fragment --></div>
+<div class="line-block"><div class="line">Jane Doe</div><div class="line">1 Main Street</div></div></div></body></html>"""
+    assert _text(html) == ("Sum the x values:\n\n```\nfor (auto& p : points) {\n    total += p.x;\n}\n```\n\n"
+                           "Jane Doe\n\n1 Main Street")
+

@@ -1005,6 +1005,26 @@ def _raw_strings(el: Tag) -> str:
                    if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
 
 
+def _read_line_divs_as_code(root: Tag) -> None:
+    """A ``<div>`` of nothing but ``<div class="line">`` elements is a code block drawn without a ``<pre>``
+    (Doxygen's ``div.fragment``, each line of code a ``div.line`` that CSS keeps as written): it becomes a
+    ``<pre>``, so its lines are fenced code with their indentation, where each line was read as a
+    paragraph. A docutils line block (``div.line-block``, verse or an address) stays text."""
+    seen: set[int] = set()
+    for div in _tags(root, ["div"]):
+        parent = div.parent
+        if (not isinstance(parent, Tag) or id(parent) in seen or parent.name != "div"
+                or not any(_LINE_CLASS_RE.search(c) for c in _classes(div))):
+            continue
+        seen.add(id(parent))
+        if "line-block" in _classes(parent) or parent.find_parent("pre") is not None:
+            continue
+        if all(isinstance(c, Tag) and c.name == "div" and any(_LINE_CLASS_RE.search(x) for x in _classes(c))
+               for c in parent.children if not (isinstance(c, NavigableString) and not c.strip())
+               and not isinstance(c, _SKIPPED_STRINGS)):
+            parent.name = "pre"
+
+
 def _pre_text(pre: Tag) -> str:
     """A code block's text. A ``<br>`` ends a line, and so does an element that holds a line (Expressive
     Code's ``<div class="ec-line">``, a ``<span class="line">``, a ``<div>`` per line) when no newline
@@ -1481,6 +1501,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             heading["data-rag-anchor"] = anchor
     _label_tab_panels(root, soup)
     _remove_chrome(root)
+    _read_line_divs_as_code(root)
     _remove_code_language_labels(root)
     _read_footnote_links(root)
     _label_radio_tabs(root, soup)
