@@ -125,3 +125,13 @@ def test_a_block_of_line_divs_is_code() -> None:
     assert _text(html) == ("Sum the x values:\n\n```\nfor (auto& p : points) {\n    total += p.x;\n}\n```\n\n"
                            "Jane Doe\n\n1 Main Street")
 
+
+def test_a_permalink_glyph_in_a_span_of_the_permalink_class_is_not_in_the_heading() -> None:
+    """Doxygen starts every member's heading with its permalink, ``<span class="permalink"><a>◆</a></span>``
+    (the class on the span, not the link): the heading read ``◆ area()``."""
+    html = """<html><head><title>MyLib: geo::Polygon Class Reference</title></head><body><div class="contents">
+<h2 class="groupheader">Member Function Documentation</h2><a id="a4d5e6" name="a4d5e6"></a>
+<h2 class="memtitle"><span class="permalink"><a href="#a4d5e6">&#9670;&#160;</a></span>area()</h2>
+<div class="memitem"><div class="memdoc"><p>Area of the polygon. </p></div></div></div></body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/classgeo.html").sections
+    assert [(s.anchor, s.headings[-1]) for s in sections if s.text] == [("a4d5e6", "area()")]

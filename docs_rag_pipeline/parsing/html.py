@@ -549,11 +549,19 @@ def _is_chrome(el: Tag) -> bool:
         _CHROME_RE.search(marks)
         or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes)) and not _holds_content(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
+        # a permalink glyph in a span of the permalink's class (Doxygen's ``<span class="permalink"><a>◆</a>``)
+        or (el.name == "span" and bool(set(classes) & _PERMALINK_CLASSES) and _shows_no_word(el))
         or _is_viewcode_link(el, classes)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _shows_no_word(el: Tag) -> bool:
+    """``el`` shows at most a glyph or two, no letter or digit (a permalink's ``◆``, ``¶``)."""
+    text = _short_text(el, 8)
+    return text is not None and not any(ch.isalnum() for ch in text)
 
 
 def _is_version_stamp(el: Tag) -> bool:
