@@ -135,3 +135,23 @@ def test_a_permalink_glyph_in_a_span_of_the_permalink_class_is_not_in_the_headin
 <div class="memitem"><div class="memdoc"><p>Area of the polygon. </p></div></div></div></body></html>"""
     sections = parse_html(html, url="https://docs.example.org/classgeo.html").sections
     assert [(s.anchor, s.headings[-1]) for s in sections if s.text] == [("a4d5e6", "area()")]
+
+
+def test_the_source_a_view_source_toggle_reveals_is_not_indexed() -> None:
+    """pdoc puts the source of the module atop its page and each member's under its signature, hidden until
+    a CSS-only "View Source" toggle is clicked; the toggle's label went, the source stayed and was indexed
+    as code of the page. The docstring's own example stays."""
+    html = """<html><head><title>mylib.client</title></head><body><main class="pdoc">
+<section class="module-info"><h1 class="modulename"><a href="./../mylib.html">mylib</a><wbr>.client</h1>
+<div class="docstring"><p>HTTP client.</p><div class="pdoc-code codehilite"><pre><code>Client().get("/")</code></pre></div></div>
+<input id="mod-client-view-source" class="view-source-toggle-state" type="checkbox" aria-hidden="true" tabindex="-1">
+<label class="view-source-button" for="mod-client-view-source"><span>View Source</span></label>
+<div class="pdoc-code codehilite"><pre><span></span><span id="L-1"><a href="#L-1"><span class="linenos">1</span></a>import requests
+</span></pre></div></section>
+<section id="Client"><input id="Client-view-source" class="view-source-toggle-state" type="checkbox" aria-hidden="true">
+<div class="attr class"><span class="def">class</span> <span class="name">Client</span>:
+<label class="view-source-button" for="Client-view-source"><span>View Source</span></label></div>
+<a class="headerlink" href="#Client"></a>
+<div class="pdoc-code codehilite"><pre><span></span><span id="Client-5"><a href="#Client-5"><span class="linenos">5</span></a>class Client:
+</span></pre></div><div class="docstring"><p>A client.</p></div></section></main></body></html>"""
+    assert _text(html) == 'HTTP client.\n\n```\nClient().get("/")\n```\n\nclass Client:\n\nA client.'

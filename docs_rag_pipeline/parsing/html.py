@@ -955,6 +955,21 @@ def _read_footnote_links(root: Tag) -> None:
             el.append(f"[{text}]")
 
 
+#: the label of a toggle that reveals the source code of what the page documents
+_VIEW_SOURCE_RE = re.compile(r"(?:(?:view|show|hide|toggle) )?(?:the )?source(?: code)?", re.I)
+
+
+def _remove_revealed_source(box: Tag) -> None:
+    """Drop the source listing a CSS-only "View Source" toggle reveals: the first code block among the next
+    few elements after its checkbox (pdoc's ``div.pdoc-code``, the whole module's source atop a module's page
+    and each member's under its signature, hidden until clicked). It is the code the page documents, not its
+    documentation, and was indexed as a code block of the page."""
+    for sib in box.find_next_siblings(True, limit=4):
+        if sib.name == "pre" or sib.find("pre") is not None:
+            sib.decompose()
+            return
+
+
 def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
     """Tabs made of radio buttons and their ``<label for>`` without ARIA roles (pymdownx.tabbed in MkDocs
     Material, sphinx-design): each panel gets its tab's label as a lead-in line (``pip:``), as
@@ -963,9 +978,12 @@ def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
     ``div.tabbed-block``), matched by position: the row read as one run of words (``pipdocker``) before
     panels that named no tab. Otherwise a label is followed by its panel. The label of a checkbox is the
     button of a CSS-only toggle (pdoc's "View Source" beside each function): it goes."""
-    inputs = {_attr(i, "id"): _attr(i, "type").lower() for i in _tags(root, ["input"]) if _attr(i, "id")}
+    boxes = {_attr(i, "id"): i for i in _tags(root, ["input"]) if _attr(i, "id")}
+    inputs = {key: _attr(i, "type").lower() for key, i in boxes.items()}
     for label in _tags(root, ["label"]):  # a CSS-only toggle's button ("View Source", pdoc's), no text of the page
         if inputs.get(_attr(label, "for")) == "checkbox":
+            if _VIEW_SOURCE_RE.fullmatch(_norm(label.get_text(" "))):
+                _remove_revealed_source(boxes[_attr(label, "for")])
             label.decompose()
     radios = {i for i, kind in inputs.items() if kind == "radio"}
     if not radios:
