@@ -155,3 +155,21 @@ def test_the_source_a_view_source_toggle_reveals_is_not_indexed() -> None:
 <div class="pdoc-code codehilite"><pre><span></span><span id="Client-5"><a href="#Client-5"><span class="linenos">5</span></a>class Client:
 </span></pre></div><div class="docstring"><p>A client.</p></div></section></main></body></html>"""
     assert _text(html) == 'HTTP client.\n\n```\nClient().get("/")\n```\n\nclass Client:\n\nA client.'
+
+
+def test_a_dropdown_menu_of_the_theme_is_chrome() -> None:
+    """sphinx-book-theme heads every article with its buttons' dropdown menus (Bootstrap's ``dropdown-menu``:
+    "Repository", "Suggest edit", "Open issue", ".md", ".pdf"), which were read as a list atop each page;
+    sphinx-design's dropdown, the author's, stays."""
+    html = """<html><head><title>Configuration</title></head><body><main id="main-content" class="bd-main" role="main">
+<div class="bd-header-article"><div class="article-header-buttons"><div class="dropdown dropdown-source-buttons">
+<button class="btn dropdown-toggle" type="button" aria-label="Source repositories"><i class="fab fa-github"></i></button>
+<ul class="dropdown-menu"><li><a href="https://github.com/me/p" class="btn btn-sm dropdown-item"><span class="btn__text-container">Repository</span></a></li>
+<li><a href="https://github.com/me/p/edit/main/docs/config.md" class="btn btn-sm dropdown-item"><span class="btn__text-container">Suggest edit</span></a></li>
+</ul></div><div class="dropdown dropdown-download-buttons"><ul class="dropdown-menu"><li><a href="../_sources/config.md"
+class="btn btn-sm dropdown-item"><span class="btn__text-container">.md</span></a></li><li><button onclick="window.print()"
+class="btn btn-sm dropdown-item"><span class="btn__text-container">.pdf</span></button></li></ul></div></div></div>
+<article class="bd-article"><section id="configuration"><h1>Configuration</h1><p>Settings live in myproj.toml.</p>
+<details class="sd-sphinx-override sd-dropdown sd-card"><summary class="sd-summary-title sd-card-header">Defaults</summary>
+<div class="sd-summary-content sd-card-body"><p>port = 8080</p></div></details></section></article></main></body></html>"""
+    assert _text(html) == "Settings live in myproj.toml.\n\nDefaults\n\nport = 8080"

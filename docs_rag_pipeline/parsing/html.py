@@ -46,7 +46,10 @@ _CHROME_RE = re.compile(
     r"|version-?(?:banner|badge|warning|notice|switcher|selector|picker|dropdown|menu)|page-versions|announcement-?bar"
     # the page's own dates, "Last updated on Jan 1, 2024" (Docusaurus' ``theme-last-updated``, Docsy's
     # ``td-page-meta__lastmod``, MkDocs' ``git-revision-date-localized-plugin``)
-    r"|last-?(?:updated|modified|update)|lastmod|revision-?date",
+    r"|last-?(?:updated|modified|update)|lastmod|revision-?date"
+    # Bootstrap's dropdown menu, opened by a button (sphinx-book-theme's "Repository", "Suggest edit",
+    # "Open issue", ".md" and ".pdf" atop every page)
+    r"|(?:^|\s)dropdown-menu(?:$|\s)",
     re.I,
 )
 #: a class naming navigation, for generators that write it without ``<nav>``: DocBook XSL's ``navheader``/
