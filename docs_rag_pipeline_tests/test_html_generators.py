@@ -173,3 +173,19 @@ class="btn btn-sm dropdown-item"><span class="btn__text-container">.pdf</span></
 <details class="sd-sphinx-override sd-dropdown sd-card"><summary class="sd-summary-title sd-card-header">Defaults</summary>
 <div class="sd-summary-content sd-card-body"><p>port = 8080</p></div></details></section></article></main></body></html>"""
     assert _text(html) == "Settings live in myproj.toml.\n\nDefaults\n\nport = 8080"
+
+
+def test_a_search_box_and_its_results_window_are_chrome() -> None:
+    """Doxygen's pages have no ``<main>``; its search box and its results window (``#MSearchResultsWindow``,
+    empty but for "Loading...", "Searching...", "No Matches") led every page. A section about searching
+    that a heading opens, or a block of the page's text, stays."""
+    html = """<html><head><title>MyLib: geo::Polygon Class Reference</title></head><body><div id="top">
+<div id="main-nav"><ul id="main-menu" class="sm sm-dox"><li><a href="index.html">Main&#160;Page</a></li>
+<li><div id="MSearchBox" class="MSearchBoxInactive"><span class="left"><span id="MSearchSelect">&#160;</span>
+<input type="text" id="MSearchField" placeholder="Search"/></span></div></li></ul></div>
+<div id="MSearchResultsWindow"><div id="MSearchResults"><div class="SRPage"><div id="SRIndex"><div id="SRResults"></div>
+<div class="SRStatus" id="Loading">Loading...</div><div class="SRStatus" id="Searching">Searching...</div>
+<div class="SRStatus" id="NoMatches">No Matches</div></div></div></div></div></div>
+<div class="contents"><p>A closed polygon in the plane.</p><div class="research-note">Research shows it works.</div>
+<div class="search-tips"><h2 id="searching">Searching</h2><p>Use find().</p></div></div></body></html>"""
+    assert _text(html) == "A closed polygon in the plane.\n\nResearch shows it works.\nUse find()."
