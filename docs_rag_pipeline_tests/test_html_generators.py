@@ -189,3 +189,17 @@ def test_a_search_box_and_its_results_window_are_chrome() -> None:
 <div class="contents"><p>A closed polygon in the plane.</p><div class="research-note">Research shows it works.</div>
 <div class="search-tips"><h2 id="searching">Searching</h2><p>Use find().</p></div></div></body></html>"""
     assert _text(html) == "A closed polygon in the plane.\n\nResearch shows it works.\nUse find()."
+
+
+def test_titles_of_api_pages_lose_the_sites_name() -> None:
+    """ExDoc titles a module's page ``Plug.Conn — Plug v1.15.3`` under the H1 ``Plug.Conn (Plug v1.15.3)``,
+    pdoc ``mylib.client API documentation`` under the H1 ``mylib.client``: both kept the site's name in every
+    citation. A title whose last part is no site's stays whole."""
+    def title(doc_title: str, h1: str) -> str:
+        html = f"<html><head><title>{doc_title}</title></head><body><main><h1>{h1}</h1><p>Text.</p></main></body></html>"
+        return parse_html(html, url="https://docs.example.org/page.html").title
+    assert title("Plug.Conn — Plug v1.15.3", '<span>Plug.Conn</span> <small class="app-vsn">(Plug v1.15.3)</small>') \
+        == "Plug.Conn"
+    assert title("mylib.client API documentation", '<a href="../mylib.html">mylib</a><wbr>.client') == "mylib.client"
+    assert title("Install - Linux", "Install on Windows") == "Install - Linux"
+    assert title("Routing guide", "Routing") == "Routing guide"

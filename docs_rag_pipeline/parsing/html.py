@@ -1386,12 +1386,20 @@ def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
         key = h1.casefold()
         if doc_title.casefold() == key:
             return doc_title
-        # an API page's H1 names the kind before the name (TypeDoc's "Class Client" for "Client | my-lib")
+        # an API page's H1 names the kind before the name (TypeDoc's "Class Client" for "Client | my-lib") or
+        # the version after it (ExDoc's "Plug.Conn (Plug v1.15.3)" for "Plug.Conn — Plug v1.15.3")
         for sep in _TITLE_SEPARATORS:
             pos = doc_title.rfind(sep)
             head = doc_title[:pos].strip() if pos > 0 else ""
-            if head and key.endswith(" " + head.casefold()) and len(key) - len(head) <= 20:
+            tail = doc_title[pos + len(sep):].strip().casefold() if head else ""
+            if head and (key.endswith(" " + head.casefold())
+                         or (key.startswith(head.casefold() + " ") and tail and tail in key[len(head):])) \
+                    and len(key) - len(head) <= 20:
                 return head
+        # the H1 and words naming the documentation, no separator between (pdoc's "mylib.client API documentation")
+        rest = doc_title[len(h1):]
+        if doc_title.casefold().startswith(key + " ") and len(rest) <= 40 and _SITE_SUFFIX_RE.search(rest):
+            return doc_title[:len(h1)]
         for sep in _TITLE_SEPARATORS:
             start = 0
             while (pos := doc_title.find(sep, start)) >= 0:
