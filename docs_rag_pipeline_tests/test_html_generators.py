@@ -203,3 +203,13 @@ def test_titles_of_api_pages_lose_the_sites_name() -> None:
     assert title("mylib.client API documentation", '<a href="../mylib.html">mylib</a><wbr>.client') == "mylib.client"
     assert title("Install - Linux", "Install on Windows") == "Install - Linux"
     assert title("Routing guide", "Routing") == "Routing guide"
+
+
+def test_a_permalink_glyph_outside_a_heading_is_not_text() -> None:
+    """pkg.go.dev labels each example's toggle ``Example <a href="#example-Get">¶</a>``: the glyph, a link
+    to the place it stands, was read as a word, ``Example (WithTimeout) ¶``. A link with words stays."""
+    html = """<html><head><title>http</title></head><body><main><h4 id="Get">func Get</h4><p>Get issues a GET.</p>
+<details id="example-Get" class="Documentation-exampleDetails"><summary class="Documentation-exampleDetailsHeader">Example
+(WithTimeout) <a href="#example-Get">¶</a></summary><div><pre class="Documentation-exampleCode">http.Get(u)</pre></div></details>
+<p>See <a href="#Get">§ Get</a> and <a href="#pkg-index">#</a>.</p></main></body></html>"""
+    assert _text(html) == "Get issues a GET.\n\nExample (WithTimeout)\n\n```\nhttp.Get(u)\n```\n\nSee § Get and ."

@@ -557,6 +557,8 @@ def _is_chrome(el: Tag) -> bool:
         or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks))
             and not _holds_content(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
+        # a link to a place on the page that shows only a permalink glyph (pkg.go.dev's "Example ¶" toggle)
+        or (el.name == "a" and _attr(el, "href").startswith("#") and _is_glyph_link(el))
         # a permalink glyph in a span of the permalink's class (Doxygen's ``<span class="permalink"><a>◆</a>``)
         or (el.name == "span" and bool(set(classes) & _PERMALINK_CLASSES) and _shows_no_word(el))
         or _is_viewcode_link(el, classes)
@@ -564,6 +566,12 @@ def _is_chrome(el: Tag) -> bool:
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _is_glyph_link(a: Tag) -> bool:
+    """``a`` shows only a permalink glyph (``¶``, ``§``, ``#``, ``🔗``)."""
+    text = _short_text(a, 4)
+    return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
 
 
 def _shows_no_word(el: Tag) -> bool:
