@@ -213,3 +213,17 @@ def test_a_permalink_glyph_outside_a_heading_is_not_text() -> None:
 (WithTimeout) <a href="#example-Get">¶</a></summary><div><pre class="Documentation-exampleCode">http.Get(u)</pre></div></details>
 <p>See <a href="#Get">§ Get</a> and <a href="#pkg-index">#</a>.</p></main></body></html>"""
     assert _text(html) == "Get issues a GET.\n\nExample (WithTimeout)\n\n```\nhttp.Get(u)\n```\n\nSee § Get and ."
+
+
+def test_badges_beside_a_word_are_not_glued_to_it() -> None:
+    """Doxygen's member labels (``<span class="mlabel">inline</span><span class="mlabel">noexcept</span>``)
+    and pkg.go.dev's deprecated tag after an index entry are drawn as boxes of their own, and were read as
+    one word with their neighbour: ``inlinenoexcept``, ``errordeprecated``. A label inside a word's
+    punctuation, a GUI label in a sentence and code stay as written."""
+    html = """<html><head><title>t</title></head><body><main><h2 id="area">area()</h2>
+<p><span class="mlabels"><span class="mlabel">inline</span><span class="mlabel">noexcept</span></span></p>
+<ul><li><a href="#ListenOld">func ListenOld(addr string) error</a><span class="Documentation-deprecatedTag">deprecated</span></li></ul>
+<p>Click <span class="guilabel">OK</span>s and (<span class="badge">beta</span>).</p>
+<pre><code><span class="token tag">&lt;div</span><span class="token tag">&gt;</span>x<span class="token tag">y</span></code></pre></main></body></html>"""
+    assert _text(html) == ("inline noexcept\n\n- func ListenOld(addr string) error deprecated\n\nClick OKs and (beta)."
+                           "\n\n```\n<div>xy\n```")

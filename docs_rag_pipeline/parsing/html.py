@@ -948,6 +948,41 @@ def _remove_trailing_pager(root: Tag) -> None:
         el = last
 
 
+#: a class naming a badge, a box of its own beside a word: a label, tag, chip or pill (``mlabel``,
+#: ``deprecatedTag``, ``go-Chip``, ``badge``), as a part of the class (not ``guilabel``, a word in a sentence)
+_BADGE_CLASS_RE = re.compile(r"(?:^|[-_])[a-z]?(?:label|badge|tag|chip|pill)$")
+
+
+def _last_char(node: PageElement) -> str:
+    if isinstance(node, NavigableString):
+        return "" if isinstance(node, _SKIPPED_STRINGS) else str(node)[-1:]
+    strings = [t for t in node.strings if not isinstance(t, _SKIPPED_STRINGS)] if isinstance(node, Tag) else []
+    return strings[-1][-1:] if strings else ""
+
+
+def _space_out_badges(root: Tag) -> None:
+    """A badge written right after a word, or before one, with no space between (Doxygen's member labels
+    ``<span class="mlabel">inline</span><span class="mlabel">noexcept</span>``, pkg.go.dev's ``…) error</a><span
+    class="Documentation-deprecatedTag">deprecated</span>``) is set apart by a space: CSS draws each as a box
+    of its own, and they were read as one word, ``inlinenoexcept``, ``errordeprecated``. Code is left as written."""
+    for el in _tags(root, ["span"]):
+        if el.decomposed or not any(_BADGE_CLASS_RE.search(re.sub(r"([a-z])([A-Z])", r"\1-\2", c).lower())
+                                    for c in _classes(el)):
+            continue
+        text = _short_text(el, 40)
+        if not text or el.find_parent(["pre", "code"]) is not None:
+            continue
+        before, after = el.previous_sibling, el.next_sibling
+        if before is not None and text[0].isalnum() and _last_char(before).isalnum():
+            el.insert_before(" ")
+        if isinstance(after, Tag):
+            first = _first_string(after)[:1]
+        else:
+            first = str(after)[:1] if isinstance(after, NavigableString) and not isinstance(after, _SKIPPED_STRINGS) else ""
+        if text[-1].isalnum() and first.isalnum():
+            el.insert_after(" ")
+
+
 def _read_footnote_links(root: Tag) -> None:
     """A footnote's reference reads ``[1]``, as docutils writes it and a Markdown page's ``[^1]`` is
     kept: Python-Markdown, Pandoc and remark-gfm write only the number (``theme<sup><a>1</a></sup>``),
@@ -1554,6 +1589,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     _read_line_divs_as_code(root)
     _remove_code_language_labels(root)
     _read_footnote_links(root)
+    _space_out_badges(root)
     _label_radio_tabs(root, soup)
     _remove_trailing_pager(root)
 
