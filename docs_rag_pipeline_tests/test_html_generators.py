@@ -227,3 +227,21 @@ def test_badges_beside_a_word_are_not_glued_to_it() -> None:
 <pre><code><span class="token tag">&lt;div</span><span class="token tag">&gt;</span>x<span class="token tag">y</span></code></pre></main></body></html>"""
     assert _text(html) == ("inline noexcept\n\n- func ListenOld(addr string) error deprecated\n\nClick OKs and (beta)."
                            "\n\n```\n<div>xy\n```")
+
+
+def test_a_toggle_written_folded_and_unfolded_is_read_once() -> None:
+    """godoc (``godoc -http``) writes each toggle twice, folded (``div.collapsed``: "Overview ▹") and unfolded
+    (``div.expanded``: "Overview ▾" and the text), of which the page shows one; both headings were read,
+    with their triangles, and its top bar ("Go Documentation Server GoDoc ▽") led the page. A block that is
+    only ``collapsed`` (a folded section without a twin) stays."""
+    html = """<html><head><title>http - The Go Programming Language</title></head><body>
+<div id="topbar" class="wide"><div class="container"><div class="top-heading" id="heading-wide"><a href="/pkg/">Go
+Documentation Server</a></div><div class="top-heading" id="heading-narrow"><a href="/pkg/">GoDoc</a></div>
+<a href="#" id="menu-button"><span id="menu-button-arrow">&#9661;</span></a></div></div>
+<div id="page" class="wide"><div class="container"><h1>Package http</h1>
+<div id="pkg-overview" class="toggleVisible"><div class="collapsed"><h2 class="toggleButton">Overview ▹</h2></div>
+<div class="expanded"><h2 class="toggleButton">Overview ▾</h2><p>Package http provides HTTP clients.</p></div></div>
+<div class="collapsed"><p>Folded notes.</p></div></div></div></body></html>"""
+    sections = parse_html(html, url="https://godoc.example.org/pkg/net/http/").sections
+    assert [(s.headings, s.text) for s in sections] == [
+        (("Overview",), "Package http provides HTTP clients.\n\nFolded notes.")]

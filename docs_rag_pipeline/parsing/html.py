@@ -62,6 +62,8 @@ _NAV_CLASS_RE = re.compile(r"(?:^|[-_])nav(?:igation|header|footer|bar|-?panel|p
 #: ``MSearchBox`` and ``MSearchResultsWindow``, whose "Loading... Searching... No Matches" led every page);
 #: a word that holds "search" inside it (``research``) is not one
 _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
+#: a site's bar across the top of the page (godoc's ``<div id="topbar">``: "Go Documentation Server GoDoc ▽")
+_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])top-?bar(?:$|[\s_-])", re.I)
 #: link types (``rel``) that lead to a neighbour page: a block of nothing but such links is navigation
 _NAV_RELS = {"next", "prev", "previous", "up", "index", "contents", "toc", "home", "start", "first", "last"}
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
@@ -554,8 +556,9 @@ def _is_chrome(el: Tag) -> bool:
     nav_id = id_counts and _NAV_CLASS_RE.search(_attr(el, "id")) is not None  # Mintlify's <div id="navbar">
     return bool(
         _CHROME_RE.search(marks)
-        or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks))
-            and not _holds_content(el))
+        or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks)
+             or _TOP_BAR_RE.search(marks)) and not _holds_content(el))
+        or ("collapsed" in classes and _has_expanded_twin(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         # a link to a place on the page that shows only a permalink glyph (pkg.go.dev's "Example ¶" toggle)
         or (el.name == "a" and _attr(el, "href").startswith("#") and _is_glyph_link(el))
@@ -566,6 +569,14 @@ def _is_chrome(el: Tag) -> bool:
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _has_expanded_twin(el: Tag) -> bool:
+    """``el`` (class ``collapsed``) is the folded copy of a toggle written twice, beside its unfolded copy (class
+    ``expanded``), of which the page shows one at a time (godoc's ``<div class="collapsed"><h2>Overview ▹</h2>
+    </div><div class="expanded"><h2>Overview ▾</h2>…``): the unfolded copy is the content."""
+    twin = el.find_next_sibling(True) or el.find_previous_sibling(True)
+    return isinstance(twin, Tag) and "expanded" in _classes(twin)
 
 
 def _is_glyph_link(a: Tag) -> bool:
@@ -788,7 +799,8 @@ def _text(el: Tag, br: str = " ") -> str:
 
 
 _GLYPHS = "¶#🔗§"  # what a permalink next to a heading shows
-_TRAILING_GLYPHS_RE = re.compile(r"(?:\s*[¶🔗]|\s+[#§]+)+$")
+#: a permalink glyph, or a toggle's disclosure triangle (godoc's "Overview ▾"), ending a heading
+_TRAILING_GLYPHS_RE = re.compile(r"(?:\s*[¶🔗]|\s+[#§▸▹▾▿►▼]+)+$")
 
 
 def _is_permalink_glyph(s: NavigableString, heading: Tag) -> bool:
