@@ -457,8 +457,8 @@ def _is_signature_table(table: Tag) -> bool:
     """A function's signature laid out in a table: in the first row, the function's name, then a cell holding
     only the opening parenthesis, and a cell holding only the closing one (Doxygen's ``table.memname``:
     ``double area | ( | ) | const``); no table of values has such cells."""
-    first = next((tr for tr in table.find_all("tr") if tr.find_parent("table") is table), None)
-    if first is None:
+    first = table.find("tr")
+    if first is None or first.find_parent("table") is not table:
         return False
     cells = [_short_text(cell, 200) for cell in first.find_all(["th", "td"], recursive=False)]
     return (len(cells) > 1 and bool(cells[0]) and "(" in cells[1:] and table.find(["table", "pre"]) is None
@@ -581,6 +581,9 @@ def _has_expanded_twin(el: Tag) -> bool:
 
 def _is_glyph_link(a: Tag) -> bool:
     """``a`` shows only a permalink glyph (``¶``, ``§``, ``#``, ``🔗``)."""
+    first = (a.string if a.string is not None else _first_string(a)).strip()
+    if not first or first[0] not in _GLYPHS:  # most links: at once
+        return False
     text = _short_text(a, 4)
     return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
 
@@ -963,6 +966,7 @@ def _remove_trailing_pager(root: Tag) -> None:
 #: a class naming a badge, a box of its own beside a word: a label, tag, chip or pill (``mlabel``,
 #: ``deprecatedTag``, ``go-Chip``, ``badge``), as a part of the class (not ``guilabel``, a word in a sentence)
 _BADGE_CLASS_RE = re.compile(r"(?:^|[-_])[a-z]?(?:label|badge|tag|chip|pill)$")
+_BADGE_HINT_RE = re.compile(r"label|badge|tag|chip|pill", re.I)
 
 
 def _last_char(node: PageElement) -> str:
@@ -972,14 +976,16 @@ def _last_char(node: PageElement) -> str:
     return strings[-1][-1:] if strings else ""
 
 
-def _space_out_badges(root: Tag) -> None:
+def _space_out_badges(spans: list[Tag]) -> None:
     """A badge written right after a word, or before one, with no space between (Doxygen's member labels
     ``<span class="mlabel">inline</span><span class="mlabel">noexcept</span>``, pkg.go.dev's ``…) error</a><span
     class="Documentation-deprecatedTag">deprecated</span>``) is set apart by a space: CSS draws each as a box
     of its own, and they were read as one word, ``inlinenoexcept``, ``errordeprecated``. Code is left as written."""
-    for el in _tags(root, ["span"]):
-        if el.decomposed or not any(_BADGE_CLASS_RE.search(re.sub(r"([a-z])([A-Z])", r"\1-\2", c).lower())
-                                    for c in _classes(el)):
+    for el in spans:
+        if not _BADGE_HINT_RE.search(_attr(el, "class")):  # (a code highlighter's thousands of spans: at once)
+            continue
+        if not any(_BADGE_CLASS_RE.search(re.sub(r"([a-z])([A-Z])", r"\1-\2", c).lower()) for c in _classes(el)) \
+                or el.decomposed:  # (a label beside a code block's language, removed above)
             continue
         text = _short_text(el, 40)
         if not text or el.find_parent(["pre", "code"]) is not None:
@@ -1094,13 +1100,13 @@ def _raw_strings(el: Tag) -> str:
                    if isinstance(s, NavigableString) and not isinstance(s, _SKIPPED_STRINGS))
 
 
-def _read_line_divs_as_code(root: Tag) -> None:
+def _read_line_divs_as_code(divs: list[Tag]) -> None:
     """A ``<div>`` of nothing but ``<div class="line">`` elements is a code block drawn without a ``<pre>``
     (Doxygen's ``div.fragment``, each line of code a ``div.line`` that CSS keeps as written): it becomes a
     ``<pre>``, so its lines are fenced code with their indentation, where each line was read as a
     paragraph. A docutils line block (``div.line-block``, verse or an address) stays text."""
     seen: set[int] = set()
-    for div in _tags(root, ["div"]):
+    for div in divs:
         parent = div.parent
         if (not isinstance(parent, Tag) or id(parent) in seen or parent.name != "div"
                 or not any(_LINE_CLASS_RE.search(c) for c in _classes(div))):
@@ -1598,10 +1604,11 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             heading["data-rag-anchor"] = anchor
     _label_tab_panels(root, soup)
     _remove_chrome(root)
-    _read_line_divs_as_code(root)
+    spans_and_divs = _tags(root, ["span", "div"])  # one walk for the two steps that read them
+    _read_line_divs_as_code([el for el in spans_and_divs if el.name == "div"])
     _remove_code_language_labels(root)
     _read_footnote_links(root)
-    _space_out_badges(root)
+    _space_out_badges([el for el in spans_and_divs if el.name == "span"])
     _label_radio_tabs(root, soup)
     _remove_trailing_pager(root)
 
