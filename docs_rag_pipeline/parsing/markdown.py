@@ -287,6 +287,8 @@ def _leading_words(text: str, limit: int = 4) -> str:
 
 _FENCE_OPEN_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+#: a line that may close a fence or a MyST colon fence (``:::``): which one, :func:`_fence_closes` says
+_BLOCK_CLOSE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})[ \t]*$")
 _ESM_START_RE = re.compile(
     r"^(?:import(?:\s+type)?\s*(?:[\w$*{]|['\"])"
     r"|export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|type\b|interface\b|\{|\*))"
@@ -354,8 +356,8 @@ def _fence_opened(line: str) -> str:
 
 
 def _fence_closes(line: str, marker: str) -> bool:
-    """Whether ``line`` closes the fence that ``marker`` opened."""
-    c = _FENCE_CLOSE_RE.match(line)
+    """Whether ``line`` closes the fence (or MyST's ``:::`` block) that ``marker`` opened."""
+    c = _BLOCK_CLOSE_RE.match(line)
     return bool(c) and c.group(1)[0] == marker[0] and len(c.group(1)) >= len(marker)
 
 
@@ -877,6 +879,11 @@ def _template_args(raw: str) -> tuple[list[str], dict[str, str]]:
     return positional, named
 
 
+def _shown_text(named: dict[str, str]) -> str:
+    """The text a tag's named arguments show (its ``caption``, ``title``, ``content`` …), "" if none."""
+    return " ".join(next((named[k] for k in _TEMPLATE_TEXT_ARGS if named.get(k)), "").split())
+
+
 def template_tags(text: str) -> str:
     """Hugo's shortcodes and Jekyll's Liquid tags as the page shows them, in Markdown: a
     ``{{< highlight go >}}`` or ``{% highlight ruby %}`` block is a fenced block of that language; a shortcode
@@ -924,8 +931,8 @@ def template_tags(text: str) -> str:
                 label = named.get("title") or named.get("header") or " ".join(positional)
                 out += ["", f"{indent}[{name}{' ' + ' '.join(label.split()) if label else ''}]", ""]
             else:
-                shown = next((named[k] for k in _TEMPLATE_TEXT_ARGS if named.get(k)), "")
-                out += ["", f"{indent}[{name} {' '.join(shown.split())}]", ""] if shown else [""]
+                shown = _shown_text(named)
+                out += ["", f"{indent}[{name} {shown}]", ""] if shown else [""]
             continue
         if lq is not None:
             indent, name, raw = lq.group(1), lq.group(2), lq.group(3)
@@ -935,9 +942,8 @@ def template_tags(text: str) -> str:
             elif name == "comment":
                 skipping = True
             elif name == "include":
-                _, named = _template_args(raw)
-                shown = next((named[k] for k in _TEMPLATE_TEXT_ARGS if named.get(k)), "")
-                out.append(f"{indent}{' '.join(shown.split())}" if shown else "")
+                shown = _shown_text(_template_args(raw)[1])
+                out.append(f"{indent}{shown}" if shown else "")
             elif name not in ("raw", "endraw"):
                 out.append("")
             continue
@@ -951,8 +957,9 @@ def _template_inline(text: str) -> str:
     return re.sub(r"\{%-?\s*(?:end)?raw\s*-?%\}", "", text)
 
 
-#: a code span: a run of backticks, what it holds, a run of the same length
-_CODE_SPAN_RE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+#: a code span: a whole run of backticks, what it holds, a run of the same length (a run without its
+#: closing twin is text, and no run inside it opens one)
+_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 def _outside_code_spans(line: str, edit: Callable[[str], str]) -> str:
@@ -1065,18 +1072,15 @@ def _myst_roles(line: str) -> str:
         return line
     out: list[str] = []
     i = 0
-    while (m := re.compile(r"`+").search(line, i)) is not None:
-        run = m.group()
-        close = re.compile(rf"(?<!`){run}(?!`)").search(line, m.end())
-        if close is None:
-            break
+    for m in _CODE_SPAN_RE.finditer(line):
         prefix = line[i : m.start()]
         role = _MYST_ROLE_NAME_RE.search(prefix)
         if role is None:
-            out.append(line[i : close.end()])  # a code span: left as it is
+            out.append(line[i : m.end()])  # a code span: left as it is
         else:
-            out.append(prefix[: role.start()] + _myst_role(role.group(1), line[m.end() : close.start()]))
-        i = close.end()
+            run = len(m.group(1))
+            out.append(prefix[: role.start()] + _myst_role(role.group(1), line[m.start() + run : m.end() - run]))
+        i = m.end()
     out.append(line[i:])
     return "".join(out)
 
@@ -1089,10 +1093,7 @@ def _myst_role(role: str, text: str) -> str:
     code = target.group(1) or target.group(2) if target else content
     if code.startswith("~"):  # Sphinx shows the last part only
         code = code[1:].rsplit(".", 1)[-1]
-    code = code.lstrip("!")
-    tick = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
-    pad = " " if code.startswith("`") or code.endswith("`") else ""
-    return f"{tick}{pad}{code}{pad}{tick}"
+    return code_span(code.lstrip("!"))
 
 
 def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[str]:
@@ -1118,9 +1119,8 @@ def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[st
         indent, marks, name, arg = m.groups()
         body: list[str] = []
         while i < len(lines):
-            c = re.match(r"^[ \t]*(`{3,}|~{3,}|:{3,})[ \t]*$", lines[i])
             i += 1
-            if c and c.group(1)[0] == marks[0] and len(c.group(1)) >= len(marks):
+            if _fence_closes(lines[i - 1], marks):
                 break
             body.append(lines[i - 1])
         options: dict[str, str] = {}

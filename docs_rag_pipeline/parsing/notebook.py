@@ -10,11 +10,11 @@ first H1 of its Markdown, as for a Markdown page.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..records import ParsedPage
 from .errors import ParseError
+from .markdown import fence_block, parse_markdown
 
 #: the most lines of one output kept: a long log or a printed table says little more after them
 MAX_OUTPUT_LINES = 20
@@ -30,8 +30,7 @@ def _text(value: Any) -> str:
 
 
 def _fence(code: str, info: str) -> str:
-    run = "`" * max(3, max((len(r) for r in re.findall(r"`{3,}", code)), default=0) + 1)
-    return f"{run}{info}\n{code.rstrip()}\n{run}"
+    return "\n".join(line.text for line in fence_block(code.rstrip(), info))
 
 
 def _outputs(cell: dict[str, Any]) -> list[str]:
@@ -68,8 +67,7 @@ def notebook_markdown(body: str, *, path: str) -> tuple[str, str | None]:
     meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
     kernel = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
     info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
-    language = str(kernel.get("language") or info.get("name") or "").split()[0:1]
-    lang = language[0] if language else ""
+    lang = next(iter(str(kernel.get("language") or info.get("name") or "").split()), "")
     blocks: list[str] = []
     for cell in nb["cells"]:
         if not isinstance(cell, dict):
@@ -87,8 +85,6 @@ def notebook_markdown(body: str, *, path: str) -> tuple[str, str | None]:
 
 
 def parse_notebook(body: str, *, path: str, anchors: str = "github") -> ParsedPage:
-    from .markdown import parse_markdown
-
     text, title = notebook_markdown(body, path=path)
     page = parse_markdown(text, path=path, anchors=anchors)
     return ParsedPage(title=" ".join(title.split()), sections=page.sections, metadata=page.metadata) if title \
