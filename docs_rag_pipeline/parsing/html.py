@@ -584,8 +584,7 @@ def _is_glyph_link(a: Tag) -> bool:
     first = (a.string if a.string is not None else _first_string(a)).strip()
     if not first or first[0] not in _GLYPHS:  # most links: at once
         return False
-    text = _short_text(a, 4)
-    return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
+    return _only_glyphs(_short_text(a, 4))
 
 
 def _shows_no_word(el: Tag) -> bool:
@@ -812,9 +811,13 @@ def _is_permalink_glyph(s: NavigableString, heading: Tag) -> bool:
         if parent is heading or not isinstance(parent, Tag):
             return False
         if parent.name == "a":
-            text = parent.get_text().strip()
-            return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
+            return _only_glyphs(parent.get_text().strip())
     return False
+
+
+def _only_glyphs(text: str | None) -> bool:
+    """``text`` shows a permalink glyph and nothing else (spaces aside)."""
+    return bool(text) and all(ch in _GLYPHS or ch.isspace() for ch in text)
 
 
 def _heading_text(el: Tag) -> str:
