@@ -808,3 +808,49 @@ def test_a_jupyter_notebook_is_a_page_of_its_markdown_code_and_text_outputs(tmp_
                for ln in lines), lines
     hit = search("how do I draw the otters", top_k=1, config=cfg)[0]
     assert hit.url == BASE + "quickstart.ipynb#plot-the-otters"
+
+
+def test_a_notebook_cut_off_at_max_bytes_is_indexed_up_to_its_last_whole_cell(tmp_path: Path) -> None:
+    """A notebook's plots (base64 PNGs) make it larger than ``max_bytes`` where its text is small: cut off
+    there, it is indexed up to the cut, as a page of any other format is, its cells that end before the cut
+    read as a page; before, it was a failed page (invalid JSON) and none of it was searchable. A notebook
+    whose JSON is broken in the middle (it still ends with ``}``) stays a failed page: it was not cut."""
+    from docs_rag_pipeline.parsing import ParseError
+    from docs_rag_pipeline.parsing.notebook import notebook_markdown
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# Tide tables\n\nRead a tide table with `tides.read()`."},
+        {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "t = tides.read('brest.csv')",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["730 tides\n"]}]},
+        {"cell_type": "code", "execution_count": 2, "metadata": {}, "source": "t.plot()",
+         "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBOR" + "A" * 20000}}]},
+        {"cell_type": "markdown", "metadata": {}, "source": "## Export\n\nWrite the table back with `tides.write()`."},
+    ]
+    nb = {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    body = json.dumps(nb, sort_keys=True, indent=1)  # as Jupyter writes a notebook: "cells" first
+    (docs / "tides.ipynb").write_text(body)
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["**/*.ipynb"]
+        max_bytes: 10000
+        base_url: https://docs.example.org/
+    """)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("cut off tides.ipynb" in ln for ln in lines), lines
+    rows = _chunks(cfg)[BASE + "tides.ipynb"]
+    assert rows[0]["title"] == "Tide tables"
+    # the cells before the plot's (cut) output; the kernel's language is in the metadata, after the cut
+    assert "\n\n".join(r["text"] for r in rows) == ("Read a tide table with `tides.read()`.\n\n"
+                                                   "```\nt = tides.read('brest.csv')\n```\n\n```output\n730 tides\n```")
+    assert search("how do I read a tide table", top_k=1, config=cfg)[0].url == BASE + "tides.ipynb"
+
+    broken = body.replace('"## Export', '"## Export" "', 1)
+    assert broken != body and broken.rstrip().endswith("}")
+    with pytest.raises(ParseError, match="tides.ipynb: not a Jupyter notebook: invalid JSON"):
+        notebook_markdown(broken, path="tides.ipynb")

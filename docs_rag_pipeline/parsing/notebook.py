@@ -10,6 +10,7 @@ first H1 of its Markdown, as for a Markdown page.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..records import ParsedPage
@@ -54,13 +55,66 @@ def _outputs(cell: dict[str, Any]) -> list[str]:
     return out
 
 
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _cut_notebook(body: str) -> dict[str, Any] | None:
+    """The notebook ``body`` cut off at a source's ``max_bytes`` (its plots' base64 make a notebook large),
+    as far as it is whole: the top-level keys before ``cells`` and the cells that end before the cut, as a
+    page of any other format is indexed up to its cut. None when ``body`` is not such a cut: no whole cell
+    before the bad JSON, or bad JSON after them in a file that still ends as a notebook does (with ``}``),
+    which was broken, not cut."""
+    nb: dict[str, Any] = {}
+    pos = _WS.match(body).end()
+    if not body.startswith("{", pos):
+        return None
+    pos += 1
+    try:
+        while True:
+            pos = _WS.match(body, pos).end()
+            key, pos = _DECODER.raw_decode(body, pos)
+            pos = _WS.match(body, pos).end()
+            if not isinstance(key, str) or not body.startswith(":", pos):
+                return None
+            pos = _WS.match(body, pos + 1).end()
+            if key == "cells" and body.startswith("[", pos):
+                break
+            nb[key], pos = _DECODER.raw_decode(body, pos)
+            pos = _WS.match(body, pos).end()
+            if not body.startswith(",", pos):
+                return None
+            pos += 1
+    except json.JSONDecodeError:
+        return None
+    cells: list[Any] = []
+    pos += 1
+    while True:
+        pos = _WS.match(body, pos).end()
+        try:
+            cell, pos = _DECODER.raw_decode(body, pos)
+        except json.JSONDecodeError:
+            break
+        cells.append(cell)
+        pos = _WS.match(body, pos).end()
+        if not body.startswith(",", pos):
+            break
+        pos += 1
+    if not cells or (pos < len(body) and body.rstrip().endswith("}")):
+        return None
+    nb["cells"] = cells
+    return nb
+
+
 def notebook_markdown(body: str, *, path: str) -> tuple[str, str | None]:
     """The notebook ``body`` (its JSON) as Markdown, and its ``metadata.title`` (None if it has none)."""
     try:
         nb = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ParseError(f"{path}: not a Jupyter notebook: invalid JSON ({exc.msg} at line {exc.lineno}); if the "
-                         "file was cut off at the source's max_bytes, raise max_bytes or exclude it") from None
+        nb = _cut_notebook(body)
+        if nb is None:
+            raise ParseError(f"{path}: not a Jupyter notebook: invalid JSON ({exc.msg} at line {exc.lineno}); if the "
+                             "file was cut off at the source's max_bytes, raise max_bytes or exclude it") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise ParseError(f"{path}: not a Jupyter notebook: no list of cells (nbformat 4 has one under 'cells'); "
                          "convert it with `jupyter nbconvert --to notebook` or exclude it")
