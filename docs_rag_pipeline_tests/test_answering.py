@@ -2012,3 +2012,76 @@ def test_a_citation_marker_pasted_with_a_question_is_no_word_of_it(tmp_path):
         assert final["answer"] == want.answer, (q, final["answer"])
     a = ask("What does exit status 1 mean?", config=cfg, remember=False)
     assert not a.refused and "| `1` | A step of at least one source's ingest failed. |" in a.answer, a.answer
+
+
+_TABS_MD = """# Installing Otterctl
+
+Otterctl runs on macOS, Linux and Windows. Pick your system.
+
+=== "macOS"
+
+    Install otterctl with Homebrew: `brew install otterctl`. The formula also installs shell completions.
+
+=== "Linux"
+
+    Install otterctl from the apt repository: `sudo apt install otterctl`. The package adds a systemd unit.
+
+=== "Windows"
+
+    Install otterctl with winget: `winget install otterctl`. Restart the terminal afterwards.
+"""
+_TABS_MDX = """---
+title: Installing Otterctl
+---
+import { Tabs, TabItem } from '@astrojs/starlight/components';
+
+Otterctl runs on macOS, Linux and Windows. Pick your system.
+
+<Tabs>
+<TabItem label="macOS">
+Install otterctl with Homebrew: `brew install otterctl`. The formula also installs shell completions.
+</TabItem>
+<TabItem label="Linux">
+Install otterctl from the apt repository: `sudo apt install otterctl`. The package adds a systemd unit.
+</TabItem>
+<TabItem label="Windows">
+Install otterctl with winget: `winget install otterctl`. Restart the terminal afterwards.
+</TabItem>
+</Tabs>
+"""
+_TABS_HTML = """<html><head><title>Installing Otterctl</title></head><body><main><h1>Installing Otterctl</h1>
+<p>Otterctl runs on macOS, Linux and Windows. Pick your system.</p>
+<div class="tabs-container"><ul role="tablist" class="tabs"><li role="tab" aria-selected="true">macOS</li>
+<li role="tab">Linux</li><li role="tab">Windows</li></ul><div class="margin-top--md">
+<div role="tabpanel"><p>Install otterctl with Homebrew: <code>brew install otterctl</code>. The formula also installs shell completions.</p></div>
+<div role="tabpanel" hidden><p>Install otterctl from the apt repository: <code>sudo apt install otterctl</code>. The package adds a systemd unit.</p></div>
+<div role="tabpanel" hidden><p>Install otterctl with winget: <code>winget install otterctl</code>. Restart the terminal afterwards.</p></div>
+</div></div></main></body></html>"""
+
+
+@pytest.mark.parametrize("fmt,doc", [("markdown", _TABS_MD), ("mdx", _TABS_MDX), ("html", _TABS_HTML)])
+def test_a_question_naming_a_tab_is_answered_from_that_tab(fmt, doc):
+    """Install steps per system are tabs (MkDocs Material's ``=== "Linux"``, a Starlight or Docusaurus
+    ``<TabItem label="Linux">``, their HTML tab panels): the question *on Windows* is answered from the
+    Windows tab, not from the Linux tab whose sentence reads almost the same ("Install otterctl from the
+    apt repository"), which led the answer to *how do I install otterctl on Windows* before; another tab's
+    sentence is not quoted with it. A word that begins a label names its tab (*mac*: macOS). Without a
+    named tab, every tab's sentence may answer; the tabs' markers (``[Tab macOS]``) are never quoted."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.parsing import parse_document
+
+    secs = [s for s in parse_document(doc, fmt=fmt, path=f"install.{fmt}").sections if s.text.strip()]
+    hits = [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/install#{s.anchor}", page_url="https://x.org/install",
+                title="Installing Otterctl", headings=s.headings, text=s.text, score=0.03, parent_id=None,
+                vector_similarity=0.7) for i, s in enumerate(secs)]
+    emb = LocalEmbedder()
+    tabs = {"macOS": "brew install", "Linux": "apt install", "Windows": "winget install"}
+    for system, asked in (("Windows", "How do I install otterctl on Windows?"), ("Linux", "install otterctl on linux"),
+                          ("macOS", "how to install otterctl on a mac")):
+        ans = extractive_answer(asked, hits, emb, _gates(min_chunk_coverage=0))
+        assert not ans.refused and tabs[system] in ans.answer.split("\n\n")[0], (asked, ans.answer)
+        assert not any(cmd in ans.answer for other, cmd in tabs.items() if other != system), (asked, ans.answer)
+    ans = extractive_answer("How do I install otterctl?", hits, emb, _gates(min_chunk_coverage=0))
+    assert not ans.refused and sum(cmd in ans.answer for cmd in tabs.values()) >= 2, ans.answer
+    assert "[Tab" not in ans.answer and "[/Tab" not in ans.answer, ans.answer

@@ -350,6 +350,8 @@ class SentencePool:
     #: per item: may it be quoted as an answer sentence? (the others are evidence for refusal only:
     #: a chunk's overlap, a sentence holding the question, a lead-in whose block is not at hand)
     quotable: list[bool] | None = None
+    #: per item: the label of the tab it is in (``macOS``), None outside tabs
+    labels: list[str | None] | None = None
 
     @property
     def best(self) -> float:
@@ -359,11 +361,12 @@ class SentencePool:
 def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chunks: int = 4) -> SentencePool:
     pool: list[tuple[Hit, str]] = []
     quotable: list[bool] = []
+    labels: list[str | None] = []
     # the titles and headings of every hit: a list of them (a page's table of contents, a toctree) says nothing
     toc = frozenset(_normalised(x) for h in hits for x in (h.title, *h.headings) if x)
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
-        seq, own = _sentences_and_overlap(h.text)  # the overlap's sentences come first
+        seq, own, tabs = _sentence_units(h.text)  # the overlap's sentences come first
         for k, s in enumerate(seq):
             whole = True
             if k == own and s.startswith("```"):  # a chunk that starts with code: a cut block's piece?
@@ -373,6 +376,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
             if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(kind, s, question) \
                     and not states_a_gap(s):
                 pool.append((h, s))
+                labels.append(tabs[k])
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
                 # inside a function's body says nothing read alone
@@ -389,14 +393,15 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                     if len(content_terms(body)) >= 2 and len(row) <= 1200 and \
                             _normalised(row_cells(body)[0]) not in toc:
                         pool.append((h, row))
+                        labels.append(tabs[k])
                         quotable.append(whole and not quotes_question(row, question))
     # no sentence qualifies: the first chunk's whole text is the pool, unless it is a refusal in its words
     if not pool and hits and not states_a_gap(hits[0].text):
-        pool, quotable = [(hits[0], hits[0].text)], [True]
+        pool, quotable, labels = [(hits[0], hits[0].text)], [True], [None]
     qv = np.asarray(embedder.embed([question])[0])
     # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
     sv = np.asarray(embedder.embed([plain_code_spans(s) for _, s in pool])) if pool else np.zeros((0, len(qv)))
-    return SentencePool(pool, qv, sv, quotable)
+    return SentencePool(pool, qv, sv, quotable, labels)
 
 
 #: a line of a numbered list as the parsers write one (``1. Installs …``, ``2) …``)
@@ -410,17 +415,44 @@ def sentences(text: str) -> list[str]:
     return seq[overlap:]
 
 
+#: a component's marker alone in its block, as the Markdown parser writes one (``[Tab macOS]``,
+#: ``[TabItem Package import]``, ``[/Tab]``, ``[Steps]``): structure, not a sentence to quote
+_MARKER = re.compile(r"\[(/?)([A-Z][\w.-]*)(?: ([^\]\n]{1,80}))?\]")
+#: a tab panel's label as the HTML parser writes it, a line of its own before the panel (``macOS:``)
+_LABEL_LINE = re.compile(r"[^\s.!?:`\[][^\n.!?:`]{0,40}:")
+
+
 def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
     """Every sentence of chunk text, its overlap's included, and how many of them (first) the overlap holds."""
+    seq, overlap, _ = _sentence_units(text)
+    return seq, overlap
+
+
+def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
+    """:func:`_sentences_and_overlap`, and the label of the tab each sentence is in (None outside tabs):
+    of a Markdown tab (``[Tab macOS]`` … ``[/Tab]``, ``[TabItem Linux]``), or of an HTML tab panel, whose
+    label line (``Linux:``) starts it up to the next label; lines like that are read as tab labels only
+    where the chunk has two or more of them (a set of tabs), not a lone lead-in ("Example:")."""
     out: list[str] = []
+    labels: list[str | None] = []
     overlap = 0
-    for i, block in enumerate(split_blocks(text)):  # a fenced code block with blank lines in it stays one block
-        block = block.strip()
+    label: str | None = None
+    blocks = [b.strip() for b in split_blocks(text)]  # a fenced code block with blank lines in it stays one block
+    label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
+    for i, block in enumerate(blocks):
         first_overlap = i == 0 and block.startswith("… ")
         if not block or block.startswith("…"):
             block = block.lstrip("… ").strip()
             if not block:
                 continue
+        if (m := _MARKER.fullmatch(block)) is not None:
+            if "tab" in m.group(2).lower():
+                label = m.group(3) if not m.group(1) else None
+            continue
+        if label_lines and _LABEL_LINE.fullmatch(block):
+            label = block[:-1].strip()
+            continue
+        start = len(out)
         # a list is one unit, numbered or not: a numbered one was cut into sentences, its "1." one of them,
         # so the list a lead-in announces ("`make demo` does three things:") never came along with it
         if block.startswith("```") or "\n- " in block or block.startswith("- ") or _NUMBERED_ITEM.search(block) \
@@ -438,9 +470,10 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
                     # and the line breaks between a definition list's entries or after an admonition's title
                     out.extend(s.strip() for part in entry_lines(para, _SENT_STARTERS)
                                for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
+        labels.extend([label] * (len(out) - start))
         if first_overlap:
             overlap = len(out)
-    return out, overlap
+    return out, overlap, labels
 
 
 def code_from_statement(code: str) -> tuple[str, bool]:
@@ -700,9 +733,23 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     asked = {w.lower() for w in _KEY_WORD.findall(question)}
     scores = []
     sentence_terms = [content_terms(s) for _, s in pool]
-    for (h, s), v, terms in zip(pool, sv, sentence_terms):
-        overlap = len(qterms & {_stem(t, lang) for t in terms}) / max(1, len(qterms))
-        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60) + 0.3 * _names_key(s, asked))
+    tabs = sp.labels or [None] * len(pool)
+    tab_terms = [{_stem(t, lang) for t in content_terms(x)} if x else set() for x in tabs]
+    # the tabs the question names, per chunk: "on Windows" asks for the Windows tab's sentences, and the
+    # other tabs' (macOS, Linux) answer another question, however alike their words
+    # (a question's word names a label's word it begins: "mac" the tab "macOS", "win" "Windows")
+    tab_named = [{q for q in qterms if any(t == q or (len(q) >= 3 and t.startswith(q)) for t in tab)}
+                 for tab in tab_terms]
+    named: dict[str, set[str]] = {}
+    for (h, _), asked_tab in zip(pool, tab_named):
+        named.setdefault(h.chunk_id, set()).update(asked_tab)
+    other_tab: list[bool] = []
+    for (h, s), v, terms, tab, asked_tab in zip(pool, sv, sentence_terms, tabs, tab_named):
+        # a sentence in a tab is read with the tab's label: "Install it with winget" says Windows by its tab
+        overlap = len(qterms & ({_stem(t, lang) for t in terms} | asked_tab)) / max(1, len(qterms))
+        other_tab.append(tab is not None and bool(named[h.chunk_id]) and not asked_tab)
+        scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60) + 0.3 * _names_key(s, asked)
+                      - 0.3 * other_tab[-1])
     order = np.argsort(-np.asarray(scores))
     # a question in a script the embedding model cannot read: its similarity to any sentence of that
     # script is about the same (0.45-0.75 with the English model, whatever they say), so no evidence
@@ -716,6 +763,8 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         h, s = pool[i]
         if any(_near_duplicate(s, c) for _, c, _ in chosen):
             continue
+        if chosen and other_tab[i]:
+            continue  # another tab's sentence than the one the question names: it answers another question
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
         if chosen and unreadable and h.url not in {c.url for c, _, _ in chosen} and not (
