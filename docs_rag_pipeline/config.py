@@ -509,9 +509,9 @@ class SourceConfig(_Shape):
     # AsciiDoc attributes set above every .adoc file (e.g. the site's idprefix/idseparator, so
     # section anchors match the published site)
     asciidoc_attributes: dict[str, str] = Field(default_factory=dict)
-    # how the site slugs a Markdown heading into its anchor: github (github-slugger) or python-markdown
-    # (MkDocs); parsing.slugs.ANCHOR_STYLES
-    heading_anchors: Literal["github", "python-markdown"] = "github"
+    # how the site slugs a Markdown heading into its anchor: github (github-slugger), python-markdown
+    # (MkDocs) or pymdownx (MkDocs with pymdownx.slugs.slugify, case: lower); parsing.slugs.ANCHOR_STYLES
+    heading_anchors: Literal["github", "python-markdown", "pymdownx"] = "github"
     # web
     seed_urls: HttpUrls = ()
     sitemaps: Literal["auto", "off"] | HttpUrls = "auto"  # "auto" | "off" | explicit sitemap URLs

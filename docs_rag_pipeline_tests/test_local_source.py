@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -854,3 +855,82 @@ def test_a_notebook_cut_off_at_max_bytes_is_indexed_up_to_its_last_whole_cell(tm
     assert broken != body and broken.rstrip().endswith("}")
     with pytest.raises(ParseError, match="tides.ipynb: not a Jupyter notebook: invalid JSON"):
         notebook_markdown(broken, path="tides.ipynb")
+
+
+MATERIAL_MKDOCS_YML = """site_name: Морж
+theme:
+  name: material
+markdown_extensions:
+  - admonition
+  - toc:
+      permalink: true
+      slugify: !!python/object/apply:pymdownx.slugs.slugify
+        kwds:
+          case: lower
+  - pymdownx.emoji:
+      emoji_index: !!python/name:material.extensions.emoji.twemoji
+extra:
+  analytics:
+    property: !ENV GOOGLE_ANALYTICS_KEY
+"""
+
+
+def test_an_mkdocs_site_slugging_with_pymdownx_is_linked_by_its_ids(tmp_path: Path) -> None:
+    """An MkDocs site whose headings are in another script sets the ``toc`` slugify Material for MkDocs'
+    docs give (``pymdownx.slugs.slugify`` with ``case: lower``): ``## Установка`` is ``#установка`` there,
+    where Python-Markdown's own slugify keeps ASCII only (``#_1``), so every citation of such a page
+    opened its top. ``heading_anchors: pymdownx`` links the sections by the ids that site has (checked
+    against Python-Markdown's own HTML with that slugify), and an ingest with another style that finds
+    such an ``mkdocs.yml`` says what to set; one whose slugify no style reproduces says so."""
+    import markdown
+    from pymdownx.slugs import slugify
+
+    from docs_rag_pipeline.parsing.slugs import mkdocs_anchor_style
+
+    page = """# Морж
+
+## Установка
+
+Установите агента моржа через pip до всего остального.
+
+## Настройка & запуск
+
+Настройте агента моржа файлом walrus.yml.
+
+## Установка
+
+Второй раздел установки: обновление агента.
+"""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "setup.md").write_text(page)
+    (tmp_path / "mkdocs.yml").write_text(MATERIAL_MKDOCS_YML)
+    html = markdown.markdown(page, extensions=["toc"], extension_configs={"toc": {"slugify": slugify(case="lower")}})
+    site_ids = re.findall(r'<h2 id="([^"]+)"', html)
+    assert site_ids == ["установка", "настройка--запуск", "установка_1"], site_ids
+    sources = """
+      - name: guide
+        kind: local
+        path: docs
+        url_template: "https://docs.example.org/{path}/"
+    """
+    for style in ("github", "python-markdown"):
+        cfg = write_config(tmp_path, sources=sources + f"    heading_anchors: {style}\n")
+        lines: list[str] = []
+        refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+        assert any("hint:" in ln and "pymdownx.slugs.slugify (case: lower)" in ln
+                   and "set heading_anchors: pymdownx for this source" in ln for ln in lines), lines
+    cfg = write_config(tmp_path, sources=sources + "    heading_anchors: pymdownx\n")
+    lines = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert not any("hint" in ln for ln in lines), lines
+    urls = sorted(r["url"] for rows in _chunks(cfg).values() for r in rows)
+    assert urls == sorted(f"https://docs.example.org/setup/#{i}" for i in site_ids), urls
+    # what a site's mkdocs.yml says, read without running its tags
+    assert mkdocs_anchor_style("site_name: x\nmarkdown_extensions:\n  - toc:\n      permalink: true\n") == "python-markdown"
+    assert mkdocs_anchor_style(MATERIAL_MKDOCS_YML.replace("case: lower", "case: fold")) is None
+    custom = "markdown_extensions:\n  - toc:\n      slugify: !!python/name:my_site.slugs.slugify\n"
+    assert mkdocs_anchor_style(custom) is None
+    (tmp_path / "mkdocs.yml").write_text(custom)
+    lines = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("its toc extension's slugify is a function docs-rag does not reproduce" in ln for ln in lines), lines

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterator, MutableSet
+from typing import Any
 
-__all__ = ["ANCHOR_STYLES", "github_slug", "python_markdown_slug", "slug_for", "slugify"]
+import yaml
+
+__all__ = ["ANCHOR_STYLES", "github_slug", "mkdocs_anchor_style", "pymdownx_slug", "python_markdown_slug",
+           "slug_for", "slugify"]
 
 #: how a site's generator makes a heading's anchor: ``github`` (github-slugger: GitHub, Docusaurus,
-#: Astro and Starlight, Hugo, VitePress, MyST) or ``python-markdown`` (Python-Markdown's ``toc``
+#: Astro and Starlight, Hugo, VitePress, MyST), ``python-markdown`` (Python-Markdown's ``toc``
 #: extension, which MkDocs uses: ASCII only, runs of spaces and dashes one ``-``, ``_1`` for a repeat)
-ANCHOR_STYLES = ("github", "python-markdown")
+#: or ``pymdownx`` (MkDocs with the ``toc`` slugify Material for MkDocs recommends for headings in any
+#: script, ``pymdownx.slugs.slugify`` with ``case: lower``: letters of every script kept)
+ANCHOR_STYLES = ("github", "python-markdown", "pymdownx")
 
 
 def _keep(char: str) -> bool:
@@ -57,6 +64,69 @@ def python_markdown_slug(text: str, seen: dict[str, int]) -> str:
     return slug
 
 
+@functools.cache
+def _pymdownx_lower():  # noqa: ANN202 - (text, sep) -> slug
+    from pymdownx.slugs import slugify as configurable
+
+    return configurable(case="lower")
+
+
+def pymdownx_slug(text: str, seen: dict[str, int]) -> str:
+    """The id an MkDocs site gives a heading with ``text`` when its ``mkdocs.yml`` sets the ``toc``
+    extension's ``slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}`` (as
+    Material for MkDocs' docs show, for headings in any script: ``## Установка`` is ``#установка``, where
+    Python-Markdown's own slugify keeps ASCII only and gives ``#_1``); made unique by the ``toc``
+    extension's rule, as :func:`python_markdown_slug` is. pymdown-extensions' own function."""
+    from markdown.extensions.toc import unique
+
+    slug = unique(_pymdownx_lower()(text, "-"), _Ids(seen), _Counters(seen))
+    seen[slug] = 0
+    return slug
+
+
+def _tagged(loader: Any, suffix: str, node: Any) -> dict[str, Any]:
+    """A value ``mkdocs.yml`` tags (``!!python/object/apply:…``, ``!ENV``, ``!relative``), as its tag and value."""
+    if isinstance(node, yaml.MappingNode):
+        value: Any = loader.construct_mapping(node, deep=True)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_scalar(node)
+    return {"tag": suffix, "value": value}
+
+
+class _MkDocsLoader(yaml.SafeLoader):
+    """YAML as ``mkdocs.yml`` writes it: its Python and MkDocs tags read as data, never run."""
+
+
+_MkDocsLoader.add_multi_constructor("tag:yaml.org,2002:python/", _tagged)
+_MkDocsLoader.add_multi_constructor("!", _tagged)
+
+
+def mkdocs_anchor_style(mkdocs_yml: str) -> str | None:
+    """The anchor style (:data:`ANCHOR_STYLES`) of the site an ``mkdocs.yml`` with this text builds:
+    ``python-markdown``, or ``pymdownx`` when its ``toc`` extension's ``slugify`` is
+    ``!!python/object/apply:pymdownx.slugs.slugify`` with ``kwds: {case: lower}``; None when it is
+    another function (or pymdownx's with other options), which no style reproduces."""
+    try:
+        data = yaml.load(mkdocs_yml, _MkDocsLoader)  # noqa: S506 - a SafeLoader whose tags build plain dicts
+    except yaml.YAMLError:
+        return "python-markdown"
+    extensions = data.get("markdown_extensions") if isinstance(data, dict) else None
+    entries = extensions if isinstance(extensions, list) else [extensions] if isinstance(extensions, dict) else []
+    toc = next((e["toc"] for e in entries if isinstance(e, dict) and "toc" in e), None)
+    slugify = toc.get("slugify") if isinstance(toc, dict) else None
+    if slugify is None:
+        return "python-markdown"
+    if isinstance(slugify, dict) and slugify.get("tag") == "object/apply:pymdownx.slugs.slugify":
+        value = slugify.get("value")
+        kwds = value.get("kwds") if isinstance(value, dict) else None
+        kwds = kwds if isinstance(kwds, dict) else {}
+        if kwds.get("case") == "lower" and not kwds.get("percent_encode") and kwds.get("normalize", "NFC") == "NFC":
+            return "pymdownx"
+    return None
+
+
 class _Ids(MutableSet):
     """The ids of ``seen`` as the set Python-Markdown's ``unique`` takes, without copying them."""
 
@@ -96,4 +166,6 @@ def slug_for(style: str):  # noqa: ANN201 - (text, seen) -> anchor
     """The slug function of an anchor style (:data:`ANCHOR_STYLES`)."""
     if style == "python-markdown":
         return python_markdown_slug
+    if style == "pymdownx":
+        return pymdownx_slug
     return github_slug

@@ -95,13 +95,29 @@ def undecodable_name(path: str) -> str | None:
 
 #: the config files of MkDocs, which links a Markdown heading by Python-Markdown's id, not GitHub's slug
 MKDOCS_CONFIGS = ("mkdocs.yml", "mkdocs.yaml")
+#: the most of an ``mkdocs.yml`` read to tell how its site slugs headings (a real one is a few KiB)
+MKDOCS_CONFIG_BYTES = 1_000_000
 
 
-def mkdocs_hint(source: str, config: str) -> str:
-    """The log line that says a source looks built by MkDocs (``config`` found beside or above its
-    documents) while its headings are linked by GitHub's slugs, and what to set."""
-    return (f"[DISCOVER] {source}: hint: {config} is beside the documents, so MkDocs probably builds the site, and "
-            "MkDocs links a heading by Python-Markdown's id (#install-configure_1), not GitHub's slug "
+def mkdocs_hint(source: str, config: str, text: str, style: str) -> str | None:
+    """The log line that says a source looks built by MkDocs (``config``, whose text is ``text``, found
+    beside or above its documents) while its headings are linked by another style than that site's
+    (``style``, the source's ``heading_anchors``), and what to set; None when they agree."""
+    from ..parsing.slugs import mkdocs_anchor_style
+
+    site = mkdocs_anchor_style(text)
+    if site == style:
+        return None
+    head = f"[DISCOVER] {source}: hint: {config} is beside the documents, so MkDocs probably builds the site, and "
+    if site is None:
+        return (head + "its toc extension's slugify is a function docs-rag does not reproduce (only pymdownx.slugs.slugify "
+                "with case: lower, as heading_anchors: pymdownx), so citations of sections whose ids it makes may "
+                "open their page's top")
+    if site == "pymdownx":
+        return (head + "its toc extension slugs headings with pymdownx.slugs.slugify (case: lower), which keeps letters "
+                "of every script (#установка, not #_1); set heading_anchors: pymdownx for this source so that its "
+                "citations open their sections")
+    return (head + "MkDocs links a heading by Python-Markdown's id (#install-configure_1), not GitHub's slug "
             "(#install--configure-1); set heading_anchors: python-markdown for this source so that its citations "
             "open their sections")
 

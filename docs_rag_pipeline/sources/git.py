@@ -49,7 +49,7 @@ from urllib.parse import unquote, urlsplit
 from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
-from .base import (MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
+from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
 from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_excluded, path_glob
 
@@ -783,12 +783,15 @@ class GitSource(Source):
             self._ensure_clone(git, log)
             branch, head = self._fetch(git, log)
         tree, skipped_links, submodules, repo_tree = self._tree(git, head, log)
-        if self.cfg.heading_anchors == "github" and any(format_for_path(p) in ("markdown", "mdx") for p in tree):
+        if any(format_for_path(p) in ("markdown", "mdx") for p in tree):
             sub = self.cfg.subpath.strip("/")
             config = next((f for folder in dict.fromkeys((sub, posixpath.dirname(sub))) for f in
                            (posixpath.join(folder, name) for name in MKDOCS_CONFIGS) if f in repo_tree.files), None)
-            if config is not None:
-                log(mkdocs_hint(self.name, f"{config} of the repository"))
+            if config is not None and (hint := mkdocs_hint(
+                    self.name, f"{config} of the repository",
+                    decode_body(git.blob(repo_tree.files[config], limit=MKDOCS_CONFIG_BYTES), None),
+                    self.cfg.heading_anchors)):
+                log(hint)
 
         fallback: str | None = None
         changes: list[_Change] | None = None

@@ -20,7 +20,7 @@ from ..config import SourceConfig, UrlRule
 from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
-from .base import (MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
+from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
 
 _INDEX_NAMES = ("index", "README", "readme")
@@ -141,6 +141,15 @@ def read_regular_file(path: Path, *, limit: int = -1) -> bytes:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
         return f.read(limit)
+
+
+def _config_text(path: Path) -> str:
+    """The text of a generator's config file beside the documents (``mkdocs.yml``), to read a setting of
+    it; "" when it is no regular file that can be read (a link, a FIFO): it only tunes a hint."""
+    try:
+        return decode_body(read_regular_file(path, limit=MKDOCS_CONFIG_BYTES), None)
+    except OSError:
+        return ""
 
 
 @dataclass(slots=True)
@@ -453,11 +462,12 @@ class LocalSource(Source):
         log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, "
             + (f"{len(deleted)} gone" if complete else "some folders could not be listed, so none is removed"))
         notes: dict[str, object] = {"files": len(pages)}
-        if self.cfg.heading_anchors == "github" and any(p.format in ("markdown", "mdx") for p in pages):
+        if any(p.format in ("markdown", "mdx") for p in pages):
             config = next((f for folder in (self.cfg.path, self.cfg.path.parent) for f in
                            (folder / name for name in MKDOCS_CONFIGS) if f.is_file()), None)
-            if config is not None:
-                log(mkdocs_hint(self.name, str(config)))
+            if config is not None and (hint := mkdocs_hint(self.name, str(config), _config_text(config),
+                                                           self.cfg.heading_anchors)):
+                log(hint)
         if not found.files and found.unmatched:
             notes["unmatched_documents"] = found.unmatched
             log(f"[DISCOVER] {self.name}: warning: include {list(self.cfg.include)} and exclude "
