@@ -2219,3 +2219,37 @@ def test_backslashes_in_a_link_path_are_read_as_slashes_as_browsers_read_them(tm
     assert {p.page_url for p in scan.pages} == {srv.url + "/", srv.url + "/guide/install.html",
                                                 srv.url + "/guide/moved.html"}, lines
     assert not any("%5C" in ln for ln in lines), lines
+
+
+def test_an_undeclared_chinese_japanese_or_korean_page_is_read_in_its_encoding(tmp_path: Path) -> None:
+    """A page or file in Shift_JIS, EUC-JP, GBK, Big5 or EUC-KR that declares no charset (an old page
+    without ``<meta charset>``, served as bare ``text/html``; a Markdown file saved on a Japanese Windows)
+    was read as windows-1252: every character two of mojibake (``ƒCƒ“ƒXƒg``), nothing a question in
+    that language could find. It is read in the encoding charset-normalizer names, as a browser's
+    detector reads it, when that is such an encoding and the bytes read in it as text of those scripts;
+    Western and Cyrillic bytes stay windows-1252, as before (no detector tells them apart from bytes)."""
+    cases = {"sjis": ("cp932", "インストールには pip を使います。設定ファイルは walrus.yml です。①"),
+             "eucjp": ("euc-jp", "インストールには pip を使います。設定ファイルは walrus.yml です。"),
+             "gbk": ("gbk", "使用 pip 安装。配置文件是 walrus.yml，位于主目录。"),
+             "big5": ("big5", "使用 pip 安裝。設定檔是 walrus.yml，位於主目錄。"),
+             "kr": ("euc-kr", "pip으로 설치합니다. 설정 파일은 walrus.yml 입니다.")}
+    for codec, text in cases.values():
+        assert decode_body(f"<p>{text}</p>".encode(codec), None) == f"<p>{text}</p>", codec
+    for western in ("Café crème — l'installation se fait avec pip.", "Müller's Straße über naïve",
+                    "Установите агента через pip.", "caf\xe9"):
+        assert decode_body(western.encode("cp1252", "replace"), None) == western.encode("cp1252", "replace").decode("cp1252")
+    cyrillic = "Установите агента через pip. Файл настройки walrus.yml."
+    assert decode_body(cyrillic.encode("koi8-r"), None) == cyrillic.encode("koi8-r").decode("cp1252")
+
+    def served(name: str):  # noqa: ANN202
+        codec, text = cases[name]
+        html = f"<html><head><title>{name}</title></head><body><main><h1>{name}</h1><p>{text}</p></main></body></html>"
+        return lambda h: h.reply(200, html.encode(codec), ctype="text/html")
+
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=tuple(f"{n}.html" for n in cases))),
+              **{f"/{n}.html": served(n) for n in cases}}
+    with scripted_server(routes) as srv:
+        scan = web_source(tmp_path, seed_urls=[srv.url + "/"], sitemaps="off").scan({}, log=lambda m: None)
+    bodies = {p.page_url.rsplit("/", 1)[1]: p.body or "" for p in scan.pages}
+    for name, (codec, text) in cases.items():
+        assert f"<p>{text}</p>" in bodies[f"{name}.html"], (codec, bodies[f"{name}.html"])

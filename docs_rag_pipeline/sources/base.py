@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,10 +52,48 @@ def decode_body(data: bytes, charset: str | None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
+        if (cjk := _cjk_text(data)) is not None:  # before the test below: CJK bytes hold UTF-8-like pairs
+            return cjk
         text = data.decode("utf-8", "replace")
         if any(ord(c) > 0x7F and c != "\ufffd" for c in text):
             return text  # real UTF-8 with a few bad bytes (or a body cut off mid-character)
         return data.decode("cp1252", "replace")
+
+
+#: the encodings charset-normalizer names (Python codec names) of the families of Chinese, Japanese and
+#: Korean text, as the WHATWG label whose superset browsers read them with (text_encoding)
+_CJK_FAMILIES = {"euc_jp": "euc-jp", "euc_jis_2004": "euc-jp", "euc_jisx0213": "euc-jp",
+                 "cp932": "shift_jis", "shift_jis": "shift_jis", "shift_jis_2004": "shift_jis",
+                 "shift_jisx0213": "shift_jis", "iso2022_jp": "iso-2022-jp", "gb2312": "gb18030", "gbk": "gb18030",
+                 "gb18030": "gb18030", "big5": "big5", "big5hkscs": "big5", "cp950": "big5", "cp949": "euc-kr",
+                 "euc_kr": "euc-kr"}
+#: most of a CJK text's characters past ASCII: Han, kana, Hangul, CJK punctuation, full-width forms
+#: (not the half-width katakana that Cyrillic or Latin bytes read as Shift_JIS give)
+_CJK_CHARS = re.compile("[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff01-\uff5e]")
+
+
+def _cjk_text(data: bytes) -> str | None:
+    """``data`` (neither UTF-8 nor declared) read as the Chinese, Japanese or Korean encoding it is in, as
+    a browser's detector reads an undeclared page (a Markdown file saved in Shift_JIS or EUC-JP, an old
+    GB2312 page without ``<meta charset>``); read as windows-1252, every character was two of mojibake.
+    None unless charset-normalizer names such an encoding and the bytes read in it without a bad byte
+    (one cut off at the end aside) as text of those scripts: Western and Cyrillic bytes are left to
+    windows-1252, since no detector tells them apart reliably from the bytes alone."""
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:200_000]).best()
+    label = _CJK_FAMILIES.get(best.encoding) if best is not None else None
+    encoding = text_encoding(label) if label else None
+    if encoding is None:
+        return None
+    try:
+        text = data.decode(encoding, "replace")
+    except (LookupError, UnicodeError, ValueError):
+        return None
+    wide = [c for c in text if ord(c) > 0x7F]
+    if not wide or text.count("\ufffd") > 1 or sum(1 for c in wide if _CJK_CHARS.match(c)) < 0.9 * len(wide):
+        return None
+    return text
 
 
 def whole_characters(data: bytes, charset: str | None) -> bytes:
