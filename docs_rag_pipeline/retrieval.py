@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .answering.markers import question_text
 from .context import Context
 from .embedding import embed_query
 from .metadata_rules import shared_values
@@ -202,7 +203,8 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
     mode) the best fused candidates are reordered by the rerank endpoint; when it fails, the fused
     order is kept and the result's ``warning`` says why."""
     if isinstance(query, str):  # pasted with a terminal's colours (ESC [ 31 m): read as its text, as documents are
-        query = without_controls(query)
+        # and without the citation markers pasted with it from an answer ("retry on 429 [1]"), as ask reads it
+        query = question_text(without_controls(query))
     if not isinstance(query, str) or not query.strip():
         raise QueryError("query: must be a non-empty string")
     if mode not in MODES:

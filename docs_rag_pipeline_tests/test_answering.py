@@ -2012,6 +2012,24 @@ def test_a_citation_marker_pasted_with_a_question_is_no_word_of_it(tmp_path):
         assert final["answer"] == want.answer, (q, final["answer"])
     a = ask("What does exit status 1 mean?", config=cfg, remember=False)
     assert not a.refused and "| `1` | A step of at least one source's ingest failed. |" in a.answer, a.answer
+    # a search reads its query the same way (`docs-rag search`, /search, MCP's search): the marker pasted
+    # with it was a word of the full-text query
+    plain = [(h.chunk_id, h.score) for h in search("How do I run the tests?", config=cfg)]
+    for q in ("How do I run the tests? [1]", "How do I run the tests? [^1] [2]"):
+        assert [(h.chunk_id, h.score) for h in search(q, config=cfg)] == plain, q
+
+
+def test_an_index_glued_to_a_name_in_a_question_is_code_not_a_marker():
+    """``What does print(items[1]) print?`` was read as ``print(items )``: the index was cut out as a
+    pasted citation marker. An answer puts a space before its markers, so one glued to a name or a call
+    is an index, and stays; one after a space or a stop still goes."""
+    from docs_rag_pipeline.answering.markers import question_text
+
+    for kept in ("What does print(items[1]) print?", "Why is argv[0][1] empty?", "What is f()[2] here?"):
+        assert question_text(kept) == kept
+    assert question_text("What does items[1] return? [1]") == "What does items[1] return?"
+    assert question_text("Does x[3] hold the tail? [2][3]") == "Does x[3] hold the tail?"
+    assert question_text("\ue000" + "0\ue000 and y[4] [1]") == "\ue0000\ue000 and y[4]"  # its own private-use text stays
 
 
 _TABS_MD = """# Installing Otterctl

@@ -154,12 +154,30 @@ def neutralise(text: str, *, refusal: bool = True) -> str:
     return re.sub(r"[ \t]+$", "", "".join(parts))
 
 
+#: an index written against a name or a call (``items[1]``, ``argv[0][1]``, ``f()[2]``): code, not a marker
+_INDEXING_RE = re.compile(r"(?<=[\w)])(?:\[\d{1,4}\])+")
+
+
 def question_text(question: str) -> str:
     """A question as the answer reads it: without the citation markers pasted with it from an earlier
     answer or a footnote (``How do I run the tests? [1]``), which name no word of it; before, the marker's
     ``1`` was a word of the question and brought in a table row keyed ``1``. A question that is nothing
-    but markers is left as it is (and refused as such)."""
-    plain = neutralise(question, refusal=False)
+    but markers is left as it is (and refused as such). An index glued to a name (``What does
+    print(items[1]) print?``) is code the question asks about, and stays: it was cut to ``print(items )``.
+    An answer puts a space before its markers, so a pasted one is never glued to a word."""
+    held: list[str] = []
+    # a private-use character the question does not hold stands for each index while markers go
+    mark = next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in question), None)
+
+    def hold(m: re.Match) -> str:
+        held.append(m.group())
+        return f"{mark}{len(held) - 1}{mark}"
+
+    if mark is None:  # a question holding every one of them: read as document text is
+        plain = neutralise(question, refusal=False)
+    else:
+        plain = neutralise(_INDEXING_RE.sub(hold, question), refusal=False)
+        plain = re.sub(f"{mark}(\\d+){mark}", lambda m: held[int(m.group(1))], plain)
     return plain if plain.strip() else question
 
 
