@@ -794,3 +794,26 @@ def test_prune_deletes_a_thread_whose_time_cannot_be_read_and_the_cli_says_it_on
         assert not db.execute("SELECT 1 FROM threads WHERE id IN (?, ?)", (null_time, text_time)).fetchall()
         assert not db.execute("SELECT 1 FROM turns WHERE thread_id IN (?, ?)", (null_time, text_time)).fetchall()
     assert ask(FOLLOW_UP, thread_id=live, config=cfg).thread_id == live
+
+
+def test_a_refused_turn_carries_no_words_into_the_follow_up():
+    """Without an LLM a follow-up carries the last two turns' terms. A refused turn's words were among
+    them, newest first: *which port does it listen on?* after *how do I deploy the dashboard?* (answered)
+    and *can the dashboard export to PowerPoint slides?* (refused: the docs say nothing on it) carried
+    *export*, *slides*… and crowded out the deploy turn's words. A refused turn sets no topic: the
+    follow-up carries the last two answered turns' terms."""
+    from docs_rag_pipeline.answering.service import carried_terms
+    from docs_rag_pipeline.threads import Turn
+
+    deploy = Turn(question="how do I deploy the dashboard?", standalone="how do I deploy the dashboard?",
+                  answer="Run acme deploy [1].", refused=False, cited_titles=["Deploying to the cloud"])
+    refused = Turn(question="can the dashboard export to PowerPoint slides?",
+                   standalone="can the dashboard export to PowerPoint slides?", answer="…", refused=True)
+    vocab = frozenset({"deploy", "dashboard", "cloud", "deploying", "export", "slides", "port", "listen"})
+    got = carried_terms("which port does it listen on?", [deploy, refused], vocab)
+    assert got == carried_terms("which port does it listen on?", [deploy], vocab) == \
+        ["deploy", "dashboard", "deploying", "cloud"], got
+    earlier = Turn(question="how do I install acme?", standalone="how do I install acme?", answer="pip [1].",
+                   refused=False, cited_titles=["Install"])
+    assert carried_terms("and on Windows?", [earlier, deploy, refused], vocab | {"install", "acme", "windows"}) == \
+        ["deploy", "dashboard", "deploying", "cloud", "install", "acme"]

@@ -100,10 +100,12 @@ CARRIED_TERMS = 8  # at most this many terms of the previous turns join a follow
 
 def carried_terms(question: str, history: Sequence[Any], vocabulary: frozenset[str] | None = None) -> list[str]:
     """The previous turns' specific terms (newest first: their searched question, then the titles of
-    the pages they cited) that the follow-up does not already use."""
+    the pages they cited) that the follow-up does not already use. A refused turn carries none: the docs
+    said nothing on it, so it set no topic a follow-up could lean on, and its words crowded out those of
+    the answered turn before it (the last two answered turns are read)."""
     have = set(content_terms(question))
     out: list[str] = []
-    for turn in reversed(list(history)[-2:]):
+    for turn in [t for t in history if not t.refused][-2:][::-1]:
         for text in [turn.standalone or turn.question, *turn.cited_titles]:
             for t in content_terms(text):
                 if t in have or t in out or (vocabulary is not None and t not in vocabulary):
