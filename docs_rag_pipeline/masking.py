@@ -9,8 +9,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 
 def url_password(url: str) -> tuple[str, ...]:
-    """The password of ``url`` (``http://user:pass@host``), as written and decoded, and the user info as it
-    goes on the wire: an HTTP client sends it as ``Authorization: Basic base64(user:pass)`` (httpx and
+    """The password of ``url`` (``http://user:pass@host``), or its user name when it has no password (a
+    token, ``http://<token>@host``), as written and decoded, and the user info as it goes on the wire: an HTTP client sends it as ``Authorization: Basic base64(user:pass)`` (httpx and
     requests do), which a server that refuses it may echo as it echoes a key."""
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
@@ -18,7 +18,10 @@ def url_password(url: str) -> tuple[str, ...]:
     user, password = parts.username or "", parts.password or ""
     wire = {base64.b64encode(f"{u}:{p}".encode()).decode() for u in (user, unquote(user))
             for p in (password, unquote(password))}
-    return (*((password, unquote(password)) if password else ()), *sorted(wire))
+    # a user name without a password is a token written where a user goes (``https://<token>@host``, as
+    # GitHub and Hugging Face take one): a secret as a password is, echoed back by a server that refuses it
+    secret = password or (user if parts.password is None else "")
+    return (*((secret, unquote(secret)) if secret else ()), *sorted(wire))
 
 
 def basic_auth_hint(url: str, setting: str, key_setting: str) -> str | None:

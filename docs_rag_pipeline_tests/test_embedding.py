@@ -385,3 +385,25 @@ def test_an_openai_embedder_holds_one_batch_of_python_floats_at_a_time(monkeypat
     assert peak < len(texts) * 384 * 8, f"{peak} bytes at the peak of embedding {len(texts)} texts"
     # as the whole call's vectors normalised at once gave them (the server's numbers, normalised again)
     assert np.array_equal(vectors, _normalise(FakeEmbedder(dimensions=384).embed(texts)))
+
+
+def test_a_token_written_as_the_user_name_of_base_url_is_masked():
+    """``https://<token>@host/v1`` (a token where a user name goes, with no password) sends the token as
+    ``Authorization: Basic base64(token:)``; its base64 was masked, but a server that echoed the user name it
+    refused put the token itself into the step's error, the event log and the CLI: only the git source
+    masked a token written so. A user name with a password is no secret, and stays."""
+    import json
+    import traceback
+
+    from docs_rag_pipeline.masking import Masked
+
+    fake = FakeEmbedder(dimensions=64)
+    with EmbeddingsServer(fake.embed) as srv:
+        srv.reply = lambda texts, headers: (401, {"Content-Type": "application/json"}, json.dumps(
+            {"error": {"message": "no such user hf_TOKEN12345 for this endpoint"}}).encode())
+        emb = OpenAIEmbedder(EmbeddingConfig(provider="openai", model="m", max_retries=0, dimensions=64,
+                                             base_url=srv.url.replace("://", "://hf_TOKEN12345@", 1)))
+        with pytest.raises(EmbeddingError, match=re.escape("no such user *** for this endpoint")) as e:
+            emb.embed(["alpha"])
+    assert "TOKEN12345" not in "".join(traceback.format_exception(e.value))
+    assert Masked(None, "https://alice:s3cret-pw@h/v1").mask("alice: s3cret-pw") == "alice: ***"
