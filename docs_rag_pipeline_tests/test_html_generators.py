@@ -245,3 +245,29 @@ Documentation Server</a></div><div class="top-heading" id="heading-narrow"><a hr
     sections = parse_html(html, url="https://godoc.example.org/pkg/net/http/").sections
     assert [(s.headings, s.text) for s in sections] == [
         (("Overview",), "Package http provides HTTP clients.\n\nFolded notes.")]
+
+
+def test_a_permalink_that_is_its_headings_text_is_kept() -> None:
+    """mandoc (manpages.debian.org, man.openbsd.org) wraps each section heading's whole text and each option's
+    name in ``<a class="permalink" href="#ID">``; the link was dropped as a permalink icon with the text, so the
+    headings read '' and the options lost their names. A permalink that shows a glyph, or words only a screen
+    reader hears, beside the heading's text stays out."""
+    html = """<html><head><title>FROB(1)</title></head><body><div class="manual-text">
+<section class="Sh"><h1 class="Sh" id="NAME"><a class="permalink" href="#NAME">NAME</a></h1>
+<p class="Pp">frob - turn widgets into gadgets</p></section>
+<section class="Sh"><h1 class="Sh" id="OPTIONS"><a class="permalink" href="#OPTIONS">OPTIONS</a></h1>
+<dl class="Bl-tag">
+  <dt id="f"><a class="permalink" href="#f"><b>-f</b>, <b>--fast</b></a></dt><dd>Skip validation.</dd>
+  <dt id="t"><a class="permalink" href="#t"><code class="Fl">-t</code></a> <var class="Ar">seconds</var></dt>
+  <dd>Wait <i>seconds</i>.</dd>
+</dl>
+<section class="Ss"><h2 class="Ss" id="Exit_status"><a class="permalink" href="#Exit_status">Exit
+  status</a></h2><p class="Pp">Zero on success.</p></section></section>
+<h2 id="more">More <a class="headerlink" href="#more">¶</a></h2><p>Text.</p>
+<h2 id="last"><a class="header-anchor" href="#last"><span class="visually-hidden">Jump to heading</span>
+<span aria-hidden="true">#</span></a> Last</h2><p>End.</p></div></body></html>"""
+    sections = parse_html(html, url="https://man.example.org/frob.1").sections
+    assert [(s.headings, s.anchor) for s in sections] == [
+        ((), ""), (("OPTIONS",), "OPTIONS"), (("OPTIONS", "Exit status"), "Exit_status"), (("More",), "more"),
+        (("Last",), "last")]
+    assert sections[1].text == "-f, --fast\n  Skip validation.\n`-t` `seconds`\n  Wait seconds."

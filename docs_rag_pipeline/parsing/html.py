@@ -559,7 +559,7 @@ def _is_chrome(el: Tag) -> bool:
         or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks)
              or _TOP_BAR_RE.search(marks)) and not _holds_content(el))
         or ("collapsed" in classes and _has_expanded_twin(el))
-        or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
+        or (el.name == "a" and set(classes) & _PERMALINK_CLASSES and not _is_linked_title(el))
         # a link to a place on the page that shows only a permalink glyph (pkg.go.dev's "Example ¶" toggle)
         or (el.name == "a" and _attr(el, "href").startswith("#") and _is_glyph_link(el))
         # a permalink glyph in a span of the permalink's class (Doxygen's ``<span class="permalink"><a>◆</a>``)
@@ -569,6 +569,31 @@ def _is_chrome(el: Tag) -> bool:
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _is_linked_title(a: Tag) -> bool:
+    """``a`` (of a permalink's class) is the title it links to, not an icon beside it: it opens a heading or
+    a term and shows words (mandoc's ``<h1 id="OPTIONS"><a class="permalink" href="#OPTIONS">OPTIONS</a></h1>``
+    and ``<dt id="f"><a class="permalink" href="#f"><b>-f</b></a></dt>``, markdown-it-anchor's ``headerLink``
+    style): dropping it dropped every heading's text and every option's name of a man page. Words only a
+    screen reader hears do not count ("Jump to heading" beside a ``#``)."""
+    parent = a.parent
+    if not isinstance(parent, Tag) or (parent.name not in _HEADINGS and parent.name != "dt"):
+        return False
+    for sib in a.previous_siblings:  # nothing shown before it
+        if isinstance(sib, Tag) and sib.get_text(strip=True):
+            return False
+        if isinstance(sib, NavigableString) and not isinstance(sib, _SKIPPED_STRINGS) and sib.strip():
+            return False
+    def heard_only(s: NavigableString) -> bool:
+        for node in s.parents:
+            if node is a:
+                return False
+            if _SCREEN_READER_CLASSES.intersection(_classes(node)):
+                return True
+        return False
+    return any(ch.isalnum() for s in a.find_all(string=True) if not isinstance(s, _SKIPPED_STRINGS)
+               and not heard_only(s) for ch in s)
 
 
 def _has_expanded_twin(el: Tag) -> bool:
