@@ -271,3 +271,24 @@ def test_a_permalink_that_is_its_headings_text_is_kept() -> None:
         ((), ""), (("OPTIONS",), "OPTIONS"), (("OPTIONS", "Exit status"), "Exit_status"), (("More",), "more"),
         (("Last",), "last")]
     assert sections[1].text == "-f, --fast\n  Skip validation.\n`-t` `seconds`\n  Wait seconds."
+
+
+def test_a_docbook_admonition_is_read_in_its_section_not_as_one() -> None:
+    """DocBook XSL (PostgreSQL's manual, GTK-Doc) writes a note as ``<div class="note"><h3 class="title">Note</h3>``:
+    its title heading opened a section "Note", with a text fragment for anchor, and the chapter's text after
+    the note was filed under it. A block of that class holding more than its title's heading is the page's."""
+    html = """<html><head><title>Chapter 1. Installation</title></head><body>
+<div class="chapter"><div class="titlepage"><div><div><h1 class="title"><a name="install"></a>Chapter 1. Installation</h1>
+</div></div></div><p>Install with the package manager.</p>
+<div class="note" style="margin-left: 0.5in; margin-right: 0.5in;"><h3 class="title">Note</h3><p>Root is not needed.</p></div>
+<div class="warning" style="margin-left: 0.5in; margin-right: 0.5in;"><h3 class="title">Hot gadgets</h3><p>Gadgets are hot.</p></div>
+<p>After the warning comes more text.</p>
+<div class="sect1"><div class="titlepage"><div><div><h2 class="title" style="clear: both"><a name="install-src"></a>From
+source</h2></div></div></div><p>Download it.</p></div>
+<div class="tip"><h2 id="tips">Tips</h2><p>Some tips.</p><h3 id="tip-1">Tip one</h3><p>Be quick.</p></div></div>
+</body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/ch01.html").sections
+    assert [(s.headings, s.anchor) for s in sections] == [
+        ((), ""), (("From source",), "install-src"), (("Tips",), "tips"), (("Tips", "Tip one"), "tip-1")]
+    assert sections[0].text == ("Install with the package manager.\n\nNote\nRoot is not needed.\n\n"
+                                "Hot gadgets\nGadgets are hot.\n\nAfter the warning comes more text.")

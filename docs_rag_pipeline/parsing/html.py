@@ -337,12 +337,23 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
     return None
 
 
+#: the kinds of admonition DocBook names its blocks by, with no ``admonition`` class beside them
+_ADMONITION_KINDS = {"note", "tip", "hint", "important", "warning", "caution", "danger", "attention"}
+
+
 def _is_admonition(el: Tag) -> bool:
-    return any(
-        c in ("admonition", "admonitionblock", "starlight-aside", "callout", "alert", "markdown-alert")
-        or c.startswith("theme-admonition")
-        for c in _classes(el)
-    )
+    classes = _classes(el)
+    if any(c in ("admonition", "admonitionblock", "starlight-aside", "callout", "alert", "markdown-alert")
+           or c.startswith("theme-admonition") for c in classes):
+        return True
+    # DocBook XSL's ``<div class="note"><h3 class="title">Note</h3><p>…</p></div>`` (PostgreSQL's manual,
+    # GTK-Doc): a block of an admonition's kind led by its title heading, the only heading in it; the heading
+    # opened a section "Note", and the text after the block was filed under it
+    if el.name not in ("div", "aside") or not _ADMONITION_KINDS.intersection(classes):
+        return False
+    first = _first_element_child(el)
+    return (isinstance(first, Tag) and first.name in _HEADINGS
+            and len(el.find_all(list(_HEADINGS), limit=2)) == 1)
 
 
 #: docutils' own classes for authored blocks it writes as ``<aside>`` (docutils >= 0.18, Sphinx >= 5):
