@@ -292,3 +292,25 @@ source</h2></div></div></div><p>Download it.</p></div>
         ((), ""), (("From source",), "install-src"), (("Tips",), "tips"), (("Tips", "Tip one"), "tip-1")]
     assert sections[0].text == ("Install with the package manager.\n\nNote\nRoot is not needed.\n\n"
                                 "Hot gadgets\nGadgets are hot.\n\nAfter the warning comes more text.")
+
+
+def test_a_table_of_contents_under_its_own_heading_is_chrome() -> None:
+    """texinfo (``makeinfo --html``, every GNU manual's top page) writes ``@contents`` as a block opened by an
+    ``<h2>Table of Contents</h2>`` and a list of links to the chapters; it was indexed as a section of the
+    chapters' titles. A section titled "Contents" that says more than its links stays."""
+    html = """<html><head><title>Top (Frobnicator Manual 1.2)</title></head><body lang="en">
+<h1 class="settitle" align="center">Frobnicator Manual 1.2</h1>
+<div class="top" id="Top"><span id="Frobnicator"></span><h1 class="top">Frobnicator</h1>
+<p>This manual documents the frobnicator.</p>
+<div class="Contents_element" id="SEC_Contents"><h2 class="contents-heading">Table of Contents</h2>
+<div class="contents"><ul class="no-bullet">
+  <li><a id="toc-Overview-1" href="Overview.html">1 Overview</a></li>
+  <li><a id="toc-Configuration-1" href="Configuration.html">2 Configuration</a>
+  <ul class="no-bullet"><li><a id="toc-Syntax-1" href="Syntax.html">2.1 Syntax</a></li></ul></li>
+</ul></div></div></div>
+<section id="contents"><h2>Contents</h2><p>The box holds <a href="parts.html">the parts</a> and a manual.</p></section>
+</body></html>"""
+    sections = parse_html(html, url="https://www.example.org/manual/html_node/index.html").sections
+    assert [(s.headings, s.text) for s in sections] == [
+        (("Frobnicator",), "This manual documents the frobnicator."),
+        (("Frobnicator", "Contents"), "The box holds the parts and a manual.")]

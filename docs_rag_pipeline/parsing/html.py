@@ -519,6 +519,18 @@ def _all_links(el: Tag, label: Tag) -> bool:
     return not rest.strip() and el.find("a", href=True) is not None
 
 
+def _is_titled_toc(el: Tag) -> bool:
+    """``el`` opens with a heading that names a table of contents ("Table of Contents", "Contents") and the
+    rest of its text is links: texinfo's ``@contents`` atop every GNU manual (``<div id="SEC_Contents"><h2
+    class="contents-heading">Table of Contents</h2><div class="contents"><ul>…``), which was a section of
+    the chapters' titles. A section so titled that says more than its links stays."""
+    first = _first_element_child(el)
+    if not isinstance(first, Tag) or first.name not in _HEADINGS:
+        return False
+    short = _short_text(first, 40)
+    return short is not None and _norm(short).casefold() in _TOC_LABELS and _all_links(el, first)
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
@@ -538,6 +550,8 @@ def _is_chrome(el: Tag) -> bool:
         label = _norm(summary.get_text()).casefold() if isinstance(summary, Tag) else ""
         if label in _TOC_LABELS or (label == "index" and _all_links(el, summary)):
             return True
+    if el.name in ("div", "section") and _is_titled_toc(el):
+        return True
     if el.name == "summary":  # "Expand description": the toggle's own label, not the content's
         short = _short_text(el, 40)
         if short is not None and _TOGGLE_LABEL_RE.fullmatch(short):
