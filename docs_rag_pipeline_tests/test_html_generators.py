@@ -314,3 +314,31 @@ def test_a_table_of_contents_under_its_own_heading_is_chrome() -> None:
     assert [(s.headings, s.text) for s in sections] == [
         (("Frobnicator",), "This manual documents the frobnicator."),
         (("Frobnicator", "Contents"), "The box holds the parts and a manual.")]
+
+
+def test_a_list_of_links_to_the_pages_own_headings_is_chrome() -> None:
+    """pod2html (Perl's POD) opens every page with ``<ul id="index">``, links to ``#NAME``, ``#SYNOPSIS``…, the
+    page's own headings (man2html ends with such a list): it was the lead section's text. A list whose links
+    lead elsewhere, that says more than its links, or that names fewer than half the page's headings (a
+    list in the text: "The following methods are available:" in Node.js' manual) stays."""
+    html = """<html><head><title>Frob</title></head><body>
+<ul id="index">
+  <li><a href="#NAME">NAME</a></li>
+  <li><a href="#SYNOPSIS">SYNOPSIS</a></li>
+  <li><a href="#lbAD">DESCRIPTION</a><ul><li><a href="#Methods">Methods</a></li></ul></li>
+</ul>
+<h1 id="NAME">NAME</h1><p>Frob - turn widgets into gadgets</p>
+<ul><li><a href="#SYNOPSIS">SYNOPSIS</a>: how to call it</li><li><a href="#Methods">Methods</a></li></ul>
+<ul><li><a href="#SYNOPSIS">SYNOPSIS</a></li><li><a href="#new-args">new</a></li></ul>
+<h1 id="SYNOPSIS">SYNOPSIS</h1><pre><code>use Frob;</code></pre>
+<a name="lbAD">&nbsp;</a><h1>DESCRIPTION</h1><p>Reads widgets.</p>
+<h2 id="Methods">Methods</h2><dl><dt id="new-args">new(%args)</dt><dd><p>Creates one.</p></dd></dl>
+<p>Also see:</p><ul><li><a href="#BUGS">BUGS</a></li><li><a href="#AUTHOR">AUTHOR</a></li></ul>
+<h1 id="BUGS">BUGS</h1><p>None known.</p><h1 id="AUTHOR">AUTHOR</h1><p>Jane Doe</p>
+</body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/Frob.html").sections
+    assert sections[0].headings == ()
+    assert sections[0].text == ("Frob - turn widgets into gadgets\n\n- SYNOPSIS: how to call it\n- Methods\n\n"
+                                "- SYNOPSIS\n- new")
+    assert sections[3].headings == ("DESCRIPTION", "Methods")
+    assert sections[3].text == "new(%args)\n  Creates one.\n\nAlso see:\n\n- BUGS\n- AUTHOR"

@@ -737,15 +737,59 @@ def _remove_chrome(root: Tag) -> None:
             continue
         el.decompose()
     _remove_link_navigation(root)
-    stack = [root]
+    targets: dict[str, Tag] = {}  # the page's ids and anchor names, read at the first list of in-page links
+    stack: list[tuple[Tag, bool]] = [(root, False)]
     while stack:
-        for child in list(stack.pop().children):
+        parent, in_list = stack.pop()
+        for child in list(parent.children):
             if not isinstance(child, Tag):
                 continue
-            if _is_chrome(child):
+            if _is_chrome(child) or (not in_list and child.name in _LISTS and _is_own_index(child, root, targets)):
                 child.decompose()
             else:
-                stack.append(child)
+                stack.append((child, in_list or child.name in _LISTS))
+
+
+_LISTS = {"ul", "ol", "dl"}
+
+
+def _is_own_index(lst: Tag, root: Tag, targets: dict[str, Tag]) -> bool:
+    """``lst`` is nothing but links to the page's own headings: an index of its sections that the page
+    opens with (pod2html's ``<ul id="index">`` of ``#NAME``, ``#SYNOPSIS``…, man2html's "Index"), which was
+    the lead section's text though each heading is its section's; it names at least half of them.
+    ``targets`` maps the page's ids and anchor names to their elements, filled at the first list that may
+    be one."""
+    first = lst.find("a")
+    if first is None or not _attr(first, "href").startswith("#"):  # most lists: at once
+        return False
+    links = lst.find_all("a")
+    hrefs = [_attr(a, "href") for a in links]
+    if len(links) < 2 or not all(h.startswith("#") and len(h) > 1 for h in hrefs) or _words_outside(lst, links):
+        return False
+    if not targets:
+        for el in root.find_all(True):
+            for key in ("id", "name"):
+                if _attr(el, key):
+                    targets.setdefault(_attr(el, key), el)
+        targets[""] = root  # (filled: an empty page is looked at once)
+    if not all(_leads_to_heading(targets.get(unquote(h[1:]))) for h in hrefs):
+        return False
+    # an index names most of the page's headings; a list in the text names a few ("The following methods
+    # are available:" and links to the methods' headings, Node.js' manual) and is the author's
+    return len(set(hrefs)) * 2 >= len(_tags(root, _HEADINGS))
+
+
+def _leads_to_heading(el: Tag | None) -> bool:
+    """``el`` is a heading, in one, a section it opens, or an empty anchor right before one."""
+    if el is None:
+        return False
+    if el.name in _HEADINGS or el.find_parent(list(_HEADINGS)) is not None:
+        return True
+    if el.get_text(strip=True):
+        first = _first_element_child(el)
+        return el.name in ("section", "div") and isinstance(first, Tag) and first.name in _HEADINGS
+    after = el.find_next(True)
+    return isinstance(after, Tag) and after.name in _HEADINGS
 
 
 # --------------------------------------------------------------------------------------------
