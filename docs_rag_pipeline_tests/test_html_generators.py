@@ -342,3 +342,19 @@ def test_a_list_of_links_to_the_pages_own_headings_is_chrome() -> None:
                                 "- SYNOPSIS\n- new")
     assert sections[3].headings == ("DESCRIPTION", "Methods")
     assert sections[3].text == "new(%args)\n  Creates one.\n\nAlso see:\n\n- BUGS\n- AUTHOR"
+
+
+def test_a_back_to_top_arrow_is_not_in_the_heading() -> None:
+    """RDoc (darkfish: docs.ruby-lang.org) ends each heading with a pilcrow and a link back to the top that shows
+    ``↑``; the pilcrow went, the arrow stayed in every heading ("Usage ↑"). An arrow in a heading's words stays."""
+    html = """<html><head><title>class Frob - RDoc Documentation</title></head><body id="top"><main role="main">
+<h1 id="class-Frob" class="class">class Frob</h1><section class="description">
+<h1 id="class-Frob-label-Frobnicator">Frobnicator<span><a href="#class-Frob-label-Frobnicator">&para;</a>
+<a href="#top">&uarr;</a></span></h1><p>Turns widgets into gadgets.</p>
+<h2 id="class-Frob-label-Usage">Usage<span><a href="#class-Frob-label-Usage">&para;</a> <a href="#top">&uarr;</a></span></h2>
+<pre class="ruby">f = Frob.new(timeout: 3)</pre>
+<h2 id="keys">The ↑ key</h2><p>Scrolls.</p></section></main></body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/Frob.html").sections
+    assert [s.headings for s in sections] == [
+        ("Frobnicator",), ("Frobnicator", "Usage"), ("Frobnicator", "The ↑ key")]
+    assert sections[1].text == "```ruby\nf = Frob.new(timeout: 3)\n```"

@@ -894,7 +894,7 @@ def _text(el: Tag, br: str = " ") -> str:
     return "".join(out)
 
 
-_GLYPHS = "¶#🔗§"  # what a permalink next to a heading shows
+_GLYPHS = "¶#🔗§↑"  # what a permalink next to a heading shows (and a link back to the top: RDoc's ``↑``)
 #: a permalink glyph, or a toggle's disclosure triangle (godoc's "Overview ▾"), ending a heading
 _TRAILING_GLYPHS_RE = re.compile(r"(?:\s*[¶🔗]|\s+[#§▸▹▾▿►▼]+)+$")
 
