@@ -358,3 +358,25 @@ def test_a_back_to_top_arrow_is_not_in_the_heading() -> None:
     assert [s.headings for s in sections] == [
         ("Frobnicator",), ("Frobnicator", "Usage"), ("Frobnicator", "The ↑ key")]
     assert sections[1].text == "```ruby\nf = Frob.new(timeout: 3)\n```"
+
+
+def test_a_notebook_cells_prompt_is_not_text() -> None:
+    """Jupyter's nbconvert (lab and classic templates) and nbsphinx write each cell's execution count beside it,
+    ``In [1]:`` / ``Out[1]:`` in a ``div.jp-InputPrompt`` or ``div.prompt``, ``[1]:`` in a ``<pre>``; it was a line
+    of text (or a code block) before every cell's code and output. A block of a prompt's class that says
+    more stays."""
+    html = """<html><head><title>t</title></head><body class="jp-Notebook"><main>
+<div class="jp-Cell jp-CodeCell"><div class="jp-InputArea jp-Cell-inputArea">
+<div class="jp-InputPrompt jp-InputArea-prompt">In&nbsp;[1]:</div>
+<div class="jp-CodeMirrorEditor jp-Editor"><div class="highlight hl-ipython3"><pre><span></span>for i in range(3):
+    print(i)
+</pre></div></div></div>
+<div class="jp-OutputArea"><div class="jp-OutputPrompt jp-OutputArea-prompt">Out[1]:</div>
+<div class="jp-RenderedText"><pre>0</pre></div></div></div>
+<div class="cell border-box-sizing code_cell rendered"><div class="input"><div class="prompt input_prompt">In&nbsp;[&nbsp;]:</div>
+<div class="inner_cell"><div class="input_area"><div class="highlight hl-ipython3"><pre>x = 1</pre></div></div></div></div></div>
+<div class="nbinput docutils container"><div class="prompt highlight-none notranslate"><div class="highlight"><pre><span></span>[3]:
+</pre></div></div><div class="input_area highlight-ipython3 notranslate"><div class="highlight"><pre>y = 2</pre></div></div></div>
+<div class="prompt-tips"><p>Tip [1]: write short prompts.</p></div></main></body></html>"""
+    assert _text(html) == ("```\nfor i in range(3):\n    print(i)\n```\n\n```\n0\n```\n\n```\nx = 1\n```\n\n"
+                           "```ipython3\ny = 2\n```\n\nTip [1]: write short prompts.")

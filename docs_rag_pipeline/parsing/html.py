@@ -531,6 +531,16 @@ def _is_titled_toc(el: Tag) -> bool:
     return short is not None and _norm(short).casefold() in _TOC_LABELS and _all_links(el, first)
 
 
+#: a notebook cell's execution prompt: ``In [1]:``, ``Out[12]:``, ``[3]:``, ``In [ ]:``, ``In [*]:``
+_CELL_PROMPT_RE = re.compile(r"(?:In|Out)?\s*\[[\d\s*]*\]:?", re.I)
+
+
+def _is_cell_prompt(el: Tag) -> bool:
+    """``el`` (a class naming a prompt) shows a notebook cell's execution count, or nothing."""
+    short = _short_text(el, 16)
+    return short is not None and (not short or _CELL_PROMPT_RE.fullmatch(short) is not None)
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el):
         return True
@@ -542,6 +552,10 @@ def _is_chrome(el: Tag) -> bool:
             short = _short_text(el, 80)  # at most some 10 words: a block holding the page is not read here
             if short is not None and len(short.split()) <= 10 and _SITE_TEXT_RE.fullmatch(short):
                 return True
+        # a notebook cell's prompt, "In [1]:" and "Out[1]:" (nbconvert's ``div.jp-InputPrompt``, classic
+        # ``div.prompt``, nbsphinx' ``[1]:``), which led every cell's code and output as a line of text
+        if el.name == "div" and "prompt" in _attr(el, "class").lower() and _is_cell_prompt(el):
+            return True
         # (only a span whose first text is a version number is looked at: a page has thousands of spans)
         if el.name == "span" and re.match(r"\s*v?\d+\.\d", first) and _is_version_stamp(el):
             return True
