@@ -380,3 +380,22 @@ def test_a_notebook_cells_prompt_is_not_text() -> None:
 <div class="prompt-tips"><p>Tip [1]: write short prompts.</p></div></main></body></html>"""
     assert _text(html) == ("```\nfor i in range(3):\n    print(i)\n```\n\n```\n0\n```\n\n```\nx = 1\n```\n\n"
                            "```ipython3\ny = 2\n```\n\nTip [1]: write short prompts.")
+
+
+def test_a_man_pages_running_header_and_footer_are_chrome() -> None:
+    """mandoc writes a man page's running header and footer as one-row tables (``table.head``: "FROB(1) | User
+    Commands | FROB(1)", ``table.foot``: "March 2024 | frob 1.2"): they were the lead section's text. A table of
+    that class with more rows is data and stays."""
+    html = """<html><head><title>FROB(1)</title></head><body>
+<table class="head"><tr><td class="head-ltitle">FROB(1)</td><td class="head-vol">User Commands</td>
+<td class="head-rtitle">FROB(1)</td></tr></table>
+<div class="manual-text">
+<section class="Sh"><h1 class="Sh" id="NAME"><a class="permalink" href="#NAME">NAME</a></h1>
+<p class="Pp">frob - turn widgets into gadgets</p></section>
+<section class="Sh"><h1 class="Sh" id="FILES"><a class="permalink" href="#FILES">FILES</a></h1>
+<table class="head"><tr><th>File</th><th>Use</th></tr><tr><td>/etc/frob.conf</td><td>settings</td></tr></table>
+</section></div>
+<table class="foot"><tr><td class="foot-date">March 2024</td><td class="foot-os">frob 1.2</td></tr></table>
+</body></html>"""
+    assert _text(html, "https://manpages.example.org/frob.1.html") == (
+        "frob - turn widgets into gadgets\nFile | Use\n/etc/frob.conf | settings")

@@ -572,6 +572,10 @@ def _is_chrome(el: Tag) -> bool:
             return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
+    if el.name == "table" and {"head", "foot"} & set(_classes(el)) and len(el.find_all("tr", limit=2)) == 1:
+        # a man page's running header and footer, one row (mandoc's ``table.head``, "FROB(1) | User Commands |
+        # FROB(1)", and ``table.foot``, "March 2024 | frob 1.2"), which the terminal shows on every page
+        return True
     if _is_authored_aside(el) or (isinstance(el.parent, Tag) and _is_authored_aside(el.parent)
                                   and {"sidebar-title", "sidebar-subtitle"} & set(_classes(el))):
         return False
