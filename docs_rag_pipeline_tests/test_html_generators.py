@@ -399,3 +399,21 @@ def test_a_man_pages_running_header_and_footer_are_chrome() -> None:
 </body></html>"""
     assert _text(html, "https://manpages.example.org/frob.1.html") == (
         "frob - turn widgets into gadgets\nFile | Use\n/etc/frob.conf | settings")
+
+
+def test_a_title_blocks_author_and_date_headings_open_no_section() -> None:
+    """pandoc's html4 writer (and pandoc 1's templates) writes the title block's author and date as
+    ``<h2 class="author">`` and ``<h3 class="date">``, DocBook XSL its title page's author as ``<h3 class="author">``:
+    they opened sections "Jane Doe" > "2024-03-01" that took the text before the first chapter. They are lines of
+    the page's lead now, as pandoc's html5 writer's ``<p class="author">`` is."""
+    html = """<html><head><title>Frobnicator User Guide</title></head><body>
+<div id="header"><h1 class="title">Frobnicator User Guide</h1><h2 class="author">Jane Doe</h2>
+<h3 class="date">2024-03-01</h3></div>
+<p>Some words before the first chapter.</p>
+<h1 id="introduction">Introduction</h1><p>The frobnicator turns widgets into gadgets.</p>
+<h2 id="authors">Authors</h2><p>Jane.</p></body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/guide.html").sections
+    assert [(s.headings, s.anchor, s.text) for s in sections] == [
+        ((), "", "Jane Doe\n\n2024-03-01\n\nSome words before the first chapter."),
+        (("Introduction",), "introduction", "The frobnicator turns widgets into gadgets."),
+        (("Introduction", "Authors"), "authors", "Jane.")]

@@ -1253,6 +1253,12 @@ def _pre_text(pre: Tag) -> str:
     return text.rstrip()
 
 
+#: a title block's lines that a generator writes as headings: pandoc's html4 writer (and pandoc 1's templates)
+#: ``<h2 class="author">``, ``<h3 class="date">``, DocBook XSL's title page ``<h3 class="author">``,
+#: ``<h2 class="subtitle">``: a line of the page's lead, not a section
+_BYLINE_CLASSES = {"author", "authors", "corpauthor", "editor", "othercredit", "date", "pubdate", "subtitle"}
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1301,7 +1307,7 @@ class _Walker:
         name = el.name
         if name in _HEADINGS:
             text = _heading_text(el)
-            if top:
+            if top and not _BYLINE_CLASSES.intersection(_classes(el)):
                 yield _Heading(int(name[1]), text, _attr(el, "data-rag-anchor") or None)
             elif text:
                 yield [OutLine(text)]
