@@ -755,14 +755,14 @@ def _remove_chrome(root: Tag) -> None:
             continue
         el.decompose()
     _remove_link_navigation(root)
-    targets: dict[str, Tag] = {}  # the page's ids and anchor names, read at the first list of in-page links
+    page = _PageTargets(root)
     stack: list[tuple[Tag, bool]] = [(root, False)]
     while stack:
         parent, in_list = stack.pop()
         for child in list(parent.children):
             if not isinstance(child, Tag):
                 continue
-            if _is_chrome(child) or (not in_list and child.name in _LISTS and _is_own_index(child, root, targets)):
+            if _is_chrome(child) or (not in_list and child.name in _LISTS and _is_own_index(child, page)):
                 child.decompose()
             else:
                 stack.append((child, in_list or child.name in _LISTS))
@@ -771,30 +771,43 @@ def _remove_chrome(root: Tag) -> None:
 _LISTS = {"ul", "ol", "dl"}
 
 
-def _is_own_index(lst: Tag, root: Tag, targets: dict[str, Tag]) -> bool:
+class _PageTargets:
+    """The page's ids and anchor names (to their elements) and its number of headings, read once, at the
+    first list that may be an index of the page (most pages have none)."""
+
+    def __init__(self, root: Tag) -> None:
+        self.root = root
+        self._ids: dict[str, Tag] | None = None
+        self.headings = 0
+
+    def get(self, name: str) -> Tag | None:
+        if self._ids is None:
+            self._ids = {}
+            for el in self.root.descendants:
+                if isinstance(el, Tag):
+                    self.headings += el.name in _HEADINGS
+                    for key in ("id", "name"):
+                        if value := _attr(el, key):
+                            self._ids.setdefault(value, el)
+        return self._ids.get(name)
+
+
+def _is_own_index(lst: Tag, page: _PageTargets) -> bool:
     """``lst`` is nothing but links to the page's own headings: an index of its sections that the page
     opens with (pod2html's ``<ul id="index">`` of ``#NAME``, ``#SYNOPSIS``…, man2html's "Index"), which was
-    the lead section's text though each heading is its section's; it names at least half of them.
-    ``targets`` maps the page's ids and anchor names to their elements, filled at the first list that may
-    be one."""
-    first = lst.find("a")
+    the lead section's text though each heading is its section's; it names at least half of them."""
+    first = next((d for d in lst.descendants if isinstance(d, Tag) and d.name == "a"), None)
     if first is None or not _attr(first, "href").startswith("#"):  # most lists: at once
         return False
     links = lst.find_all("a")
     hrefs = [_attr(a, "href") for a in links]
     if len(links) < 2 or not all(h.startswith("#") and len(h) > 1 for h in hrefs) or _words_outside(lst, links):
         return False
-    if not targets:
-        for el in root.find_all(True):
-            for key in ("id", "name"):
-                if _attr(el, key):
-                    targets.setdefault(_attr(el, key), el)
-        targets[""] = root  # (filled: an empty page is looked at once)
-    if not all(_leads_to_heading(targets.get(unquote(h[1:]))) for h in hrefs):
+    if not all(_leads_to_heading(page.get(unquote(h[1:]))) for h in hrefs):
         return False
     # an index names most of the page's headings; a list in the text names a few ("The following methods
     # are available:" and links to the methods' headings, Node.js' manual) and is the author's
-    return len(set(hrefs)) * 2 >= len(_tags(root, _HEADINGS))
+    return len(set(hrefs)) * 2 >= page.headings
 
 
 def _leads_to_heading(el: Tag | None) -> bool:
