@@ -417,3 +417,16 @@ def test_a_title_blocks_author_and_date_headings_open_no_section() -> None:
         ((), "", "Jane Doe\n\n2024-03-01\n\nSome words before the first chapter."),
         (("Introduction",), "introduction", "The frobnicator turns widgets into gadgets."),
         (("Introduction", "Authors"), "authors", "Jane.")]
+
+
+def test_a_toggles_advice_beside_a_methods_name_is_not_text() -> None:
+    """RDoc (darkfish: docs.ruby-lang.org) writes ``<span class="method-click-advice">click to toggle source</span>``
+    beside every method's name; it was read into each method's line, ``run() click to toggle source``. A span of
+    such a class that says what it is about stays, and so does the advice's wording in the text."""
+    html = """<html><head><title>class Frob - RDoc Documentation</title></head><body id="top"><main role="main">
+<h1 id="class-Frob" class="class">class Frob</h1>
+<div id="method-i-run" class="method-detail"><div class="method-heading"><span class="method-name">run</span><span
+class="method-args">()</span> <span class="method-click-advice">click to toggle source</span></div>
+<div class="method-description"><p>Runs it. Click to toggle source views.</p>
+<span class="toggle-note">Toggle the frobnicator with run.</span></div></div></main></body></html>"""
+    assert _text(html) == "run()\n\nRuns it. Click to toggle source views.\n\nToggle the frobnicator with run."

@@ -502,11 +502,14 @@ _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did|content|link|code|text|
 # a version stamp beside a signature, with the separators between it and the links chrome removes
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
+#: a class naming what a click on it toggles (``method-click-advice``, ``toggle-label``, ``expander``)
+_TOGGLE_CLASS_RE = re.compile(r"click|toggle|expand", re.I)
+_TOGGLE_VERB_RE = re.compile(r"expand|collapse|show|hide|toggle|reveal", re.I)
 _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article", "page contents", "in this section"}
 #: a ``<summary>`` that only names its toggle (rustdoc's "Expand description", "Show more", "Click to expand",
 #: Quarto's folded "Code"): what it opens is the content, it says nothing of it
 _TOGGLE_LABEL_RE = re.compile(r"(?:(?:click (?:here )?to )?(?:expand|collapse|show|hide|toggle|reveal)"
-                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?|code))?"
+                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?|code|source(?: code)?))?"
                               r"|(?:the )?(?:source )?code)\W*", re.I)
 
 
@@ -556,6 +559,12 @@ def _is_chrome(el: Tag) -> bool:
         # ``div.prompt``, nbsphinx' ``[1]:``), which led every cell's code and output as a line of text
         if el.name == "div" and "prompt" in _attr(el, "class").lower() and _is_cell_prompt(el):
             return True
+        # the advice beside a toggle, of a class naming a click or toggle, that only names it (RDoc's
+        # ``<span class="method-click-advice">click to toggle source</span>`` beside every method's name)
+        if el.name in ("span", "div") and _TOGGLE_CLASS_RE.search(_attr(el, "class")):
+            short = _short_text(el, 40)
+            if short and _TOGGLE_LABEL_RE.fullmatch(short) and _TOGGLE_VERB_RE.search(short):
+                return True
         # (only a span whose first text is a version number is looked at: a page has thousands of spans)
         if el.name == "span" and re.match(r"\s*v?\d+\.\d", first) and _is_version_stamp(el):
             return True
