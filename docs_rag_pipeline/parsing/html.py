@@ -509,7 +509,8 @@ _TOC_LABELS = {"table of contents", "contents", "on this page", "in this article
 #: a ``<summary>`` that only names its toggle (rustdoc's "Expand description", "Show more", "Click to expand",
 #: Quarto's folded "Code"): what it opens is the content, it says nothing of it
 _TOGGLE_LABEL_RE = re.compile(r"(?:(?:click (?:here )?to )?(?:expand|collapse|show|hide|toggle|reveal)"
-                              r"(?: (?:the|all))?(?: (?:description|details|more|less|all|contents?|code|source(?: code)?))?"
+                              r"(?: (?:the|all))?"
+                              r"(?: (?:description|details|more|less|all|contents?|code|source(?: code)?))?"
                               r"|(?:the )?(?:source )?code)\W*", re.I)
 
 
