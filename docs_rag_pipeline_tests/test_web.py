@@ -1742,6 +1742,22 @@ def test_an_index_html_whose_folder_is_not_served_is_fetched_as_linked(tmp_path:
     assert again.pages_deleted == 0 and again.pages_unchanged == 2
 
 
+def test_a_capitalised_index_html_is_a_page_of_its_own(tmp_path: Path) -> None:
+    """``manual/Index.html`` (the index node of every manual ``makeinfo --html`` writes, beside
+    ``manual/index.html``, its Top node) was folded into ``manual/`` as ``index.html`` is, matched without
+    case, so the crawl never fetched it. Only ``index.html`` as written folds: on a case-sensitive server
+    the other is another page, and both are indexed."""
+    assert normalize_url("http://h.test/manual/Index.html") == "http://h.test/manual/Index.html"
+    assert normalize_url("http://h.test/manual/index.html") == "http://h.test/manual/"
+    routes = {"/": lambda h: h.reply(200, page("Home", "<p>Home.</p>", links=("manual/index.html",))),
+              "/manual/": lambda h: h.reply(200, page("Top", "<p>The frobnicator manual.</p>", links=("Index.html",))),
+              "/manual/Index.html": lambda h: h.reply(200, page("Index", "<p>Avocets: see Wading birds.</p>"))}
+    with scripted_server(routes) as srv:
+        cfg = write_web_config(tmp_path, "gnu", seed_urls=[srv.url + "/"], sitemaps="off")
+        refresh.refresh(Context(load_config(cfg)), "gnu", log=lambda m: None)
+    assert set(indexed(cfg, "gnu")) == {srv.url + "/", srv.url + "/manual/", srv.url + "/manual/Index.html"}
+
+
 def test_a_page_that_fails_to_fetch_is_counted_and_keeps_its_chunks(tmp_path: Path) -> None:
     """A web page that answered 500 was reported ``unchanged`` (pages_failed 0) while a local file
     that cannot be read is ``failed``: the run summary hid the failure. Both are ``failed`` now,

@@ -181,7 +181,9 @@ def normalize_url(url: str, *, allow_patterns: Iterable[str] = ()) -> str | None
     path = _remove_dot_segments(path if path.startswith("/") else "/" + path)
     path = quote(path, safe="/%:@!$&'()*+,;=~-._")
     path = re.sub(r"%[0-9a-f]{2}", lambda m: m.group(0).upper(), path)
-    path = re.sub(r"/index\.html?$", "/", path, flags=re.I)
+    # index.html, as written: on a case-sensitive server Index.html is another page (the index node of
+    # every manual makeinfo writes), and it was folded into the folder and never fetched
+    path = re.sub(r"/index\.html?$", "/", path)
     query = ""
     if parts.query:
         q = quote(parts.query, safe="/%:@!$&'()*+,;=?~-._")
@@ -915,7 +917,7 @@ class _Crawl:
         if url is None:
             return
         if url.endswith("/") and url not in self.folded:  # ".../index.html" as linked, should the folder 404
-            linked = re.search(r"/(index\.html?)$", urlsplit(raw.strip()).path, re.I)
+            linked = re.search(r"/(index\.html?)$", urlsplit(raw.strip()).path)
             if linked:
                 self.folded[url] = url + linked.group(1)
         if url in self.seen:
