@@ -430,3 +430,31 @@ class="method-args">()</span> <span class="method-click-advice">click to toggle 
 <div class="method-description"><p>Runs it. Click to toggle source views.</p>
 <span class="toggle-note">Toggle the frobnicator with run.</span></div></div></main></body></html>"""
     assert _text(html) == "run()\n\nRuns it. Click to toggle source views.\n\nToggle the frobnicator with run."
+
+
+def test_docutils_contents_and_its_links_back_read_as_the_page_shows_them() -> None:
+    """rst2html (docutils' HTML writers; older Sphinx; Sphinx's own pages with ``.. contents::``) writes a
+    page's ``.. contents::`` as ``<div class="contents topic"><p class="topic-title">Contents</p><ul>…`` and
+    every section heading as a link back to it, ``<h2><a class="toc-backref" href="#toc-entry-1">Tables</a></h2>``.
+    The link's class names a "toc", so it was dropped as chrome with the heading's whole text (headings
+    ``('', '')``, shown as ``Spec ›  › ``), while the contents list, titled by a paragraph rather than a heading,
+    was indexed and quoted as an answer ("- How To Report A Bug\\n- Known Bugs"). A link that is its heading's
+    whole text is the heading; a block titled "Contents" by its first paragraph whose other text is links is a
+    table of contents, as one titled by a heading is."""
+    html = """<html><head><title>Spec</title></head><body><div class="document" id="spec"><h1 class="title">Spec</h1>
+<p>How to write tables.</p>
+<div class="contents topic" id="contents"><p class="topic-title">Contents</p><ul>
+<li><a class="reference internal" href="#tables" id="toc-entry-1">Tables</a><ul>
+<li><a class="reference internal" href="#grid-tables" id="toc-entry-2">Grid Tables</a></li></ul></li></ul></div>
+<div class="section" id="tables"><h2><a class="toc-backref" href="#toc-entry-1">Tables</a></h2>
+<p>There are two syntaxes for tables in this markup language.</p>
+<div class="section" id="grid-tables"><h3><a class="toc-backref" href="#toc-entry-2">Grid Tables</a></h3>
+<p>Grid tables are drawn as ASCII art and allow row spans.</p></div></div>
+<div class="section" id="contents-of-a-cell"><h2>Contents</h2><p>A cell holds <a href="#tables">tables</a> and
+more: any body element.</p></div></div></body></html>"""
+    sections = parse_html(html, url="https://docs.example.org/spec.html").sections
+    assert [(s.headings, s.anchor, s.text) for s in sections] == [
+        ((), "", "How to write tables."),
+        (("Tables",), "tables", "There are two syntaxes for tables in this markup language."),
+        (("Tables", "Grid Tables"), "grid-tables", "Grid tables are drawn as ASCII art and allow row spans."),
+        (("Contents",), "contents-of-a-cell", "A cell holds tables and more: any body element.")]

@@ -518,7 +518,7 @@ def _all_links(el: Tag, label: Tag) -> bool:
     """Whether ``el``'s text, but for ``label`` and its headings, is all link text: an index of the page's
     members (TypeDoc's "Index" accordion) rather than a text about indexes."""
     rest = "".join(t for t in el.strings if not isinstance(t, _SKIPPED_STRINGS)
-                   and t.find_parent("summary") is not label and t.find_parent(list(_HEADINGS)) is None
+                   and not any(p is label for p in t.parents) and t.find_parent(list(_HEADINGS)) is None
                    and t.find_parent("a") is None)
     return not rest.strip() and el.find("a", href=True) is not None
 
@@ -527,9 +527,13 @@ def _is_titled_toc(el: Tag) -> bool:
     """``el`` opens with a heading that names a table of contents ("Table of Contents", "Contents") and the
     rest of its text is links: texinfo's ``@contents`` atop every GNU manual (``<div id="SEC_Contents"><h2
     class="contents-heading">Table of Contents</h2><div class="contents"><ul>…``), which was a section of
-    the chapters' titles. A section so titled that says more than its links stays."""
+    the chapters' titles; or with a paragraph so titled (docutils' ``.. contents::``, a list of the page's
+    sections in every chunk it fell in, quoted as an answer). A section so titled that says more than its
+    links stays."""
     first = _first_element_child(el)
-    if not isinstance(first, Tag) or first.name not in _HEADINGS:
+    # docutils' (rst2html's, older Sphinx's) ``.. contents::`` is titled by a paragraph, not a heading:
+    # ``<div class="contents topic"><p class="topic-title">Contents</p><ul>…``
+    if not isinstance(first, Tag) or (first.name not in _HEADINGS and first.name not in ("p", "div", "span", "strong")):
         return False
     short = _short_text(first, 40)
     return short is not None and _norm(short).casefold() in _TOC_LABELS and _all_links(el, first)
@@ -607,12 +611,17 @@ def _is_chrome(el: Tag) -> bool:
     # bar), search, the site's header (``banner``) and footer (``contentinfo``), as <nav> and <footer> are
     site_landmark = _attr(el, "role").lower() in ("navigation", "search", "banner", "contentinfo")
     nav_id = id_counts and _NAV_CLASS_RE.search(_attr(el, "id")) is not None  # Mintlify's <div id="navbar">
+    if el.name == "a" and _is_linked_title(el):
+        # a link that is its heading's whole text is the heading, whatever its class: docutils' link back to
+        # the table of contents (``<h2><a class="toc-backref" href="#toc-entry-1">Tables</a></h2>``, every
+        # section of a page with ``.. contents::``) was dropped as a "toc" element, and every heading with it
+        return False
     return bool(
         _CHROME_RE.search(marks)
         or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks)
              or _TOP_BAR_RE.search(marks)) and not _holds_content(el))
         or ("collapsed" in classes and _has_expanded_twin(el))
-        or (el.name == "a" and set(classes) & _PERMALINK_CLASSES and not _is_linked_title(el))
+        or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         # a link to a place on the page that shows only a permalink glyph (pkg.go.dev's "Example ¶" toggle)
         or (el.name == "a" and _attr(el, "href").startswith("#") and _is_glyph_link(el))
         # a permalink glyph in a span of the permalink's class (Doxygen's ``<span class="permalink"><a>◆</a>``)
