@@ -729,6 +729,41 @@ def test_rst_ids_docutils_cannot_derive_are_sphinxs_idN() -> None:
     assert [s.anchor for s in page.sections] == ["id2"]  # the title's section is id1
 
 
+def test_rst_a_label_that_took_its_titles_slug_is_the_sections_anchor() -> None:
+    """A label above a section that spells its title's slug (``.. _partial-objects:`` over ``partial
+    Objects``) takes that id first, so docutils gives the title an automatic ``id9``; Sphinx's SortIds moves
+    an ``id…`` first id last and writes the label as the section's id, and the built page has no ``#id9``.
+    Before, the anchor was ``id9``: 74 of CPython's 4074 sections cited an id its page lacks."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. _partial-objects:
+
+        :class:`partial` Objects
+        ------------------------
+
+        a
+
+        .. _search-vs-match:
+
+        search() vs. match()
+        --------------------
+
+        b
+
+        .. _tut-informal:
+
+        An Informal Introduction
+        ------------------------
+
+        c
+        """)
+    page = parse_rst(text, path="library/functools.rst")
+    assert [s.anchor for s in page.sections if s.headings] == [
+        "partial-objects", "search-vs-match", "an-informal-introduction"]
+
+
 def test_rst_unknown_directives_and_roles_do_not_crash() -> None:
     text = ".. mystery:: arg\n   :weird: 1\n\n   Kept text.\n\nA :made-up:`role text` here.\n\n.. raw:: html\n\n   <b>x</b>\n"
     page = parse_document(text, fmt="rst", path="x.rst")
