@@ -764,6 +764,59 @@ def test_rst_a_label_that_took_its_titles_slug_is_the_sections_anchor() -> None:
         "partial-objects", "search-vs-match", "an-informal-introduction"]
 
 
+def test_rst_doctest_directives_show_what_sphinx_shows() -> None:
+    """sphinx.ext.doctest's directives were read as unknown ones, their content as reST: the set-up code
+    of ``testsetup`` (which the page never shows) was indexed as a paragraph, so was a test with
+    ``:hide:`` (the itertools recipes' hidden checks), a ``testcode`` block lost its lines, and the doctest
+    flags Sphinx trims (``# doctest: +SKIP``, ``<BLANKLINE>``) stayed in the code. Each is now shown as
+    Sphinx shows it: code in a block, the group name not shown, hidden ones not at all."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. testsetup:: group1
+
+           import secret_setup
+
+        .. doctest:: group1
+           :hide:
+
+           >>> hidden_check()
+           True
+
+        .. testcode::
+
+           for x in shown_code:
+               print(x)
+
+        .. testoutput::
+           :options: +NORMALIZE_WHITESPACE
+
+           1 2
+
+        .. doctest::
+
+           >>> print("a\\n\\nb")  # doctest: +NORMALIZE_WHITESPACE
+           a
+           <BLANKLINE>
+           b
+
+        >>> f()  # doctest: +SKIP
+        1
+
+        .. testcleanup::
+
+           cleanup_secret()
+        """)
+    body = parse_rst(text, path="library/x.rst").sections[0].text
+    assert "secret" not in body and "hidden_check" not in body and "group1" not in body
+    assert "```python\nfor x in shown_code:\n    print(x)\n```" in body
+    assert "```\n1 2\n```" in body
+    assert '```pycon\n>>> print("a\\n\\nb")\na\n\nb\n```' in body
+    assert "```pycon\n>>> f()\n1\n```" in body
+    assert "doctest:" not in body and "BLANKLINE" not in body
+
+
 def test_rst_unknown_directives_and_roles_do_not_crash() -> None:
     text = ".. mystery:: arg\n   :weird: 1\n\n   Kept text.\n\nA :made-up:`role text` here.\n\n.. raw:: html\n\n   <b>x</b>\n"
     page = parse_document(text, fmt="rst", path="x.rst")

@@ -111,6 +111,14 @@ _SIGNATURES = frozenset({
     "awaitablefunction", "awaitablemethod", "option", "cmdoption", "envvar", "describe", "object",
 })
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
+#: sphinx.ext.doctest's directives and the language Sphinx shows their code in; ``testsetup`` and
+#: ``testcleanup`` (and any of them with ``:hide:``) are not shown on the page
+_DOCTEST_DIRECTIVES = {"doctest": "pycon", "testcode": "python", "testoutput": "", "testsetup": None,
+                       "testcleanup": None}
+#: Sphinx's trim_doctest_flags (on by default): a ``# doctest: +SKIP`` flag and a ``<BLANKLINE>`` marker
+#: are not shown in a Python console session
+_DOCTEST_FLAG = re.compile(r"[ \t]*#\s*doctest:.+$", re.M)
+_BLANKLINE = re.compile(r"^\s*<BLANKLINE>", re.M)
 #: directive names Sphinx resolves in its default (Python) domain before docutils' own: in a Sphinx
 #: project ``.. class:: Name(args)`` documents a class (signature, then body) and docutils' ``class``
 #: (an HTML class for what follows) is spelled ``rst-class``. Read as docutils' it lost every class's
@@ -140,6 +148,8 @@ def _setup() -> None:
 
     for name in _CODE_DIRECTIVES:  # docutils' own "code" refuses Sphinx's options (linenos, caption, …)
         directives.register_directive(name, _code_directive())
+    for name in _DOCTEST_DIRECTIVES:
+        directives.register_directive(name, _doctest_directive(name))
     # and docutils' raw (off here: it read no file, and showed nothing): ``.. raw:: html`` shows its text
     for name in (*_SPHINX_OVER_DOCUTILS, "raw"):
         directives.register_directive(name, _generic_directive(name))
@@ -182,6 +192,46 @@ def _code_directive():  # noqa: ANN202
             return [node]
 
     return CodeBlock
+
+
+def _doctest_directive(name: str):  # noqa: ANN202
+    """sphinx.ext.doctest's ``name`` directive as Sphinx shows it: its code in a block (``doctest`` a
+    console session, ``testcode`` Python, ``testoutput`` plain), its argument (the test's groups) not
+    shown, and nothing at all for ``testsetup``, ``testcleanup`` or a test with ``:hide:``. Before, their
+    content was read as reST: set-up code the page never shows was indexed as paragraphs."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class DoctestBlock(Directive):
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self):  # noqa: ANN202
+            language = _DOCTEST_DIRECTIVES[name]
+            if language is None or "hide" in self.options or not self.content:
+                return []
+            code = "\n".join(self.content)
+            node = nodes.literal_block(code, code)
+            node["language"] = language
+            if "no-trim-doctest-flags" in self.options:
+                node["trim_flags"] = False
+            return [node]
+
+    return DoctestBlock
+
+
+def _trimmed_doctest(node: Any, code: str, language: str) -> str:
+    """``code`` without the doctest flags and ``<BLANKLINE>`` markers Sphinx trims from a console session
+    (its TrimDoctestFlagsTransform): a doctest block, a ``pycon`` block, or a Python (or unnamed) block
+    that starts with ``>>>``."""
+    if not node.get("trim_flags", True):
+        return code
+    if language not in ("pycon", "pycon3") and not (
+            language in ("", "py", "python", "py3", "python3", "default") and code.startswith(">>>")):
+        return code
+    return _DOCTEST_FLAG.sub("", _BLANKLINE.sub("", code))
 
 
 def _generic_directive(name: str):  # noqa: ANN202
@@ -451,9 +501,12 @@ class _Walker:
             return self.blocks(node.children)
         if isinstance(node, n.literal_block):
             lang = node.get("language") or next((c for c in node.get("classes", []) if c not in ("code", "literal-block")), "")
-            return fence_block(node.astext(), str(lang))
+            code = node.astext()
+            if node.rawsource == code:  # not a parsed-literal
+                code = _trimmed_doctest(node, code, str(lang))
+            return fence_block(code, str(lang))
         if isinstance(node, n.doctest_block):
-            return fence_block(node.astext(), "pycon")
+            return fence_block(_trimmed_doctest(node, node.astext(), "pycon"), "pycon")
         if isinstance(node, (n.bullet_list, n.enumerated_list)):
             ordered = isinstance(node, n.enumerated_list)
             start = int(node.get("start", 1) or 1)
