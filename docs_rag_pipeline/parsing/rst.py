@@ -261,6 +261,10 @@ def _generic_directive(name: str):  # noqa: ANN202
                 return []  # content an HTML build of the site leaves out
             if name == "raw" and "html" in " ".join(self.arguments).lower().split() and self.content:
                 return [_rendered_block(t) for t in _raw_html_text("\n".join(self.content))]
+            if _default_domain_name(name) in ("module", "currentmodule"):  # the module Sphinx names objects in
+                module = " ".join(self.arguments).strip()
+                self.state.document["docs_rag_py_module"] = None if module in ("", "None") else module
+                self.state.document["docs_rag_py_class"] = None
             if _default_domain_name(name) in _DROP_DIRECTIVES:
                 if name in ("literalinclude", "include") and self.arguments:
                     self.state.document.setdefault("docs_rag_unresolved", []).append(self.arguments[0])
@@ -280,14 +284,28 @@ def _generic_directive(name: str):  # noqa: ANN202
                 label = f"{label} {version}".strip()
             # as Sphinx splits them: a backslash at a line's end continues the signature
             signatures = [s.strip() for s in arg.replace("\\\n", "").split("\n") if s.strip()]
-            if len(signatures) > 1 and _default_domain_name(name) in _SIGNATURES:
+            py_object = _python_object(name)
+            document = self.state.document
+            context = None
+            if py_object and signatures:
+                shown = [_py_signature(py_object, sig, self.options, document) for sig in signatures]
+                signatures = [text for text, _ in shown]
+                context = shown[-1][1]
+                box += nodes.line_block("", *(nodes.line(sig, sig) for sig in signatures))
+            elif len(signatures) > 1 and _default_domain_name(name) in _SIGNATURES:
                 box += nodes.line_block("", *(nodes.line(s, "", *self.state.inline_text(s, self.lineno)[0])
                                                for s in signatures))
             elif arg:
                 parsed, _messages = self.state.inline_text(arg, self.lineno)
                 box += nodes.paragraph(arg, "", *parsed)
             if self.content:
-                self.state.nested_parse(self.content, self.content_offset, box)
+                outer = document.get("docs_rag_py_class")
+                if context is not None:  # the class its members are documented in (Sphinx's py:class)
+                    document["docs_rag_py_class"] = context or None
+                try:
+                    self.state.nested_parse(self.content, self.content_offset, box)
+                finally:
+                    document["docs_rag_py_class"] = outer
             if label:
                 _label_version(box, label)
             return [box]
@@ -322,6 +340,85 @@ def _label_version(box: Any, label: str) -> None:
         box[0].insert(0, nodes.Text(f"{label}: "))
     else:
         box.insert(0, nodes.paragraph("", f"{label}:" if len(box) else f"{label}."))
+
+
+#: Sphinx's Python object directives (and those of CPython's own extension, which other projects copy):
+#: what each shows before its name, whether it shows ``()`` when written without arguments, and whether its
+#: body documents the members of the class it names (Sphinx's ``allow_nesting``)
+_PY_OBJECTS: dict[str, tuple[str, bool, bool]] = {
+    "function": ("", True, False), "method": ("", True, False), "classmethod": ("classmethod", True, False),
+    "staticmethod": ("static", True, False), "class": ("class", False, True),
+    "exception": ("exception", False, True), "data": ("", False, False), "attribute": ("", False, False),
+    "property": ("property", False, False), "decorator": ("", False, False), "decoratormethod": ("", False, False),
+    "coroutinefunction": ("coroutine", True, False), "coroutinemethod": ("coroutine", True, False),
+    "awaitablefunction": ("awaitable", True, False), "awaitablemethod": ("awaitable", True, False),
+    "abstractmethod": ("abstractmethod", True, False),
+}
+#: flag options that add a word before a function's or method's name, in Sphinx's order
+_PY_FLAGS = (("final", "final"), ("abstractmethod", "abstract"), ("async", "async"), ("classmethod", "classmethod"),
+             ("staticmethod", "static"))
+#: Sphinx's ``py_sig_re``: ``module.Class.`` prefix, name, argument list, return annotation
+_PY_SIGNATURE = re.compile(r"^([\w.]*\.)?(\w+)\s*(?:\(\s*(.*)\s*\)(?:\s*->\s*(.*))?)?$")
+
+
+def _python_object(name: str) -> str | None:
+    """The Python object directive ``name`` is (``function``, ``py:class`` …), or None."""
+    domain, sep, bare = name.partition(":")
+    bare = bare if sep else domain
+    return bare if (not sep or domain == "py") and bare in _PY_OBJECTS else None
+
+
+def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str, str | None]:
+    """A Python object's signature as Sphinx shows it, and the class its body documents members of ("" for
+    none, None to leave it as it is): the kind's word (``class``, ``exception``, ``coroutine``, the flags
+    ``:async:``, ``:classmethod:`` …), the module the page documents (``.. module::``/``.. currentmodule::``,
+    or the ``:module:`` option) before a name that is not in a class and has no prefix of its own, ``()`` for
+    a function written without arguments, ``@`` before a decorator, `` → type`` for a return annotation and
+    ``: type`` / ``= value`` for a variable. ``.. class:: ArgumentParser(prog=None)`` under ``.. module::
+    argparse`` is ``class argparse.ArgumentParser(prog=None)``, its method ``parse_args(args=None)``; a
+    signature Sphinx cannot read is shown as written, as Sphinx does."""
+    word, needs_arglist, nests = _PY_OBJECTS[kind]
+    m = _PY_SIGNATURE.match(sig)
+    if not m:
+        return sig, None
+    prefix, name, arglist, retann = m.groups()
+    module = options.get("module") or document.get("docs_rag_py_module")
+    classname = document.get("docs_rag_py_class")
+    if classname:
+        add_module = False
+        if prefix and (prefix == classname or prefix.startswith(classname + ".")):
+            fullname = prefix + name
+            prefix = prefix[len(classname):].lstrip(".")
+        elif prefix:
+            fullname = f"{classname}.{prefix}{name}"
+        else:
+            fullname = f"{classname}.{name}"
+    else:
+        add_module = True
+        fullname = (prefix or "") + name
+    words = [word] if word else []
+    if kind in ("function", "method", "property"):
+        words = [*(shown for flag, shown in _PY_FLAGS if flag in options and kind != "function"), *words]
+        if kind == "function" and "async" in options:
+            words = ["async"]
+    shown = (prefix or (f"{module}." if module and add_module else "")) + name
+    if kind in ("decorator", "decoratormethod"):
+        shown = "@" + shown
+    arglist = (arglist or "").strip()
+    if arglist:
+        shown += f"({arglist})"
+    elif needs_arglist:
+        shown += "()"
+    if retann:
+        shown += f" → {retann.strip()}"
+    if kind in ("data", "attribute", "property") and options.get("type"):
+        shown += f": {str(options['type']).strip()}"
+    if kind in ("data", "attribute") and options.get("value"):
+        shown += f" = {str(options['value']).strip()}"
+    shown = " ".join([*words, shown])
+    if nests:
+        return shown, fullname
+    return shown, (prefix.rstrip(".") if prefix else None)
 
 
 def _default_domain_name(name: str) -> str:
