@@ -1061,6 +1061,45 @@ def test_rst_a_python_object_signature_reads_as_sphinx_shows_it() -> None:
         "asyncio.open(file, end='\\n')\nasyncio.open(fd)")
 
 
+def test_rst_info_fields_of_an_object_read_as_sphinx_groups_them() -> None:
+    """The info fields of a function's or class's body (``:param int x:``, ``:type x:``, ``:returns:``,
+    ``:rtype:``, ``:raises E:``) read as written, ``param float timeout: How many seconds.``, where Sphinx
+    shows the groups ``Parameters:`` (``timeout (float) – How many seconds.``, a list for several),
+    ``Returns:``, ``Return type:``, ``Raises:`` (CPython's sqlite3, turtle, logging pages). A field list
+    outside an object description stays as written, as Sphinx leaves it."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. function:: connect(database, timeout=5.0)
+
+           Open it.
+
+           :param database:
+               The path to the database file.
+               Pass ``:memory:``.
+           :type database: :term:`path-like object`
+           :param float timeout: How many seconds.
+           :returns: A connection.
+           :rtype: Connection
+           :raises ValueError: When bad.
+           :example: see below
+
+        .. method:: close()
+
+           :param bool force: Close now.
+
+        :param url: the URL.
+        """)
+    body = parse_rst(text, path="library/sqlite3.rst").sections[0].text
+    assert body == (
+        "connect(database, timeout=5.0)\n\nOpen it.\n\nParameters:\n"
+        "  - database (path-like object) – The path to the database file. Pass `:memory:`.\n"
+        "  - timeout (float) – How many seconds.\nReturns: A connection.\nReturn type: Connection\n"
+        "Raises: ValueError – When bad.\nExample: see below\n\nclose()\n\n"
+        "Parameters: force (bool) – Close now.\n\nparam url: the URL.")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

@@ -306,6 +306,8 @@ def _generic_directive(name: str):  # noqa: ANN202
                     self.state.nested_parse(self.content, self.content_offset, box)
                 finally:
                     document["docs_rag_py_class"] = outer
+                if _object_description(name):
+                    _transform_doc_fields(box)
             if label:
                 _label_version(box, label)
             return [box]
@@ -419,6 +421,93 @@ def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str
     if nests:
         return shown, fullname
     return shown, (prefix.rstrip(".") if prefix else None)
+
+
+#: Sphinx's info fields of an object description (its DocFieldTransformer, Python, C and C++ domains):
+#: field name -> (group label, kind): "typed" lists ``name (type) – text``, "grouped" ``name – text``,
+#: "field" is the text alone; ``:type x:`` / ``:vartype x:`` give a typed entry its type
+_DOC_FIELDS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("param", "parameter", "arg", "argument", "keyword", "kwarg", "kwparam"), ("Parameters", "typed")),
+    **dict.fromkeys(("var", "ivar", "cvar"), ("Variables", "typed")),
+    **dict.fromkeys(("raises", "raise", "exception", "except", "throws", "throw"), ("Raises", "grouped")),
+    **dict.fromkeys(("retval", "retvals"), ("Return values", "grouped")),
+    **dict.fromkeys(("returns", "return"), ("Returns", "field")),
+    "rtype": ("Return type", "field"), "yields": ("Yields", "field"), "ytype": ("Yield type", "field"),
+    "tparam": ("Template Parameters", "typed"),
+}
+_DOC_FIELD_TYPES = {"type": "Parameters", "paramtype": "Parameters", "vartype": "Variables"}
+
+
+def _object_description(name: str) -> bool:
+    """Whether ``name`` is an object description whose info fields Sphinx transforms (a Python object,
+    ``option``/``describe``…, or a ``c:``/``cpp:``/``js:`` one)."""
+    domain, sep, bare = name.partition(":")
+    return (_default_domain_name(name) in _SIGNATURES) or (sep and domain in ("c", "cpp", "js"))
+
+
+def _transform_doc_fields(box: Any) -> None:
+    """The info fields of an object description's body as Sphinx shows them: ``:param int x: The x.``,
+    ``:type x:``, ``:returns:``, ``:rtype:``, ``:raises ValueError: …`` become the groups ``Parameters:``
+    (``x (int) – The x.``; a list when there are several), ``Returns:``, ``Return type:``, ``Raises:``
+    (``ValueError – …``), in the order they first appear; another field keeps its name, capitalized. Before,
+    they read ``param int x: The x.``, as written."""
+    from docutils import nodes
+
+    for field_list in [c for c in box.children if isinstance(c, nodes.field_list)]:
+        groups: dict[str, tuple[str, list]] = {}  # label -> (kind, entries)
+        types: dict[tuple[str, str], list] = {}
+        order: list[Any] = []  # labels and untouched fields, in order
+        for field in field_list.children:
+            if not isinstance(field, nodes.field) or len(field) < 2:
+                continue
+            name = field[0].astext().strip()
+            fieldtype, _, fieldarg = name.partition(" ")
+            fieldarg = fieldarg.strip()
+            spec = _DOC_FIELDS.get(fieldtype.lower())
+            body = list(field[1].children)
+            if fieldtype.lower() in _DOC_FIELD_TYPES and fieldarg:
+                types[(_DOC_FIELD_TYPES[fieldtype.lower()], fieldarg)] = body
+                continue
+            if spec is None or (spec[1] == "field") == bool(fieldarg):
+                field[0].children[:] = [nodes.Text(name[:1].upper() + name[1:])]
+                order.append(field)
+                continue
+            label, kind = spec
+            argtype = None
+            if kind == "typed" and " " in fieldarg:
+                argtype, fieldarg = fieldarg.rsplit(None, 1)
+            if label not in groups:
+                groups[label] = (kind, [])
+                order.append(label)
+            groups[label][1].append((fieldarg, argtype, body))
+        fields = []
+        for item in order:
+            if not isinstance(item, str):
+                fields.append(item)
+                continue
+            kind, entries = groups[item]
+            if kind == "field":
+                content = [c for _arg, _t, b in entries for c in b]
+            else:
+                paras = []
+                for arg, argtype, body in entries:
+                    para = nodes.paragraph("", arg)
+                    type_nodes = types.get((item, arg))
+                    if type_nodes or argtype:
+                        shown = [nodes.Text(argtype)] if argtype else \
+                            [c for t in type_nodes for c in (t.children if isinstance(t, nodes.paragraph) else [t])]
+                        para += [nodes.Text(" ("), *shown, nodes.Text(")")]
+                    rest = list(body)
+                    if rest and isinstance(rest[0], nodes.paragraph):
+                        para += [nodes.Text(" – "), *rest.pop(0).children]
+                    paras.append([para, *rest])
+                if len(paras) == 1:
+                    content = paras[0]
+                else:
+                    content = [nodes.bullet_list("", *(nodes.list_item("", *p) for p in paras))]
+            fields.append(nodes.field("", nodes.field_name(item, item), nodes.field_body("", *content)))
+        field_list.children[:] = []
+        field_list += fields
 
 
 def _default_domain_name(name: str) -> str:
@@ -625,7 +714,13 @@ class _Walker:
             out = []
             for field in node.children:
                 name = self.inline(field[0])
-                out.extend(self._item(f"{name}: ", self.blocks(field[1].children), indent_first=False))
+                body = list(field[1].children)
+                if body and isinstance(body[0], (n.bullet_list, n.enumerated_list)):
+                    # a list opens on the line after its field's name, as a list after an admonition's label
+                    out.append(OutLine(f"{name}:"))
+                    out.extend(OutLine("  " + ln.text) if not ln.verbatim else ln for ln in self.blocks(body))
+                    continue
+                out.extend(self._item(f"{name}: ", self.blocks(body), indent_first=False))
             return out
         if isinstance(node, n.option_list):
             out = []
