@@ -697,7 +697,7 @@ def test_rst_sections_and_anchors_as_sphinx() -> None:
         (("Configuration Options",), "id1", 2),  # Sphinx's id for a repeated title (sphinx-build 8.2)
     ]
     s = page.sections
-    assert s[0].text.startswith("Widgets install with pip. See the configuration, /usage and `widgets.run` or `start`.")
+    assert s[0].text.startswith("Widgets install with pip. See the configuration, /usage and `widgets.run()` or `start()`.")
     assert "example.py\n\n```python\nimport widgets\nwidgets.run()\n```" in s[0].text
     assert "Note: Python 3.11 or newer is required." in s[0].text
     assert "New in version 2.0: The `--fast` flag." in s[0].text
@@ -1098,6 +1098,28 @@ def test_rst_info_fields_of_an_object_read_as_sphinx_groups_them() -> None:
         "  - timeout (float) – How many seconds.\nReturns: A connection.\nReturn type: Connection\n"
         "Raises: ValueError – When bad.\nExample: see below\n\nclose()\n\n"
         "Parameters: force (bool) – Close now.\n\nparam url: the URL.")
+
+
+def test_rst_a_function_reference_shows_the_parentheses_sphinx_adds() -> None:
+    """Sphinx shows a ``:func:`` or ``:meth:`` reference without a title of its own with ``()``
+    (``add_function_parentheses``): ``When to use :meth:`__new__` vs. :meth:`__init__``` is the heading
+    "When to use __new__() vs. __init__()" on the page, which the citation named without them. A titled
+    reference and other roles show their text as written, and written ``()`` are not doubled."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        When to use :meth:`__new__` vs. :meth:`__init__`
+        ------------------------------------------------
+
+        Use :func:`open`, :py:meth:`~io.IOBase.close`, :func:`len()`, :c:func:`PyObject_Call`,
+        :func:`the builtin <len>`, :class:`dict` and :c:macro:`Py_INCREF`.
+        """)
+    section = parse_rst(text, path="howto/enum.rst").sections[-1]
+    assert section.headings == ("When to use __new__() vs. __init__()",)
+    assert section.anchor == "when-to-use-new-vs-init"
+    assert section.text == ("Use `open()`, `close()`, `len()`, `PyObject_Call()`, `the builtin`, `dict` and "
+                            "`Py_INCREF`.")
 
 
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:

@@ -523,11 +523,24 @@ def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
 
     text = text.strip()
     m = _ROLE_TARGET_RE.match(text)
-    shown = m.group(1) if m and m.group(1) else (m.group(2) if m else text)
+    titled = bool(m and m.group(1))
+    shown = m.group(1) if titled else (m.group(2) if m else text)
     if shown.startswith("~"):  # ~pkg.mod.func shows func
         shown = shown.rsplit(".", 1)[-1]
     shown = shown.lstrip("~!")
+    if not titled and _adds_parentheses(name):  # Sphinx's add_function_parentheses: open()
+        shown = shown.removesuffix("()") + "()"
     return [nodes.literal(rawtext, shown) if name.split(":")[-1] in _CODE_ROLES else nodes.Text(shown)], []
+
+
+def _adds_parentheses(role: str) -> bool:
+    """Whether Sphinx shows a reference of ``role`` without a title of its own with ``()`` after it
+    (``add_function_parentheses``, on by default): a function or method of the Python domain, a function
+    of the C and C++ ones; ``:func:`len``` shows ``len()`` on the page."""
+    domain, sep, bare = role.partition(":")
+    if not sep:
+        return role in ("func", "meth")
+    return (domain == "py" and bare in ("func", "meth")) or (domain in ("c", "cpp") and bare == "func")
 
 
 _CODE_ROLES = {"func", "meth", "class", "mod", "attr", "data", "const", "exc", "obj", "option", "envvar",
