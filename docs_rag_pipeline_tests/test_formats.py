@@ -1122,6 +1122,23 @@ def test_rst_a_function_reference_shows_the_parentheses_sphinx_adds() -> None:
                             "`Py_INCREF`.")
 
 
+def test_rst_sphinx_text_roles_show_what_the_page_shows() -> None:
+    """Some Sphinx roles show their text otherwise than written, and were read as written:
+    ``:abbr:`LIFO (last-in, first-out)``` is "LIFO" on the page (the explanation is a tooltip),
+    ``:menuselection:`Start --> Programs``` "Start ‣ Programs", ``:guilabel:`&Cancel``` "Cancel" (``&``
+    marks the accelerator key), and ``:samp:`print({x})``` / ``:file:`{prefix}/lib``` show the variable part
+    without its braces."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        Use :abbr:`LIFO (last-in, first-out)`, :menuselection:`Start --> &Programs`, :guilabel:`&Cancel`,
+        :guilabel:`Save && Quit`, :samp:`print({x}, y)` and :file:`{prefix}/lib`.
+        """)
+    body = parse_rst(text, path="howto/gui.rst").sections[0].text
+    assert body == "Use LIFO, Start ‣ Programs, Cancel, Save & Quit, `print(x, y)` and `prefix/lib`."
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

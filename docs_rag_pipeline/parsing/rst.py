@@ -522,6 +522,10 @@ def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     from docutils import nodes
 
     text = text.strip()
+    bare = name.split(":")[-1]
+    if bare in _SHOWN_ROLES:
+        shown = _SHOWN_ROLES[bare](text)
+        return [nodes.literal(rawtext, shown) if bare in _CODE_ROLES else nodes.Text(shown)], []
     m = _ROLE_TARGET_RE.match(text)
     titled = bool(m and m.group(1))
     shown = m.group(1) if titled else (m.group(2) if m else text)
@@ -531,6 +535,29 @@ def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     if not titled and _adds_parentheses(name):  # Sphinx's add_function_parentheses: open()
         shown = shown.removesuffix("()") + "()"
     return [nodes.literal(rawtext, shown) if name.split(":")[-1] in _CODE_ROLES else nodes.Text(shown)], []
+
+
+def _gui_label(text: str) -> str:
+    """A ``:guilabel:`` as Sphinx shows it: ``&`` marks the accelerator key (underlined) and is not shown,
+    ``&&`` is one ``&``."""
+    return re.sub(r"(?<!&)&(?![&\s])", "", text).replace("&&", "&")
+
+
+def _emphasized_literal(text: str) -> str:
+    """A ``:samp:`` or ``:file:`` as Sphinx shows it: ``{name}`` is a variable part, shown (emphasized)
+    without its braces; ``\\{`` is a brace."""
+    return re.sub(r"\\([{}])|[{}]", lambda m: m.group(1) or "", text)
+
+
+#: Sphinx roles whose text is shown otherwise than written
+_SHOWN_ROLES = {
+    # LIFO (last-in, first-out): the abbreviation, the explanation a tooltip
+    "abbr": lambda t: re.sub(r"\s*\((.*)\)$", "", t, flags=re.S) or t,
+    "guilabel": _gui_label,
+    "menuselection": lambda t: _gui_label(t.replace("-->", "\N{TRIANGULAR BULLET}")),
+    "samp": _emphasized_literal,
+    "file": _emphasized_literal,
+}
 
 
 def _adds_parentheses(role: str) -> bool:
