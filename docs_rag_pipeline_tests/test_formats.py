@@ -1139,6 +1139,43 @@ def test_rst_sphinx_text_roles_show_what_the_page_shows() -> None:
     assert body == "Use LIFO, Start ‣ Programs, Cancel, Save & Quit, `print(x, y)` and `prefix/lib`."
 
 
+def test_rst_a_ref_to_a_section_of_the_same_page_shows_its_title() -> None:
+    """Sphinx shows a ``:ref:`label``` without a title of its own as the title of the section the label
+    names; it read as the label, ``See json-commandline for the tool.``, a word the page never shows. A
+    label on this page now shows its section's title; one of another page (not known here), one that names
+    no section, or a section's own name (which ``:ref:`` does not resolve) shows as written."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        See :ref:`json-commandline` for the tool, :ref:`the options <json-options>`,
+        :ref:`tut-informal`, :ref:`a-note` and :ref:`Other Part`.
+
+        .. _json-commandline:
+
+        Command Line Interface
+        ----------------------
+
+        .. _a-note:
+
+        A paragraph.
+
+        .. _json-options:
+
+        Command Line Options (:func:`main`)
+        -----------------------------------
+
+        Other Part
+        ----------
+        """)
+    body = parse_rst(text, path="library/json.rst").sections[0].text
+    assert body == ("See Command Line Interface for the tool, the options, tut-informal, a-note and "
+                    "Other Part.")
+    text = text.replace(":ref:`the options <json-options>`", ":ref:`json-options`")
+    body = parse_rst(text, path="library/json.rst").sections[0].text
+    assert body.startswith("See Command Line Interface for the tool, Command Line Options (main()),")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

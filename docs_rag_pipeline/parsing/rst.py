@@ -534,6 +534,8 @@ def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     shown = shown.lstrip("~!")
     if not titled and _adds_parentheses(name):  # Sphinx's add_function_parentheses: open()
         shown = shown.removesuffix("()") + "()"
+    if not titled and _default_domain_name(name) == "ref":  # the title of the section it names, if on this page
+        return [nodes.inline(rawtext, shown, reflabel=nodes.fully_normalize_name(shown))], []
     return [nodes.literal(rawtext, shown) if name.split(":")[-1] in _CODE_ROLES else nodes.Text(shown)], []
 
 
@@ -624,7 +626,7 @@ def parse_rst(text: str, *, path: str) -> ParsedPage:
         raise ParseError(f"{path}: not valid reStructuredText ({exc}); fix the markup or exclude the file") from exc
 
     _sort_ids(doc, nodes)
-    walker = _Walker(nodes)
+    walker = _Walker(nodes, doc)
     builder = SectionBuilder()
     for child in doc.children:
         walker.top(child, builder, 1)
@@ -651,9 +653,23 @@ def _sort_ids(doc: Any, nodes: Any) -> None:
 class _Walker:
     """Renders docutils nodes to plain-text lines; sections go to a :class:`SectionBuilder`."""
 
-    def __init__(self, nodes: Any) -> None:
+    def __init__(self, nodes: Any, document: Any = None) -> None:
         self.n = nodes
         self.docinfo: dict[str, Any] = {}
+        self.document = document
+
+    def reference_title(self, node: Any) -> str:
+        """What a ``:ref:`label``` without a title of its own shows: the title of the section the label
+        names when that section is on this page, as Sphinx shows it (``:ref:`json-commandline``` reads
+        "Command Line Interface"); a label of another page cannot be looked up here and shows as written."""
+        document, label = self.document, node["reflabel"]
+        explicit = document is not None and document.nametypes.get(label)  # a label, not a title's own name
+        target = document.ids.get(document.nameids.get(label) or "") if explicit else None
+        if isinstance(target, self.n.section):
+            title = target.next_node(self.n.title)
+            if title is not None:
+                return " ".join(title.astext().split())
+        return node.astext()
 
     def top(self, node: Any, builder: SectionBuilder, level: int) -> None:
         n = self.n
@@ -708,6 +724,8 @@ class _Walker:
                     parts.append(f"[{c.astext()}]")
                 elif isinstance(c, n.image):
                     parts.append(c.get("alt", ""))
+                elif isinstance(c, n.inline) and c.get("reflabel"):
+                    parts.append(self.reference_title(c))
                 else:
                     walk(c)
 
