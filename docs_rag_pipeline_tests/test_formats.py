@@ -1176,6 +1176,42 @@ def test_rst_a_ref_to_a_section_of_the_same_page_shows_its_title() -> None:
     assert body.startswith("See Command Line Interface for the tool, Command Line Options (main()),")
 
 
+def test_rst_quotes_and_dashes_are_typographic_as_sphinx_publishes_them() -> None:
+    """Sphinx's smartquotes (on by default) publish ``"x"`` as “x”, ``it's`` as it’s, ``---`` as an em dash,
+    ``--`` as an en dash and ``...`` as an ellipsis; they were left as typed, so the page title
+    ``argparse --- Parser`` was not the page's ``argparse — Parser`` (most of the 309 CPython titles that
+    differed from their pages). Code, literal blocks and object signatures keep what is typed, as on the
+    page (``print(*objects, sep=' ', end='\\n')``, ``--verbose``); anchors are the ids of the typed title."""
+    text = textwrap.dedent("""\
+        argparse --- Parser for "options"
+        =================================
+
+        It's here... ``--raw "x"`` stays.
+
+        Use --- or -- "Now".
+
+        .. function:: print(*objects, sep=' ', end='\\n')
+
+           It's printed.
+
+        .. option:: --verbose, -v
+
+           Say more.
+
+        ::
+
+           echo "it's" --- here
+        """)
+    page = parse_rst(text, path="library/argparse.rst")
+    assert page.title == "argparse — Parser for “options”"
+    assert page.sections[0].text == (
+        "It’s here… `--raw \"x\"` stays.\n\nUse — or – “Now”.\n\n"
+        "print(*objects, sep=' ', end='\\n')\n\nIt’s printed.\n\n--verbose, -v\n\nSay more.\n\n"
+        "```\necho \"it's\" --- here\n```")
+    page = parse_rst("Intro\n=====\n\nThe \"Big\" One\n---------------\n\nx\n", path="a.rst")
+    assert [(s.headings, s.anchor) for s in page.sections] == [(("The “Big” One",), "the-big-one")]
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

@@ -283,7 +283,7 @@ def _generic_directive(name: str):  # noqa: ANN202
                 version, arg = (arg.split(None, 1) + [""])[:2]
                 label = f"{label} {version}".strip()
             # as Sphinx splits them: a backslash at a line's end continues the signature
-            signatures = [s.strip() for s in arg.replace("\\\n", "").split("\n") if s.strip()]
+            signatures = [s.strip() for s in re.sub(r"\\\n[ \t]*", "", arg).split("\n") if s.strip()]
             py_object = _python_object(name)
             document = self.state.document
             context = None
@@ -291,10 +291,11 @@ def _generic_directive(name: str):  # noqa: ANN202
                 shown = [_py_signature(py_object, sig, self.options, document) for sig in signatures]
                 signatures = [text for text, _ in shown]
                 context = shown[-1][1]
-                box += nodes.line_block("", *(nodes.line(sig, sig) for sig in signatures))
-            elif len(signatures) > 1 and _default_domain_name(name) in _SIGNATURES:
-                box += nodes.line_block("", *(nodes.line(s, "", *self.state.inline_text(s, self.lineno)[0])
-                                               for s in signatures))
+            if signatures and _object_description(name):
+                # as Sphinx shows a signature: as written, no reST markup read in it, no smart quotes
+                # (``print(*objects, sep=' ', end='\n')``, ``.. option:: --verbose``)
+                code = "\n".join(signatures)
+                box += nodes.literal_block(code, code, docs_rag_signature=True)
             elif arg:
                 parsed, _messages = self.state.inline_text(arg, self.lineno)
                 box += nodes.paragraph(arg, "", *parsed)
@@ -469,7 +470,8 @@ def _transform_doc_fields(box: Any) -> None:
                 types[(_DOC_FIELD_TYPES[fieldtype.lower()], fieldarg)] = body
                 continue
             if spec is None or (spec[1] == "field") == bool(fieldarg):
-                field[0].children[:] = [nodes.Text(name[:1].upper() + name[1:])]
+                field[0].children[:] = []
+                field[0] += nodes.Text(name[:1].upper() + name[1:])
                 order.append(field)
                 continue
             label, kind = spec
@@ -619,6 +621,9 @@ def parse_rst(text: str, *, path: str) -> ParsedPage:
         # Sphinx's default_settings: an id docutils cannot derive from a title (a Chinese or Russian one, a
         # repeated one) is "id1", "id2" … on the published page, not docutils' own "section-1"
         "auto_id_prefix": "id",
+        # Sphinx's smartquotes (on by default, "qDe"): "x" and 'x' are typographic quotes, --- an em dash,
+        # -- an en dash, ... an ellipsis, outside code and signatures, as the published page shows them
+        "smart_quotes": True,
     }
     try:
         doc = publish_doctree(text, source_path=path, settings_overrides=settings)
@@ -743,6 +748,8 @@ class _Walker:
             return [OutLine(text)] if text else []
         if isinstance(node, n.section):  # a section nested in a block (rare): title and content
             return self.blocks(node.children)
+        if isinstance(node, n.literal_block) and node.get("docs_rag_signature"):  # an object's signatures
+            return [OutLine(line) for line in node.astext().split("\n")]
         if isinstance(node, n.literal_block):
             lang = node.get("language") or next((c for c in node.get("classes", []) if c not in ("code", "literal-block")), "")
             code = node.astext()
