@@ -1104,7 +1104,9 @@ def test_rst_a_function_reference_shows_the_parentheses_sphinx_adds() -> None:
     """Sphinx shows a ``:func:`` or ``:meth:`` reference without a title of its own with ``()``
     (``add_function_parentheses``): ``When to use :meth:`__new__` vs. :meth:`__init__``` is the heading
     "When to use __new__() vs. __init__()" on the page, which the citation named without them. A titled
-    reference and other roles show their text as written, and written ``()`` are not doubled."""
+    reference and other roles show their text as written, and written ``()`` are not doubled. The dot that
+    opens a Python reference (``:class:`.datetime```, look the name up in the page's module first) is not
+    shown, as the ``!`` of one that links nowhere is not; the heading read ".datetime Objects"."""
     text = textwrap.dedent("""\
         Title
         =====
@@ -1114,9 +1116,16 @@ def test_rst_a_function_reference_shows_the_parentheses_sphinx_adds() -> None:
 
         Use :func:`open`, :py:meth:`~io.IOBase.close`, :func:`len()`, :c:func:`PyObject_Call`,
         :func:`the builtin <len>`, :class:`dict` and :c:macro:`Py_INCREF`.
+
+        :class:`.datetime` Objects
+        --------------------------
+
+        Use :meth:`.datetime.now` or :class:`!Unknown`.
         """)
-    section = parse_rst(text, path="howto/enum.rst").sections[-1]
-    assert section.headings == ("When to use __new__() vs. __init__()",)
+    sections = parse_rst(text, path="howto/enum.rst").sections
+    assert [s.headings[-1] for s in sections] == ["When to use __new__() vs. __init__()", "datetime Objects"]
+    assert sections[-1].text == "Use `datetime.now()` or `Unknown`."
+    section = sections[0]
     assert section.anchor == "when-to-use-new-vs-init"
     assert section.text == ("Use `open()`, `close()`, `len()`, `PyObject_Call()`, `the builtin`, `dict` and "
                             "`Py_INCREF`.")

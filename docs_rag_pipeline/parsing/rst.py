@@ -531,6 +531,8 @@ def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     m = _ROLE_TARGET_RE.match(text)
     titled = bool(m and m.group(1))
     shown = m.group(1) if titled else (m.group(2) if m else text)
+    if not titled and _python_role(name):  # .datetime: the dot only says where to look the name up
+        shown = shown.lstrip("!").lstrip(".")
     if shown.startswith("~"):  # ~pkg.mod.func shows func
         shown = shown.rsplit(".", 1)[-1]
     shown = shown.lstrip("~!")
@@ -562,6 +564,15 @@ _SHOWN_ROLES = {
     "samp": _emphasized_literal,
     "file": _emphasized_literal,
 }
+
+
+def _python_role(role: str) -> bool:
+    """Whether ``role`` refers to a Python object (``:class:``, ``:py:meth:`` …)."""
+    domain, sep, bare = role.partition(":")
+    return (bare if sep else domain) in _PY_ROLES and (not sep or domain == "py")
+
+
+_PY_ROLES = frozenset({"func", "meth", "class", "mod", "attr", "data", "const", "exc", "obj"})
 
 
 def _adds_parentheses(role: str) -> bool:
