@@ -1221,6 +1221,48 @@ def test_rst_quotes_and_dashes_are_typographic_as_sphinx_publishes_them() -> Non
     assert [(s.headings, s.anchor) for s in page.sections] == [(("The “Big” One",), "the-big-one")]
 
 
+def test_rst_a_literal_block_is_in_the_language_the_highlight_directive_sets() -> None:
+    """``.. highlight:: c`` sets the language Sphinx highlights the literal blocks after it in (a ``::``
+    block, a ``code-block`` without a language), until the next one; they were fenced without a language.
+    A block that names its language keeps it, a parsed literal is never highlighted, and ``none`` is no
+    language."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        Before::
+
+           x = 1
+
+        .. highlight:: c
+
+        In C::
+
+           int x;
+
+        .. code-block::
+
+           int y;
+
+        .. code-block:: python
+
+           z = 2
+
+        .. parsed-literal::
+
+           gcc *file*
+
+        .. highlight:: none
+
+        Plain::
+
+           output
+        """)
+    assert parse_rst(text, path="extending/x.rst").sections[0].text == (
+        "Before:\n\n```\nx = 1\n```\n\nIn C:\n\n```c\nint x;\n```\n\n```c\nint y;\n```\n\n"
+        "```python\nz = 2\n```\n\n```\ngcc file\n```\n\nPlain:\n\n```\noutput\n```")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

@@ -113,7 +113,7 @@ _SIGNATURES = frozenset({
 _CODE_DIRECTIVES = ("code-block", "sourcecode", "code")
 #: sphinx.ext.doctest's directives and the language Sphinx shows their code in; ``testsetup`` and
 #: ``testcleanup`` (and any of them with ``:hide:``) are not shown on the page
-_DOCTEST_DIRECTIVES = {"doctest": "pycon", "testcode": "python", "testoutput": "", "testsetup": None,
+_DOCTEST_DIRECTIVES = {"doctest": "pycon", "testcode": "python", "testoutput": "none", "testsetup": None,
                        "testcleanup": None}
 #: Sphinx's trim_doctest_flags (on by default): a ``# doctest: +SKIP`` flag and a ``<BLANKLINE>`` marker
 #: are not shown in a Python console session
@@ -261,6 +261,8 @@ def _generic_directive(name: str):  # noqa: ANN202
                 return []  # content an HTML build of the site leaves out
             if name == "raw" and "html" in " ".join(self.arguments).lower().split() and self.content:
                 return [_rendered_block(t) for t in _raw_html_text("\n".join(self.content))]
+            if name == "highlight":  # the language of the literal blocks after it that name none
+                return [nodes.comment("", "", docs_rag_highlight=(self.arguments[0] if self.arguments else "").strip())]
             if _default_domain_name(name) in ("module", "currentmodule"):  # the module Sphinx names objects in
                 module = " ".join(self.arguments).strip()
                 self.state.document["docs_rag_py_module"] = None if module in ("", "None") else module
@@ -673,6 +675,7 @@ class _Walker:
         self.n = nodes
         self.docinfo: dict[str, Any] = {}
         self.document = document
+        self.highlight = ""  # the language ``.. highlight::`` set last (Sphinx's conf default is not known)
 
     def reference_title(self, node: Any) -> str:
         """What a ``:ref:`label``` without a title of its own shows: the title of the section the label
@@ -750,6 +753,9 @@ class _Walker:
 
     def render(self, node: Any) -> list[OutLine]:  # noqa: C901 - one branch per node kind
         n = self.n
+        if isinstance(node, n.comment) and node.get("docs_rag_highlight") is not None:
+            self.highlight = node["docs_rag_highlight"]  # Sphinx's highlight directive, in document order
+            return []
         if isinstance(node, (n.comment, n.system_message, n.target, n.substitution_definition, n.raw,
                              n.transition, n.pending, n.meta if hasattr(n, "meta") else n.comment)):
             return []
@@ -763,6 +769,10 @@ class _Walker:
             return [OutLine(line) for line in node.astext().split("\n")]
         if isinstance(node, n.literal_block):
             lang = node.get("language") or next((c for c in node.get("classes", []) if c not in ("code", "literal-block")), "")
+            if not lang and node.rawsource == node.astext():  # not a parsed-literal, which Sphinx never highlights
+                lang = self.highlight  # a ``::`` block, or code-block without a language: the highlight's
+            if lang == "none":  # Sphinx's name for no highlighting
+                lang = ""
             code = node.astext()
             if node.rawsource == code:  # not a parsed-literal
                 code = _trimmed_doctest(node, code, str(lang))
