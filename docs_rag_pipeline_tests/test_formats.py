@@ -1263,6 +1263,30 @@ def test_rst_a_literal_block_is_in_the_language_the_highlight_directive_sets() -
         "```python\nz = 2\n```\n\n```\ngcc file\n```\n\nPlain:\n\n```\noutput\n```")
 
 
+def test_rst_a_c_declaration_shows_the_keyword_sphinx_shows() -> None:
+    """Sphinx's C domain shows a type, struct, union, enum or enumerator with its kind's keyword first
+    (``type Py_UCS4``, ``struct PyCompilerFlags``, ``typedef int (*visitproc)(…)``); they read as the bare
+    declaration. Functions, macros, members and variables are shown as written, and no reST markup is read
+    in a declaration (``PyObject *o`` kept its star)."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. c:type:: Py_UCS4
+
+        .. c:type:: int (*visitproc)(PyObject *object, void *arg)
+
+        .. c:struct:: PyCompilerFlags
+
+        .. c:function:: int PyUnicode_KIND(PyObject *o, int *p)
+
+           Return the kind.
+        """)
+    assert parse_rst(text, path="c-api/unicode.rst").sections[0].text == (
+        "type Py_UCS4\n\ntypedef int (*visitproc)(PyObject *object, void *arg)\n\nstruct PyCompilerFlags\n\n"
+        "int PyUnicode_KIND(PyObject *o, int *p)\n\nReturn the kind.")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

@@ -293,6 +293,8 @@ def _generic_directive(name: str):  # noqa: ANN202
                 shown = [_py_signature(py_object, sig, self.options, document) for sig in signatures]
                 signatures = [text for text, _ in shown]
                 context = shown[-1][1]
+            elif name in _C_KEYWORDS and signatures:
+                signatures = [_c_signature(name, sig) for sig in signatures]
             if signatures and _object_description(name):
                 # as Sphinx shows a signature: as written, no reST markup read in it, no smart quotes
                 # (``print(*objects, sep=' ', end='\n')``, ``.. option:: --verbose``)
@@ -364,6 +366,21 @@ _PY_FLAGS = (("final", "final"), ("abstractmethod", "abstract"), ("async", "asyn
              ("staticmethod", "static"))
 #: Sphinx's ``py_sig_re``: ``module.Class.`` prefix, name, argument list, return annotation
 _PY_SIGNATURE = re.compile(r"^([\w.]*\.)?(\w+)\s*(?:\(\s*(.*)\s*\)(?:\s*->\s*(.*))?)?$")
+
+
+#: the keyword Sphinx's C domain shows before a declaration of these kinds
+_C_KEYWORDS = {"c:type": "type", "c:struct": "struct", "c:union": "union", "c:enum": "enum",
+               "c:enumerator": "enumerator"}
+
+
+def _c_signature(name: str, sig: str) -> str:
+    """A C declaration as Sphinx's C domain shows it: its kind's keyword first (``.. c:type:: Py_UCS4`` is
+    ``type Py_UCS4``, ``.. c:struct:: PyCompilerFlags`` ``struct PyCompilerFlags``), ``typedef`` for a type
+    with parameters (``typedef int (*visitproc)(PyObject *object, void *arg)``)."""
+    keyword = _C_KEYWORDS[name]
+    if keyword == "type" and "(" in sig:
+        keyword = "typedef"
+    return sig if sig.split(None, 1)[0] == keyword else f"{keyword} {sig}"
 
 
 def _python_object(name: str) -> str | None:
