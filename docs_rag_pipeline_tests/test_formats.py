@@ -1287,6 +1287,28 @@ def test_rst_a_c_declaration_shows_the_keyword_sphinx_shows() -> None:
         "int PyUnicode_KIND(PyObject *o, int *p)\n\nReturn the kind.")
 
 
+def test_rst_a_productionlist_reads_as_sphinx_shows_its_grammar() -> None:
+    """A ``productionlist`` read as one paragraph that began with the grammar's group and ran all its
+    productions together (``python-grammar if_stmt: "if" `assignment_expression` ":" …``); Sphinx shows one
+    production a line, ``name ::= tokens``, a continuation under its production's tokens, the group and the
+    token quotes not shown, in a block of its own whose quotes stay as typed."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. productionlist:: python-grammar
+           if_stmt: "if" `assignment_expression` ":" `suite`
+                  : ("elif" `assignment_expression` ":" `suite`)*
+           suite: `~python-grammar:stmt_list` NEWLINE
+
+        After.
+        """)
+    assert parse_rst(text, path="reference/compound_stmts.rst").sections[0].text == (
+        '```\nif_stmt ::= "if" assignment_expression ":" suite\n'
+        '            ("elif" assignment_expression ":" suite)*\n'
+        "suite   ::= stmt_list NEWLINE\n```\n\nAfter.")
+
+
 def test_rst_context_directives_show_nothing_also_with_their_domain_prefix() -> None:
     """``module``, ``currentmodule``, ``program`` and ``moduleauthor`` set context (or an author
     Sphinx shows only with ``show_authors``) and put nothing on the page; ``py:module`` and

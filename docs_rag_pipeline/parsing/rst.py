@@ -261,6 +261,9 @@ def _generic_directive(name: str):  # noqa: ANN202
                 return []  # content an HTML build of the site leaves out
             if name == "raw" and "html" in " ".join(self.arguments).lower().split() and self.content:
                 return [_rendered_block(t) for t in _raw_html_text("\n".join(self.content))]
+            if _default_domain_name(name) == "productionlist":
+                code = _productions(" ".join(self.arguments))
+                return [nodes.literal_block(code, code)] if code else []
             if name == "highlight":  # the language of the literal blocks after it that name none
                 return [nodes.comment("", "", docs_rag_highlight=(self.arguments[0] if self.arguments else "").strip())]
             if _default_domain_name(name) in ("module", "currentmodule"):  # the module Sphinx names objects in
@@ -381,6 +384,34 @@ def _c_signature(name: str, sig: str) -> str:
     if keyword == "type" and "(" in sig:
         keyword = "typedef"
     return sig if sig.split(None, 1)[0] == keyword else f"{keyword} {sig}"
+
+
+_GRAMMAR_TOKEN = re.compile(r"`(~?(?:[\w-]*:)?\w+)`")
+
+
+def _productions(argument: str) -> str:
+    """A ``productionlist`` as Sphinx shows it, one production a line, ``name ::= tokens``, a continuation
+    (``: | rule``) under its production's tokens, the ```token``` quotes not shown and a first line without a
+    colon (the grammar's group, ``python-grammar``) not shown. It read as one paragraph of all productions,
+    the group first."""
+    def token(m: re.Match[str]) -> str:
+        text = m.group(1)
+        if ":" in text and text.startswith("~"):
+            return text.split(":", 1)[1]
+        return text[1:] if text.startswith(":") else text
+
+    lines = re.sub(r"\\\n", "", argument).split("\n")
+    if lines and ":" not in lines[0]:
+        lines = lines[1:]
+    rules = []
+    for line in lines:
+        if ":" not in line:
+            break
+        name, tokens = line.split(":", 1)
+        rules.append((name.strip(), _GRAMMAR_TOKEN.sub(token, tokens).strip()))
+    width = max((len(name) for name, _ in rules), default=0)
+    return "\n".join(f"{name.ljust(width)} ::= {tokens}" if name else f"{' ' * width}     {tokens}"
+                     for name, tokens in rules)
 
 
 def _python_object(name: str) -> str | None:
