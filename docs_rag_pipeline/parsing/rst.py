@@ -9,7 +9,11 @@ docutils does not know, are registered permissively before parsing: code directi
 dropped, ``seealso`` and ``todo`` are admonitions titled as Sphinx titles them, the version
 directives (``versionadded``, ``deprecated``, …) keep their text after a label, and any other
 unknown directive keeps its argument and its content; unknown roles
-(``:ref:``, ``:doc:``, ``:py:func:``, …) become their text (``Title <target>`` → ``Title``).
+(``:ref:``, ``:doc:``, ``:py:func:``, …) become their text (``Title <target>`` → ``Title``). What Sphinx's HTML
+shows is followed where one file tells it: its smart quotes, the ``()`` of function references, a ``:ref:``
+to a label of the page as its section's title, object signatures with their kind and module (``class
+argparse.ArgumentParser(…)``) and grouped info fields, doctest directives, ``highlight`` languages,
+``productionlist`` grammars, and the section ids of its SortIds transform.
 Nothing is read from disk (``include`` and ``literalinclude`` are reported in
 ``metadata["unresolved_includes"]`` and skipped); no warning reaches the output.
 """
