@@ -1370,7 +1370,7 @@ def test_definition_list_entries_and_admonition_titles_are_not_one_sentence():
     assert not any(s.count("\n") > 1 for s in got if "history" in s or "json()" in s), got
     assert "class client.Response\n  The Response object, which holds a server's response." in got
     assert "The private key must be unencrypted." in got and "Warning" in got
-    assert "- url – URL for the new request.\n  - params – (optional) Dictionary of query parameters." in got  # a list stays whole
+    assert "- url – URL for the new request.\n- params – (optional) Dictionary of query parameters." in got  # a list stays whole, at one level
     rst = "API\n===\n\nhistory\n   A list of earlier responses.\nis_redirect\n   True for a redirect.\n\n:param url: the URL.\n:param params: the query.\n"
     got = sentences(parse_document(rst, fmt="rst", path="api.rst").sections[0].text)
     assert not any("history" in s and "redirect" in s for s in got), got
@@ -2103,3 +2103,47 @@ def test_a_question_naming_a_tab_is_answered_from_that_tab(fmt, doc):
     ans = extractive_answer("How do I install otterctl?", hits, emb, _gates(min_chunk_coverage=0))
     assert not ans.refused and sum(cmd in ans.answer for cmd in tabs.values()) >= 2, ans.answer
     assert "[Tab" not in ans.answer and "[/Tab" not in ans.answer, ans.answer
+
+
+API_PARAMS_DOC = """<html><head><title>API Reference</title></head><body><main><h1>API Reference</h1>
+<h2 id="field">field()</h2>
+<dl class="py function"><dt id="widgets.field">widgets.field(*, repr=True, eq=True, order=None)</dt><dd><p>Create a new widget field on a widget class.</p>
+<dl class="field-list"><dt>Parameters</dt><dd><ul>
+<li><p>repr – Include this field in the generated widget repr. If false, omit it from the widget repr output.</p></li>
+<li><p>eq – Include this field in the generated equality methods that compare two widgets.</p></li>
+<li><p>order – Include this field in the generated ordering methods. Defaults to the value of eq.</p></li>
+</ul></dd></dl></dd></dl></main></body></html>"""
+
+
+def test_a_list_indented_under_a_term_is_one_unit_with_its_items_at_one_level(tmp_path):
+    """A list indented under a term (an API entry's ``Parameters``, as Sphinx writes every function's) was
+    cut at ". " as prose: item 1's second sentence and all the items after it made one "sentence", which
+    the answer quoted (``If false, omit it from the widget repr output.\\n    - eq – …\\n    - order – …``);
+    and a block that starts with such a list (a chunk cut inside it) lost the indent of its first line only,
+    so the answer showed item 2 nested under item 1. An indented list is now a unit as a top-level one is,
+    dedented to its own margin (read item by item when longer than a sentence may be)."""
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline.answering.extractive import sentences
+
+    from .dagster_helpers import materialize_source
+
+    write_docs(tmp_path / "docs", {"api.html": API_PARAMS_DOC})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    ans = ask("How do I omit a widget field from the widget repr?", config=str(cfg), remember=False)
+    assert not ans.refused, ans
+    parts = ans.answer.split("\n\n")
+    assert not any(p.startswith("If false") for p in parts), ans.answer
+    assert ("- repr – Include this field in the generated widget repr. If false, omit it from the widget repr output.\n"
+            "- eq – Include this field in the generated equality methods that compare two widgets.\n- order –") in ans.answer
+    # a chunk that starts inside the list: its items keep one level
+    got = sentences("Intro sentence about widget fields here.\n\n    - repr – Include it in the repr.\n"
+                    "    - eq – Include it in the equality methods.\n  Return type\n    a widget field")
+    assert "- repr – Include it in the repr.\n- eq – Include it in the equality methods." in got, got
+    # a list longer than a sentence may be: each item, with the lines under it, is a unit
+    items = [f"    - p{i} – Parameter {i} of the widget. " + "It changes how the widget is drawn. " * 6 for i in range(8)]
+    got = sentences("Parameters\n" + "\n".join(items))
+    assert [g.split(" – ")[0] for g in got if g.startswith("- p")] == [f"- p{i}" for i in range(8)], got
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import textwrap
 import threading
 import uuid
 from dataclasses import dataclass
@@ -373,7 +374,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                 s, whole = code_from_statement(s)
             kind = sentence_kind(s, heads, toc)
             # a sentence saying the docs do not cover it is no answer, nor evidence of one (states_a_gap)
-            if len(content_terms(s)) >= 2 and len(s) <= 1200 and allowed(kind, s, question) \
+            if len(content_terms(s)) >= 2 and len(s) <= _LONGEST_UNIT and allowed(kind, s, question) \
                     and not states_a_gap(s):
                 pool.append((h, s))
                 labels.append(tabs[k])
@@ -437,7 +438,9 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     labels: list[str | None] = []
     overlap = 0
     label: str | None = None
-    blocks = [b.strip() for b in split_blocks(text)]  # a fenced code block with blank lines in it stays one block
+    # a fenced code block with blank lines in it stays one block; a block is dedented, not stripped: a list
+    # indented under a term in the previous chunk (an API entry's Parameters) keeps its items at one level
+    blocks = [_dedented(b) for b in split_blocks(text)]
     label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
     for i, block in enumerate(blocks):
         first_overlap = i == 0 and block.startswith("… ")
@@ -468,12 +471,43 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
                     continue
                 for para in _PARAGRAPH.split(piece):  # sentence ends as in chunking, any script's (chunking.split_sentences),
                     # and the line breaks between a definition list's entries or after an admonition's title
-                    out.extend(s.strip() for part in entry_lines(para, _SENT_STARTERS)
-                               for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
+                    for part in entry_lines(para, _SENT_STARTERS):
+                        if any(LIST_ITEM.match(ln) for ln in part.split("\n")):
+                            out.extend(_list_units(part))  # a list indented under a term: never cut at ". "
+                        else:
+                            out.extend(s.strip() for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
         labels.extend([label] * (len(out) - start))
         if first_overlap:
             overlap = len(out)
     return out, overlap, labels
+
+
+def _dedented(block: str) -> str:
+    """``block`` without the indentation all its lines share, its blank edges and its trailing spaces; a
+    first line indented deeper than the next (a list item over a field's name) keeps its extra indent."""
+    return textwrap.dedent(block).strip("\n").rstrip()
+
+
+#: the longest list read as one unit (a longer one is read item by item), the longest sentence quoted
+_LONGEST_UNIT = 1200
+
+
+def _list_units(part: str) -> list[str]:
+    """A list inside a block (indented under a term: an API entry's ``Parameters`` field, a description's
+    items) as answer units: the whole list, dedented to its own margin, or, when it is longer than a
+    sentence may be, each of its items with the lines under it (a parameter and its description). Cut
+    at ". " as prose, an item's second sentence and the whole next item made one "sentence"."""
+    whole = _dedented(part)
+    if len(whole) <= _LONGEST_UNIT:
+        return [whole]
+    lines = whole.split("\n")
+    col = min(indent_of(ln) for ln in lines if LIST_ITEM.match(ln))
+    units: list[list[str]] = [[]]
+    for ln in lines:
+        if LIST_ITEM.match(ln) and indent_of(ln) == col and units[-1]:
+            units.append([])
+        units[-1].append(ln)
+    return [u for u in (_dedented("\n".join(x)) for x in units) if u]
 
 
 def code_from_statement(code: str) -> tuple[str, bool]:
