@@ -264,6 +264,9 @@ def _cut_ranks(lines: list[str], pairs: dict[int, int]) -> dict[int, int]:
         body = [i for i in range(o + 1, c) if lines[i].strip()]
         if not body:
             continue
+        if any(is_prompt(lines[i]) for i in body):
+            ranks.update(_session_ranks(lines, body))
+            continue
         low = min(indent_of(lines[i]) for i in body)
         for prev, i in zip(body, body[1:]):
             if CLOSES_BRACKET.match(lines[i]):
@@ -275,6 +278,25 @@ def _cut_ranks(lines: list[str], pairs: dict[int, int]) -> dict[int, int]:
                 ranks[i] = 0
             else:
                 ranks[i] = 1 if indent_of(lines[prev]) > low or CLOSES_BRACKET.match(lines[prev]) else 2
+    return ranks
+
+
+def is_prompt(line: str) -> bool:
+    """``line`` is an input of an interactive Python session (a doctest, a ``pycon`` block): ``>>> …``."""
+    return line.lstrip().startswith(">>>")
+
+
+def _session_ranks(lines: list[str], body: list[int]) -> dict[int, int]:
+    """:func:`_cut_ranks` for an interactive session (``>>>`` inputs, each followed by its output, a
+    traceback's lines and its exception included): only an input starts a statement. 0: an input after a
+    blank line, 1: one after an output, 2: one after another input; an output line, a ``... ``
+    continuation or an exception after ``Traceback …`` is never a cut but as a last resort (at column 0
+    like an input, the exception line after a traceback's indented ``...`` ranked best, and every piece of
+    a long session started with the exception of the example before it)."""
+    ranks: dict[int, int] = {}
+    for prev, i in zip(body, body[1:]):
+        if is_prompt(lines[i]):
+            ranks[i] = 0 if not lines[i - 1].strip() else 2 if is_prompt(lines[prev]) else 1
     return ranks
 
 

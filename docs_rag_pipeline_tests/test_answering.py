@@ -2147,3 +2147,45 @@ def test_a_list_indented_under_a_term_is_one_unit_with_its_items_at_one_level(tm
     got = sentences("Parameters\n" + "\n".join(items))
     assert [g.split(" – ")[0] for g in got if g.startswith("- p")] == [f"- p{i}" for i in range(8)], got
 
+
+def _session_doc() -> str:
+    import html as html_lib
+
+    steps = [f">>> Widget(name='gadget-{i}', size=-{i}, colour='blue', tags=['a', 'b', 'c'])\n"
+             "Traceback (most recent call last):\n    ...\n"
+             f"ValueError: ('size must be >= 0 (got -{i})', Attribute(name='size', default=0, validator=None, repr=True))\n"
+             f">>> Widget(name='gadget-{i}', size={i}, colour='blue').describe()\n"
+             f"Widget(name='gadget-{i}', size={i}, colour='blue', tags=[], created=True)" for i in range(40)]
+    return f"""<html><head><title>Widgets by Example</title></head><body><main><h1>Widgets by Example</h1>
+<section id="describing"><h2>Describing widgets</h2><p>Every widget can describe itself with the describe method.</p>
+<div class="highlight-pycon"><pre>{html_lib.escape(chr(10).join(steps))}</pre></div></section></main></body></html>"""
+
+
+def test_a_long_interactive_session_is_cut_and_quoted_at_its_inputs(tmp_path):
+    """A ``>>>`` session (a doctest, Sphinx's ``pycon``) is all at column 0, and chunking ranked the
+    exception line after a traceback's indented ``...`` as the best cut: every piece of a long session
+    started with the exception of the example before it and ended with an input whose traceback was cut
+    off, and the answer quoted a piece from that exception line (code_from_statement took any line at
+    column 0 for a statement). In a session only a ``>>> `` input starts a statement: chunking cuts before
+    one, and a piece is quoted from its first input."""
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline.answering.extractive import code_from_statement
+    from docs_rag_pipeline.context import get_context
+
+    from .dagster_helpers import materialize_source
+
+    write_docs(tmp_path / "docs", {"examples.html": _session_doc()})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    rows = [r["text"].lstrip("… ") for r in get_context(str(cfg)).chunks.rows()]
+    pieces = [t.split("\n")[1] for t in rows if t.startswith("```")]
+    assert len(pieces) > 5 and all(p.startswith(">>> ") for p in pieces), pieces[:5]
+    ans = ask("What happens when a widget size is negative?", config=str(cfg), remember=False)
+    assert not ans.refused, ans
+    assert all(b.startswith(">>> ") for b in ans.answer.split("```pycon\n")[1:]), ans.answer
+    # a piece stored by an older chunking (cut before the exception) is quoted from its first input
+    old = "```pycon\nValueError: ('size must be >= 0', None)\n>>> Widget(size=1).describe()\nWidget(size=1)\n```"
+    assert code_from_statement(old) == ("```pycon\n>>> Widget(size=1).describe()\nWidget(size=1)\n```", True)
+

@@ -20,7 +20,7 @@ import numpy as np
 import snowballstemmer
 
 from ..chunking import (LIST_ITEM, CLOSES_BRACKET, SENTENCE_STARTERS, indent_of, entry_lines, fenced_segments,
-                        split_blocks, split_sentences)
+                        is_prompt, split_blocks, split_sentences)
 from ..config import RetrievalConfig
 from ..embedding import Embedder
 from ..languages import stem_word, stopwords, text_language
@@ -524,8 +524,12 @@ def code_from_statement(code: str) -> tuple[str, bool]:
     body = [i for i in range(1, end) if lines[i].strip()]
     if not body:
         return code, True
-    starts = [i for i in body if not CLOSES_BRACKET.match(lines[i])]
-    top = next((i for i in starts if not indent_of(lines[i])), None)
+    if any(is_prompt(lines[i]) for i in body):  # a session: only a ">>> " input starts a statement
+        starts = [i for i in body if is_prompt(lines[i])]
+        top = starts[0]
+    else:
+        starts = [i for i in body if not CLOSES_BRACKET.match(lines[i])]
+        top = next((i for i in starts if not indent_of(lines[i])), None)
     if top == body[0]:
         return code, True  # it starts at a statement: a whole block, or a piece cut where a reader would
     if top is not None:
