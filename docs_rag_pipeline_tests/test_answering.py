@@ -2189,3 +2189,41 @@ def test_a_long_interactive_session_is_cut_and_quoted_at_its_inputs(tmp_path):
     old = "```pycon\nValueError: ('size must be >= 0', None)\n>>> Widget(size=1).describe()\nWidget(size=1)\n```"
     assert code_from_statement(old) == ("```pycon\n>>> Widget(size=1).describe()\nWidget(size=1)\n```", True)
 
+
+FIELD_TABLE_DOC = """<html><head><title>Gadget Directives</title></head><body><div class="document">
+<h1 class="title">Gadget Directives</h1>
+<div class="section" id="container"><h2>Container</h2>
+<table class="docutils field-list" frame="void" rules="none"><col class="field-name" /><col class="field-body" /><tbody valign="top">
+<tr class="field"><th class="field-name">Directive Type:</th><td class="field-body">"container"</td></tr>
+<tr class="field"><th class="field-name" colspan="2">Directive Arguments:</th></tr>
+<tr class="field"><td>&nbsp;</td><td class="field-body">One or more, optional (gadget class names).</td></tr>
+<tr class="field"><th class="field-name" colspan="2">Directive Options:</th></tr>
+<tr class="field"><td>&nbsp;</td><td class="field-body">gadget name and gadget label</td></tr>
+<tr class="field"><th class="field-name" colspan="2">Directive Content:</th></tr>
+<tr class="field"><td>&nbsp;</td><td class="field-body">Interpreted as gadget body elements.</td></tr>
+</tbody></table>
+<p>The container directive surrounds its gadget contents with a generic container element.</p>
+</div></div></body></html>"""
+
+
+def test_a_piece_of_a_table_cut_by_a_one_cell_row_is_never_quoted_as_text(tmp_path):
+    """A table with a row of one cell (a ``colspan``: docutils writes a field list as a table whose long
+    field names take a row of their own) has that row written as a line of text, so the block was no
+    table, and a field name with the next row, ``Directive Options:\\n| gadget name and gadget label``, was
+    quoted as a sentence, a table's pipe and all. A sentence holding a row line is a piece of a table."""
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline.answering.extractive import sentence_kind
+
+    from .dagster_helpers import materialize_source
+
+    write_docs(tmp_path / "docs", {"directives.html": FIELD_TABLE_DOC})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    ans = ask("Which directive options does the gadget container directive take?", config=str(cfg), remember=False)
+    for part in ans.answer.split("\n\n"):
+        lines = [ln for ln in part.split("\n") if not re.fullmatch(r"\s*\[\d+\]\s*", ln)]
+        assert all(ln.startswith("|") for ln in lines) or not any(ln.startswith("|") for ln in lines), ans.answer
+    assert sentence_kind("Directive Options:\n| name") == "table"
+    assert sentence_kind("Check it with `frobctl config | grep timeout`.\nThen restart it.") == "prose"

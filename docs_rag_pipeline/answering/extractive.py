@@ -588,8 +588,11 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
     body = s.strip()
     if body.startswith("```"):
         return "code"
-    # a row of two cells, "Baseline | Target", too; a pipe in inline code is no cell boundary
-    if _table_row(body) or all(" | " in ln for ln in _outside_code(body).split("\n")):
+    # a row of two cells, "Baseline | Target", too; a pipe in inline code is no cell boundary; and a piece of
+    # a table that a one-cell row (a colspan: docutils' field name on a row of its own) cut from the rest,
+    # "Directive Options:\n| name": a line of it is a row
+    shown = _outside_code(body).split("\n")
+    if _table_row(body) or all(" | " in ln for ln in shown) or (len(shown) > 1 and any(map(is_row_line, shown))):
         return "table"
     body = plain_code_spans(body)  # inline code reads as its text: "`x` or `y`" is no quoted string
     if body.endswith("?"):
