@@ -2227,3 +2227,38 @@ def test_a_piece_of_a_table_cut_by_a_one_cell_row_is_never_quoted_as_text(tmp_pa
         assert all(ln.startswith("|") for ln in lines) or not any(ln.startswith("|") for ln in lines), ans.answer
     assert sentence_kind("Directive Options:\n| name") == "table"
     assert sentence_kind("Check it with `frobctl config | grep timeout`.\nThen restart it.") == "prose"
+
+
+SETTINGS_DOC = """<html><head><title>Gadget Configuration</title></head><body><main><h1>Gadget Configuration</h1>
+<section id="verbosity"><h2>verbosity</h2><p>Controls how many progress messages the gadget tool prints while it runs.</p>
+<p>Default: 2. Option: <code>--verbosity</code>.</p></section>
+<section id="quiet"><h2>quiet</h2><p>Suppresses the progress output of the gadget tool entirely.</p><p>See also verbosity.</p>
+<p>Default: off. Option: <code>--quiet</code>.</p></section>
+<section id="halt"><h2>halt_level</h2><p>The message level at which the gadget tool stops. See also verbosity.</p></section>
+</main></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def settings_index(tmp_path_factory):
+    from dagster import DagsterInstance
+
+    from .dagster_helpers import materialize_source
+
+    root = tmp_path_factory.mktemp("settings")
+    write_docs(root / "docs", {"config.html": SETTINGS_DOC})
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    return str(cfg)
+
+
+def test_a_sections_definition_is_read_with_the_name_its_heading_gives(settings_index):
+    """A sentence was scored by the question words it holds, and a reference section's definition never
+    repeats the name its heading gives: "What does the verbosity setting do?" was answered with
+    "Option: `--verbosity`." and "See also verbosity." (sentences that name it), never the verbosity
+    section's "Controls how many progress messages …". A sentence is now read with its section's
+    innermost heading, as one in a tab is with the tab's label."""
+    ans = ask("What does the verbosity setting do?", config=settings_index, remember=False)
+    assert not ans.refused, ans
+    assert "Controls how many progress messages the gadget tool prints while it runs." in ans.answer, ans.answer
+

@@ -784,10 +784,13 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     named: dict[str, set[str]] = {}
     for (h, _), asked_tab in zip(pool, tab_named):
         named.setdefault(h.chunk_id, set()).update(asked_tab)
+    # a sentence is read with its section's heading too: a reference section's definition ("Controls how
+    # many progress messages the tool prints") never repeats the name its heading gives (`verbosity`)
+    head_terms = [{_stem(t, lang) for t in content_terms(h.headings[-1])} if h.headings else set() for h, _ in pool]
     other_tab: list[bool] = []
-    for (h, s), v, terms, tab, asked_tab in zip(pool, sv, sentence_terms, tabs, tab_named):
+    for (h, s), v, terms, tab, asked_tab, head in zip(pool, sv, sentence_terms, tabs, tab_named, head_terms):
         # a sentence in a tab is read with the tab's label: "Install it with winget" says Windows by its tab
-        overlap = len(qterms & ({_stem(t, lang) for t in terms} | asked_tab)) / max(1, len(qterms))
+        overlap = len(qterms & ({_stem(t, lang) for t in terms} | asked_tab | head)) / max(1, len(qterms))
         other_tab.append(tab is not None and bool(named[h.chunk_id]) and not asked_tab)
         scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60) + 0.3 * _names_key(s, asked)
                       - 0.3 * other_tab[-1])
