@@ -2262,3 +2262,15 @@ def test_a_sections_definition_is_read_with_the_name_its_heading_gives(settings_
     assert not ans.refused, ans
     assert "Controls how many progress messages the gadget tool prints while it runs." in ans.answer, ans.answer
 
+
+def test_a_pointer_to_another_section_is_no_answer(settings_index):
+    """"See also verbosity." holds the asked name and scored high, but only points at another section;
+    it was quoted as an answer. A short cross-reference ("See X.", "See also X.", "Refer to X.") is
+    navigation, never an answer sentence; a sentence that goes on to say something stays one."""
+    from docs_rag_pipeline.answering.extractive import sentence_kind
+
+    ans = ask("What does the verbosity setting do?", config=settings_index, remember=False)
+    assert "See also" not in ans.answer, ans.answer
+    assert sentence_kind("See also `halt_level`.") == "pointer" and sentence_kind("Refer to the API reference.") == "pointer"
+    assert sentence_kind("See below for the full list of options and their defaults.") == "prose"
+    assert sentence_kind("Seeing the output twice means the cache is off.") == "prose"

@@ -538,6 +538,9 @@ def code_from_statement(code: str) -> tuple[str, bool]:
 
 
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
+#: a sentence that only points elsewhere, a cross-reference of a few words: "See also halt_level.", "See
+#: Configuration Files.", "Refer to the API reference.", "Cf. RFC 7231."
+_POINTER = re.compile(r"^(?:see(?:\s+also)?|refer\s+to|cf\.)\s+\S+(?:\s+\S+){0,3}?\s*[.:]?$", re.I)
 _QUOTED = re.compile(r"""^\W{0,3}["“'`].{4,}["”'`]\W{0,3}$""", re.S)
 _ERRORISH = re.compile(r"^\W{0,3}(\w+(Error|Exception|Warning)\b|Traceback|error:|warning:|fatal:|ERROR\b|WARN(ING)?\b)")
 _ASKS_ERROR = re.compile(r"\b(error|errors|exception|exceptions|warning|warnings|message|messages|traceback|fails?|failed)\b",
@@ -583,8 +586,8 @@ def _lists_only(body: str, titles: Collection[str]) -> bool:
 
 def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = ()) -> str:
     """``code``, ``table``, ``question``, ``heading`` (echoes a heading or the title, or is a list of
-    nothing but ``toc``'s titles and headings, normalised: a table of contents), ``quote`` (a quoted
-    string or an error message) or ``prose``."""
+    nothing but ``toc``'s titles and headings, normalised: a table of contents), ``pointer`` (a short
+    cross-reference: "See also halt_level."), ``quote`` (a quoted string or an error message) or ``prose``."""
     body = s.strip()
     if body.startswith("```"):
         return "code"
@@ -599,6 +602,8 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
         return "question"
     if _MD_HEADING.match(body):  # a Markdown heading left in the text ("## Where Black looks")
         return "heading"
+    if _POINTER.match(body):  # "See also halt_level.": it points at a section, it says nothing of its own
+        return "pointer"
     if _lists_only(body, toc):
         return "heading"
     norm = _normalised(body)
@@ -616,9 +621,9 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
 
 def allowed(kind: str, s: str, question: str) -> bool:
     """Never an answer sentence unless asked: a question copied from the docs, a heading echo, a
-    quoted error string (unless the question is about errors) or a piece of a table (a table of two
+    pointer ("See also halt_level."), a quoted error string (unless the question is about errors) or a piece of a table (a table of two
     rows or more is fine when the question asks for a list, options or a comparison)."""
-    if kind in ("question", "heading"):
+    if kind in ("question", "heading", "pointer"):
         return False
     if kind == "quote":
         return bool(_ASKS_ERROR.search(question))
