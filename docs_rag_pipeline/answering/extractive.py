@@ -483,9 +483,17 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
 
 
 def _dedented(block: str) -> str:
-    """``block`` without the indentation all its lines share, its blank edges and its trailing spaces; a
-    first line indented deeper than the next (a list item over a field's name) keeps its extra indent."""
-    return textwrap.dedent(block).strip("\n").rstrip()
+    """``block`` without the indentation all its lines share, its blank edges and its trailing spaces; its
+    first lines, when still indented deeper than a later one (a list nested under an item that the
+    previous chunk holds, then the next item), move to the margin together, so they keep their levels
+    among themselves and an answer never starts with an indent (four spaces are a code block in Markdown)."""
+    lines = textwrap.dedent(block).strip("\n").rstrip().split("\n")
+    lead = indent_of(lines[0])
+    k = 0
+    while lead and k < len(lines) and (not lines[k].strip() or indent_of(lines[k]) >= lead):
+        lines[k] = lines[k][lead:]
+        k += 1
+    return "\n".join(lines)
 
 
 #: the longest list read as one unit (a longer one is read item by item), the longest sentence quoted
