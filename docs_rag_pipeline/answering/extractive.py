@@ -438,9 +438,8 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     labels: list[str | None] = []
     overlap = 0
     label: str | None = None
-    # a fenced code block with blank lines in it stays one block; a block is dedented, not stripped: a list
-    # indented under a term in the previous chunk (an API entry's Parameters) keeps its items at one level
-    blocks = [_dedented(b) for b in split_blocks(text)]
+    raw = split_blocks(text)  # a fenced code block with blank lines in it stays one block
+    blocks = [b.strip() for b in raw]
     label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
     for i, block in enumerate(blocks):
         first_overlap = i == 0 and block.startswith("… ")
@@ -460,7 +459,9 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
         # so the list a lead-in announces ("`make demo` does three things:") never came along with it
         if block.startswith("```") or "\n- " in block or block.startswith("- ") or _NUMBERED_ITEM.search(block) \
                 or _table_block(block):
-            out.append(block)
+            # dedented, not stripped: a list indented under a term in the previous chunk (an API entry's
+            # Parameters) keeps its items at one level
+            out.append(_dedented(raw[i]) if raw[i].strip() == block else block)
         else:
             # text, then a code block ("Usage:" and an example, an HTML <dd> with its <pre>): the text is
             # cut into sentences, the code block stays one, fences and all (a lead-in brings it along:
