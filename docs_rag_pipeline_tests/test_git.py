@@ -552,6 +552,36 @@ def test_git_asciidoc_include_change_reprocesses_including_page(tmp_path: Path) 
     assert "acme setup --all" in install.body and install.metadata["commit"] == second.notes["commit"]
 
 
+def test_git_restructuredtext_include_change_reprocesses_including_page(tmp_path: Path) -> None:
+    """reStructuredText includes are resolved in a git source as AsciiDoc's are (a ``/`` target from
+    ``subpath``, Sphinx's source directory), and a commit that changes only an included file re-reads the
+    pages that include it."""
+    from docs_rag_pipeline.config import parse_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {
+        "Doc/index.rst": "Home\n====\n\nWelcome.\n",
+        "Doc/library/venv.rst": "venv\n====\n\n.. include:: /includes/create.inc\n\n.. include:: gone.rst\n",
+        "Doc/includes/create.inc": "Run ``python -m venv env``.\n",
+    })
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
+        "name": "py", "kind": "git", "repo": str(repo.remote), "subpath": "Doc", "include": ["**/*.rst"]}]})
+    src = GitSource(cfg.sources[0], workdir=tmp_path / "data" / "sources" / "py")
+    lines: list[str] = []
+    first = src.scan({}, log=lines.append)
+    pages = {p.path: p for p in first.pages}
+    assert set(pages) == {"index.rst", "library/venv.rst"}
+    assert "Run ``python -m venv env``." in pages["library/venv.rst"].body
+    assert pages["library/venv.rst"].metadata["unresolved_includes"] == ["gone.rst"]
+    assert any(".. include:: gone.rst cannot be resolved" in ln for ln in lines), lines
+    state = {p.page_url: p.content_hash for p in first.pages}
+
+    repo.commit("include only", {"Doc/includes/create.inc": "Run ``python -m venv --upgrade-deps env``.\n"})
+    second = src.scan(state, log=lines.append)
+    assert {p.path: p.status for p in second.pages} == {"index.rst": "unchanged", "library/venv.rst": "changed"}
+    assert "--upgrade-deps" in next(p for p in second.pages if p.status == "changed").body
+
+
 def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     from docs_rag_pipeline.config import parse_config
 

@@ -934,3 +934,80 @@ def test_an_mkdocs_site_slugging_with_pymdownx_is_linked_by_its_ids(tmp_path: Pa
     lines = []
     refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
     assert any("its toc extension's slugify is a function docs-rag does not reproduce" in ln for ln in lines), lines
+
+
+def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path) -> None:
+    """``.. include::`` in reStructuredText was dropped, with all it brought: CPython's ``venv.rst`` lost its
+    "Creating virtual environments" section (rst3 f11). It is resolved as Sphinx resolves it, inside the
+    source's folder: a path from the including file's folder, one starting with ``/`` from the top folder,
+    nested includes, ``:start-after:``/``:end-before:``, ``:literal:`` as a code block, the text at the
+    directive's indentation; one shown in a literal block is text. A missing file, a hidden one or a loop stays
+    unresolved, logged, and the page is indexed without it."""
+    write_docs(tmp_path / "docs", {
+        "library/venv.rst": """
+            venv --- Creating virtual environments
+            ======================================
+
+            The venv module creates lightweight virtual environments.
+
+            .. include:: /using/venv-create.inc
+
+            .. note::
+
+               .. include:: ../includes/wasm.rst
+                  :start-after: .. begin
+                  :end-before: .. end
+
+            Example config:
+
+            .. include:: pyvenv.cfg
+               :literal:
+
+            .. include:: missing.rst
+
+            .. include:: ../.env
+
+            .. include:: venv.rst
+
+            To show a file in your own page, write::
+
+               .. include:: ../includes/wasm.rst
+        """,
+        "using/venv-create.inc": """
+            Creating virtual environments
+            -----------------------------
+
+            Run ``python -m venv /path/to/new/env`` to create a walrus environment.
+
+            .. include:: tip.rst
+        """,
+        "using/tip.rst": "Activate it with ``source bin/activate``.\n",
+        "includes/wasm.rst": "Header text.\n\n.. begin\n\nThis module does not work on WebAssembly platforms.\n\n.. end\n\nTrailer.\n",
+        "library/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = false\n",
+        ".env": "SECRET=hunter2\n",
+    })
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["**/*.rst"]
+        exclude: ["using/**", "includes/**"]
+        base_url: https://docs.example.org/
+    """)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    rows = _chunks(cfg)[BASE + "library/venv.rst"]
+    text = "\n\n".join(r["text"] for r in sorted(rows, key=lambda r: r["chunk_index"]))
+    for shown in ("to create a walrus environment", "Activate it with `source bin/activate`",
+                  "This module does not work on WebAssembly platforms", "include-system-site-packages = false"):
+        assert shown in text, (shown, text)
+    assert "Header text" not in text and "Trailer" not in text and "hunter2" not in text
+    assert ".. include:: ../includes/wasm.rst" in text  # in a literal block: shown as written, not included
+    assert "```text\nhome = /usr/bin" in text, text
+    assert any(r["url"] == BASE + "library/venv.rst#creating-virtual-environments" for r in rows), [r["url"] for r in rows]
+    logged = [ln for ln in lines if ".. include::" in ln]
+    assert any("library/venv.rst: .. include:: missing.rst cannot be resolved; skipped" in ln for ln in logged), logged
+    assert any(".. include:: ../.env cannot be resolved: a hidden file or folder: never read" in ln for ln in logged), logged
+    assert any(".. include:: venv.rst cannot be resolved" in ln for ln in logged), logged
+    hit = search("how do I create a walrus environment", top_k=1, config=cfg)[0]
+    assert hit.url == BASE + "library/venv.rst#creating-virtual-environments", hit.url

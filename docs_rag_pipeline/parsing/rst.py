@@ -21,6 +21,7 @@ Nothing is read from disk (``include`` and ``literalinclude`` are reported in
 from __future__ import annotations
 
 import io
+import posixpath
 import re
 from typing import Any
 
@@ -927,3 +928,141 @@ class _Walker:
         for ln in lines[1:]:
             out.append(ln if ln.verbatim else OutLine("  " + ln.text))
         return out
+
+
+# ---- includes: ``.. include::`` resolved by the source, as AsciiDoc's ``include::`` is ----------------
+
+#: an include directive's line: ``.. include:: ../includes/note.rst`` (at any indentation)
+_RST_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+include::[ \t]*(?P<target>\S.*?)[ \t]*$")
+#: a directive whose content is shown as written: a directive line inside it is text, not an include
+_LITERAL_OPENER_RE = re.compile(r"^[ \t]*\.\.[ \t]+(?:(?:code-block|code|sourcecode|parsed-literal|doctest|testcode|"
+                                r"testoutput|testsetup|testcleanup|productionlist|literalinclude)::|raw::)")
+#: one of its options, on the lines after it (indented deeper): ``:start-after: .. begin``, ``:literal:``
+_RST_OPTION_RE = re.compile(r"^[ \t]+:(?P<name>[\w-]+):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
+
+
+def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> Any:
+    """``text`` (the reStructuredText file at repository path ``path``) with each ``.. include::`` replaced
+    by the file it names, read with ``read(repo_path)`` (None when it is not there; the source's reader, which
+    refuses a link out of the folder or into a hidden file), as Sphinx and docutils include it: the file's
+    lines at the directive's indentation, from ``:start-line:``/``:start-after:`` up to ``:end-line:``/
+    ``:end-before:``, a ``:literal:`` or ``:code: lang`` include as a code block; includes inside included
+    files are resolved from their own folder, and a target starting with ``/`` from ``root`` (the source's
+    top folder, Sphinx's source directory). Before, every include was dropped: CPython's ``venv.rst`` lost
+    its whole "Creating virtual environments" section. A standard include (``<isonum.txt>``), a URL, a path
+    out of the source, a missing or refused file, a loop, or a page grown past
+    :data:`~.asciidoc.MAX_INCLUDED_CHARS` stays a directive the parser drops, listed in ``unresolved``.
+    Returns an :class:`~.asciidoc.IncludeResult`."""
+    from .asciidoc import _MAX_INCLUDE_DEPTH, MAX_INCLUDED_CHARS, IncludeRefused, IncludeResult, _include_path
+
+    result = IncludeResult("")
+    size = [len(text)]
+
+    def target_path(target: str, current: str) -> str | None:
+        if target.startswith("/") and not target.startswith("//"):
+            joined = posixpath.normpath(posixpath.join(root or ".", target.lstrip("/")))
+            return None if joined == ".." or joined.startswith(("../", "/")) else joined
+        return _include_path(target, current)
+
+    def expand(lines: list[str], current: str, depth: int, chain: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        literal: int | None = None  # the indentation of the line that opened a literal block being read
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            width = len(line) - len(line.lstrip(" \t"))
+            if literal is not None and (not line.strip() or width > literal):
+                out.append(line)  # a literal block shows a directive as text (a page about reST's include)
+                continue
+            literal = None
+            m = _RST_INCLUDE_RE.match(line)
+            if m is None:
+                if _LITERAL_OPENER_RE.match(line) or (line.rstrip().endswith("::")
+                                                      and not line.lstrip().startswith("..")):
+                    literal = width
+                out.append(line)
+                continue
+            indent, target = m.group("indent"), m.group("target")
+            options: dict[str, str] = {}
+            directive = [line]
+            while i < len(lines) and (o := _RST_OPTION_RE.match(lines[i])) is not None \
+                    and len(lines[i]) - len(lines[i].lstrip()) > len(indent.expandtabs()):
+                options[o.group("name")] = o.group("value") or ""
+                directive.append(lines[i])
+                i += 1
+            if target.startswith("<") and target.endswith(">"):  # docutils' own (<isonum.txt>): not a file here
+                out.extend(directive)
+                continue
+            repo_path = None if "://" in target else target_path(target, current)
+            if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
+                result.unresolved.append(f"{target} (a hidden file or folder: never read)")
+                out.extend(directive)
+                continue
+            body = None
+            if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
+                try:
+                    body = read(repo_path)
+                except IncludeRefused as exc:
+                    result.deps[repo_path] = False
+                    result.unresolved.append(f"{target} ({exc})")
+                    out.extend(directive)
+                    continue
+                result.deps[repo_path] = body is not None
+            if body is not None and size[0] + len(body) > MAX_INCLUDED_CHARS:
+                result.unresolved.append(f"{target} (not included: the page with its includes would be over "
+                                         f"{MAX_INCLUDED_CHARS:,} characters)")
+                out.extend(directive)
+                continue
+            if body is None:
+                result.unresolved.append(target)
+                out.extend(directive)
+                continue
+            size[0] += len(body)
+            inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            inc = _included_lines(inc, options)
+            if "literal" in options or "code" in options:
+                language = options.get("code", "").strip() or "text"
+                out += [f"{indent}.. code-block:: {language}", ""] + [f"{indent}   {x}" if x.strip() else ""
+                                                                      for x in inc] + [""]
+                continue
+            inc = expand(inc, repo_path, depth + 1, (*chain, repo_path))
+            out += [""] + [f"{indent}{x}" if x.strip() else "" for x in inc] + [""]
+        return out
+
+    lines = text.split("\n")
+    result.text = "\n".join(expand(lines, path, 0, (path,))) if any(
+        _RST_INCLUDE_RE.match(x) for x in lines) else text
+    return result
+
+
+def _included_lines(lines: list[str], options: dict[str, str]) -> list[str]:
+    """The lines of an included file its options select, as docutils selects them: ``:start-line:`` and
+    ``:end-line:`` (Python slice indexes), then the text after ``:start-after:`` and before ``:end-before:``
+    (the first occurrence of each; text that does not occur leaves the file unselected)."""
+    def number(name: str) -> int | None:
+        try:
+            return int(options[name]) if options.get(name, "").strip() else None
+        except ValueError:
+            return None
+
+    lines = lines[number("start-line"):number("end-line")]
+    text = "\n".join(lines)
+    after, before = options.get("start-after", ""), options.get("end-before", "")
+    if after and after in text:
+        text = text.split(after, 1)[1]
+    if before and before in text:
+        text = text.split(before, 1)[0]
+    out = text.split("\n")
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+def rst_unresolved_line(entry: str) -> str:
+    """An entry of ``unresolved`` as a log line's middle: ``.. include:: x.rst cannot be resolved``, with
+    the reason after a colon when the entry carries one."""
+    target, sep, reason = entry.partition(" (")
+    if sep and reason.endswith(")"):
+        return f".. include:: {target} cannot be resolved: {reason[:-1]}"
+    return f".. include:: {entry} cannot be resolved"

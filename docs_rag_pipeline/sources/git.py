@@ -51,7 +51,7 @@ from ..parsing import format_for_path
 from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
-from .local import MAX_LISTED, _quote, asciidoc_body, map_url, path_excluded, path_glob
+from .local import MAX_LISTED, _quote, asciidoc_body, include_line, map_url, path_excluded, path_glob, rst_body
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -883,6 +883,10 @@ class GitSource(Source):
                                                              path=repo_path, read=read_text,
                                                              attributes=self.cfg.asciidoc_attributes)
                     return text, content_hash(text), {d: blob_at(d) for d in dep_found}, missing
+                if fmt == "rst":  # a "/" include is from the documents' top folder (Sphinx's source directory)
+                    text, dep_found, missing = rst_body(decode_body(data, None), path=repo_path, read=read_text,
+                                                        root=sub)
+                    return text, content_hash(text), {d: blob_at(d) for d in dep_found}, missing
                 return decode_body(data, None), content_hash(data), {}, []
 
             missing: list[str] = []
@@ -902,9 +906,8 @@ class GitSource(Source):
                 if missing:
                     meta["unresolved_includes"] = missing
                     unresolved_total += len(missing)
-                    from ..parsing.asciidoc import unresolved_line
                     for target in missing:
-                        log(f"[FETCH] {self.name}: {rel}: {unresolved_line(target)}; skipped")
+                        log(f"[FETCH] {self.name}: {rel}: {include_line(fmt, target)}; skipped")
             else:
                 body = None
             new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}

@@ -129,6 +129,24 @@ def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None],
     return body, res.deps, res.unresolved
 
 
+def rst_body(text: str, *, path: str, read: Callable[[str], str | None], root: str = "") -> tuple[str, dict[str, bool], list[str]]:
+    """A reStructuredText file as handed to the parser: its ``.. include::`` directives resolved with
+    ``read(repo_path)`` (a ``/`` target from ``root``). Returns ``(body, deps, unresolved)``, as
+    :func:`asciidoc_body` does."""
+    from ..parsing.rst import resolve_rst_includes
+
+    res = resolve_rst_includes(text, path=path, read=read, root=root)
+    return res.text, res.deps, res.unresolved
+
+
+def include_line(fmt: str, target: str) -> str:
+    """An unresolved include of a page of format ``fmt`` as a log line's middle."""
+    from ..parsing.asciidoc import unresolved_line
+    from ..parsing.rst import rst_unresolved_line
+
+    return rst_unresolved_line(target) if fmt == "rst" else unresolved_line(target)
+
+
 MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
 
 
@@ -429,16 +447,18 @@ class LocalSource(Source):
                     data = whole_characters(data[: self.cfg.max_bytes], None)  # no split character
                     log(f"[DISCOVER] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
                         "bytes); only its first max_bytes are indexed")
-                if fmt == "asciidoc":
-                    text, _deps, missing = asciidoc_body(decode_body(data, None), path=rel, read=self._read,
-                                                        attributes=self.cfg.asciidoc_attributes)
+                if fmt in ("asciidoc", "rst"):
+                    if fmt == "asciidoc":
+                        text, _deps, missing = asciidoc_body(decode_body(data, None), path=rel, read=self._read,
+                                                            attributes=self.cfg.asciidoc_attributes)
+                    else:
+                        text, _deps, missing = rst_body(decode_body(data, None), path=rel, read=self._read)
                     digest = content_hash(text)
                     if missing:
                         unresolved += len(missing)
                         meta["unresolved_includes"] = missing
-                        from ..parsing.asciidoc import unresolved_line
                         for target in missing:
-                            log(f"[DISCOVER] {self.name}: {rel}: {unresolved_line(target)}; skipped")
+                            log(f"[DISCOVER] {self.name}: {rel}: {include_line(fmt, target)}; skipped")
                 else:
                     digest = content_hash(data)
             except (OSError, LookupError, ValueError) as exc:  # unreadable, or an encoding the decoder rejects
