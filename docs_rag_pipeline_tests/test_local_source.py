@@ -940,8 +940,8 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
     """``.. include::`` in reStructuredText was dropped, with all it brought: CPython's ``venv.rst`` lost its
     "Creating virtual environments" section (rst3 f11). It is resolved as Sphinx resolves it, inside the
     source's folder: a path from the including file's folder, one starting with ``/`` from the top folder,
-    nested includes, ``:start-after:``/``:end-before:``, ``:literal:`` as a code block, the text at the
-    directive's indentation; one shown in a literal block is text. A missing file, a hidden one or a loop stays
+    nested includes, ``:start-after:``/``:end-before:``, ``:literal:`` and ``.. literalinclude::`` as a code
+    block, the text at the directive's indentation; one shown in a literal block is text. A missing file, a hidden one or a loop stays
     unresolved, logged, and the page is indexed without it."""
     write_docs(tmp_path / "docs", {
         "library/venv.rst": """
@@ -969,6 +969,13 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
 
             .. include:: venv.rst
 
+            .. literalinclude:: ../examples/make_env.py
+               :start-after: # begin
+               :end-before: # end
+
+            .. literalinclude:: ../examples/make_env.py
+               :pyobject: main
+
             To show a file in your own page, write::
 
                .. include:: ../includes/wasm.rst
@@ -984,6 +991,7 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
         "using/tip.rst": "Activate it with ``source bin/activate``.\n",
         "includes/wasm.rst": "Header text.\n\n.. begin\n\nThis module does not work on WebAssembly platforms.\n\n.. end\n\nTrailer.\n",
         "library/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = false\n",
+        "examples/make_env.py": "import venv\n\n# begin\nvenv.create('walrus-env', with_pip=True)\n# end\n",
         ".env": "SECRET=hunter2\n",
     })
     cfg = write_config(tmp_path, sources="""
@@ -991,7 +999,7 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
         kind: local
         path: docs
         include: ["**/*.rst"]
-        exclude: ["using/**", "includes/**"]
+        exclude: ["using/**", "includes/**", "examples/**"]
         base_url: https://docs.example.org/
     """)
     lines: list[str] = []
@@ -1003,11 +1011,14 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
         assert shown in text, (shown, text)
     assert "Header text" not in text and "Trailer" not in text and "hunter2" not in text
     assert ".. include:: ../includes/wasm.rst" in text  # in a literal block: shown as written, not included
+    # a literalinclude is a code block in its file's language, cut by its options; :pyobject: is not read
+    assert "```python\nvenv.create('walrus-env', with_pip=True)\n```" in text and "import venv" not in text, text
     assert "```text\nhome = /usr/bin" in text, text
     assert any(r["url"] == BASE + "library/venv.rst#creating-virtual-environments" for r in rows), [r["url"] for r in rows]
     logged = [ln for ln in lines if ".. include::" in ln]
     assert any("library/venv.rst: .. include:: missing.rst cannot be resolved; skipped" in ln for ln in logged), logged
     assert any(".. include:: ../.env cannot be resolved: a hidden file or folder: never read" in ln for ln in logged), logged
     assert any(".. include:: venv.rst cannot be resolved" in ln for ln in logged), logged
+    assert any("../examples/make_env.py cannot be resolved: :pyobject: is not read" in ln for ln in logged), logged
     hit = search("how do I create a walrus environment", top_k=1, config=cfg)[0]
     assert hit.url == BASE + "library/venv.rst#creating-virtual-environments", hit.url

@@ -14,8 +14,9 @@ shows is followed where one file tells it: its smart quotes, the ``()`` of funct
 to a label of the page as its section's title, object signatures with their kind and module (``class
 argparse.ArgumentParser(…)``) and grouped info fields, doctest directives, ``highlight`` languages,
 ``productionlist`` grammars, and the section ids of its SortIds transform.
-Nothing is read from disk (``include`` and ``literalinclude`` are reported in
-``metadata["unresolved_includes"]`` and skipped); no warning reaches the output.
+Nothing is read from disk here: a local or git source resolves ``include`` and ``literalinclude`` first
+(:func:`resolve_rst_includes`); those left are reported in ``metadata["unresolved_includes"]`` and skipped;
+no warning reaches the output.
 """
 
 from __future__ import annotations
@@ -933,7 +934,14 @@ class _Walker:
 # ---- includes: ``.. include::`` resolved by the source, as AsciiDoc's ``include::`` is ----------------
 
 #: an include directive's line: ``.. include:: ../includes/note.rst`` (at any indentation)
-_RST_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+include::[ \t]*(?P<target>\S.*?)[ \t]*$")
+_RST_INCLUDE_RE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<kind>include|literalinclude)::[ \t]*(?P<target>\S.*?)[ \t]*$")
+#: a literalinclude's language from its file's extension, where no ``:language:`` names it (Sphinx guesses
+#: it with Pygments from the file name)
+_EXTENSION_LANGUAGES = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
+                        ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".ini": "ini", ".cfg": "ini",
+                        ".sh": "bash", ".bash": "bash", ".c": "c", ".h": "c", ".cpp": "cpp", ".hpp": "cpp", ".rs": "rust",
+                        ".go": "go", ".java": "java", ".rb": "ruby", ".html": "html", ".xml": "xml", ".css": "css",
+                        ".sql": "sql", ".rst": "rst", ".md": "markdown", ".txt": "text"}
 #: a directive whose content is shown as written: a directive line inside it is text, not an include
 _LITERAL_OPENER_RE = re.compile(r"^[ \t]*\.\.[ \t]+(?:(?:code-block|code|sourcecode|parsed-literal|doctest|testcode|"
                                 r"testoutput|testsetup|testcleanup|productionlist|literalinclude)::|raw::)")
@@ -943,7 +951,8 @@ _RST_OPTION_RE = re.compile(r"^[ \t]+:(?P<name>[\w-]+):(?:[ \t]+(?P<value>.*?))?
 
 def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> Any:
     """``text`` (the reStructuredText file at repository path ``path``) with each ``.. include::`` replaced
-    by the file it names, read with ``read(repo_path)`` (None when it is not there; the source's reader, which
+    (and ``.. literalinclude::``, as a code block in its ``:language:`` or its extension's) by the file it names,
+    read with ``read(repo_path)`` (None when it is not there; the source's reader, which
     refuses a link out of the folder or into a hidden file), as Sphinx and docutils include it: the file's
     lines at the directive's indentation, from ``:start-line:``/``:start-after:`` up to ``:end-line:``/
     ``:end-before:``, a ``:literal:`` or ``:code: lang`` include as a code block; includes inside included
@@ -994,6 +1003,11 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
             if target.startswith("<") and target.endswith(">"):  # docutils' own (<isonum.txt>): not a file here
                 out.extend(directive)
                 continue
+            literal_include = m.group("kind") == "literalinclude"
+            if literal_include and "pyobject" in options:  # one object of a module: Python's parser would pick it
+                result.unresolved.append(f"{target} (:pyobject: is not read)")
+                out.extend(directive)
+                continue
             repo_path = None if "://" in target else target_path(target, current)
             if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
                 result.unresolved.append(f"{target} (a hidden file or folder: never read)")
@@ -1020,11 +1034,14 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
                 continue
             size[0] += len(body)
             inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            inc = _included_lines(inc, options)
-            if "literal" in options or "code" in options:
-                language = options.get("code", "").strip() or "text"
-                out += [f"{indent}.. code-block:: {language}", ""] + [f"{indent}   {x}" if x.strip() else ""
-                                                                      for x in inc] + [""]
+            inc = _literal_lines(inc, options) if literal_include else _included_lines(inc, options)
+            if literal_include or "literal" in options or "code" in options:
+                language = (options.get("language") or options.get("code") or "").strip() or (
+                    _EXTENSION_LANGUAGES.get(posixpath.splitext(repo_path)[1].lower(), "text") if literal_include
+                    else "text")
+                caption = [f"{indent}{options['caption']}", ""] if options.get("caption", "").strip() else []
+                out += ["", *caption, f"{indent}.. code-block:: {language}", ""] + [
+                    f"{indent}   {x}" if x.strip() else "" for x in inc] + [""]
                 continue
             inc = expand(inc, repo_path, depth + 1, (*chain, repo_path))
             out += [""] + [f"{indent}{x}" if x.strip() else "" for x in inc] + [""]
@@ -1057,6 +1074,43 @@ def _included_lines(lines: list[str], options: dict[str, str]) -> list[str]:
     while out and not out[-1].strip():
         out.pop()
     return out
+
+
+def _literal_lines(lines: list[str], options: dict[str, str]) -> list[str]:
+    """The lines of a ``literalinclude`` its options select, as Sphinx selects them: ``:lines:`` (``1,3,5-10,20-``,
+    1-based), then ``:start-after:``/``:start-at:`` and ``:end-before:``/``:end-at:`` (the first line holding the
+    text, without or with that line), then ``:dedent:`` (that many columns, or the common indentation)."""
+    spec = options.get("lines", "").strip()
+    if spec:
+        keep: list[int] = []
+        for part in spec.split(","):
+            lo, dash, hi = part.strip().partition("-")
+            try:
+                start = int(lo) if lo.strip() else 1
+                end = (int(hi) if hi.strip() else len(lines)) if dash else start
+            except ValueError:
+                continue
+            keep += range(max(1, start), min(end, len(lines)) + 1)
+        lines = [lines[n - 1] for n in keep]
+    for name, after in (("start-after", True), ("start-at", False)):
+        text = options.get(name, "")
+        at = next((n for n, x in enumerate(lines) if text and text in x), None)
+        if at is not None:
+            lines = lines[at + 1:] if after else lines[at:]
+            break
+    for name, before in (("end-before", True), ("end-at", False)):
+        text = options.get(name, "")
+        at = next((n for n, x in enumerate(lines) if text and text in x), None)
+        if at is not None:
+            lines = lines[:at] if before else lines[:at + 1]
+            break
+    if "dedent" in options:
+        value = options["dedent"].strip()
+        width = int(value) if value.isdigit() else min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
+        lines = [x[width:] if x[:width].strip() == "" else x.lstrip() for x in lines]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
 
 
 def rst_unresolved_line(entry: str) -> str:
