@@ -1022,3 +1022,8 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
     assert any("../examples/make_env.py cannot be resolved: :pyobject: is not read" in ln for ln in logged), logged
     hit = search("how do I create a walrus environment", top_k=1, config=cfg)[0]
     assert hit.url == BASE + "library/venv.rst#creating-virtual-environments", hit.url
+    # a file saved with CRLF line ends: the target is not read with its \r (it was never found)
+    from docs_rag_pipeline.parsing.rst import resolve_rst_includes
+
+    got = resolve_rst_includes("T\r\n=\r\n\r\n.. include:: a.rst\r\n", path="i.rst", read={"a.rst": "Hi\r\n"}.get)
+    assert "Hi" in got.text and not got.unresolved, got

@@ -1047,7 +1047,7 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
             out += [""] + [f"{indent}{x}" if x.strip() else "" for x in inc] + [""]
         return out
 
-    lines = text.split("\n")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # a file saved with CRLF line ends too
     result.text = "\n".join(expand(lines, path, 0, (path,))) if any(
         _RST_INCLUDE_RE.match(x) for x in lines) else text
     return result
