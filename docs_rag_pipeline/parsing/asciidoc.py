@@ -273,6 +273,39 @@ def _select_lines(lines: list[str], named: dict[str, str]) -> list[str]:
 MAX_INCLUDED_CHARS = 5_000_000
 
 
+def read_include(target: str, repo_path: str | None, *, read: Reader, result: IncludeResult, size: list[int],
+                 depth: int, chain: tuple[str, ...]) -> list[str] | None:
+    """The lines of the file an include names (``target`` as written, ``repo_path`` its repository path, None
+    for one outside the repository or no file), read with ``read`` within the document's budget (``size[0]``:
+    the characters the document has grown to, counted up here). None, with the reason in
+    ``result.unresolved`` (and the file in ``result.deps``), for a hidden file or folder, a file ``read``
+    refuses or does not find, an include past :data:`_MAX_INCLUDE_DEPTH` or already in ``chain`` (a loop),
+    and one that would take the document past :data:`MAX_INCLUDED_CHARS`. AsciiDoc's ``include::`` and
+    reStructuredText's ``.. include::`` read their files through it."""
+    if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
+        # .env, .git/config: the sources never read a hidden file as a page, nor through a link
+        result.unresolved.append(f"{target} (a hidden file or folder: never read)")
+        return None
+    body = None
+    if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
+        try:
+            body = read(repo_path)
+        except IncludeRefused as exc:
+            result.deps[repo_path] = False
+            result.unresolved.append(f"{target} ({exc})")
+            return None
+        result.deps[repo_path] = body is not None
+    if body is None:
+        result.unresolved.append(target)
+        return None
+    if size[0] + len(body) > MAX_INCLUDED_CHARS:
+        result.unresolved.append(f"{target} (not included: the page with its includes would be over "
+                                 f"{MAX_INCLUDED_CHARS:,} characters)")
+        return None
+    size[0] += len(body)
+    return body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[str, str] | None = None) -> IncludeResult:
     """:func:`_resolve_includes` within one budget for attribute substitution."""
     with _expansion_budget(text):
@@ -323,32 +356,10 @@ def _resolve_includes(text: str, *, path: str, read: Reader, attributes: dict[st
             target = _substitute_attrs(m.group(2).strip(), attrs)
             _, named = _parse_attrlist(m.group(3))
             repo_path = None if _ATTR_REF_RE.search(target) else _include_path(target, current)
-            if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
-                # .env, .git/config: the sources never read a hidden file as a page, nor through a link
-                result.unresolved.append(f"{target} (a hidden file or folder: never read)")
+            inc = read_include(target, repo_path, read=read, result=result, size=size, depth=depth, chain=chain)
+            if inc is None:
                 out.append(line)
                 continue
-            body = None
-            if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
-                try:
-                    body = read(repo_path)
-                except IncludeRefused as exc:
-                    result.deps[repo_path] = False
-                    result.unresolved.append(f"{target} ({exc})")
-                    out.append(line)
-                    continue
-                result.deps[repo_path] = body is not None
-            if body is not None and size[0] + len(body) > MAX_INCLUDED_CHARS:
-                result.unresolved.append(f"{target} (not included: the page with its includes would be over "
-                                         f"{MAX_INCLUDED_CHARS:,} characters)")
-                out.append(line)
-                continue
-            if body is None:
-                result.unresolved.append(target)
-                out.append(line)
-                continue
-            size[0] += len(body)
-            inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
             if inc and inc[-1] == "":
                 inc.pop()
             for tag in _missing_tags(inc, named):

@@ -962,7 +962,7 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
     out of the source, a missing or refused file, a loop, or a page grown past
     :data:`~.asciidoc.MAX_INCLUDED_CHARS` stays a directive the parser drops, listed in ``unresolved``.
     Returns an :class:`~.asciidoc.IncludeResult`."""
-    from .asciidoc import _MAX_INCLUDE_DEPTH, MAX_INCLUDED_CHARS, IncludeRefused, IncludeResult, _include_path
+    from .asciidoc import IncludeResult, _include_path, read_include
 
     result = IncludeResult("")
     size = [len(text)]
@@ -1009,31 +1009,10 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
                 out.extend(directive)
                 continue
             repo_path = None if "://" in target else target_path(target, current)
-            if repo_path is not None and any(part.startswith(".") for part in repo_path.split("/")):
-                result.unresolved.append(f"{target} (a hidden file or folder: never read)")
+            inc = read_include(target, repo_path, read=read, result=result, size=size, depth=depth, chain=chain)
+            if inc is None:
                 out.extend(directive)
                 continue
-            body = None
-            if repo_path is not None and depth < _MAX_INCLUDE_DEPTH and repo_path not in chain:
-                try:
-                    body = read(repo_path)
-                except IncludeRefused as exc:
-                    result.deps[repo_path] = False
-                    result.unresolved.append(f"{target} ({exc})")
-                    out.extend(directive)
-                    continue
-                result.deps[repo_path] = body is not None
-            if body is not None and size[0] + len(body) > MAX_INCLUDED_CHARS:
-                result.unresolved.append(f"{target} (not included: the page with its includes would be over "
-                                         f"{MAX_INCLUDED_CHARS:,} characters)")
-                out.extend(directive)
-                continue
-            if body is None:
-                result.unresolved.append(target)
-                out.extend(directive)
-                continue
-            size[0] += len(body)
-            inc = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
             inc = _literal_lines(inc, options) if literal_include else _included_lines(inc, options)
             if literal_include or "literal" in options or "code" in options:
                 language = (options.get("language") or options.get("code") or "").strip() or (
