@@ -685,6 +685,62 @@ Second section with the same title.
 """
 
 
+def test_rst_a_literalinclude_picks_a_python_object_and_cuts_in_sphinxs_order() -> None:
+    """``:pyobject:`` was never read, so a literalinclude naming one class or method stayed unresolved and the
+    page lost its example; and the cutting options ran ``:lines:`` before ``:start-at:``, where Sphinx runs
+    it on what the start and end options leave. Each case below was checked against sphinx-build 9.0's text
+    output of the same file: the object from its first decorator to its last line, then start/end, then
+    lines, dedent, prepend/append; an object or a text that is not there shows nothing and says why."""
+    from docs_rag_pipeline.parsing.rst import resolve_rst_includes
+
+    module = textwrap.dedent('''\
+        import functools
+
+
+        def helper(x):
+            return x + 1
+
+
+        class Walrus:
+            """A walrus."""
+
+            @functools.cache
+            def swim(self, depth):
+                # dive
+                return depth * 2
+
+            def eat(self):
+                return "fish"
+
+
+        def main():
+            w = Walrus()
+            print(w.swim(3))
+    ''')
+
+    def included(options: str) -> str:
+        page = ".. literalinclude:: mod.py\n" + "".join(f"   {x}\n" for x in options.strip().splitlines())
+        got = resolve_rst_includes(page, path="index.rst", read={"mod.py": module}.get)
+        return "\n".join(x[3:] for x in got.text.splitlines() if x.startswith("   ")) if not got.unresolved \
+            else "unresolved: " + got.unresolved[0]
+
+    assert included(":pyobject: Walrus.swim") == (
+        "    @functools.cache\n    def swim(self, depth):\n        # dive\n        return depth * 2")
+    assert included(":pyobject: Walrus\n:start-after: def eat\n:dedent:") == 'return "fish"'
+    assert included(":start-at: def main\n:lines: 2-") == "    w = Walrus()\n    print(w.swim(3))"
+    assert included(":pyobject: helper\n:prepend: # from mod.py\n:append: # end") == (
+        "# from mod.py\ndef helper(x):\n    return x + 1\n# end")
+    assert included(":pyobject: Walrus.fly") == "unresolved: mod.py (:pyobject: Walrus.fly is not defined in the file)"
+    assert included(":pyobject: helper\n:end-before: def helper") == (
+        "unresolved: mod.py (:end-before: def helper is not in the file)")  # its first line is passed over
+    assert included(":start-after: no such text") == "unresolved: mod.py (:start-after: no such text is not in the file)"
+    page = parse_rst("T\n=\n\n" + resolve_rst_includes(
+        ".. literalinclude:: mod.py\n   :pyobject: Walrus.eat\n", path="i.rst", read={"mod.py": module}.get).text,
+        path="i.rst")
+    # a code block of the page (its common indentation off, as for every code block)
+    assert '```python\ndef eat(self):\n    return "fish"\n```' in page.sections[0].text, page.sections[0].text
+
+
 def test_rst_sections_and_anchors_as_sphinx() -> None:
     page = parse_rst(RST, path="docs/install.rst")
     assert page.title == "Installing Widgets"

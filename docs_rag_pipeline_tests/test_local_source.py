@@ -1011,7 +1011,7 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
         assert shown in text, (shown, text)
     assert "Header text" not in text and "Trailer" not in text and "hunter2" not in text
     assert ".. include:: ../includes/wasm.rst" in text  # in a literal block: shown as written, not included
-    # a literalinclude is a code block in its file's language, cut by its options; :pyobject: is not read
+    # a literalinclude is a code block in its file's language, cut by its options; no object main: not shown
     assert "```python\nvenv.create('walrus-env', with_pip=True)\n```" in text and "import venv" not in text, text
     assert "```text\nhome = /usr/bin" in text, text
     assert any(r["url"] == BASE + "library/venv.rst#creating-virtual-environments" for r in rows), [r["url"] for r in rows]
@@ -1019,7 +1019,8 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
     assert any("library/venv.rst: .. include:: missing.rst cannot be resolved; skipped" in ln for ln in logged), logged
     assert any(".. include:: ../.env cannot be resolved: a hidden file or folder: never read" in ln for ln in logged), logged
     assert any(".. include:: venv.rst cannot be resolved" in ln for ln in logged), logged
-    assert any("../examples/make_env.py cannot be resolved: :pyobject: is not read" in ln for ln in logged), logged
+    assert any("../examples/make_env.py cannot be resolved: :pyobject: main is not defined in the file" in ln
+               for ln in logged), logged
     hit = search("how do I create a walrus environment", top_k=1, config=cfg)[0]
     assert hit.url == BASE + "library/venv.rst#creating-virtual-environments", hit.url
     # a file saved with CRLF line ends: the target is not read with its \r (it was never found)

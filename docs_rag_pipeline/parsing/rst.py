@@ -21,6 +21,7 @@ no warning reaches the output.
 
 from __future__ import annotations
 
+import ast
 import io
 import posixpath
 import re
@@ -1004,16 +1005,19 @@ def resolve_rst_includes(text: str, *, path: str, read: Any, root: str = "") -> 
                 out.extend(directive)
                 continue
             literal_include = m.group("kind") == "literalinclude"
-            if literal_include and "pyobject" in options:  # one object of a module: Python's parser would pick it
-                result.unresolved.append(f"{target} (:pyobject: is not read)")
-                out.extend(directive)
-                continue
             repo_path = None if "://" in target else target_path(target, current)
             inc = read_include(target, repo_path, read=read, result=result, size=size, depth=depth, chain=chain)
             if inc is None:
                 out.extend(directive)
                 continue
-            inc = _literal_lines(inc, options) if literal_include else _included_lines(inc, options)
+            if literal_include:
+                inc, problem = _literal_lines(inc, options)
+                if problem:  # Sphinx warns and shows nothing
+                    result.unresolved.append(f"{target} ({problem})")
+                    out.extend(directive)
+                    continue
+            else:
+                inc = _included_lines(inc, options)
             if literal_include or "literal" in options or "code" in options:
                 language = (options.get("language") or options.get("code") or "").strip() or (
                     _EXTENSION_LANGUAGES.get(posixpath.splitext(repo_path)[1].lower(), "text") if literal_include
@@ -1055,10 +1059,57 @@ def _included_lines(lines: list[str], options: dict[str, str]) -> list[str]:
     return out
 
 
-def _literal_lines(lines: list[str], options: dict[str, str]) -> list[str]:
-    """The lines of a ``literalinclude`` its options select, as Sphinx selects them: ``:lines:`` (``1,3,5-10,20-``,
-    1-based), then ``:start-after:``/``:start-at:`` and ``:end-before:``/``:end-at:`` (the first line holding the
-    text, without or with that line), then ``:dedent:`` (that many columns, or the common indentation)."""
+def python_object_lines(source: str) -> dict[str, tuple[int, int]]:
+    """Where each class and function of a Python module is, as Sphinx's ``:pyobject:`` finds it: dotted
+    names (``Class.method``, also a function inside a function or an ``if``/``try`` block) to the 1-based
+    first line (its first decorator's) and last line. A later definition of a name wins, as it does when
+    the module runs. A module Python cannot parse has none."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, tuple[int, int]] = {}
+
+    def walk(nodes: list[Any], prefix: str) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                name = prefix + node.name
+                if name not in found or found[name][0] < start:
+                    found[name] = (start, node.end_lineno or node.lineno)
+                walk(node.body, name + ".")
+                continue
+            for field in ("body", "handlers", "orelse", "finalbody", "cases"):
+                walk(getattr(node, field, None) or [], prefix)
+
+    walk(tree.body, "")
+    return found
+
+
+def _literal_lines(lines: list[str], options: dict[str, str]) -> tuple[list[str], str]:
+    """The lines of a ``literalinclude`` its options select, in Sphinx's order: ``:pyobject:`` (a class or
+    function of a Python file, ``Class.method``), ``:start-after:``/``:start-at:`` and
+    ``:end-before:``/``:end-at:`` (the first line holding the text, without or with that line; ``end-before``
+    passes over the first line, as Sphinx does), ``:lines:`` (``1,3,5-10,20-``, 1-based, of what is left), ``:dedent:`` (that
+    many columns, or the common indentation), ``:prepend:``/``:append:``. Where Sphinx warns and shows
+    nothing (no such object, a text that does not occur, lines out of range) the second value says why."""
+    name = options.get("pyobject", "").strip()
+    if name:
+        where = python_object_lines("\n".join(lines)).get(name)
+        if where is None:
+            return [], f":pyobject: {name} is not defined in the file"
+        lines = lines[where[0] - 1:where[1]]
+    for names in (("start-at", "start-after"), ("end-at", "end-before")):
+        option = next((x for x in names if x in options), None)
+        text = options.get(option or "", "")
+        if not text:
+            continue
+        first = 1 if option == "end-before" else 0
+        at = next((n for n, x in enumerate(lines) if n >= first and text in x), None)
+        if at is None:
+            return [], f":{option}: {text} is not in the file"
+        lines = {"start-at": lines[at:], "start-after": lines[at + 1:],
+                 "end-at": lines[:at + 1], "end-before": lines[:at]}[option]
     spec = options.get("lines", "").strip()
     if spec:
         keep: list[int] = []
@@ -1070,26 +1121,20 @@ def _literal_lines(lines: list[str], options: dict[str, str]) -> list[str]:
             except ValueError:
                 continue
             keep += range(max(1, start), min(end, len(lines)) + 1)
+        if not keep:
+            return [], f":lines: {spec} selects no line of the file"
         lines = [lines[n - 1] for n in keep]
-    for name, after in (("start-after", True), ("start-at", False)):
-        text = options.get(name, "")
-        at = next((n for n, x in enumerate(lines) if text and text in x), None)
-        if at is not None:
-            lines = lines[at + 1:] if after else lines[at:]
-            break
-    for name, before in (("end-before", True), ("end-at", False)):
-        text = options.get(name, "")
-        at = next((n for n, x in enumerate(lines) if text and text in x), None)
-        if at is not None:
-            lines = lines[:at] if before else lines[:at + 1]
-            break
     if "dedent" in options:
         value = options["dedent"].strip()
         width = int(value) if value.isdigit() else min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
         lines = [x[width:] if x[:width].strip() == "" else x.lstrip() for x in lines]
+    if options.get("prepend", "").strip():
+        lines = [options["prepend"], *lines]
+    if options.get("append", "").strip():
+        lines = [*lines, options["append"]]
     while lines and not lines[-1].strip():
         lines.pop()
-    return lines
+    return lines, ""
 
 
 def rst_unresolved_line(entry: str) -> str:
