@@ -2277,3 +2277,19 @@ def test_a_pointer_to_another_section_is_no_answer(settings_index):
     assert sentence_kind("See also `halt_level`.") == "pointer" and sentence_kind("Refer to the API reference.") == "pointer"
     assert sentence_kind("See below for the full list of options and their defaults.") == "prose"
     assert sentence_kind("Seeing the output twice means the cache is off.") == "prose"
+
+
+def test_the_cli_shows_a_disarmed_tag_as_the_text_a_markdown_client_shows():
+    """An answer quoting ``--prefetch-multiplier <prefetch multiplier>`` writes its ``<`` as ``&lt;`` (a
+    tag with an attribute, to a browser), which a Markdown client shows as ``<``; ``docs-rag ask`` printed
+    ``&lt;prefetch multiplier>`` to the terminal, which reads no Markdown. It prints ``<`` now, outside
+    code only: a code span or block shows what it holds, as a Markdown client does."""
+    from docs_rag_pipeline.answering.citations import _inert_html
+    from docs_rag_pipeline.answering.tables import for_terminal
+
+    answer = _inert_html("Start it with --prefetch-multiplier <prefetch multiplier> set. [1]\n\n"
+                         "```html\n&lt;b>\n```\n[1]\n\nOr write `&lt;x>` in a span. [1]")
+    assert answer.startswith("Start it with --prefetch-multiplier &lt;prefetch multiplier> set."), answer
+    shown = for_terminal(answer)
+    assert shown.startswith("Start it with --prefetch-multiplier <prefetch multiplier> set. [1]"), shown
+    assert "```html\n&lt;b>\n```" in shown and "`&lt;x>`" in shown, shown

@@ -107,7 +107,14 @@ _MARKER_LINE = re.compile(r"^\s*\[\d+\]\s*$")
 
 def for_terminal(answer: str) -> str:
     """An answer as the CLI prints it: each Markdown table (with the citation marker on the line after
-    it) lined up by :func:`terminal_table`; everything else as it is."""
+    it) lined up by :func:`terminal_table`; ``&lt;`` outside code as the ``<`` a Markdown client shows
+    (an answer writes a tag-like ``<name attr>`` so, that no browser reads it as a tag; a terminal reads
+    no tag); everything else as it is."""
+    from .markers import code_parts
+
+    parts = code_parts(answer)
+    parts[0::2] = [p.replace("&lt;", "<") for p in parts[0::2]]
+    answer = "".join(parts)
     out = []
     for block in answer.split("\n\n"):
         lines = block.split("\n")
