@@ -2279,6 +2279,70 @@ def test_a_pointer_to_another_section_is_no_answer(settings_index):
     assert sentence_kind("Seeing the output twice means the cache is off.") == "prose"
 
 
+OPTIONS_DOC = """# Widget options
+
+These options go in `widget.toml`.
+
+## tab_width
+
+Number of columns a tab character expands to when files are rendered.
+
+Default: 8.
+
+## line_length
+
+The longest line the formatter allows before it wraps a statement.
+
+Default: `88`.
+
+## cache_dir
+
+Where the formatter keeps its cache between runs.
+
+The default is `~/.cache/widget`.
+"""
+
+
+@pytest.fixture(scope="module")
+def options_index(tmp_path_factory):
+    from dagster import DagsterInstance
+
+    from .dagster_helpers import materialize_source
+
+    root = tmp_path_factory.mktemp("options")
+    write_docs(root / "docs", {"options.md": OPTIONS_DOC})
+    cfg = write_config(root)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    return str(cfg)
+
+
+def test_a_default_on_a_line_of_its_own_is_quoted_with_the_definition_it_follows(options_index):
+    """"What is the default tab width?" never got the default: "Default: 8." has one word a sentence is
+    scored by, too few to be a candidate, so the answer was the option's definition without its value,
+    then another option's "The default is `~/.cache/widget`.". A short field line under a sentence
+    (``Default: 8.``, ``Since: 2.0``) is read and quoted with that sentence; and the answer keeps to
+    the section its question names by heading (`tab_width`, also as "tab width"): a sentence under
+    another named heading is of another option, however alike."""
+    from docs_rag_pipeline.answering.extractive import sentences
+
+    assert sentences("Number of columns a tab expands to.\n\nDefault: 8.") == [
+        "Number of columns a tab expands to. Default: 8."]
+    assert sentences("```\nx = 1\n```\n\nDefault: 8.") == ["```\nx = 1\n```", "Default: 8."]  # not after code
+    assert sentences("Why does it wrap?\n\nNote: it wraps long lines.") == [
+        "Why does it wrap?", "Note: it wraps long lines."]  # a field of two words is a sentence of its own
+    for question, expected, other in (
+            ("What is the default tab width?",
+             "Number of columns a tab character expands to when files are rendered. Default: 8.", "88"),
+            ("What is the default line length?",
+             "The longest line the formatter allows before it wraps a statement. Default: `88`.", "Default: 8.")):
+        ans = ask(question, config=options_index, remember=False)
+        assert not ans.refused, ans
+        assert ans.answer.startswith(expected), ans.answer
+        assert other not in ans.answer and "~/.cache/widget" not in ans.answer, ans.answer
+        assert len(ans.citations) == 1, ans.citations
+
+
 def test_the_cli_shows_a_disarmed_tag_as_the_text_a_markdown_client_shows():
     """An answer quoting ``--prefetch-multiplier <prefetch multiplier>`` writes its ``<`` as ``&lt;`` (a
     tag with an attribute, to a browser), which a Markdown client shows as ``<``; ``docs-rag ask`` printed

@@ -421,6 +421,13 @@ def sentences(text: str) -> list[str]:
 _MARKER = re.compile(r"\[(/?)([A-Z][\w.-]*)(?: ([^\]\n]{1,80}))?\]")
 #: a tab panel's label as the HTML parser writes it, a line of its own before the panel (``macOS:``)
 _LABEL_LINE = re.compile(r"[^\s.!?:`\[][^\n.!?:`]{0,40}:")
+#: what joins the parts of a name (``tab_width``, ``max-age``, ``os.path``)
+_NAME_PARTS = re.compile(r"[_.\-/]+")
+#: a heading that is one name, no words around it (``line_length``, ``--port``, ``Session.send()``)
+_ONE_NAME = re.compile(r"[-@$]{0,2}[\w.:/-]+(?:\([^()\s]*\))?")
+#: a field's value on a line of its own under a definition (``Default: 8.``, ``Since: 2.0``), which says
+#: nothing read alone
+_FIELD_LINE = re.compile(r"[A-Z][A-Za-z]*(?: [a-z]+){0,2}: +[^\s:][^\n]{0,80}")
 
 
 def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
@@ -453,6 +460,12 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
             continue
         if label_lines and _LABEL_LINE.fullmatch(block):
             label = block[:-1].strip()
+            continue
+        if out and labels[-1] == label and _FIELD_LINE.fullmatch(block) and len(content_terms(block)) < 2 \
+                and out[-1][-1:] in ".!?" and not out[-1].startswith("```") and "\n" not in out[-1]:
+            # "Default: 8." under an option's definition: too few words to be read alone (it never was a
+            # candidate), it is read and quoted with the sentence it follows, which says what it is of
+            out[-1] = f"{out[-1]} {block}"
             continue
         start = len(out)
         # a list is one unit, numbered or not: a numbered one was cut into sentences, its "1." one of them,
@@ -800,7 +813,12 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
         named.setdefault(h.chunk_id, set()).update(asked_tab)
     # a sentence is read with its section's heading too: a reference section's definition ("Controls how
     # many progress messages the tool prints") never repeats the name its heading gives (`verbosity`)
-    head_terms = [{_stem(t, lang) for t in content_terms(h.headings[-1])} if h.headings else set() for h, _ in pool]
+    # (a name's parts too: a question says "tab width" for `tab_width`, "max age" for `max-age`)
+    head_terms = [{_stem(t, lang) for t in content_terms(f"{h.headings[-1]} {_NAME_PARTS.sub(' ', h.headings[-1])}")}
+                  if h.headings else set() for h, _ in pool]
+    # a section headed by a name (`line_length`, `--port`, `Session.send()`): a reference entry of one thing
+    name_headed = [bool(h.headings) and _ONE_NAME.fullmatch(h.headings[-1].strip().strip("`")) is not None
+             for h, _ in pool]
     other_tab: list[bool] = []
     for (h, s), v, terms, tab, asked_tab, head in zip(pool, sv, sentence_terms, tabs, tab_named, head_terms):
         # a sentence in a tab is read with the tab's label: "Install it with winget" says Windows by its tab
@@ -814,6 +832,7 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     # that a sentence answers it
     unreadable = not_latin(question)
     chosen: list[tuple[Hit, str, float]] = []
+    first = -1  # the pool index of the first sentence chosen
     order = [i for i in order if quotable[i]] or list(order)
     if not order:
         return Answer(answer=REFUSAL, citations=[], refused=True, trace_id=trace_id)
@@ -823,11 +842,17 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             continue
         if chosen and other_tab[i]:
             continue  # another tab's sentence than the one the question names: it answers another question
+        if chosen and name_headed[i] and not qterms & head_terms[i] and qterms & head_terms[first]:
+            # the answer's section is the one the question names (`tab_width`): a sentence in the section
+            # of another name (`line_length`) is of something else, however alike ("Default: 88.")
+            continue
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
         if chosen and unreadable and h.url not in {c.url for c, _, _ in chosen} and not (
                 qterms & {_stem(t) for t in sentence_terms[i]}):
             continue  # another section's sentence, and nothing says it answers: none of the question's words
+        if not chosen:
+            first = i
         chosen.append((h, s, scores[i]))
         if len(chosen) == max_sentences:
             break
