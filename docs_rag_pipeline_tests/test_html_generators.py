@@ -458,3 +458,22 @@ more: any body element.</p></div></div></body></html>"""
         (("Tables",), "tables", "There are two syntaxes for tables in this markup language."),
         (("Tables", "Grid Tables"), "grid-tables", "Grid tables are drawn as ASCII art and allow row spans."),
         (("Contents",), "contents-of-a-cell", "A cell holds tables and more: any body element.")]
+
+
+def test_a_sites_menu_and_banner_are_chrome() -> None:
+    """lxml's pages open with the site's menu, ``<div class="sidemenu">`` of ``<ul class="menu">`` lists
+    (every page and section of the site), and a donation banner (``<div class="banner">``, inside the menu
+    and again after it): they were the lead section of every page, before its first words. A block of a
+    menu's or a banner's class that holds a heading or more than 40 words of its own is content and stays,
+    and so does Sphinx's ``menuselection``."""
+    items = "".join(f'<li class="menu item"><a href="p{i}.html#s{i}">Section {i}</a></li>' for i in range(20))
+    banner = ('<div class="banner"><div class="banner_image"><img src="t.png"/></div><div class="banner_link">'
+              '<a href="index.html#support">Like the tool? <br/>Help making it better!</a></div></div>')
+    html = f"""<html><head><title>The lxml.etree Tutorial</title></head><body><div class="document">
+<div class="sidemenu" id="sidemenu"><div class="menutrigger">Menu</div><div class="menu">{banner}
+<ul id="lxml-section"><li><span class="section title">lxml</span><ul class="menu foreign"><li class="menu title">
+<a href="index.html">lxml</a><ul class="submenu">{items}</ul></li></ul></li><li><a href="/sitemap.html">Sitemap</a></li>
+</ul></div></div>{banner}<h1 class="title">The lxml.etree Tutorial</h1><p>This is a tutorial on lxml.etree.</p>
+<p>Pick <span class="menuselection">File ‣ Open</span> to open a file.</p>
+<div class="menu-card"><h2 id="menus">Menus</h2><p>Menus are lists.</p></div></div></body></html>"""
+    assert _text(html) == "This is a tutorial on lxml.etree.\n\nPick File ‣ Open to open a file.\nMenus are lists."
