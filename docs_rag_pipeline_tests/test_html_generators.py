@@ -460,6 +460,25 @@ more: any body element.</p></div></div></body></html>"""
         (("Contents",), "contents-of-a-cell", "A cell holds tables and more: any body element.")]
 
 
+def test_a_modal_window_of_the_theme_is_chrome() -> None:
+    """MkDocs' Bootstrap themes (Django REST framework's docs) write a search box as a modal window,
+    ``<div class="modal" role="dialog">`` with its heading, in the body before the content: every page
+    opened with a section "Documentation search" that took the text before the H1, and the H1 was no longer
+    the page's title heading. A window of role ``dialog`` is left out as a ``<dialog>`` is."""
+    html = """<html><head><title>Settings - Django REST framework</title></head><body><div class="body-content">
+<div id="mkdocs_search_modal" class="modal hide fade" tabindex="-1" role="dialog" aria-hidden="true">
+<div class="modal-header"><button type="button" class="close">&times;</button><h3 id="myModalLabel">Documentation search</h3>
+</div><div class="modal-body"><div id="mkdocs-search-results"></div></div></div>
+<div id="main-content" class="span9"><blockquote><p>Namespaces are one honking great idea.</p></blockquote>
+<h1 id="settings"><a class="toclink" href="#settings">Settings</a></h1><p>All settings are namespaced.</p>
+<h2 id="accessing-settings"><a class="toclink" href="#accessing-settings">Accessing settings</a></h2>
+<p>Use api_settings.</p></div></div></body></html>"""
+    page = parse_html(html, url="https://docs.example.org/api-guide/settings/")
+    assert [(s.headings, s.anchor) for s in page.sections] == [((), ""), (("Accessing settings",), "accessing-settings")]
+    assert page.sections[0].text == "Namespaces are one honking great idea.\n\nAll settings are namespaced."
+    assert page.title == "Settings"
+
+
 def test_a_sites_menu_and_banner_are_chrome() -> None:
     """lxml's pages open with the site's menu, ``<div class="sidemenu">`` of ``<ul class="menu">`` lists
     (every page and section of the site), and a donation banner (``<div class="banner">``, inside the menu

@@ -554,8 +554,13 @@ def _is_cell_prompt(el: Tag) -> bool:
     return short is not None and (not short or _CELL_PROMPT_RE.fullmatch(short) is not None)
 
 
+#: ARIA roles of a window the page opens over itself, as ``<dialog>`` is one: a Bootstrap modal (MkDocs'
+#: "Documentation search" box, ``<div class="modal" role="dialog">``, atop every page of its themes)
+_DIALOG_ROLES = {"dialog", "alertdialog"}
+
+
 def _is_chrome(el: Tag) -> bool:
-    if _invisible(el):
+    if _invisible(el) or _attr(el, "role").lower() in _DIALOG_ROLES:
         return True
     if el.name not in _HEADINGS and _SCREEN_READER_CLASSES.intersection(_classes(el)):
         return True
