@@ -496,3 +496,21 @@ def test_a_sites_menu_and_banner_are_chrome() -> None:
 <p>Pick <span class="menuselection">File ‣ Open</span> to open a file.</p>
 <div class="menu-card"><h2 id="menus">Menus</h2><p>Menus are lists.</p></div></div></body></html>"""
     assert _text(html) == "This is a tutorial on lxml.etree.\n\nPick File ‣ Open to open a file.\nMenus are lists."
+
+
+def test_a_cell_spanning_rows_is_read_in_each_row_it_spans() -> None:
+    """Django REST framework's router tables give one URL style and one URL name to the GET and the POST row
+    (``<td rowspan=2>{prefix}/</td>``); each row was read with its own cells only, so the POST row read
+    ``POST | create``, its method under "URL Style". A cell spanning rows is read in each row it spans, in its
+    column; one spanning columns stays one cell, and a bad or too-large span reads as the rows there are."""
+    html = """<html><head><title>Routers</title></head><body><main><h1>Routers</h1><table>
+<tr><th>URL Style</th><th>HTTP Method</th><th>Action</th><th>URL Name</th></tr>
+<tr><td rowspan=2>{prefix}/</td><td>GET</td><td>list</td><td rowspan=2>{basename}-list</td></tr></tr>
+<tr><td>POST</td><td>create</td></tr>
+<tr><td rowspan="x">{prefix}/{lookup}/</td><td>GET</td><td>retrieve</td><td rowspan="99">{basename}-detail</td></tr>
+<tr><td>{prefix}/{lookup}/</td><td colspan="2">PUT or PATCH: update</td></tr>
+</table></main></body></html>"""
+    assert _text(html) == ("URL Style | HTTP Method | Action | URL Name\n{prefix}/ | GET | list | {basename}-list\n"
+                           "{prefix}/ | POST | create | {basename}-list\n"
+                           "{prefix}/{lookup}/ | GET | retrieve | {basename}-detail\n"
+                           "{prefix}/{lookup}/ | PUT or PATCH: update | {basename}-detail")

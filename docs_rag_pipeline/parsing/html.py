@@ -1301,6 +1301,45 @@ def _pre_text(pre: Tag) -> str:
 _BYLINE_CLASSES = {"author", "authors", "corpauthor", "editor", "othercredit", "date", "pubdate", "subtitle"}
 
 
+def _span(cell: Tag, name: str, most: int) -> int:
+    """A cell's ``rowspan`` or ``colspan`` as a count from 1 to ``most`` (a missing, bad or 0 value: 1)."""
+    m = re.match(r"\s*\"?(\d{1,6})", _attr(cell, name))
+    return max(1, min(int(m.group(1)), most)) if m else 1
+
+
+def _spanned_rows(trs: list[Tag]) -> list[list[str]]:
+    """The texts of each row's cells, a cell that spans rows (``rowspan``) repeated in each row it spans, in
+    its column, as a reader reads the row beside it: Django REST framework's router table gives ``{prefix}/``
+    and ``{basename}-list`` to both the GET and the POST row, and the POST row read ``POST | create``, its
+    method under "URL Style" and its action under "HTTP Method". A cell spanning columns stays one cell."""
+    spanned: dict[int, tuple[str, int, int]] = {}  # column → (text, rows still to come, columns it spans)
+    out: list[list[str]] = []
+    for i, tr in enumerate(trs):
+        row: list[str] = []
+        col = 0
+
+        def fill() -> None:
+            nonlocal col
+            while col in spanned:
+                text, left, width = spanned.pop(col)
+                row.append(text)
+                if left > 1:
+                    spanned[col] = (text, left - 1, width)
+                col += width
+
+        for cell in tr.find_all(["th", "td"], recursive=False):
+            fill()
+            text = _norm(_text(cell))
+            row.append(text)
+            width, down = _span(cell, "colspan", 1000), _span(cell, "rowspan", len(trs) - i)
+            if down > 1:
+                spanned[col] = (text, down - 1, width)
+            col += width
+        fill()
+        out.append(row)
+    return out
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1467,10 +1506,7 @@ class _Walker:
             yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
-        for tr in el.find_all("tr"):
-            if tr.find_parent("table") is not el:
-                continue
-            cells = [_norm(_text(cell)) for cell in tr.find_all(["th", "td"], recursive=False)]
+        for cells in _spanned_rows([tr for tr in el.find_all("tr") if tr.find_parent("table") is el]):
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
         if rows:
