@@ -514,3 +514,24 @@ def test_a_cell_spanning_rows_is_read_in_each_row_it_spans() -> None:
                            "{prefix}/ | POST | create | {basename}-list\n"
                            "{prefix}/{lookup}/ | GET | retrieve | {basename}-detail\n"
                            "{prefix}/{lookup}/ | PUT or PATCH: update | {basename}-detail")
+
+
+def test_a_notice_of_the_docs_version_is_chrome_by_its_words() -> None:
+    """celery's Sphinx theme opens every page with ``<div class="deck"><p>This document describes the current
+    stable version of Celery (5.2). For development docs, <a>go here</a>.</p></div>`` (a class that names no
+    banner), which was the first text of all 350 pages' lead chunks; Python's and Django's docs write "This
+    document is for an old version …" the same way. A short block before the page's first heading that opens
+    with such a notice and links to the other docs is left out; the page's own text about versions, one
+    without a link, or one in a section stays."""
+    html = """<html><head><title>Configuration — Celery 5.2 documentation</title></head><body><div class="body">
+<div class="deck"><p>This document describes the current stable version of Celery (5.2). For development docs,
+<a href="http://docs.celeryproject.org/en/master/">go here</a>.</p></div>
+<p class="note">This document is for an old version of Python that is no longer supported.
+<a href="/3/">Read the current docs</a>.</p>
+<section id="configuration"><h1>Configuration</h1><p>This document describes the configuration options available.</p>
+<p>This document describes the current stable version of the wire protocol, see <a href="p.html">Protocol</a>.</p>
+</section></div></body></html>"""
+    assert _text(html) == ("This document describes the configuration options available.\n\nThis document describes the "
+                           "current stable version of the wire protocol, see Protocol.")
+    html2 = html.replace('<a href="http://docs.celeryproject.org/en/master/">go here</a>', "below")
+    assert _text(html2).startswith("This document describes the current stable version of Celery (5.2).")

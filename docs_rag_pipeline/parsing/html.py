@@ -507,6 +507,17 @@ _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did|content|link|code|text|
 # a version stamp beside a signature, with the separators between it and the links chrome removes
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
+#: a notice of which version of the docs the reader is on, by its words: celery's and kombu's "This document
+#: describes the current stable version of Celery (5.2). For development docs, go here.", Python's and
+#: Django's "This document is for an old version of Python that is no longer supported.", Read the Docs'
+#: "You are not reading the most recent version of this documentation."; it leads with it (only a short
+#: block that links elsewhere, the docs of the other version, is read, see :func:`_is_version_notice`)
+_VERSION_NOTICE_RE = re.compile(
+    r"(?:this (?:document|documentation|page|site)(?: (?:describes|is for|documents|covers|refers to))"
+    r"|you are (?:not )?(?:reading|viewing|looking at))"
+    r" (?:the |an? |this )?(?:(?:current|latest|most recent|old|older|outdated|previous|insecure|unsupported"
+    r"|unreleased|development|dev|stable|\w+['’]s)[ ,]+){1,3}(?:\w+ )?(?:version|release)s?\b", re.I)
+_VERSION_NOTICE_START_RE = re.compile(r"\s*(?:this|you)\b", re.I)
 #: a class naming what a click on it toggles (``method-click-advice``, ``toggle-label``, ``expander``)
 _TOGGLE_CLASS_RE = re.compile(r"click|toggle|expand", re.I)
 _TOGGLE_VERB_RE = re.compile(r"expand|collapse|show|hide|toggle|reveal", re.I)
@@ -641,6 +652,28 @@ def _is_chrome(el: Tag) -> bool:
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
     )
+
+
+def _remove_version_notices(root: Tag) -> None:
+    """Drop a notice of the version the docs describe that leads the content: a short block (at most 50
+    words) before its first heading that opens with such a notice (:data:`_VERSION_NOTICE_RE`) and links
+    elsewhere (to the other version's docs). A page's own text about versions, which says more, names no
+    version of the docs, links nowhere or stands in a section, stays."""
+    candidates: list[Tag] = []
+    for el in root.descendants:
+        if not isinstance(el, Tag):
+            continue
+        if el.name in _HEADINGS:
+            break
+        if el.name in ("p", "div") and _VERSION_NOTICE_START_RE.match(_first_string(el)):
+            candidates.append(el)
+    for el in candidates:
+        if el.decomposed:
+            continue
+        short = _short_text(el, 400)
+        if short is not None and len(short.split()) <= 50 and _VERSION_NOTICE_RE.match(short) \
+                and el.find("a", href=True) is not None:
+            el.decompose()
 
 
 def _is_linked_title(a: Tag) -> bool:
@@ -784,6 +817,7 @@ def _remove_chrome(root: Tag) -> None:
             continue
         el.decompose()
     _remove_link_navigation(root)
+    _remove_version_notices(root)
     page = _PageTargets(root)
     stack: list[tuple[Tag, bool]] = [(root, False)]
     while stack:
