@@ -516,6 +516,24 @@ def test_a_cell_spanning_rows_is_read_in_each_row_it_spans() -> None:
                            "{prefix}/{lookup}/ | PUT or PATCH: update | {basename}-detail")
 
 
+def test_a_navbar_brand_names_the_site_a_title_ends_with() -> None:
+    """Django REST framework's pages (MkDocs, a Bootstrap 2 theme) are titled ``<page> - Django REST
+    framework``, with no ``og:site_name``; where the H1 differs from the page's part ("Tutorial 4:
+    Authentication & Permissions" under "4 - Authentication and permissions - Django REST framework") the site's
+    name stayed in every citation. The navbar's brand link (``a.brand``, ``a.navbar-brand``) names the site
+    when there is no ``og:site_name``; a title whose last part is not that name stays whole."""
+    def title(doc_title: str, h1: str, brand: str = "Django REST framework", cls: str = "brand") -> str:
+        html = (f'<html><head><title>{doc_title}</title></head><body><div class="navbar"><a class="{cls}" href="/">'
+                f'{brand}</a></div><div id="main-content"><h1>{h1}</h1><p>Text.</p></div></body></html>')
+        return parse_html(html, url="https://docs.example.org/page.html").title
+    assert title("4 - Authentication and permissions - Django REST framework",
+                 "Tutorial 4: Authentication &amp; Permissions") == "4 - Authentication and permissions"
+    assert title("Quickstart - Gadget", "Getting going", brand="Gadget", cls="navbar-brand") == "Quickstart"
+    assert title("Install - Linux", "Setting up", brand="Gadget") == "Install - Linux"
+    assert title("Install - Linux", "Setting up", brand="Linux is the name of a whole sentence long brand") \
+        == "Install - Linux"
+
+
 def test_a_notice_of_the_docs_version_is_chrome_by_its_words() -> None:
     """celery's Sphinx theme opens every page with ``<div class="deck"><p>This document describes the current
     stable version of Celery (5.2). For development docs, <a>go here</a>.</p></div>`` (a class that names no

@@ -1799,6 +1799,23 @@ def _meta_redirect(soup: BeautifulSoup) -> str | None:
     return None
 
 
+#: the classes of a Bootstrap navbar's brand, the site's name at the left of its top bar (``navbar-brand``;
+#: Bootstrap 2's ``brand``, MkDocs' older themes and Django REST framework's)
+_BRAND_CLASSES = {"navbar-brand", "brand"}
+
+
+def _site_name(soup: BeautifulSoup) -> str:
+    """The site's name: ``og:site_name``, else the text of a navbar's brand link, when it is a name (a few
+    words): what a ``<title>`` ends with after a separator on every page ("4 - Authentication and
+    permissions - Django REST framework", whose H1 differs from the part before)."""
+    site = soup.find("meta", attrs={"property": "og:site_name"})
+    if isinstance(site, Tag) and _norm(_attr(site, "content")):
+        return _norm(_attr(site, "content"))
+    brand = soup.find("a", class_=lambda c: bool(c) and c in _BRAND_CLASSES)
+    text = _norm(brand.get_text(" ")) if isinstance(brand, Tag) else ""
+    return text if 0 < len(text.split()) <= 6 else ""
+
+
 def parse_html(html: str | bytes, *, url: str, content_selector: str | None = None) -> ParsedPage:
     """Parse one rendered HTML page into title, sections and metadata.
 
@@ -1830,6 +1847,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     title_el = soup.head.find("title") if soup.head else soup.find("title")
     doc_title = _norm(title_el.get_text()) if isinstance(title_el, Tag) else ""
 
+    site_name = _site_name(soup)  # before the chrome that may show it (a navbar's brand) is removed
     root = _content_root(soup, content_selector, url)
     for heading in _tags(root, _HEADINGS):
         anchor = _explicit_anchor(heading, root)
@@ -1868,8 +1886,6 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             text_before = text_before or any(line.text.strip() for line in ev)
             builder.add("\n".join(line.text for line in ev))
 
-    site = soup.find("meta", attrs={"property": "og:site_name"})
-    site_name = _norm(_attr(site, "content")) if isinstance(site, Tag) else ""
     # a citation needs a title a reader recognises: a placeholder falls back to the H1, then to the
     # page's file name
     title = _named(_page_title(doc_title, first_h1, site_name)) or _named(first_h1) or humanize_stem(url)
