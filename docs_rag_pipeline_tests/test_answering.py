@@ -2357,3 +2357,70 @@ def test_the_cli_shows_a_disarmed_tag_as_the_text_a_markdown_client_shows():
     shown = for_terminal(answer)
     assert shown.startswith("Start it with --prefetch-multiplier <prefetch multiplier> set. [1]"), shown
     assert "```html\n&lt;b>\n```" in shown and "`&lt;x>`" in shown, shown
+
+
+def _members_doc(n: int = 30) -> str:
+    """A Sphinx autodoc page of one class with ``n`` methods, each a description, a ``Parameters`` list, an
+    example and a closing sentence, as Sphinx writes them (no blank line between one member and the next)."""
+    members = "".join(f"""<dl class="py method"><dt class="sig sig-object py" id="gadget.app.Gadget.op{i}">
+<span class="sig-name">op{i}</span>(<em>level</em>, <em>digest='sha256'</em>, <em>serializer='json'</em>)</dt>
+<dd><p>Run gadget operation number {i} on the connection pool and report how it went to the gadget log.</p>
+<dl class="field-list simple"><dt class="field-odd">Parameters</dt><dd class="field-odd"><ul class="simple">
+<li><p><strong>level</strong> (<em>int</em>) – How hard operation {i} tries before it gives up on a worker.</p></li>
+<li><p><strong>digest</strong> (<em>str</em>) – The digest algorithm operation {i} signs its messages with. Default is
+<code>sha256</code>.</p></li>
+<li><p><strong>serializer</strong> (<em>str</em>) – The serializer operation {i} encodes its messages with. Default is
+<code>json</code>.</p></li></ul></dd></dl>
+<div class="highlight-pycon"><pre>&gt;&gt;&gt; app.op{i}(level=3)
+True</pre></div>
+<p>Operation {i} is logged under the gadget.ops logger.</p></dd></dl>""" for i in range(n))
+    return f"""<html><head><title>gadget.app — Gadget 1.0 documentation</title></head><body><div class="body" role="main">
+<section id="module-gadget.app"><h1>gadget.app</h1><p>The gadget application object.</p>
+<dl class="py class"><dt class="sig sig-object py" id="gadget.app.Gadget"><em class="property">class </em>
+<span class="sig-prename">gadget.app.</span><span class="sig-name">Gadget</span></dt>
+<dd><p>The gadget application.</p>{members}</dd></dl></section></div></body></html>"""
+
+
+def test_a_list_or_an_example_ends_its_unit_where_the_next_member_begins(tmp_path):
+    """Sphinx's autodoc writes a member's ``Parameters`` list, its example and the next member in one block
+    (no blank line between), so a chunk cut before the list, or before the example, held a block that started
+    with it and went on with the next member (``  task(*args, **opts)`` and its description): the list, or the
+    code block, was one unit with all that, and an answer quoting the list or the example quoted the next
+    member too (celery's reference: "What is the default serializer for tasks?" quoted six parameters and then
+    ``task(*args, **opts)\\n  Decorator to create a task class …``; lxml's Schematron example brought
+    "Schematron was added to libxml2 …" and ``assertValid(self, etree)``). A list ends at a line left of its
+    items, a code block at its closing fence; what follows is read as text."""
+    from dagster import DagsterInstance
+
+    from docs_rag_pipeline.answering.extractive import sentences
+    from docs_rag_pipeline.chunking import LIST_ITEM, indent_of
+
+    from .dagster_helpers import materialize_source
+
+    write_docs(tmp_path / "docs", {"api.html": _members_doc()})
+    cfg = write_config(tmp_path)
+    with DagsterInstance.ephemeral() as instance:
+        materialize_source(cfg, "guide", instance)
+    starts = 0
+    for q in ("digest algorithm operation 12 signs its messages with", "operation 20 example logged gadget.ops",
+              "serializer operation 5 encodes its messages", "how hard operation 27 tries before it gives up"):
+        for h in search(q, top_k=10, config=str(cfg)):
+            for u in sentences(h.text):
+                lines = u.split("\n")
+                if u.startswith("```"):
+                    starts += 1
+                    assert lines[-1].strip().startswith("```") and not lines[-1].strip().strip("`"), u
+                elif LIST_ITEM.match(lines[0]):
+                    starts += 1
+                    col = indent_of(lines[0])
+                    assert all(LIST_ITEM.match(ln) or indent_of(ln) > col for ln in lines if ln.strip()), u
+    assert starts
+    got = sentences("… the Kombu registry. Parameters:\n\n      - key (str) – Name of the key file.\n"
+                    "      - digest (str) – Digest algorithm. Default is `sha256`.\n  task(*args, **opts)\n"
+                    "    Decorator to create a task class out of any callable.")
+    assert got == ["- key (str) – Name of the key file.\n- digest (str) – Digest algorithm. Default is `sha256`.",
+                   "task(*args, **opts)\n    Decorator to create a task class out of any callable."], got
+    got = sentences("```\n>>> schematron.validate(xml)\n1\n```\n  Schematron was added to libxml2 in 2.6.21.\n"
+                    "  assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid.")
+    assert got == ["```\n>>> schematron.validate(xml)\n1\n```", "Schematron was added to libxml2 in 2.6.21.",
+                   "assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid."], got

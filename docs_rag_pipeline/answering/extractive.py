@@ -445,7 +445,9 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     labels: list[str | None] = []
     overlap = 0
     label: str | None = None
-    raw = split_blocks(text)  # a fenced code block with blank lines in it stays one block
+    # a fenced code block with blank lines in it stays one block; a list is cut from what follows it in
+    # its block at a lower indent (the next API entry after a member's Parameters)
+    raw = [piece for b in split_blocks(text) for piece in _list_then_rest(b)]
     blocks = [b.strip() for b in raw]
     label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
     for i, block in enumerate(blocks):
@@ -494,6 +496,36 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
         if first_overlap:
             overlap = len(out)
     return out, overlap, labels
+
+
+def _list_then_rest(block: str) -> list[str]:
+    """``block`` as one piece, or cut where a list or a code block in it ends and other text goes on: at
+    a line after a list that is no item and stands left of the list's items (Sphinx's autodoc writes a
+    member's ``Parameters:`` list, its example and the next member, ``  task(*args, **opts)`` and its
+    description, in one block), at a code block after a list, and after the closing fence of a code block
+    the block starts with (an example, then the entry's text and the next members). Each was one unit,
+    quoted whole: a list or an example brought the next member along. A line at the items' own column or
+    right of them (a continuation) stays in the list; a lead-in item ("- Install it with:") still brings
+    the code block after it (:func:`_with_introduced_blocks`)."""
+    if "\n" not in block:
+        return [block]
+    segments = fenced_segments(block)
+    after = "\n".join(piece for piece, _ in segments[1:])
+    if segments[0][1]:  # a closed code block first: what follows it is read on its own
+        return [segments[0][0], *_list_then_rest(after)] if after.strip() else [block]
+    lines = segments[0][0].split("\n")
+    col: int | None = None
+    for k, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        if LIST_ITEM.match(ln):
+            col = indent_of(ln) if col is None else min(col, indent_of(ln))
+        elif col is not None and indent_of(ln) < col:
+            rest = "\n".join(lines[k:]) + ("\n" + after if after else "")
+            return ["\n".join(lines[:k]), *_list_then_rest(rest)]
+    if col is not None and after.strip():  # a list, then a code block: the member's example, no item of it
+        return [segments[0][0], *_list_then_rest(after)]
+    return [block]
 
 
 def _dedented(block: str) -> str:
