@@ -2238,6 +2238,9 @@ SETTINGS_DOC = """<html><head><title>Gadget Configuration</title></head><body><m
 <section id="quiet"><h2>quiet</h2><p>Suppresses the progress output of the gadget tool entirely.</p><p>See also verbosity.</p>
 <p>Default: off. Option: <code>--quiet</code>.</p></section>
 <section id="halt"><h2>halt_level</h2><p>The message level at which the gadget tool stops. See also verbosity.</p></section>
+<section id="acks-late"><h2>acks_late</h2><p>Default: off.</p><p>Late ack means a gadget job is acknowledged after the job
+has run, not just before it runs.</p><div class="admonition seealso"><p class="admonition-title">See also</p>
+<p>FAQ: <a href="faq.html#retry">Should I use retry or acks_late?</a>.</p></div></section>
 </main></body></html>"""
 
 
@@ -2357,6 +2360,22 @@ def test_the_cli_shows_a_disarmed_tag_as_the_text_a_markdown_client_shows():
     shown = for_terminal(answer)
     assert shown.startswith("Start it with --prefetch-multiplier <prefetch multiplier> set. [1]"), shown
     assert "```html\n&lt;b>\n```" in shown and "`&lt;x>`" in shown, shown
+
+
+def test_a_see_also_box_is_no_answer_however_long(settings_index):
+    """Sphinx's ``.. seealso::`` box is a title line, "See also", and the references under it; the title
+    was a unit of its own, so the pointer rule never saw it, and the box's body was quoted as the answer's
+    first sentence (celery, "What does acks_late do?": "FAQ: Should I use retry or acks_late?."). The box,
+    its title and all it says, is one pointer, whatever its length."""
+    from docs_rag_pipeline.answering.extractive import sentence_kind, sentences
+
+    ans = ask("What does acks_late do?", config=settings_index, remember=False)
+    assert not ans.refused, ans
+    assert "FAQ" not in ans.answer and "Should I use retry" not in ans.answer, ans.answer
+    assert ans.answer.startswith("Late ack means a gadget job is acknowledged after the job has run"), ans.answer
+    got = sentences("Late ack is slower.\nSee also\nThe Routing guide explains queues. The Workers guide covers prefetch.")
+    assert got == ["Late ack is slower.", "See also\nThe Routing guide explains queues. The Workers guide covers prefetch."]
+    assert [sentence_kind(g) for g in got] == ["prose", "pointer"]
 
 
 def _members_doc(n: int = 30) -> str:

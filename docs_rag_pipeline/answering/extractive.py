@@ -487,8 +487,14 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
                     continue
                 for para in _PARAGRAPH.split(piece):  # sentence ends as in chunking, any script's (chunking.split_sentences),
                     # and the line breaks between a definition list's entries or after an admonition's title
-                    for part in entry_lines(para, _SENT_STARTERS):
-                        if any(LIST_ITEM.match(ln) for ln in part.split("\n")):
+                    parts = entry_lines(para, _SENT_STARTERS)
+                    box = next((j for j, x in enumerate(parts[:-1]) if _SEE_ALSO_TITLE.fullmatch(x.strip())), None)
+                    if box is not None:  # a "See also" box: its title and all it says are one pointer
+                        parts = [*parts[:box], "\n".join(x.strip() for x in parts[box:])]
+                    for part in parts:
+                        if _SEE_ALSO_BOX.match(part):
+                            out.append(part)
+                        elif any(LIST_ITEM.match(ln) for ln in part.split("\n")):
                             out.extend(_list_units(part))  # a list indented under a term: never cut at ". "
                         else:
                             out.extend(s.strip() for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
@@ -594,6 +600,11 @@ def code_from_statement(code: str) -> tuple[str, bool]:
 _MD_HEADING = re.compile(r"^#{1,6}[ \t]+[^\n]{1,150}$")
 #: a sentence that only points elsewhere, a cross-reference of a few words: "See also halt_level.", "See
 #: Configuration Files.", "Refer to the API reference.", "Cf. RFC 7231."
+#: the title of a "See also" box (Sphinx's ``.. seealso::``, an admonition whose title is a line of its own),
+#: and a unit that is such a box: what it says only points elsewhere ("See also\nFAQ: Should I use retry or
+#: acks_late?.", "See also\nGo to the Configuration reference for a complete listing of all the settings.")
+_SEE_ALSO_TITLE = re.compile(r"see\s+also\s*:?", re.I)
+_SEE_ALSO_BOX = re.compile(r"see\s+also\s*:?[ \t]*\n", re.I)
 _POINTER = re.compile(r"^(?:see(?:\s+also)?|refer\s+to|cf\.)\s+\S+(?:\s+\S+){0,3}?\s*[.:]?$", re.I)
 _QUOTED = re.compile(r"""^\W{0,3}["“'`].{4,}["”'`]\W{0,3}$""", re.S)
 _ERRORISH = re.compile(r"^\W{0,3}(\w+(Error|Exception|Warning)\b|Traceback|error:|warning:|fatal:|ERROR\b|WARN(ING)?\b)")
@@ -656,7 +667,8 @@ def sentence_kind(s: str, headings: Sequence[str] = (), toc: Collection[str] = (
         return "question"
     if _MD_HEADING.match(body):  # a Markdown heading left in the text ("## Where Black looks")
         return "heading"
-    if _POINTER.match(body):  # "See also halt_level.": it points at a section, it says nothing of its own
+    if _POINTER.match(body) or _SEE_ALSO_BOX.match(body):  # "See also halt_level.": it points at a section,
+        # it says nothing of its own; nor does a "See also" box, however long
         return "pointer"
     if _lists_only(body, toc):
         return "heading"
