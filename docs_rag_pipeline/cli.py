@@ -1458,14 +1458,19 @@ def damaged_index_hint(message: str, lancedb_uri: str | None = None) -> str | No
     if not LANCE_DAMAGE.search(message):
         return None
     table = _LANCE_TABLE.search(message)
-    name = table.group(1) if table else "the table named in the error"
-    where = (f"{lancedb_uri.rstrip('/')}/{name}.lance" if lancedb_uri and table
-             else f"the folder {name}.lance under <storage>/lancedb")  # a URI keeps its //: s3://bucket/…
     detail = _RUST_LOCATION.sub("", message.strip().splitlines()[0])[:300]
+    if not table:  # reads name their table (store.naming_table); this is for one that does not
+        under = lancedb_uri.rstrip("/") if lancedb_uri else "<storage>/lancedb"
+        return (f"the index cannot be read: a file of one of its tables is missing or damaged ({detail}). Go back "
+                "to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
+                f"damaged table: delete its folder (<table>.lance) under {under} and run `docs-rag ingest`")
+    name = table.group(1)
+    where = (f"{lancedb_uri.rstrip('/')}/{name}.lance" if lancedb_uri
+             else f"the folder {name}.lance under <storage>/lancedb")  # a URI keeps its //: s3://bucket/…
     after = {"embedding_cache": "every text is embedded again", "version_log": "the version list starts again"}.get(
         name, "the vectors come back from the embedding cache")
     back = ("Go back to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
-            "table" if name.startswith("chunks__") or not table else "Rebuild the table")  # restore: chunks tables
+            "table" if name.startswith("chunks__") else "Rebuild the table")  # restore: chunks tables
     return (f"the index cannot be read: a file of the table {name} is missing or damaged ({detail}). {back}: "
             f"delete {where} and run `docs-rag ingest` ({after})")
 

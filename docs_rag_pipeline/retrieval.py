@@ -17,7 +17,7 @@ from .context import Context
 from .embedding import embed_query
 from .metadata_rules import shared_values
 from .records import Hit
-from .store import FILTER_KEY_RE, FILTER_KEY_RULE, sql_in, sql_str
+from .store import FILTER_KEY_RE, FILTER_KEY_RULE, naming_table, sql_in, sql_str
 from .unicode_text import without_controls
 from .words import folded, fulltext_text, query_words
 
@@ -232,13 +232,15 @@ def search(ctx: Context, query: str, *, top_k: int = 5, source: str | None = Non
             q = q.nprobes(max(ctx.config.retrieval.nprobes, parts // 10))
         if where:
             q = q.where(where, prefilter=True)
-        ranked["vector"] = q.limit(n).to_arrow().to_pylist()
+        with naming_table(ctx.chunks.name):  # a data file cut short does not name its table
+            ranked["vector"] = q.limit(n).to_arrow().to_pylist()
     words = _fts_query(query)
     if mode in ("hybrid", "fulltext") and words and _has_fts(tbl):
         q = tbl.search(words, query_type="fts").select(cols)
         if where:
             q = q.where(where, prefilter=True)
-        ranked["fulltext"] = q.limit(n).to_arrow().to_pylist()
+        with naming_table(ctx.chunks.name):
+            ranked["fulltext"] = q.limit(n).to_arrow().to_pylist()
     k = ctx.config.retrieval.rrf_k
     fused: dict[str, Hit] = {}
     about_releases = bool(_RELEASE_QUERY.search(query))

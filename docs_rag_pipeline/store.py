@@ -119,9 +119,11 @@ def object_store_failure(message: str, uri: str) -> str | None:
 
 
 #: what LanceDB says when a file of a table is missing, damaged or cut short (a disk that filled up, a
-#: bad copy: ``Invalid range 0..2024 for object of size 100 bytes``)
+#: bad copy: ``Invalid range 0..2024 for object of size 100 bytes``; a data file cut anywhere: Rust's
+#: ``failed to fill whole buffer``; a manifest cut short: ``file size is too small``)
 LANCE_DAMAGE = re.compile(r"lance error: .*(not found: \S*\.lance/|corrupt|unexpected eof|checksum"
-                          r"|invalid range \S+ for object of size)", re.I | re.S)
+                          r"|invalid range \S+ for object of size|failed to fill whole buffer"
+                          r"|file size is too small)", re.I | re.S)
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -303,7 +305,8 @@ class ChunksTable:
         if self._handle is not None and self._follows and self._handle_table != self.on_disk():
             self._handle = None
         if self._handle is None and self.name in list_tables(self.db):
-            self._handle = self.db.open_table(self.name)
+            with naming_table(self.name):  # a manifest cut short does not name its table
+                self._handle = self.db.open_table(self.name)
             self._handle_table = self.on_disk()
         return self._handle
 
@@ -323,20 +326,22 @@ class ChunksTable:
 
     def _pinned(self, version: int):  # noqa: ANN202
         """A handle of its own held at ``version`` (checkout must not move the shared one)."""
-        tbl = self.db.open_table(self.name)
-        tbl.checkout(version)
+        with naming_table(self.name):
+            tbl = self.db.open_table(self.name)
+            tbl.checkout(version)
         return tbl
 
     def _scan_handle(self, tbl, where: str | None, columns: list[str] | None = None) -> pa.Table:  # noqa: ANN001
-        n = tbl.count_rows(where) if where else tbl.count_rows()
-        if n == 0:
-            return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
-        q = tbl.search()
-        if where:
-            q = q.where(where)
-        if columns:
-            q = q.select(columns)
-        return q.limit(n).to_arrow()
+        with naming_table(self.name):  # a data file cut short does not name its table
+            n = tbl.count_rows(where) if where else tbl.count_rows()
+            if n == 0:
+                return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
+            q = tbl.search()
+            if where:
+                q = q.where(where)
+            if columns:
+                q = q.select(columns)
+            return q.limit(n).to_arrow()
 
     def _of_first_chunks(self, source: str, column: str) -> dict[str, Any]:
         """page_url → ``column`` of each page's first chunk, for one source (only those two columns read)."""
@@ -866,7 +871,8 @@ class EmbeddingCache:
         self.db = db
 
     def _open(self):  # noqa: ANN202
-        return self.db.open_table(self.name) if self.name in list_tables(self.db) else None
+        with naming_table(self.name):
+            return self.db.open_table(self.name) if self.name in list_tables(self.db) else None
 
     def get_many(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
         tbl = self._open()
@@ -876,8 +882,9 @@ class EmbeddingCache:
         uniq = sorted(set(shas))
         for i in range(0, len(uniq), 500):
             part = uniq[i:i + 500]
-            t = (tbl.search().where(f"model = {sql_str(model)} AND {sql_in('sha', part)}")
-                 .select(["sha", "vector"]).limit(len(part) * 2).to_arrow())
+            with naming_table(self.name):  # a data file cut short does not name its table
+                t = (tbl.search().where(f"model = {sql_str(model)} AND {sql_in('sha', part)}")
+                     .select(["sha", "vector"]).limit(len(part) * 2).to_arrow())
             for sha, vec in zip(t.column("sha").to_pylist(), t.column("vector").to_pylist()):
                 v = np.asarray(vec, dtype=np.float32)
                 old = found.get(sha)  # of copies of one text, a finite non-zero one (a bad one was embedded again)
@@ -899,14 +906,16 @@ class EmbeddingCache:
             tbl = self.db.create_table(self.name, schema=self.schema, exist_ok=True)
         # the caller looked these up and missed; one writer at a time (the lancedb pool), so a plain
         # append is enough (a rare duplicate from another process is harmless: any copy is the same)
-        tbl.add(data)
+        with naming_table(self.name):
+            tbl.add(data)
         return len(items)
 
     def optimize(self) -> None:
         """Compact and drop old versions at once: the cache only grows and is never restored."""
         tbl = self._open()
         if tbl is not None:
-            tbl.optimize(cleanup_older_than=timedelta(minutes=5))
+            with naming_table(self.name):
+                tbl.optimize(cleanup_older_than=timedelta(minutes=5))
 
 
 class VersionLog:

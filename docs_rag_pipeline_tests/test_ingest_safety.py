@@ -738,6 +738,45 @@ def test_a_damaged_index_says_how_to_get_back(tmp_path):
     assert _ids(cfg) == before
 
 
+@pytest.mark.parametrize("damage", ["a data file cut short", "the newest manifest cut short"])
+def test_a_file_of_the_index_cut_short_is_named_with_the_way_back(tmp_path, damage):
+    """A file of the chunks table cut short (a disk that filled up, a copy stopped half way): LanceDB says
+    ``failed to fill whole buffer`` (a data file cut anywhere) or ``file size is too small`` (a manifest),
+    which were not read as damage: ``search``, ``ask``, ``versions`` and ``restore`` ended in a traceback
+    with exit status 1, and ``ingest`` failed on the bare Rust line. Now they name the table and the ways
+    back, as for a file deleted, and ``versions`` lists what still reads."""
+    import re
+
+    cfg = _project(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    (table,) = (tmp_path / "data" / "lancedb").glob("chunks__*.lance")
+    if damage == "a data file cut short":
+        for f in (table / "data").glob("*.lance"):
+            os.truncate(f, f.stat().st_size // 2)
+    else:
+        newest = min((table / "_versions").glob("*.manifest"))  # named by ~version: the newest sorts first
+        os.truncate(newest, newest.stat().st_size // 2)
+    hint = (rf"the index cannot be read: a file of the table {table.name[:-6]} is missing or damaged \(.*\)\. "
+            r"Go back to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
+            rf"table: delete {re.escape(str(table))} and run `docs-rag ingest`")
+    for cmd in (["search", "forms"], ["ask", "How do I install it?"]):
+        out = _run(cmd, cfg)
+        assert out.returncode == 74 and "Traceback" not in out.stderr, out.stderr
+        assert re.search(rf"^error: {hint}", out.stderr, re.M), out.stderr
+    out = _run(["versions"], cfg)
+    assert "Traceback" not in out.stderr, out.stderr
+    if damage == "a data file cut short":  # the table opens: its versions are listed, the served one marked
+        assert out.returncode == 0 and "CANNOT BE READ" in out.stdout, out.stdout + out.stderr
+        assert f"{table.name[:-6]}, served now, cannot be read: a file of it is missing or damaged" in out.stderr
+    else:  # the table does not open at all
+        assert out.returncode == 74 and re.search(rf"^error: {hint}", out.stderr, re.M), out.stderr
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 1 and re.search(rf"^\[guide\] {hint}", out.stderr, re.M), out.stderr
+    shutil.rmtree(table)  # the way back the line gives
+    assert _run(["ingest"], cfg).returncode == 0
+    assert _run(["search", "forms"], cfg).returncode == 0
+
+
 def test_a_dagster_storage_left_half_made_by_a_kill_is_made_again(tmp_path):
     """A kill of the first ``docs-rag ingest`` while it created the Dagster storage (a window of a
     fraction of a second after ``runs.db`` appears) left a storage some tables short; ``runs.db``
