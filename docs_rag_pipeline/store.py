@@ -733,6 +733,12 @@ class ChunksTable:
         for tag in expired:
             tbl.tags.delete(tag)
         tbl.optimize(cleanup_older_than=window + _CLEANUP_SLACK)
+        if tbl.stats()["fragment_stats"]["num_small_fragments"] > 1:
+            # the fragment the write added was not indexed yet, so LanceDB did not compact it with the indexed
+            # ones: the rows the write replaced or deleted stayed in the full-text index's statistics, and BM25
+            # scored otherwise than on a clean ingest of the same pages until a later refresh compacted. Now
+            # that every fragment is indexed, they compact, and the statistics count the rows served only.
+            tbl.optimize(cleanup_older_than=window + _CLEANUP_SLACK)
         _, window, oldest = plan()
         if oldest < datetime.now(timezone.utc) - window - _CLOCK_MARGIN:
             try:  # nothing left to compact: LanceDB cleans up at once, and commits no new version
