@@ -123,6 +123,10 @@ def _check_writable(folder: Path, what: str, other: str) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
             pass
     except OSError as exc:
+        from .files import in_the_way
+
+        if (way := in_the_way(folder)) is not None:  # mkdir's "File exists" is no permission problem
+            raise ConfigError(f"{what}: {folder} cannot be made a folder: {way[0]}; {way[1]}, or {other}") from None
         raise ConfigError(f"{what}: {folder} cannot be written ({exc.strerror or exc}); an ingest writes its "
                           f"index, caches and run history there: make it writable or {other}") from None
 

@@ -65,3 +65,20 @@ def expand_home(value: str) -> Path:
         who = (f"no home folder for the user {user!r} (no such user?)" if user else
                "no home folder for this user (HOME is not set and the user has no passwd entry)")
         raise ValueError(f"{value!r}: {who}; write the folder's full path") from None
+
+
+def in_the_way(folder: Path) -> tuple[str, str] | None:
+    """What keeps ``folder`` from being a folder that can be made, as ``(what is wrong, what to do)``: it,
+    or a folder on the way to it, is a file, or a link to something that does not exist (a disk that is not
+    mounted). None when nothing is in the way: then ``mkdir``'s error (no permission, a read-only disk)
+    says it. Read when ``mkdir`` failed: its ``File exists`` or ``Not a directory`` say neither."""
+    for p in (folder, *folder.parents):
+        try:
+            if p.is_symlink() and not p.exists():
+                return (f"{p} is a link to {os.readlink(p)}, which does not exist",
+                        "create the folder it points to (a disk that is not mounted?) or remove the link")
+            if p.exists() and not p.is_dir():
+                return f"{p} is a file, not a folder", "move that file away"
+        except OSError:
+            return None
+    return None

@@ -209,6 +209,11 @@ def hold(storage: str | os.PathLike[str], name: str, *, purpose: str, log: Log |
 
 def _not_writable(storage: str | os.PathLike[str], name: str, purpose: str, path: Path,
                   exc: OSError) -> StorageNotWritable:
+    from .files import in_the_way
+
+    if (way := in_the_way(path.parent)) is not None:  # "File exists" is no permission problem
+        return StorageNotWritable(f"storage: {storage}: {purpose} needs its {name} lock file {path}, and "
+                                  f"{way[0]}; {way[1]}, or point `storage` at another folder")
     return StorageNotWritable(f"storage: {storage} cannot be written ({exc.strerror or exc}); {purpose} needs its "
                               f"{name} lock file {path}: make the folder writable (a read-only mount serves "
                               "search and ask, not writes) or point `storage` at another folder")

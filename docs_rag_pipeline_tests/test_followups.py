@@ -642,7 +642,8 @@ def test_a_storage_that_cannot_be_written_still_answers(index, tmp_path, caplog)
     out = subprocess.run([sys.executable, "-m", "docs_rag_pipeline", "--config", str(bad), "ingest"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert f"error: storage: {blocker / 'data'} cannot be written (Not a directory); an ingest writes" in out.stderr
+    assert (f"error: storage: {blocker / 'data'} cannot be made a folder: {blocker} is a file, not a folder; move "
+            "that file away, or point `storage` at another folder") in out.stderr
 
 
 def test_a_conversation_store_locked_by_another_process_holds_no_answer(index, tmp_path, caplog):

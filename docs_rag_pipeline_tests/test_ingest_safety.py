@@ -777,6 +777,30 @@ def test_a_file_of_the_index_cut_short_is_named_with_the_way_back(tmp_path, dama
     assert _run(["search", "forms"], cfg).returncode == 0
 
 
+@pytest.mark.parametrize("blocker", ["a file", "a link to nowhere", "a file named locks"])
+def test_a_storage_path_blocked_by_a_file_or_a_dead_link_says_what_is_in_the_way(tmp_path, blocker):
+    """``storage:`` naming a file, a link to a folder that does not exist (a disk not mounted), or a storage
+    folder whose ``locks`` is a file: the ingest said ``cannot be written (File exists); … make it writable``,
+    a permission problem that chmod does not fix. Now the line says what is in the way and what to do."""
+    cfg = _project(tmp_path)
+    storage = tmp_path / "data"
+    if blocker == "a file":
+        storage.write_text("not a folder")
+        want = f"error: storage: {storage} cannot be made a folder: {storage} is a file, not a folder; move that file away"
+    elif blocker == "a link to nowhere":
+        os.symlink(tmp_path / "unmounted" / "data", storage)
+        want = (f"error: storage: {storage} cannot be made a folder: {storage} is a link to {tmp_path}/unmounted/data, "
+                "which does not exist; create the folder it points to (a disk that is not mounted?) or remove the link")
+    else:
+        storage.mkdir()
+        (storage / "locks").write_text("not a folder")
+        want = (f"error: storage: {storage}: docs-rag ingest of guide needs its source-guide lock file "
+                f"{storage}/locks/source-guide.lock, and {storage}/locks is a file, not a folder; move that file away")
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert want in out.stderr and "File exists" not in out.stderr and "writable" not in out.stderr, out.stderr
+
+
 def test_a_dagster_storage_left_half_made_by_a_kill_is_made_again(tmp_path):
     """A kill of the first ``docs-rag ingest`` while it created the Dagster storage (a window of a
     fraction of a second after ``runs.db`` appears) left a storage some tables short; ``runs.db``
