@@ -1886,6 +1886,36 @@ def test_an_mdx_component_keeps_the_text_its_attributes_show() -> None:
     assert sections[("Foo Bar",)].anchor == "foo--bar"
 
 
+def test_an_api_fields_component_keeps_the_fields_name() -> None:
+    """Mintlify's API reference fields, ``<ParamField query="limit" type="integer">`` and ``<ResponseField
+    name="id" type="string">``, read ``[ParamField integer]`` and ``[ResponseField string]``: the label was
+    the type, the field's name was in no chunk, and every field of a page read alike (asked about the
+    ``limit`` parameter, the answer quoted the descriptions of three other fields). The field's name is
+    the label now, and its type, ``required``, ``deprecated`` and default a line after the marker, as
+    Mintlify shows them; a component without a field's name keeps its label as before."""
+    src = (
+        "## Parameters\n\n"
+        '<ParamField query="limit" type="integer" default="10" required>\n  At most this many results.\n</ParamField>\n\n'
+        '<ParamField header="X-Api-Key" type="string" deprecated>\n  Your key.\n</ParamField>\n\n'
+        '<ParamField path="/users/{id}">\n  Not a field: a path with no type.\n</ParamField>\n\n'
+        '<ResponseField name="metadata" type="object">\n  <Expandable title="properties">\n'
+        '    <ResponseField name="created_at" type="string">\n      When the user was created.\n'
+        '    </ResponseField>\n  </Expandable>\n</ResponseField>\n\n'
+        '<Aside type="caution" title="Heads up">\nMind the gap.\n</Aside>\n\n'
+        "## Icons <Icon name=\"star\" />\n\nx\n"
+    )
+    sections = by_headings(parse_markdown(src, path="api/users.mdx", mdx=True))
+    assert sections[("Parameters",)].text == (
+        "[ParamField limit]\ninteger, required, default: 10\n\nAt most this many results.\n\n[/ParamField]\n\n"
+        "[ParamField X-Api-Key]\nstring, deprecated\n\nYour key.\n\n[/ParamField]\n\n"
+        "[ParamField]\n\nNot a field: a path with no type.\n\n[/ParamField]\n\n"
+        "[ResponseField metadata]\nobject\n\n[Expandable properties]\n\n[ResponseField created_at]\nstring\n\n"
+        "When the user was created.\n\n[/ResponseField]\n\n[/Expandable]\n\n[/ResponseField]\n\n"
+        "[Aside caution]\nHeads up\n\nMind the gap.\n\n[/Aside]"
+    ), sections[("Parameters",)].text
+    assert ("Icons",) in sections  # an icon's name is no part of its heading
+
+
 def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() -> None:
     """MkDocs writes an admonition (``!!! note "Title"``, pymdownx.details' ``??? tip``) and a content tab
     (``=== "pip"``) with its body indented under it, which Markdown reads as an indented code block: the

@@ -314,6 +314,13 @@ _HIDDEN_ATTR_RE = re.compile(r"(?:client|data|aria|on)[:-]|on[A-Z]")
 _LINK_VALUE_RE = re.compile(r"(?:[A-Za-z][\w+.-]*://|mailto:|tel:|\.{0,2}/|#)")
 #: the longest value of another attribute that a self-closing component without a label shows
 _MAX_SHOWN_VALUE = 100
+#: attributes that name the field an API reference component documents: ``name`` (Mintlify's
+#: ``<ResponseField name="id">``), or the parameter's place holding its name (``<ParamField query="limit">``,
+#: ``path``, ``body``, ``header``, ``cookie``) beside a ``type``, ``required`` or ``default``
+_FIELD_NAME_ATTRS = ("name",)
+_FIELD_PLACE_ATTRS = ("query", "path", "body", "header", "cookie")
+#: a field's name: one word of up to 100 characters, no path (``user.email``, ``items[]``, ``X-Api-Key``)
+_FIELD_NAME_RE = re.compile(r"[^\s/]{1,100}")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 
 
@@ -540,6 +547,11 @@ def _label(attrs: dict[str, str], *, self_closing: bool) -> tuple[str | None, tu
     reader sees (:data:`_HIDDEN_ATTRS`: ids, classes, links, sizes, icons; ``client:load``), booleans,
     links and paths. Last, whether the label is a label attribute's."""
     values = {key: " ".join(value.split()) for key, value in attrs.items()}
+    field = _field(attrs, values)
+    if field is not None:
+        name, details = field
+        rest = tuple(dict.fromkeys(v for k in _TEXT_ATTRS if (v := values.get(k)) and v != name))
+        return name, (*((details,) if details else ()), *rest), False
     key = next((k for k in (*_LABEL_ATTRS, *_TEXT_ATTRS) if values.get(k)), None)
     text = tuple(dict.fromkeys(v for k in _TEXT_ATTRS if k != key and (v := values.get(k)) and v != values.get(key)))
     if key is not None:
@@ -550,6 +562,24 @@ def _label(attrs: dict[str, str], *, self_closing: bool) -> tuple[str | None, tu
              if v and len(v) <= _MAX_SHOWN_VALUE and v not in ("true", "false")
              and k.lower() not in _HIDDEN_ATTRS and not _HIDDEN_ATTR_RE.match(k) and not _LINK_VALUE_RE.match(v)]
     return (" ".join(shown) or None), (), False
+
+
+def _field(attrs: dict[str, str], values: dict[str, str]) -> tuple[str, str] | None:
+    """The name of the field an API reference component documents and the line of its details, or None:
+    ``<ParamField query="limit" type="integer" default="10" required>`` is the field ``limit`` with
+    ``integer, required, default: 10``, ``<ResponseField name="id" type="string">`` ``id`` with ``string``,
+    as Mintlify shows them above the field's description. The name is its ``name`` attribute, or one of
+    the parameter's place (:data:`_FIELD_PLACE_ATTRS`) beside a ``type``, ``required`` or ``default``."""
+    typed = any(k in attrs for k in ("type", "required", "default"))
+    key = next((k for k in _FIELD_NAME_ATTRS if values.get(k)), None) or next(
+        (k for k in _FIELD_PLACE_ATTRS if typed and values.get(k)), None)
+    if key is None or not _FIELD_NAME_RE.fullmatch(values[key]):
+        return None
+    details = [values["type"]] if values.get("type") else []
+    details += [flag for flag in ("required", "deprecated") if flag in attrs and values[flag] in ("", "true")]
+    if values.get("default"):
+        details.append(f"default: {values['default']}")
+    return values[key], ", ".join(details)
 
 
 #: a JavaScript literal that a JSX expression in text may be: a number, ``Infinity`` or ``NaN``, a
