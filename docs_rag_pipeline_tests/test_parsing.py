@@ -316,6 +316,25 @@ def test_invalid_frontmatter_raises_parse_error() -> None:
         parse_markdown("---\n- a\n- b\n---\n\nText\n", path="docs/list.md")
 
 
+def test_hugos_toml_front_matter_is_read_as_metadata() -> None:
+    """Hugo writes front matter in TOML between ``+++`` lines (its own archetypes' format); it was not
+    read: the page began with the paragraph ``+++ title = "…" weight = 10 +++`` and took its title from
+    the file name. It is metadata now, as YAML frontmatter is: the title, numbers as written (``1.10``
+    stays text), tables, dates as ISO text; invalid TOML is a parse error naming the file's line. A
+    reStructuredText page keeps a ``+++`` line (a title's adornment)."""
+    page = parse_markdown('+++\ntitle = "Configure the zorbulator"\nweight = 10\nversion = 1.10\nratio = 1.5\n'
+                          'date = 2024-01-05\n[params]\n  author = "Jane"\n+++\n\n## Intro\n\nText.\n',
+                          path="content/config.md")
+    assert page.title == "Configure the zorbulator"
+    assert page.metadata == {"title": "Configure the zorbulator", "weight": 10, "version": "1.10", "ratio": 1.5,
+                             "date": "2024-01-05", "params": {"author": "Jane"}}, page.metadata
+    assert [(s.headings, s.text) for s in page.sections] == [(("Intro",), "Text.")]
+    with pytest.raises(ParseError, match=r"content/bad\.md: invalid TOML front matter \(.*at line 2"):
+        parse_markdown('+++\ntitle = unquoted\n+++\n\nText\n', path="content/bad.md")
+    rst = parse_document("+++\nFoo\n+++\n\nText.\n", fmt="rst", path="a.rst")
+    assert rst.title == "Foo", rst.title
+
+
 def test_binary_markdown_raises_parse_error() -> None:
     with pytest.raises(ParseError, match="looks binary"):
         parse_markdown("PK\x03\x04\x00\x00binary", path="img.md")

@@ -13,6 +13,7 @@ import functools
 import html as _html
 import re
 import textwrap
+import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any, Callable
@@ -71,7 +72,7 @@ def _plain_data(value: Any) -> Any:
         return {str(k): _plain_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain_data(v) for v in value]
-    if isinstance(value, _dt.date | _dt.datetime):
+    if isinstance(value, _dt.date | _dt.datetime | _dt.time):
         return value.isoformat()
     return value
 
@@ -79,15 +80,36 @@ def _plain_data(value: Any) -> Any:
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
 
 
-def split_frontmatter(text: str, *, path: str) -> tuple[dict[str, Any], str]:
-    """Split a leading YAML frontmatter block off ``text`` (newlines already normalised).
+#: Hugo's TOML front matter, between leading ``+++`` lines
+_TOML_FRONTMATTER_RE = re.compile(r"\A\+\+\+[ \t]*\n(.*?)^\+\+\+[ \t]*(?:\n|\Z)", re.S | re.M)
 
-    Returns ``(metadata, body)``; raises :class:`ParseError` when the block is not valid YAML
+
+def _toml_float(written: str) -> float | str:
+    """A TOML float as YAML 1.2 frontmatter keeps one: the number when it reads back as written
+    (``1.5``, ``2.0``), else the text written (``1.10``, ``1e3``, ``inf``, ``nan``)."""
+    value = float(written)
+    return value if repr(value) == written else written
+
+
+def split_frontmatter(text: str, *, path: str, toml: bool = False) -> tuple[dict[str, Any], str]:
+    """Split a leading YAML frontmatter block off ``text`` (newlines already normalised); with ``toml``,
+    also Hugo's TOML front matter between ``+++`` lines.
+
+    Returns ``(metadata, body)``; raises :class:`ParseError` when the block is not valid YAML (TOML)
     or not a mapping.
     """
     match = _FRONTMATTER_RE.match(text)
     if not match:
-        return {}, text
+        toml_match = _TOML_FRONTMATTER_RE.match(text) if toml else None
+        if toml_match is None:
+            return {}, text
+        try:
+            data = tomllib.loads(toml_match.group(1), parse_float=_toml_float)
+        except tomllib.TOMLDecodeError as exc:
+            detail = re.sub(r"\(at line (\d+)", lambda m: f"(at line {int(m.group(1)) + 1}", str(exc))
+            raise ParseError(f"{path}: invalid TOML front matter ({detail}); fix the block between the leading "
+                             "'+++' lines (quote text values) or remove it") from exc
+        return _plain_data(data), text[toml_match.end() :]
     try:
         data = load_yaml(match.group(1), loader=FrontmatterLoader)
     except yaml.YAMLError as exc:
@@ -1634,7 +1656,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     text = check_text(text, path=path)
-    metadata, body = split_frontmatter(text, path=path)
+    metadata, body = split_frontmatter(text, path=path, toml=True)
     mdx = mdx or looks_like_mdx(body)
     if not mdx:
         body = myst_blocks(python_markdown_blocks(github_alerts(template_tags(body))))
