@@ -471,7 +471,7 @@ class MetadataRule(_Shape):
         return self
 
 
-DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.html", "**/*.htm", "**/*.adoc",
+DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.qmd", "**/*.html", "**/*.htm", "**/*.adoc",
                    "**/*.asciidoc", "**/*.rst")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {

@@ -1028,3 +1028,88 @@ def test_restructuredtext_includes_are_resolved_inside_the_folder(tmp_path: Path
 
     got = resolve_rst_includes("T\r\n=\r\n\r\n.. include:: a.rst\r\n", path="i.rst", read={"a.rst": "Hi\r\n"}.get)
     assert "Hi" in got.text and not got.unresolved, got
+
+
+def test_a_quarto_project_is_indexed_with_its_callouts_tabs_and_code_chunks(tmp_path: Path) -> None:
+    """A Quarto project's pages are ``.qmd`` files, which no parser read: a folder of them indexed nothing
+    and said only ``0 files`` (with ``include: ["**/*.qmd"]`` too). They are Pandoc's Markdown, read by the
+    Markdown parser and in the default ``include``: a callout (``::: {.callout-note}`` with its title
+    heading, ``{.callout-warning title=…}``) reads as an admonition, not as a code block or a paragraph
+    holding its ``:::`` lines; a ``.panel-tabset``'s headings are its tabs, not sections; another div
+    keeps its text; a code chunk loses its ``#|`` options and one with ``echo: false`` shows nothing. An
+    include pattern naming a format no parser reads is logged."""
+    write_docs(tmp_path / "docs", {
+        "analysis.qmd": """
+            ---
+            title: "Frob analysis guide"
+            ---
+
+            ## Loading data
+
+            ::: {.callout-note}
+            ## Before you start
+            Install the plinkerton package first.
+            :::
+
+            ::: {.callout-warning title="Memory use"}
+            Large files need 8 GB of memory.
+            :::
+
+            ::: {.panel-tabset}
+            ## Python
+
+            ```{python}
+            #| label: load
+            # read the file
+            frob.load("data.csv")
+            ```
+
+            ## R
+
+            Use `frob_load()` from R.
+            :::
+
+            ::: {#fig-a .column-margin}
+            The margin says hello.
+            :::
+
+            ```{python}
+            #| echo: false
+            secret_setup()
+            ```
+
+            ## Plotting
+
+            Call `frob.plot()`.
+        """,
+        "notes.txt": "Not a page.\n",
+    })
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        base_url: https://docs.example.org/
+    """)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    rows = sorted(_chunks(cfg)[BASE + "analysis.qmd"], key=lambda r: r["chunk_index"])
+    assert rows[0]["title"] == "Frob analysis guide"
+    text = "\n\n".join(r["text"] for r in rows)
+    assert "[note Before you start]\n\nInstall the plinkerton package first.\n\n[/note]" in text, text
+    assert "[warning Memory use]\n\nLarge files need 8 GB of memory.\n\n[/warning]" in text, text
+    assert "[Tab Python]\n\n```python\n# read the file\nfrob.load(\"data.csv\")\n```\n\n[/Tab]" in text, text
+    assert "[Tab R]\n\nUse `frob_load()` from R.\n\n[/Tab]" in text, text
+    assert "The margin says hello." in text and "secret_setup" not in text and ":::" not in text and "#|" not in text
+    assert {tuple(r["headings"]) for r in rows} == {("Loading data",), ("Plotting",)}, [r["headings"] for r in rows]
+    # a pattern naming a format no parser reads says so
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        include: ["**/*.qmd", "**/*.txt"]
+        base_url: https://docs.example.org/
+    """)
+    lines = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    assert any("warning: include '**/*.txt' names .txt files, which no parser reads" in ln for ln in lines), lines
+    assert not any("'**/*.qmd'" in ln for ln in lines), lines

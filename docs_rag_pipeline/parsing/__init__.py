@@ -20,7 +20,8 @@ from .markdown import parse_markdown
 __all__ = ["FORMATS", "ParseError", "RedirectPage", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
 
 FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst", "notebook")
-_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html",
+#: ``.qmd`` (Quarto) and ``.rmd`` (R Markdown) are Pandoc's Markdown: read by the Markdown parser
+_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".qmd": "markdown", ".rmd": "markdown", ".mdx": "mdx", ".html": "html", ".htm": "html",
                ".adoc": "asciidoc", ".asciidoc": "asciidoc", ".rst": "rst", ".ipynb": "notebook"}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import itertools
 import html as _html
 import re
 import textwrap
@@ -1089,6 +1090,121 @@ _MYST_FENCE_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,}|:{3,})[ \t]*\{([\w:.+-]+)\}[
 _MYST_OPTION_RE = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 _MYST_ROLE_NAME_RE = re.compile(r"(?<![\w$])\{([\w:.+-]+)\}$")
 _MYST_TARGET_RE = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
+#: a Pandoc fenced div's opening line with an attribute block (Quarto, R Markdown, Pandoc):
+#: ``::: {.callout-note}``, ``::: {.callout-warning title="Memory use"}``, ``::: {#fig-a .column-margin}``
+_PANDOC_DIV_RE = re.compile(r'^([ \t]*):{3,}[ \t]*\{((?:[^{}"]|"[^"]*")*)\}[ \t]*:*[ \t]*$')
+#: what makes an attribute block Pandoc's, not a MyST directive's name (``:::{note}``): a class, an id
+#: or a key=value
+_PANDOC_ATTRS_SIGN_RE = re.compile(r'(?:^|\s)(?:[.#][\w-]|[\w-]+=)')
+#: any line that opens a ``:::`` block (a Pandoc div, a directive, a MyST colon fence), and one that closes it
+_COLON_OPEN_RE = re.compile(r"^[ \t]*:{3,}[ \t]*\S")
+_PANDOC_ATTR_RE = re.compile(r'(?:^|\s)(?:\.([\w-]+)|([\w-]+)="([^"]*)"|([\w-]+)=(\S+))')
+#: an executable code chunk (Quarto, R Markdown): ```` ```{python} ````, ```` ```{r, echo=FALSE} ````, and its
+#: ``#|`` option lines, which the page never shows (``#| echo: false`` hides the whole chunk's code)
+_CHUNK_OPEN_RE = re.compile(r"^([ \t]*)(?:`{3,}|~{3,})[ \t]*\{([A-Za-z][\w+-]*)(?:[ \t]*,?[ \t]*([^{}]*))?\}[ \t]*$")
+_CHUNK_OPTION_RE = re.compile(r"^[ \t]*#\|")
+_ATX_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def pandoc_divs(text: str) -> str:
+    """Pandoc's fenced divs (Quarto's ``.qmd``, R Markdown) as the page shows them: a callout
+    (``::: {.callout-note}``, ``{.callout-warning title="Memory use"}``) becomes the admonition directive
+    ``:::note[Title]`` (read as a ``:::note`` one is: ``[note Title]`` … ``[/note]``), its title from its
+    ``title`` attribute or else the heading that opens its body, as Quarto draws it; a tab set
+    (``{.panel-tabset}``) becomes ``[tabset]`` with a ``[tab Name]`` for each of its headings, which are
+    tab labels, not sections; any other div (``{.column-margin}``, ``{#fig-a}``) keeps its body without
+    its fence lines. Before, such a div was a code block (``{.callout-note}`` was taken for a MyST
+    directive) or a paragraph holding its ``:::`` lines. An executable code chunk (```` ```{python} ````,
+    ```` ```{r, echo=FALSE} ````) loses its leading ``#|`` option lines, which the page never shows, and
+    shows nothing when an option hides its code (``echo: false``, ``include: false``)."""
+    if "{" not in text:
+        return text
+    return "\n".join(_pandoc_lines(text.split("\n"), 0))
+
+
+def _div_end(lines: list[str], start: int) -> int:
+    """The index of the line that closes the ``:::`` block opened at ``lines[start - 1]`` (nested
+    blocks counted, fenced code skipped), or ``len(lines)`` when none does."""
+    fences = _Fences()
+    depth = 1
+    for k in range(start, len(lines)):
+        if fences.code(lines[k]):
+            continue
+        if _DIRECTIVE_CLOSE_RE.match(lines[k]):
+            depth -= 1
+            if depth == 0:
+                return k
+        elif _COLON_OPEN_RE.match(lines[k]):
+            depth += 1
+    return len(lines)
+
+
+def _pandoc_lines(lines: list[str], depth: int) -> list[str]:
+    out: list[str] = []
+    fences = _Fences()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        m = _PANDOC_DIV_RE.match(line) if not fences.marker and depth < 20 else None
+        if m is None or not _PANDOC_ATTRS_SIGN_RE.search(m.group(2)):
+            if fences.marker or not (chunk := _CHUNK_OPEN_RE.match(line)):
+                fences.code(line)
+                out.append(line)
+                continue
+            marker = _fence_opened(line)
+            end = next((k for k in range(i, len(lines)) if _fence_closes(lines[k], marker)), len(lines))
+            code = lines[i:end]
+            options = list(itertools.takewhile(_CHUNK_OPTION_RE.match, code))
+            if not options and not chunk.group(3):  # no chunk's options: left as written (```{note} is MyST's)
+                fences.code(line)
+                out.append(line)
+                continue
+            code, i = code[len(options):], end + 1
+            shown = " ".join([chunk.group(3) or "", *options]).replace(" ", "").casefold()
+            if not re.search(r"(?:echo|include)[:=](?:false|no)\b", shown):
+                out += [f"{chunk.group(1)}{marker}{chunk.group(2)}", *code, f"{chunk.group(1)}{marker}"]
+            continue
+        indent, attrs = m.group(1), m.group(2)
+        classes, named = [], {}
+        for a in _PANDOC_ATTR_RE.finditer(attrs):
+            if a.group(1):
+                classes.append(a.group(1))
+            else:
+                named[(a.group(2) or a.group(4)).casefold()] = a.group(3) if a.group(2) else a.group(5)
+        end = _div_end(lines, i)
+        body = lines[i:end]
+        i = end + 1
+        callout = next((c[len("callout-"):] for c in classes if c.startswith("callout-")), None)
+        if callout:
+            title = " ".join(named.get("title", "").split())
+            first = next((k for k, ln in enumerate(body) if ln.strip()), None)
+            if not title and first is not None and (h := _ATX_HEADING_RE.match(body[first])):
+                title = h.group(2).strip()
+                body = body[first + 1 :]
+            out += ["", f"{indent}:::{callout}" + (f"[{title}]" if title else ""), "",
+                    *_pandoc_lines(body, depth + 1), "", f"{indent}:::", ""]
+        elif "panel-tabset" in classes:
+            out += ["", f"{indent}:::Tabs", ""]
+            body = _pandoc_lines(body, depth + 1)
+            in_code = _Fences()
+            headings = [(k, h) for k, ln in enumerate(body)
+                        if not in_code.code(ln) and (h := _ATX_HEADING_RE.match(ln))]
+            level = min((len(h.group(1)) for _, h in headings), default=0)
+            tabs = {k: h.group(2).strip() for k, h in headings if len(h.group(1)) == level}
+            opened = False
+            for k, ln in enumerate(body):
+                if k in tabs:
+                    out += (["", f"{indent}:::", ""] if opened else []) + ["", f"{indent}:::Tab[{tabs[k]}]", ""]
+                    opened = True
+                else:
+                    out.append(ln)
+            out += (["", f"{indent}:::", ""] if opened else []) + ["", f"{indent}:::", ""]
+        else:
+            out += ["", *_pandoc_lines(body, depth + 1), ""]
+    return out
+
+
 #: directives whose body is the page's prose (admonitions, dropdowns, tabs, cards, version notes)
 _MYST_PROSE = frozenset("admonition attention caution danger error hint important note seealso tip todo warning "
                         "versionadded versionchanged deprecated versionremoved dropdown tab-set tab-item tab card "
@@ -1659,7 +1775,7 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     metadata, body = split_frontmatter(text, path=path, toml=True)
     mdx = mdx or looks_like_mdx(body)
     if not mdx:
-        body = myst_blocks(python_markdown_blocks(github_alerts(template_tags(body))))
+        body = myst_blocks(python_markdown_blocks(github_alerts(pandoc_divs(template_tags(body)))))
     body = flatten_mdx(body, mdx=mdx)
     tree = SyntaxTreeNode(_parse_tokens(body, mdx=mdx))
 

@@ -51,7 +51,8 @@ from ..parsing import format_for_path
 from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
-from .local import MAX_LISTED, _quote, asciidoc_body, include_line, map_url, path_excluded, path_glob, rst_body
+from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, map_url, path_excluded, path_glob, rst_body,
+                    unread_formats)
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -783,6 +784,8 @@ class GitSource(Source):
             self._ensure_clone(git, log)
             branch, head = self._fetch(git, log)
         tree, skipped_links, submodules, repo_tree = self._tree(git, head, log)
+        for line in unread_formats(self.name, self.cfg.include):
+            log(line)
         if any(format_for_path(p) in ("markdown", "mdx") for p in tree):
             sub = self.cfg.subpath.strip("/")
             config = next((f for folder in dict.fromkeys((sub, posixpath.dirname(sub))) for f in

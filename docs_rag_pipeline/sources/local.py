@@ -149,6 +149,24 @@ def include_line(fmt: str, target: str) -> str:
 
 MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
 
+#: the extension an include pattern ends with (``**/*.Rmd``, ``guide/*.txt``)
+_PATTERN_EXTENSION_RE = re.compile(r"\*(\.[^./*?\[\]]+)$")
+
+
+def unread_formats(name: str, include: Sequence[str]) -> list[str]:
+    """A warning line for each ``include`` pattern that names files of an extension no parser reads
+    (``**/*.txt``): those files are never indexed, whatever the pattern says, and nothing else said so."""
+    from ..parsing import _EXTENSIONS
+
+    lines = []
+    for pattern in include:
+        m = _PATTERN_EXTENSION_RE.search(pattern)
+        if m and format_for_path("x" + m.group(1)) is None:
+            known = ", ".join(dict.fromkeys(_EXTENSIONS))
+            lines.append(f"[DISCOVER] {name}: warning: include {pattern!r} names {m.group(1)} files, which no parser "
+                         f"reads (the formats read: {known}); they are not indexed")
+    return lines
+
 
 def read_regular_file(path: Path, *, limit: int = -1) -> bytes:
     """The bytes of ``path`` (at most ``limit`` of them, when given), which must still be a regular
@@ -423,6 +441,8 @@ class LocalSource(Source):
             what = "is not a folder" if exists else "does not exist"
             raise SourceError(f"sources.{self.name}.path: {str(self.cfg.path)!r} {what}; create it or fix the path "
                               "in the config (nothing was removed from the index)")
+        for line in unread_formats(self.name, self.cfg.include):
+            log(line)
         found = self.listing(log)
         for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
