@@ -511,7 +511,7 @@ class SourceConfig(_Shape):
     asciidoc_attributes: dict[str, str] = Field(default_factory=dict)
     # how the site slugs a Markdown heading into its anchor: github (github-slugger), python-markdown
     # (MkDocs) or pymdownx (MkDocs with pymdownx.slugs.slugify, case: lower); parsing.slugs.ANCHOR_STYLES
-    heading_anchors: Literal["github", "python-markdown", "pymdownx"] = "github"
+    heading_anchors: Literal["github", "python-markdown", "pymdownx", "vitepress"] = "github"
     # web
     seed_urls: HttpUrls = ()
     sitemaps: Literal["auto", "off"] | HttpUrls = "auto"  # "auto" | "off" | explicit sitemap URLs

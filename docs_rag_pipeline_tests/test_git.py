@@ -1604,6 +1604,34 @@ def test_an_asciidoc_include_through_a_link_outside_subpath_reads_as_in_a_checko
     assert [p.status for p in again.pages] == ["changed"] and "QUUXLY-7" in (again.pages[0].body or "")
 
 
+def test_a_vitepress_repository_is_linked_by_vitepress_ids_once_the_source_says_so(tmp_path: Path) -> None:
+    """VitePress slugs a heading with its own function, not github-slugger (the docs said it did):
+    ``## What's new in v1.2?`` is ``#what-s-new-in-v1-2`` on the site and was cited ``#whats-new-in-v12``,
+    no section of it. A repository with ``docs/.vitepress/config.mts`` beside the pages gets a hint; with
+    ``heading_anchors: vitepress`` the pages are re-parsed and linked by VitePress' ids (runs of
+    punctuation one ``-``, ``_`` before a leading digit, an inline component left out, ``-1`` for a repeat)."""
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("docs", {"docs/.vitepress/config.mts": "export default { title: 'Acme' }\n",
+                         "docs/notes.md": "# Release notes\n\n## What's new in v1.2?\n\nThe glorpish exporter.\n\n"
+                                          "## netlify.toml file\n\nThe build command.\n\n## 2024 plans\n\nMore.\n\n"
+                                          "## Setup <Badge type=\"tip\" text=\"beta\" />\n\nOne.\n\n## Setup\n\nTwo.\n"})
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(_config(tmp_path, repo))), "acme", log=lines.append)
+    assert any(ln.startswith("[DISCOVER] acme: hint: docs/.vitepress/config.mts of the repository is beside the "
+                             "documents, so VitePress probably builds the site")
+               and "set heading_anchors: vitepress" in ln for ln in lines), lines
+    cfg = _config(tmp_path, repo, extra="heading_anchors: vitepress")
+    lines.clear()
+    out = refresh.refresh(Context(load_config(cfg)), "acme", log=lines.append)
+    assert out.pages_changed == 1 and not any("hint" in ln for ln in lines), lines
+    assert sorted(r["url"] for rows in _chunks(cfg).values() for r in rows) == [
+        f"{SITE}notes/#_2024-plans", f"{SITE}notes/#netlify-toml-file", f"{SITE}notes/#setup",
+        f"{SITE}notes/#setup-1", f"{SITE}notes/#what-s-new-in-v1-2"]
+
+
 def test_an_mkdocs_repository_is_linked_by_python_markdowns_ids_once_the_source_says_so(tmp_path: Path) -> None:
     """A repository that MkDocs builds (mkdocs.yml at its root, the pages in docs/): the ingest says
     that its headings are linked by GitHub's slugs and what to set; with ``heading_anchors:

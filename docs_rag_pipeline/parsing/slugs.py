@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections.abc import Iterator, MutableSet
 from typing import Any
@@ -10,14 +11,15 @@ from typing import Any
 import yaml
 
 __all__ = ["ANCHOR_STYLES", "github_slug", "mkdocs_anchor_style", "pymdownx_slug", "python_markdown_slug",
-           "slug_for", "slugify"]
+           "slug_for", "slugify", "vitepress_slug", "vitepress_slugify"]
 
 #: how a site's generator makes a heading's anchor: ``github`` (github-slugger: GitHub, Docusaurus,
-#: Astro and Starlight, Hugo, VitePress, MyST), ``python-markdown`` (Python-Markdown's ``toc``
-#: extension, which MkDocs uses: ASCII only, runs of spaces and dashes one ``-``, ``_1`` for a repeat)
-#: or ``pymdownx`` (MkDocs with the ``toc`` slugify Material for MkDocs recommends for headings in any
-#: script, ``pymdownx.slugs.slugify`` with ``case: lower``: letters of every script kept)
-ANCHOR_STYLES = ("github", "python-markdown", "pymdownx")
+#: Astro and Starlight, Hugo, MyST), ``python-markdown`` (Python-Markdown's ``toc``
+#: extension, which MkDocs uses: ASCII only, runs of spaces and dashes one ``-``, ``_1`` for a repeat),
+#: ``pymdownx`` (MkDocs with the ``toc`` slugify Material for MkDocs recommends for headings in any
+#: script, ``pymdownx.slugs.slugify`` with ``case: lower``: letters of every script kept) or
+#: ``vitepress`` (VitePress' own slugify: runs of spaces and punctuation one ``-``, ``_`` before a digit)
+ANCHOR_STYLES = ("github", "python-markdown", "pymdownx", "vitepress")
 
 
 def _keep(char: str) -> bool:
@@ -46,6 +48,34 @@ def github_slug(text: str, seen: dict[str, int]) -> str:
     while slug in seen:
         seen[original] += 1
         slug = f"{original}-{seen[original]}"
+    seen[slug] = 0
+    return slug
+
+
+#: VitePress' slugify (``vitepress/dist/node``, from @mdit-vue/shared): its ``rSpecial``, with JavaScript's
+#: ``\s`` (which also holds U+FEFF), its ``rCombining`` and its ``rControl``
+_VITEPRESS_SPECIAL = re.compile(r"[\s\ufeff~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'“”‘’<>,.?/]+")
+_VITEPRESS_COMBINING = re.compile(r"[\u0300-\u036f]")
+_VITEPRESS_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def vitepress_slugify(text: str) -> str:
+    """The bare id VitePress gives a heading with ``text``: NFKD, combining marks and control characters
+    dropped, each run of spaces and punctuation one ``-``, none at either end, ``_`` before a leading
+    digit, lowercase (``What's new in v1.2?`` → ``what-s-new-in-v1-2``, ``2024 plans`` → ``_2024-plans``)."""
+    text = _VITEPRESS_CONTROL.sub("", _VITEPRESS_COMBINING.sub("", unicodedata.normalize("NFKD", text)))
+    text = re.sub(r"-{2,}", "-", _VITEPRESS_SPECIAL.sub("-", text)).strip("-")
+    return re.sub(r"^(\d)", r"_\1", text).lower()
+
+
+def vitepress_slug(text: str, seen: dict[str, int]) -> str:
+    """The id VitePress gives a heading with ``text``, made unique within one page as its anchor plugin
+    (markdown-it-anchor) does: ``-1``, ``-2``, … after the first id not yet taken."""
+    base = slug = vitepress_slugify(text)
+    n = 1
+    while slug in seen:
+        slug = f"{base}-{n}"
+        n += 1
     seen[slug] = 0
     return slug
 
@@ -168,4 +198,6 @@ def slug_for(style: str):  # noqa: ANN201 - (text, seen) -> anchor
         return python_markdown_slug
     if style == "pymdownx":
         return pymdownx_slug
+    if style == "vitepress":
+        return vitepress_slug
     return github_slug

@@ -161,6 +161,20 @@ def mkdocs_hint(source: str, config: str, text: str, style: str) -> str | None:
             "open their sections")
 
 
+#: VitePress' config file, in the ``.vitepress`` folder of the site's source folder
+VITEPRESS_CONFIGS = tuple(f".vitepress/config.{ext}" for ext in ("js", "ts", "mjs", "mts", "cjs", "cts"))
+
+
+def vitepress_hint(source: str, config: str, style: str) -> str | None:
+    """The log line that says a source looks built by VitePress (``config`` found beside or above its
+    documents) while its headings are linked by another style (``style``); None when it is VitePress'."""
+    if style == "vitepress":
+        return None
+    return (f"[DISCOVER] {source}: hint: {config} is beside the documents, so VitePress probably builds the site, "
+            "and VitePress links a heading by its own slug (#what-s-new-in-v1-2), not GitHub's (#whats-new-in-v12); "
+            "set heading_anchors: vitepress for this source so that its citations open their sections")
+
+
 #: what to tell a user about a file name that is not UTF-8
 RENAME_HINT = "rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r FOLDER) to index it"
 

@@ -50,7 +50,8 @@ from ..config import SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
-                   file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
+                   file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
+from .base import VITEPRESS_CONFIGS
 from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, map_url, path_excluded, path_glob, rst_body,
                     unread_formats)
 
@@ -794,6 +795,11 @@ class GitSource(Source):
                     self.name, f"{config} of the repository",
                     decode_body(git.blob(repo_tree.files[config], limit=MKDOCS_CONFIG_BYTES), None),
                     self.cfg.heading_anchors)):
+                log(hint)
+            config = next((f for folder in dict.fromkeys((sub, posixpath.dirname(sub))) for f in
+                           (posixpath.join(folder, name) for name in VITEPRESS_CONFIGS) if f in repo_tree.files), None)
+            if config is not None and (hint := vitepress_hint(self.name, f"{config} of the repository",
+                                                              self.cfg.heading_anchors)):
                 log(hint)
 
         fallback: str | None = None

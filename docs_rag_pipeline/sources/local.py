@@ -21,7 +21,8 @@ from ..metadata_rules import glob_match
 from ..parsing import format_for_path
 from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
-                   file_page_hash, mkdocs_hint, undecodable_name, whole_characters)
+                   file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
+from .base import VITEPRESS_CONFIGS
 
 _INDEX_NAMES = ("index", "README", "readme")
 
@@ -507,6 +508,10 @@ class LocalSource(Source):
                            (folder / name for name in MKDOCS_CONFIGS) if f.is_file()), None)
             if config is not None and (hint := mkdocs_hint(self.name, str(config), _config_text(config),
                                                            self.cfg.heading_anchors)):
+                log(hint)
+            config = next((f for folder in (self.cfg.path, self.cfg.path.parent) for f in
+                           (folder / name for name in VITEPRESS_CONFIGS) if f.is_file()), None)
+            if config is not None and (hint := vitepress_hint(self.name, str(config), self.cfg.heading_anchors)):
                 log(hint)
         if not found.files and found.unmatched:
             notes["unmatched_documents"] = found.unmatched
