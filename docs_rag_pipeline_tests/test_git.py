@@ -582,6 +582,47 @@ def test_git_restructuredtext_include_change_reprocesses_including_page(tmp_path
     assert "--upgrade-deps" in next(p for p in second.pages if p.status == "changed").body
 
 
+def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) -> None:
+    """Markdown and MDX includes (VitePress' ``<!--@include:``, an MDX partial) are resolved in a git
+    source as reStructuredText's are (an ``@/`` or ``/`` target from ``subpath``), and a commit that
+    changes only an included file re-reads the pages that include it; a page without includes keeps the
+    hash of its own bytes."""
+    from docs_rag_pipeline.config import parse_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("initial", {
+        "docs/index.md": "# Home\n\nWelcome.\n",
+        "docs/guide/config.md": "# Config\n\n## Limits\n\n<!--@include: @/parts/limits.md-->\n\n"
+                                "<!--@include: ./gone.md-->\n",
+        "docs/guide/install.mdx": "import Setup from '/snippets/setup.mdx';\n\n# Install\n\n<Setup />\n",
+        "docs/parts/limits.md": "The zorblax limit is 42.\n",
+        "docs/snippets/setup.mdx": "Run frob init first.\n",
+    })
+    cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
+        "name": "vp", "kind": "git", "repo": str(repo.remote), "subpath": "docs",
+        "exclude": ["parts/**", "snippets/**"]}]})
+    src = GitSource(cfg.sources[0], workdir=tmp_path / "data" / "sources" / "vp")
+    lines: list[str] = []
+    first = src.scan({}, log=lines.append)
+    pages = {p.path: p for p in first.pages}
+    assert set(pages) == {"index.md", "guide/config.md", "guide/install.mdx"}
+    assert "The zorblax limit is 42." in pages["guide/config.md"].body
+    assert "Run frob init first." in pages["guide/install.mdx"].body
+    assert pages["guide/config.md"].metadata["unresolved_includes"] == [
+        "<!--@include: ./gone.md--> (no such file in the source)"]
+    assert any("guide/config.md: <!--@include: ./gone.md--> cannot be resolved: no such file in the source; skipped"
+               in ln for ln in lines), lines
+    state = {p.page_url: p.content_hash for p in first.pages}
+
+    repo.commit("includes only", {"docs/parts/limits.md": "The zorblax limit is 64.\n",
+                                  "docs/snippets/setup.mdx": "Run frob init --fast first.\n"})
+    second = src.scan(state, log=lines.append)
+    assert {p.path: p.status for p in second.pages} == {
+        "index.md": "unchanged", "guide/config.md": "changed", "guide/install.mdx": "changed"}
+    bodies = {p.path: p.body for p in second.pages}
+    assert "limit is 64" in bodies["guide/config.md"] and "--fast" in bodies["guide/install.mdx"]
+
+
 def test_text_that_is_not_utf8_is_decoded(tmp_path: Path) -> None:
     from docs_rag_pipeline.config import parse_config
 

@@ -1113,3 +1113,116 @@ def test_a_quarto_project_is_indexed_with_its_callouts_tabs_and_code_chunks(tmp_
     refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
     assert any("warning: include '**/*.txt' names .txt files, which no parser reads" in ln for ln in lines), lines
     assert not any("'**/*.qmd'" in ln for ln in lines), lines
+
+
+def test_markdown_includes_are_resolved_inside_the_folder(tmp_path: Path) -> None:
+    """Markdown and MDX includes were dropped without a word (VitePress' ``<!--@include:`` is an HTML
+    comment, an MDX partial a component that shows nothing, Quarto's include a shortcode, pymdownx's
+    ``--8<--`` an extension line), so the including section was empty and a partial indexed on its own
+    was cited at a URL the site never serves. They are resolved as each generator resolves them, inside
+    the source's folder: VitePress' with a line range, a region and ``@/``, nested, an included page's
+    frontmatter left out, and its code import ``<<<`` as a code block; an MDX partial at its component's
+    indentation (``/snippets/…`` from the top folder); Quarto's ``{{< include >}}``; pymdownx.snippets
+    from the top folder, in a code block too, with a line range. A missing or hidden file or a loop
+    stays unresolved, is logged, and the page is indexed without it."""
+    write_docs(tmp_path / "docs", {
+        "guide/config.md": """
+            # Config
+
+            ## Limits
+
+            <!--@include: ./parts/limits.md-->
+
+            ## Lines
+
+            <!--@include: ./parts/long.md{3,4}-->
+
+            ## Region
+
+            <!--@include: @/guide/parts/region.md#intro-->
+
+            ## Code
+
+            <<< @/snippets/app.js
+
+            <!--@include: ./parts/missing.md-->
+
+            <!--@include: ../.env-->
+        """,
+        "guide/parts/limits.md": "---\ntitle: Limits part\n---\nThe zorblax limit is 42.\n\n<!--@include: ./nested.md-->\n",
+        "guide/parts/nested.md": "Nested quill text.\n",
+        "guide/parts/long.md": "line one\nline two\nline three zorb\nline four quux\nline five\n",
+        "guide/parts/region.md": "# Region\n<!-- #region intro -->\nThe intro mentions glimmerwort.\n<!-- #endregion intro -->\nOutside.\n",
+        "snippets/app.js": "export default {\n  zeta: 7\n}\n",
+        ".env": "SECRET=hunter2\n",
+        "install.mdx": """
+            ---
+            title: Install
+            ---
+            import Intro from '/snippets/intro.mdx';
+            import Loop from './loop.mdx';
+
+            ## Setup
+
+            <Tabs>
+              <TabItem label="npm">
+                <Intro />
+              </TabItem>
+            </Tabs>
+
+            <Loop />
+        """,
+        "snippets/intro.mdx": "---\ntitle: ignored\n---\nimport Inner from './inner.mdx';\n\nRun frob init for the snorkelwick.\n\n<Inner />\n",
+        "snippets/inner.mdx": "Inner snippet text.\n",
+        "loop.mdx": "import Loop from './loop.mdx';\n\nLoop text.\n\n<Loop />\n",
+        "analysis.qmd": "---\ntitle: Analysis\n---\n\n## Data\n\n{{< include _setup.qmd >}}\n",
+        "_setup.qmd": "The setup step downloads the wumpusfield dataset.\n",
+        "mk.md": """
+            # MkDocs
+
+            ## Snippets
+
+            --8<-- "snips/abbr.md"
+
+            ```python
+            --8<-- "snips/app.py:2:3"
+            ```
+        """,
+        "snips/abbr.md": "Abbreviations say gorp.\n",
+        "snips/app.py": "import os\ndef main():\n    run()\nmain()\n",
+    })
+    cfg = write_config(tmp_path, sources="""
+      - name: guide
+        kind: local
+        path: docs
+        exclude: ["**/parts/**", "snippets/**", "snips/**", "**/_*", "loop.mdx"]
+        base_url: https://docs.example.org/
+    """)
+    lines: list[str] = []
+    refresh.refresh(Context(load_config(cfg)), "guide", log=lines.append)
+    chunks = _chunks(cfg)
+
+    def text(page: str) -> str:
+        return "\n\n".join(r["text"] for r in sorted(chunks[BASE + page], key=lambda r: r["chunk_index"]))
+
+    config = text("guide/config.md")
+    for shown in ("The zorblax limit is 42.", "Nested quill text.", "line three zorb line four quux",
+                  "The intro mentions glimmerwort.", "```js\nexport default {\n  zeta: 7\n}\n```"):
+        assert shown in config, (shown, config)
+    assert "Limits part" not in config and "line two" not in config and "Outside" not in config
+    assert "hunter2" not in config
+    install = text("install.mdx")
+    assert "[TabItem npm]\n\nRun frob init for the snorkelwick.\n\nInner snippet text.\n\n[/TabItem]" in install, install
+    assert "import" not in install and "Loop text." in install
+    assert "The setup step downloads the wumpusfield dataset." in text("analysis.qmd")
+    mk = text("mk.md")
+    assert "Abbreviations say gorp." in mk and "```python\ndef main():\n    run()\n```" in mk, mk
+    logged = [ln for ln in lines if "cannot be resolved" in ln]
+    assert "[DISCOVER] guide: guide/config.md: <!--@include: ./parts/missing.md--> cannot be resolved: no such file " \
+           "in the source; skipped" in logged, logged
+    assert any("<!--@include: ../.env--> cannot be resolved: a hidden file or folder: never read" in ln
+               for ln in logged), logged
+    assert any("install.mdx: import Loop from './loop.mdx' cannot be resolved: it includes itself" in ln
+               for ln in logged), logged
+    hit = search("what is the zorblax limit", top_k=1, config=cfg)[0]
+    assert hit.url == BASE + "guide/config.md#limits", hit.url

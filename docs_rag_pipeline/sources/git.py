@@ -52,8 +52,8 @@ from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
 from .base import VITEPRESS_CONFIGS
-from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, map_url, path_excluded, path_glob, rst_body,
-                    unread_formats)
+from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, map_url, markdown_body, path_excluded, path_glob,
+                    rst_body, unread_formats)
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -895,6 +895,10 @@ class GitSource(Source):
                 if fmt == "rst":  # a "/" include is from the documents' top folder (Sphinx's source directory)
                     text, dep_found, missing = rst_body(decode_body(data, None), path=repo_path, read=read_text,
                                                         root=sub)
+                    return text, content_hash(text), {d: blob_at(d) for d in dep_found}, missing
+                if fmt in ("markdown", "mdx") and (md := markdown_body(decode_body(data, None), path=repo_path, fmt=fmt,
+                                                                       read=read_text, root=sub)) is not None:
+                    text, dep_found, missing = md
                     return text, content_hash(text), {d: blob_at(d) for d in dep_found}, missing
                 return decode_body(data, None), content_hash(data), {}, []
 

@@ -140,11 +140,32 @@ def rst_body(text: str, *, path: str, read: Callable[[str], str | None], root: s
     return res.text, res.deps, res.unresolved
 
 
+def markdown_body(text: str, *, path: str, fmt: str, read: Callable[[str], str | None],
+                  root: str = "") -> tuple[str, dict[str, bool], list[str]] | None:
+    """A Markdown or MDX file as handed to the parser: its includes (VitePress' ``<!--@include:``, MDX
+    partials, Quarto's ``{{< include >}}``, pymdownx.snippets) resolved with ``read(repo_path)`` (``/``
+    and ``@/`` targets from ``root``). Returns ``(body, deps, unresolved)``, as :func:`asciidoc_body`
+    does, or None for a file that holds no include (its hash stays the file's own)."""
+    from ..parsing.markdown import looks_like_mdx
+    from ..parsing.md_includes import has_markdown_includes, resolve_markdown_includes
+
+    if not has_markdown_includes(text):
+        return None
+    res = resolve_markdown_includes(text, path=path, read=read, root=root,
+                                    mdx=fmt == "mdx" or looks_like_mdx(text))
+    if not res.deps and not res.unresolved:
+        return None
+    return res.text, res.deps, res.unresolved
+
+
 def include_line(fmt: str, target: str) -> str:
     """An unresolved include of a page of format ``fmt`` as a log line's middle."""
     from ..parsing.asciidoc import unresolved_line
+    from ..parsing.md_includes import markdown_unresolved_line
     from ..parsing.rst import rst_unresolved_line
 
+    if fmt in ("markdown", "mdx"):
+        return markdown_unresolved_line(target)
     return rst_unresolved_line(target) if fmt == "rst" else unresolved_line(target)
 
 
@@ -468,8 +489,12 @@ class LocalSource(Source):
                     data = whole_characters(data[: self.cfg.max_bytes], None)  # no split character
                     log(f"[DISCOVER] {self.name}: cut off {rel}: the file is over max_bytes ({self.cfg.max_bytes} "
                         "bytes); only its first max_bytes are indexed")
-                if fmt in ("asciidoc", "rst"):
-                    if fmt == "asciidoc":
+                md = markdown_body(decode_body(data, None), path=rel, fmt=fmt, read=self._read) \
+                    if fmt in ("markdown", "mdx") else None
+                if fmt in ("asciidoc", "rst") or md is not None:
+                    if md is not None:
+                        text, _deps, missing = md
+                    elif fmt == "asciidoc":
                         text, _deps, missing = asciidoc_body(decode_body(data, None), path=rel, read=self._read,
                                                             attributes=self.cfg.asciidoc_attributes)
                     else:
