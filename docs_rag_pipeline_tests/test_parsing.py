@@ -1935,6 +1935,17 @@ def test_an_api_fields_component_keeps_the_fields_name() -> None:
     assert ("Icons",) in sections  # an icon's name is no part of its heading
 
 
+def test_a_table_of_contents_marker_and_a_snippets_block_show_nothing() -> None:
+    """VitePress' ``[[toc]]`` (markdown-it's table-of-contents plugins; ``${toc}`` too) is drawn as the
+    page's table of contents and was indexed as the text ``[[toc]]``; the block form of a pymdownx.snippets
+    include (a bare ``--8<--`` line, one file a line, a bare ``--8<--``) left its file names as a paragraph.
+    Both show nothing now (a source resolves the snippets first); in code they stay as written."""
+    src = ("# Guide\n\n[[toc]]\n\nIntro.\n\n## Setup\n\n${toc}\n\n--8<--\nincludes/a.md\nincludes/b.md\n--8<--\n\n"
+           "Text.\n\n```md\n[[toc]]\n```\n")
+    page = parse_markdown(src, path="guide.md")
+    assert [s.text for s in page.sections] == ["Intro.", "Text.\n\n```md\n[[toc]]\n```"], page.sections
+
+
 def test_mkdocs_admonitions_and_content_tabs_read_as_their_text_not_as_code() -> None:
     """MkDocs writes an admonition (``!!! note "Title"``, pymdownx.details' ``??? tip``) and a content tab
     (``=== "pip"``) with its body indented under it, which Markdown reads as an indented code block: the

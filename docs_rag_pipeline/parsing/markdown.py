@@ -866,11 +866,16 @@ _PM_ADMONITION_RE = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([A-Za-z][\w-]*
 _PM_TAB_RE = re.compile(r'^([ \t]*)===[+!]*[ \t]+"([^"\n]*)"[ \t]*$')
 #: lines of Markdown extensions that show nothing on the page: an attribute list alone on its line
 #: (``{: .note }``, kramdown and Python-Markdown), an abbreviation's definition (``*[HTML]: Hyper Text …``),
-#: pymdownx.snippets' include (``--8<-- "file.md"``), Python-Markdown's ``[TOC]``
-_PM_HIDDEN_RE = re.compile(r"^[ \t]*(?:\{:[^{}\n]*\}|\*\[[^\]\n]+\]:[ \t].*|-{1,2}8<-{1,2}(?:[ \t].*)?|\[TOC\])[ \t]*$")
+#: pymdownx.snippets' include (``--8<-- "file.md"``), Python-Markdown's ``[TOC]``, the ``[[toc]]`` of
+#: markdown-it's table-of-contents plugins (VitePress) and ``${toc}`` (markdown-it-toc-done-right)
+_PM_HIDDEN_RE = re.compile(r"^[ \t]*(?:\{:[^{}\n]*\}|\*\[[^\]\n]+\]:[ \t].*|-{1,2}8<-{1,2}(?:[ \t].*)?|\[TOC\]"
+                           r"|\[\[[Tt][Oo][Cc]\]\]|\$\{toc\})[ \t]*$")
+#: the block form of a pymdownx.snippets include: a bare ``--8<--`` line, one file a line, a bare ``--8<--``
+_PM_SNIPPET_BLOCK_RE = re.compile(r"^[ \t]*-{1,2}8<-{1,2}[ \t]*$")
 #: mkdocstrings' ``::: package.module.Object``: the page shows that object's API documentation
 _MKDOCSTRINGS_RE = re.compile(r"^([ \t]*):::[ \t]+([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)[ \t]*$")
-_PM_SIGN_RE = re.compile(r"^[ \t]*(?:!!!|\?\?\?|===|\{:|\*\[|-{1,2}8<|\[TOC\]|:::[ \t]+\w+\.)", re.M)
+_PM_SIGN_RE = re.compile(r"^[ \t]*(?:!!!|\?\?\?|===|\{:|\*\[|-{1,2}8<|\[TOC\]|\[\[[Tt][Oo][Cc]\]\]|\$\{toc\}|:::[ \t]+\w+\.)",
+                         re.M)
 
 
 #: a GitHub alert's first line, ``> [!WARNING]`` (GitHub, GitLab, Obsidian's callouts ``> [!tip] Title``)
@@ -1046,6 +1051,11 @@ def _python_markdown_lines(lines: list[str], depth: int) -> list[str]:
         i += 1
         if fences.code(line):
             out.append(line)
+            continue
+        if _PM_SNIPPET_BLOCK_RE.match(line):  # the file names of a snippets block go with its fences
+            end = next((k for k in range(i, min(len(lines), i + 100)) if _PM_SNIPPET_BLOCK_RE.match(lines[k])), None)
+            if end is not None and all(x.strip() and " " not in x.strip() for x in lines[i:end]):
+                i = end + 1
             continue
         if _PM_HIDDEN_RE.match(line):
             continue
