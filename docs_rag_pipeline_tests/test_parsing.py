@@ -2041,6 +2041,26 @@ def test_myst_directives_roles_and_targets_read_as_the_page_shows_them() -> None
         "%d of requests fail.\n\nIt supports `${rotation}` and `{pid}`, `{x}`.")
 
 
+def test_a_code_groups_tab_labels_and_a_fences_language_read_as_the_site_shows_them() -> None:
+    """A VitePress code group's tabs are labelled in brackets (```` ```sh [npm] ````) and a Mintlify
+    ``<CodeGroup>``'s by the words after the language (```` ```bash yarn ````): the blocks read without
+    them, so an answer quoted two install commands without saying which is whose. The label is a line
+    above its block now, as a ``title="…"`` is. VitePress' highlighted lines and options after the
+    language (```` ```js{4} ````, ```` ```ts:line-numbers ````) were fenced as the language ``js{4`` and
+    ``ts:line-numbers``; the language is ``js`` and ``ts``. Options an MDX page writes after the
+    language (``showLineNumbers``, ``{1,3}``, ``frame="terminal"``, ``npm2yarn``) are no title."""
+    vp = ("## Install\n\n::: code-group\n\n```sh [npm]\nnpm install frob\n```\n\n```sh [pnpm]\npnpm add frob\n```\n\n:::\n\n"
+          "```js{4}\nconst a = 1\n```\n\n```ts:line-numbers {1}\nlet b\n```\n")
+    assert parse_markdown(vp, path="g.md").sections[0].text == (
+        "[code-group]\n\nnpm\n```sh\nnpm install frob\n```\n\npnpm\n```sh\npnpm add frob\n```\n\n[/code-group]\n\n"
+        "```js\nconst a = 1\n```\n\n```ts\nlet b\n```")
+    mint = ("## Install\n\n<CodeGroup>\n\n```bash npm\nnpm i -g frob\n```\n\n```bash yarn\nyarn global add frob\n```\n\n"
+            "</CodeGroup>\n\n```js showLineNumbers {1,3} frame=\"terminal\" npm2yarn\nx\n```\n")
+    assert parse_markdown(mint, path="g.mdx", mdx=True).sections[0].text == (
+        "[CodeGroup]\n\nnpm\n```bash\nnpm i -g frob\n```\n\nyarn\n```bash\nyarn global add frob\n```\n\n[/CodeGroup]\n\n"
+        "```js\nx\n```")
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

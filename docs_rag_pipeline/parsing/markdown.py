@@ -1594,6 +1594,38 @@ def _rendered_text(node: SyntaxTreeNode) -> str:
 #: name the site shows above the code, kept as a line above the block, as reST's ``:caption:`` and
 #: AsciiDoc's ``.Title`` are
 _FENCE_TITLE_RE = re.compile(r"(?:^|\s)(?:title|filename|file)=(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'{}]+))")
+#: a fence's language, without what a generator writes right after it: VitePress' highlighted lines
+#: (``js{4}``) and options (``ts:line-numbers``), MyST's and Quarto's braces (``{python}``)
+_FENCE_LANG_RE = re.compile(r"\{?\.?([^\s{}\[\]:]*)")
+#: VitePress' (and Rspress') title of a block in brackets, ```` ```sh [npm] ````: a code group's tab label
+_FENCE_BRACKET_TITLE_RE = re.compile(r"(?:^|[\s}])\[([^\[\]\n]+)\]")
+#: what an MDX page's fence may hold after its language that is no title (Mintlify writes a block's title as
+#: the words after its language, ```` ```bash npm ````): options of Mintlify, Docusaurus, Expressive Code, Shiki
+_FENCE_FLAGS = frozenset("lines wrap expandable showlinenumbers twoslash collapse preserveindent linenums "
+                         "live noinline nocopy copy npm2yarn".split())
+
+
+def _fence_info(info: str, *, mdx: bool) -> tuple[str, str]:
+    """A fence's language and the title written in its info string (``title="src/app.js"``, VitePress'
+    ``[npm]``, an MDX page's words after the language: Mintlify's ``bash npm``), "" for none."""
+    parts = info.strip().split(maxsplit=1)
+    if not parts:
+        return "", ""
+    lang = _FENCE_LANG_RE.match(parts[0]).group(1)
+    rest = parts[1] if len(parts) > 1 else ""
+    if "[" in parts[0] and not rest:  # ```sh[npm]
+        rest = parts[0][parts[0].index("["):]
+    title = _FENCE_TITLE_RE.search(rest)
+    if title:
+        return lang, " ".join(next(g for g in title.groups() if g is not None).split())
+    bracket = _FENCE_BRACKET_TITLE_RE.search(rest)
+    if bracket:
+        return lang, " ".join(bracket.group(1).split())
+    if mdx and rest:
+        words = re.sub(r"\{[^{}]*\}|\S+=(?:\"[^\"]*\"|'[^']*'|\{[^{}]*\}|\S*)|\"[^\"]*\"|/\S*/", " ", rest).split()
+        words = [w for w in words if w.casefold() not in _FENCE_FLAGS]
+        return lang, " ".join(words)
+    return lang, ""
 
 
 class _Renderer:
@@ -1622,10 +1654,8 @@ class _Renderer:
         if t == "inline":
             return [OutLine(_inline(node))]
         if t == "fence":
-            info = (node.info or "").strip().split(maxsplit=1)
-            title = _FENCE_TITLE_RE.search(info[1]) if len(info) > 1 else None
-            value = " ".join(next(g for g in title.groups() if g is not None).split()) if title else ""
-            return ([OutLine(value)] if value else []) + fence_block(node.content, info[0].strip("{}.") if info else "")
+            lang, value = _fence_info(node.info or "", mdx=self.mdx)
+            return ([OutLine(value)] if value else []) + fence_block(node.content, lang)
         if t == "code_block":
             return fence_block(node.content, "")
         if t == "html_block":
