@@ -2061,6 +2061,17 @@ def test_a_code_groups_tab_labels_and_a_fences_language_read_as_the_site_shows_t
         "```js\nx\n```")
 
 
+def test_a_myst_ref_to_a_label_of_the_same_page_shows_its_sections_title() -> None:
+    """A MyST ``{ref}`setup-label``` to a ``(setup-label)=`` target of the same page read as the label,
+    ``See setup-label``, words the page never shows: Sphinx shows the title of the section the label
+    names, as the reStructuredText parser already reads ``:ref:``. A ref with a title of its own, or to a
+    label of another page, reads as before."""
+    src = ("# P\n\n(Setup-Label)=\n## Setting *things* up {#setup}\n\nx\n\n## Other\n\n"
+           "See {ref}`setup-label`, {ref}`the setup <setup-label>` and {ref}`elsewhere`.\n")
+    sections = by_headings(parse_markdown(src, path="g.md"))
+    assert sections[("Other",)].text == "See Setting things up, the setup and elsewhere."
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

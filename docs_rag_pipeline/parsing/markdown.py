@@ -1241,10 +1241,29 @@ def myst_blocks(text: str) -> str:
     lines = text.split("\n")
     if not signed and _myst_lines(lines, 0, keep_comments=True) == lines:  # no role outside code: not MyST
         return text
-    return "\n".join(_myst_lines(lines, 0, keep_comments=False))
+    return "\n".join(_myst_lines(lines, 0, keep_comments=False, labels=_myst_labels(lines)))
 
 
-def _myst_roles(line: str) -> str:
+def _myst_labels(lines: list[str]) -> dict[str, str]:
+    """The section titles of the page's ``(label)=`` targets (casefolded, as Sphinx normalises labels): the
+    heading right after each target, for a ``{ref}`` without a title of its own, which Sphinx shows so."""
+    labels: dict[str, str] = {}
+    fences = _Fences()
+    pending: str | None = None
+    for line in lines:
+        if fences.code(line):
+            pending = None
+            continue
+        if _MYST_TARGET_RE.match(line):
+            pending = line.strip()[1:-2].casefold()
+        elif line.strip() and pending is not None:
+            if (h := _ATX_HEADING_RE.match(line)) is not None:
+                labels.setdefault(pending, _HEADING_ID_RE.sub("", h.group(2)).strip())
+            pending = None
+    return labels
+
+
+def _myst_roles(line: str, labels: dict[str, str] | None = None) -> str:
     """``line`` with each role (``{name}`` right before a code span, outside code spans) as its text."""
     if "{" not in line or "`" not in line:
         return line
@@ -1257,15 +1276,17 @@ def _myst_roles(line: str) -> str:
             out.append(line[i : m.end()])  # a code span: left as it is
         else:
             run = len(m.group(1))
-            out.append(prefix[: role.start()] + _myst_role(role.group(1), line[m.start() + run : m.end() - run]))
+            out.append(prefix[: role.start()] + _myst_role(role.group(1), line[m.start() + run : m.end() - run], labels))
         i = m.end()
     out.append(line[i:])
     return "".join(out)
 
 
-def _myst_role(role: str, text: str) -> str:
+def _myst_role(role: str, text: str, labels: dict[str, str] | None = None) -> str:
     name, content = role.split(":")[-1].casefold(), text.strip()
     target = re.fullmatch(r"(.*?)\s*<([^<>]*)>", content, re.S)
+    if name == "ref" and not target and labels and content.casefold() in labels:
+        return labels[content.casefold()]  # a label of this page: Sphinx shows its section's title
     if name in _MYST_TEXT_ROLES:
         return (target.group(1) or target.group(2)) if target else content
     code = target.group(1) or target.group(2) if target else content
@@ -1274,7 +1295,7 @@ def _myst_role(role: str, text: str) -> str:
     return code_span(code.lstrip("!"))
 
 
-def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[str]:
+def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool, labels: dict[str, str] | None = None) -> list[str]:
     out: list[str] = []
     fences = _Fences()
     i = 0
@@ -1292,7 +1313,7 @@ def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[st
             elif _MYST_TARGET_RE.match(line) or (not keep_comments and line.lstrip().startswith("%")):
                 continue
             else:
-                out.append(_myst_roles(line))
+                out.append(_myst_roles(line, labels))
             continue
         indent, marks, name, arg = m.groups()
         body: list[str] = []
@@ -1324,7 +1345,7 @@ def _myst_lines(lines: list[str], depth: int, *, keep_comments: bool) -> list[st
             continue
         label = " ".join(arg.split())
         out += ["", f"{indent}[{key}{' ' + label if label else ''}]", ""]
-        out += _myst_lines(body, depth + 1, keep_comments=keep_comments)
+        out += _myst_lines(body, depth + 1, keep_comments=keep_comments, labels=labels)
         out += ["", f"{indent}[/{key}]", ""]
     return out
 
