@@ -2072,6 +2072,18 @@ def test_a_myst_ref_to_a_label_of_the_same_page_shows_its_sections_title() -> No
     assert sections[("Other",)].text == "See Setting things up, the setup and elsewhere."
 
 
+def test_a_docusaurus_code_block_component_reads_as_its_code_block() -> None:
+    """Docusaurus' ``<CodeBlock language="yaml" title="frob.yml">{`…`}</CodeBlock>`` shows a code block; its
+    template literal read as one line of prose, ``level: 3 cache: true``. It is that code block, its title a
+    line above; one whose code is a variable (``{Source}``, a raw-loader import) stays as before, and a page
+    that shows the component in code keeps it."""
+    src = ("## Config\n\n<CodeBlock language=\"yaml\" title=\"frob.yml\">\n{`level: 3\ncache: true\n  nested: \\`x\\``}\n"
+           "</CodeBlock>\n\n```jsx\n<CodeBlock language=\"js\">{`a`}</CodeBlock>\n```\n")
+    assert parse_markdown(src, path="c.mdx", mdx=True).sections[0].text == (
+        "frob.yml\n```yaml\nlevel: 3\ncache: true\n  nested: `x`\n```\n\n"
+        "```jsx\n<CodeBlock language=\"js\">{`a`}</CodeBlock>\n```")
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

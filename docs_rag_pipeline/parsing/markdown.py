@@ -1365,6 +1365,30 @@ def looks_like_mdx(text: str) -> bool:
     return any(_ESM_START_RE.match(ln) for ln in prose) and any(_COMPONENT_LINE_RE.match(ln) for ln in prose)
 
 
+#: Docusaurus' ``<CodeBlock language="yaml" title="frob.yml">{`…`}</CodeBlock>``: a code block whose code is
+#: a template literal (without ``${…}``)
+_CODE_BLOCK_COMPONENT_RE = re.compile(
+    r"^([ \t]*)<CodeBlock\b([^<>]*)>\s*\{\s*`((?:[^`\\$]|\\.|\$(?!\{))*)`\s*\}\s*</CodeBlock>[ \t]*$", re.M)
+
+
+def _code_block_components(text: str) -> str:
+    """``text`` with each Docusaurus ``<CodeBlock>`` whose code is a template literal written as the fenced
+    block it shows (its ``title`` a line above, as a fence's title is), outside fenced code. Before, its
+    code read as one line of prose (``level: 3 cache: true``)."""
+    def repl(m: re.Match[str]) -> str:
+        attrs = dict(re.findall(r'([\w-]+)=["\']([^"\']*)["\']', m.group(2)))
+        code = re.sub(r"\\(.)", r"\1", m.group(3)).strip("\n")
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+        title = f' title="{attrs["title"]}"' if attrs.get("title") and '"' not in attrs["title"] else ""
+        indent = m.group(1)
+        body = "\n".join(indent + x if x.strip() else "" for x in code.split("\n"))
+        return f"{indent}{fence}{attrs.get('language', '')}{title}\n{body}\n{indent}{fence}"
+
+    runs = _split_fences(text.split("\n"))
+    return "\n".join("\n".join(run) if kind == "fence" else _CODE_BLOCK_COMPONENT_RE.sub(repl, "\n".join(run))
+                     for kind, run in runs)
+
+
 def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     """Rewrite MDX (or, with ``mdx=False``, Markdown with ``:::`` directives) as plain Markdown.
 
@@ -1375,6 +1399,8 @@ def flatten_mdx(text: str, *, mdx: bool = True) -> str:
     are unwrapped; a literal expression is its value (:func:`_literal`). ``:::tip[Title]`` ...
     ``:::`` directives become markers too.
     """
+    if mdx and "<CodeBlock" in text:
+        text = _code_block_components(text)
     events: list[str | _Tag | _Fence] = []
     for kind, run in _split_fences(text.split("\n")):
         if kind == "fence":
