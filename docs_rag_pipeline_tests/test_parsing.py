@@ -2084,6 +2084,24 @@ def test_a_docusaurus_code_block_component_reads_as_its_code_block() -> None:
         "```jsx\n<CodeBlock language=\"js\">{`a`}</CodeBlock>\n```")
 
 
+def test_a_vitepress_home_page_is_indexed_with_the_text_its_frontmatter_shows() -> None:
+    """A VitePress home page (``layout: home``) shows its hero and features from its frontmatter and has
+    little Markdown of its own: it was indexed empty (or skipped), titled from its file name. Its hero's
+    name, text and tagline and its features (title and details, HTML read as its text) lead its text now,
+    and the hero's name is its title when the frontmatter has no ``title``; another page's ``hero`` is
+    metadata only."""
+    src = ("---\nlayout: home\nhero:\n  name: Frob\n  text: The fastest frobnicator\n  tagline: Uses <code>x</code> &amp; y\n"
+           "  actions:\n    - text: Get Started\n      link: /guide/\nfeatures:\n  - title: Blazing fast\n"
+           "    details: Ten million <b>widgets</b> a second.\n  - icon: x\n---\n\n## More\n\nBody.\n")
+    page = parse_markdown(src, path="index.md")
+    assert page.title == "Frob"
+    assert [(s.headings, s.text) for s in page.sections] == [
+        ((), "Frob\nThe fastest frobnicator\nUses x & y\n\n- Blazing fast: Ten million widgets a second."),
+        (("More",), "Body.")]
+    other = parse_markdown("---\nhero:\n  name: Frob\n---\n\nBody.\n", path="about.md")
+    assert other.title == "About" and [s.text for s in other.sections] == ["Body."]
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

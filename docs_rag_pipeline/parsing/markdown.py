@@ -1851,6 +1851,26 @@ def _heading_parts(node: SyntaxTreeNode) -> tuple[str, str | None, str]:
     return heading, anchor, slug_text
 
 
+def _home_layout_text(metadata: dict[str, Any]) -> str:
+    """The text a VitePress home page (``layout: home``) shows from its frontmatter: the hero's name, text
+    and tagline, then each feature's title and details as a list item (``- Blazing fast: Frob processes …``).
+    (HTML in them, which VitePress renders, is read as its text.) Such a page has little or no Markdown of its
+    own; before, it was indexed without that text, or skipped."""
+    if metadata.get("layout") != "home":
+        return ""
+    hero = metadata.get("hero") if isinstance(metadata.get("hero"), dict) else {}
+    lines = [" ".join(strip_html(str(hero[k])).split()) for k in ("name", "text", "tagline")
+             if isinstance(hero.get(k), str | int | float) and str(hero[k]).strip()]
+    items = []
+    for feature in metadata.get("features") if isinstance(metadata.get("features"), list) else []:
+        if not isinstance(feature, dict):
+            continue
+        title, details = (" ".join(strip_html(str(feature.get(k) or "")).split()) for k in ("title", "details"))
+        if title or details:
+            items.append(f"- {title}: {details}" if title and details else f"- {title or details}")
+    return "\n\n".join(part for part in ("\n".join(lines), "\n".join(items)) if part)  # text as shown (HTML's text)
+
+
 def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "github") -> ParsedPage:
     """Parse a Markdown (or, with ``mdx=True``, MDX) document into title, sections and metadata.
     ``anchors``: how the site's generator slugs headings (:data:`~.slugs.ANCHOR_STYLES`).
@@ -1868,6 +1888,9 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
 
     builder = SectionBuilder(anchors=anchors)
     renderer = _Renderer(mdx)
+    hero = _home_layout_text(metadata)
+    if hero:
+        builder.add(hero)
     for node in tree.children:
         if node.type == "heading":
             heading, anchor, slug_text = _heading_parts(node)
@@ -1881,5 +1904,6 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
 
     title = metadata.get("title")
     if not isinstance(title, str | int | float) or not str(title).strip():
-        title = builder.title_heading or humanize_stem(path)
+        name = metadata.get("hero", {}).get("name") if hero and isinstance(metadata.get("hero"), dict) else None
+        title = builder.title_heading or (name if isinstance(name, str) and name.strip() else humanize_stem(path))
     return ParsedPage(title=" ".join(str(title).split()), sections=builder.finish(), metadata=metadata)
