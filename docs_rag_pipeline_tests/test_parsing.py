@@ -2102,6 +2102,13 @@ def test_a_vitepress_home_page_is_indexed_with_the_text_its_frontmatter_shows() 
     assert other.title == "About" and [s.text for s in other.sections] == ["Body."]
 
 
+def test_a_tab_without_a_label_is_labelled_by_its_value() -> None:
+    """Docusaurus labels a ``<TabItem value="npm">`` without a ``label`` by its value; it read ``[TabItem]``."""
+    src = "## Install\n\n<Tabs>\n<TabItem value=\"npm\">\n\nnpm text\n\n</TabItem>\n<TabItem value=\"yarn\" label=\"Yarn\">\n\nyarn text\n\n</TabItem>\n</Tabs>\n"
+    assert parse_markdown(src, path="t.mdx", mdx=True).sections[0].text == (
+        "[Tabs]\n\n[TabItem npm]\n\nnpm text\n\n[/TabItem]\n\n[TabItem Yarn]\n\nyarn text\n\n[/TabItem]\n\n[/Tabs]")
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "mdx"])
 def test_a_code_blocks_title_is_kept_as_a_line_above_it(fmt: str) -> None:
     """```` ```astro title="src/pages/post/[slug].astro" ```` (Expressive Code, Docusaurus, MkDocs

@@ -580,7 +580,10 @@ def _label(attrs: dict[str, str], *, self_closing: bool) -> tuple[str | None, tu
     if key is not None:
         return values[key], text, key in _LABEL_ATTRS
     if not self_closing:
-        return None, (), False
+        # a tab without a label shows its value (Docusaurus' <TabItem value="npm">)
+        value = values.get("value", "")
+        return ((value, (), False) if value and len(value) <= _MAX_SHOWN_VALUE and not _LINK_VALUE_RE.match(value)
+                else (None, (), False))
     shown = [v for k, v in values.items()
              if v and len(v) <= _MAX_SHOWN_VALUE and v not in ("true", "false")
              and k.lower() not in _HIDDEN_ATTRS and not _HIDDEN_ATTR_RE.match(k) and not _LINK_VALUE_RE.match(v)]
