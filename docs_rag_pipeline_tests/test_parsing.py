@@ -1992,6 +1992,21 @@ def test_markdown_extension_lines_that_show_nothing_are_not_text() -> None:
         "A note.\n\nA warning.\n\n`mypkg.client.Client`\n\nText after.\n\n[tip]\n\nA directive.\n\n[/tip]")
 
 
+def test_hugo_shortcodes_inside_a_line_and_escaped_ones_read_as_the_page_shows_them() -> None:
+    """A Hugo shortcode inside a line (``{{< param "version" >}} is current.``, ``{{< youtube id >}}``, a pair
+    around a word) was indexed as written; an escaped one, as Hugo's own docs show a shortcode
+    (``{{</* notice */>}}``, in code above all), read ``{{</* notice />}}``. A shortcode inside a line shows its
+    text arguments or nothing (its output is not known), a pair keeps the text it holds, and an escaped one
+    reads as the page shows it, ``{{< notice >}}``, in code too; a code span keeps what it holds."""
+    src = ('## Use\n\nPress {{< kbd >}}Ctrl{{< /kbd >}} now. {{< param "version" >}} is current. '
+           'Video: {{< youtube w7Ft2ymGmfc >}} {{< figure src="a.png" caption="The dashboard" >}}\n\n'
+           'Write `{{< param "x" >}}` or {{</* notice */>}}.\n\n```go-html-template\n{{</* notice warning */>}}\nText\n'
+           '{{</* /notice */>}}\n```\n')
+    assert parse_markdown(src, path="use.md").sections[0].text == (
+        "Press Ctrl now. is current. Video: The dashboard\n\n"
+        "Write `{{< param \"x\" >}}` or {{< notice >}}.\n\n```go-html-template\n{{< notice warning >}}\nText\n{{< /notice >}}\n```")
+
+
 def test_hugo_shortcodes_and_liquid_tags_read_as_the_page_shows_them() -> None:
     """A Hugo or Jekyll page's template tags were text: ``{{< highlight go >}} fmt.Println() {{< /highlight >}}``
     one paragraph, a notice's ``{{% notice tip %}}`` around its text, a link written ``[Install]({{< ref

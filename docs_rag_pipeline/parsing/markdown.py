@@ -964,7 +964,7 @@ def template_tags(text: str) -> str:
     for line in lines:
         if fences.marker:
             fences.code(line)
-            out.append(line)
+            out.append(_unescaped_shortcodes(line))  # Hugo renders shortcodes in code too: the escaped ones show
             continue
         sc, lq = _SHORTCODE_LINE_RE.match(line), _LIQUID_LINE_RE.match(line)
         if skipping:  # inside {% comment %}
@@ -1012,9 +1012,34 @@ def template_tags(text: str) -> str:
     return "\n".join(out)
 
 
+#: a Hugo shortcode inside a line, ``{{< param "version" >}}``, ``{{% kbd %}}``, or escaped as Hugo's own docs
+#: show one, ``{{</* notice */>}}`` (the page shows ``{{< notice >}}``)
+_INLINE_SHORTCODE_RE = re.compile(r"\{\{([<%])(?P<esc>/\*)?\s*(?P<body>[^{}]*?)\s*(?(esc)\*/)[>%]\}\}")
+_ESCAPED_SHORTCODE_RE = re.compile(r"\{\{([<%])/\*\s*([^{}]*?)\s*\*/([>%])\}\}")
+
+
+def _unescaped_shortcodes(line: str) -> str:
+    """``line`` with each escaped shortcode as Hugo shows it: ``{{</* notice */>}}`` is ``{{< notice >}}``."""
+    return _ESCAPED_SHORTCODE_RE.sub(lambda m: f"{{{{{m.group(1)} {m.group(2)} {m.group(3)}}}}}", line) \
+        if "/*" in line else line
+
+
+def _inline_shortcode(m: re.Match[str]) -> str:
+    """What a shortcode inside a line shows: an escaped one as written without its escape, another its
+    text arguments (``title``, ``caption`` …) or nothing: its output (a site parameter, a video) is not known."""
+    if m.group("esc"):
+        return f"{{{{{m.group(1)} {m.group('body')} {'>' if m.group(1) == '<' else '%'}}}}}"
+    body = m.group("body")
+    if body.startswith("/"):
+        return ""
+    return _shown_text(_template_args(body.split(None, 1)[1] if len(body.split(None, 1)) > 1 else "")[1])
+
+
 def _template_inline(text: str) -> str:
     text = _TEMPLATE_TARGET_RE.sub(lambda m: f"]({m.group(1) or m.group(2)}" if m.group(0).startswith("]") else "",
                                    text)
+    if "{{<" in text or "{{%" in text:
+        text = _INLINE_SHORTCODE_RE.sub(_inline_shortcode, text)
     return re.sub(r"\{%-?\s*(?:end)?raw\s*-?%\}", "", text)
 
 
