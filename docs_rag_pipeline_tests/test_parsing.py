@@ -2070,10 +2070,11 @@ def test_a_code_groups_tab_labels_and_a_fences_language_read_as_the_site_shows_t
         "[code-group]\n\nnpm\n```sh\nnpm install frob\n```\n\npnpm\n```sh\npnpm add frob\n```\n\n[/code-group]\n\n"
         "```js\nconst a = 1\n```\n\n```ts\nlet b\n```")
     mint = ("## Install\n\n<CodeGroup>\n\n```bash npm\nnpm i -g frob\n```\n\n```bash yarn\nyarn global add frob\n```\n\n"
-            "</CodeGroup>\n\n```js showLineNumbers {1,3} frame=\"terminal\" npm2yarn\nx\n```\n")
+            "</CodeGroup>\n\n```js showLineNumbers {1,3} frame=\"terminal\" npm2yarn\nx\n```\n\n"
+            "```astro /<slot .*?/>/ \"Astro props\"\ny\n```\n")
     assert parse_markdown(mint, path="g.mdx", mdx=True).sections[0].text == (
         "[CodeGroup]\n\nnpm\n```bash\nnpm i -g frob\n```\n\nyarn\n```bash\nyarn global add frob\n```\n\n[/CodeGroup]\n\n"
-        "```js\nx\n```")
+        "```js\nx\n```\n\n```astro\ny\n```")
 
 
 def test_a_myst_ref_to_a_label_of_the_same_page_shows_its_sections_title() -> None:

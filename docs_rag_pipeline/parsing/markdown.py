@@ -1696,10 +1696,8 @@ def _fence_info(info: str, *, mdx: bool) -> tuple[str, str]:
     bracket = _FENCE_BRACKET_TITLE_RE.search(rest)
     if bracket:
         return lang, " ".join(bracket.group(1).split())
-    if mdx and rest:
-        words = re.sub(r"\{[^{}]*\}|\S+=(?:\"[^\"]*\"|'[^']*'|\{[^{}]*\}|\S*)|\"[^\"]*\"|/\S*/", " ", rest).split()
-        words = [w for w in words if w.casefold() not in _FENCE_FLAGS]
-        return lang, " ".join(words)
+    if mdx and rest and not re.search(r"[\"'`/\\{}=\[\]<>()]", rest):  # plain words, no options or markers
+        return lang, " ".join(w for w in rest.split() if w.casefold() not in _FENCE_FLAGS)
     return lang, ""
 
 
