@@ -597,6 +597,8 @@ def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) 
         "docs/guide/install.mdx": "import Setup from '/snippets/setup.mdx';\n\n# Install\n\n<Setup />\n",
         "docs/parts/limits.md": "The zorblax limit is 42.\n",
         "docs/snippets/setup.mdx": "Run frob init first.\n",
+        "docs/guide/site.mdx": "import Part from '@site/docs/parts/_part.mdx';\n\n# Site\n\n<Part />\n",
+        "docs/parts/_part.mdx": "From the site folder: quillwort.\n",
     })
     cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
         "name": "vp", "kind": "git", "repo": str(repo.remote), "subpath": "docs",
@@ -605,7 +607,8 @@ def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) 
     lines: list[str] = []
     first = src.scan({}, log=lines.append)
     pages = {p.path: p for p in first.pages}
-    assert set(pages) == {"index.md", "guide/config.md", "guide/install.mdx"}
+    assert set(pages) == {"index.md", "guide/config.md", "guide/install.mdx", "guide/site.mdx"}
+    assert "quillwort" in pages["guide/site.mdx"].body  # @site/ is the folder above subpath (Docusaurus' site)
     assert "The zorblax limit is 42." in pages["guide/config.md"].body
     assert "Run frob init first." in pages["guide/install.mdx"].body
     assert pages["guide/config.md"].metadata["unresolved_includes"] == [
@@ -618,7 +621,7 @@ def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) 
                                   "docs/snippets/setup.mdx": "Run frob init --fast first.\n"})
     second = src.scan(state, log=lines.append)
     assert {p.path: p.status for p in second.pages} == {
-        "index.md": "unchanged", "guide/config.md": "changed", "guide/install.mdx": "changed"}
+        "index.md": "unchanged", "guide/config.md": "changed", "guide/install.mdx": "changed", "guide/site.mdx": "unchanged"}
     bodies = {p.path: p.body for p in second.pages}
     assert "limit is 64" in bodies["guide/config.md"] and "--fast" in bodies["guide/install.mdx"]
 

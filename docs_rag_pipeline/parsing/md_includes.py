@@ -74,7 +74,9 @@ def _join(target: str, current: str, root: str) -> str | None:
     if "://" in target or target.startswith("//"):
         return None
     if target.startswith("@site/"):
-        joined = posixpath.join(posixpath.dirname(root.rstrip("/")) or ".", target[len("@site/"):])
+        if not root.strip("/"):  # the folder above the source's: out of it (a local source reads only its own)
+            return None
+        joined = posixpath.join(posixpath.dirname(root.strip("/")) or ".", target[len("@site/"):])
     elif target.startswith("@"):
         joined = posixpath.join(root or ".", target[2:] if target.startswith("@/") else target[1:])
     elif target.startswith("/"):
