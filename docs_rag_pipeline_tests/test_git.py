@@ -599,6 +599,7 @@ def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) 
         "docs/snippets/setup.mdx": "Run frob init first.\n",
         "docs/guide/site.mdx": "import Part from '@site/docs/parts/_part.mdx';\n\n# Site\n\n<Part />\n",
         "docs/parts/_part.mdx": "From the site folder: quillwort.\n",
+        "docs/guide/_note.mdx": "A partial no page includes.\n",
     })
     cfg = parse_config({"storage": str(tmp_path / "data"), "sources": [{
         "name": "vp", "kind": "git", "repo": str(repo.remote), "subpath": "docs",
@@ -609,6 +610,7 @@ def test_git_markdown_include_change_reprocesses_including_page(tmp_path: Path) 
     pages = {p.path: p for p in first.pages}
     assert set(pages) == {"index.md", "guide/config.md", "guide/install.mdx", "guide/site.mdx"}
     assert "quillwort" in pages["guide/site.mdx"].body  # @site/ is the folder above subpath (Docusaurus' site)
+    assert any(ln.startswith("[DISCOVER] vp: left out 1 partial(s)") for ln in lines), lines  # guide/_note.mdx
     assert "The zorblax limit is 42." in pages["guide/config.md"].body
     assert "Run frob init first." in pages["guide/install.mdx"].body
     assert pages["guide/config.md"].metadata["unresolved_includes"] == [

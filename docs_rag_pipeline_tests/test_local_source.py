@@ -1226,3 +1226,24 @@ def test_markdown_includes_are_resolved_inside_the_folder(tmp_path: Path) -> Non
                for ln in logged), logged
     hit = search("what is the zorblax limit", top_k=1, config=cfg)[0]
     assert hit.url == BASE + "guide/config.md#limits", hit.url
+
+
+def test_mdx_and_quarto_partials_are_not_pages(tmp_path: Path) -> None:
+    """Docusaurus, Astro and Quarto never publish a file or folder named ``_…`` as a page: it is a partial,
+    shown where a page includes it. Such ``.mdx`` and ``.qmd`` files were indexed as pages of their own and
+    cited at URLs the site never serves; they are left out now (logged with their count) and read where a
+    page includes them. A ``.md`` file so named stays a page (Hugo's ``_index.md`` is its section's page)."""
+    write_docs(tmp_path / "docs", {
+        "install.mdx": "import Shared from './_shared.mdx';\n\n# Install\n\n<Shared />\n",
+        "_shared.mdx": "Run frob init to create the snorkelwick folder.\n",
+        "_parts/more.mdx": "More partial text.\n",
+        "analysis.qmd": "---\ntitle: Analysis\n---\n\n{{< include _setup.qmd >}}\n",
+        "_setup.qmd": "The setup step downloads wumpusfield.\n",
+        "blog/_index.md": "# Blog\n\nThe blog section.\n",
+    })
+    scan, lines = _scan_docs(tmp_path)
+    pages = {p.path: p.body for p in scan.pages}
+    assert set(pages) == {"install.mdx", "analysis.qmd", "blog/_index.md"}, set(pages)
+    assert "snorkelwick" in pages["install.mdx"] and "wumpusfield" in pages["analysis.qmd"]
+    assert "[DISCOVER] guide: left out 3 partial(s) (.mdx and .qmd files or folders named _…, which Docusaurus, " \
+           "Astro and Quarto never publish as pages); they are read where a page includes them" in lines, lines

@@ -52,8 +52,8 @@ from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
 from .base import VITEPRESS_CONFIGS
-from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, map_url, markdown_body, path_excluded, path_glob,
-                    rst_body, unread_formats)
+from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, is_partial, map_url, markdown_body, partials_line,
+                    path_excluded, path_glob, rst_body, unread_formats)
 
 STATE_VERSION = 1
 GIT_TIMEOUT_SECONDS = 600
@@ -680,8 +680,9 @@ class GitSource(Source):
                 i += 2
         return changes
 
-    def _rel(self, repo_path: str) -> str | None:
-        """The path below ``subpath`` of a file of this source, or None when it is not one."""
+    def _rel(self, repo_path: str, *, partials: bool = False) -> str | None:
+        """The path below ``subpath`` of a file of this source, or None when it is not one (a partial, which
+        its site never publishes, neither, unless ``partials``)."""
         sub = self.cfg.subpath.strip("/")
         if sub:
             if not repo_path.startswith(sub + "/"):
@@ -696,6 +697,8 @@ class GitSource(Source):
         if path_excluded(rel, self.cfg.exclude):
             return None
         if format_for_path(rel) is None:
+            return None
+        if not partials and is_partial(rel):
             return None
         return rel
 
@@ -787,6 +790,8 @@ class GitSource(Source):
         tree, skipped_links, submodules, repo_tree = self._tree(git, head, log)
         for line in unread_formats(self.name, self.cfg.include):
             log(line)
+        if (partial_count := sum(1 for p in tree if self._rel(p) is None and self._rel(p, partials=True) is not None)):
+            log(partials_line(self.name, partial_count))
         if any(format_for_path(p) in ("markdown", "mdx") for p in tree):
             sub = self.cfg.subpath.strip("/")
             config = next((f for folder in dict.fromkeys((sub, posixpath.dirname(sub))) for f in

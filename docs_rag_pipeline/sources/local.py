@@ -171,6 +171,21 @@ def include_line(fmt: str, target: str) -> str:
 
 MAX_LISTED = 20  # paths listed in the scan notes; the count covers all of them
 
+#: formats whose generators never publish a file or folder named ``_…`` as a page: MDX (Docusaurus, Astro,
+#: Nextra: a partial, imported by the pages that show it) and Quarto (``_setup.qmd``, ``_extensions/``)
+PARTIAL_SUFFIXES = (".mdx", ".qmd")
+
+
+def is_partial(rel: str) -> bool:
+    """Whether ``rel`` is a partial its site never publishes as a page (:data:`PARTIAL_SUFFIXES`, a part of its
+    path named ``_…``): it is read only where a page includes it."""
+    return rel.lower().endswith(PARTIAL_SUFFIXES) and any(part.startswith("_") for part in rel.split("/"))
+
+
+def partials_line(name: str, count: int) -> str:
+    return (f"[DISCOVER] {name}: left out {count} partial(s) (.mdx and .qmd files or folders named _…, which "
+            "Docusaurus, Astro and Quarto never publish as pages); they are read where a page includes them")
+
 #: the extension an include pattern ends with (``**/*.Rmd``, ``guide/*.txt``)
 _PATTERN_EXTENSION_RE = re.compile(r"\*(\.[^./*?\[\]]+)$")
 
@@ -217,6 +232,7 @@ class Listing:
     unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: "rel: reason"
     bad_names: list[str] = field(default_factory=list)  # files/folders whose name is not UTF-8 (escaped)
     unmatched: int = 0  # documents of a supported format that include/exclude leave out
+    partials: int = 0  # partials (is_partial) include/exclude would take
     unreadable: dict[str, str] = field(default_factory=dict)  # rel → why it could not even be looked at
 
 
@@ -268,7 +284,8 @@ class LocalSource(Source):
         """Whether the file at ``rel`` is a page: include/exclude globs and a supported format."""
         return (any(path_glob(rel, g) for g in self.cfg.include)
                 and not path_excluded(rel, self.cfg.exclude)
-                and format_for_path(rel) is not None)
+                and format_for_path(rel) is not None
+                and not is_partial(rel))
 
     #: folders docs-rag itself writes (its storage folder, DAGSTER_HOME, …), set by the refresh: never
     #: documents, even when the source's folder holds them (``path: .`` beside ``storage: data``)
@@ -378,6 +395,9 @@ class LocalSource(Source):
                 return real, rel, under
             if e.is_file() and self.wanted(rel):
                 out.files.append((rel, real))
+            elif e.is_file() and is_partial(rel) and any(path_glob(rel, g) for g in self.cfg.include) \
+                    and not path_excluded(rel, self.cfg.exclude):
+                out.partials += 1
             elif e.is_file() and format_for_path(rel) is not None:
                 out.unmatched += 1
             return None
@@ -466,6 +486,8 @@ class LocalSource(Source):
         for line in unread_formats(self.name, self.cfg.include):
             log(line)
         found = self.listing(log)
+        if found.partials:
+            log(partials_line(self.name, found.partials))
         for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
                           base_url=self.cfg.base_url)
