@@ -1122,7 +1122,8 @@ def test_markdown_includes_are_resolved_inside_the_folder(tmp_path: Path) -> Non
     was cited at a URL the site never serves. They are resolved as each generator resolves them, inside
     the source's folder: VitePress' with a line range, a region and ``@/``, nested, an included page's
     frontmatter left out, and its code import ``<<<`` as a code block; an MDX partial at its component's
-    indentation (``/snippets/…`` from the top folder); Quarto's ``{{< include >}}``; pymdownx.snippets
+    indentation (``/snippets/…`` from the top folder); Quarto's ``{{< include >}}`` and Jekyll's
+    ``{% include_relative %}``; pymdownx.snippets
     from the top folder, in a code block too, with a line range. A missing or hidden file or a loop
     stays unresolved, is logged, and the page is indexed without it."""
     write_docs(tmp_path / "docs", {
@@ -1189,6 +1190,8 @@ def test_markdown_includes_are_resolved_inside_the_folder(tmp_path: Path) -> Non
             ```
         """,
         "snips/abbr.md": "Abbreviations say gorp.\n",
+        "jekyll/page.md": "---\ntitle: J\n---\n\n## Part\n\n{% include_relative parts/part.md %}\n\n{% include note.html %}\n",
+        "jekyll/parts/part.md": "The relative part says blimpwort.\n",
         "snips/app.py": "import os\ndef main():\n    run()\nmain()\n",
     })
     cfg = write_config(tmp_path, sources="""
@@ -1217,6 +1220,7 @@ def test_markdown_includes_are_resolved_inside_the_folder(tmp_path: Path) -> Non
     assert "The setup step downloads the wumpusfield dataset." in text("analysis.qmd")
     mk = text("mk.md")
     assert "Abbreviations say gorp." in mk and "```python\ndef main():\n    run()\n```" in mk, mk
+    assert text("jekyll/page.md") == "The relative part says blimpwort."  # {% include x.html %}: a template, not read
     logged = [ln for ln in lines if "cannot be resolved" in ln]
     assert "[DISCOVER] guide: guide/config.md: <!--@include: ./parts/missing.md--> cannot be resolved: no such file " \
            "in the source; skipped" in logged, logged

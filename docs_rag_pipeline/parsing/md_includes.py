@@ -12,7 +12,9 @@ reStructuredText's includes), so that a page is indexed with the text its site s
   alone on its line, ``<Shared />``, is the partial's text (without its frontmatter) at the component's
   indentation; a path starting with ``/`` is from the top folder (Mintlify's ``/snippets/…``), ``@site/``
   from the folder above it (Docusaurus' site folder).
-- Quarto: ``{{< include _setup.qmd >}}`` alone on its line (``/`` from the top folder).
+- Quarto: ``{{< include _setup.qmd >}}`` alone on its line (``/`` from the top folder); Jekyll:
+  ``{% include_relative part.md %}`` alone on its line, from the page's folder (``{% include x.html %}``
+  names a template of the theme's ``_includes``, which is not read).
 - pymdownx.snippets (MkDocs): ``--8<-- "file.md"`` (also inside code blocks, where it is most used, and
   in the block form: ``--8<--``, one file a line, ``--8<--``), ``file.md:3:10`` a line range; paths from
   the top folder (MkDocs' ``base_path``, the folder ``mkdocs`` runs in, when the source is that folder).
@@ -43,12 +45,14 @@ _IMPORT_RE = re.compile(r"""^[ \t]*import[ \t]+([A-Z][\w$]*)[ \t]+from[ \t]+(['"
                         re.M)
 _COMPONENT_RE = re.compile(r"^([ \t]*)<([A-Z][\w$]*)(?:\s[^<>]*?)?\s*/>[ \t]*$")
 _QUARTO_RE = re.compile(r"""^([ \t]*)\{\{<\s*include\s+(["']?)([^"'\s>]+)\2\s*>\}\}[ \t]*$""")
+#: Jekyll's ``{% include_relative part.md %}`` alone on its line: the file, from the page's folder
+_JEKYLL_RE = re.compile(r"""^([ \t]*)\{%-?\s*include_relative\s+(["']?)([^"'\s%]+)\2\s*-?%\}[ \t]*$""")
 _SNIPPET_RE = re.compile(r"""^([ \t]*)(;?)-{1,}8<-{1,}[ \t]+(["'])([^"'\n]+)\3[ \t]*$""")
 _SNIPPET_BLOCK_RE = re.compile(r"^([ \t]*)(;?)-{1,}8<-{1,}[ \t]*$")
 _SNIPPET_LINES_RE = re.compile(r"^(.*?)((?::-?\d*){1,2})$")
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n.*?^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
-_SIGN_RE = re.compile(r"@include:|^[ \t]{0,3}<<<|^[ \t]*import[ \t]+[A-Z]|\{\{<\s*include\s|8<-", re.M)
+_SIGN_RE = re.compile(r"@include:|^[ \t]{0,3}<<<|^[ \t]*import[ \t]+[A-Z]|\{\{<\s*include\s|8<-|include_relative", re.M)
 #: languages of a code import by the file's extension, where the extension is not the language's name
 _LANGUAGES = {"py": "python", "js": "js", "mjs": "js", "cjs": "js", "ts": "ts", "mts": "ts", "rb": "ruby",
               "sh": "sh", "yml": "yaml", "md": "md", "rs": "rust", "kt": "kotlin"}
@@ -218,7 +222,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
             if fence and not f:
                 out.append(line)
                 continue
-            if not fence and (m := _QUARTO_RE.match(line)) is not None:
+            if not fence and (m := _QUARTO_RE.match(line) or _JEKYLL_RE.match(line)) is not None:
                 got = load(line.strip(), m.group(3), current, depth, chain)
                 if got is None:
                     out.append(line)
