@@ -2443,3 +2443,19 @@ def test_a_list_or_an_example_ends_its_unit_where_the_next_member_begins(tmp_pat
                     "  assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid.")
     assert got == ["```\n>>> schematron.validate(xml)\n1\n```", "Schematron was added to libxml2 in 2.6.21.",
                    "assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid."], got
+
+
+def test_an_admonitions_markers_are_never_sentences():
+    """The Markdown parser writes an admonition as ``[note Be careful]`` … ``[/note]`` (``:::note[…]``,
+    ``!!! warning "…"``, ``> [!NOTE]``), lower-case, and only a capitalised marker (a component's,
+    ``[Tab macOS]``) was read as structure: ``[warning Heads up]`` was a sentence of two content words, a
+    candidate an answer could quote, brackets and all. Both kinds are markers now; the text inside is read
+    as before."""
+    from docs_rag_pipeline.answering.extractive import sentences
+    from docs_rag_pipeline.parsing.markdown import parse_markdown
+
+    page = parse_markdown('# T\n\n!!! warning "Heads up"\n    The disk fills up fast.\n\n:::note[Be careful]\n'
+                          "Never run it as root.\n:::\n\nA [link] stays in its sentence.\n", path="a.md")
+    text = page.sections[0].text
+    assert "[warning Heads up]" in text and "[/note]" in text, text  # what the parser writes
+    assert sentences(text) == ["The disk fills up fast.", "Never run it as root.", "A [link] stays in its sentence."]

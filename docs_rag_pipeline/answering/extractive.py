@@ -416,9 +416,10 @@ def sentences(text: str) -> list[str]:
     return seq[overlap:]
 
 
-#: a component's marker alone in its block, as the Markdown parser writes one (``[Tab macOS]``,
-#: ``[TabItem Package import]``, ``[/Tab]``, ``[Steps]``): structure, not a sentence to quote
-_MARKER = re.compile(r"\[(/?)([A-Z][\w.-]*)(?: ([^\]\n]{1,80}))?\]")
+#: a component's or an admonition's marker alone in its block, as the Markdown parser writes one
+#: (``[Tab macOS]``, ``[TabItem Package import]``, ``[/Tab]``, ``[Steps]``, ``[note Be careful]``,
+#: ``[/note]``): structure, not a sentence to quote
+_MARKER = re.compile(r"\[(/?)([A-Za-z][\w.-]*)(?: ([^\]\n]{1,80}))?\]")
 #: a tab panel's label as the HTML parser writes it, a line of its own before the panel (``macOS:``)
 _LABEL_LINE = re.compile(r"[^\s.!?:`\[][^\n.!?:`]{0,40}:")
 #: what joins the parts of a name (``tab_width``, ``max-age``, ``os.path``)
