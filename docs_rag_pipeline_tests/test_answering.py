@@ -2412,7 +2412,7 @@ def test_a_list_or_an_example_ends_its_unit_where_the_next_member_begins(tmp_pat
     from dagster import DagsterInstance
 
     from docs_rag_pipeline.answering.extractive import sentences
-    from docs_rag_pipeline.chunking import LIST_ITEM, indent_of
+    from docs_rag_pipeline.chunking import LIST_ITEM, fenced_segments, indent_of
 
     from .dagster_helpers import materialize_source
 
@@ -2432,7 +2432,10 @@ def test_a_list_or_an_example_ends_its_unit_where_the_next_member_begins(tmp_pat
                 elif LIST_ITEM.match(lines[0]):
                     starts += 1
                     col = indent_of(lines[0])
-                    assert all(LIST_ITEM.match(ln) or indent_of(ln) > col for ln in lines if ln.strip()), u
+                    # the items, and a code block after them (a step's command), closed: nothing after it
+                    text = "\n".join(piece for piece, code in fenced_segments(u) if not code)
+                    assert all(LIST_ITEM.match(ln) or indent_of(ln) > col for ln in text.split("\n") if ln.strip()), u
+                    assert not u.split("```")[-1].strip() if "```" in u else True, u
     assert starts
     got = sentences("… the Kombu registry. Parameters:\n\n      - key (str) – Name of the key file.\n"
                     "      - digest (str) – Digest algorithm. Default is `sha256`.\n  task(*args, **opts)\n"
@@ -2443,6 +2446,9 @@ def test_a_list_or_an_example_ends_its_unit_where_the_next_member_begins(tmp_pat
                     "  assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid.")
     assert got == ["```\n>>> schematron.validate(xml)\n1\n```", "Schematron was added to libxml2 in 2.6.21.",
                    "assertValid(self, etree)\n    Raises DocumentInvalid if the document is invalid."], got
+    # a code block right after a list is its last step's command: the list and the code are one unit
+    steps = "1. Open a terminal.\n2. Call the processor with the `asciidoctor` command.\n```\n$ asciidoctor doc.adoc\n```"
+    assert sentences(steps) == [steps], sentences(steps)
 
 
 def test_an_admonitions_markers_are_never_sentences():

@@ -1685,3 +1685,31 @@ def test_corpora_subset_ingest_through_dagster(tmp_path: Path) -> None:
     assert hits and hits[0].url.startswith("https://docs.asciidoctor.org/asciidoctor/latest/install/macos/#")
     hits = search("deploy to Netlify", config=cfg, filters={"source": "astro"})
     assert hits and hits[0].page_url == "https://docs.astro.build/en/guides/deploy/netlify/"
+
+
+def test_hostile_lines_of_markdown_and_its_includes_parse_as_text():
+    """Review findings of this session's Markdown code: lines no real page holds, but a hostile or broken
+    one can: a Quarto chunk's ```` ```{a ```` with a long run of spaces and no ``}``, a Hugo ``{{<`` never
+    closed, a VitePress ``<<< a{x{x…`` code import, an ``<!--@include:`` never closed, an MDX component
+    line never closed. Each regex could split the run every way, cubic or quadratic in the line's length
+    (4 KB took minutes each, an ingest of such a page never ended). Each is read in one pass now and the
+    lines stay text; the forms each was written for still read as before (their own tests). A block of a
+    thousand list pieces no longer overflows the answer's sentence splitter, and a module Python's parser
+    cannot nest deep enough for is no ``:pyobject:`` (it failed the whole scan)."""
+    from docs_rag_pipeline.answering.extractive import sentences
+    from docs_rag_pipeline.parsing.markdown import parse_markdown
+    from docs_rag_pipeline.parsing.md_includes import resolve_markdown_includes
+    from docs_rag_pipeline.parsing.rst import python_object_lines
+
+    spaces = " " * 4000
+    page = parse_markdown(f"# T\n\n```{{a{spaces}\n\nText {{{{<{spaces} after.\n", path="a.md")
+    assert "after." in page.sections[0].text
+    got = resolve_markdown_includes("<<< a" + "{x" * 3200 + "#\n\n" + "`<!--@include:`" * 3000 + "\n",
+                                    path="p.md", read=lambda p: None)
+    assert got.text.startswith("<<< a{x{x"), got.text[:40]
+    got = resolve_markdown_includes('import A from "./a.mdx"\n\n<A' + " " * 30000 + "x\n", path="p.mdx",
+                                    read=lambda p: None, mdx=True)
+    assert got.text.endswith("x\n") or got.text.endswith("x"), got.text[-10:]
+    block = "\n".join(f"  - item {i}\nText {i}." for i in range(1500))  # 3,000 pieces: a list, then text
+    assert len(sentences(block)) >= 1500
+    assert python_object_lines("x = " + " + ".join(["1"] * 3000) + "\ndef f():\n    pass\n") in ({}, {"f": (2, 3)})

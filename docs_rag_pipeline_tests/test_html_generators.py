@@ -553,3 +553,27 @@ def test_a_notice_of_the_docs_version_is_chrome_by_its_words() -> None:
                            "current stable version of the wire protocol, see Protocol.")
     html2 = html.replace('<a href="http://docs.celeryproject.org/en/master/">go here</a>', "below")
     assert _text(html2).startswith("This document describes the current stable version of Celery (5.2).")
+
+
+def test_a_version_notice_never_takes_the_page_that_holds_it_nor_a_long_spanned_cell_grows_the_text():
+    """Two review findings of this session's HTML rules. A version notice is dropped before the first
+    heading, but the wrapper that holds the notice and the heading (a page whose content div starts with
+    it) matched too, and the whole page went with it. And a cell spanning rows is read in each row it
+    spans: a long one copied into every row grew 77 KB of HTML to 60 MB of text; one over 200 characters
+    is read once (its later rows show it empty)."""
+    page = parse_html("<html><head><title>T</title></head><body><main><div class='body'><p>This document "
+                      "describes the current stable version of Gizmo (2.1). For development docs, <a href='/dev/'>"
+                      "go here</a>.</p><h1>Install</h1><p>Gizmo frobs widgets quickly.</p></div></main></body></html>",
+                      url="https://x.org/a.html")
+    text = " ".join(s.text for s in page.sections)
+    assert "Gizmo frobs widgets quickly." in text and "development docs" not in text, page.sections
+    long = "word " * 100
+    rows = "".join(f"<tr><td>r{i}</td></tr>" for i in range(1, 50))
+    page = parse_html(f"<html><body><h1>T</h1><table><tr><th>k</th><th>v</th></tr><tr><td rowspan='50'>{long}</td>"
+                      f"<td>r0</td></tr>{rows}</table></body></html>", url="https://x.org/t.html")
+    text = " ".join(s.text for s in page.sections)
+    assert text.count("word word") < 200 and "r49" in text, len(text)
+    short = parse_html("<html><body><h1>T</h1><table><tr><th>URL</th><th>Method</th></tr><tr><td rowspan='2'>"
+                       "{prefix}/</td><td>GET</td></tr><tr><td>POST</td></tr></table></body></html>",
+                       url="https://x.org/s.html")
+    assert "{prefix}/ | POST" in " ".join(s.text for s in short.sections)  # a short one is in each row still

@@ -509,13 +509,45 @@ def _list_then_rest(block: str) -> list[str]:
     """``block`` as one piece, or cut where a list or a code block in it ends and other text goes on: at
     a line after a list that is no item and stands left of the list's items (Sphinx's autodoc writes a
     member's ``Parameters:`` list, its example and the next member, ``  task(*args, **opts)`` and its
-    description, in one block), at a code block after a list, and after the closing fence of a code block
+    description, in one block), and after the closing fence of a code block
     the block starts with (an example, then the entry's text and the next members). Each was one unit,
     quoted whole: a list or an example brought the next member along. A line at the items' own column or
     right of them (a continuation) stays in the list; a lead-in item ("- Install it with:") still brings
     the code block after it (:func:`_with_introduced_blocks`)."""
+    out: list[str] = []
+    while True:  # a loop, not a call per piece: a block of a thousand pieces overflowed the stack
+        piece, rest = _first_piece(block)
+        if rest is None:
+            return [*out, block]
+        out.append(piece)
+        block = rest
+
+
+def _first_piece(block: str) -> tuple[str, str | None]:
+    """The first piece :func:`_list_then_rest` cuts from ``block`` and the rest, or (``block``, None)."""
     if "\n" not in block:
-        return [block]
+        return block, None
+    segments = fenced_segments(block)
+    after = "\n".join(piece for piece, _ in segments[1:])
+    if segments[0][1]:  # a closed code block first: what follows it is read on its own
+        return (segments[0][0], after) if after.strip() else (block, None)
+    lines = segments[0][0].split("\n")
+    col: int | None = None
+    for k, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        if LIST_ITEM.match(ln):
+            col = indent_of(ln) if col is None else min(col, indent_of(ln))
+        elif col is not None and indent_of(ln) < col:
+            return "\n".join(lines[:k]), "\n".join(lines[k:]) + ("\n" + after if after else "")
+    if col is not None and len(segments) > 1 and segments[1][1]:
+        # a list, then a code block: the code is most often its last item's, a step's command ("3. Call the
+        # processor …" and ``$ asciidoctor my-document.adoc``), so it stays with the list; what follows it
+        # is read on its own (the member's text and the next member after its Parameters and example)
+        rest = "\n".join(piece for piece, _ in segments[2:])
+        if rest.strip():
+            return f"{segments[0][0]}\n{segments[1][0]}", rest
+    return block, None
     segments = fenced_segments(block)
     after = "\n".join(piece for piece, _ in segments[1:])
     if segments[0][1]:  # a closed code block first: what follows it is read on its own
@@ -530,8 +562,8 @@ def _list_then_rest(block: str) -> list[str]:
         elif col is not None and indent_of(ln) < col:
             rest = "\n".join(lines[k:]) + ("\n" + after if after else "")
             return ["\n".join(lines[:k]), *_list_then_rest(rest)]
-    if col is not None and after.strip():  # a list, then a code block: the member's example, no item of it
-        return [segments[0][0], *_list_then_rest(after)]
+    # a list, then a code block: the block stays one (the code is most often its last item's, a step's
+    # command: "3. Call the processor …" and ``$ asciidoctor my-document.adoc``)
     return [block]
 
 

@@ -665,7 +665,9 @@ def _remove_version_notices(root: Tag) -> None:
             continue
         if el.name in _HEADINGS:
             break
-        if el.name in ("p", "div") and _VERSION_NOTICE_START_RE.match(_first_string(el)):
+        # (not a wrapper that holds the heading too: it would go with the page's whole text)
+        if el.name in ("p", "div") and _VERSION_NOTICE_START_RE.match(_first_string(el)) \
+                and el.find(list(_HEADINGS)) is None:
             candidates.append(el)
     for el in candidates:
         if el.decomposed:
@@ -1341,6 +1343,10 @@ def _span(cell: Tag, name: str, most: int) -> int:
     return max(1, min(int(m.group(1)), most)) if m else 1
 
 
+#: the longest text of a cell spanning rows that is repeated in each row it spans
+_LONGEST_REPEATED_CELL = 200
+
+
 def _spanned_rows(trs: list[Tag]) -> list[list[str]]:
     """The texts of each row's cells, a cell that spans rows (``rowspan``) repeated in each row it spans, in
     its column, as a reader reads the row beside it: Django REST framework's router table gives ``{prefix}/``
@@ -1356,7 +1362,9 @@ def _spanned_rows(trs: list[Tag]) -> list[list[str]]:
             nonlocal col
             while col in spanned:
                 text, left, width = spanned.pop(col)
-                row.append(text)
+                # a short cell (a method, a URL pattern) is read in each row; a long one once: copied into
+                # every row it spans, 77 KB of HTML grew to 60 MB of text
+                row.append(text if len(text) <= _LONGEST_REPEATED_CELL else "")
                 if left > 1:
                     spanned[col] = (text, left - 1, width)
                 col += width

@@ -1014,22 +1014,24 @@ def template_tags(text: str) -> str:
 
 #: a Hugo shortcode inside a line, ``{{< param "version" >}}``, ``{{% kbd %}}``, or escaped as Hugo's own docs
 #: show one, ``{{</* notice */>}}`` (the page shows ``{{< notice >}}``)
-_INLINE_SHORTCODE_RE = re.compile(r"\{\{([<%])(?P<esc>/\*)?\s*(?P<body>[^{}]*?)\s*(?(esc)\*/)[>%]\}\}")
-_ESCAPED_SHORTCODE_RE = re.compile(r"\{\{([<%])/\*\s*([^{}]*?)\s*\*/([>%])\}\}")
+#: (the body's spaces are cut in Python: ``\s*`` on both sides of a lazy body made a ``{{<`` never
+#: closed cubic in the line's length)
+_INLINE_SHORTCODE_RE = re.compile(r"\{\{([<%])(?P<esc>/\*)?(?P<body>[^{}]*?)(?(esc)\*/)[>%]\}\}")
+_ESCAPED_SHORTCODE_RE = re.compile(r"\{\{([<%])/\*([^{}]*?)\*/([>%])\}\}")
 
 
 def _unescaped_shortcodes(line: str) -> str:
     """``line`` with each escaped shortcode as Hugo shows it: ``{{</* notice */>}}`` is ``{{< notice >}}``."""
-    return _ESCAPED_SHORTCODE_RE.sub(lambda m: f"{{{{{m.group(1)} {m.group(2)} {m.group(3)}}}}}", line) \
+    return _ESCAPED_SHORTCODE_RE.sub(lambda m: f"{{{{{m.group(1)} {m.group(2).strip()} {m.group(3)}}}}}", line) \
         if "/*" in line else line
 
 
 def _inline_shortcode(m: re.Match[str]) -> str:
     """What a shortcode inside a line shows: an escaped one as written without its escape, another its
     text arguments (``title``, ``caption`` …) or nothing: its output (a site parameter, a video) is not known."""
+    body = m.group("body").strip()
     if m.group("esc"):
-        return f"{{{{{m.group(1)} {m.group('body')} {'>' if m.group(1) == '<' else '%'}}}}}"
-    body = m.group("body")
+        return f"{{{{{m.group(1)} {body} {'>' if m.group(1) == '<' else '%'}}}}}"
     if body.startswith("/"):
         return ""
     return _shown_text(_template_args(body.split(None, 1)[1] if len(body.split(None, 1)) > 1 else "")[1])
@@ -1139,7 +1141,14 @@ _COLON_OPEN_RE = re.compile(r"^[ \t]*:{3,}[ \t]*\S")
 _PANDOC_ATTR_RE = re.compile(r'(?:^|\s)(?:\.([\w-]+)|([\w-]+)="([^"]*)"|([\w-]+)=(\S+))')
 #: an executable code chunk (Quarto, R Markdown): ```` ```{python} ````, ```` ```{r, echo=FALSE} ````, and its
 #: ``#|`` option lines, which the page never shows (``#| echo: false`` hides the whole chunk's code)
-_CHUNK_OPEN_RE = re.compile(r"^([ \t]*)(?:`{3,}|~{3,})[ \t]*\{([A-Za-z][\w+-]*)(?:[ \t]*,?[ \t]*([^{}]*))?\}[ \t]*$")
+#: (the language, then the options as one run: spaces that three parts could each take made a line
+#: without its ``}`` cubic in its length; the options' leading ``, `` is cut in Python, :func:`_chunk_options`)
+_CHUNK_OPEN_RE = re.compile(r"^([ \t]*)(?:`{3,}|~{3,})[ \t]*\{([A-Za-z][\w+-]*)(?![\w+-])([^{}]*)\}[ \t]*$")
+
+
+def _chunk_options(chunk: re.Match[str]) -> str:
+    """A code chunk's options as written after its language (``{r, echo=FALSE}`` → ``echo=FALSE``)."""
+    return re.sub(r"^[ \t]*,?[ \t]*", "", chunk.group(3))
 _CHUNK_OPTION_RE = re.compile(r"^[ \t]*#\|")
 _ATX_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 
@@ -1194,12 +1203,12 @@ def _pandoc_lines(lines: list[str], depth: int) -> list[str]:
             end = next((k for k in range(i, len(lines)) if _fence_closes(lines[k], marker)), len(lines))
             code = lines[i:end]
             options = list(itertools.takewhile(_CHUNK_OPTION_RE.match, code))
-            if not options and not chunk.group(3):  # no chunk's options: left as written (```{note} is MyST's)
+            if not options and not _chunk_options(chunk):  # no chunk's options: left as written (```{note} is MyST's)
                 fences.code(line)
                 out.append(line)
                 continue
             code, i = code[len(options):], end + 1
-            shown = " ".join([chunk.group(3) or "", *options]).replace(" ", "").casefold()
+            shown = " ".join([_chunk_options(chunk), *options]).replace(" ", "").casefold()
             if not re.search(r"(?:echo|include)[:=](?:false|no)\b", shown):
                 out += [f"{chunk.group(1)}{marker}{chunk.group(2)}", *code, f"{chunk.group(1)}{marker}"]
             continue

@@ -35,15 +35,22 @@ from .asciidoc import _MAX_INCLUDE_DEPTH, IncludeResult, read_include
 
 __all__ = ["has_markdown_includes", "markdown_unresolved_line", "resolve_markdown_includes"]
 
-_VITEPRESS_RE = re.compile(r"<!--\s*@include:\s*(.*?)\s*-->")
+#: (the path is at most 500 characters: an ``<!--@include:`` never closed scanned to its line's end from
+#: each of its starts, quadratic in the line's length)
+_VITEPRESS_RE = re.compile(r"<!--\s*@include:\s*([^\n]{0,500}?)\s*-->")
 _VITEPRESS_RANGE_RE = re.compile(r"\{(\d*),(\d*)\}$")
 _VITEPRESS_REGION_RE = re.compile(r"(#[\w-]+)")
 #: VitePress' code import: ``<<< path`` then its ``#region``, ``{lines lang attrs}`` and ``[title]``
 _CODE_IMPORT_RE = re.compile(r"^([ \t]{0,3})<<<[ \t]*(\S.*?)[ \t]*$")
-_CODE_PATH_RE = re.compile(r"^(.+?(?:\.([a-z0-9]+))?)(#[\w-]+)?(?: ?\{(\d+(?:[,-]\d+)*)? ?(\S+)? ?(\S+)?\})? ?(?:\[(.+)\])?$")
+#: (the braces' two words cannot hold a brace and the second follows a space: ``\S+`` twice, spaces optional,
+#: split a ``{`` never closed every way, cubic in the line's length; a spec over 1,000 characters is no path)
+_CODE_PATH_RE = re.compile(r"^(.+?(?:\.([a-z0-9]+))?)(#[\w-]+)?(?: ?\{(\d+(?:[,-]\d+)*)? ?([^\s{}]+)?(?: ([^\s{}]+))?\})? ?(?:\[(.+)\])?$")
+_LONGEST_CODE_PATH = 1000
 _IMPORT_RE = re.compile(r"""^[ \t]*import[ \t]+([A-Z][\w$]*)[ \t]+from[ \t]+(['"])([^'"\n]+\.mdx?)\2[ \t]*;?[ \t]*$""",
                         re.M)
-_COMPONENT_RE = re.compile(r"^([ \t]*)<([A-Z][\w$]*)(?:\s[^<>]*?)?\s*/>[ \t]*$")
+#: (the attributes' run ends with its own spaces: a lazy run and ``\s*`` before ``/>`` made a line that
+#: never closes quadratic)
+_COMPONENT_RE = re.compile(r"^([ \t]*)<([A-Z][\w$]*)(?:\s[^<>]*)?/>[ \t]*$")
 _QUARTO_RE = re.compile(r"""^([ \t]*)\{\{<\s*include\s+(["']?)([^"'\s>]+)\2\s*>\}\}[ \t]*$""")
 #: Jekyll's ``{% include_relative part.md %}`` alone on its line: the file, from the page's folder
 _JEKYLL_RE = re.compile(r"""^([ \t]*)\{%-?\s*include_relative\s+(["']?)([^"'\s%]+)\2\s*-?%\}[ \t]*$""")
@@ -271,7 +278,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
         return [indent + x if x.strip() else "" for x in inc]
 
     def code_import(line: str, indent: str, spec: str, current: str, depth: int, chain: tuple[str, ...]) -> list[str]:
-        m = _CODE_PATH_RE.match(spec)
+        m = _CODE_PATH_RE.match(spec) if len(spec) <= _LONGEST_CODE_PATH else None
         if m is None:
             return [line]
         got = load(line.strip(), m.group(1), current, depth, chain)

@@ -1066,7 +1066,7 @@ def python_object_lines(source: str) -> dict[str, tuple[int, int]]:
     the module runs. A module Python cannot parse has none."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested too deep for Python's parser too
         return {}
     found: dict[str, tuple[int, int]] = {}
 

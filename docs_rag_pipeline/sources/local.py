@@ -443,6 +443,8 @@ class LocalSource(Source):
             raise IncludeRefused("a loop of links") from None
         except OSError as exc:
             raise IncludeRefused(f"cannot be read: {exc.strerror or exc}") from None
+        except ValueError:  # a NUL byte in the path: no file has that name
+            raise IncludeRefused("a path with a NUL byte names no file") from None
         if (why := _not_readable_through_link(p, root, hidden="a link into a hidden file or folder: never read")):
             raise IncludeRefused(why)
         try:
