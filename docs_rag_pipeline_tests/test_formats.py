@@ -1713,3 +1713,13 @@ def test_hostile_lines_of_markdown_and_its_includes_parse_as_text():
     block = "\n".join(f"  - item {i}\nText {i}." for i in range(1500))  # 3,000 pieces: a list, then text
     assert len(sentences(block)) >= 1500
     assert python_object_lines("x = " + " + ".join(["1"] * 3000) + "\ndef f():\n    pass\n") in ({}, {"f": (2, 3)})
+    # a "cut here" mark around text to paste (no line of it names a file) is no pymdownx snippet block
+    from docs_rag_pipeline.sources.local import markdown_body
+
+    mail = "# Mail\n\nPaste this:\n\n```\n-----8<-----\nretries = 3\n-----8<-----\n```\n"
+    body = markdown_body(mail, path="README.md", fmt="markdown", read=lambda r: None)
+    assert body[0] == mail and body[2] == [], body
+    # VitePress slugs as JavaScript reads \d: only an ASCII digit gets the leading _
+    from docs_rag_pipeline.parsing.slugs import vitepress_slugify
+
+    assert (vitepress_slugify("٣ apples"), vitepress_slugify("2024 plans")) == ("٣-apples", "_2024-plans")

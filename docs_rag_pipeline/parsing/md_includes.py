@@ -221,9 +221,15 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
             if (m := _SNIPPET_BLOCK_RE.match(line)) is not None and not m.group(2):
                 end = next((k for k in range(i, len(lines)) if _SNIPPET_BLOCK_RE.match(lines[k])), None)
                 if end is not None:
-                    for target in lines[i:end]:
-                        if target.strip() and not target.strip().startswith(";"):
-                            out += snippet(f'--8<-- "{target.strip()}"', m.group(1), target.strip(), current, depth, chain)
+                    before, logged = len(out), len(result.unresolved)
+                    targets = [t.strip() for t in lines[i:end] if t.strip() and not t.strip().startswith(";")]
+                    for target in targets:
+                        out += snippet(f'--8<-- "{target}"', m.group(1), target, current, depth, chain)
+                    if targets and len(result.unresolved) - logged == len(targets):
+                        # no line names a file of the source: a "cut here" mark around text (a mail's
+                        # config to paste), not a snippet block; the page keeps it as written
+                        del out[before:], result.unresolved[logged:]
+                        out += lines[i - 1:end + 1]
                     i = end + 1
                     continue
             if fence and not f:

@@ -65,7 +65,7 @@ def vitepress_slugify(text: str) -> str:
     digit, lowercase (``What's new in v1.2?`` → ``what-s-new-in-v1-2``, ``2024 plans`` → ``_2024-plans``)."""
     text = _VITEPRESS_CONTROL.sub("", _VITEPRESS_COMBINING.sub("", unicodedata.normalize("NFKD", text)))
     text = re.sub(r"-{2,}", "-", _VITEPRESS_SPECIAL.sub("-", text)).strip("-")
-    return re.sub(r"^(\d)", r"_\1", text).lower()
+    return re.sub(r"^([0-9])", r"_\1", text).lower()  # JavaScript's \d: ASCII digits only
 
 
 def vitepress_slug(text: str, seen: dict[str, int]) -> str:
