@@ -548,23 +548,6 @@ def _first_piece(block: str) -> tuple[str, str | None]:
         if rest.strip():
             return f"{segments[0][0]}\n{segments[1][0]}", rest
     return block, None
-    segments = fenced_segments(block)
-    after = "\n".join(piece for piece, _ in segments[1:])
-    if segments[0][1]:  # a closed code block first: what follows it is read on its own
-        return [segments[0][0], *_list_then_rest(after)] if after.strip() else [block]
-    lines = segments[0][0].split("\n")
-    col: int | None = None
-    for k, ln in enumerate(lines):
-        if not ln.strip():
-            continue
-        if LIST_ITEM.match(ln):
-            col = indent_of(ln) if col is None else min(col, indent_of(ln))
-        elif col is not None and indent_of(ln) < col:
-            rest = "\n".join(lines[k:]) + ("\n" + after if after else "")
-            return ["\n".join(lines[:k]), *_list_then_rest(rest)]
-    # a list, then a code block: the block stays one (the code is most often its last item's, a step's
-    # command: "3. Call the processor …" and ``$ asciidoctor my-document.adoc``)
-    return [block]
 
 
 def _dedented(block: str) -> str:
