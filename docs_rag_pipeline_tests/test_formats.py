@@ -1719,6 +1719,17 @@ def test_hostile_lines_of_markdown_and_its_includes_parse_as_text():
     mail = "# Mail\n\nPaste this:\n\n```\n-----8<-----\nretries = 3\n-----8<-----\n```\n"
     body = markdown_body(mail, path="README.md", fmt="markdown", read=lambda r: None)
     assert body[0] == mail and body[2] == [], body
+    # the same missing include met a thousand times (a file included a thousand times) is listed once
+    twice = markdown_body("<!--@include: ./b.md-->\n" * 100, path="a.md", fmt="markdown",
+                          read={"b.md": "<!--@include: ./c.md-->\n" * 100}.get)
+    assert len(twice[2]) == 1 and twice[2][0].startswith("<!--@include: ./c.md-->"), twice[2][:3]
+    # an ATX heading's closing #s go, its title's own stay; a line of spaces after it is read in one pass
+    from docs_rag_pipeline.parsing.markdown import _ATX_HEADING_RE, _atx_title
+
+    assert [_atx_title(_ATX_HEADING_RE.match(t)) for t in ("## Title ##", "# C#", "## a ## b", "# T #  ")] == [
+        "Title", "C#", "a ## b", "T"]
+    tabs = parse_markdown("# T\n\n::: {.panel-tabset}\n\n## pip" + " " * 20000 + "x\n\nRun pip.\n\n:::\n", path="t.qmd")
+    assert "Run pip." in " ".join(x.text for x in tabs.sections)
     # VitePress slugs as JavaScript reads \d: only an ASCII digit gets the leading _
     from docs_rag_pipeline.parsing.slugs import vitepress_slugify
 

@@ -1150,7 +1150,18 @@ def _chunk_options(chunk: re.Match[str]) -> str:
     """A code chunk's options as written after its language (``{r, echo=FALSE}`` → ``echo=FALSE``)."""
     return re.sub(r"^[ \t]*,?[ \t]*", "", chunk.group(3))
 _CHUNK_OPTION_RE = re.compile(r"^[ \t]*#\|")
-_ATX_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+#: (the title is cut of its closing ``#``s in Python, :func:`_atx_title`: a lazy title before an optional
+#: closing sequence was quadratic on a line ending in a long run of spaces)
+_ATX_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*)$")
+
+
+def _atx_title(heading: re.Match[str]) -> str:
+    """An ATX heading's title without its closing sequence (``## Title ##``), as CommonMark reads it."""
+    title = heading.group(2).rstrip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare.rstrip(" \t")
+    return title
 
 
 def pandoc_divs(text: str) -> str:
@@ -1227,7 +1238,7 @@ def _pandoc_lines(lines: list[str], depth: int) -> list[str]:
             title = " ".join(named.get("title", "").split())
             first = next((k for k, ln in enumerate(body) if ln.strip()), None)
             if not title and first is not None and (h := _ATX_HEADING_RE.match(body[first])):
-                title = h.group(2).strip()
+                title = _atx_title(h).strip()
                 body = body[first + 1 :]
             out += ["", f"{indent}:::{callout}" + (f"[{title}]" if title else ""), "",
                     *_pandoc_lines(body, depth + 1), "", f"{indent}:::", ""]
@@ -1238,7 +1249,7 @@ def _pandoc_lines(lines: list[str], depth: int) -> list[str]:
             headings = [(k, h) for k, ln in enumerate(body)
                         if not in_code.code(ln) and (h := _ATX_HEADING_RE.match(ln))]
             level = min((len(h.group(1)) for _, h in headings), default=0)
-            tabs = {k: h.group(2).strip() for k, h in headings if len(h.group(1)) == level}
+            tabs = {k: _atx_title(h).strip() for k, h in headings if len(h.group(1)) == level}
             opened = False
             for k, ln in enumerate(body):
                 if k in tabs:
@@ -1295,7 +1306,7 @@ def _myst_labels(lines: list[str]) -> dict[str, str]:
             pending = line.strip()[1:-2].casefold()
         elif line.strip() and pending is not None:
             if (h := _ATX_HEADING_RE.match(line)) is not None:
-                labels.setdefault(pending, _HEADING_ID_RE.sub("", h.group(2)).strip())
+                labels.setdefault(pending, _HEADING_ID_RE.sub("", _atx_title(h)).strip())
             pending = None
     return labels
 

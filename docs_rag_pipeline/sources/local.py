@@ -127,7 +127,7 @@ def asciidoc_body(text: str, *, path: str, read: Callable[[str], str | None],
     from ..parsing.asciidoc import prepare_asciidoc
 
     body, res = prepare_asciidoc(text, path=path, read=read, attributes=attributes)
-    return body, res.deps, res.unresolved
+    return body, res.deps, _once(res.unresolved)
 
 
 def rst_body(text: str, *, path: str, read: Callable[[str], str | None], root: str = "") -> tuple[str, dict[str, bool], list[str]]:
@@ -137,7 +137,7 @@ def rst_body(text: str, *, path: str, read: Callable[[str], str | None], root: s
     from ..parsing.rst import resolve_rst_includes
 
     res = resolve_rst_includes(text, path=path, read=read, root=root)
-    return res.text, res.deps, res.unresolved
+    return res.text, res.deps, _once(res.unresolved)
 
 
 def markdown_body(text: str, *, path: str, fmt: str, read: Callable[[str], str | None],
@@ -155,7 +155,14 @@ def markdown_body(text: str, *, path: str, fmt: str, read: Callable[[str], str |
                                     mdx=fmt == "mdx" or looks_like_mdx(text))
     if not res.deps and not res.unresolved:
         return None
-    return res.text, res.deps, res.unresolved
+    return res.text, res.deps, _once(res.unresolved)
+
+
+def _once(unresolved: list[str]) -> list[str]:
+    """Each unresolved include once, in the order first met: a file included a thousand times that includes
+    a missing one a thousand times listed it a million times (log lines and page metadata), as 48 KB of
+    Markdown gave 207,793 entries."""
+    return list(dict.fromkeys(unresolved))
 
 
 def include_line(fmt: str, target: str) -> str:
