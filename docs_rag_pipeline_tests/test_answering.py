@@ -2244,18 +2244,23 @@ has run, not just before it runs.</p><div class="admonition seealso"><p class="a
 </main></body></html>"""
 
 
-@pytest.fixture(scope="module")
-def settings_index(tmp_path_factory):
+def _materialized(tmp_path_factory, name: str, files: dict[str, str]) -> str:
+    """The config of a source ``guide`` of ``files``, materialized through Dagster in a folder of its own."""
     from dagster import DagsterInstance
 
     from .dagster_helpers import materialize_source
 
-    root = tmp_path_factory.mktemp("settings")
-    write_docs(root / "docs", {"config.html": SETTINGS_DOC})
+    root = tmp_path_factory.mktemp(name)
+    write_docs(root / "docs", files)
     cfg = write_config(root)
     with DagsterInstance.ephemeral() as instance:
         materialize_source(cfg, "guide", instance)
     return str(cfg)
+
+
+@pytest.fixture(scope="module")
+def settings_index(tmp_path_factory):
+    return _materialized(tmp_path_factory, "settings", {"config.html": SETTINGS_DOC})
 
 
 def test_a_sections_definition_is_read_with_the_name_its_heading_gives(settings_index):
@@ -2308,16 +2313,7 @@ The default is `~/.cache/widget`.
 
 @pytest.fixture(scope="module")
 def options_index(tmp_path_factory):
-    from dagster import DagsterInstance
-
-    from .dagster_helpers import materialize_source
-
-    root = tmp_path_factory.mktemp("options")
-    write_docs(root / "docs", {"options.md": OPTIONS_DOC})
-    cfg = write_config(root)
-    with DagsterInstance.ephemeral() as instance:
-        materialize_source(cfg, "guide", instance)
-    return str(cfg)
+    return _materialized(tmp_path_factory, "options", {"options.md": OPTIONS_DOC})
 
 
 def test_a_default_on_a_line_of_its_own_is_quoted_with_the_definition_it_follows(options_index):
