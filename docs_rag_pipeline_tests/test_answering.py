@@ -2461,3 +2461,94 @@ def test_an_admonitions_markers_are_never_sentences():
     text = page.sections[0].text
     assert "[warning Heads up]" in text and "[/note]" in text, text  # what the parser writes
     assert sentences(text) == ["The disk fills up fast.", "Never run it as root.", "A [link] stays in its sentence."]
+
+
+_FIELDS_MDX = """---
+title: Create a user
+---
+
+Creates a user in the workspace and sends them an invitation email.
+
+## Body
+
+<ParamField body="email" type="string" required>
+  The user's email address. It must be unique in the workspace.
+</ParamField>
+
+<ParamField body="role" type="string" default="member">
+  The role given to the user. One of `admin`, `member` or `viewer`.
+</ParamField>
+
+<ParamField body="send_invite" type="boolean" default="true">
+  Whether an invitation email is sent to the new user.
+</ParamField>
+
+## Response
+
+<ResponseField name="id" type="string">
+  The new user's unique identifier.
+</ResponseField>
+"""
+
+
+def test_an_api_fields_name_and_attributes_are_quoted_with_its_description():
+    """The Markdown parser writes an MDX API field (Mintlify's ``<ParamField body="role" type="string"
+    default="member">``) as its marker, ``[ParamField role]``, with its attributes on the next line,
+    ``string, default: member``, in one block. That block was a sentence, quoted brackets and all
+    ("[ParamField role]\\nstring, default: member" for *What is the default role of a new user?*), and
+    the description was read apart from the field's name, so *What does the id field contain?* was
+    answered with the type lines of two fields. A labelled component's marker is now read as a tab's is
+    (its label, by the parts of a name: ``send_invite``, is a word its sentences hold), its attribute line
+    is quoted as ``role: string, default: member`` with the first sentence of its description, and
+    another field's sentences do not ride along when the question names a field."""
+    from docs_rag_pipeline.answering.extractive import _sentence_units, extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.parsing import parse_document
+
+    secs = [s for s in parse_document(_FIELDS_MDX, fmt="mdx", path="api/create-user.mdx").sections if s.text.strip()]
+    body = next(s.text for s in secs if s.headings == ("Body",))
+    assert "[ParamField role]\nstring, default: member" in body, body  # what the parser writes
+    units, _, labels = _sentence_units(body)
+    assert units[:3] == ["email: string, required. The user's email address.", "It must be unique in the workspace.",
+                         "role: string, default: member. The role given to the user."], units
+    assert labels[:3] == ["email", "email", "role"], labels
+    hits = [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/api/create-user#{s.anchor}",
+                page_url="https://x.org/api/create-user", title="Create a user", headings=s.headings, text=s.text,
+                score=0.03, parent_id=None, vector_similarity=0.7) for i, s in enumerate(secs)]
+    emb = LocalEmbedder()
+    for asked, quoted, not_quoted in (
+            ("What is the default role of a new user?", "role: string, default: member. The role given to the user.",
+             "email address"),
+            ("Is an invitation email sent by default?",
+             "send_invite: boolean, default: true. Whether an invitation email is sent to the new user.", "role"),
+            ("What does the id field of the response contain?", "id: string. The new user's unique identifier.",
+             "invitation")):
+        ans = extractive_answer(asked, hits, emb, _gates(min_chunk_coverage=0))
+        assert not ans.refused and ans.answer.startswith(quoted), (asked, ans.answer)
+        assert "[ParamField" not in ans.answer and "[ResponseField" not in ans.answer, ans.answer
+        assert not_quoted not in ans.answer.split("\n\n")[1] if "\n\n" in ans.answer else True, ans.answer
+
+
+def test_a_components_label_lasts_to_its_closing_marker_and_an_admonition_keeps_it():
+    """Labels of nested components: a tab's label holds over an admonition inside it (lower case, no
+    component) and ends at the tab's closing marker; a component whose opening marker was in the chunk
+    before ends its label with its closing one; a component without a label changes none; one that closes
+    itself (no closing marker before the next of its kind) labels only its attribute line, which is not
+    read with the sentence after it."""
+    from docs_rag_pipeline.answering.extractive import _sentence_units
+
+    text = ("[Tabs]\n\n[Tab macOS]\n\nRun brew install gadget.\n\n[note Careful]\n\nIt needs Xcode tools.\n\n[/note]\n\n"
+            "[/Tab]\n\n[Tab Linux]\n\nRun apt install gadget.\n\n[/Tab]\n\n[/Tabs]\n\nThe end of the page.")
+    units, _, labels = _sentence_units(text)
+    assert list(zip(units, labels)) == [("Run brew install gadget.", "macOS"), ("It needs Xcode tools.", "macOS"),
+                                        ("Run apt install gadget.", "Linux"), ("The end of the page.", None)]
+    units, _, labels = _sentence_units("… the tail of a step.\n\nStill in the step.\n\n[/Step]\n\n[Step Deploy]\n\n"
+                                       "Push the build.\n\n[/Step]\n\nAfter the steps.")
+    assert list(zip(units, labels))[1:] == [("Still in the step.", None), ("Push the build.", "Deploy"),
+                                            ("After the steps.", None)]
+    # a self-closing component (``<LinkCard title="Learn" description="A course" />``) labels only its own line
+    units, _, labels = _sentence_units("Intro text here.\n\n[LinkCard Learn Astro]\nA premium course with video lessons"
+                                       "\n\n[LinkCard Other course]\n\nAfter the cards comes more text.")
+    assert list(zip(units, labels)) == [("Intro text here.", None),
+                                        ("Learn Astro: A premium course with video lessons", "Learn Astro"),
+                                        ("After the cards comes more text.", None)]

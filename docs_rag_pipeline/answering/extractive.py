@@ -429,6 +429,9 @@ _ONE_NAME = re.compile(r"[-@$]{0,2}[\w.:/-]+(?:\([^()\s]*\))?")
 #: a field's value on a line of its own under a definition (``Default: 8.``, ``Since: 2.0``), which says
 #: nothing read alone
 _FIELD_LINE = re.compile(r"[A-Z][A-Za-z]*(?: [a-z]+){0,2}: +[^\s:][^\n]{0,80}")
+#: a component's attribute line after its marker (``string, required``, ``boolean, default: true``): one
+#: line that ends no sentence and starts no code block, list or table
+_ATTRIBUTE_LINE = re.compile(r"(?![`~|-])[^\n]{1,200}(?<![.!?:;])")
 
 
 def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
@@ -446,6 +449,8 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     labels: list[str | None] = []
     overlap = 0
     label: str | None = None
+    stack: list[tuple[str, str | None]] = []  # the components open: name, label
+    attribute = -1  # the unit that is a component's attribute line, just made
     # a fenced code block with blank lines in it stays one block; a list is cut from what follows it in
     # its block at a lower indent (the next API entry after a member's Parameters)
     raw = [piece for b in split_blocks(text) for piece in _list_then_rest(b)]
@@ -457,9 +462,25 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
             block = block.lstrip("… ").strip()
             if not block:
                 continue
-        if (m := _MARKER.fullmatch(block)) is not None:
-            if "tab" in m.group(2).lower():
-                label = m.group(3) if not m.group(1) else None
+        # a component's markers that lead its block: the component's label, and what is left is the block
+        # (an MDX API field's marker, then its type on the next line: ``[ParamField role]\nstring, default:
+        # member``, which was quoted brackets and all, and read without the field's name)
+        lines, lead = block.split("\n"), None
+        while lines and (m := _MARKER.fullmatch(lines[0].strip())) is not None:
+            lines = lines[1:]
+            # (a self-closing component, ``<LinkCard title="…" />``, has no closing marker: it labels
+            # nothing after it; a tab is open up to its closing marker, which may be in the next chunk)
+            opened = bool(m.group(1)) or "tab" in m.group(2).lower() or _closed_later(m.group(2), lines, blocks[i + 1:])
+            label, lead = (_component_label(m, stack, label) if opened else label), (m, opened)
+        if not lines:
+            continue
+        block = "\n".join(lines).strip()
+        if lead is not None and _labelled(lead[0]) and len(lines) == 1 and _ATTRIBUTE_LINE.fullmatch(block):
+            # the line a component's marker opens with: its attributes (a field's type, required, default)
+            # or the text its attributes show (a card's description), of the thing the label names
+            out.append(f"{lead[0].group(3)}: {block}")
+            labels.append(label if lead[1] else lead[0].group(3))
+            attribute = len(out) - 1 if lead[1] else -1
             continue
         if label_lines and _LABEL_LINE.fullmatch(block):
             label = block[:-1].strip()
@@ -500,9 +521,48 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
                         else:
                             out.extend(s.strip() for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
         labels.extend([label] * (len(out) - start))
+        if 0 <= attribute == start - 1 and len(out) > start and labels[start] == labels[attribute] \
+                and "\n" not in out[start] and not out[start].startswith(("```", "- ")):
+            # the component's first sentence is read with its attributes, as the page shows them in one box
+            # ("role: string, default: member. The role given to the user."), not apart from its name
+            out[attribute] = f"{out[attribute]}. {out.pop(start)}"
+            labels.pop(start)
+        attribute = -1
         if first_overlap:
             overlap = len(out)
     return out, overlap, labels
+
+
+def _labelled(m: re.Match[str]) -> bool:
+    """Whether marker ``m`` opens a component with a label: a tab (``[Tab macOS]``), an MDX component
+    (``[ParamField role]``, ``[Step Install]``, ``[Card Quickstart]``); an admonition's marker, which the
+    Markdown parser writes in lower case (``[note Be careful]``), is no component's label."""
+    return not m.group(1) and bool(m.group(3)) and (m.group(2)[:1].isupper() or "tab" in m.group(2).lower())
+
+
+def _closed_later(name: str, lines: list[str], blocks: list[str]) -> bool:
+    """Whether a component ``name`` opened before ``lines`` (the rest of its block) and ``blocks`` is
+    closed there (``[/name]``) before another of its kind opens: not one that closes itself."""
+    for line in (x for b in (*lines, *blocks) for x in b.split("\n")):
+        m = _MARKER.fullmatch(line.strip())
+        if m is not None and m.group(2) == name:
+            return bool(m.group(1))
+    return False
+
+
+def _component_label(m: re.Match[str], stack: list[tuple[str, str | None]], label: str | None) -> str | None:
+    """The label the sentences after marker ``m`` are in, ``stack`` the components open before it (updated):
+    a tab's or a labelled component's, up to its closing marker; an admonition's marker changes nothing."""
+    name = m.group(2)
+    if not (name[:1].isupper() or "tab" in name.lower()):
+        return label
+    if not m.group(1):
+        stack.append((name, m.group(3) if _labelled(m) else None))
+    else:
+        # (a component whose opening marker is in the chunk before: its closing one ends its label too)
+        k = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == name), None)
+        del stack[k if k is not None else 0:]
+    return next((x for _, x in reversed(stack) if x), None)
 
 
 def _list_then_rest(block: str) -> list[str]:
@@ -862,7 +922,9 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     scores = []
     sentence_terms = [content_terms(s) for _, s in pool]
     tabs = sp.labels or [None] * len(pool)
-    tab_terms = [{_stem(t, lang) for t in content_terms(x)} if x else set() for x in tabs]
+    # (a label that is a name is read by its parts too, as a heading is: a field `send_invite`)
+    tab_terms = [{_stem(t, lang) for t in content_terms(f"{x} {_NAME_PARTS.sub(' ', x)}")} if x else set()
+                 for x in tabs]
     # the tabs the question names, per chunk: "on Windows" asks for the Windows tab's sentences, and the
     # other tabs' (macOS, Linux) answer another question, however alike their words
     # (a question's word names a label's word it begins: "mac" the tab "macOS", "win" "Windows")
