@@ -577,3 +577,58 @@ def test_a_version_notice_never_takes_the_page_that_holds_it_nor_a_long_spanned_
                        "{prefix}/</td><td>GET</td></tr><tr><td>POST</td></tr></table></body></html>",
                        url="https://x.org/s.html")
     assert "{prefix}/ | POST" in " ".join(s.text for s in short.sections)  # a short one is in each row still
+
+
+_DOXYGEN_FILE_PAGE = """<html><head><meta name="generator" content="Doxygen 1.9.4"/>
+<title>Ring: src/ring.h File Reference</title></head><body><div id="top">
+<div id="titlearea"><table cellspacing="0" cellpadding="0"><tbody><tr id="projectrow"><td id="projectalign">
+<div id="projectname">Ring<span id="projectnumber">&#160;1.2</span></div>
+<div id="projectbrief">Byte ring buffers for C</div></td></tr></tbody></table></div>
+<div id="nav-path" class="navpath"><ul><li class="navelem"><a class="el" href="dir_6826.html">src</a></li></ul></div>
+</div>
+<div class="header"><div class="summary">
+<a href="#nested-classes">Classes</a> &#124;
+<a href="#func-members">Functions</a> &#124;
+<a href="ring_8h-members.html">List of all members</a></div>
+<div class="headertitle"><div class="title">ring.h File Reference</div></div></div>
+<div class="contents"><p>A fixed-size ring buffer of bytes. <a href="#details">More...</a></p>
+<table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader"><a id="nested-classes" name="nested-classes"></a>
+Classes</h2></td></tr>
+<tr class="memitem:"><td class="memItemLeft" align="right" valign="top">struct &#160;</td><td class="memItemRight" valign="bottom"><a class="el" href="structring.html">ring</a></td></tr>
+<tr class="memdesc:"><td class="mdescLeft">&#160;</td><td class="mdescRight">A ring buffer.  <a href="structring.html#details">More...</a><br /></td></tr>
+</table>
+<table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader"><a id="func-members" name="func-members"></a>
+Functions</h2></td></tr>
+<tr class="memitem:a0f0"><td class="memItemLeft" align="right" valign="top">ring_t *&#160;</td><td class="memItemRight" valign="bottom"><a class="el" href="ring_8h.html#a0f0">ring_open</a> (size_t capacity, int flags)</td></tr>
+<tr class="memdesc:a0f0"><td class="mdescLeft">&#160;</td><td class="mdescRight">Opens a ring buffer.  <a href="ring_8h.html#a0f0">More...</a><br /></td></tr>
+</table>
+<p>Jump to <a href="#nested-classes">Classes</a> | <a href="#func-members">Functions</a> when you need them.</p>
+<p><a href="#func-members">Functions</a> | <a href="install.html">A guide to installing the library on every platform we support</a></p>
+<p>Use the <a href="#func-members">more</a> powerful calls. Events stream in real-time. <a href="events.html">Read more…</a>.</p>
+<p><a href="#id1"><span class="problematic">``</span></a><a href="#id3"><span class="problematic">`</span></a></p>
+</div></body></html>"""
+
+
+def test_doxygens_title_area_link_row_and_more_links_are_chrome() -> None:
+    """Doxygen's pages have no ``<main>``. Its title area (``#titlearea``: the project's name, number and
+    brief, "Ring 1.2 Byte ring buffers for C") led every page's first chunk; so did the row of links to the
+    page's own member groups (``div.summary``, "Classes | Functions | List of all members"); every brief
+    ended with a "More..." link to its details; and every title began with the project's name, "Ring:
+    src/ring.h File Reference". The title loses the project's name (``#projectname``, without its number),
+    and the rest is chrome. A sentence with such links in it stays, and so does a row with a long link."""
+    page = parse_html(_DOXYGEN_FILE_PAGE, url="https://docs.example.org/ring_8h.html")
+    assert page.title == "src/ring.h File Reference", page.title
+    text = "\n".join(s.text for s in page.sections)
+    for chrome in ("Ring 1.2", "Byte ring buffers", "List of all members", "More..."):
+        assert chrome not in text, (chrome, text)
+    assert text.startswith("ring.h File Reference\n\nA fixed-size ring buffer of bytes.\n"), text
+    assert "A ring buffer." in text and "Opens a ring buffer." in text, text
+    assert "Jump to Classes | Functions when you need them." in text, text
+    assert "Functions | A guide to installing the library on every platform we support" in text, text
+    # a link that says "more" in a sentence stays; "Read more…" goes with the stop after it; a row of links
+    # that show no word (docutils' "problematic" markers of a broken ``` in reST) is no row of links
+    assert "Use the more powerful calls. Events stream in real-time.\n" in text, text
+    assert "```" in text.rsplit("\n\n", 1)[1], text
+    # a title that only begins with a word of the project's name keeps it
+    other = _DOXYGEN_FILE_PAGE.replace("Ring: src/ring.h File Reference", "Ringing: the bell API")
+    assert parse_html(other, url="https://docs.example.org/ring_8h.html").title == "Ringing: the bell API"

@@ -68,7 +68,13 @@ _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
 #: a site's bar across the top of the page (godoc's ``<div id="topbar">``: "Go Documentation Server GoDoc ▽"),
 #: or its banner (lxml's ``div.banner``, "Like the tool? Help making it better! Your donation helps!", twice on
 #: every page)
-_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner)(?:$|[\s_-])", re.I)
+#: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one)
+_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])", re.I)
+#: a link that only says there is more (Doxygen's "More..." after every member's brief, pointing to its
+#: details further down): no text of the page
+_MORE_LINK_RE = re.compile(r"(?:(?:read|see) more|more(?= *(?:\.\.\.|…|»|→)))\s*(?:\.\.\.|…|»|→)?", re.I)
+#: what stands between the links of a row of links: separators, no words
+_LINK_SEPARATORS_RE = re.compile(r"[\s|·•/,–—:]*")
 #: link types (``rel``) that lead to a neighbour page: a block of nothing but such links is navigation
 _NAV_RELS = {"next", "prev", "previous", "up", "index", "contents", "toc", "home", "start", "first", "last"}
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
@@ -648,6 +654,7 @@ def _is_chrome(el: Tag) -> bool:
         # a permalink glyph in a span of the permalink's class (Doxygen's ``<span class="permalink"><a>◆</a>``)
         or (el.name == "span" and bool(set(classes) & _PERMALINK_CLASSES) and _shows_no_word(el))
         or _is_viewcode_link(el, classes)
+        or (el.name in ("div", "p") and _is_jump_row(el))
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
@@ -760,6 +767,39 @@ def _holds_content(el: Tag) -> bool:
     return el.find(list(_HEADINGS)) is not None or _words_outside(el, el.find_all("a")) > 40
 
 
+def _remove_more_links(root: Tag) -> None:
+    """Drop a link that only says there is more ("More...", "Read more…": Doxygen's after every member's
+    brief, Celery's after each feature's blurb), and a stop right after it, which would stand alone."""
+    for a in root.find_all("a"):
+        if a.decomposed or _MORE_LINK_RE.fullmatch(_norm(a.get_text(" "))) is None:
+            continue
+        after = a.next_sibling
+        if isinstance(after, NavigableString) and not isinstance(after, _SKIPPED_STRINGS) \
+                and after.lstrip().startswith((".", ",")):
+            after.replace_with(after.lstrip()[1:])
+        a.decompose()
+
+
+def _is_jump_row(el: Tag) -> bool:
+    """``el`` is a row of short links, to places on the page first, and nothing else but separators
+    (Doxygen's ``div.summary``, "Classes | Macros | Functions | List of all members" atop every file and
+    class page), which read as a line of the lead section: its links go to the page's own headings, which
+    are their sections, and to the page's neighbours."""
+    first = el.find("a")
+    if first is None or not _attr(first, "href").startswith("#") or len(_attr(first, "href")) < 2:
+        return False
+    links = el.find_all("a")
+    # (links that show words: docutils' "problematic" markers, links showing only ``` `` ```, are no row)
+    if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
+        return False
+    if any(d.name not in ("a", "span", "b", "strong", "em", "code", "br") for d in el.find_all(True)):
+        return False
+    outside = _strings(el)
+    for a in links:
+        outside = outside.replace(_strings(a), " ", 1)
+    return _LINK_SEPARATORS_RE.fullmatch(outside) is not None
+
+
 def _words_outside(el: Tag, links: list[Tag]) -> int:
     """How many words of ``el`` are in none of ``links``."""
     return len(_strings(el).split()) - sum(len(_strings(a).split()) for a in links)
@@ -820,6 +860,7 @@ def _remove_chrome(root: Tag) -> None:
         el.decompose()
     _remove_link_navigation(root)
     _remove_version_notices(root)
+    _remove_more_links(root)
     page = _PageTargets(root)
     stack: list[tuple[Tag, bool]] = [(root, False)]
     while stack:
@@ -1656,7 +1697,12 @@ class _Walker:
 
 def _strip_site_suffix(title: str, site_name: str) -> str:
     """``Page — MyLib 2.0 documentation`` → ``Page``: a last part naming the site (``og:site_name``,
-    or words like "documentation" / "docs") is dropped."""
+    or words like "documentation" / "docs") is dropped; so is a first part that is the site's name
+    (Doxygen's ``Ring: src/ring.h File Reference``)."""
+    for sep in (*_TITLE_SEPARATORS, ": "):
+        if site_name and title.casefold().startswith(site_name.casefold() + sep) \
+                and title[len(site_name) + len(sep):].strip():
+            return title[len(site_name) + len(sep):].strip()
     for sep in _TITLE_SEPARATORS:
         pos = title.rfind(sep)
         if pos <= 0:
@@ -1821,6 +1867,12 @@ def _site_name(soup: BeautifulSoup) -> str:
         return _norm(_attr(site, "content"))
     brand = soup.find("a", class_=lambda c: bool(c) and c in _BRAND_CLASSES)
     text = _norm(brand.get_text(" ")) if isinstance(brand, Tag) else ""
+    if not isinstance(brand, Tag) and isinstance(project := soup.find(id="projectname"), Tag):
+        # Doxygen's project name (its number, ``#projectnumber``, apart), which begins every page's <title>:
+        # "Ring: src/ring.h File Reference"
+        number = project.find(id="projectnumber")
+        text = _norm("".join(x for x in project.find_all(string=True)
+                             if not (isinstance(number, Tag) and x.find_parent(id="projectnumber") is number)))
     return text if 0 < len(text.split()) <= 6 else ""
 
 
