@@ -1734,3 +1734,20 @@ def test_hostile_lines_of_markdown_and_its_includes_parse_as_text():
     from docs_rag_pipeline.parsing.slugs import vitepress_slugify
 
     assert (vitepress_slugify("٣ apples"), vitepress_slugify("2024 plans")) == ("٣-apples", "_2024-plans")
+
+
+def test_markdown_includes_read_code_blocks_as_the_parser_does():
+    """The include resolver tracked code fences by rules of its own: a fence indented four spaces (a list
+    item's code block, as MkDocs pages write steps) was not one, so an include line shown as code there was
+    replaced by the file; and the state did not follow what a snippet spliced in, so a snippet that opens a
+    code block (its closing fence in another) left the lines after it read as text. Fences are now the
+    Markdown parser's, over the spliced lines too: an include line inside code stays as written."""
+    from docs_rag_pipeline.parsing.md_includes import resolve_markdown_includes
+
+    files = {"open.md": "```text\nliteral output:", "_part.md": "PART TEXT", "close.md": "end of output\n```"}
+    page = ('# T\n\n--8<-- "open.md"\n{% include_relative _part.md %}\n--8<-- "close.md"\n\n'
+            "{% include_relative _part.md %}\n\n1. Step:\n\n    ```md\n    {% include_relative _part.md %}\n    ```\n")
+    got = resolve_markdown_includes(page, path="page.md", read=files.get)
+    assert got.text == ("# T\n\n```text\nliteral output:\n{% include_relative _part.md %}\nend of output\n```\n\n\n"
+                        "PART TEXT\n\n\n1. Step:\n\n    ```md\n    {% include_relative _part.md %}\n    ```\n"), got.text
+    assert got.unresolved == [] and set(got.deps) == {"open.md", "close.md", "_part.md"}, (got.unresolved, got.deps)

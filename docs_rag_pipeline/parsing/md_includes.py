@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from .asciidoc import _MAX_INCLUDE_DEPTH, IncludeResult, read_include
+from .markdown import _FRONTMATTER_RE, _fence_closes, _fence_opened
 
 __all__ = ["has_markdown_includes", "markdown_unresolved_line", "resolve_markdown_includes"]
 
@@ -57,8 +58,6 @@ _JEKYLL_RE = re.compile(r"""^([ \t]*)\{%-?\s*include_relative\s+(["']?)([^"'\s%]
 _SNIPPET_RE = re.compile(r"""^([ \t]*)(;?)-{1,}8<-{1,}[ \t]+(["'])([^"'\n]+)\3[ \t]*$""")
 _SNIPPET_BLOCK_RE = re.compile(r"^([ \t]*)(;?)-{1,}8<-{1,}[ \t]*$")
 _SNIPPET_LINES_RE = re.compile(r"^(.*?)((?::-?\d*){1,2})$")
-_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n.*?^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
 _SIGN_RE = re.compile(r"@include:|^[ \t]{0,3}<<<|^[ \t]*import[ \t]+[A-Z]|\{\{<\s*include\s|8<-|include_relative", re.M)
 #: languages of a code import by the file's extension, where the extension is not the language's name
 _LANGUAGES = {"py": "python", "js": "js", "mjs": "js", "cjs": "js", "ts": "ts", "mts": "ts", "rb": "ruby",
@@ -113,14 +112,12 @@ def _region(lines: list[str], name: str) -> tuple[int, int] | None:
     return None
 
 
-def _fence_after(line: str, fence: str) -> str:
-    """The marker of the code fence open after ``line`` ("" for none), ``fence`` the one open before it."""
-    f = _FENCE_RE.match(line)
-    if fence:
-        closes = f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) \
-            and not line.strip()[len(f.group(1)):].strip()
-        return "" if closes else fence
-    return f.group(1) if f else ""
+def _fence_after(lines: list[str], fence: str) -> str:
+    """The marker of the code fence open after ``lines`` ("" for none), ``fence`` the one open before
+    them; by the Markdown parser's rules (a fence at any indent: a list item's code block is indented)."""
+    for line in lines:
+        fence = ("" if _fence_closes(line, fence) else fence) if fence else _fence_opened(line)
+    return fence
 
 
 def _without_frontmatter(lines: list[str]) -> list[str]:
@@ -205,18 +202,20 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
             if "@include:" in line:
                 got = vitepress(line, current, depth, chain)
                 if got != [line]:  # already resolved, from the included file's own folder
-                    for x in got:
-                        fence = _fence_after(x, fence)
+                    fence = _fence_after(got, fence)
                     out += got
                     continue
-            f = _FENCE_RE.match(line)
-            fence = _fence_after(line, fence)
+            before, fence = fence, _fence_after([line], fence)
+            # (what an include splices in moves the fence state as the Markdown parser will read it: a
+            # partial that opens a code block makes the lines after it code)
+            spliced = len(out)
             if (m := _SNIPPET_RE.match(line)) is not None:
                 indent, escaped, target = m.group(1), m.group(2), m.group(4).strip()
                 if escaped:
                     out.append(indent + line.strip()[1:])  # ;--8<-- shows the line without its ';'
                     continue
                 out += snippet(line, indent, target, current, depth, chain)
+                fence = _fence_after(out[spliced:], fence)
                 continue
             if (m := _SNIPPET_BLOCK_RE.match(line)) is not None and not m.group(2):
                 end = next((k for k in range(i, len(lines)) if _SNIPPET_BLOCK_RE.match(lines[k])), None)
@@ -231,8 +230,9 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
                         del out[before:], result.unresolved[logged:]
                         out += lines[i - 1:end + 1]
                     i = end + 1
+                    fence = _fence_after(out[spliced:], fence)
                     continue
-            if fence and not f:
+            if before or fence:  # a line of a code block, its fences too
                 out.append(line)
                 continue
             if not fence and (m := _QUARTO_RE.match(line) or _JEKYLL_RE.match(line)) is not None:
@@ -243,6 +243,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
                 repo_path, inc = got
                 inc = expand(_without_frontmatter(inc), repo_path, depth + 1, (*chain, repo_path))
                 out += ["", *(m.group(1) + x if x.strip() else "" for x in inc), ""]
+                fence = _fence_after(out[spliced:], fence)
                 continue
             if not fence and (m := _CODE_IMPORT_RE.match(line)) is not None:
                 out += code_import(line, m.group(1), m.group(2), current, depth, chain)
@@ -257,6 +258,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
                 inc = expand(_without_frontmatter(inc), repo_path, depth + 1, (*chain, repo_path))
                 inc = _without_esm(inc)  # the partial's own imports: at the component's indentation they would be text
                 out += ["", *(m.group(1) + x if x.strip() else "" for x in inc), ""]
+                fence = _fence_after(out[spliced:], fence)
                 continue
             out.append(line)
         return out
