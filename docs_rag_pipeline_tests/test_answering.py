@@ -2552,3 +2552,56 @@ def test_a_components_label_lasts_to_its_closing_marker_and_an_admonition_keeps_
     assert list(zip(units, labels)) == [("Intro text here.", None),
                                         ("Learn Astro: A premium course with video lessons", "Learn Astro"),
                                         ("After the cards comes more text.", None)]
+
+
+def _api_index_page() -> str:
+    names = ["g_main_loop_new", "g_main_loop_run", "g_main_loop_quit", "g_main_loop_ref", "g_main_loop_unref",
+             "g_main_context_new", "g_main_context_default", "g_main_context_iteration", "g_main_context_pending",
+             "g_main_context_wakeup", "g_timeout_add", "g_timeout_add_seconds", "g_idle_add", "g_source_remove",
+             "g_source_attach", "g_source_destroy", "g_source_new", "g_source_ref", "g_source_unref",
+             "g_child_watch_add", "g_array_new", "g_array_append_vals", "g_array_free", "g_hash_table_new",
+             "g_hash_table_insert", "g_hash_table_lookup", "g_hash_table_destroy", "g_thread_new", "g_thread_join",
+             "g_mutex_lock", "g_mutex_unlock", "g_strsplit"]
+    entries = "".join(f'<dt><a class="link" href="glib-The-Main-Event-Loop.html#{n}">{n}</a>, function in '
+                      f'<a class="link" href="glib-The-Main-Event-Loop.html">The Main Event Loop</a></dt><dd></dd>'
+                      for n in names)
+    return (f'<html><head><title>API Index: GLib Reference Manual</title></head><body><div class="index">'
+            f'<h1>API Index</h1><dl>{entries}</dl></div></body></html>')
+
+
+_MAIN_LOOP_PAGE = """<html><head><title>The Main Event Loop</title></head><body><main><h1>The Main Event Loop</h1>
+<p>The main event loop manages all the available sources of events for GLib and GTK applications.</p>
+<h2 id="g-main-loop-new">g_main_loop_new ()</h2>
+<p>Creates a new GMainLoop structure. Run it with g_main_loop_run() until g_main_loop_quit() is called.</p>
+</main></body></html>"""
+
+
+def test_an_index_of_names_is_evidence_never_the_answer_quoted():
+    """gtk-doc's ``api-index-full`` (every symbol: "g_main_loop_run, function in The Main Event Loop") and
+    Sphinx's ``genindex`` hold every name of the docs, so they rank for questions that name one: *How do I
+    create a main loop?* was answered with index entries (2 of its 3 parts). A page a generator marks as an
+    index (``div.index``, ``table.genindextable``) whose text is nearly all short entries that link elsewhere
+    is an ``index_page`` (its metadata); its sentences are evidence for refusal, never quoted. A page of
+    short links that no generator marks as an index (a landing page's table of contents) is not one."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentence_pool
+    from docs_rag_pipeline.embedding import LocalEmbedder
+    from docs_rag_pipeline.parsing import parse_document
+
+    index = parse_document(_api_index_page(), fmt="html", path="api-index-full.html")
+    page = parse_document(_MAIN_LOOP_PAGE, fmt="html", path="glib-The-Main-Event-Loop.html")
+    assert index.metadata.get("index_page") is True and "index_page" not in page.metadata, (index.metadata, page.metadata)
+    unmarked = parse_document(_api_index_page().replace('<div class="index">', "<div>"), fmt="html", path="toc.html")
+    assert "index_page" not in unmarked.metadata, unmarked.metadata
+    lines = index.sections[0].text.split("\n")
+    pieces = [("api-index-full.html", index, "\n".join(lines[k:k + 4])) for k in range(0, 12, 4)]  # its first chunks
+    hits = [Hit(chunk_id=f"c{i}", source="s", url=f"https://x.org/{name}", page_url=f"https://x.org/{name}",
+                title=p.title, headings=(), text=text, score=0.03, parent_id=None, vector_similarity=0.7,
+                metadata=dict(p.metadata))
+            for i, (name, p, text) in enumerate([*pieces, ("glib-The-Main-Event-Loop.html", page, "\n\n".join(
+                s.text for s in page.sections))])]
+    emb = LocalEmbedder()
+    ans = extractive_answer("How do I create a main loop with g_main_loop_new?", hits, emb, _gates(min_chunk_coverage=0))
+    assert not ans.refused and "function in" not in ans.answer, ans.answer
+    assert ans.citations and all("The-Main-Event-Loop" in c.url for c in ans.citations), ans.citations
+    pool = sentence_pool("How do I create a main loop with g_main_loop_new?", hits, emb)
+    assert any("function in" in s for _, s in pool.items), pool.items  # still evidence

@@ -368,6 +368,9 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     for h in hits[:chunks]:
         heads = [h.title, *h.headings]
         seq, own, tabs = _sentence_units(h.text)  # the overlap's sentences come first
+        # an index of names (Sphinx's genindex, gtk-doc's api-index) points to the pages that answer: its
+        # entries are evidence, never the answer quoted
+        index = bool((h.metadata or {}).get("index_page"))
         for k, s in enumerate(seq):
             whole = True
             if k == own and s.startswith("```"):  # a chunk that starts with code: a cut block's piece?
@@ -381,7 +384,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
                 # inside a function's body says nothing read alone
-                quotable.append(k >= own and whole and not quotes_question(s, question) and not (
+                quotable.append(k >= own and whole and not index and not quotes_question(s, question) and not (
                     k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
@@ -395,7 +398,7 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                             _normalised(row_cells(body)[0]) not in toc:
                         pool.append((h, row))
                         labels.append(tabs[k])
-                        quotable.append(whole and not quotes_question(row, question))
+                        quotable.append(whole and not index and not quotes_question(row, question))
     # no sentence qualifies: the first chunk's whole text is the pool, unless it is a refusal in its words
     if not pool and hits and not states_a_gap(hits[0].text):
         pool, quotable, labels = [(hits[0], hits[0].text)], [True], [None]

@@ -780,6 +780,39 @@ def _remove_more_links(root: Tag) -> None:
         a.decompose()
 
 
+#: an index page: at least this many entries of at most :data:`_INDEX_ENTRY_WORDS` words holding a link,
+#: which hold at least :data:`_INDEX_SHARE` of the page's words
+_INDEX_ENTRIES = 30
+_INDEX_ENTRY_WORDS = 8
+_INDEX_SHARE = 0.7
+#: the classes generators give an index of names (Sphinx's general and module indexes, gtk-doc's, Javadoc's)
+_INDEX_CLASSES = {"index", "genindex", "indextable", "genindextable", "modindextable", "api-index", "index-all"}
+
+
+def _is_link_index(root: Tag) -> bool:
+    """The page is an index of names that link elsewhere, generated from the docs (Sphinx's ``genindex``,
+    Doxygen's *File Members* ``- ring_write() : ring.h``, gtk-doc's ``api-index-full``, "g_main_loop_run,
+    function in The Main Event Loop"): nearly all its words are short list entries or terms holding a
+    link. Its text points to the pages that say what a name is or does, and is no answer to quote
+    (``metadata['index_page']``)."""
+    # (a generator names it so: Sphinx's ``table.genindextable``, gtk-doc's ``div.index``; a table of contents
+    # or a landing page of short links, whose text around them may answer, is no index)
+    if root.find(class_=lambda c: bool(c) and c in _INDEX_CLASSES) is None:
+        return False
+    total = len(_strings(root).split())
+    if total < _INDEX_ENTRIES:
+        return False
+    entries = words = 0
+    for el in root.find_all(["li", "dt"]):
+        if el.find(["li", "dt"]) is not None or el.find("a", href=True) is None:
+            continue
+        n = len(_strings(el).split())
+        if n <= _INDEX_ENTRY_WORDS:
+            entries += 1
+            words += n
+    return entries >= _INDEX_ENTRIES and words >= _INDEX_SHARE * total
+
+
 def _is_jump_row(el: Tag) -> bool:
     """``el`` is a row of short links, to places on the page first, and nothing else but separators
     (Doxygen's ``div.summary``, "Classes | Macros | Functions | List of all members" atop every file and
@@ -1923,6 +1956,8 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     _label_radio_tabs(root, soup)
     _remove_trailing_pager(root)
 
+    if _is_link_index(root):
+        metadata["index_page"] = True
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
     first_h1 = ""
