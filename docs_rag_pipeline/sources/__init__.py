@@ -12,9 +12,9 @@ from .base import ScanResult, Source, content_hash
 SOURCE_KINDS = {"local": "local:LocalSource", "web": "web:WebSource", "git": "git:GitSource"}
 
 #: kind → the names in a source's folder that only a source of that kind writes: the git clone and
-#: its synced-commit state (see :mod:`.git`), the web crawl's raw-HTML cache (see :mod:`.web`).
-#: Another kind under the same name never reads them.
-KIND_STATE = {"git": ("clone", "state.json"), "web": ("raw",)}
+#: its synced-commit state (see :mod:`.git`), the web crawl's raw-HTML cache (see :mod:`.web`), the URLs a
+#: local folder's front matter gave (see :mod:`.local`). Another kind under the same name never reads them.
+KIND_STATE = {"git": ("clone", "state.json"), "web": ("raw",), "local": ("front_matter_urls.json",)}
 
 
 def state_of_other_kinds(kind: str, workdir: Path) -> list[Path]:

@@ -52,6 +52,8 @@ from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
 from .base import VITEPRESS_CONFIGS
+from .front_matter import (FRONT_MATTER_BYTES, Route, front_matter_of, page_route, route_line, route_url, routes_apply,
+                           settle_urls)
 from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, is_partial, map_url, markdown_body, partials_line,
                     path_excluded, path_glob, rst_body, unread_formats)
 
@@ -851,11 +853,12 @@ class GitSource(Source):
         sub = self.cfg.subpath.strip("/")
         pages: list[Page] = []
         new_cache: dict[str, dict[str, Any]] = {}
-        seen_urls: dict[str, str] = {}
         unmapped = 0
         unresolved_total = 0
         read_count = 0
         bad_names: list[str] = []
+        files: list[tuple[str, str, Any]] = []  # (repo path, rel, the route its front matter sets)
+        claims: list[tuple[str, str, str | None]] = []
         for repo_path in sorted(tree):
             rel = self._rel(repo_path)
             if rel is None:
@@ -865,8 +868,6 @@ class GitSource(Source):
                 bad_names.append(shown)
                 log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
                 continue
-            blob = tree[repo_path]
-            fmt = format_for_path(rel) or "markdown"
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template)
             if url is None:
                 url = _quote(repo_path)  # a path as a (relative) URL: "C# notes.md" → "C%23%20notes.md"
@@ -874,10 +875,18 @@ class GitSource(Source):
                 if self.cfg.url_rules or self.cfg.url_template:
                     log(f"[DISCOVER] {self.name}: warning: no url_rules entry or url_template maps {rel}; "
                         f"indexed under its repository path {repo_path}")
-            if url in seen_urls:
-                log(f"[DISCOVER] {self.name}: warning: {rel} maps to {url} like {seen_urls[url]}; skipped")
+            route = self._route(git, rel, tree[repo_path], cache.get(rel), touched=repo_path in touched, url=url,
+                                log=log)
+            files.append((repo_path, rel, route))
+            claims.append((rel, url, route_url(Route(*route), self.cfg.url_template)
+                           if route and routes_apply(self.cfg, rel) else None))
+        urls = settle_urls(claims, source=self.name, log=log)
+        for repo_path, rel, route in files:
+            url = urls[rel]
+            if url is None:
                 continue
-            seen_urls[url] = rel
+            blob = tree[repo_path]
+            fmt = format_for_path(rel) or "markdown"
             entry = cache.get(rel)
             valid = (entry is not None and repo_path not in touched and entry.get("blob") == blob
                      and all(blob_at(d) == b for d, b in (entry.get("deps") or {}).items()))
@@ -928,7 +937,7 @@ class GitSource(Source):
                         log(f"[FETCH] {self.name}: {rel}: {include_line(fmt, target)}; skipped")
             else:
                 body = None
-            new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps}
+            new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps, "route": route}
             pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=page_hash,
                               format=fmt, body=body, status=status, metadata=meta))
 
@@ -975,6 +984,24 @@ class GitSource(Source):
         if fallback:
             notes["fallback"] = fallback
         return notes
+
+    def _route(self, git: _Git, rel: str, blob: str, entry: dict[str, Any] | None, *, touched: bool, url: str,
+               log: Log) -> list[Any] | None:
+        """The route the front matter of the file at ``rel`` (blob ``blob``) sets, as ``[key, path, whole]``
+        (:class:`~.front_matter.Route`), or None: from the cache when it holds that blob's, else read from
+        the blob's first bytes (and the keys it sets but cannot be taken logged). Read for every Markdown
+        file, whether or not the source's settings use it now, so that turning ``front_matter_urls`` on or
+        setting a ``url_template`` needs no read."""
+        if format_for_path(rel) not in ("markdown", "mdx"):
+            return None
+        if entry is not None and not touched and entry.get("blob") == blob and "route" in entry:
+            route = entry["route"]
+            return route if route is None or (isinstance(route, list) and len(route) == 3) else None
+        head = git.blob(blob, limit=min(FRONT_MATTER_BYTES, self.cfg.max_bytes))
+        found, ignored = page_route(front_matter_of(head, rel=rel), rel=rel)
+        if ignored and routes_apply(self.cfg, rel):
+            log(route_line(self.name, rel, ignored, route_url(found, self.cfg.url_template) if found else url))
+        return [found.key, found.path, found.whole] if found is not None else None
 
     @staticmethod
     def _has_commit(git: _Git, sha: str) -> bool:

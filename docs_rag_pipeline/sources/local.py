@@ -8,6 +8,7 @@ is prepared (its ``include::`` directives resolved inside the folder, :func:`asc
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -435,6 +436,49 @@ class LocalSource(Source):
         return file_url(rel, base_url=self.cfg.base_url, url_template=self.cfg.url_template, root=self.cfg.path,
                         url_rules=self.cfg.url_rules)
 
+    #: the file in the source's folder that records the URLs front matter gave (rel → URL)
+    ROUTES_FILE = "front_matter_urls.json"
+
+    def _load_routes(self) -> dict[str, str]:
+        try:
+            data = json.loads((self.workdir / self.ROUTES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
+            if isinstance(data, dict) else {}
+
+    def _save_routes(self, routes: dict[str, str], log: Log) -> None:
+        from ..files import atomic_write
+
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.workdir / self.ROUTES_FILE, json.dumps(routes, ensure_ascii=False, sort_keys=True).encode())
+        except OSError as exc:  # only the URL of a file that cannot be read at a later scan depends on it
+            log(f"[DISCOVER] {self.name}: warning: could not record the URLs front matter gave in "
+                f"{self.workdir / self.ROUTES_FILE} ({exc.strerror or exc}); a page that cannot be read at a later "
+                "scan then loses its indexed chunks")
+
+    def _front_matter_url(self, rel: str, p: Path, url: str, found: Listing, saved: dict[str, str],
+                          log: Log) -> str | None:
+        """The URL the front matter of the file at ``rel`` (real path ``p``) gives it (see
+        :mod:`.front_matter`), None for none; ``url`` is its path URL. A file that cannot be read keeps
+        the URL its front matter gave at the last scan (``saved``), where its indexed rows are."""
+        from .front_matter import FRONT_MATTER_BYTES, front_matter_of, page_route, route_line, route_url, routes_apply
+
+        if not routes_apply(self.cfg, rel):
+            return None
+        try:
+            if rel in found.unreadable:
+                raise PermissionError(errno.EACCES, found.unreadable[rel])
+            head = read_regular_file(p, limit=min(FRONT_MATTER_BYTES, self.cfg.max_bytes))
+        except OSError:
+            return saved.get(rel)  # the read below fails too, and says why
+        route, ignored = page_route(front_matter_of(head, rel=rel), rel=rel)
+        claimed = route_url(route, self.cfg.url_template) if route is not None else None
+        if ignored:
+            log(route_line(self.name, rel, ignored, claimed or url))
+        return claimed
+
     def _read(self, rel: str) -> str | None:
         """An included file (``rel`` from the root): None when it is not there, not a regular file or
         cannot be read; :class:`IncludeRefused` (the reason) when a link takes its real path out of the
@@ -473,7 +517,6 @@ class LocalSource(Source):
         unmapped: list[str] = []
         failed: list[str] = []
         unresolved = 0
-        seen: dict[str, str] = {}
         try:
             root = self.cfg.path.resolve()
         except (OSError, RuntimeError):  # RuntimeError: a loop of links (Python < 3.13)
@@ -497,6 +540,10 @@ class LocalSource(Source):
         found = self.listing(log)
         if found.partials:
             log(partials_line(self.name, found.partials))
+        from .front_matter import settle_urls
+
+        claims: list[tuple[str, str, str | None]] = []
+        saved_routes = self._load_routes()
         for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
                           base_url=self.cfg.base_url)
@@ -505,10 +552,14 @@ class LocalSource(Source):
                 if self.cfg.url_rules or self.cfg.url_template:
                     unmapped.append(rel)
                     log(f"[DISCOVER] {self.name}: warning: no url_rules entry maps {rel}; indexed as {url}")
-            if url in seen:
-                log(f"[DISCOVER] {self.name}: warning: {rel} maps to {url} like {seen[url]}; skipped")
+            claims.append((rel, url, self._front_matter_url(rel, p, url, found, saved_routes, log)))
+        urls = settle_urls(claims, source=self.name, log=log)
+        # the URLs front matter gave, for a later scan that cannot read the file (its rows are kept there)
+        routes = {rel: urls[rel] for rel, _, claimed in claims if claimed is not None and urls[rel] == claimed}
+        for rel, p in found.files:
+            url = urls[rel]
+            if url is None:
                 continue
-            seen[url] = rel
             fmt = format_for_path(rel) or "markdown"
             meta: dict[str, object] = {}
             text = None
@@ -556,6 +607,10 @@ class LocalSource(Source):
         present = {p.page_url for p in pages}
         deleted = sorted(u for u in state if u not in present)
         complete = not found.unlisted
+        if not complete:  # a file in a folder not listed this time keeps its entry
+            routes = {**saved_routes, **routes}
+        if routes != saved_routes and (routes or saved_routes):
+            self._save_routes(routes, log)
         log(f"[DISCOVER] {self.name}: {len(pages)} files under {self.cfg.path}, "
             + (f"{len(deleted)} gone" if complete else "some folders could not be listed, so none is removed"))
         notes: dict[str, object] = {"files": len(pages)}

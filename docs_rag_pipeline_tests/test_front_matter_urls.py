@@ -1,0 +1,232 @@
+"""A Markdown page's URL and title as its front matter sets them (Docusaurus ``slug``/``id``, Jekyll
+``permalink``, Hugo ``url``/``slug``), for local folders and git repositories: real files, real
+``git`` repositories, the real refresh (scan, parse, chunk, embed, write) into a real LanceDB table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.context import Context
+from docs_rag_pipeline.refresh import refresh
+from docs_rag_pipeline.sources.git import GitSource
+
+from .conftest import write_config, write_docs
+from .test_git import Repo
+
+SITE = "https://docs.example.org/docs/"
+
+
+def _source(tmp_path: Path, kind: str, files: dict[str, str | bytes], *, extra: str = "",
+            template: str = SITE + "{path}") -> tuple[Path, Repo | None]:
+    """A local folder or a git repository holding ``files``, and the config of a source ``site`` over it."""
+    repo = None
+    if kind == "git":
+        repo = Repo(tmp_path / "repo")
+        repo.commit("first", files)
+        where = f"repo: {repo.remote}"
+    else:
+        write_docs(tmp_path / "docs", files)
+        where = "path: docs"
+    cfg = write_config(tmp_path, sources=f"""
+      - name: site
+        kind: {kind}
+        {where}
+        url_template: "{template}"
+        {extra}
+    """)
+    return cfg, repo
+
+
+def _ingest(cfg: Path) -> tuple[object, list[str]]:
+    lines: list[str] = []
+    return refresh(Context(load_config(cfg)), "site", log=lines.append), lines
+
+
+def _rows(cfg: Path) -> list[dict]:
+    return Context(load_config(cfg)).chunks.rows("source = 'site'")
+
+
+def _change(tmp_path: Path, kind: str, repo: Repo | None, files: dict[str, str]) -> None:
+    if repo is not None:
+        repo.commit("change", files)
+    else:
+        write_docs(tmp_path / "docs", files)
+
+
+ROUTED = {
+    "guides/install.md": "---\nslug: /setup\n---\n\n# Install\n\nRun pip install frobnitz.\n\n## Verify\n\nRun frob --version.\n",
+    "guides/rel.mdx": "---\nslug: relative-page\n---\n\n# Rel\n\nThe plonk setting.\n",
+    "guides/up.md": "---\nslug: ../top-level\n---\n\n# Up\n\nThe snark setting.\n",
+    "guides/config.md": "---\nid: configuration\n---\n\n# Config\n\nThe zibble setting.\n",
+    "guides/index.md": "---\nid: overview\n---\n\n# Guides\n\nAll the guides.\n",
+    "about.md": "---\npermalink: /about-us/\nslug: ignored-when-a-permalink-is-set\n---\n\n# About\n\nWe make frobs.\n",
+    "news.md": "+++\nurl = '/press/news/'\n+++\n\n# News\n\nNew frobs.\n",
+    "plain.md": "---\ntitle: Plain\n---\n\nNo URL key here.\n",
+    "notes.rst": "Notes\n=====\n\nreStructuredText keeps its path.\n",
+}
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_front_matter_sets_the_url_the_site_publishes_the_page_at(tmp_path: Path, kind: str) -> None:
+    """Docusaurus' absolute and relative ``slug`` (``..`` resolved beside the file) and ``id`` (not for a
+    folder's index page), Jekyll's ``permalink`` and Hugo's (TOML) ``url``, as written from the template's
+    root, give the page's URL and every section's; a page without such a key, and a format without front
+    matter, keep their path's. Before, every page was cited at its file's path, where the site has none."""
+    cfg, _ = _source(tmp_path, kind, ROUTED)
+    _ingest(cfg)
+    urls = {(r["text"].split(".")[0], r["url"]) for r in _rows(cfg)}
+    assert urls == {
+        ("Run pip install frobnitz", SITE + "setup"), ("Run frob --version", SITE + "setup#verify"),
+        ("The plonk setting", SITE + "guides/relative-page"), ("The snark setting", SITE + "top-level"),
+        ("The zibble setting", SITE + "guides/configuration"), ("All the guides", SITE + "guides"),
+        ("We make frobs", SITE + "about-us/"), ("New frobs", SITE + "press/news/"),
+        ("No URL key here", SITE + "plain"), ("reStructuredText keeps its path", SITE + "notes")}
+
+
+def test_a_slug_takes_the_templates_ending_and_a_permalink_is_whole(tmp_path: Path) -> None:
+    """With ``{path}/`` (a site with trailing slashes) a slug's URL ends in ``/`` like every page's, while a
+    permalink is the path as written; ``slug: /`` is the template's root."""
+    cfg, _ = _source(tmp_path, "local", {
+        "a.md": "---\nslug: /setup\n---\n\n# A\n\nAlpha.\n", "b.md": "---\npermalink: /b.html\n---\n\n# B\n\nBravo.\n",
+        "c/intro.md": "---\nslug: /\n---\n\n# C\n\nCharlie.\n"}, template=SITE + "{path}/")
+    _ingest(cfg)
+    assert {r["text"]: r["url"] for r in _rows(cfg)} == {
+        "Alpha.": SITE + "setup/", "Bravo.": SITE + "b.html", "Charlie.": SITE}
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_a_slug_change_moves_the_page_and_embeds_nothing_again(tmp_path: Path, kind: str) -> None:
+    """A refresh after a page's slug changed deletes the rows at its old URL and writes them at the new one;
+    its text is unchanged, so every vector comes from the embedding cache."""
+    cfg, repo = _source(tmp_path, kind, {"a.md": "---\nslug: /one\n---\n\n# A\n\nThe wumpus lives in the pit.\n",
+                                         "b.md": "# B\n\nOther text.\n"})
+    _ingest(cfg)
+    assert {r["page_url"] for r in _rows(cfg)} == {SITE + "one", SITE + "b"}
+    _change(tmp_path, kind, repo, {"a.md": "---\nslug: /two\n---\n\n# A\n\nThe wumpus lives in the pit.\n"})
+    st, _ = _ingest(cfg)
+    assert {r["page_url"] for r in _rows(cfg)} == {SITE + "two", SITE + "b"}
+    assert (st.pages_new, st.pages_deleted, st.pages_unchanged, st.chunks_embedded) == (1, 1, 1, 0)
+    st, _ = _ingest(cfg)
+    assert (st.pages_new, st.pages_changed, st.pages_deleted, st.rows_written) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_two_pages_claiming_one_url_are_both_indexed_with_a_warning(tmp_path: Path, kind: str) -> None:
+    """Two pages with one slug, and a slug that is another file's path URL: the first claim (a file's own
+    path first, then front matter in path order) keeps the URL, the other page is indexed at its own file's
+    URL, and a warning names both; nothing is lost."""
+    cfg, _ = _source(tmp_path, kind, {
+        "a.md": "---\nslug: /same\n---\n\n# A\n\nAlpha text.\n", "b.md": "---\nslug: /same\n---\n\n# B\n\nBravo text.\n",
+        "c.md": "---\nslug: /d\n---\n\n# C\n\nCharlie text.\n", "d.md": "# D\n\nDelta text.\n"})
+    _, lines = _ingest(cfg)
+    assert {r["text"]: r["page_url"] for r in _rows(cfg)} == {
+        "Alpha text.": SITE + "same", "Bravo text.": SITE + "b", "Charlie text.": SITE + "c", "Delta text.": SITE + "d"}
+    assert (f"[DISCOVER] site: warning: b.md: its front matter puts it at {SITE}same, where a.md is already; "
+            f"indexed at its file's URL {SITE}b instead (give one of them another URL)") in lines
+    assert any(ln.startswith(f"[DISCOVER] site: warning: c.md: its front matter puts it at {SITE}d, where d.md")
+               for ln in lines), lines
+
+
+HOSTILE = {
+    "js": "'javascript:alert(1)'", "abs": "https://other.site/x", "host": "//other.site/x", "long": "x" * 10_000,
+    "nul": '"a\\0b"', "q": "'/a?b#c'", "list": "[a, b]", "bs": "'\\\\other.site\\x'", "yes": "true",
+}
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_a_hostile_front_matter_url_stays_on_the_site_or_is_ignored_with_its_reason(tmp_path: Path, kind: str) -> None:
+    """A value that is no path of the site (a scheme, another host, a backslash, ``?``/``#``, a control
+    character, 10,000 characters, not a string, Jekyll placeholders) is ignored with a warning saying why,
+    and the page keeps its path's URL; ``..`` never climbs above the template's root; a file that is not
+    UTF-8 gives a percent-encoded path on the site."""
+    files: dict[str, str | bytes] = {f"{k}.md": f"---\nslug: {v}\n---\n\n# {k}\n\nText of {k}.\n" for k, v in HOSTILE.items()}
+    files["up.md"] = "---\nslug: '../../../etc/passwd'\n---\n\n# up\n\nText of up.\n"
+    files["perm.md"] = "---\npermalink: /:path/:basename:output_ext\n---\n\n# perm\n\nText of perm.\n"
+    files["bytes.md"] = b"---\nslug: /caf\xe9\n---\n\n# bytes\n\nText of bytes.\n"
+    cfg, _ = _source(tmp_path, kind, files)
+    _, lines = _ingest(cfg)
+    got = {r["text"]: r["page_url"] for r in _rows(cfg)}
+    for k in [*HOSTILE, "perm"]:
+        assert got[f"Text of {k}."] == f"{SITE}{k}"
+        assert any(ln.startswith(f"[DISCOVER] site: warning: {k}.md: front matter ") and " ignored: " in ln
+                   and ln.endswith(f"; indexed at {SITE}{k}") and len(ln) < 400 for ln in lines), (k, lines)
+    assert got["Text of up."] == SITE + "etc/passwd"
+    assert got["Text of bytes."] == SITE + "caf%C3%A9"  # windows-1252, as the whole file is read
+    assert "javascript:alert(1)' ignored: it is a URL with a scheme" in "\n".join(lines)
+
+
+@pytest.mark.parametrize("setting", ["front_matter_urls: false", "heading_anchors: vitepress",
+                                     "heading_anchors: python-markdown"])
+def test_a_site_whose_generator_ignores_front_matter_urls_keeps_file_urls(tmp_path: Path, setting: str) -> None:
+    """``front_matter_urls: false``, and a source whose ``heading_anchors`` says MkDocs or VitePress builds
+    it (they publish a page at its file's path whatever its front matter says), keep the path's URL."""
+    cfg, _ = _source(tmp_path, "local", {"a.md": "---\nslug: /setup\n---\n\n# A\n\nAlpha.\n"}, extra=setting)
+    _ingest(cfg)
+    assert {r["page_url"] for r in _rows(cfg)} == {SITE + "a"}
+
+
+def test_url_rules_and_base_url_are_not_overridden(tmp_path: Path) -> None:
+    """A ``url_rules`` entry is the config's own word on a page's URL, and ``base_url`` publishes files as
+    files: front matter changes neither."""
+    write_docs(tmp_path / "docs", {"a.md": "---\nslug: /setup\n---\n\n# A\n\nAlpha.\n",
+                                   "b.md": "---\nslug: /other\n---\n\n# B\n\nBravo.\n"})
+    cfg = write_config(tmp_path, sources=f"""
+      - name: site
+        kind: local
+        path: docs
+        url_rules: [{{match: '^a\\.md$', url: '{SITE}rule-a'}}]
+        url_template: "{SITE}{{path}}"
+      - name: files
+        kind: local
+        path: docs
+        base_url: https://github.com/o/r/blob/main/docs/
+    """)
+    ctx = Context(load_config(cfg))
+    refresh(ctx, "site")
+    refresh(ctx, "files")
+    assert {r["page_url"] for r in ctx.chunks.rows("true")} == {
+        SITE + "rule-a", SITE + "other", "https://github.com/o/r/blob/main/docs/a.md",
+        "https://github.com/o/r/blob/main/docs/b.md"}
+
+
+def test_a_git_cache_from_before_front_matter_urls_reads_each_page_once(tmp_path: Path) -> None:
+    """A git source's file cache written before front matter set URLs (no ``route``) reads each Markdown
+    blob once for it: the pages get their front-matter URLs, and a page whose URL did not change stays
+    ``unchanged``."""
+    cfg, repo = _source(tmp_path, "git", {"a.md": "---\nslug: /setup\n---\n\n# A\n\nAlpha.\n", "b.md": "# B\n\nBravo.\n"})
+    _ingest(cfg)
+    ctx = Context(load_config(cfg))
+    src = GitSource(ctx.config.source("site"), workdir=ctx.source_dir("site"))
+    state = src.load_state()
+    for entry in state["files"].values():
+        del entry["route"]
+    src.save_state(state)
+    st, _ = _ingest(cfg)
+    assert {r["page_url"] for r in _rows(cfg)} == {SITE + "setup", SITE + "b"}
+    assert (st.pages_unchanged, st.pages_new, st.pages_deleted) == (2, 0, 0)
+    assert all("route" in e for e in src.load_state()["files"].values())
+
+
+def test_an_unreadable_page_keeps_its_rows_at_its_front_matter_url(tmp_path: Path) -> None:
+    """A page its slug put elsewhere that cannot be read at a later refresh is ``failed`` at the URL its
+    slug gave (recorded at the last scan), so its indexed chunks stay, as any unreadable page's do."""
+    from .test_local_source import _ingest_without_dac_override
+
+    cfg, _ = _source(tmp_path, "local", {"a.md": "---\nslug: /setup\n---\n\n# A\n\nAlpha.\n", "b.md": "# B\n\nBravo.\n"})
+    _ingest(cfg)
+    (tmp_path / "docs" / "a.md").chmod(0)
+    try:
+        out = _ingest_without_dac_override(tmp_path)
+    finally:
+        (tmp_path / "docs" / "a.md").chmod(0o644)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["site"]["pages_failed"] == 1
+    assert "[DISCOVER] site: a.md cannot be read: Permission denied; its indexed chunks are kept" in out.stderr
+    assert {r["page_url"] for r in _rows(cfg)} == {SITE + "setup", SITE + "b"}
+    assert json.loads((tmp_path / "data" / "sources" / "site" / "front_matter_urls.json").read_text()) == {
+        "a.md": SITE + "setup"}
+
