@@ -1,5 +1,5 @@
 """A Markdown page's URL and title as its front matter sets them (Docusaurus ``slug``/``id``, Jekyll
-``permalink``, Hugo ``url``/``slug``), for local folders and git repositories: real files, real
+``permalink``, Hugo ``url``/``slug``, ``title``), for local folders and git repositories: real files, real
 ``git`` repositories, the real refresh (scan, parse, chunk, embed, write) into a real LanceDB table."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 
 from docs_rag_pipeline.config import load_config
 from docs_rag_pipeline.context import Context
+from docs_rag_pipeline.parsing import parse_markdown
 from docs_rag_pipeline.refresh import refresh
 from docs_rag_pipeline.sources.git import GitSource
 
@@ -230,3 +231,25 @@ def test_an_unreadable_page_keeps_its_rows_at_its_front_matter_url(tmp_path: Pat
     assert json.loads((tmp_path / "data" / "sources" / "site" / "front_matter_urls.json").read_text()) == {
         "a.md": SITE + "setup"}
 
+
+
+def test_a_front_matter_title_keeps_the_h1_it_differs_from(tmp_path: Path) -> None:
+    """A front-matter ``title`` names the page (its <title>, what citations show), and an H1 with words the
+    title lacks is the heading the page shows: it opens the first section and heads the others, so its words
+    are indexed (before, they were in no row). An H1 whose words the title holds (the same, or ``Installing``
+    under ``Installing Acme Widgets``) is the title and no section, as before."""
+    page = parse_markdown("---\ntitle: Installing Frobnitz\n---\n\n# Install the grobble CLI\n\nRun pip.\n\n"
+                          "## Verify\n\nRun frob.\n", path="install.md")
+    assert page.title == "Installing Frobnitz"
+    assert [(s.headings, s.anchor, s.text) for s in page.sections] == [
+        (("Install the grobble CLI",), "install-the-grobble-cli", "Run pip."),
+        (("Install the grobble CLI", "Verify"), "verify", "Run frob.")]
+    for title, h1 in (("Install  the CLI", "Install the cli"), ("Installing Acme Widgets", "Installing")):
+        same = parse_markdown(f"---\ntitle: {title}\n---\n\n# {h1}\n\nRun pip.\n\n## Verify\n\nRun frob.\n", path="i.md")
+        assert same.title == " ".join(title.split()) and [s.headings for s in same.sections] == [(), ("Verify",)]
+    cfg, _ = _source(tmp_path, "local", {"install.md": "---\ntitle: Installing Frobnitz\n---\n\n"
+                                                      "# Install the grobble CLI\n\nRun pip install frobnitz.\n"})
+    _ingest(cfg)
+    [row] = _rows(cfg)
+    assert (row["title"], list(row["headings"])) == ("Installing Frobnitz", ["Install the grobble CLI"])
+    assert row["url"] == SITE + "install#install-the-grobble-cli"

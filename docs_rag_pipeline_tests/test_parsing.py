@@ -120,23 +120,24 @@ def test_markdown_title_metadata_and_intro() -> None:
     assert page.title == "Getting Started"
     assert page.metadata == {"title": "Getting Started", "tags": ["install", "setup"], "updated": "2024-01-02"}
     intro = page.sections[0]
-    assert (intro.headings, intro.anchor, intro.level) == ((), "", 1)
+    # the frontmatter title names the page; the H1 of other words is the heading the page shows, so it opens
+    # the first section and heads the rest (before, its words were in no section: test_front_matter_urls.py)
+    assert (intro.headings, intro.anchor, intro.level) == (("Welcome page",), "welcome-page", 1)
     assert intro.text == (
         "Welcome to Foo, see the docs and call `foo()`. A Logo image too.\n\nQuoted advice."
     )
-    # the H1 is the title, not a section
-    assert all("Welcome page" not in s.headings for s in page.sections)
 
 
 def test_markdown_sections_paths_anchors_and_levels() -> None:
     page = parse_markdown(MARKDOWN, path="docs/getting-started.md")
     summary = [(s.headings, s.anchor, s.level) for s in page.sections[1:]]
+    w = "Welcome page"  # the H1 (the frontmatter's title is another)
     assert summary == [
-        (("Install",), "setup", 2),  # explicit {#id}, stripped from the heading
-        (("Install", "On Linux"), "on-linux", 3),
-        (("Install",), "install", 2),  # a later H2 resets the path
-        (("Empty",), "empty", 2),
-        (("Ünïcödé & Ñame!",), "ünïcödé--ñame", 2),
+        ((w, "Install"), "setup", 2),  # explicit {#id}, stripped from the heading
+        ((w, "Install", "On Linux"), "on-linux", 3),
+        ((w, "Install"), "install", 2),  # a later H2 resets the path
+        ((w, "Empty"), "empty", 2),
+        ((w, "Ünïcödé & Ñame!"), "ünïcödé--ñame", 2),
     ]
     assert page.sections[4].text == ""  # empty sections are kept, stripped
 

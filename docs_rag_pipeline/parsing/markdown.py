@@ -1937,10 +1937,16 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     hero = _home_layout_text(metadata)
     if hero:
         builder.add(hero)
+    # a front-matter title names the page (its <title>, its sidebar entry); a first H1 with words the title
+    # lacks is still the heading the page shows (Docusaurus, Hugo, Jekyll), so it opens a section and its
+    # words stay (one whose words the title holds, "Installing" under "Installing Acme", loses none)
+    given = metadata.get("title")
+    title_words = set(re.findall(r"\w+", str(given).casefold())) if isinstance(given, str | int | float) else None
     for node in tree.children:
         if node.type == "heading":
             heading, anchor, slug_text = _heading_parts(node)
-            builder.heading(int(node.tag[1]), heading, anchor, slug_text=slug_text)
+            builder.heading(int(node.tag[1]), heading, anchor, slug_text=slug_text,
+                            may_title=not title_words or set(re.findall(r"\w+", heading.casefold())) <= title_words)
         else:
             for nested in node.walk():  # "> ## Setup": an id on the site, no section here
                 if nested.type == "heading":
