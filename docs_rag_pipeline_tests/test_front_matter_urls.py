@@ -253,3 +253,13 @@ def test_a_front_matter_title_keeps_the_h1_it_differs_from(tmp_path: Path) -> No
     [row] = _rows(cfg)
     assert (row["title"], list(row["headings"])) == ("Installing Frobnitz", ["Install the grobble CLI"])
     assert row["url"] == SITE + "install#install-the-grobble-cli"
+
+
+def test_a_relative_slug_of_an_index_page_is_beside_it_as_docusaurus_reads_it() -> None:
+    """``guides/index.md`` with ``slug: start`` is ``guides/start`` (Docusaurus resolves a relative slug against
+    the file's folder); Hugo's page-bundle reading (the folder renamed) needs a url_rules entry, which wins."""
+    from docs_rag_pipeline.sources.front_matter import Route, page_route, route_url
+
+    route, ignored = page_route({"slug": "start"}, rel="guides/index.md")
+    assert (route, ignored) == (Route("slug", "guides/start", False), [])
+    assert route_url(route, SITE + "{path}/") == SITE + "guides/start/"
