@@ -1457,7 +1457,7 @@ def _object_store_failure(exc: BaseException, config: Config | None) -> str | No
 def damaged_index_hint(message: str, lancedb_uri: str | None = None) -> str | None:
     """For a LanceDB error that says a file of a table is missing or damaged (someone deleted a data
     file, a disk lost it): what happened and the two ways back, else None."""
-    from .store import LANCE_DAMAGE
+    from .store import LANCE_DAMAGE, NO_VERSIONS
 
     if not LANCE_DAMAGE.search(message):
         return None
@@ -1474,7 +1474,8 @@ def damaged_index_hint(message: str, lancedb_uri: str | None = None) -> str | No
     after = {"embedding_cache": "every text is embedded again", "version_log": "the version list starts again"}.get(
         name, "the vectors come back from the embedding cache")
     back = ("Go back to a version that reads: `docs-rag versions`, then `docs-rag restore VERSION`; or rebuild the "
-            "table" if name.startswith("chunks__") else "Rebuild the table")  # restore: chunks tables
+            "table" if name.startswith("chunks__") and NO_VERSIONS not in message
+            else "Rebuild the table")  # restore: chunks tables that still have versions
     return (f"the index cannot be read: a file of the table {name} is missing or damaged ({detail}). {back}: "
             f"delete {where} and run `docs-rag ingest` ({after})")
 

@@ -158,6 +158,23 @@ def list_tables(db) -> list[str]:  # noqa: ANN001
     return list(names)
 
 
+#: what :func:`open_table` says of a table folder LanceDB finds no version in: none can be restored either
+NO_VERSIONS = "the table's folder is there, but no version of the table can be found in it"
+
+
+def open_table(db, name: str):  # noqa: ANN001, ANN201 - a LanceDB table
+    """``db.open_table(name)``, where a table whose folder is there but that LanceDB cannot open as a
+    table (its ``_versions/`` folder deleted or emptied, a bad copy) is damage that names the table:
+    LanceDB says only ``Table '…' was not found``, which read as a bad input (exit 2) or a bug (HTTP
+    500) and named neither the table's folder nor the way back."""
+    try:
+        return db.open_table(name)
+    except ValueError as exc:
+        if "was not found" not in str(exc) or name not in list_tables(db):
+            raise  # not there at all (deleted meanwhile): the caller's own case
+        raise RuntimeError(f"lance error: not found: {name}.lance/_versions/ ({NO_VERSIONS})") from exc
+
+
 CHUNK_COLUMNS = ["chunk_id", "source", "page_url", "url", "title", "headings", "parent_id", "chunk_index",
                  "text", "content_hash", "token_count", "updated_at", "metadata", "tags"]
 
@@ -292,7 +309,7 @@ class ChunksTable:
         twin.stats_dir = None  # an older version's statistics are never saved over the newest
         twin._follows = False
         if version is not None:
-            twin._handle = self.db.open_table(self.name)  # a handle of its own: checkout must not move self's
+            twin._handle = open_table(self.db, self.name)  # a handle of its own: checkout must not move self's
             twin._handle.checkout(version)
         return twin
 
@@ -306,7 +323,7 @@ class ChunksTable:
             self._handle = None
         if self._handle is None and self.name in list_tables(self.db):
             with naming_table(self.name):  # a manifest cut short does not name its table
-                self._handle = self.db.open_table(self.name)
+                self._handle = open_table(self.db, self.name)
             self._handle_table = self.on_disk()
         return self._handle
 
@@ -327,7 +344,7 @@ class ChunksTable:
     def _pinned(self, version: int):  # noqa: ANN202
         """A handle of its own held at ``version`` (checkout must not move the shared one)."""
         with naming_table(self.name):
-            tbl = self.db.open_table(self.name)
+            tbl = open_table(self.db, self.name)
             tbl.checkout(version)
         return tbl
 
@@ -878,7 +895,7 @@ class EmbeddingCache:
 
     def _open(self):  # noqa: ANN202
         with naming_table(self.name):
-            return self.db.open_table(self.name) if self.name in list_tables(self.db) else None
+            return open_table(self.db, self.name) if self.name in list_tables(self.db) else None
 
     def get_many(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
         tbl = self._open()
@@ -939,7 +956,7 @@ class VersionLog:
         self.db = db
 
     def append(self, entry: dict[str, Any]) -> None:
-        tbl = (self.db.open_table(self.name) if self.name in list_tables(self.db)
+        tbl = (open_table(self.db, self.name) if self.name in list_tables(self.db)
                else self.db.create_table(self.name, schema=self.schema, exist_ok=True))
         tbl.add(pa.Table.from_pylist([{c: entry.get(c) for c in self.schema.names}], schema=self.schema))
         if tbl.version % 50 == 0:  # one small file per entry: compact now and then
@@ -950,7 +967,7 @@ class VersionLog:
         if self.name not in list_tables(self.db):
             return []
         with naming_table(self.name):
-            tbl = self.db.open_table(self.name)
+            tbl = open_table(self.db, self.name)
             n = tbl.count_rows()
             rows = (tbl.search().where(f"chunks_table = {sql_str(table)}").limit(max(n, 1)).to_arrow().to_pylist()
                     if n else [])

@@ -777,6 +777,39 @@ def test_a_file_of_the_index_cut_short_is_named_with_the_way_back(tmp_path, dama
     assert _run(["search", "forms"], cfg).returncode == 0
 
 
+def test_a_table_whose_versions_folder_is_gone_is_named_with_the_rebuild(tmp_path):
+    """A chunks table folder whose ``_versions/`` is gone (deleted by hand, a copy that skipped it): LanceDB
+    lists the table but says only ``Table '…' was not found``, so ``search``, ``ask`` and ``versions`` said
+    that line with exit status 2, ``ingest`` failed on it, and the HTTP API answered 500 on every route.
+    Now it is the damaged-index line naming the table and the rebuild (no version is left to restore),
+    exit status 74, and the API's 503 ``backend_unavailable``; following the rebuild gives the index back."""
+    import re
+
+    from docs_rag_pipeline.serve.api import create_app
+
+    cfg = _project(tmp_path)
+    assert _run(["ingest"], cfg).returncode == 0
+    before = _ids(cfg)
+    (table,) = (tmp_path / "data" / "lancedb").glob("chunks__*.lance")
+    shutil.rmtree(table / "_versions")
+    hint = (rf"the index cannot be read: a file of the table {table.name[:-6]} is missing or damaged \(.*_versions/.*\)\. "
+            rf"Rebuild the table: delete {re.escape(str(table))} and run `docs-rag ingest` \(the vectors come back "
+            r"from the embedding cache\)")
+    for cmd in (["search", "forms"], ["ask", "How do I install it?"], ["versions"]):
+        out = _run(cmd, cfg)
+        assert out.returncode == 74 and "Traceback" not in out.stderr, out.stderr
+        assert re.search(rf"^error: {hint}$", out.stderr, re.M), out.stderr
+    out = _run(["ingest"], cfg)
+    assert out.returncode == 1 and re.search(rf"^\[guide\] {hint}$", out.stderr, re.M), out.stderr
+    client = create_app(config_path=str(cfg)).test_client()
+    for resp in (client.get("/health"), client.post("/search", json={"query": "forms"}),
+                 client.post("/ask", json={"question": "How do I install it?"})):
+        assert resp.status_code == 503 and resp.get_json()["error"]["code"] == "backend_unavailable", resp.get_json()
+    shutil.rmtree(table)  # the way back the line gives
+    assert _run(["ingest"], cfg).returncode == 0
+    assert _ids(cfg) == before
+
+
 @pytest.mark.parametrize("blocker", ["a file", "a link to nowhere", "a file named locks"])
 def test_a_storage_path_blocked_by_a_file_or_a_dead_link_says_what_is_in_the_way(tmp_path, blocker):
     """``storage:`` naming a file, a link to a folder that does not exist (a disk not mounted), or a storage
