@@ -26,7 +26,7 @@ from .context import Context
 from .embedding import EmbeddingError, text_sha, vector_problem
 from .locks import source_lock, writer_lock
 from .metadata_rules import derive_metadata
-from .parsing import ParseError, RedirectPage, parse_document
+from .parsing import ParseError, RedirectPage, UnpublishedPage, parse_document, unpublished
 from .records import Chunk, ParsedPage, Section
 from .sources import remove_state, source_for, state_of_other_kinds
 from .sources.base import SOURCE_KEYS, SourceError
@@ -157,6 +157,9 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
                                         content_selector=src_cfg.content_selector,
                                         heading_anchors=src_cfg.heading_anchors)
+                if page.format in ("markdown", "mdx") and not src_cfg.index_drafts \
+                        and (draft := unpublished(parsed.metadata, path=page.path)) is not None:
+                    raise draft
                 if not any(s.text.strip() for s in parsed.sections):
                     if page.page_url not in state:
                         raise ParseError(f"{page.path}: no text found; add content or exclude the file")
@@ -171,7 +174,7 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 row.update(title=parsed.title, metadata=metadata_json(meta),
                            sections=json.dumps([asdict(s) for s in parsed.sections]))
                 log(f"[PARSE] {page.path}: {page.status}, {len(parsed.sections)} sections, title {parsed.title!r}")
-            except RedirectPage as exc:  # a moved page's stub: never indexed, and what it held goes
+            except (RedirectPage, UnpublishedPage) as exc:  # a moved page's stub, a draft: never indexed, what it held goes
                 if page.page_url in state:
                     row.update(status="deleted", error=f"{exc}: its indexed chunks are removed")
                     log(f"[PARSE] {page.path}: {exc}: its indexed chunks are removed")
@@ -198,7 +201,7 @@ SETTINGS_FILE = "settings.json"
 #: the source keys that shape its indexed pages without changing their bytes or URLs: a change of
 #: one re-parses the source (see :func:`page_settings`)
 SHAPING_KEYS = ("kind", "max_bytes", "content_selector", "asciidoc_attributes", "heading_anchors", "metadata",
-                "metadata_rules")
+                "metadata_rules", "index_drafts")
 #: every other source key, and why a change of it needs no re-parse; a new key of ``SourceConfig``
 #: must join one of the two (``test_config`` checks), so that none is forgotten
 NOT_SHAPING_KEYS = {

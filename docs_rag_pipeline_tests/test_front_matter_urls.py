@@ -263,3 +263,29 @@ def test_a_relative_slug_of_an_index_page_is_beside_it_as_docusaurus_reads_it() 
     route, ignored = page_route({"slug": "start"}, rel="guides/index.md")
     assert (route, ignored) == (Route("slug", "guides/start", False), [])
     assert route_url(route, SITE + "{path}/") == SITE + "guides/start/"
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_a_draft_is_not_indexed_unless_the_source_says_so(tmp_path: Path, kind: str) -> None:
+    """A page its front matter marks as a draft (``draft: true``: Docusaurus, Hugo, Astro; ``published:
+    false``: Jekyll) is one the site does not publish, and was indexed and cited at a URL that is not there.
+    It is skipped, with the reason and the way to index drafts logged; a published page that becomes a draft
+    loses its chunks, and one that is published again is indexed. ``index_drafts: true`` indexes drafts."""
+    files = {"live.md": "# Live\n\nThe live page.\n", "wip.md": "---\ndraft: true\n---\n\n# Wip\n\nA page in the works.\n",
+             "old.md": "---\npublished: false\n---\n\n# Old\n\nA retired page.\n",
+             "soon.md": "---\ndraft: false\n---\n\n# Soon\n\nA page with draft false.\n"}
+    cfg, repo = _source(tmp_path, kind, files)
+    _, lines = _ingest(cfg)
+    assert {r["text"] for r in _rows(cfg)} == {"The live page.", "A page with draft false."}
+    assert any("wip.md: skipped: wip.md: a draft (front matter draft: true), which the site does not publish; "
+               "set index_drafts: true on the source to index drafts" in ln for ln in lines), lines
+    assert any("old.md: skipped" in ln and "published: false" in ln for ln in lines), lines
+    _change(tmp_path, kind, repo, {"live.md": "---\ndraft: true\n---\n\n# Live\n\nThe live page.\n",
+                                   "wip.md": "# Wip\n\nA page in the works.\n"})
+    _, lines = _ingest(cfg)
+    assert {r["text"] for r in _rows(cfg)} == {"A page in the works.", "A page with draft false."}
+    assert any("live.md" in ln and "its indexed chunks are removed" in ln for ln in lines), lines
+    cfg.write_text(cfg.read_text().replace("url_template:", "index_drafts: true\n    url_template:"))
+    _ingest(cfg)
+    assert {r["text"] for r in _rows(cfg)} == {"The live page.", "A page in the works.", "A retired page.",
+                                              "A page with draft false."}

@@ -13,11 +13,12 @@ from ..records import ParsedPage
 from ..unicode_text import (BIDI, CONTROL, INVISIBLE, LONE_SURROGATE, SOFT_HYPHEN, without_bidi_overrides,
                             without_controls)
 from ..unicode_text import mend as mend_text
-from .errors import ParseError, RedirectPage
+from .errors import ParseError, RedirectPage, UnpublishedPage
 from .html import parse_html
 from .markdown import parse_markdown
 
-__all__ = ["FORMATS", "ParseError", "RedirectPage", "format_for_path", "parse_document", "parse_html", "parse_markdown"]
+__all__ = ["FORMATS", "ParseError", "RedirectPage", "UnpublishedPage", "format_for_path", "parse_document", "parse_html",
+           "parse_markdown", "unpublished"]
 
 FORMATS = ("markdown", "mdx", "html", "asciidoc", "rst", "notebook")
 #: ``.qmd`` (Quarto) and ``.rmd`` (R Markdown) are Pandoc's Markdown: read by the Markdown parser
@@ -117,3 +118,16 @@ def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root
         f"{path}: unsupported document format {fmt!r}; supported formats are {', '.join(FORMATS)} "
         "(choose one of them for this source or exclude the file)"
     )
+
+
+def unpublished(metadata: dict[str, Any], *, path: str) -> UnpublishedPage | None:
+    """The error for a page whose front matter (``metadata``) marks it as one its site does not publish:
+    ``draft: true`` (Docusaurus, Hugo, Astro/Starlight) or ``published: false`` (Jekyll); else None."""
+    if metadata.get("draft") is True or str(metadata.get("draft")).strip().casefold() == "true":
+        key = "draft: true"
+    elif metadata.get("published") is False or str(metadata.get("published")).strip().casefold() == "false":
+        key = "published: false"
+    else:
+        return None
+    return UnpublishedPage(f"{path}: a draft (front matter {key}), which the site does not publish; set "
+                           "index_drafts: true on the source to index drafts")
