@@ -30,6 +30,7 @@ from .parsing import ParseError, RedirectPage, UnpublishedPage, parse_document, 
 from .records import Chunk, ParsedPage, Section
 from .sources import remove_state, source_for, state_of_other_kinds
 from .sources.base import SOURCE_KEYS, SourceError
+from .sources.front_matter import IGNORING_ANCHORS
 
 Log = Callable[[str], None]
 
@@ -157,7 +158,9 @@ def scan_pages(ctx: Context, source_name: str, *, mode: str = "refresh", log: Lo
                 parsed = parse_document(page.body or "", fmt=page.format, path=page.path,
                                         content_selector=src_cfg.content_selector,
                                         heading_anchors=src_cfg.heading_anchors)
+                # (MkDocs and VitePress publish every page whatever its front matter says: IGNORING_ANCHORS)
                 if page.format in ("markdown", "mdx") and not src_cfg.index_drafts \
+                        and src_cfg.heading_anchors not in IGNORING_ANCHORS \
                         and (draft := unpublished(parsed.metadata, path=page.path)) is not None:
                     raise draft
                 if not any(s.text.strip() for s in parsed.sections):

@@ -242,7 +242,7 @@ def test_a_front_matter_title_keeps_the_h1_it_differs_from(tmp_path: Path) -> No
                           "## Verify\n\nRun frob.\n", path="install.md")
     assert page.title == "Installing Frobnitz"
     assert [(s.headings, s.anchor, s.text) for s in page.sections] == [
-        (("Install the grobble CLI",), "install-the-grobble-cli", "Run pip."),
+        (("Install the grobble CLI",), "", "Run pip."),  # the page's top (Docusaurus gives its H1 no id)
         (("Install the grobble CLI", "Verify"), "verify", "Run frob.")]
     for title, h1 in (("Install  the CLI", "Install the cli"), ("Installing Acme Widgets", "Installing")):
         same = parse_markdown(f"---\ntitle: {title}\n---\n\n# {h1}\n\nRun pip.\n\n## Verify\n\nRun frob.\n", path="i.md")
@@ -252,7 +252,10 @@ def test_a_front_matter_title_keeps_the_h1_it_differs_from(tmp_path: Path) -> No
     _ingest(cfg)
     [row] = _rows(cfg)
     assert (row["title"], list(row["headings"])) == ("Installing Frobnitz", ["Install the grobble CLI"])
-    assert row["url"] == SITE + "install#install-the-grobble-cli"
+    assert row["url"] == SITE + "install"
+    # its slug stays taken: a later heading of the same text is the site's "-1"
+    again = parse_markdown("---\ntitle: T\n---\n\n# Setup\n\nA.\n\n## Setup\n\nB.\n", path="s.md")
+    assert [(s.headings, s.anchor) for s in again.sections] == [(("Setup",), ""), (("Setup", "Setup"), "setup-1")]
 
 
 def test_a_relative_slug_of_an_index_page_is_beside_it_as_docusaurus_reads_it() -> None:
@@ -270,7 +273,8 @@ def test_a_draft_is_not_indexed_unless_the_source_says_so(tmp_path: Path, kind: 
     """A page its front matter marks as a draft (``draft: true``: Docusaurus, Hugo, Astro; ``published:
     false``: Jekyll) is one the site does not publish, and was indexed and cited at a URL that is not there.
     It is skipped, with the reason and the way to index drafts logged; a published page that becomes a draft
-    loses its chunks, and one that is published again is indexed. ``index_drafts: true`` indexes drafts."""
+    loses its chunks, and one that is published again is indexed. ``index_drafts: true`` indexes drafts,
+    and so does a source whose ``heading_anchors`` says MkDocs or VitePress builds the site (neither reads them)."""
     files = {"live.md": "# Live\n\nThe live page.\n", "wip.md": "---\ndraft: true\n---\n\n# Wip\n\nA page in the works.\n",
              "old.md": "---\npublished: false\n---\n\n# Old\n\nA retired page.\n",
              "soon.md": "---\ndraft: false\n---\n\n# Soon\n\nA page with draft false.\n"}
@@ -285,7 +289,12 @@ def test_a_draft_is_not_indexed_unless_the_source_says_so(tmp_path: Path, kind: 
     _, lines = _ingest(cfg)
     assert {r["text"] for r in _rows(cfg)} == {"A page in the works.", "A page with draft false."}
     assert any("live.md" in ln and "its indexed chunks are removed" in ln for ln in lines), lines
-    cfg.write_text(cfg.read_text().replace("url_template:", "index_drafts: true\n    url_template:"))
+    everything = {"The live page.", "A page in the works.", "A retired page.", "A page with draft false."}
+    text = cfg.read_text()
+    cfg.write_text(text.replace("url_template:", "index_drafts: true\n    url_template:"))
     _ingest(cfg)
-    assert {r["text"] for r in _rows(cfg)} == {"The live page.", "A page in the works.", "A retired page.",
-                                              "A page with draft false."}
+    assert {r["text"] for r in _rows(cfg)} == everything
+    # MkDocs publishes every page of its folder, whatever the front matter says
+    cfg.write_text(text.replace("url_template:", "heading_anchors: python-markdown\n    url_template:"))
+    _ingest(cfg)
+    assert {r["text"] for r in _rows(cfg)} == everything

@@ -605,6 +605,9 @@ Functions</h2></td></tr>
 <p>Jump to <a href="#nested-classes">Classes</a> | <a href="#func-members">Functions</a> when you need them.</p>
 <p><a href="#func-members">Functions</a> | <a href="install.html">A guide to installing the library on every platform we support</a></p>
 <p>Use the <a href="#func-members">more</a> powerful calls. Events stream in real-time. <a href="events.html">Read more…</a>.</p>
+<ul><li><p><a href="#func-members">ring_open()</a> | <a href="#nested-classes">ring</a></p></li></ul>
+<table><tr><td><p><a href="#func-members">Iterator</a> <a href="#id18">[1]</a></p></td><td>__next__</td></tr></table>
+<p>You can <a href="cfg.html">read more</a> about the configuration. The guide says it all. <a href="g.html">Read more</a></p>
 <p><a href="#id1"><span class="problematic">``</span></a><a href="#id3"><span class="problematic">`</span></a></p>
 </div></body></html>"""
 
@@ -629,6 +632,10 @@ def test_doxygens_title_area_link_row_and_more_links_are_chrome() -> None:
     # that show no word (docutils' "problematic" markers of a broken ``` in reST) is no row of links
     assert "Use the more powerful calls. Events stream in real-time.\n" in text, text
     assert "```" in text.rsplit("\n\n", 1)[1], text
+    # a row of links in a list item or a table cell is the author's (Python's collections.abc table: a name
+    # and its footnote mark); "read more" inside a sentence stays, alone after one it goes
+    assert "- ring_open() | ring\n" in text and "Iterator [1] | __next__" in text, text
+    assert "You can read more about the configuration. The guide says it all.\n" in text, text
     # a title that only begins with a word of the project's name keeps it
     other = _DOXYGEN_FILE_PAGE.replace("Ring: src/ring.h File Reference", "Ringing: the bell API")
     assert parse_html(other, url="https://docs.example.org/ring_8h.html").title == "Ringing: the bell API"

@@ -122,7 +122,7 @@ def test_markdown_title_metadata_and_intro() -> None:
     intro = page.sections[0]
     # the frontmatter title names the page; the H1 of other words is the heading the page shows, so it opens
     # the first section and heads the rest (before, its words were in no section: test_front_matter_urls.py)
-    assert (intro.headings, intro.anchor, intro.level) == (("Welcome page",), "welcome-page", 1)
+    assert (intro.headings, intro.anchor, intro.level) == (("Welcome page",), "", 1)  # the page top: no id
     assert intro.text == (
         "Welcome to Foo, see the docs and call `foo()`. A Logo image too.\n\nQuoted advice."
     )
@@ -332,6 +332,9 @@ def test_hugos_toml_front_matter_is_read_as_metadata() -> None:
     assert [(s.headings, s.text) for s in page.sections] == [(("Intro",), "Text.")]
     with pytest.raises(ParseError, match=r"content/bad\.md: invalid TOML front matter \(.*at line 2"):
         parse_markdown('+++\ntitle = unquoted\n+++\n\nText\n', path="content/bad.md")
+    # an integer longer than Python converts raised a bare ValueError naming a Python setting
+    with pytest.raises(ParseError, match=r"content/big\.md: invalid TOML front matter \(a number too long"):
+        parse_markdown("+++\nid = " + "9" * 5000 + "\n+++\n\nText\n", path="content/big.md")
     rst = parse_document("+++\nFoo\n+++\n\nText.\n", fmt="rst", path="a.rst")
     assert rst.title == "Foo", rst.title
 

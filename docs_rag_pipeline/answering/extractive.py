@@ -459,6 +459,7 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     raw = [piece for b in split_blocks(text) for piece in _list_then_rest(b)]
     blocks = [b.strip() for b in raw]
     label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
+    closes = _marker_closes(blocks)
     for i, block in enumerate(blocks):
         first_overlap = i == 0 and block.startswith("… ")
         if not block or block.startswith("…"):
@@ -469,11 +470,13 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
         # (an MDX API field's marker, then its type on the next line: ``[ParamField role]\nstring, default:
         # member``, which was quoted brackets and all, and read without the field's name)
         lines, lead = block.split("\n"), None
+        at = blocks[i].count("\n") + 1 - len(lines)  # (the line of blocks[i] that lines[0] is)
         while lines and (m := _MARKER.fullmatch(lines[0].strip())) is not None:
             lines = lines[1:]
             # (a self-closing component, ``<LinkCard title="…" />``, has no closing marker: it labels
             # nothing after it; a tab is open up to its closing marker, which may be in the next chunk)
-            opened = bool(m.group(1)) or "tab" in m.group(2).lower() or _closed_later(m.group(2), lines, blocks[i + 1:])
+            opened = bool(m.group(1)) or "tab" in m.group(2).lower() or closes.get((i, at), False)
+            at += 1
             label, lead = (_component_label(m, stack, label) if opened else label), (m, opened)
         if not lines:
             continue
@@ -543,14 +546,20 @@ def _labelled(m: re.Match[str]) -> bool:
     return not m.group(1) and bool(m.group(3)) and (m.group(2)[:1].isupper() or "tab" in m.group(2).lower())
 
 
-def _closed_later(name: str, lines: list[str], blocks: list[str]) -> bool:
-    """Whether a component ``name`` opened before ``lines`` (the rest of its block) and ``blocks`` is
-    closed there (``[/name]``) before another of its kind opens: not one that closes itself."""
-    for line in (x for b in (*lines, *blocks) for x in b.split("\n")):
-        m = _MARKER.fullmatch(line.strip())
-        if m is not None and m.group(2) == name:
-            return bool(m.group(1))
-    return False
+def _marker_closes(blocks: list[str]) -> dict[tuple[int, int], bool]:
+    """For each marker line of ``blocks`` (block, line): whether the next marker of its name after it
+    closes one (``[/name]``): then a component it opens is closed there, before another of its kind opens,
+    and is not one that closes itself. One pass from the end (a rescan per marker was quadratic)."""
+    out: dict[tuple[int, int], bool] = {}
+    following: dict[str, bool] = {}
+    for i in range(len(blocks) - 1, -1, -1):
+        lines = blocks[i].split("\n")
+        for j in range(len(lines) - 1, -1, -1):
+            m = _MARKER.fullmatch(lines[j].strip())
+            if m is not None:
+                out[(i, j)] = following.get(m.group(2), False)
+                following[m.group(2)] = bool(m.group(1))
+    return out
 
 
 def _component_label(m: re.Match[str], stack: list[tuple[str, str | None]], label: str | None) -> str | None:

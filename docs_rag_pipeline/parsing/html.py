@@ -72,9 +72,14 @@ _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
 _TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])", re.I)
 #: a link that only says there is more (Doxygen's "More..." after every member's brief, pointing to its
 #: details further down): no text of the page
-_MORE_LINK_RE = re.compile(r"(?:(?:read|see) more|more(?= *(?:\.\.\.|…|»|→)))\s*(?:\.\.\.|…|»|→)?", re.I)
+_MORE_LINK_RE = re.compile(r"(?:(?:read|see) )?more\s*(\.\.\.|…|»|→)?", re.I)
 #: what stands between the links of a row of links: separators, no words
-_LINK_SEPARATORS_RE = re.compile(r"[\s|·•/,–—:]*")
+_LINK_SEPARATORS_RE = re.compile(r"[\s|·•]*[|·•][\s|·•]*")
+#: the inline elements a row of links may hold
+_ROW_INLINE = frozenset({"a", "span", "b", "strong", "em", "code", "br"})
+#: where a row of links is the author's, not the site's: a list item, a definition, a table cell (Python's
+#: ``collections.abc`` table of names and footnote marks, turtle's aliases ``penup() | pu() | up()``)
+_AUTHORED_ROW_PARENTS = ("li", "dd", "dt", "td", "th", "blockquote", "aside")
 #: link types (``rel``) that lead to a neighbour page: a block of nothing but such links is navigation
 _NAV_RELS = {"next", "prev", "previous", "up", "index", "contents", "toc", "home", "start", "first", "last"}
 #: the elements whose id can name them chrome (``<div id="sidebar">``, ``<ul id="toc">``)
@@ -771,12 +776,21 @@ def _remove_more_links(root: Tag) -> None:
     """Drop a link that only says there is more ("More...", "Read more…": Doxygen's after every member's
     brief, Celery's after each feature's blurb), and a stop right after it, which would stand alone."""
     for a in root.find_all("a"):
-        if a.decomposed or _MORE_LINK_RE.fullmatch(_norm(a.get_text(" "))) is None:
+        if a.decomposed or (m := _MORE_LINK_RE.fullmatch(_norm(a.get_text(" ")))) is None:
             continue
         after = a.next_sibling
-        if isinstance(after, NavigableString) and not isinstance(after, _SKIPPED_STRINGS) \
-                and after.lstrip().startswith((".", ",")):
-            after.replace_with(after.lstrip()[1:])
+        rest = after if isinstance(after, NavigableString) and not isinstance(after, _SKIPPED_STRINGS) else None
+        if not m.group(1):
+            # without an ellipsis or an arrow it is a link of a sentence ("you can read more about it"),
+            # unless it stands alone at the end of its block, after a sentence's end
+            prev = a.previous_sibling
+            before = (str(prev) if isinstance(prev, NavigableString) else _strings(prev) if isinstance(prev, Tag)
+                      else "").strip()
+            tail = "".join(str(x) for x in a.next_siblings if not (isinstance(x, Tag) and x.name == "br"))
+            if tail.strip() not in ("", ".") or (before and before[-1] not in ".!?:)"):
+                continue
+        if rest is not None and rest.lstrip().startswith("."):
+            rest.replace_with(rest.lstrip()[1:])
         a.decompose()
 
 
@@ -814,18 +828,23 @@ def _is_link_index(root: Tag) -> bool:
 
 
 def _is_jump_row(el: Tag) -> bool:
-    """``el`` is a row of short links, to places on the page first, and nothing else but separators
-    (Doxygen's ``div.summary``, "Classes | Macros | Functions | List of all members" atop every file and
-    class page), which read as a line of the lead section: its links go to the page's own headings, which
-    are their sections, and to the page's neighbours."""
+    """``el`` is a row of short links, to places on the page first, and nothing else but separators (``|``,
+    ``·``, ``•``; a comma is a list's) (Doxygen's ``div.summary``, "Classes | Macros | Functions | List of all
+    members" atop every file and class page), which read as a line of the lead section: its links go to the
+    page's own headings, which are their sections, and to the page's neighbours. One in a list item, a
+    definition, a table cell or an admonition is the author's."""
     first = el.find("a")
     if first is None or not _attr(first, "href").startswith("#") or len(_attr(first, "href")) < 2:
+        return False
+    # (the shape first, which stops at the first block inside: a wrapper of the page is no row)
+    if el.find(lambda d: d.name not in _ROW_INLINE) is not None:
+        return False
+    if el.find_parent(_AUTHORED_ROW_PARENTS) is not None \
+            or any(_is_admonition(parent) for parent in el.parents if isinstance(parent, Tag)):
         return False
     links = el.find_all("a")
     # (links that show words: docutils' "problematic" markers, links showing only ``` `` ```, are no row)
     if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
-        return False
-    if any(d.name not in ("a", "span", "b", "strong", "em", "code", "br") for d in el.find_all(True)):
         return False
     outside = _strings(el)
     for a in links:

@@ -110,6 +110,9 @@ def split_frontmatter(text: str, *, path: str, toml: bool = False) -> tuple[dict
             detail = re.sub(r"\(at line (\d+)", lambda m: f"(at line {int(m.group(1)) + 1}", str(exc))
             raise ParseError(f"{path}: invalid TOML front matter ({detail}); fix the block between the leading "
                              "'+++' lines (quote text values) or remove it") from exc
+        except ValueError as exc:  # an integer of more digits than Python converts (4,300), not a TOMLDecodeError
+            raise ParseError(f"{path}: invalid TOML front matter (a number too long to read: {exc}); quote the "
+                             "value in the block between the leading '+++' lines, or remove it") from exc
         return _plain_data(data), text[toml_match.end() :]
     try:
         data = load_yaml(match.group(1), loader=FrontmatterLoader)
@@ -1942,11 +1945,19 @@ def parse_markdown(text: str, *, path: str, mdx: bool = False, anchors: str = "g
     # words stay (one whose words the title holds, "Installing" under "Installing Acme", loses none)
     given = metadata.get("title")
     title_words = set(re.findall(r"\w+", str(given).casefold())) if isinstance(given, str | int | float) else None
+    first_heading = True
     for node in tree.children:
         if node.type == "heading":
             heading, anchor, slug_text = _heading_parts(node)
-            builder.heading(int(node.tag[1]), heading, anchor, slug_text=slug_text,
-                            may_title=not title_words or set(re.findall(r"\w+", heading.casefold())) <= title_words)
+            level = int(node.tag[1])
+            may_title = not title_words or set(re.findall(r"\w+", heading.casefold())) <= title_words
+            if first_heading and level == 1 and not may_title and anchor is None:
+                # the page's top heading: Docusaurus writes it without an id ("h1 headings do not need an
+                # id"), so its section is cited at the page itself; its slug stays taken for later ones
+                builder.reserve(slug_text)
+                anchor = ""
+            first_heading = False
+            builder.heading(level, heading, anchor, slug_text=slug_text, may_title=may_title)
         else:
             for nested in node.walk():  # "> ## Setup": an id on the site, no section here
                 if nested.type == "heading":
