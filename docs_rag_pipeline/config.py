@@ -471,6 +471,10 @@ class MetadataRule(_Shape):
         return self
 
 
+#: the longest one git command of a git source may run (``timeout_seconds`` of a git source): the bound of
+#: a ``git://`` remote that stalls, for which git has no timeout of its own, and of a first clone of a big
+#: repository over a slow link, which may need more
+GIT_TIMEOUT_SECONDS = 600.0
 DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.qmd", "**/*.html", "**/*.htm", "**/*.adoc",
                    "**/*.asciidoc", "**/*.rst")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
@@ -483,7 +487,7 @@ SOURCE_KEYS = {
                            "base_url"},
     "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
                            "front_matter_urls", "index_drafts",
-                           "token_env", "asciidoc_attributes", "heading_anchors", "max_bytes"},
+                           "token_env", "asciidoc_attributes", "heading_anchors", "max_bytes", "timeout_seconds"},
 }
 KINDS = tuple(SOURCE_KEYS)
 _REQUIRED = {"local": "path", "web": "seed_urls", "git": "repo"}
@@ -526,7 +530,7 @@ class SourceConfig(_Shape):
     max_pages: int = Field(1000, ge=1)
     max_depth: int = Field(10, ge=0)
     delay_seconds: float = Field(0.2, ge=0.0, le=MAX_SECONDS)
-    timeout_seconds: Seconds = 15.0
+    timeout_seconds: Seconds = 15.0  # web: one request; git: one git command (GIT_TIMEOUT_SECONDS by default)
     max_retries: int = Field(3, ge=0)
     max_bytes: int = Field(5_000_000, ge=1, le=MAX_BYTES)
     error_threshold: Probability = 0.5  # share of failed fetches over which a crawl counts as stopped early
@@ -564,7 +568,10 @@ class SourceConfig(_Shape):
                             str(k))
         if not data.get(_REQUIRED[kind]):
             raise _fail(f"missing; {_MISSING_HINTS[_REQUIRED[kind]]}", _REQUIRED[kind])
-        return {k: v for k, v in data.items() if v is not None}
+        given = {k: v for k, v in data.items() if v is not None}
+        if kind == "git":  # a git source's timeout_seconds bounds one git command, not one HTTP request
+            given.setdefault("timeout_seconds", GIT_TIMEOUT_SECONDS)
+        return given
 
     @field_validator("path", mode="before")
     @classmethod

@@ -1204,10 +1204,11 @@ def _processes_naming(text: str) -> list[str]:
     return found
 
 
-def _scan_stalled(tmp_path: Path, port: int) -> str:
+def _scan_stalled(tmp_path: Path, port: int, *, timeout: float, scheme: str = "http") -> str:
     from docs_rag_pipeline.config import SourceConfig
 
-    cfg = SourceConfig(name="acme", kind="git", repo=f"http://127.0.0.1:{port}/stalled-docs.git", branch="main")
+    cfg = SourceConfig(name="acme", kind="git", repo=f"{scheme}://127.0.0.1:{port}/stalled-docs.git", branch="main",
+                       timeout_seconds=timeout)
     with pytest.raises(GitError) as err:
         GitSource(cfg, workdir=tmp_path / "wd").scan({}, log=lambda m: None)
     return str(err.value)
@@ -1220,9 +1221,8 @@ def test_a_stalled_http_server_ends_at_the_low_speed_limit(tmp_path: Path, stall
     GIT_LOW_SPEED_BYTES per second for GIT_LOW_SPEED_SECONDS ends with git's own error first."""
     import docs_rag_pipeline.sources.git as git_source
 
-    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 30)
     monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 2, raising=False)
-    message = _scan_stalled(tmp_path, stalled_server)
+    message = _scan_stalled(tmp_path, stalled_server, timeout=30)
     assert "Operation too slow" in message and "took longer than" not in message, message
 
 
@@ -1236,10 +1236,9 @@ def test_an_ssh_host_that_never_answers_ends_at_the_connect_timeout(tmp_path: Pa
     import docs_rag_pipeline.sources.git as git_source
     from docs_rag_pipeline.config import SourceConfig
 
-    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 60)
     monkeypatch.setattr(git_source, "SSH_CONNECT_SECONDS", 2, raising=False)
     cfg = SourceConfig(name="acme", kind="git", repo=f"ssh://git@127.0.0.1:{stalled_server}/acme/docs.git",
-                       branch="main")
+                       branch="main", timeout_seconds=60)
     with pytest.raises(GitError) as err:
         GitSource(cfg, workdir=tmp_path / "wd").scan({}, log=lambda m: None)
     message = str(err.value)
@@ -1259,10 +1258,9 @@ def test_one_low_speed_setting_of_the_operators_keeps_the_stall_limit(tmp_path: 
     and a stalled server held every git command for the whole GIT_TIMEOUT_SECONDS. The other is filled in."""
     import docs_rag_pipeline.sources.git as git_source
 
-    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 30)
     monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 2)
     monkeypatch.setenv(variable, value)
-    message = _scan_stalled(tmp_path, stalled_server)
+    message = _scan_stalled(tmp_path, stalled_server, timeout=30)
     assert "Operation too slow. Less than 1000 bytes/sec transferred the last 2 seconds" in message, message
 
 
@@ -1275,15 +1273,42 @@ def test_a_git_command_past_the_timeout_leaves_no_git_process(tmp_path: Path, st
 
     import docs_rag_pipeline.sources.git as git_source
 
-    monkeypatch.setattr(git_source, "GIT_TIMEOUT_SECONDS", 3)
     monkeypatch.setattr(git_source, "GIT_LOW_SPEED_SECONDS", 600, raising=False)  # the overall timeout ends it here
-    message = _scan_stalled(tmp_path, stalled_server)
-    assert "took longer than 3 s" in message, message
+    message = _scan_stalled(tmp_path, stalled_server, timeout=3)
+    assert "took longer than 3 s (sources.acme.timeout_seconds)" in message, message
     url = f"127.0.0.1:{stalled_server}/stalled-docs.git"
     deadline = time.monotonic() + 60  # SIGKILL is delivered at once; this only waits for the kernel
     while _processes_naming(url) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _processes_naming(url)
+
+
+@pytest.mark.timeout(300)
+def test_a_stalled_git_protocol_remote_ends_at_the_sources_timeout_seconds(tmp_path: Path, stalled_server: int) -> None:
+    """A ``git://`` remote that accepts the connection and never answers has no low-speed or connect limit
+    in git: only the limit on one git command ends it, which was GIT_TIMEOUT_SECONDS, 600 s in the code,
+    that no setting changed (a stalled daemon held every refresh ten minutes, and a first clone of a big
+    repository that needs longer could never be made). A git source's ``timeout_seconds`` sets it (600 s
+    unset, as before) and the error names that key; the index is not touched."""
+    from docs_rag_pipeline.config import load_config
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit("one", DOCS)
+    cfg = _config(tmp_path, repo)
+    refresh.refresh(get_context(cfg), "acme")
+    indexed = sorted(_chunks(cfg))
+    assert load_config(cfg).sources[0].timeout_seconds == 600
+    text = cfg.read_text()
+    line = next(ln for ln in text.splitlines() if ln.strip() == f"repo: {repo.remote}")
+    indent = line[:len(line) - len(line.lstrip())]
+    cfg.write_text(text.replace(line, f"{indent}repo: git://127.0.0.1:{stalled_server}/docs.git\n"
+                                      f"{indent}timeout_seconds: 2"))
+    assert load_config(cfg).sources[0].timeout_seconds == 2
+    with pytest.raises(GitError) as err:
+        refresh.refresh(get_context(cfg), "acme")
+    # no branch set: ls-remote asks the remote for its default branch first, and is the command that stalls
+    assert "git ls-remote took longer than 2 s (sources.acme.timeout_seconds); check that " in str(err.value), err.value
+    assert sorted(_chunks(cfg)) == indexed
 
 
 def _indexed_with_its_clone_behind_a_link(tmp_path: Path):  # noqa: ANN202

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..config import SourceConfig, without_userinfo
+from ..config import GIT_TIMEOUT_SECONDS, SourceConfig, without_userinfo
 from ..parsing import format_for_path
 from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
@@ -58,16 +58,15 @@ from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, is_partial,
                     path_excluded, path_glob, rst_body, unread_formats)
 
 STATE_VERSION = 1
-GIT_TIMEOUT_SECONDS = 600
 #: an HTTP(S) transfer slower than this many bytes per second for GIT_LOW_SPEED_SECONDS is abandoned by
 #: git (http.lowSpeedLimit/http.lowSpeedTime, unless the operator set them): a server that accepts the
-#: connection and then stalls costs a minute, not the whole GIT_TIMEOUT_SECONDS
+#: connection and then stalls costs a minute, not the whole timeout_seconds
 GIT_LOW_SPEED_BYTES = 1000
 GIT_LOW_SPEED_SECONDS = 60
 #: ssh (OpenSSH) gives up on a host that does not answer the connection and its handshake within this
 #: many seconds (ConnectTimeout), and on a connection whose server stops answering its keep-alives for
 #: SSH_ALIVE_SECONDS × SSH_ALIVE_COUNT (ServerAliveInterval/CountMax): a dead or firewalled host costs
-#: a minute or so, not the whole GIT_TIMEOUT_SECONDS; the operator's own values of these options win
+#: a minute or so, not the whole timeout_seconds; the operator's own values of these options win
 SSH_CONNECT_SECONDS = 30
 SSH_ALIVE_SECONDS = 15
 SSH_ALIVE_COUNT = 4
@@ -126,10 +125,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 class _Git:
     """Runs git against the bare clone, with the credential (if any) only in the environment."""
 
-    def __init__(self, git_dir: Path, *, token: str | None, repo: str) -> None:
+    def __init__(self, git_dir: Path, *, token: str | None, repo: str, timeout: float = GIT_TIMEOUT_SECONDS,
+                 setting: str = "timeout_seconds") -> None:
         self.git_dir = git_dir
         self.token = token
         self.repo = repo
+        self.timeout = timeout  # the longest one git command may run
+        self.setting = setting  # the config key that sets it, named when it runs out
         self._reader: subprocess.Popen[bytes] | None = None
         self._fixed: dict[str, str] | None = None  # what _non_interactive adds to git's environment, once known
 
@@ -188,7 +190,7 @@ class _Git:
     def _config(self, key: str, env: dict[str, str]) -> str:
         """A git setting as git sees it for the clone (its config, the user's, the system's); "" if unset."""
         proc = subprocess.run(["git", "--git-dir", str(self.git_dir), "config", "--get", key], capture_output=True,
-                              stdin=subprocess.DEVNULL, env=env, timeout=GIT_TIMEOUT_SECONDS, check=False)
+                              stdin=subprocess.DEVNULL, env=env, timeout=self.timeout, check=False)
         return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
 
     def scrub(self, text: str) -> str:
@@ -216,10 +218,11 @@ class _Git:
         popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  start_new_session=True, env={**self.env(), **(env or {})})
         try:
-            stdout, stderr = popen.communicate(timeout=GIT_TIMEOUT_SECONDS)
+            stdout, stderr = popen.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired as exc:
-            raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_SECONDS} s (GIT_TIMEOUT_SECONDS); check "
-                           f"that {_public(self.repo)} is reachable") from exc
+            raise GitError(f"git {args[0]} took longer than {self.timeout:g} s ({self.setting}); check that "
+                           f"{_public(self.repo)} is reachable, or raise {self.setting} for a big repository on "
+                           "a slow link") from exc
         finally:
             if popen.returncode is None:  # a timeout, or the run interrupted: nothing of git's is left running
                 _kill_group(popen)
@@ -704,13 +707,17 @@ class GitSource(Source):
             return None
         return rel
 
+    def _git(self, token: str | None) -> _Git:
+        return _Git(self.clone_dir, token=token, repo=self.cfg.repo or "", timeout=self.cfg.timeout_seconds,
+                    setting=f"sources.{self.name}.timeout_seconds")
+
     # -- scan ---------------------------------------------------------------------------------
     def scan(self, state: dict[str, str], *, log: Log, mode: str = "refresh") -> ScanResult:
         if shutil.which("git") is None:
             raise GitError("the git command-line client is not installed; install git (e.g. apt-get install git)")
         t0 = time.perf_counter()
         token = self._token()
-        git = _Git(self.clone_dir, token=token, repo=self.cfg.repo or "")
+        git = self._git(token)
         try:
             return self._scan(git, state, log=log, mode=mode, t0=t0)
         except _CloneObjectError as exc:
@@ -719,7 +726,7 @@ class GitSource(Source):
             # (state.json is kept, so the scan diffs from the commit synced last) and scan once more.
             git.close()
             self._drop_damaged_clone(str(exc), log)
-            git = _Git(self.clone_dir, token=token, repo=self.cfg.repo or "")
+            git = self._git(token)
             return self._scan(git, state, log=log, mode=mode, t0=t0)
         finally:
             git.close()
