@@ -717,6 +717,22 @@ def test_a_request_whose_id_mcp_cannot_carry_and_a_batch_are_answered(index):
         assert read()["id"] == 8  # still serving, and nothing answered in between
 
 
+def test_a_request_nested_too_deeply_to_read_is_answered(index):
+    """A request nested thousands deep (a hostile or broken client) is more than the JSON parser reads:
+    the SDK dropped it without a reply, and the client waited for ever for its answer. It now gets a
+    -32600 error whose id is null, as JSON-RPC answers a request whose id cannot be read; the server
+    goes on (the lines the parser reads are answered with their id, as before)."""
+    with raw_session(index) as (send, read):
+        for depth in (3000, 100_000):
+            nested = "[" * depth + "]" * depth
+            send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search",'
+                 '"arguments":{"query":"forms","x":%s}}}' % nested)
+            assert read() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": (
+                "the request is nested too deeply to read: send it with fewer levels of arrays and objects")}}
+        send({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+        assert read()["id"] == 8  # still serving, and nothing answered in between
+
+
 def test_a_tools_call_of_the_wrong_shape_is_told_what_is_wrong(index):
     """A ``tools/call`` whose params are missing or null, whose name is no string or whose arguments are
     no object got the SDK's bare ``-32602 Invalid request parameters``, naming nothing. It names the field

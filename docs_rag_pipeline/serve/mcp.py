@@ -395,7 +395,9 @@ def invalid_request(line: str, exc: Exception) -> tuple[Any, str] | None:
     batch (an empty one too). None for anything else (a notification, a line that is no request)."""
     try:
         msg = json.loads(line, parse_int=_big_int)
-    except (ValueError, RecursionError):
+    except RecursionError:  # its id cannot be read either: answered with id null, as JSON-RPC answers a parse error
+        return None, "the request is nested too deeply to read: send it with fewer levels of arrays and objects"
+    except ValueError:
         return None
     if isinstance(msg, list) and (not msg or any(not isinstance(m, dict) or ("method" in m and m.get("id") is not None)
                                                  for m in msg)):
