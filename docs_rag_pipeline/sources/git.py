@@ -87,6 +87,11 @@ class GitError(SourceError):
     """A git command failed; the message says which and how to fix it (never a credential)."""
 
 
+class _GitTimeout(GitError):
+    """A git command ran past the source's ``timeout_seconds`` (its message says so and what to do): not
+    a wrong repo, branch or token, which the wrappers' hints would blame."""
+
+
 class _CloneObjectError(GitError):
     """An object git listed in the clone cannot be read from it (gone, or damaged by a crash or a full
     disk): the clone's own fault, which a fetch never repairs (the remote believes the clone has it)."""
@@ -220,7 +225,7 @@ class _Git:
         try:
             stdout, stderr = popen.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired as exc:
-            raise GitError(f"git {args[0]} took longer than {self.timeout:g} s ({self.setting}); check that "
+            raise _GitTimeout(f"git {args[0]} took longer than {self.timeout:g} s ({self.setting}); check that "
                            f"{_public(self.repo)} is reachable, or raise {self.setting} for a big repository on "
                            "a slow link") from exc
         finally:
@@ -493,8 +498,9 @@ class GitSource(Source):
         try:
             out = git.out("ls-remote", "--symref", "--", self.cfg.repo, "HEAD")
         except GitError as exc:
+            hint = "" if isinstance(exc, _GitTimeout) else "; check repo and, for a private repository, token_env"
             raise GitError(f"sources.{self.name}: could not reach {_public(self.cfg.repo or '')} to find its default "
-                           f"branch: {exc}; check repo and, for a private repository, token_env") from None
+                           f"branch: {exc}{hint}") from None
         m = re.search(r"^ref:\s+refs/heads/(\S+)\s+HEAD", out, re.M)
         if m and re.search(r"^[0-9a-f]{40,64}\s+HEAD$", out, re.M):
             return m.group(1)
@@ -542,8 +548,9 @@ class GitSource(Source):
                 raise GitError(f"sources.{self.name}: the disk holding the clone {self.clone_dir} is full: fetching "
                                f"branch {branch!r} of {_public(self.cfg.repo)} failed: {exc}; free space and refresh "
                                "again (the fetch starts over; the index is kept)") from None
-            raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: {exc}; "
-                           "check repo, branch and, for a private repository, token_env") from None
+            hint = "" if isinstance(exc, _GitTimeout) else "; check repo, branch and, for a private repository, token_env"
+            raise GitError(f"sources.{self.name}: could not fetch branch {branch!r} of {_public(self.cfg.repo)}: "
+                           f"{exc}{hint}") from None
         proc = git.run("rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{branch}^{{commit}}", check=False)
         head = proc.stdout.decode("utf-8", "replace").strip()
         if proc.returncode != 0 or not head:  # git fetched and stored nothing, yet said no error
