@@ -1741,13 +1741,21 @@ def test_markdown_includes_read_code_blocks_as_the_parser_does():
     item's code block, as MkDocs pages write steps) was not one, so an include line shown as code there was
     replaced by the file; and the state did not follow what a snippet spliced in, so a snippet that opens a
     code block (its closing fence in another) left the lines after it read as text. Fences are now the
-    Markdown parser's, over the spliced lines too: an include line inside code stays as written."""
+    Markdown parser's, over the spliced lines too: a Quarto include line inside code stays as written. Jekyll
+    runs Liquid over the whole file first, so its ``include_relative`` inside a code block is the included
+    file's text (a config file shown as code), unless ``{% raw %}`` makes the tag text."""
     from docs_rag_pipeline.parsing.md_includes import resolve_markdown_includes
 
-    files = {"open.md": "```text\nliteral output:", "_part.md": "PART TEXT", "close.md": "end of output\n```"}
-    page = ('# T\n\n--8<-- "open.md"\n{% include_relative _part.md %}\n--8<-- "close.md"\n\n'
-            "{% include_relative _part.md %}\n\n1. Step:\n\n    ```md\n    {% include_relative _part.md %}\n    ```\n")
+    files = {"open.md": "```text\nliteral output:", "_part.qmd": "PART TEXT", "close.md": "end of output\n```",
+             "_config.yml": "title: Site\ntheme: minima", "_part.md": "JEKYLL PART"}
+    page = ('# T\n\n--8<-- "open.md"\n{{< include _part.qmd >}}\n--8<-- "close.md"\n\n'
+            "{{< include _part.qmd >}}\n\n1. Step:\n\n    ```md\n    {{< include _part.qmd >}}\n    ```\n")
+    got = resolve_markdown_includes(page, path="page.qmd", read=files.get)
+    assert got.text == ("# T\n\n```text\nliteral output:\n{{< include _part.qmd >}}\nend of output\n```\n\n\n"
+                        "PART TEXT\n\n\n1. Step:\n\n    ```md\n    {{< include _part.qmd >}}\n    ```\n"), got.text
+    assert got.unresolved == [] and set(got.deps) == {"open.md", "close.md", "_part.qmd"}, (got.unresolved, got.deps)
+    page = ("```yaml\n{% include_relative _config.yml %}\n```\n\n{% raw %}\n```liquid\n{% include_relative _part.md %}\n"
+            "```\n{% endraw %}\n")
     got = resolve_markdown_includes(page, path="page.md", read=files.get)
-    assert got.text == ("# T\n\n```text\nliteral output:\n{% include_relative _part.md %}\nend of output\n```\n\n\n"
-                        "PART TEXT\n\n\n1. Step:\n\n    ```md\n    {% include_relative _part.md %}\n    ```\n"), got.text
-    assert got.unresolved == [] and set(got.deps) == {"open.md", "close.md", "_part.md"}, (got.unresolved, got.deps)
+    assert got.text == ("```yaml\ntitle: Site\ntheme: minima\n```\n\n{% raw %}\n```liquid\n"
+                        "{% include_relative _part.md %}\n```\n{% endraw %}\n"), got.text

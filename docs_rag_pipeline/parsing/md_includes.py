@@ -54,6 +54,8 @@ _IMPORT_RE = re.compile(r"""^[ \t]*import[ \t]+([A-Z][\w$]*)[ \t]+from[ \t]+(['"
 _COMPONENT_RE = re.compile(r"^([ \t]*)<([A-Z][\w$]*)(?:\s[^<>]*)?/>[ \t]*$")
 _QUARTO_RE = re.compile(r"""^([ \t]*)\{\{<\s*include\s+(["']?)([^"'\s>]+)\2\s*>\}\}[ \t]*$""")
 #: Jekyll's ``{% include_relative part.md %}`` alone on its line: the file, from the page's folder
+#: Liquid's raw block tags, whose inside Jekyll leaves as written
+_RAW_RE = re.compile(r"\{%-?\s*(raw|endraw)\s*-?%\}")
 _JEKYLL_RE = re.compile(r"""^([ \t]*)\{%-?\s*include_relative\s+(["']?)([^"'\s%]+)\2\s*-?%\}[ \t]*$""")
 _SNIPPET_RE = re.compile(r"""^([ \t]*)(;?)-{1,}8<-{1,}[ \t]+(["'])([^"'\n]+)\3[ \t]*$""")
 _SNIPPET_BLOCK_RE = re.compile(r"^([ \t]*)(;?)-{1,}8<-{1,}[ \t]*$")
@@ -195,6 +197,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
             if mdx or current.endswith(".mdx") else {}
         out: list[str] = []
         fence = ""
+        raw = False
         i = 0
         while i < len(lines):
             line = lines[i]
@@ -205,10 +208,20 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
                     fence = _fence_after(got, fence)
                     out += got
                     continue
-            before, fence = fence, _fence_after([line], fence)
+            was, fence = fence, _fence_after([line], fence)
             # (what an include splices in moves the fence state as the Markdown parser will read it: a
             # partial that opens a code block makes the lines after it code)
             spliced = len(out)
+            if _RAW_RE.search(line):  # Liquid's {% raw %} … {% endraw %}: its tags are text there
+                raw = _RAW_RE.findall(line)[-1] == "raw"
+            if not raw and (m := _JEKYLL_RE.match(line)) is not None and (was or fence):
+                # Jekyll runs Liquid on the whole file before Markdown: a file included inside a code block
+                # is its code (a config file shown as written), unless {% raw %} says the tag is text
+                got = load(line.strip(), m.group(3), current, depth, chain)
+                if got is not None:
+                    out += [m.group(1) + x if x.strip() else "" for x in got[1]]
+                    fence = _fence_after(out[spliced:], was)
+                    continue
             if (m := _SNIPPET_RE.match(line)) is not None:
                 indent, escaped, target = m.group(1), m.group(2), m.group(4).strip()
                 if escaped:
@@ -232,7 +245,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
                     i = end + 1
                     fence = _fence_after(out[spliced:], fence)
                     continue
-            if before or fence:  # a line of a code block, its fences too
+            if was or fence:  # a line of a code block, its fences too
                 out.append(line)
                 continue
             if not fence and (m := _QUARTO_RE.match(line) or _JEKYLL_RE.match(line)) is not None:
