@@ -639,3 +639,27 @@ def test_doxygens_title_area_link_row_and_more_links_are_chrome() -> None:
     # a title that only begins with a word of the project's name keeps it
     other = _DOXYGEN_FILE_PAGE.replace("Ring: src/ring.h File Reference", "Ringing: the bell API")
     assert parse_html(other, url="https://docs.example.org/ring_8h.html").title == "Ringing: the bell API"
+
+def test_a_gutter_of_line_numbers_beside_code_is_left_out_whatever_its_class() -> None:
+    """gtk-doc writes each example as a table, the line numbers in one cell's ``<pre>`` and the code in the
+    next (``td.listing_lines`` beside ``td.listing_code``, every example of GLib's and GTK's references); the
+    numbers were fenced as a code block of their own before the code. A cell whose one ``<pre>`` is nothing but
+    consecutive numbers, beside a cell of code, is that gutter; a table of numbers and code that are not a
+    gutter (not consecutive, or code in the cell of numbers) stays."""
+    html = """<html><head><title>Arrays: GLib Reference Manual</title></head><body><div class="refentry">
+<a name="glib-Arrays.description"></a><h2>Description</h2>
+<p>Here is an example that stores integers in a GArray:</p>
+<div class="informalexample"><table class="listing_frame" border="0" cellpadding="0" cellspacing="0"><tbody><tr>
+<td class="listing_lines" align="right"><pre>1
+2
+3</pre></td>
+<td class="listing_code"><pre class="programlisting"><span class="n">GArray</span> *garray;
+garray = g_array_new (FALSE, FALSE, sizeof (gint));
+g_array_free (garray, TRUE);</pre></td></tr></tbody></table></div>
+<table><tr><td><pre>200
+404</pre></td><td><pre>OK
+Not Found</pre></td></tr></table></div></body></html>"""
+    assert _text(html) == (
+        "Here is an example that stores integers in a GArray:\n\n```\nGArray *garray;\n"
+        "garray = g_array_new (FALSE, FALSE, sizeof (gint));\ng_array_free (garray, TRUE);\n```\n\n"
+        "```\n200\n404\n```\n\n```\nOK\nNot Found\n```")

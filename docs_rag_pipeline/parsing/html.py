@@ -1475,6 +1475,22 @@ def _spanned_rows(trs: list[Tag]) -> list[list[str]]:
     return out
 
 
+def _is_line_number_gutter(cell: Tag) -> bool:
+    """``cell`` (of a row holding another cell of code) is the code's line numbers: its one ``<pre>`` holds
+    nothing but consecutive numbers, one a line (gtk-doc's ``<td class="listing_lines"><pre>1\n2\n3</pre>``
+    beside ``<td class="listing_code"><pre class="programlisting">``, before every example of GLib's and
+    GTK's references), read by their shape, whatever the cell's class (Pygments' ``linenos`` is known by
+    its class, :data:`_LINE_NUMBER_CLASSES`): they were a code block of numbers before the code."""
+    pres = cell.find_all("pre")
+    if len(pres) != 1:
+        return False
+    lines = _raw_strings(pres[0]).split()
+    if not lines or len(_strings(cell).split()) != len(lines) or not all(ln.isascii() and ln.isdigit() for ln in lines):
+        return False
+    numbers = [int(ln) for ln in lines]
+    return all(b == a + 1 for a, b in zip(numbers, numbers[1:]))
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1656,7 +1672,11 @@ class _Walker:
             if tr.find_parent("table") is not el:
                 continue
             parts: list[str] = []
-            for cell in tr.find_all(["th", "td"], recursive=False):
+            cells = tr.find_all(["th", "td"], recursive=False)
+            code_cells = [c for c in cells if c.find("pre") is not None]
+            for cell in cells:
+                if len(code_cells) > 1 and cell is not code_cells[-1] and _is_line_number_gutter(cell):
+                    continue  # the numbers beside the code, whatever the cell's class
                 if cell.find("pre") is None:
                     text = _norm(_text(cell))
                     if text:
