@@ -663,3 +663,19 @@ Not Found</pre></td></tr></table></div></body></html>"""
         "Here is an example that stores integers in a GArray:\n\n```\nGArray *garray;\n"
         "garray = g_array_new (FALSE, FALSE, sizeof (gint));\ng_array_free (garray, TRUE);\n```\n\n"
         "```\n200\n404\n```\n\n```\nOK\nNot Found\n```")
+
+
+def test_texinfos_node_header_repeated_at_a_long_pages_bottom_is_navigation() -> None:
+    """makeinfo 6 repeats a long page's node header after the text, "Next: …, Previous: …, Up: … [Contents]
+    [Index]", and there its Next/Previous/Up links have neither ``rel`` nor ``accesskey`` (only Contents and
+    Index have a ``rel``): the line ended 60 of GNU m4's 105 pages. A link right after a "Next:", "Previous:"
+    or "Up:" label is a pager link too; a sentence with such a word and a link in its text stays."""
+    html = """<html><head><title>Arguments (GNU M4 1.4.19 macro processor)</title></head><body lang="en">
+<div class="section" id="Arguments"><div class="header"><p>
+Next: <a href="Pseudo-Arguments.html" accesskey="n" rel="next">Special arguments to macros</a>, Previous: <a href="Define.html" accesskey="p" rel="prev">Defining a macro</a>, Up: <a href="Definitions.html" accesskey="u" rel="up">How to define new macros</a> &nbsp; [<a href="index.html#SEC_Contents" title="Table of contents" rel="contents">Contents</a>][<a href="Indices.html" title="Index" rel="index">Index</a>]</p>
+</div><hr><span id="Arguments-to-macros"></span><h3 class="section">5.2 Arguments to macros</h3>
+<p>Macros can have arguments. See the next node, up: <a href="Pseudo-Arguments.html">Special arguments</a>.</p>
+</div><hr><div class="header"><p>
+Next: <a href="Pseudo-Arguments.html">Special arguments to macros</a>, Previous: <a href="Define.html">Defining a macro</a>, Up: <a href="Definitions.html">How to define new macros</a> &nbsp; [<a href="index.html#SEC_Contents" title="Table of contents" rel="contents">Contents</a>][<a href="Indices.html" title="Index" rel="index">Index</a>]</p>
+</div></body></html>"""
+    assert _text(html) == "Macros can have arguments. See the next node, up: Special arguments."

@@ -874,19 +874,34 @@ def _is_nav_link(a: Tag) -> bool:
                for t in a.find_all(True))
 
 
+#: the label before a pager link in a line of them: texinfo's "Next: <a>…</a>, Previous: <a>…</a>, Up: <a>…</a>"
+_PAGER_LABEL_BEFORE_RE = re.compile(r"(?:^|[\s,;|\]])(?:next|previous|prev|up|home|top)\s*:\s*$", re.I)
+
+
+def _is_labelled_pager_link(a: Tag) -> bool:
+    """A link to a neighbour page by the label just before it, "Next:", "Previous:", "Up:": texinfo (makeinfo
+    6) repeats a long page's node header at its bottom with neither ``rel`` nor ``accesskey`` on these links,
+    ``Next: <a href="Pseudo-Arguments.html">Special arguments to macros</a>, Previous: <a …>…``."""
+    before = a.previous_sibling
+    return isinstance(before, NavigableString) and not isinstance(before, _SKIPPED_STRINGS) \
+        and _PAGER_LABEL_BEFORE_RE.search(str(before)[-40:]) is not None
+
+
 def _remove_link_navigation(root: Tag) -> None:
     """Drop the blocks that are nothing but links to neighbour pages and their labels (texinfo 6's
     ``Next: Types, Previous: The Basics, Up: Using libffi [Index]`` in a ``div.header``, a class that
-    names no navigation): the nearest block around such a link, when all its links are and its other
-    text is a few words per link. Only the blocks around such links are looked at."""
-    for link in [a for a in _tags(root, ["a"]) if _is_nav_link(a)]:
+    names no navigation): the nearest block around such a link, when all its links are (or follow a
+    "Next:", "Previous:", "Up:" label: the same header repeated at a long page's bottom, whose only marked
+    links are "[Contents]" and "[Index]") and its other text is a few words per link. Only the blocks
+    around such links are looked at."""
+    for link in [a for a in _tags(root, ["a"]) if _is_nav_link(a) or _is_labelled_pager_link(a)]:
         if link.decomposed:
             continue
         block = link.find_parent(["p", "div", "td", "li", "ul", "ol", "table", "section"])
         if block is None or block is root or root not in block.parents:
             continue
         links = block.find_all("a")
-        if not all(_is_nav_link(a) for a in links):
+        if not all(_is_nav_link(a) or _is_labelled_pager_link(a) for a in links):
             continue
         if _words_outside(block, links) <= 3 * len(links):
             block.decompose()
