@@ -679,3 +679,41 @@ Next: <a href="Pseudo-Arguments.html" accesskey="n" rel="next">Special arguments
 Next: <a href="Pseudo-Arguments.html">Special arguments to macros</a>, Previous: <a href="Define.html">Defining a macro</a>, Up: <a href="Definitions.html">How to define new macros</a> &nbsp; [<a href="index.html#SEC_Contents" title="Table of contents" rel="contents">Contents</a>][<a href="Indices.html" title="Index" rel="index">Index</a>]</p>
 </div></body></html>"""
     assert _text(html) == "Macros can have arguments. See the next node, up: Special arguments."
+
+
+def test_a_title_loses_the_sites_name_beside_a_top_heading_of_any_level() -> None:
+    """The site's name was stripped from ``<title>`` only beside an H1. mdBook's chapter sections open with an
+    <h2> ("Installation - The Rust Programming Language", 81 of the book's pages), gtk-doc's reference pages with
+    an <h2> ("Arrays: GLib Reference Manual"), and a site-first title ("MySite | Install", texi2html's "GNU
+    gettext utilities: 10. Producing Binary MO Files") was never matched. The page's first heading, of any level,
+    with nothing before it, is matched as the H1 is, before or after a separator (a colon too, only against
+    that heading); mdBook's menu-bar title names the site where the heading differs ("A - Keywords"); and
+    makeinfo's "Node (Manual title)" keeps the node. A title that is no heading's stays whole."""
+    def title(html: str) -> str:
+        return parse_html(html, url="https://docs.example.org/p.html").title
+
+    mdbook = """<!DOCTYPE HTML><html><head><!-- Book generated using mdBook --><title>{t}</title></head><body>
+<div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1>
+<div class="right-buttons"><a href="print.html" title="Print this book"><i class="fa fa-print"></i></a></div></div>
+<div id="content" class="content"><main><h2 id="x"><a class="header" href="#x">{h}</a></h2>
+<p>The first step is to install Rust.</p></main></div></body></html>"""
+    assert title(mdbook.format(t="Installation - The Rust Programming Language", h="Installation")) == "Installation"
+    assert title(mdbook.format(t="A - Keywords - The Rust Programming Language", h="Appendix A: Keywords")) \
+        == "A - Keywords"
+    gtkdoc = """<html><head><title>Arrays: GLib Reference Manual</title></head><body><table class="navigation" id="top">
+<tr><td><a accesskey="h" href="index.html"><img src="home.png" alt="Home"></a></td></tr></table>
+<div class="refnamediv"><h2><span class="refentrytitle"><a name="glib-Arrays.top_of_page"></a>Arrays</span></h2>
+<p>Arrays — arrays of arbitrary elements which grow automatically</p></div></body></html>"""
+    assert title(gtkdoc) == "Arrays"
+    texi2html = """<html><head><title>GNU gettext utilities: 10. Producing Binary MO Files</title></head><body>
+<h1 class="chapter"> <a href="gettext_toc.html#TOC166">10. Producing Binary MO Files</a> </h1><p>Text.</p></body></html>"""
+    assert title(texi2html) == "10. Producing Binary MO Files"
+    makeinfo = """<html><head><title>Changequote (GNU M4 1.4.19 macro processor)</title>
+<meta name="Generator" content="makeinfo"></head><body><div class="section" id="Changequote">
+<h3 class="section">8.2 Changing the quote characters</h3><p>The default quote delimiters can be changed.</p>
+</div></body></html>"""
+    assert title(makeinfo) == "Changequote"
+    # another generator's parentheses are the title's own; a title that names no heading stays whole
+    assert title(makeinfo.replace("makeinfo", "Hugo 0.120")) == "Changequote (GNU M4 1.4.19 macro processor)"
+    assert title("<html><head><title>Guide: Install</title></head><body><p>Intro first.</p><h2>Install</h2>"
+                 "<p>Run make.</p></body></html>") == "Guide: Install"

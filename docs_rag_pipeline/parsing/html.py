@@ -1807,6 +1807,24 @@ def _strip_site_suffix(title: str, site_name: str) -> str:
 _PLACEHOLDER_TITLE = re.compile(r"^\W*(no title|untitled|undefined|null|none)?\W*$", re.I)
 
 
+#: the generators that title a page "<node> (<manual's title>)": texinfo's makeinfo and texi2any
+_NODE_TITLE_GENERATOR_RE = re.compile(r"^\s*(?:makeinfo|texi2any)\b", re.I)
+_NODE_TITLE_RE = re.compile(r"^(?P<node>[^()]+?) \((?P<manual>.+)\)$")
+
+
+def _without_manual_name(doc_title: str, soup: BeautifulSoup) -> str:
+    """``doc_title`` without the manual's name that texinfo writes after each node's name, in parentheses:
+    "Changequote (GNU M4 1.4.19 macro processor)" is the node "Changequote" of the manual, whose every page
+    carried the manual's name in its title. Only a page its ``<meta name="generator">`` says makeinfo or
+    texi2any made: elsewhere a title's parentheses are its own ("Plug.Conn (Plug v1.15.3)" is matched by its
+    H1, :func:`_page_title`)."""
+    meta = soup.find("meta", attrs={"name": re.compile(r"^generator$", re.I)})
+    if not isinstance(meta, Tag) or not _NODE_TITLE_GENERATOR_RE.match(_attr(meta, "content")):
+        return doc_title
+    m = _NODE_TITLE_RE.match(doc_title)
+    return m.group("node").strip() if m else doc_title
+
+
 def _named(title: str) -> str:
     """``title``, or "" when it names nothing (see ``_PLACEHOLDER_TITLE``)."""
     return "" if _PLACEHOLDER_TITLE.match(title or "") else title
@@ -1835,11 +1853,17 @@ def _page_title(doc_title: str, h1: str, site_name: str = "") -> str:
         rest = doc_title[len(h1):]
         if doc_title.casefold().startswith(key + " ") and len(rest) <= 40 and _SITE_SUFFIX_RE.search(rest):
             return doc_title[:len(h1)]
-        for sep in _TITLE_SEPARATORS:
+        # the page's heading before or after a separator, the site's name on the other side: "Installation - The
+        # Rust Programming Language" (mdBook), "Arrays: GLib Reference Manual" (gtk-doc), "MySite | Install" and
+        # "GNU gettext utilities: 1. Introduction" (texi2html), the site first; a colon counts here only, where
+        # the heading names the part it keeps
+        for sep in (*_TITLE_SEPARATORS, ": "):
             start = 0
             while (pos := doc_title.find(sep, start)) >= 0:
                 if doc_title[:pos].strip().casefold() == key:
                     return doc_title[:pos].strip()
+                if doc_title[pos + len(sep):].strip().casefold() == key:
+                    return doc_title[pos + len(sep):].strip()
                 start = pos + 1
     return _strip_site_suffix(doc_title, site_name)
 
@@ -1943,6 +1967,8 @@ def _meta_redirect(soup: BeautifulSoup) -> str | None:
 #: the classes of a Bootstrap navbar's brand, the site's name at the left of its top bar (``navbar-brand``;
 #: Bootstrap 2's ``brand``, MkDocs' older themes and Django REST framework's)
 _BRAND_CLASSES = {"navbar-brand", "brand"}
+#: the classes of the title of a site's menu bar, a heading (mdBook's ``h1.menu-title``)
+_MENU_TITLE_CLASSES = {"menu-title"}
 
 
 def _site_name(soup: BeautifulSoup) -> str:
@@ -1953,6 +1979,9 @@ def _site_name(soup: BeautifulSoup) -> str:
     if isinstance(site, Tag) and _norm(_attr(site, "content")):
         return _norm(_attr(site, "content"))
     brand = soup.find("a", class_=lambda c: bool(c) and c in _BRAND_CLASSES)
+    # or the title of the menu bar atop every page (mdBook's ``<h1 class="menu-title">``, the book's title,
+    # which "A - Keywords - The Rust Programming Language" ends with where the page's heading differs)
+    brand = brand or soup.find(list(_HEADINGS), class_=lambda c: bool(c) and c in _MENU_TITLE_CLASSES)
     text = _norm(brand.get_text(" ")) if isinstance(brand, Tag) else ""
     if not isinstance(brand, Tag) and isinstance(project := soup.find(id="projectname"), Tag):
         # Doxygen's project name (its number, ``#projectnumber``, apart), which begins every page's <title>:
@@ -2015,6 +2044,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
     builder = SectionBuilder(text_fragments=True)
     walker = _Walker(root)
     first_h1 = ""
+    first_heading = ""  # the page's first heading when nothing comes before it, of any level
     any_heading = text_before = False
     marks: list[tuple] = []  # the section open where each <section> a heading opened began
     for ev in walker.block(root, top=True):
@@ -2029,6 +2059,8 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             may_title = not (text_before and _named(doc_title) and ev.text.casefold() not in doc_title.casefold())
             if ev.level == 1 and not first_h1 and (any_heading or may_title):
                 first_h1 = ev.text
+            if not any_heading and not text_before:
+                first_heading = ev.text
             builder.heading(ev.level, ev.text, ev.anchor, may_title=may_title)
             any_heading = True
         else:
@@ -2037,5 +2069,10 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
 
     # a citation needs a title a reader recognises: a placeholder falls back to the H1, then to the
     # page's file name
-    title = _named(_page_title(doc_title, first_h1, site_name)) or _named(first_h1) or humanize_stem(url)
+    # a page whose top heading is no <h1> (an mdBook chapter's sections, ``##`` first; gtk-doc's and texinfo's
+    # <h2>/<h3>) matches its <title> by that heading: the site's name after it was kept ("Installation - The
+    # Rust Programming Language"); a generator's "Node (Manual)" form drops the manual's name
+    doc_title = _without_manual_name(doc_title, soup)
+    title = _named(_page_title(doc_title, first_h1 or first_heading, site_name)) or _named(first_h1) \
+        or humanize_stem(url)
     return ParsedPage(title=title, sections=builder.finish(), metadata=metadata)
