@@ -717,3 +717,24 @@ def test_a_title_loses_the_sites_name_beside_a_top_heading_of_any_level() -> Non
     assert title(makeinfo.replace("makeinfo", "Hugo 0.120")) == "Changequote (GNU M4 1.4.19 macro processor)"
     assert title("<html><head><title>Guide: Install</title></head><body><p>Intro first.</p><h2>Install</h2>"
                  "<p>Run make.</p></body></html>") == "Guide: Install"
+
+
+def test_a_link_that_runs_or_copies_the_code_beside_it_is_chrome() -> None:
+    """rustdoc writes a playground link after every runnable example, in the example's wrapper beside the
+    ``<pre>`` (``<a class="test-arrow" href="https://play.rust-lang.org/?code=…">Run</a>``): it was read as a
+    paragraph "Run" after the code, on every example of the standard library's API pages. A link there that
+    only names an action on the code (Run, Try it, Copy, Open in playground) is left out; one that says more
+    (a link to the full example) and a "Run" link in the text stay."""
+    html = """<html><head><meta name="generator" content="rustdoc"><title>read_to_string in std::fs - Rust</title></head>
+<body class="rustdoc fn"><section id="main-content" class="content"><div class="docblock">
+<p>Read the entire contents of a file into a string.</p>
+<div class="example-wrap"><pre class="rust rust-example-rendered"><code><span class="kw">use</span> std::fs;
+<span class="kw">let</span> s = fs::read_to_string(<span class="string">"a.txt"</span>)?;</code></pre><a class="test-arrow"
+target="_blank" href="https://play.rust-lang.org/?code=use%20std%3A%3Afs%3B&amp;edition=2021">Run</a></div>
+<div class="example-wrap"><pre class="rust">let n = 1;</pre><a href="https://github.com/x/examples/main.rs">Full example
+on GitHub</a></div>
+<p><a href="https://play.rust-lang.org/">Run</a> it in your browser.</p></div></section></body></html>"""
+    assert _text(html) == (
+        "Read the entire contents of a file into a string.\n\n```rust\nuse std::fs;\n"
+        'let s = fs::read_to_string("a.txt")?;\n```\n\n```rust\nlet n = 1;\n```\n\nFull example on GitHub\n\n'
+        "Run it in your browser.")

@@ -1193,6 +1193,21 @@ def _short_text(el: Tag, limit: int) -> str | None:
     return text if len(text) <= limit else None
 
 
+#: what a link beside a code block that acts on it says: run it in a playground (rustdoc's ``a.test-arrow``,
+#: "Run", after every runnable example of the Rust book and the standard library's API), try, edit or copy it
+_CODE_ACTION_RE = re.compile(r"[\W_]*(?:run(?: (?:this|the))?(?: code| example)?|try it(?: yourself| out| live)?"
+                             r"|(?:open|edit)(?: (?:it|this))?(?: in (?:the )?playground)?|playground"
+                             r"|copy(?: (?:code|to clipboard))?)[\W_]*", re.I)
+
+
+def _is_code_action_link(a: Tag) -> bool:
+    """``a`` (in a code block's wrapper, beside the ``<pre>``) only names an action on the code: rustdoc's
+    ``<a class="test-arrow" href="https://play.rust-lang.org/?code=…">Run</a>``, read as a paragraph "Run" after
+    each example. A link that says more (a file name, "Full example on GitHub") stays."""
+    text = _short_text(a, 40)
+    return text is not None and _CODE_ACTION_RE.fullmatch(text) is not None
+
+
 def _remove_code_language_labels(root: Tag) -> None:
     """Drop the label that names a code block's language beside it, as VitePress writes it
     (``<div class="language-sh"><button class="copy"></button><span class="lang">sh</span><pre>…``):
@@ -1201,13 +1216,12 @@ def _remove_code_language_labels(root: Tag) -> None:
     of it, up to :data:`_LABEL_LEVELS` levels, in a wrapper of at most :data:`_LABEL_SIBLINGS` other
     elements: the page around a block is not searched) holding no code whose whole text is the block's language
     (compared without case). A title beside the code (a file name, ``docusaurus.config.js``) says
-    something the fence does not, and stays."""
+    something the fence does not, and stays. A link there that only names an action on the code ("Run",
+    "Try it", "Copy": :func:`_is_code_action_link`) goes too."""
     for pre in _tags(root, ["pre"]):
         if pre.decomposed:
             continue
         lang = _code_language(pre).casefold()
-        if not lang:
-            continue
         holder: Tag = pre
         for _ in range(_LABEL_LEVELS):
             parent = holder.parent
@@ -1217,6 +1231,11 @@ def _remove_code_language_labels(root: Tag) -> None:
             if len(siblings) > _LABEL_SIBLINGS:  # not the block's wrapper but the page around it
                 break
             for sibling in siblings:
+                if sibling.name == "a" and _is_code_action_link(sibling):
+                    sibling.decompose()
+                    continue
+                if not lang:
+                    continue
                 text = _short_text(sibling, len(lang) + 8)
                 if (text is not None and text.casefold() == lang and sibling.name not in _BLOCKS - {"div"}
                         and sibling.find("pre") is None):
