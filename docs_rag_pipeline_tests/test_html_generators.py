@@ -738,3 +738,21 @@ on GitHub</a></div>
         "Read the entire contents of a file into a string.\n\n```rust\nuse std::fs;\n"
         'let s = fs::read_to_string("a.txt")?;\n```\n\n```rust\nlet n = 1;\n```\n\nFull example on GitHub\n\n'
         "Run it in your browser.")
+
+
+def test_mdbooks_hidden_lines_of_an_example_are_left_out() -> None:
+    """mdBook writes a Rust example's hidden lines (``# fn main() {`` in the source) as
+    ``<span class="boring">``, which its script and CSS hide: the reader sees ``let s = "Hello, world!";``,
+    the chunk read ``#![allow(unused)]`` and ``fn main() {`` around it (rustdoc leaves such lines out of its
+    HTML). The lines the page shows stay, in their order."""
+    html = """<!DOCTYPE HTML><html lang="en"><head><!-- Book generated using mdBook --><title>The Slice Type</title></head>
+<body><main><h1 id="the-slice-type">The Slice Type</h1><p>String literals are slices.</p>
+<pre><pre class="playground"><code class="language-rust">
+<span class="boring">#![allow(unused)]
+</span><span class="boring">fn main() {
+</span>let s = &quot;Hello, world!&quot;;
+let t = s;
+<span class="boring">}
+</span></code></pre></pre><p>The type of <code>s</code> here is <code>&amp;str</code>.</p></main></body></html>"""
+    assert _text(html) == ('String literals are slices.\n\n```rust\nlet s = "Hello, world!";\nlet t = s;\n```\n\n'
+                           "The type of `s` here is `&str`.")

@@ -1440,10 +1440,20 @@ def _read_line_divs_as_code(divs: list[Tag]) -> None:
             parent.name = "pre"
 
 
+#: the class of a code line the page hides until the reader asks: mdBook's hidden lines of a Rust example
+#: (``# fn main() {`` in the source; book.js adds ``hide-boring`` to the block, and its CSS hides ``.boring``
+#: there), which rustdoc leaves out of its pages altogether
+_HIDDEN_CODE_LINE_CLASSES = {"boring"}
+
+
 def _pre_text(pre: Tag) -> str:
     """A code block's text. A ``<br>`` ends a line, and so does an element that holds a line (Expressive
     Code's ``<div class="ec-line">``, a ``<span class="line">``, a ``<div>`` per line) when no newline
-    follows it: such a renderer writes none, and the block read as one line."""
+    follows it: such a renderer writes none, and the block read as one line. The lines the page hides
+    (mdBook's ``<span class="boring">``: a Rust example's ``fn main() {`` around the lines shown, which its
+    script hides until the reader asks, :data:`_HIDDEN_CODE_LINE_CLASSES`) are left out."""
+    for hidden in pre.find_all(class_=lambda c: bool(c) and c in _HIDDEN_CODE_LINE_CLASSES):
+        hidden.decompose()
     for br in pre.find_all("br"):
         nxt = br.next_sibling
         br.replace_with("" if isinstance(nxt, NavigableString) and nxt.startswith("\n") else "\n")
