@@ -2605,3 +2605,35 @@ def test_an_index_of_names_is_evidence_never_the_answer_quoted():
     assert ans.citations and all("The-Main-Event-Loop" in c.url for c in ans.citations), ans.citations
     pool = sentence_pool("How do I create a main loop with g_main_loop_new?", hits, emb)
     assert any("function in" in s for _, s in pool.items), pool.items  # still evidence
+
+CAPTIONED_DOC = """<!DOCTYPE HTML><html lang="en"><head><!-- Book generated using mdBook -->
+<title>Controlling How Tests Are Run - The Gadget Book</title></head><body><main>
+<h2 id="controlling-how-tests-are-run">Controlling How Tests Are Run</h2>
+<p>Just as cargo run compiles your code and then runs the resulting binary, cargo test compiles your code in test mode.</p>
+<h3 id="showing-function-output">Showing Function Output</h3>
+<p>By default, if a test passes, the test library captures anything printed to standard output.</p>
+<pre><code class="language-rust">fn prints_and_returns_10(a: i32) -&gt; i32 {
+    println!("I got the value {}", a);
+    10
+}</code></pre>
+<p><span class="caption">Listing 11-10: Tests for a function that calls <code>println!</code> in tests</span></p>
+<p>If we want to see printed values for passing tests as well, we can tell the test runner to also show the output
+of successful tests with <code>--show-output</code>.</p>
+</main></body></html>"""
+
+
+def test_a_blocks_caption_is_not_quoted_as_an_answer(tmp_path_factory):
+    """The Rust book's listings have a caption after the code ("Listing 11-10: Tests for a function that calls
+    `println!`"): it holds the question's words, and was quoted alone, without its listing, as an answer to
+    "How do I show println output in tests?". A caption (a listing, figure, table or example's number and
+    title) stays evidence but is not quoted; a sentence that names a listing in its text stays quotable."""
+    from docs_rag_pipeline.answering.extractive import is_caption
+
+    cfg = _materialized(tmp_path_factory, "captions", {"tests.html": CAPTIONED_DOC})
+    ans = ask("How do I show println output in tests?", config=cfg, remember=False)
+    assert not ans.refused, ans
+    assert "Listing 11-10" not in ans.answer, ans.answer
+    assert "--show-output" in ans.answer, ans.answer
+    assert is_caption("Figure 4-1: Representation in memory of a String") and is_caption("Table B-4: Generics")
+    assert not is_caption("Table 3-1 shows the built-in integer types in Rust.")
+    assert not is_caption("Example: run the tool twice to see the cache work.")

@@ -384,8 +384,9 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                 # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
                 # the next chunk holds, which must be at hand to come along; a piece of code from
                 # inside a function's body says nothing read alone
-                quotable.append(k >= own and whole and not index and not quotes_question(s, question) and not (
-                    k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
+                quotable.append(k >= own and whole and not index and not quotes_question(s, question)
+                                and not is_caption(s)
+                                and not (k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
                 # row (its header), a reference table's entry (`delay_seconds | 0.2 | The least time
@@ -406,6 +407,20 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
     # a sentence is embedded as a reader sees it, its code spans without their backticks (as its chunk is)
     sv = np.asarray(embedder.embed([plain_code_spans(s) for _, s in pool])) if pool else np.zeros((0, len(qv)))
     return SentencePool(pool, qv, sv, quotable, labels)
+
+
+#: a block's caption: its kind and number, then what it shows ("Listing 8-7: Printing each element in a vector
+#: …", "Figure 4-1: Representation in memory …", "Table 3.2. Options", "Example 5: …")
+_CAPTION = re.compile(r"^(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-Z]-?)?\d+(?:[-.–]\d+)*\s*[:.]\s+\S[^\n]*$",
+                      re.I)
+
+
+def is_caption(s: str) -> bool:
+    """``s`` is a block's caption (:data:`_CAPTION`): it names the listing, figure or table beside it, which
+    is the answer, and says little read alone ("Listing 11-10: Tests for a function that calls println!" was
+    quoted as the answer to how to show println! output in tests, without the listing). It stays in the pool
+    (evidence that the section is on the question) but is quoted only when nothing else can be."""
+    return len(s) <= 300 and _CAPTION.match(s.strip()) is not None
 
 
 #: a line of a numbered list as the parsers write one (``1. Installs …``, ``2) …``)
