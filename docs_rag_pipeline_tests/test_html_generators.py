@@ -756,3 +756,21 @@ let t = s;
 </span></code></pre></pre><p>The type of <code>s</code> here is <code>&amp;str</code>.</p></main></body></html>"""
     assert _text(html) == ('String literals are slices.\n\n```rust\nlet s = "Hello, world!";\nlet t = s;\n```\n\n'
                            "The type of `s` here is `&str`.")
+
+
+def test_a_table_column_empty_in_every_row_is_left_out() -> None:
+    """gtk-doc writes each function's parameters as a table of name, description and annotations, the
+    annotations cell empty for most parameters: every row read ``func | a function to execute in the new
+    thread |``, an empty column in every quoted parameter table. A column empty in every row (the header's
+    cell too) is left out; an empty cell in a column that has text elsewhere keeps its place."""
+    html = """<html><head><title>Threads: GLib Reference Manual</title></head><body><div class="refsect3">
+<a name="g-thread-new.parameters"></a><h4>Parameters</h4><div class="informaltable"><table class="informaltable">
+<colgroup><col class="parameters_name"><col class="parameters_description"><col class="parameters_annotations"></colgroup>
+<tbody><tr><td class="parameter_name"><p>name</p></td><td class="parameter_description"><p>an (optional) name for the
+new thread.</p></td><td class="parameter_annotations"> </td></tr>
+<tr><td class="parameter_name"><p>func</p></td><td class="parameter_description"><p>a function to execute in the new
+thread</p></td><td class="parameter_annotations"> </td></tr></tbody></table></div>
+<table><tr><th>Key</th><th>Default</th><th>Note</th></tr><tr><td>a</td><td></td><td>x</td></tr>
+<tr><td>b</td><td>2</td><td></td></tr></table></div></body></html>"""
+    assert _text(html) == ("name | an (optional) name for the new thread.\nfunc | a function to execute in the new thread"
+                           "\n\nKey | Default | Note\na |  | x\nb | 2 |")

@@ -1535,6 +1535,18 @@ def _is_line_number_gutter(cell: Tag) -> bool:
     return all(b == a + 1 for a, b in zip(numbers, numbers[1:]))
 
 
+def _without_empty_columns(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` without the columns that are empty in every row (header included): gtk-doc writes each
+    function's parameters as a table of name, description and annotations, the last cell empty for most
+    parameters, and every row read ``func | a function to execute in the new thread. |``, an empty column
+    in every quoted table. A column with a cell of text in any row keeps its place."""
+    width = max((len(r) for r in rows), default=0)
+    empty = {c for c in range(width) if all(c >= len(r) or not r[c] for r in rows)}
+    if not empty or len(empty) == width:
+        return rows
+    return [[cell for c, cell in enumerate(r) if c not in empty] for r in rows]
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1701,7 +1713,8 @@ class _Walker:
             yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
-        for cells in _spanned_rows([tr for tr in el.find_all("tr") if tr.find_parent("table") is el]):
+        for cells in _without_empty_columns(_spanned_rows([tr for tr in el.find_all("tr")
+                                                           if tr.find_parent("table") is el])):
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
         if rows:
