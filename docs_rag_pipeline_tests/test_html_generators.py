@@ -774,3 +774,27 @@ thread</p></td><td class="parameter_annotations"> </td></tr></tbody></table></di
 <tr><td>b</td><td>2</td><td></td></tr></table></div></body></html>"""
     assert _text(html) == ("name | an (optional) name for the new thread.\nfunc | a function to execute in the new thread"
                            "\n\nKey | Default | Note\na |  | x\nb | 2 |")
+
+
+def test_texi2htmls_navigation_bar_is_navigation_by_its_links_titles() -> None:
+    """texi2html writes its navigation bar as a table of bracketed links, "[ << ] [ >> ] … [Top] [Contents]
+    [Index] [ ? ]", with neither ``rel`` nor ``accesskey``, only a ``title`` on each link ("Next chapter",
+    "Beginning of this chapter or previous chapter", "Table of contents", "About (help)"): it was the first
+    section of every page of GNU gettext's manual. A link whose title names a neighbour page or a part of the
+    document is a pager link; a link titled otherwise, or one in a sentence, stays."""
+    html = """<html><head><title>GNU gettext utilities: 10. Producing Binary MO Files</title></head><body lang="en">
+<table cellpadding="1" cellspacing="1" border="0"><tr>
+<td valign="middle" align="left">[<a href="gettext_9.html#SEC86" title="Beginning of this chapter or previous chapter"> &lt;&lt; </a>]</td>
+<td valign="middle" align="left">[<a href="gettext_11.html#SEC196" title="Next chapter"> &gt;&gt; </a>]</td>
+<td valign="middle" align="left"> &nbsp; </td>
+<td valign="middle" align="left">[<a href="gettext_toc.html#SEC_Top" title="Cover (top) of document">Top</a>]</td>
+<td valign="middle" align="left">[<a href="gettext_toc.html#SEC_Contents" title="Table of contents">Contents</a>]</td>
+<td valign="middle" align="left">[<a href="gettext_21.html#SEC387" title="Index">Index</a>]</td>
+<td valign="middle" align="left">[<a href="gettext_abt.html#SEC_About" title="About (help)"> ? </a>]</td></tr></table>
+<hr size="2"><a name="SEC172"></a><h1 class="chapter"> <a href="gettext_toc.html#TOC166">10. Producing Binary MO Files</a> </h1>
+<p>The msgfmt program writes a binary catalog; see the <a href="gettext_21.html" title="Index">index</a> for its options.</p>
+<p>[<a href="msgfmt.html" title="The msgfmt manual page">msgfmt(1)</a>]</p></body></html>"""
+    page = parse_html(html, url="https://www.gnu.org/software/gettext/manual/gettext_10.html")
+    assert page.title == "10. Producing Binary MO Files"
+    assert "\n".join(s.text for s in page.sections) == (
+        "The msgfmt program writes a binary catalog; see the index for its options.\n\n[msgfmt(1)]")

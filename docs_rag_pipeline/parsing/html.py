@@ -861,12 +861,23 @@ def _words_outside(el: Tag, links: list[Tag]) -> int:
 _PAGER_LABELS = {"previous", "next", "prev", "previous page", "next page", "« previous", "next »"}
 
 
+#: the ``title`` of a link to a neighbour page or a part of the document, as texi2html writes its navigation
+#: bar ("[ << ] [ >> ] … [Top] [Contents] [Index] [ ? ]", neither ``rel`` nor ``accesskey``): "Next chapter",
+#: "Beginning of this chapter or previous chapter", "Up section", "Cover (top) of document", "Table of contents"
+_NAV_TITLE_RE = re.compile(r"\s*(?:(?:beginning of this|next|previous|prev|up)\b[\w ]{0,40}\b(?:chapter|section|node|page)"
+                           r"(?: in reading order)?|cover \(top\) of document|(?:short )?table of contents|index"
+                           r"|about \(help\))\s*", re.I)
+
+
 def _is_nav_link(a: Tag) -> bool:
     """A link to a neighbour page by its markup: ``rel="next"``/``prev``/``up``…, an ``accesskey``
-    (DocBook's and texinfo's Prev/Next/Up/Home links have one), or a pager link that shows "Previous" or
+    (DocBook's and texinfo's Prev/Next/Up/Home links have one), a ``title`` that names a neighbour or a part of
+    the document (texi2html's "Next chapter", "Table of contents": :data:`_NAV_TITLE_RE`), or a pager link that shows "Previous" or
     "Next" in an element of its own above the neighbour's title (GitBook, which names neither by class:
     ``<a><span>Previous</span><span>Introduction</span></a>`` read "PreviousIntroduction")."""
     if bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey"):
+        return True
+    if a.has_attr("title") and _NAV_TITLE_RE.fullmatch(_attr(a, "title")):
         return True
     if a.find(True) is None or _first_string(a).strip().casefold() not in _PAGER_LABELS:  # most links: at once
         return False
