@@ -798,3 +798,18 @@ def test_texi2htmls_navigation_bar_is_navigation_by_its_links_titles() -> None:
     assert page.title == "10. Producing Binary MO Files"
     assert "\n".join(s.text for s in page.sections) == (
         "The msgfmt program writes a binary catalog; see the index for its options.\n\n[msgfmt(1)]")
+
+
+def test_a_script_link_that_shows_a_glyph_is_a_toggle_not_text() -> None:
+    """rustdoc 1.6x writes the collapse-all toggle beside an item's version stamp as a link, not a button
+    (``<a id="toggle-all-docs" href="javascript:void(0)">[<span class="inner">−</span>]</a>``): the stamp read
+    ``1.26.0 · · [−]`` atop every standard library page of that era. A link that runs a script and shows no
+    word is a toggle, left out (and the stamp with it); a script link that names what it does stays."""
+    html = """<html><head><title>read_to_string in std::fs - Rust</title></head><body class="rustdoc fn">
+<section id="main-content" class="content"><div class="main-heading"><h1 class="fqn"><span class="in-band">Function
+<a href="index.html">fs</a>::<a class="fn" href="#">read_to_string</a></span></h1><span class="out-of-band"><span
+class="since" title="Stable since Rust version 1.26.0">1.26.0</span> · <a class="srclink" href="../../src/std/fs.rs.html#283"
+>source</a> · <a id="toggle-all-docs" href="javascript:void(0)" title="collapse all docs">[<span class="inner">&#x2212;</span>]</a></span></div>
+<div class="docblock"><p>Read the entire contents of a file into a string.
+<a href="javascript:showAll()">Show all examples</a></p></div></section></body></html>"""
+    assert _text(html) == "Read the entire contents of a file into a string. Show all examples"

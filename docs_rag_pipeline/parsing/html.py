@@ -660,6 +660,7 @@ def _is_chrome(el: Tag) -> bool:
         or (el.name == "span" and bool(set(classes) & _PERMALINK_CLASSES) and _shows_no_word(el))
         or _is_viewcode_link(el, classes)
         or (el.name in ("div", "p") and _is_jump_row(el))
+        or _is_script_toggle(el)
         or (el.name == "a" and _attr(el, "aria-hidden") == "true" and el.find_parent(list(_HEADINGS)))
         or bool(_LINE_NUMBER_CLASSES.intersection(classes))
         or (bool(_PRE_LINE_NUMBER_CLASSES.intersection(classes)) and el.find_parent("pre") is not None)
@@ -745,11 +746,18 @@ def _is_version_stamp(el: Tag) -> bool:
         for a in s.parents:
             if a is el:
                 return True
-            if a.name == "button" or _is_viewcode_link(a, _classes(a)):
+            if a.name == "button" or _is_viewcode_link(a, _classes(a)) or _is_script_toggle(a):
                 return False
         return True
     text = " ".join(s for s in el.find_all(string=True) if shown(s))
     return _VERSION_STAMP_RE.fullmatch(_norm(text)) is not None
+
+
+def _is_script_toggle(el: Tag) -> bool:
+    """``el`` is a link that runs a script and shows no word, a toggle drawn as a glyph: rustdoc 1.6x's
+    collapse-all link atop every API page (``<a id="toggle-all-docs" href="javascript:void(0)">[<span>−</span>]
+    </a>``, a ``<button>`` in later rustdoc), read as ``[−]`` after the item's version stamp."""
+    return el.name == "a" and _attr(el, "href").strip().lower().startswith("javascript:") and _shows_no_word(el)
 
 
 def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
