@@ -1759,3 +1759,6 @@ def test_markdown_includes_read_code_blocks_as_the_parser_does():
     got = resolve_markdown_includes(page, path="page.md", read=files.get)
     assert got.text == ("```yaml\ntitle: Site\ntheme: minima\n```\n\n{% raw %}\n```liquid\n"
                         "{% include_relative _part.md %}\n```\n{% endraw %}\n"), got.text
+    got = resolve_markdown_includes("{% raw %}\n{% include_relative _part.md %}\n{% endraw %}\n", path="p.md",
+                                    read=files.get)
+    assert "JEKYLL PART" not in got.text, got.text  # between raw tags outside a code block too

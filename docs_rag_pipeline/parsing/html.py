@@ -74,7 +74,7 @@ _TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])
 #: details further down): no text of the page
 _MORE_LINK_RE = re.compile(r"(?:(?:read|see) )?more\s*(\.\.\.|…|»|→)?", re.I)
 #: what stands between the links of a row of links: separators, no words
-_LINK_SEPARATORS_RE = re.compile(r"[\s|·•]*[|·•][\s|·•]*")
+_LINK_SEPARATORS_RE = re.compile(r"[\s|·•]*")  # (and one of |·• at least: two linear checks, one pattern backtracked)
 #: the inline elements a row of links may hold
 _ROW_INLINE = frozenset({"a", "span", "b", "strong", "em", "code", "br"})
 #: where a row of links is the author's, not the site's: a list item, a definition, a table cell (Python's
@@ -857,7 +857,7 @@ def _is_jump_row(el: Tag) -> bool:
     outside = _strings(el)
     for a in links:
         outside = outside.replace(_strings(a), " ", 1)
-    return _LINK_SEPARATORS_RE.fullmatch(outside) is not None
+    return _LINK_SEPARATORS_RE.fullmatch(outside) is not None and any(ch in outside for ch in "|·•")
 
 
 def _words_outside(el: Tag, links: list[Tag]) -> int:

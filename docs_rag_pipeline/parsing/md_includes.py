@@ -248,7 +248,7 @@ def resolve_markdown_includes(text: str, *, path: str, read: Any, root: str = ""
             if was or fence:  # a line of a code block, its fences too
                 out.append(line)
                 continue
-            if not fence and (m := _QUARTO_RE.match(line) or _JEKYLL_RE.match(line)) is not None:
+            if not fence and (m := _QUARTO_RE.match(line) or (None if raw else _JEKYLL_RE.match(line))) is not None:
                 got = load(line.strip(), m.group(3), current, depth, chain)
                 if got is None:
                     out.append(line)
