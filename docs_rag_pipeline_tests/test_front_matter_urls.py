@@ -298,3 +298,18 @@ def test_a_draft_is_not_indexed_unless_the_source_says_so(tmp_path: Path, kind: 
     cfg.write_text(text.replace("url_template:", "heading_anchors: python-markdown\n    url_template:"))
     _ingest(cfg)
     assert {r["text"] for r in _rows(cfg)} == everything
+
+
+def test_a_blank_value_sets_no_url_and_a_percent_encoded_one_is_not_encoded_again() -> None:
+    """``slug: "  "`` is no value (it routed the page to its folder, where another page is), as ``slug: ""``
+    is; ``slug: caf%C3%A9`` is the URL the site serves, which was encoded again (``caf%25C3%25A9``); a ``%``
+    that starts no escape is encoded."""
+    from docs_rag_pipeline.sources.front_matter import page_route, route_url
+
+    def url(value: str) -> str | None:
+        route, _ = page_route({"slug": value}, rel="guides/p.md")
+        return route_url(route, SITE + "{path}") if route is not None else None
+
+    assert url("  ") is None and url("") is None
+    assert url("caf%C3%A9") == url("café") == SITE + "guides/caf%C3%A9"
+    assert url("a b%zz") == SITE + "guides/a%20b%25zz"

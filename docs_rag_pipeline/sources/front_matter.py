@@ -96,7 +96,7 @@ def page_route(metadata: dict[str, Any], *, rel: str) -> tuple[Route | None, lis
     stem = posixpath.splitext(posixpath.basename(rel))[0]
     for key, kind in ROUTE_KEYS:
         raw = metadata.get(key)
-        if raw is None or raw == "":
+        if raw is None or (isinstance(raw, str) and not raw.strip()):  # (blank: no value, not the site's root)
             continue
         shown = repr(raw)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -123,11 +123,24 @@ def page_route(metadata: dict[str, Any], *, rel: str) -> tuple[Route | None, lis
     return None, ignored
 
 
+_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def _quote_keeping_escapes(path: str) -> str:
+    """``path`` percent-encoded for a URL, its valid ``%XX`` escapes kept as written (not ``%25XX``)."""
+    out, last = [], 0
+    for m in _ESCAPE_RE.finditer(path):
+        out += [_quote(path[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join([*out, _quote(path[last:])])
+
+
 def route_url(route: Route, url_template: str) -> str:
     """The URL of ``route`` under ``url_template``: a whole route after the text before ``{path}``;
     else the template with ``{path}`` replaced (a route to the root with ``{path}`` followed by text
     other than ``/`` keeps an ``index`` segment, as :func:`~.local.template_path` does for files)."""
-    path = _quote(route.path)
+    # (a value already percent-encoded, ``caf%C3%A9``, is the URL the site serves: its escapes stay as written)
+    path = _quote_keeping_escapes(route.path)
     if route.whole:
         return _collapse(url_template.split("{path}", 1)[0] + "/" + path) if path else \
             url_template.split("{path}", 1)[0]
