@@ -313,3 +313,14 @@ def test_a_blank_value_sets_no_url_and_a_percent_encoded_one_is_not_encoded_agai
     assert url("  ") is None and url("") is None
     assert url("caf%C3%A9") == url("café") == SITE + "guides/caf%C3%A9"
     assert url("a b%zz") == SITE + "guides/a%20b%25zz"
+
+
+def test_a_template_of_a_repositorys_file_view_takes_no_front_matter_url(tmp_path: Path) -> None:
+    """A ``url_template`` that is a repository's file view (``…/blob/main/docs/{path}.md``) serves each file at
+    its path; a Docusaurus ``slug`` or ``id`` (common in such docs) had moved the page to a URL the view does
+    not have, silently, since ``front_matter_urls`` is on by default."""
+    view = "https://github.com/acme/frob/blob/main/docs/{path}.md"
+    cfg, _ = _source(tmp_path, "local", {"guides/install.md": "---\nslug: /setup\nid: installing\n---\n\n# Install\n\nRun pip.\n"},
+                     template=view)
+    _ingest(cfg)
+    assert {r["url"] for r in _rows(cfg)} == {"https://github.com/acme/frob/blob/main/docs/guides/install.md"}

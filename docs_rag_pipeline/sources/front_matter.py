@@ -40,6 +40,10 @@ _INDEX_NAMES = ("index", "README", "readme")
 #: the ``heading_anchors`` styles of generators that publish a page at its file's path whatever its front
 #: matter says (MkDocs: python-markdown, pymdownx; VitePress)
 IGNORING_ANCHORS = ("python-markdown", "pymdownx", "vitepress")
+#: a template of a repository's file view, which serves each file at its path whatever its front matter
+#: says (GitHub's and Gitea's ``/blob/``, GitLab's ``/-/blob/``, ``/tree/``, ``/raw/``, Bitbucket's ``/src/``,
+#: or the file's own extension after ``{path}``)
+_FILE_VIEW_RE = re.compile(r"/(?:blob|tree|raw|src)/|\{path\}\.(?:md|mdx|markdown|qmd)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +162,11 @@ def routes_apply(cfg, rel: str) -> bool:  # noqa: ANN001 - a SourceConfig
     """Whether the front matter of the file at ``rel`` may set its URL: a Markdown or MDX file of a source
     with ``front_matter_urls`` on and a ``url_template``, that no ``url_rules`` entry maps (a rule is the
     config's own word on the URL), unless ``heading_anchors`` says MkDocs or VitePress builds the site
-    (:data:`IGNORING_ANCHORS`)."""
+    (:data:`IGNORING_ANCHORS`) or the template is a repository's file view (:data:`_FILE_VIEW_RE`)."""
     from ..parsing import format_for_path
 
     return (bool(cfg.front_matter_urls) and bool(cfg.url_template) and cfg.heading_anchors not in IGNORING_ANCHORS
+            and _FILE_VIEW_RE.search(cfg.url_template) is None
             and format_for_path(rel) in ("markdown", "mdx")
             and not any(re.search(rule.match, rel) for rule in cfg.url_rules))
 
