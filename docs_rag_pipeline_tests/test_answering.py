@@ -2546,6 +2546,11 @@ def test_a_components_label_lasts_to_its_closing_marker_and_an_admonition_keeps_
                                        "Push the build.\n\n[/Step]\n\nAfter the steps.")
     assert list(zip(units, labels))[1:] == [("Still in the step.", None), ("Push the build.", "Deploy"),
                                             ("After the steps.", None)]
+    # a step is a part of one answer, not one of alternatives as a tab or an API field is: a question naming
+    # one step sets no other step's sentences aside
+    assert labels[2].exclusive is False
+    assert _sentence_units("[Tab macOS]\n\nRun brew.\n\n[/Tab]")[2][0].exclusive is True
+    assert _sentence_units("[ParamField role]\nstring\n\nThe role.\n\n[/ParamField]")[2][0].exclusive is True
     # a self-closing component (``<LinkCard title="Learn" description="A course" />``) labels only its own line
     units, _, labels = _sentence_units("Intro text here.\n\n[LinkCard Learn Astro]\nA premium course with video lessons"
                                        "\n\n[LinkCard Other course]\n\nAfter the cards comes more text.")

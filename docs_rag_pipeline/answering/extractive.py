@@ -500,7 +500,7 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
             # the line a component's marker opens with: its attributes (a field's type, required, default)
             # or the text its attributes show (a card's description), of the thing the label names
             out.append(f"{lead[0].group(3)}: {block}")
-            labels.append(label if lead[1] else lead[0].group(3))
+            labels.append(label if lead[1] else _Label(lead[0].group(3), exclusive=_alternative(lead[0].group(2))))
             attribute = len(out) - 1 if lead[1] else -1
             continue
         if label_lines and _LABEL_LINE.fullmatch(block):
@@ -589,7 +589,27 @@ def _component_label(m: re.Match[str], stack: list[tuple[str, str | None]], labe
         # (a component whose opening marker is in the chunk before: its closing one ends its label too)
         k = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == name), None)
         del stack[k if k is not None else 0:]
-    return next((x for _, x in reversed(stack) if x), None)
+    return next((_Label(x, exclusive=_alternative(n)) for n, x in reversed(stack) if x), None)
+
+
+class _Label(str):
+    """A component's label, and whether its sentences are one of alternatives (``exclusive``): a tab's, an API
+    field's, of which a question names one and the others answer other questions; a step's or a card's are
+    parts of one answer, read with their label's words but never set aside for another's."""
+
+    exclusive: bool
+
+    def __new__(cls, value: str, *, exclusive: bool) -> _Label:
+        obj = super().__new__(cls, value)
+        obj.exclusive = exclusive
+        return obj
+
+
+def _alternative(name: str) -> bool:
+    """A component ``name`` whose siblings are alternatives: a tab (``Tab``, ``TabItem``) or an API field
+    (``ParamField``, ``ResponseField``, ``Property``, ``Param``)."""
+    low = name.lower()
+    return "tab" in low or low.endswith(("field", "param", "parameter", "property", "attribute", "option"))
 
 
 def _list_then_rest(block: str) -> list[str]:
@@ -958,8 +978,10 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     tab_named = [{q for q in qterms if any(t == q or (len(q) >= 3 and t.startswith(q)) for t in tab)}
                  for tab in tab_terms]
     named: dict[str, set[str]] = {}
-    for (h, _), asked_tab in zip(pool, tab_named):
-        named.setdefault(h.chunk_id, set()).update(asked_tab)
+    # (an HTML tab's label line is a plain str: a tab; a step's or a card's label sets nothing aside)
+    exclusive = [tab is not None and getattr(tab, "exclusive", True) for tab in tabs]
+    for (h, _), asked_tab, alt in zip(pool, tab_named, exclusive):
+        named.setdefault(h.chunk_id, set()).update(asked_tab if alt else ())
     # a sentence is read with its section's heading too: a reference section's definition ("Controls how
     # many progress messages the tool prints") never repeats the name its heading gives (`verbosity`)
     # (a name's parts too: a question says "tab width" for `tab_width`, "max age" for `max-age`)
@@ -972,7 +994,8 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
     for (h, s), v, terms, tab, asked_tab, head in zip(pool, sv, sentence_terms, tabs, tab_named, head_terms):
         # a sentence in a tab is read with the tab's label: "Install it with winget" says Windows by its tab
         overlap = len(qterms & ({_stem(t, lang) for t in terms} | asked_tab | head)) / max(1, len(qterms))
-        other_tab.append(tab is not None and bool(named[h.chunk_id]) and not asked_tab)
+        other_tab.append(tab is not None and getattr(tab, "exclusive", True) and bool(named[h.chunk_id])
+                         and not asked_tab)
         scores.append(float(np.dot(qv, v)) + 0.3 * overlap + 0.05 * (h.fused * 60) + 0.3 * _names_key(s, asked)
                       - 0.3 * other_tab[-1])
     order = np.argsort(-np.asarray(scores))
