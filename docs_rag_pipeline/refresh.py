@@ -29,8 +29,7 @@ from .metadata_rules import derive_metadata
 from .parsing import ParseError, RedirectPage, UnpublishedPage, parse_document, unpublished
 from .records import Chunk, ParsedPage, Section
 from .sources import remove_state, source_for, state_of_other_kinds
-from .sources.base import SOURCE_KEYS, SourceError
-from .sources.front_matter import IGNORING_ANCHORS
+from .sources.base import IGNORING_ANCHORS, SOURCE_KEYS, SourceError
 
 Log = Callable[[str], None]
 

@@ -222,3 +222,8 @@ class Source(ABC):
         if mode != "refresh":
             return "changed"
         return "unchanged" if state[page_url] == digest else "changed"
+
+
+#: the ``heading_anchors`` styles of generators that publish every page at its file's path whatever its front
+#: matter says (MkDocs: python-markdown, pymdownx; VitePress): no front-matter URL, no draft left out
+IGNORING_ANCHORS = ("python-markdown", "pymdownx", "vitepress")
