@@ -877,13 +877,18 @@ _NAV_TITLE_RE = re.compile(r"\s*(?:(?:beginning of this|next|previous|prev|up)\b
                            r"|about \(help\))\s*", re.I)
 
 
+def _is_marked_nav_link(a: Tag) -> bool:
+    """A link its markup names a link to a neighbour page: ``rel="next"``/``prev``/``up``… or an ``accesskey``."""
+    return bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey")
+
+
 def _is_nav_link(a: Tag) -> bool:
     """A link to a neighbour page by its markup: ``rel="next"``/``prev``/``up``…, an ``accesskey``
     (DocBook's and texinfo's Prev/Next/Up/Home links have one), a ``title`` that names a neighbour or a part of
     the document (texi2html's "Next chapter", "Table of contents": :data:`_NAV_TITLE_RE`), or a pager link that shows "Previous" or
     "Next" in an element of its own above the neighbour's title (GitBook, which names neither by class:
     ``<a><span>Previous</span><span>Introduction</span></a>`` read "PreviousIntroduction")."""
-    if bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey"):
+    if _is_marked_nav_link(a):
         return True
     if a.has_attr("title") and _NAV_TITLE_RE.fullmatch(_attr(a, "title")):
         return True
@@ -925,9 +930,8 @@ def _remove_link_navigation(root: Tag) -> None:
         # a link's rel or accesskey marks it; a label before it ("Next:") or a title ("Index") only with another
         # such link in the block, or no word beside it (texi2html's "[<a title="Next chapter">&gt;&gt;</a>]"):
         # a package's "Home: <a>site</a>", a sentence's link titled "Index", stay
-        marked = any(bool(set(_attr(a, "rel").lower().split()) & _NAV_RELS) or a.has_attr("accesskey") for a in links)
-        bare = _words_outside(block, links) == 0 or not re.search(r"\w", _strings(block).replace(
-            "".join(_strings(a) for a in links), "")) if len(links) == 1 else False
+        marked = any(_is_marked_nav_link(a) for a in links)
+        bare = len(links) == 1 and not re.search(r"\w", _strings(block).replace(_strings(links[0]), ""))
         if (marked or len(links) >= 2 or bare) and _words_outside(block, links) <= 3 * len(links):
             block.decompose()
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import IGNORING_ANCHORS
-from .local import _collapse, _quote, template_drops_index
+from .local import _INDEX_NAMES, _collapse, _quote, template_drops_index
 
 __all__ = ["MAX_ROUTE", "ROUTE_KEYS", "Route", "page_route", "route_url"]
 
@@ -37,7 +37,6 @@ MAX_ROUTE = 1000
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 #: a Jekyll placeholder (``:title``, ``:path``, ``:output_ext``), which only Jekyll fills in
 _PLACEHOLDER_RE = re.compile(r"(?:^|/|[^A-Za-z0-9]):[a-z_]+")
-_INDEX_NAMES = ("index", "README", "readme")
 #: a template of a repository's file view, which serves each file at its path whatever its front matter
 #: says (GitHub's and Gitea's ``/blob/``, GitLab's ``/-/blob/``, ``/tree/``, ``/raw/``, Bitbucket's ``/src/``,
 #: or the file's own extension after ``{path}``)
