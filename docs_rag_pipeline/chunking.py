@@ -12,7 +12,7 @@ import posixpath
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .records import TEXT_DIRECTIVE, Chunk, ParsedPage
 from .table_row import is_row_line, row_cells
@@ -573,6 +573,11 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
     """Pack blocks greedily into pieces of at most ``limit`` tokens. With ``overlap``, pieces are
     packed to ``limit - overlap`` and each later piece starts with the previous piece's tail, so
     no piece ever exceeds ``limit``."""
+    return [whole for whole, _ in _split_pieces(text, limit, overlap, count)]
+
+
+def _split_pieces(text: str, limit: int, overlap: int, count: CountFn) -> list[tuple[str, str]]:
+    """:func:`split_text`'s pieces, each with its part after the previous piece's tail."""
     overlap = min(overlap, limit // 4)
     room = limit - overlap
     units: list[str] = []
@@ -611,14 +616,30 @@ def split_text(text: str, limit: int, overlap: int, count: CountFn) -> list[str]
         counts.append(n)
     if cur:
         pieces.append(cur)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for i, p in enumerate(pieces):
-        body = "\n\n".join(p)
+        own = body = "\n\n".join(p)
         if i and overlap:
-            tail = _tail(out[-1], overlap - 2, count)
+            tail = _tail(out[-1][0], overlap - 2, count)
             if tail and count(f"… {tail}\n\n{body}") <= limit:
                 body = f"… {tail}\n\n{body}"
-        out.append(body)
+        out.append((body, own))
+    return out
+
+
+def _piece_targets(text: str, targets: Sequence[tuple[int, str]], owns: Sequence[str]) -> list[str]:
+    """For each piece of ``text`` (its own part, without the previous piece's tail), the id of the
+    last target (``Section.targets``) at or before where it starts in ``text``, '' for none. A piece
+    is found by its first line, searched from where the previous one started; one not found (a code
+    block cut and fenced again) starts where the previous one did."""
+    out: list[str] = []
+    pos = 0
+    for own in owns:
+        first = next((ln.strip() for ln in own.splitlines() if ln.strip()), "")
+        found = text.find(first, pos) if first else -1
+        if found >= 0:
+            pos = found
+        out.append(next((a for o, a in reversed(targets) if o <= pos), ""))
     return out
 
 
@@ -713,8 +734,13 @@ def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: st
             header_cost[key] = count(" > ".join([page.title, *key]))
         limit = budget.for_header(header_cost[key])
         parent = _enclosing(key, first_of_section, chunks)
-        url = f"{page_url}#{url_fragment(sec.anchor)}" if sec.anchor else page_url
-        for piece in split_text(text, limit, budget.overlap, count):
+        pieces = _split_pieces(text, limit, budget.overlap, count)
+        # a piece that starts inside a described term (an API entry) links that term's id
+        offset = len(sec.text) - len(sec.text.lstrip())
+        starts = _piece_targets(text, [(o - offset, a) for o, a in sec.targets], [own for _, own in pieces])
+        for (piece, _), target in zip(pieces, starts, strict=True):
+            anchor = target or sec.anchor
+            url = f"{page_url}#{url_fragment(anchor)}" if anchor else page_url
             base = chunk_id_for(source, page_url, key, piece)
             occ = seen_ids.get(base, 0)
             seen_ids[base] = occ + 1

@@ -30,13 +30,17 @@ class Section:
     :func:`text_directive` of the heading's text for a web heading with no id), ``level`` the
     heading level (1 for the intro), ``text`` plain text: paragraphs separated by a blank line,
     list items as ``- item``, table rows as ``a | b | c``, code blocks verbatim (fenced with
-    ```` ``` ````) so the chunker never splits inside one.
+    ```` ``` ````) so the chunker never splits inside one. ``targets`` are places inside the text that
+    the site gives an id of their own, ``(offset in text, id)`` in text order: an API entry's
+    ``<dt id="requests.Session.mount">``, a glossary term's, a command-line option's. A chunk that
+    starts at or after one links it (see :func:`chunking.chunk_page`), not the heading above.
     """
 
     headings: tuple[str, ...]
     anchor: str
     level: int
     text: str
+    targets: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(slots=True)

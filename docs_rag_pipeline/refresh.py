@@ -435,7 +435,9 @@ def build_chunks(ctx: Context, source_name: str, pages: Sequence[dict[str, Any]]
             continue
         parsed = ParsedPage(title=p["title"], metadata=json.loads(p["metadata"] or "{}"),
                             sections=[Section(headings=tuple(s["headings"]), anchor=s["anchor"], level=s["level"],
-                                              text=s["text"]) for s in json.loads(p["sections"])])
+                                              text=s["text"],
+                                              targets=tuple((int(o), str(a)) for o, a in s.get("targets") or ()))
+                                      for s in json.loads(p["sections"])])
         meta = {**src_cfg.metadata, "section": _top_section(p["path"])}
         page_chunks = chunk_page(parsed, source=source_name, page_url=p["page_url"], content_hash=p["content_hash"],
                                  updated_at=now, budget=budget, count=emb.count_tokens, metadata=meta)

@@ -864,3 +864,31 @@ def test_rules_for_generators_leave_the_authors_text_alone() -> None:
                    'Starlette</a> for the web parts.</p>')
     assert text.endswith("Built on Starlette for the web parts."), text
     assert page("<h1>Introduction</h1><p>Text.</p>", "Chapter 3: Introduction")[0] == "Chapter 3: Introduction"
+
+
+def test_a_described_terms_id_is_a_target_in_its_sections_text() -> None:
+    """A term a definition list describes under an id of its own (Sphinx's API entries and glossary
+    terms, ``<dt id>``; an empty link target at the term's start, ``<a name>`` or ``<span id>``) is a
+    target of its section: its id and where its line starts in the text, which the chunker links a chunk
+    starting there by. A term with no id, or one whose target holds text, is none; the text is as before."""
+    html = """<html><head><title>Glossary</title></head><body><main><h1>Glossary</h1>
+<h2 id="terms">Terms</h2><p>Words used here.</p>
+<dl class="glossary"><dt id="term-cache">cache</dt><dd><p>A copy kept to skip work.</p>
+<dl class="py method"><dt id="Cache.clear"><span class="sig-name">clear</span>()</dt><dd><p>Empties it.</p></dd></dl></dd>
+<dt>chunk</dt><dd><p>A piece of a page.</p></dd>
+<dt><a name="opt-v"></a>-v, --verbose</dt><dd><p>Says more.</p></dd>
+<dt><span id="embed"></span>embedding</dt><dd><p>A vector.</p></dd>
+<dt><a id="lnk" href="#lnk">linked</a></dt><dd><p>Not a target.</p></dd></dl></main></body></html>"""
+    (sec,) = parse_html(html, url="https://docs.example.org/glossary.html").sections
+    assert sec.text == ("Words used here.\n\ncache\n  A copy kept to skip work.\n  clear()\n    Empties it.\nchunk\n"
+                        "  A piece of a page.\n-v, --verbose\n  Says more.\nembedding\n  A vector.\nlinked\n  Not a target.")
+    assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
+        ("term-cache", "cache"), ("Cache.clear", "clear()"), ("opt-v", "-v, --verbose"), ("embed", "embedding")]
+    # a term after a nested section that ended: its section's text is joined from two parts, and the
+    # target's place moves with the second
+    html = """<html><head><title>API</title></head><body><main><h1>API</h1>
+<section id="a"><h2>A</h2><p>First part of A.</p><section id="b"><h3>B</h3><p>All of B.</p></section>
+<dl><dt id="A.run">run()</dt><dd><p>Runs A.</p></dd></dl></section></main></body></html>"""
+    a, b = parse_html(html, url="https://docs.example.org/api.html").sections
+    assert (a.anchor, a.text, b.targets) == ("a", "First part of A.\n\nrun()\n  Runs A.", ())
+    assert [(x, a.text[o:]) for o, x in a.targets] == [("A.run", "run()\n  Runs A.")]

@@ -2269,3 +2269,42 @@ def test_an_undeclared_chinese_japanese_or_korean_page_is_read_in_its_encoding(t
     bodies = {p.page_url.rsplit("/", 1)[1]: p.body or "" for p in scan.pages}
     for name, (codec, text) in cases.items():
         assert f"<p>{text}</p>" in bodies[f"{name}.html"], (codec, bodies[f"{name}.html"])
+
+
+def _api_entry(name: str, what: str, n: int) -> str:
+    words = " ".join(f"{what} detail {i} of {name} behaves as described." for i in range(n))
+    return (f'<dl class="py method"><dt class="sig sig-object py" id="shop.Cart.{name}">'
+            f'<span class="sig-name">{name}</span>(<em>item</em>)<a class="headerlink" href="#shop.Cart.{name}">¶</a>'
+            f'</dt><dd><p>{words}</p></dd></dl>')
+
+
+def test_a_chunk_inside_an_api_entry_links_the_entrys_id(tmp_path: Path) -> None:
+    """A chunk of a section of API entries (Sphinx's ``<dl class="py method"><dt id="shop.Cart.add">``)
+    linked the section's heading, thousands of words above the method it quotes; it now links the entry
+    it starts in, an id the page has, and a chunk before any entry still links the heading."""
+    methods = [("add", "Adding", 30), ("discount", "Discounting", 12), ("refund", "Refunding", 30), ("remove", "Removing", 12)]
+    body = ('<section id="the-cart"><h2>The cart<a class="headerlink" href="#the-cart">¶</a></h2>'
+            '<p>The cart holds what a shopper picked before paying.</p>'
+            '<dl class="py class"><dt class="sig sig-object py" id="shop.Cart"><em>class</em> shop.Cart</dt><dd>'
+            '<p>A shopping cart.</p>' + "".join(_api_entry(m, w, n) for m, w, n in methods) + '</dd></dl></section>')
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text(page("Shop API", body))
+    with static_server(root) as srv:
+        cfg = write_web_config(tmp_path, "shop", seed_urls=[srv.url + "/"], sitemaps="off")
+        refresh.refresh(Context(load_config(cfg)), "shop")
+    rows = sorted(indexed(cfg, "shop")[srv.url + "/"], key=lambda r: r["chunk_index"])
+    ids = set(re.findall(r'id="([^"]+)"', body))
+    assert rows[0]["url"] == srv.url + "/#the-cart" and rows[0]["text"].startswith("The cart holds")
+    starts = []
+    for r in rows:
+        anchor = r["url"].split("#", 1)[1]
+        assert anchor in ids
+        own = r["text"].split("\n\n", 1)[1] if r["text"].startswith("… ") else r["text"]
+        m = re.match(r"(\w+)\(item\)|\w+ detail \d+ of (\w+)", own.lstrip())
+        if m:  # the chunk starts in a method's entry (its signature or its words): it links that method
+            assert anchor == f"shop.Cart.{m[1] or m[2]}", (anchor, own[:60])
+            starts.append("signature" if m[1] else "words")
+    assert len(rows) > len(methods) and starts.count("words") >= len(methods)
+    hits = search("Refunding detail 5 of refund", top_k=1, config=cfg)
+    assert hits[0].url == srv.url + "/#shop.Cart.refund"

@@ -1020,7 +1020,8 @@ def extractive_answer(question: str, hits: Sequence[Hit], embedder: Embedder, cf
             continue
         if chosen and scores[i] < 0.6 * scores[order[0]]:
             break
-        if chosen and unreadable and h.url not in {c.url for c, _, _ in chosen} and not (
+        if chosen and unreadable and (h.page_url, tuple(h.headings)) not in {
+                (c.page_url, tuple(c.headings)) for c, _, _ in chosen} and not (
                 qterms & {_stem(t) for t in sentence_terms[i]}):
             continue  # another section's sentence, and nothing says it answers: none of the question's words
         if not chosen:

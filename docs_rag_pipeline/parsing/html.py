@@ -1614,6 +1614,20 @@ def _without_empty_columns(rows: list[list[str]]) -> list[list[str]]:
     return [[cell for c, cell in enumerate(r) if c not in empty] for r in rows]
 
 
+def _term_id(dt: Tag) -> str:
+    """The id a site gives a described term (``Section.targets``): the ``<dt>``'s own (Sphinx's API
+    entries, ``<dt id="requests.Session.mount">``, its glossary terms and command-line options,
+    mandoc's flags), else that of an empty link target at its start (``<dt><a id="x"></a>…``,
+    ``<a name="x">``)."""
+    own = _attr(dt, "id").strip()
+    if own:
+        return own
+    first = next((c for c in dt.children if isinstance(c, Tag) or str(c).strip()), None)
+    if isinstance(first, Tag) and first.name in ("a", "span") and not first.get_text().strip():
+        return (_attr(first, "id") or (_attr(first, "name") if first.name == "a" else "")).strip()
+    return ""
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1819,9 +1833,9 @@ class _Walker:
             if child.name == "dt":
                 text = _norm(_text(child))
                 if text:
-                    out.append(OutLine(text))
+                    out.append(OutLine(text, anchor=_term_id(child)))
             else:
-                out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in self._lines(child))
+                out.extend(ln if ln.verbatim else OutLine("  " + ln.text, anchor=ln.anchor) for ln in self._lines(child))
         return out
 
     def _note(self, el: Tag) -> list[OutLine]:
@@ -2183,7 +2197,7 @@ def parse_html(html: str | bytes, *, url: str, content_selector: str | None = No
             any_heading = True
         else:
             text_before = text_before or any(line.text.strip() for line in ev)
-            builder.add("\n".join(line.text for line in ev))
+            builder.add_lines(ev)
 
     # a citation needs a title a reader recognises: a placeholder falls back to the H1, then to the
     # page's file name

@@ -17,7 +17,7 @@ import textwrap
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
 import yaml
@@ -141,6 +141,7 @@ class _OpenSection:
     anchor: str
     level: int
     blocks: list[str] = field(default_factory=list)
+    targets: list[tuple[int, int, str]] = field(default_factory=list)  # (block, offset in it, id)
 
 
 class SectionBuilder:
@@ -213,15 +214,36 @@ class SectionBuilder:
         self._current = _OpenSection(headings, "", level)
         self._current_heading = heading
 
-    def add(self, block: str) -> None:
-        """Append a block of text (a paragraph, a list, a code block...) to the current section."""
+    def add(self, block: str, targets: Sequence[tuple[int, str]] = ()) -> None:
+        """Append a block of text (a paragraph, a list, a code block...) to the current section.
+        ``targets``: ``(offset in block, id)`` of places in it the site gives an id (``Section.targets``)."""
         if block.strip():
+            cut = len(block) - len(block.lstrip("\n"))
+            at = len(self._current.blocks)
+            self._current.targets.extend((at, max(0, off - cut), anchor) for off, anchor in targets if anchor)
             self._current.blocks.append(block.strip("\n"))
+
+    def add_lines(self, lines: Sequence[OutLine]) -> None:
+        """:meth:`add` a block of rendered lines, each line's ``anchor`` a target where the line starts."""
+        targets, at = [], 0
+        for line in lines:
+            if line.anchor:
+                targets.append((at + len(line.text) - len(line.text.lstrip()), line.anchor))
+            at += len(line.text) + 1
+        self.add("\n".join(line.text for line in lines), targets)
 
     def _close(self) -> None:
         cur = self._current
-        text = "\n\n".join(cur.blocks).strip()
-        self._sections.append(Section(cur.headings, cur.anchor, cur.level, text))
+        joined = "\n\n".join(cur.blocks)
+        text = joined.strip()
+        lead = len(joined) - len(joined.lstrip())
+        starts = []
+        pos = 0
+        for b in cur.blocks:
+            starts.append(pos)
+            pos += len(b) + 2
+        targets = tuple((min(len(text), max(0, starts[i] + off - lead)), anchor) for i, off, anchor in cur.targets)
+        self._sections.append(Section(cur.headings, cur.anchor, cur.level, text, targets))
         self._section_heading.append(self._current_heading)
 
     def _anchors(self) -> list[str]:
@@ -263,7 +285,9 @@ class SectionBuilder:
         for sec, at in zip(self._sections, self._section_heading, strict=True):
             if at in first:
                 k = first[at]
-                sections[k] = replace(sections[k], text="\n\n".join(t for t in (sections[k].text, sec.text) if t))
+                shift = len(sections[k].text) + 2 if sections[k].text else 0
+                sections[k] = replace(sections[k], text="\n\n".join(t for t in (sections[k].text, sec.text) if t),
+                                      targets=sections[k].targets + tuple((shift + o, a) for o, a in sec.targets))
                 continue
             first[at] = len(sections)
             sections.append(sec)
@@ -1605,6 +1629,8 @@ class OutLine:
 
     text: str
     verbatim: bool = False
+    #: the id the site gives the place this line starts (an API entry's ``<dt id>``): ``Section.targets``
+    anchor: str = ""
 
     def __post_init__(self) -> None:
         if not self.verbatim:

@@ -299,17 +299,19 @@ def _generic_directive(name: str):  # noqa: ANN202
             py_object = _python_object(name)
             document = self.state.document
             context = None
+            ids: list[str | None] = []
             if py_object and signatures:
                 shown = [_py_signature(py_object, sig, self.options, document) for sig in signatures]
-                signatures = [text for text, _ in shown]
+                signatures = [text for text, _, _ in shown]
                 context = shown[-1][1]
+                ids = [node_id for _, _, node_id in shown]
             elif name in _C_KEYWORDS and signatures:
                 signatures = [_c_signature(name, sig) for sig in signatures]
             if signatures and _object_description(name):
                 # as Sphinx shows a signature: as written, no reST markup read in it, no smart quotes
                 # (``print(*objects, sep=' ', end='\n')``, ``.. option:: --verbose``)
                 code = "\n".join(signatures)
-                box += nodes.literal_block(code, code, docs_rag_signature=True)
+                box += nodes.literal_block(code, code, docs_rag_signature=True, docs_rag_ids=ids)
             elif arg:
                 parsed, _messages = self.state.inline_text(arg, self.lineno)
                 box += nodes.paragraph(arg, "", *parsed)
@@ -428,9 +430,10 @@ def _python_object(name: str) -> str | None:
     return bare if (not sep or domain == "py") and bare in _PY_OBJECTS else None
 
 
-def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str, str | None]:
-    """A Python object's signature as Sphinx shows it, and the class its body documents members of ("" for
-    none, None to leave it as it is): the kind's word (``class``, ``exception``, ``coroutine``, the flags
+def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str, str | None, str | None]:
+    """A Python object's signature as Sphinx shows it, the class its body documents members of ("" for
+    none, None to leave it as it is) and the id Sphinx gives it (the module and the full name,
+    ``argparse.ArgumentParser.parse_args``; None for a signature it cannot read): the kind's word (``class``, ``exception``, ``coroutine``, the flags
     ``:async:``, ``:classmethod:`` …), the module the page documents (``.. module::``/``.. currentmodule::``,
     or the ``:module:`` option) before a name that is not in a class and has no prefix of its own, ``()`` for
     a function written without arguments, ``@`` before a decorator, `` → type`` for a return annotation and
@@ -440,7 +443,7 @@ def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str
     word, needs_arglist, nests = _PY_OBJECTS[kind]
     m = _PY_SIGNATURE.match(sig)
     if not m:
-        return sig, None
+        return sig, None, None
     prefix, name, arglist, retann = m.groups()
     module = options.get("module") or document.get("docs_rag_py_module")
     classname = document.get("docs_rag_py_class")
@@ -476,9 +479,10 @@ def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str
     if kind in ("data", "attribute") and options.get("value"):
         shown += f" = {str(options['value']).strip()}"
     shown = " ".join([*words, shown])
+    node_id = f"{module}.{fullname}" if module else fullname  # Sphinx's PyObject.add_target_and_index
     if nests:
-        return shown, fullname
-    return shown, (prefix.rstrip(".") if prefix else None)
+        return shown, fullname, node_id
+    return shown, (prefix.rstrip(".") if prefix else None), node_id
 
 
 #: Sphinx's info fields of an object description (its DocFieldTransformer, Python, C and C++ domains):
@@ -768,7 +772,7 @@ class _Walker:
             return
         lines = self.render(node)
         if lines:
-            builder.add("\n".join(ln.text for ln in lines))
+            builder.add_lines(lines)
 
     # ---------------------------------------------------------------------------------------
     def blocks(self, children: Any) -> list[OutLine]:
@@ -821,7 +825,12 @@ class _Walker:
         if isinstance(node, n.section):  # a section nested in a block (rare): title and content
             return self.blocks(node.children)
         if isinstance(node, n.literal_block) and node.get("docs_rag_signature"):  # an object's signatures
-            return [OutLine(line) for line in node.astext().split("\n")]
+            # each signature line is its object's target (a repeated id, a second signature of one
+            # object, is Sphinx's ``id1``, which names no object: the first one stays the target)
+            given = node.get("docs_rag_ids") or []
+            ids = [node_id if node_id not in given[:i] else None for i, node_id in enumerate(given)]
+            return [OutLine(line, anchor=(ids[i] if i < len(ids) else None) or "")
+                    for i, line in enumerate(node.astext().split("\n"))]
         if isinstance(node, n.literal_block):
             lang = node.get("language") or next((c for c in node.get("classes", []) if c not in ("code", "literal-block")), "")
             if not lang and node.rawsource == node.astext():  # not a parsed-literal, which Sphinx never highlights
