@@ -479,14 +479,14 @@ DEFAULT_INCLUDE = ("**/*.md", "**/*.mdx", "**/*.markdown", "**/*.qmd", "**/*.htm
                    "**/*.asciidoc", "**/*.rst")
 _COMMON_KEYS = {"name", "kind", "cron", "metadata", "metadata_rules"}
 SOURCE_KEYS = {
-    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules",
+    "local": _COMMON_KEYS | {"path", "include", "exclude", "base_url", "url_template", "url_rules", "url_paths",
                              "front_matter_urls", "index_drafts", "asciidoc_attributes", "heading_anchors", "max_bytes"},
     "web": _COMMON_KEYS | {"seed_urls", "sitemaps", "allow_patterns", "deny_patterns", "allowed_domains",
                            "max_pages", "max_depth", "delay_seconds", "timeout_seconds", "max_retries",
                            "max_bytes", "error_threshold", "max_removed_share", "user_agent", "respect_robots", "content_selector",
                            "base_url"},
     "git": _COMMON_KEYS | {"repo", "branch", "subpath", "include", "exclude", "url_template", "url_rules",
-                           "front_matter_urls", "index_drafts",
+                           "url_paths", "front_matter_urls", "index_drafts",
                            "token_env", "asciidoc_attributes", "heading_anchors", "max_bytes", "timeout_seconds"},
 }
 KINDS = tuple(SOURCE_KEYS)
@@ -510,6 +510,10 @@ class SourceConfig(_Shape):
     url_rules: Annotated[tuple[UrlRule, ...], BeforeValidator(_tuple)] = ()  # local, git
     # local, git: a Markdown page's permalink, url, slug or id front matter sets its URL under url_template
     front_matter_urls: bool = True
+    # local, git: whose rules turn a file's path into its URL under url_template: plain (as written), docusaurus
+    # (number prefixes left out, guides/guides.md is guides/), hugo (section/_index.md is section/, lowercase);
+    # sources.local.URL_PATHS
+    url_paths: Literal["plain", "docusaurus", "hugo"] = "plain"
     # local, git: index a Markdown page its front matter marks as a draft (draft: true, published: false)
     index_drafts: bool = False
     cron: str = "0 4 * * *"

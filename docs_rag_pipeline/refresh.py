@@ -211,7 +211,7 @@ NOT_SHAPING_KEYS = {
     "cron": "when, not what", "path": "which files: a scan sees them",
     "include": "which files: a scan sees them", "exclude": "which files: a scan sees them",
     "base_url": "changes the URLs: pages are new", "url_template": "changes the URLs: pages are new",
-    "url_rules": "changes the URLs: pages are new", "front_matter_urls": "changes the URLs: pages are new", "seed_urls": "which pages: a crawl sees them",
+    "url_rules": "changes the URLs: pages are new", "front_matter_urls": "changes the URLs: pages are new", "url_paths": "changes the URLs: pages are new", "seed_urls": "which pages: a crawl sees them",
     "sitemaps": "which pages: a crawl sees them", "allow_patterns": "which pages: a crawl sees them",
     "deny_patterns": "which pages: a crawl sees them", "allowed_domains": "which pages: a crawl sees them",
     "max_pages": "which pages: a crawl sees them", "max_depth": "which pages: a crawl sees them",

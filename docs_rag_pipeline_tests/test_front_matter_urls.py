@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_rag_pipeline.config import load_config
+from docs_rag_pipeline.config import ConfigError, load_config
 from docs_rag_pipeline.context import Context
 from docs_rag_pipeline.parsing import parse_markdown
 from docs_rag_pipeline.refresh import refresh
@@ -324,3 +324,56 @@ def test_a_template_of_a_repositorys_file_view_takes_no_front_matter_url(tmp_pat
                      template=view)
     _ingest(cfg)
     assert {r["url"] for r in _rows(cfg)} == {"https://github.com/acme/frob/blob/main/docs/guides/install.md"}
+
+
+NUMBERED = {
+    "01-intro.md": "# Intro\n\nAlpha text.\n",
+    "02-guides/03-setup.md": "# Setup\n\nBravo text.\n",
+    "02-guides/02-guides.md": "# Guides\n\nCharlie text.\n",
+    "02-guides/04-moved.md": "---\nslug: moved-here\n---\n\n# Moved\n\nDelta text.\n",
+    "8.0-notes.md": "# Notes\n\nEcho text.\n",
+    "section/_index.md": "# Section\n\nFoxtrot text.\n",
+    "Bundle Post/index.md": "# Post\n\nGolf text.\n",
+    "README.md": "# Readme\n\nHotel text.\n",
+}
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+@pytest.mark.parametrize("generator", ["plain", "docusaurus", "hugo"])
+def test_url_paths_says_whose_rules_turn_a_files_path_into_its_url(tmp_path: Path, kind: str, generator: str) -> None:
+    """``url_paths: docusaurus``: number prefixes of files and folders are no part of the URL (``01-intro.md`` is
+    ``intro``, ``02-guides/03-setup.md`` ``guides/setup``; ``8.0-notes`` is a version and stays), a file named as
+    its folder is the folder, a relative slug is beside the published folder. ``url_paths: hugo``:
+    ``section/_index.md`` and a leaf bundle's ``index.md`` are their folder, paths are lowercase with ``-`` for a
+    space. Before, the template kept ``01-intro`` and ``section/_index``, URLs these sites do not have; ``plain``
+    (the default) still does."""
+    template = SITE + ("{path}/" if generator == "hugo" else "{path}")
+    cfg, _ = _source(tmp_path, kind, NUMBERED, template=template,
+                     extra=f"url_paths: {generator}" if generator != "plain" else "")
+    _ingest(cfg)
+    urls = {r["text"].split()[0]: r["url"] for r in _rows(cfg)}
+    want = {
+        "plain": {"Alpha": "01-intro", "Bravo": "02-guides/03-setup", "Charlie": "02-guides/02-guides",
+                  "Delta": "02-guides/moved-here", "Echo": "8.0-notes", "Foxtrot": "section/_index",
+                  "Golf": "Bundle%20Post", "Hotel": ""},
+        "docusaurus": {"Alpha": "intro", "Bravo": "guides/setup", "Charlie": "guides", "Delta": "guides/moved-here",
+                       "Echo": "8.0-notes", "Foxtrot": "section/_index", "Golf": "Bundle%20Post", "Hotel": ""},
+        "hugo": {"Alpha": "01-intro/", "Bravo": "02-guides/03-setup/", "Charlie": "02-guides/02-guides/",
+                 "Delta": "02-guides/moved-here/", "Echo": "8.0-notes/", "Foxtrot": "section/",
+                 "Golf": "bundle-post/", "Hotel": "readme/"},
+    }[generator]
+    assert urls == {k: SITE + v for k, v in want.items()}
+
+
+def test_url_paths_leaves_a_repositorys_file_view_alone_and_a_bad_value_names_the_choices(tmp_path: Path) -> None:
+    """A template of a repository's file view shows every file at its path, whatever builds the site; a value
+    that is none of the generators is a config error naming the key and the values."""
+    view = "https://github.com/acme/frob/blob/main/docs/{path}.md"
+    cfg, _ = _source(tmp_path, "local", {"01-intro.md": "# Intro\n\nAlpha text.\n"}, template=view,
+                     extra="url_paths: docusaurus")
+    _ingest(cfg)
+    assert {r["url"] for r in _rows(cfg)} == {"https://github.com/acme/frob/blob/main/docs/01-intro.md"}
+    cfg, _ = _source(tmp_path / "bad", "local", {"a.md": "# A\n\nAlpha.\n"}, extra="url_paths: jekyll")
+    with pytest.raises(ConfigError, match=r"sources\[0\]\.url_paths: unknown value 'jekyll'; use 'plain', "
+                                          r"'docusaurus' or 'hugo'"):
+        load_config(cfg)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import IGNORING_ANCHORS
-from .local import _INDEX_NAMES, _collapse, _quote, template_drops_index
+from .local import _INDEX_NAMES, FILE_VIEW_RE, _collapse, _quote, site_rel, template_drops_index
 
 __all__ = ["MAX_ROUTE", "ROUTE_KEYS", "Route", "page_route", "route_url"]
 
@@ -37,10 +37,6 @@ MAX_ROUTE = 1000
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 #: a Jekyll placeholder (``:title``, ``:path``, ``:output_ext``), which only Jekyll fills in
 _PLACEHOLDER_RE = re.compile(r"(?:^|/|[^A-Za-z0-9]):[a-z_]+")
-#: a template of a repository's file view, which serves each file at its path whatever its front matter
-#: says (GitHub's and Gitea's ``/blob/``, GitLab's ``/-/blob/``, ``/tree/``, ``/raw/``, Bitbucket's ``/src/``,
-#: or the file's own extension after ``{path}``)
-_FILE_VIEW_RE = re.compile(r"/(?:blob|tree|raw|src)/|\{path\}\.(?:md|mdx|markdown|qmd)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +155,20 @@ def routes_apply(cfg, rel: str) -> bool:  # noqa: ANN001 - a SourceConfig
     """Whether the front matter of the file at ``rel`` may set its URL: a Markdown or MDX file of a source
     with ``front_matter_urls`` on and a ``url_template``, that no ``url_rules`` entry maps (a rule is the
     config's own word on the URL), unless ``heading_anchors`` says MkDocs or VitePress builds the site
-    (:data:`IGNORING_ANCHORS`) or the template is a repository's file view (:data:`_FILE_VIEW_RE`)."""
+    (:data:`IGNORING_ANCHORS`) or the template is a repository's file view (:data:`~.local.FILE_VIEW_RE`)."""
     from ..parsing import format_for_path
 
     return (bool(cfg.front_matter_urls) and bool(cfg.url_template) and cfg.heading_anchors not in IGNORING_ANCHORS
-            and _FILE_VIEW_RE.search(cfg.url_template) is None
+            and FILE_VIEW_RE.search(cfg.url_template) is None
             and format_for_path(rel) in ("markdown", "mdx")
             and not any(re.search(rule.match, rel) for rule in cfg.url_rules))
+
+
+def route_rel(cfg, rel: str) -> str:  # noqa: ANN001 - a SourceConfig
+    """The path :func:`page_route` reads a page's folder and name from: ``rel`` as the generator that the
+    source's ``url_paths`` names writes it into URLs (:func:`~.local.site_rel`), since a relative slug or an
+    id is beside the page's published folder (Docusaurus' ``02-guides/`` is ``guides/``)."""
+    return site_rel(rel, cfg.url_paths) if cfg.url_template and not FILE_VIEW_RE.search(cfg.url_template) else rel
 
 
 def front_matter_of(data: bytes | str, *, rel: str) -> dict[str, Any]:

@@ -52,8 +52,8 @@ from ..records import Page
 from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanResult, Source, SourceError, content_hash, decode_body,
                    file_page_hash, mkdocs_hint, undecodable_name, vitepress_hint, whole_characters)
 from .base import VITEPRESS_CONFIGS
-from .front_matter import (FRONT_MATTER_BYTES, Route, front_matter_of, page_route, route_line, route_url, routes_apply,
-                           settle_urls)
+from .front_matter import (FRONT_MATTER_BYTES, Route, front_matter_of, page_route, route_line, route_rel, route_url,
+                           routes_apply, settle_urls)
 from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, is_partial, map_url, markdown_body, partials_line,
                     path_excluded, path_glob, rst_body, unread_formats)
 
@@ -882,7 +882,8 @@ class GitSource(Source):
                 bad_names.append(shown)
                 log(f"[DISCOVER] {self.name}: skipped {shown}: its name is not valid UTF-8; {RENAME_HINT}")
                 continue
-            url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template)
+            url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
+                          url_paths=self.cfg.url_paths)
             if url is None:
                 url = _quote(repo_path)  # a path as a (relative) URL: "C# notes.md" → "C%23%20notes.md"
                 unmapped += 1
@@ -951,7 +952,8 @@ class GitSource(Source):
                         log(f"[FETCH] {self.name}: {rel}: {include_line(fmt, target)}; skipped")
             else:
                 body = None
-            new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps, "route": route}
+            new_cache[rel] = {"blob": blob, "hash": digest, "deps": deps, "route": route,
+                              **({"url_paths": self.cfg.url_paths} if self.cfg.url_paths != "plain" else {})}
             pages.append(Page(source=self.name, page_url=url, path=rel, content_hash=page_hash,
                               format=fmt, body=body, status=status, metadata=meta))
 
@@ -1008,11 +1010,12 @@ class GitSource(Source):
         setting a ``url_template`` needs no read."""
         if format_for_path(rel) not in ("markdown", "mdx"):
             return None
-        if entry is not None and not touched and entry.get("blob") == blob and "route" in entry:
+        if entry is not None and not touched and entry.get("blob") == blob and "route" in entry \
+                and entry.get("url_paths", "plain") == self.cfg.url_paths:  # (a slug is beside the published folder)
             route = entry["route"]
             return route if route is None or (isinstance(route, list) and len(route) == 3) else None
         head = git.blob(blob, limit=min(FRONT_MATTER_BYTES, self.cfg.max_bytes))
-        found, ignored = page_route(front_matter_of(head, rel=rel), rel=rel)
+        found, ignored = page_route(front_matter_of(head, rel=rel), rel=route_rel(self.cfg, rel))
         if ignored and routes_apply(self.cfg, rel):
             log(route_line(self.name, rel, ignored, route_url(found, self.cfg.url_template) if found else url))
         return [found.key, found.path, found.whole] if found is not None else None

@@ -57,14 +57,67 @@ def _collapse(url: str) -> str:
     return scheme + sep + re.sub(r"/{2,}", "/", rest) if sep else re.sub(r"/{2,}", "/", url)
 
 
-def template_path(rel: str, *, drop_index: bool = True) -> str:
+#: a template of a repository's file view, which serves each file at its path whatever its front matter
+#: says or the site's generator does with it (GitHub's and Gitea's ``/blob/``, GitLab's ``/-/blob/``,
+#: ``/tree/``, ``/raw/``, Bitbucket's ``/src/``, or the file's own extension after ``{path}``)
+FILE_VIEW_RE = re.compile(r"/(?:blob|tree|raw|src)/|\{path\}\.(?:md|mdx|markdown|qmd)\b")
+
+#: the ``url_paths`` values: how the site's generator turns a file's path into its URL path (``plain``: as
+#: written, less the extension and a final index segment)
+URL_PATHS = ("plain", "docusaurus", "hugo")
+#: Docusaurus' number prefix (``01-``, ``2_``, ``003 - ``) of a file or folder name, which its docs leave out
+#: of the URL; a name that starts like a version or a date (``8.0``, ``2021-01``) keeps it
+_NUMBER_PREFIX_RE = re.compile(r"\d+\s*[-_.]+\s*(?=[^-_.\s])")
+_VERSION_LIKE_RE = re.compile(r"\d+[-_.]\d+")
+
+
+def _unprefixed(name: str) -> str:
+    """``name`` without Docusaurus' number prefix: ``01-intro`` → ``intro``, ``8.0-notes`` as written."""
+    if _VERSION_LIKE_RE.match(name):
+        return name
+    m = _NUMBER_PREFIX_RE.match(name)
+    return name[m.end():] if m else name
+
+
+def site_rel(rel: str, url_paths: str = "plain") -> str:
+    """``rel`` (a file's path in the source) with its folder and file names as the generator that
+    ``url_paths`` names writes them into URLs, the extension kept: Docusaurus leaves out number prefixes
+    (``02-guides/03-setup.md`` → ``guides/setup.md``), Hugo lowercases and writes spaces as ``-``
+    (``Guides/My Page.md`` → ``guides/my-page.md``); ``plain``: as written."""
+    if url_paths == "docusaurus":
+        return "/".join(_unprefixed(part) for part in rel.split("/"))
+    if url_paths == "hugo":
+        return rel.lower().replace(" ", "-")
+    return rel
+
+
+def _is_index(rel: str, stem: str, url_paths: str) -> bool:
+    """Whether the file at ``rel`` (its name without extension ``stem``) is its folder's index page, as
+    the generator that ``url_paths`` names publishes it at the folder: ``index`` and ``README`` (any
+    case: Docusaurus; as written: plain), or a file named as its folder (``guides/guides.md``:
+    Docusaurus), Hugo's section page ``_index`` and a leaf bundle's ``index``."""
+    if url_paths == "hugo":
+        return stem in ("_index", "index")
+    if url_paths == "docusaurus":
+        parent = rel.split("/")[-2] if "/" in rel else ""
+        return stem.lower() in ("index", "readme") or (bool(parent) and stem.lower() == parent.lower())
+    return stem in _INDEX_NAMES
+
+
+def template_path(rel: str, *, drop_index: bool = True, url_paths: str = "plain") -> str:
     """``{path}`` of a url_template: the relative path without its extension and, when
     ``drop_index``, without a final ``index`` (or ``README``) segment: ``guides/index.mdx`` →
-    ``guides``, ``index.mdx`` → ``''``."""
+    ``guides``, ``index.mdx`` → ``''``; its names and index pages as the generator that ``url_paths`` names
+    has them (see :func:`site_rel`, :func:`_is_index`): Docusaurus' ``01-intro.md`` → ``intro``, Hugo's
+    ``section/_index.md`` → ``section`` (kept as ``section/index`` where the index segment stays)."""
     stem = re.sub(r"\.[A-Za-z0-9]+$", "", rel)
     parts = [p for p in stem.split("/") if p]
-    if drop_index and parts and parts[-1] in _INDEX_NAMES:
+    index = bool(parts) and _is_index(stem, parts[-1], url_paths)
+    parts = [p for p in site_rel("/".join(parts), url_paths).split("/") if p]
+    if index and drop_index:
         parts.pop()
+    elif index and url_paths != "plain":  # Hugo's _index, Docusaurus' guides/guides: the folder's index page
+        parts[-1] = "index"
     return "/".join(parts)
 
 
@@ -77,14 +130,15 @@ def template_drops_index(url_template: str) -> bool:
 
 
 def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | None = None,
-            base_url: str | None = None) -> str | None:
+            base_url: str | None = None, url_paths: str = "plain") -> str | None:
     """The public URL of the file at ``rel`` (a POSIX path relative to the source's root), or None
     when nothing maps it.
 
     ``url_rules`` are tried in order: the first whose ``match`` regex is found in the path gives
     ``url`` with its groups expanded (``\\1``, ``\\g<name>``; a group that did not take part is
     empty). Else ``url_template`` with ``{path}`` (see :func:`template_path` and
-    :func:`template_drops_index`), else ``base_url`` +
+    :func:`template_drops_index`; ``url_paths`` names the generator whose rules turn the path into the URL's,
+    not for a template of a repository's file view, which shows every file at its path), else ``base_url`` +
     the path. Repeated slashes collapse.
     """
     for rule in url_rules:
@@ -92,7 +146,8 @@ def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | 
         if m:
             return _collapse(_GROUP_REF.sub(lambda g: _quote(_group(m, g[1] or g[2])), rule.url))
     if url_template:
-        path = template_path(rel, drop_index=template_drops_index(url_template))
+        path = template_path(rel, drop_index=template_drops_index(url_template),
+                             url_paths="plain" if FILE_VIEW_RE.search(url_template) else url_paths)
         return _collapse(url_template.replace("{path}", _quote(path)))
     if base_url:
         return base_url.rstrip("/") + "/" + _quote(rel)
@@ -114,9 +169,9 @@ def _quote(path: str) -> str:
 
 
 def file_url(rel: str, *, base_url: str | None, url_template: str | None, root: Path,
-             url_rules: Sequence[UrlRule] = ()) -> str:
+             url_rules: Sequence[UrlRule] = (), url_paths: str = "plain") -> str:
     """The public URL of a file (see :func:`map_url`), else its ``file://`` URL."""
-    url = map_url(rel, url_rules=url_rules, url_template=url_template, base_url=base_url)
+    url = map_url(rel, url_rules=url_rules, url_template=url_template, base_url=base_url, url_paths=url_paths)
     return url if url is not None else (root / rel).resolve().as_uri()
 
 
@@ -434,7 +489,7 @@ class LocalSource(Source):
 
     def url_for(self, rel: str) -> str:
         return file_url(rel, base_url=self.cfg.base_url, url_template=self.cfg.url_template, root=self.cfg.path,
-                        url_rules=self.cfg.url_rules)
+                        url_rules=self.cfg.url_rules, url_paths=self.cfg.url_paths)
 
     #: the file in the source's folder that records the URLs front matter gave (rel → URL)
     ROUTES_FILE = "front_matter_urls.json"
@@ -463,7 +518,8 @@ class LocalSource(Source):
         """The URL the front matter of the file at ``rel`` (real path ``p``) gives it (see
         :mod:`.front_matter`), None for none; ``url`` is its path URL. A file that cannot be read keeps
         the URL its front matter gave at the last scan (``saved``), where its indexed rows are."""
-        from .front_matter import FRONT_MATTER_BYTES, front_matter_of, page_route, route_line, route_url, routes_apply
+        from .front_matter import (FRONT_MATTER_BYTES, front_matter_of, page_route, route_line, route_rel, route_url,
+                                   routes_apply)
 
         if not routes_apply(self.cfg, rel):
             return None
@@ -473,7 +529,7 @@ class LocalSource(Source):
             head = read_regular_file(p, limit=min(FRONT_MATTER_BYTES, self.cfg.max_bytes))
         except OSError:
             return saved.get(rel)  # the read below fails too, and says why
-        route, ignored = page_route(front_matter_of(head, rel=rel), rel=rel)
+        route, ignored = page_route(front_matter_of(head, rel=rel), rel=route_rel(self.cfg, rel))
         claimed = route_url(route, self.cfg.url_template) if route is not None else None
         if ignored:
             log(route_line(self.name, rel, ignored, claimed or url))
@@ -546,7 +602,7 @@ class LocalSource(Source):
         saved_routes = self._load_routes()
         for rel, p in found.files:
             url = map_url(rel, url_rules=self.cfg.url_rules, url_template=self.cfg.url_template,
-                          base_url=self.cfg.base_url)
+                          base_url=self.cfg.base_url, url_paths=self.cfg.url_paths)
             if url is None:
                 url = (root / rel).as_uri()
                 if self.cfg.url_rules or self.cfg.url_template:
