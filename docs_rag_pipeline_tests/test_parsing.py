@@ -2171,3 +2171,20 @@ href="../../src/alloc/vec/mod.rs.html#397">source</a> · <button id="toggle-all-
     assert "A contiguous growable array type, stable since 1.0.0." in text
     assert page.sections[-1].headings[-1] == "pub const fn new() -> Vec<T>"
     assert "2.1.0 | released" in text
+
+
+def test_jekylls_raw_tags_go_everywhere_and_what_they_hold_stays_as_written() -> None:
+    """Jekyll runs Liquid over the whole file before Markdown, so ``{% raw %}`` and ``{% endraw %}`` never show,
+    in a code block neither; what they hold is text as written, a Liquid tag line too. Before, the tags stayed
+    in code blocks (review5 N9) and ``{% include footer.html %}`` between them was dropped as a tag. A tag alone
+    in a code span is a page naming it (this project's own docs do): it opens and closes nothing."""
+    md = ("# Templates\n\n```html\n{% raw %}\n<p>{{ content }}</p>\n{% endraw %}\n```\n\n"
+          "```liquid\n<title>{% raw %}{{ page.title }}{% endraw %}</title>\n```\n\n"
+          "{% raw %}\n{% include footer.html %}\n{% endraw %}\n\n"
+          "Use {%- raw -%}`{{ page.title }}`{%- endraw -%} to show the title, and {% raw %}{% raw %}{% endraw %} to "
+          "show Liquid.\n\n{% include note.html %}\n\nA page that names the tags, `{% raw %}` and `{% endraw %}`, keeps them.\n")
+    text = parse_markdown(md, path="t.md").sections[0].text
+    assert text.split("\n") == [
+        "```html", "<p>{{ content }}</p>", "```", "", "```liquid", "<title>{{ page.title }}</title>", "```", "",
+        "{% include footer.html %}", "", "Use `{{ page.title }}` to show the title, and {% raw %} to show Liquid.", "",
+        "A page that names the tags, `{% raw %}` and `{% endraw %}`, keeps them."]

@@ -980,9 +980,28 @@ def template_tags(text: str) -> str:
     ``{{< figure … >}}``) shows only its text arguments (``caption``, ``title``, ``content``, …) as a marker,
     else goes; ``{% comment %}`` blocks go, ``{% raw %}`` tags go and keep what they hold; a link's target
     written as a tag (``({{< ref "install.md" >}})``, ``({% link api.md %})``, ``{{ site.baseurl }}``) is
-    the path it names, so the link is read as one. Lines inside fenced code stay as written."""
+    the path it names, so the link is read as one. Lines inside fenced code stay as written, but for
+    ``{% raw %}`` and ``{% endraw %}``, which Jekyll (Liquid runs over the whole file before Markdown) never
+    shows, in code too: the tags go (a line that holds only one goes with it), what they hold stays as written."""
     if "{{<" not in text and "{{%" not in text and "{%" not in text and "{{ site." not in text:
         return text
+    if "raw" in text and _RAW_BLOCK_RE.search(text):
+        return _template_tags(_RAW_BLOCK_RE.sub(lambda m: m.group("held").replace("{", _HELD_BRACE), text)) \
+            .replace(_HELD_BRACE, "{")
+    return _template_tags(text)
+
+
+#: a Liquid ``{% raw %}`` … ``{% endraw %}`` block (Jekyll): the tags, with the line of one that stands alone,
+#: and what they hold (a tag's line break goes with it: the held lines take the tags' places)
+#: (a tag alone in a code span, `` `{% raw %}` ``, is a page naming the tag: no such tag opens or closes a block)
+_RAW_BLOCK_RE = re.compile(r"(?:^[ \t]*\{%-?[ \t]*raw[ \t]*-?%\}[ \t]*\n|(?<!`)\{%-?[ \t]*raw[ \t]*-?%\}|\{%-?[ \t]*raw[ \t]*-?%\}(?!`))"
+                           r"(?P<held>.*?)(?:\n[ \t]*\{%-?[ \t]*endraw[ \t]*-?%\}[ \t]*$|(?<!`)\{%-?[ \t]*endraw[ \t]*-?%\}"
+                           r"|\{%-?[ \t]*endraw[ \t]*-?%\}(?!`))", re.S | re.M)
+#: what a ``{`` held between raw tags is while the tags around it are read (a noncharacter, never in a page)
+_HELD_BRACE = "\ufdd0"
+
+
+def _template_tags(text: str) -> str:
     lines = text.split("\n")
     closers = {m.group(4).casefold() for ln in lines if (m := _SHORTCODE_LINE_RE.match(ln)) and m.group(3)}
     out: list[str] = []
