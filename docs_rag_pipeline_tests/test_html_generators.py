@@ -892,3 +892,29 @@ def test_a_described_terms_id_is_a_target_in_its_sections_text() -> None:
     a, b = parse_html(html, url="https://docs.example.org/api.html").sections
     assert (a.anchor, a.text, b.targets) == ("a", "First part of A.\n\nrun()\n  Runs A.", ())
     assert [(x, a.text[o:]) for o, x in a.targets] == [("A.run", "run()\n  Runs A.")]
+
+
+def test_rustdocs_stamp_without_a_version_and_its_version_sticker_are_chrome() -> None:
+    """rustdoc 1.6x's stamp of an item without a version (an unstable item, a keyword page: ``source · [−]``) read
+    a lone ``·`` atop the page once its source link and toggle were left out (review5 F11), and rustdoc's
+    standalone pages (the Rust book's old-edition stubs) opened their only chunk with the version sticker
+    ``<div id="versioninfo">`` … ``Rust 1.63.0``. Both are chrome now; a version in the text, in a table cell, or a
+    block of a version class that says more, stays."""
+    item = """<html><head><title>get_backtrace_style in std::panic - Rust</title></head><body><main><div class="main-heading">
+<h1 class="fqn"><span class="in-band">Function <a class="fn" href="#">get_backtrace_style</a></span></h1>
+<span class="out-of-band"><a class="srclink" href="../../src/std/panic.rs.html#287-317">source</a> · <a id="toggle-all-docs"
+href="javascript:void(0)" title="collapse all docs">[<span class="inner">&#x2212;</span>]</a></span></div>
+<div class="docblock"><p>Checks whether the standard library’s panic hook will capture a backtrace.</p>
+<p><span class="sep">a · b</span> stays.</p></div></main></body></html>"""
+    assert _text(item) == ("Checks whether the standard library’s panic hook will capture a backtrace.\n\n"
+                           "a · b stays.")
+    stub = """<!DOCTYPE html><html><head><meta name="generator" content="rustdoc"><title>Testing</title></head>
+<body class="rustdoc"><div id="versioninfo"><img src="../rust-logo-32x32-blk.png" width="32" height="32" alt="Rust logo"><br>
+<span class="white-sticker"><a href="https://www.rust-lang.org">Rust</a> 1.63.0</span><br>
+<a href="https://github.com/rust-lang/rust/commit/" class="hash white-sticker"></a></div>
+<h1 class="title">Testing</h1><p><small>There is a new edition of the book and this is an old link.</small></p>
+<div class="version-note">Rust 1.63.0 added scoped threads.</div>
+<table><tr><th>Tool</th><th>Version</th></tr><tr><td>rustc</td><td><div class="version">Rust 1.63.0</div></td></tr></table>
+</body></html>"""
+    assert _text(stub) == ("There is a new edition of the book and this is an old link.\n\nRust 1.63.0 added scoped threads.\n\n"
+                           "Tool | Version\nrustc | Rust 1.63.0")

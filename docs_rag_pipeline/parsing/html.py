@@ -518,6 +518,12 @@ _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did|content|link|code|text|
 # a version stamp beside a signature, with the separators between it and the links chrome removes
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
 _VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
+#: what is left of such a stamp without a version (an unstable item's, a keyword page's): separators only
+_SEPARATORS_ONLY_RE = re.compile(r"[\s·•|]*")
+#: the labels of a link to an item's source (rustdoc's ``<a class="srclink">source</a>``, Sphinx's ``[source]``)
+_SOURCE_LABELS = {"source", "[source]", "src", "[src]"}
+#: a site's version sticker: a name of at most three words and a version, ``Rust 1.63.0``, ``v2.1``
+_VERSION_STICKER_RE = re.compile(r"(?:[^\W\d][\w.+-]*\s+){0,3}v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?")
 #: a notice of which version of the docs the reader is on, by its words: celery's and kombu's "This document
 #: describes the current stable version of Celery (5.2). For development docs, go here.", Python's and
 #: Django's "This document is for an old version of Python that is no longer supported.", Read the Docs'
@@ -602,8 +608,17 @@ def _is_chrome(el: Tag) -> bool:
             short = _short_text(el, 40)
             if short and _TOGGLE_LABEL_RE.fullmatch(short) and _TOGGLE_VERB_RE.search(short):
                 return True
-        # (only a span whose first text is a version number is looked at: a page has thousands of spans)
-        if el.name == "span" and re.match(r"\s*v?\d+\.\d", first) and _is_version_stamp(el):
+        # (only a span whose first text is a version number, or a source link's label, is looked at: a page has
+        # thousands of spans)
+        if el.name == "span" and (re.match(r"\s*v?\d+\.\d", first) or _norm(first).lower() in _SOURCE_LABELS) \
+                and _is_version_stamp(el):
+            return True
+        # the site's version sticker, a block of a class or id naming a version that shows only a name and a
+        # version (rustdoc's standalone pages: ``<div id="versioninfo"><img …><span class="white-sticker"><a>Rust</a>
+        # 1.63.0</span><a class="hash"></a></div>``, which led the only chunk of every old-book stub page)
+        if el.name == "div" and "version" in (_attr(el, "id") + " " + _attr(el, "class")).lower() \
+                and (short := _short_text(el, 40)) is not None and _VERSION_STICKER_RE.fullmatch(short) \
+                and el.find_parent(["td", "th", "li", "dd"]) is None:
             return True
     if el.name == "details":
         summary = el.find("summary")
@@ -741,16 +756,22 @@ def _shows_no_word(el: Tag) -> bool:
 def _is_version_stamp(el: Tag) -> bool:
     """``el`` shows only a version and separator glyphs once its source links and buttons are gone:
     rustdoc's stamp beside an item's heading and each method (``1.0.0 · source · [−]``), which read
-    ``1.0.0 · ·`` atop the page and ``1.0.0 · pub const fn new()`` before each signature."""
+    ``1.0.0 · ·`` atop the page and ``1.0.0 · pub const fn new()`` before each signature; or, for an item
+    without a version (an unstable item, a keyword page: ``source · [−]``), only separators once a source
+    link or toggle is gone, which read a lone ``·`` atop the page."""
+    hidden = False
+
     def shown(s: NavigableString) -> bool:
+        nonlocal hidden
         for a in s.parents:
             if a is el:
                 return True
             if a.name == "button" or _is_viewcode_link(a, _classes(a)) or _is_script_toggle(a):
+                hidden = True
                 return False
         return True
-    text = " ".join(s for s in el.find_all(string=True) if shown(s))
-    return _VERSION_STAMP_RE.fullmatch(_norm(text)) is not None
+    text = _norm(" ".join(s for s in el.find_all(string=True) if shown(s)))
+    return _VERSION_STAMP_RE.fullmatch(text) is not None or (hidden and _SEPARATORS_ONLY_RE.fullmatch(text) is not None)
 
 
 def _is_script_toggle(el: Tag) -> bool:
