@@ -918,3 +918,23 @@ href="javascript:void(0)" title="collapse all docs">[<span class="inner">&#x2212
 </body></html>"""
     assert _text(stub) == ("There is a new edition of the book and this is an old link.\n\nRust 1.63.0 added scoped threads.\n\n"
                            "Tool | Version\nrustc | Rust 1.63.0")
+
+
+def test_a_navigation_bars_buttons_without_a_link_go_with_the_bar() -> None:
+    """texi2html draws a button without a link where there is no neighbour: ``[ << ]`` on a manual's first
+    chapter, ``[ >> ]`` on its last. The bar's links went, these cells stayed and read ``[ << ]`` atop the page
+    (gettext_1.html) or ``[ >> ]`` at both ends (gettext_30.html). A row of the bar left with nothing but such
+    buttons and empty cells goes; a table that explains the buttons (words beside them, the About page) stays."""
+    first = """<html><head><title>GNU gettext utilities: 1. Introduction</title></head><body lang="en">
+<table cellpadding="1" cellspacing="1" border="0"><tr><td valign="middle" align="left">[ &lt;&lt; ]</td>
+<td valign="middle" align="left">[<a href="gettext_2.html#SEC7" title="Next chapter"> &gt;&gt; </a>]</td>
+<td valign="middle" align="left"> &nbsp; </td><td valign="middle" align="left"> &nbsp; </td>
+<td valign="middle" align="left">[<a href="gettext_toc.html#SEC_Top" title="Cover (top) of document">Top</a>]</td>
+<td valign="middle" align="left">[ Up ]</td>
+<td valign="middle" align="left">[<a href="gettext_abt.html#SEC_About" title="About (help)"> ? </a>]</td></tr></table>
+<hr size="2"><h1 class="chapter">1. Introduction</h1><p>This chapter explains the goals.</p>
+<table border="1"><tr><th>Button</th><th>Name</th></tr><tr><td>[ &lt;&lt; ]</td><td>FastBack</td></tr>
+<tr><td>[ Up ]</td><td>Up</td></tr></table>
+<table><tr><td>[ &lt; ]</td><td>[ &gt; ]</td></tr></table></body></html>"""
+    assert _text(first) == ("This chapter explains the goals.\n\nButton | Name\n[ << ] | FastBack\n[ Up ] | Up\n\n"
+                            "[ < ] | [ > ]")

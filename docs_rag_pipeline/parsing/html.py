@@ -919,6 +919,10 @@ def _is_nav_link(a: Tag) -> bool:
                for t in a.find_all(True))
 
 
+#: a navigation button without its link, drawn where there is no neighbour (texi2html's ``[ << ]``, ``[ Up ]``), or
+#: an empty cell of the bar
+_DISABLED_BUTTON_RE = re.compile(r"(?:\[\s*(?:[<>^?]{1,2}|up|top|next|prev|previous|back|forward|contents|index)\s*\])?",
+                                 re.I)
 #: the label before a pager link in a line of them: texinfo's "Next: <a>…</a>, Previous: <a>…</a>, Up: <a>…</a>"
 _PAGER_LABEL_BEFORE_RE = re.compile(r"(?:^|[\s,;|\]])(?:next|previous|prev|up)\s*:\s*$", re.I)
 
@@ -938,7 +942,9 @@ def _remove_link_navigation(root: Tag) -> None:
     names no navigation): the nearest block around such a link, when all its links are (or follow a
     "Next:", "Previous:", "Up:" label: the same header repeated at a long page's bottom, whose only marked
     links are "[Contents]" and "[Index]") and its other text is a few words per link. Only the blocks
-    around such links are looked at."""
+    around such links are looked at. A table row of such cells goes once what is left of it is buttons without
+    a link and empty cells (texi2html's ``[ << ]`` where there is no previous chapter)."""
+    bars: list[Tag] = []  # the rows whose cells such links were
     for link in [a for a in _tags(root, ["a"]) if _is_nav_link(a) or _is_labelled_pager_link(a)]:
         if link.decomposed:
             continue
@@ -954,7 +960,15 @@ def _remove_link_navigation(root: Tag) -> None:
         marked = any(_is_marked_nav_link(a) for a in links)
         bare = len(links) == 1 and not re.search(r"\w", _strings(block).replace(_strings(links[0]), ""))
         if (marked or len(links) >= 2 or bare) and _words_outside(block, links) <= 3 * len(links):
+            if block.name == "td" and isinstance(row := block.find_parent("tr"), Tag):
+                bars.append(row)
             block.decompose()
+    for row in bars:
+        # what is left of a bar of such cells: buttons without a link, drawn where there is no neighbour
+        # (texi2html's "[ << ]" on a manual's first chapter, "[ >> ]" on its last), and empty cells
+        if not row.decomposed and row.find("a") is None and all(
+                _DISABLED_BUTTON_RE.fullmatch(_norm(c.get_text())) for c in row.find_all(["td", "th"], recursive=False)):
+            row.decompose()
 
 
 #: a text area whose class or id names code (``code``, ``exampleCode``, ``language-go``, ``editor``): a
