@@ -521,6 +521,19 @@ def test_routes_and_methods_answer_json(server):
     assert r.status_code == 405 and "GET" in r.headers["Allow"] and "use GET" in r.json()["error"]["message"]
 
 
+def test_a_plain_options_request_is_a_204_with_allow_and_no_html(server):
+    """An ``OPTIONS`` request that is no CORS preflight was answered by Flask's default, ``200`` typed
+    ``text/html``, from an API whose every other answer is JSON; it is a ``204`` with the ``Allow`` header and
+    no body (a browser's preflight keeps its own answer: ``test_a_page_on_a_listed_origin_can_call_the_api_cors``)."""
+    for route, allow in (("/search", {"OPTIONS", "POST"}), ("/ask", {"OPTIONS", "POST"}),
+                         ("/health", {"GET", "HEAD", "OPTIONS"}), ("/chunks/abc", {"GET", "HEAD", "OPTIONS"})):
+        r = requests.options(f"{server}{route}", timeout=30)
+        assert r.status_code == 204 and r.content == b"", (route, r.status_code, r.content)
+        assert "Content-Type" not in r.headers and {m.strip() for m in r.headers["Allow"].split(",")} == allow
+    r = requests.options(f"{server}/nope", timeout=30)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
 def test_numbers_python_cannot_read_or_json_does_not_have_are_a_400_that_says_so(server):
     """A 5000-digit integer (Python reads at most 4300) was answered "the body must be a JSON object",
     which it is; NaN and Infinity, which JSON does not have, were taken as filter values."""

@@ -522,8 +522,20 @@ def launch_refresh(url: str, source: str) -> dict[str, Any]:
 
 # ---- the app ------------------------------------------------------------------------------------
 
+class _ApiFlask(Flask):
+    """Flask, its answer to a plain ``OPTIONS`` request (not a browser's CORS preflight, which the guard
+    answers) a ``204`` with the ``Allow`` header and no body: Flask's own was a ``200`` typed ``text/html``,
+    from an API whose every other answer is JSON."""
+
+    def make_default_options_response(self):  # noqa: ANN201 - a Response
+        resp = super().make_default_options_response()
+        resp.status_code = 204
+        resp.headers.pop("Content-Type", None)
+        return resp
+
+
 def create_app(*, config_path: str | None = None) -> Flask:
-    app = Flask(__name__, static_folder=str(PAGE_DIR), static_url_path="/static")
+    app = _ApiFlask(__name__, static_folder=str(PAGE_DIR), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES + 1  # the stream stops one byte past: see _body_bytes
     app.json.sort_keys = True  # type: ignore[attr-defined]
     limiter = RateLimiter()
