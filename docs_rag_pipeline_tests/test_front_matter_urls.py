@@ -377,3 +377,22 @@ def test_url_paths_leaves_a_repositorys_file_view_alone_and_a_bad_value_names_th
     with pytest.raises(ConfigError, match=r"sources\[0\]\.url_paths: unknown value 'jekyll'; use 'plain', "
                                           r"'docusaurus' or 'hugo'"):
         load_config(cfg)
+
+
+@pytest.mark.parametrize("kind", ["local", "git"])
+def test_a_docusaurus_or_hugo_site_is_hinted_to_set_url_paths(tmp_path: Path, kind: str) -> None:
+    """A ``docusaurus.config.js`` (or ``hugo.toml``) beside the documents or above them, while ``url_paths`` says
+    another generator and that generator's rules would give a file another path, logs a hint naming the key;
+    none once it is set, and none for a site whose paths the rules leave as they are."""
+    for generator, config, files, hinted in (
+            ("docusaurus", "docusaurus.config.js", {"01-intro.md": "# Intro\n\nAlpha text.\n"}, True),
+            ("hugo", "hugo.toml", {"section/_index.md": "# Section\n\nAlpha text.\n"}, True),
+            ("docusaurus", "docusaurus.config.js", {"intro.md": "# Intro\n\nAlpha text.\n"}, False)):
+        for extra in ("", f"url_paths: {generator}"):
+            where = tmp_path / f"{generator}-{hinted}-{bool(extra)}"
+            cfg, _ = _source(where, kind, {**files, config: "module.exports = {};\n"}, extra=extra)
+            _, lines = _ingest(cfg)
+            hints = [ln for ln in lines if "hint:" in ln and "url_paths" in ln]
+            assert bool(hints) == (hinted and not extra), (generator, extra, lines)
+            if hints:
+                assert f"set url_paths: {generator} for this source" in hints[0] and config in hints[0]

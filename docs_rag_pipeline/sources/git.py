@@ -54,8 +54,8 @@ from .base import (MKDOCS_CONFIG_BYTES, MKDOCS_CONFIGS, RENAME_HINT, Log, ScanRe
 from .base import VITEPRESS_CONFIGS
 from .front_matter import (FRONT_MATTER_BYTES, Route, front_matter_of, page_route, route_line, route_rel, route_url,
                            routes_apply, settle_urls)
-from .local import (MAX_LISTED, _quote, asciidoc_body, include_line, is_partial, map_url, markdown_body, partials_line,
-                    path_excluded, path_glob, rst_body, unread_formats)
+from .local import (MAX_LISTED, URL_PATHS_CONFIGS, _quote, asciidoc_body, include_line, is_partial, map_url, markdown_body,
+                    partials_line, path_excluded, path_glob, rst_body, unread_formats, url_paths_hint)
 
 STATE_VERSION = 1
 #: an HTTP(S) transfer slower than this many bytes per second for GIT_LOW_SPEED_SECONDS is abandoned by
@@ -821,6 +821,13 @@ class GitSource(Source):
                            (posixpath.join(folder, name) for name in VITEPRESS_CONFIGS) if f in repo_tree.files), None)
             if config is not None and (hint := vitepress_hint(self.name, f"{config} of the repository",
                                                               self.cfg.heading_anchors)):
+                log(hint)
+            found_config = next(((generator, f) for folder in dict.fromkeys((sub, posixpath.dirname(sub)))
+                                 for generator, name in URL_PATHS_CONFIGS
+                                 if (f := posixpath.join(folder, name)) in repo_tree.files), None)
+            if found_config is not None and (hint := url_paths_hint(
+                    self.name, f"{found_config[1]} of the repository", found_config[0], self.cfg,
+                    [rel for p in tree if (rel := self._rel(p)) is not None])):
                 log(hint)
 
         fallback: str | None = None

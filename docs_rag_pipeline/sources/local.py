@@ -129,6 +129,32 @@ def template_drops_index(url_template: str) -> bool:
                for after in url_template.split("{path}")[1:])
 
 
+#: the config files that say which generator builds a site, beside its documents' folder or above it, and the
+#: ``url_paths`` of that generator
+URL_PATHS_CONFIGS = (*(("docusaurus", f"docusaurus.config.{ext}") for ext in ("js", "ts", "mjs", "cjs", "mts", "cts")),
+                     *(("hugo", f"hugo.{ext}") for ext in ("toml", "yaml", "yml", "json")))
+
+
+def url_paths_hint(source: str, config: str, generator: str, cfg, rels: Sequence[str]) -> str | None:  # noqa: ANN001
+    """The log line that says a source looks built by ``generator`` (its ``config`` found beside or above the
+    documents) while ``url_paths`` says another, and the generator's rules give one of its Markdown files
+    (``rels``) another URL (a Docusaurus site without number prefixes needs no change); None otherwise."""
+    if cfg.url_paths == generator or not cfg.url_template or FILE_VIEW_RE.search(cfg.url_template):
+        return None
+    drop = template_drops_index(cfg.url_template)
+    for rel in rels:
+        if format_for_path(rel) not in ("markdown", "mdx") or any(re.search(r.match, rel) for r in cfg.url_rules):
+            continue
+        now, theirs = (template_path(rel, drop_index=drop, url_paths=cfg.url_paths),
+                       template_path(rel, drop_index=drop, url_paths=generator))
+        if now != theirs:
+            name = {"docusaurus": "Docusaurus", "hugo": "Hugo"}[generator]
+            return (f"[DISCOVER] {source}: hint: {config} is beside the documents, so {name} probably builds the site, "
+                    f"and {name} publishes {rel} at {{path}} '{theirs}', not '{now}'; set url_paths: {generator} for this "
+                    "source so that its citations open their pages")
+    return None
+
+
 def map_url(rel: str, *, url_rules: Sequence[UrlRule] = (), url_template: str | None = None,
             base_url: str | None = None, url_paths: str = "plain") -> str | None:
     """The public URL of the file at ``rel`` (a POSIX path relative to the source's root), or None
@@ -679,6 +705,11 @@ class LocalSource(Source):
             config = next((f for folder in (self.cfg.path, self.cfg.path.parent) for f in
                            (folder / name for name in VITEPRESS_CONFIGS) if f.is_file()), None)
             if config is not None and (hint := vitepress_hint(self.name, str(config), self.cfg.heading_anchors)):
+                log(hint)
+            found_config = next(((generator, f) for folder in (self.cfg.path, self.cfg.path.parent)
+                                 for generator, name in URL_PATHS_CONFIGS if (f := folder / name).is_file()), None)
+            if found_config is not None and (hint := url_paths_hint(self.name, str(found_config[1]), found_config[0],
+                                                                    self.cfg, [rel for rel, _ in found.files])):
                 log(hint)
         if not found.files and found.unmatched:
             notes["unmatched_documents"] = found.unmatched
