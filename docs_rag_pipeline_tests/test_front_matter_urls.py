@@ -335,6 +335,7 @@ NUMBERED = {
     "section/_index.md": "# Section\n\nFoxtrot text.\n",
     "Bundle Post/index.md": "# Post\n\nGolf text.\n",
     "README.md": "# Readme\n\nHotel text.\n",
+    "01.md": "---\nid: one\n---\n\n# One\n\nIndia text.\n",
 }
 
 
@@ -355,12 +356,13 @@ def test_url_paths_says_whose_rules_turn_a_files_path_into_its_url(tmp_path: Pat
     want = {
         "plain": {"Alpha": "01-intro", "Bravo": "02-guides/03-setup", "Charlie": "02-guides/02-guides",
                   "Delta": "02-guides/moved-here", "Echo": "8.0-notes", "Foxtrot": "section/_index",
-                  "Golf": "Bundle%20Post", "Hotel": ""},
+                  "Golf": "Bundle%20Post", "Hotel": "", "India": "one"},
         "docusaurus": {"Alpha": "intro", "Bravo": "guides/setup", "Charlie": "guides", "Delta": "guides/moved-here",
-                       "Echo": "8.0-notes", "Foxtrot": "section/_index", "Golf": "Bundle%20Post", "Hotel": ""},
+                       "Echo": "8.0-notes", "Foxtrot": "section/_index", "Golf": "Bundle%20Post", "Hotel": "",
+                       "India": "one"},
         "hugo": {"Alpha": "01-intro/", "Bravo": "02-guides/03-setup/", "Charlie": "02-guides/02-guides/",
                  "Delta": "02-guides/moved-here/", "Echo": "8.0-notes/", "Foxtrot": "section/",
-                 "Golf": "bundle-post/", "Hotel": "readme/"},
+                 "Golf": "bundle-post/", "Hotel": "readme/", "India": "one/"},
     }[generator]
     assert urls == {k: SITE + v for k, v in want.items()}
 

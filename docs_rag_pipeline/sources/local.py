@@ -84,8 +84,10 @@ def site_rel(rel: str, url_paths: str = "plain") -> str:
     ``url_paths`` names writes them into URLs, the extension kept: Docusaurus leaves out number prefixes
     (``02-guides/03-setup.md`` → ``guides/setup.md``), Hugo lowercases and writes spaces as ``-``
     (``Guides/My Page.md`` → ``guides/my-page.md``); ``plain``: as written."""
-    if url_paths == "docusaurus":
-        return "/".join(_unprefixed(part) for part in rel.split("/"))
+    if url_paths == "docusaurus":  # (a name's extension is no part of it: ``01.md`` is ``01``, which has no prefix)
+        *folders, name = rel.split("/")
+        stem, ext = re.match(r"(.*?)(\.[A-Za-z0-9]+)?$", name).groups()
+        return "/".join([*map(_unprefixed, folders), _unprefixed(stem) + (ext or "")])
     if url_paths == "hugo":
         return rel.lower().replace(" ", "-")
     return rel
