@@ -985,20 +985,49 @@ def template_tags(text: str) -> str:
     shows, in code too: the tags go (a line that holds only one goes with it), what they hold stays as written."""
     if "{{<" not in text and "{{%" not in text and "{%" not in text and "{{ site." not in text:
         return text
-    if "raw" in text and _RAW_BLOCK_RE.search(text):
-        return _template_tags(_RAW_BLOCK_RE.sub(lambda m: m.group("held").replace("{", _HELD_BRACE), text)) \
-            .replace(_HELD_BRACE, "{")
+    if "raw" in text and _RAW_TAG_RE.search(text):
+        text = _raw_blocks_held(text)
+        return _template_tags(text).replace(_HELD_BRACE, "{") if _HELD_BRACE in text else _template_tags(text)
     return _template_tags(text)
 
 
-#: a Liquid ``{% raw %}`` … ``{% endraw %}`` block (Jekyll): the tags, with the line of one that stands alone,
-#: and what they hold (a tag's line break goes with it: the held lines take the tags' places)
-#: (a tag alone in a code span, `` `{% raw %}` ``, is a page naming the tag: no such tag opens or closes a block)
-_RAW_BLOCK_RE = re.compile(r"(?:^[ \t]*\{%-?[ \t]*raw[ \t]*-?%\}[ \t]*\n|(?<!`)\{%-?[ \t]*raw[ \t]*-?%\}|\{%-?[ \t]*raw[ \t]*-?%\}(?!`))"
-                           r"(?P<held>.*?)(?:\n[ \t]*\{%-?[ \t]*endraw[ \t]*-?%\}[ \t]*$|(?<!`)\{%-?[ \t]*endraw[ \t]*-?%\}"
-                           r"|\{%-?[ \t]*endraw[ \t]*-?%\}(?!`))", re.S | re.M)
+#: a Liquid ``{% raw %}`` or ``{% endraw %}`` tag (Jekyll)
+_RAW_TAG_RE = re.compile(r"\{%-?[ \t]*(end)?raw[ \t]*-?%\}")
 #: what a ``{`` held between raw tags is while the tags around it are read (a noncharacter, never in a page)
 _HELD_BRACE = "\ufdd0"
+
+
+def _raw_blocks_held(text: str) -> str:
+    """``text`` without the tags of each ``{% raw %}`` … ``{% endraw %}`` block (a tag alone on its line goes
+    with the line), what a block holds with each ``{`` as :data:`_HELD_BRACE`, so that no tag in it is read.
+    As Liquid reads them: a ``{% raw %}`` inside a block is text, an unclosed one or a lone ``{% endraw %}``
+    opens or closes nothing; a tag alone in a code span (`` `{% raw %}` ``) is a page naming it. One pass
+    over the tags: a page of many unclosed tags costs no search to its end for each."""
+    def line_of(start: int, end: int) -> tuple[int, int] | None:
+        """The span of the tag's line with its line break, when the tag is alone on its line."""
+        head = text.rfind("\n", 0, start) + 1
+        tail = text.find("\n", end)
+        tail = len(text) if tail < 0 else tail
+        return (head, tail) if not text[head:start].strip(" \t") and not text[end:tail].strip(" \t") else None
+
+    out: list[str] = []
+    done = 0  # text before this is in out
+    opened: tuple[int, int] | None = None  # the span an open tag takes away
+    for m in _RAW_TAG_RE.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] == "`" and text[m.end():m.end() + 1] == "`":
+            continue
+        line = line_of(m.start(), m.end())
+        if m.group(1) is None:
+            if opened is None:
+                opened = (line[0], min(line[1] + 1, len(text))) if line else (m.start(), m.end())
+            continue
+        if opened is None:
+            continue
+        # a closing tag alone on its line takes the line break before it: the held lines take the tags' places
+        close = (max(line[0] - 1, opened[1]), line[1]) if line else (m.start(), m.end())
+        out += [text[done:opened[0]], text[opened[1]:close[0]].replace("{", _HELD_BRACE)]
+        done, opened = close[1], None
+    return "".join([*out, text[done:]])
 
 
 def _template_tags(text: str) -> str:
