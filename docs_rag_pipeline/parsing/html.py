@@ -324,6 +324,18 @@ def _header_bits_before(heading: Tag) -> bool:
     return True
 
 
+#: the classes DocBook XSL gives the ``<div>`` of a section it writes, whose ``id`` is the section's (the
+#: heading inside has none): ``<div class="sect2" id="DATATYPE-INT"><div class="titlepage">…<h3>``
+_DOCBOOK_SECTIONS = frozenset({"sect1", "sect2", "sect3", "sect4", "sect5", "refsect1", "refsect2", "refsect3",
+                               "refsynopsisdiv", "simplesect", "chapter", "appendix", "preface", "part"})
+
+
+def _is_docbook_section(el: Tag) -> bool:
+    """A ``<div>`` DocBook XSL writes for a section (PostgreSQL's manual, GTK-Doc, the Linux kernel's old
+    books): its class is the section's element name."""
+    return el.name == "div" and bool(_DOCBOOK_SECTIONS.intersection(_classes(el)))
+
+
 def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
     """The fragment the site gives a heading, when the markup says it (None: slug its text)."""
     if _attr(heading, "id"):
@@ -333,9 +345,8 @@ def _explicit_anchor(heading: Tag, root: Tag) -> str | None:
         parent = node.parent
         if _first_element_child(parent) is not node and not (node is heading and _header_bits_before(heading)):
             break
-        is_section = parent.name == "section" or (
-            parent.name == "div" and any("section" in c for c in _classes(parent))
-        )
+        is_section = parent.name == "section" or (parent.name == "div" and (
+            any("section" in c for c in _classes(parent)) or _is_docbook_section(parent)))
         if is_section and _attr(parent, "id"):
             return _attr(parent, "id")
         node = parent
@@ -456,9 +467,11 @@ def _invisible(el: Tag) -> bool:
 
 
 def _opens_with_heading_section(el: Tag) -> bool:
-    """A ``<section>`` or a ``div.section`` whose first element is a heading (through the first child of
-    each level): what :func:`_explicit_anchor` reads as that heading's anchor."""
-    if not (el.name == "section" or (el.name == "div" and any(c.startswith("section") for c in _classes(el)))):
+    """A ``<section>``, a ``div.section`` or a DocBook section's ``<div>`` (``div.sect2``) whose first element is
+    a heading (through the first child of each level): what :func:`_explicit_anchor` reads as that heading's
+    anchor."""
+    if not (el.name == "section" or (el.name == "div" and any(c.startswith("section") for c in _classes(el)))
+            or _is_docbook_section(el)):
         return False
     node = _first_element_child(el)
     while isinstance(node, Tag) and node.name not in _HEADINGS and node.name in ("div", "header", "hgroup"):
