@@ -967,3 +967,41 @@ Types</h3></div></div></div><p>The data types real and double precision are inex
         ("8.1.3. Floating-Point Types", "DATATYPE-FLOAT", "The data types real and double precision are inexact."),
         ("Description", "id-1.9.3.69.5", "It constructs an index."),
         ("Tips", "tips", "Be quick.")]
+
+
+def test_a_one_column_tables_row_of_a_signature_and_its_description_is_an_entry() -> None:
+    """PostgreSQL's function tables (and its catalogs') give each function a row of one cell: the signature's
+    paragraph (or several), the description's, the example's. A table of one cell a row was read as a box around
+    content, its paragraphs loose, so the description an answer quoted did not name its function ("How do I
+    convert a string to lower case?" was answered "Converts the first letter of each word to upper case…"). A
+    row whose cell opens with short lines that are no prose (no stop, under four words outside code) followed
+    by prose is read as a definition entry: those lines the term, the rest indented under it, and the first
+    sentence of the description is quoted with its term. A row of only short lines, or one that opens with
+    prose, and a table that holds a heading stay as they were."""
+    from docs_rag_pipeline.answering.extractive import sentences
+
+    html = """<html><head><title>9.4. String Functions</title></head><body><div class="sect1" id="FUNCTIONS-STRING">
+<div class="titlepage"><div><div><h2 class="title">9.4. String Functions</h2></div></div></div>
+<div class="table" id="FUNCTIONS-STRING-OTHER"><div class="table-contents"><table class="table"><colgroup><col></colgroup>
+<thead><tr><th class="func_table_entry"><p class="func_signature">Function</p><p>Description</p><p>Example(s)</p></th></tr></thead>
+<tbody><tr><td class="func_table_entry"><p class="func_signature"><code class="function">char_length</code> ( <code>text</code> )
+→ <code class="returnvalue">integer</code></p><p class="func_signature"><code class="function">character_length</code> (
+<code>text</code> ) → <code class="returnvalue">integer</code></p><p>Returns number of characters in the string.</p>
+<p><code class="literal">char_length('josé')</code> → <code class="returnvalue">4</code></p></td></tr>
+<tr><td class="func_table_entry"><p class="func_signature"><code class="function">timeofday</code> ( ) → <code>text</code></p>
+<p>Current date and time (like <code>clock_timestamp</code>, but as a <code>text</code> string); see Section 9.9.5</p></td></tr>
+<tr><td><p>A row that opens with prose.</p><p><code>x</code></p></td></tr>
+<tr><td><p>Short</p><p>Lines</p></td></tr></tbody></table></div></div>
+<table><tr><td><h3 id="usage">Usage</h3><p>Run it.</p></td></tr></table></div></body></html>"""
+    text = _text(html)
+    assert text == (
+        "Function\n\nDescription\n\nExample(s)\n\n"
+        "`char_length` ( `text` ) → `integer`\n`character_length` ( `text` ) → `integer`\n"
+        "  Returns number of characters in the string.\n  `char_length('josé')` → `4`\n\n"
+        "`timeofday` ( ) → `text`\n"
+        "  Current date and time (like `clock_timestamp`, but as a `text` string); see Section 9.9.5\n\n"
+        "A row that opens with prose.\n\n`x`\n\nShort\n\nLines\nRun it.")
+    units = sentences(text)
+    assert ("`char_length` ( `text` ) → `integer`\n`character_length` ( `text` ) → `integer`\n"
+            "  Returns number of characters in the string.") in units, units
+    assert any(u.startswith("`timeofday` ( ) → `text`\n  Current date and time") for u in units), units

@@ -479,6 +479,12 @@ def _opens_with_heading_section(el: Tag) -> bool:
     return isinstance(node, Tag) and node.name in _HEADINGS
 
 
+#: a line that is a list's item (as chunking reads one): no term of a definition entry
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+#: an inline code span as the parser writes one, and a word (what a line says outside its code)
+_CODE_SPAN_RE = re.compile(r"`[^`\n]*`")
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+
 #: blocks that make a layout table's row parts of the page rather than a row of values
 _LAYOUT_BLOCKS = {"p", "div", "ul", "ol", "dl", "pre", "table", "section", "blockquote"}
 
@@ -1821,6 +1827,9 @@ class _Walker:
             # blocks is parts of the page, its headings sections; a row of plain cells stays a row
             # ("int | foo(int x)", a member's type beside its signature)
             rows: list[OutLine] = []
+            # a table of one column, no box around a page (no heading, no table in it): each row may be an entry
+            entries = (_attr(el, "role") not in ("presentation", "none") and _one_cell_a_row(el)
+                       and el.find(list(_HEADINGS) + ["table"]) is None)
             for tr in el.find_all("tr"):
                 if tr.find_parent("table") is not el:
                     continue
@@ -1833,6 +1842,10 @@ class _Walker:
                 if rows:
                     yield rows
                     rows = []
+                entry = self._entry_cell(cells[0]) if len(cells) == 1 and entries else None
+                if entry is not None:
+                    yield entry
+                    continue
                 for cell in cells:
                     yield from self.events(cell, top=top)
             if rows:
@@ -1848,6 +1861,37 @@ class _Walker:
                 rows.append(OutLine(row_line(cells)))
         if rows:
             yield rows
+
+    def _entry_cell(self, cell: Tag) -> list[OutLine] | None:
+        """The one cell of a row of a one-column table as a definition entry, when it reads as one: one or
+        more short lines that are no sentence (a function's signatures), then text. PostgreSQL's function
+        tables give each function a row of one cell, its signature, description and example as paragraphs;
+        read as loose paragraphs, the description an answer quoted ("Converts the string to all lower case.")
+        did not name the function. As an entry (the term, the rest indented under it, as a ``<dl>`` is read)
+        the description's first sentence is read with the signature it describes. None: read the cell's
+        blocks as before (a box around content, a heading, a cell of one block, a row of only short lines)."""
+        blocks: list[list[OutLine]] = []
+        for ev in self.events(cell, top=False):
+            if not isinstance(ev, list):
+                return None
+            if ev:
+                blocks.append(ev)
+        def prose(line: OutLine) -> bool:
+            # a sentence's stop, or four words outside code: a description ("Current date and time (like
+            # `clock_timestamp`); see Section 9.9.5" has no stop), not a signature (all code) or a short title
+            return (line.text.rstrip(" )]\"'”’»")[-1:] in (".", "!", "?", ":")
+                    or len(_WORD_RE.findall(_CODE_SPAN_RE.sub(" ", line.text))) >= 4)
+
+        terms = 0
+        while terms < len(blocks) and len(blocks[terms]) == 1 and not blocks[terms][0].verbatim \
+                and len(blocks[terms][0].text) <= 200 and not _LIST_ITEM_RE.match(blocks[terms][0].text) \
+                and not prose(blocks[terms][0]):
+            terms += 1
+        rest = blocks[terms:]
+        if not terms or not rest or rest[0][0].verbatim or not prose(rest[0][0]):
+            return None
+        return [line for block in blocks[:terms] for line in block] + [
+            ln if ln.verbatim else OutLine("  " + ln.text) for block in rest for ln in block]
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
