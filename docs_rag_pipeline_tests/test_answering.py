@@ -2642,3 +2642,39 @@ def test_a_blocks_caption_is_not_quoted_as_an_answer(tmp_path_factory):
     assert is_caption("Figure 4-1: Representation in memory of a String") and is_caption("Table B-4: Generics")
     assert not is_caption("Table 3-1 shows the built-in integer types in Rust.")
     assert not is_caption("Example: run the tool twice to see the cache work.")
+
+
+DOCBOOK_CAPTIONS_DOC = """<html><head><title>8.6. Boolean Type</title></head><body>
+<div class="sect1" id="DATATYPE-BOOLEAN"><div class="titlepage"><div><div><h2 class="title">8.6. Boolean Type</h2></div></div></div>
+<p>PostgreSQL provides the standard SQL type <code>boolean</code>. The <code>boolean</code> type can have several states:
+“true”, “false”, and a third state, “unknown”, which is represented by the SQL null value.</p>
+<p>The datatype input function for type <code>boolean</code> accepts these string representations for the “true” state:
+<code>true</code>, <code>yes</code>, <code>on</code>, <code>1</code>.</p>
+<p>The datatype output function for type <code>boolean</code> always emits either <code>t</code> or <code>f</code>, as shown in
+Example 8.2.</p>
+<div class="example" id="DATATYPE-BOOLEAN-EXAMPLE"><p class="title"><strong>Example 8.2. Using the <code>boolean</code>
+Type</strong></p><div class="example-contents"><pre class="programlisting">CREATE TABLE test1 (a boolean, b text);
+INSERT INTO test1 VALUES (TRUE, 'sic est');</pre></div></div>
+<div class="table" id="DATATYPE-BOOLEAN-TABLE"><p class="title"><strong>Table 8.19. Boolean Type Storage</strong></p>
+<div class="table-contents"><table class="table"><thead><tr><th>Name</th><th>Storage Size</th></tr></thead>
+<tbody><tr><td><code>boolean</code></td><td>1 byte</td></tr></tbody></table></div></div>
+</div></body></html>"""
+
+
+def test_a_caption_with_a_dotted_number_is_one_unit_not_quoted(tmp_path_factory):
+    """DocBook numbers its captions with dots, "Example 8.2. Using the `boolean` Type", "Table 9.63.
+    General-Purpose Window Functions" (every example and table of PostgreSQL's manual): the sentence cutter
+    ended a sentence after the number, so the caption was never seen whole and its title was quoted as an
+    answer ("Using the `boolean` Type"). The number and the title are one unit, a caption, now."""
+    from docs_rag_pipeline.answering.extractive import is_caption, sentences
+
+    units = sentences("Example 8.2. Using the `boolean` Type\n\n```\nSELECT 1;\n```\n\n"
+                      "Table 9.63. General-Purpose Window Functions\n\nSee Table 9.63. It lists them.")
+    assert units[0] == "Example 8.2. Using the `boolean` Type" and is_caption(units[0]), units
+    assert "Table 9.63. General-Purpose Window Functions" in units and "See Table 9.63." in units, units
+    cfg = _materialized(tmp_path_factory, "docbook-captions", {"datatype-boolean.html": DOCBOOK_CAPTIONS_DOC})
+    for q in ("What values does the boolean type accept as input for true?", "How do I use the boolean type?"):
+        ans = ask(q, config=cfg, remember=False)
+        assert not ans.refused, ans
+        parts = [p.strip() for p in ans.answer.split("\n\n")]
+        assert not any(p.startswith(("Using the `boolean` Type", "Boolean Type Storage")) for p in parts), ans.answer

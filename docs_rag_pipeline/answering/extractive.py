@@ -415,6 +415,24 @@ _CAPTION = re.compile(r"^(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-
                       re.I)
 
 
+#: a caption's kind and number alone, where the sentence cutter ended a "sentence" at the number's stop
+#: (DocBook's "Table 9.63. General-Purpose Window Functions" was cut at "9.63. G")
+_CAPTION_HEAD = re.compile(r"(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-Z]-?)?\d+(?:[-.–]\d+)*\.", re.I)
+
+
+def _caption_joined(pieces: list[str]) -> list[str]:
+    """``pieces`` (one paragraph's sentences) with a caption's kind and number joined again to the title after
+    it, so the caption is one unit that :func:`is_caption` knows: cut apart, the title was a unit of its own
+    ("Using the `boolean` Type", PostgreSQL's "Example 8.2." caption) and was quoted as an answer."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and _CAPTION_HEAD.fullmatch(out[-1]) and "\n" not in piece:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
 def is_caption(s: str) -> bool:
     """``s`` is a block's caption (:data:`_CAPTION`): it names the listing, figure or table beside it, which
     is the answer, and says little read alone ("Listing 11-10: Tests for a function that calls println!" was
@@ -540,7 +558,8 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
                         elif any(LIST_ITEM.match(ln) for ln in part.split("\n")):
                             out.extend(_list_units(part))  # a list indented under a term: never cut at ". "
                         else:
-                            out.extend(s.strip() for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip())
+                            out.extend(_caption_joined(
+                                [s.strip() for s, _ in split_sentences(part, _SENT_STARTERS) if s.strip()]))
         labels.extend([label] * (len(out) - start))
         if 0 <= attribute == start - 1 and len(out) > start and labels[start] == labels[attribute] \
                 and "\n" not in out[start] and not out[start].startswith(("```", "- ")):
