@@ -1005,3 +1005,20 @@ def test_a_one_column_tables_row_of_a_signature_and_its_description_is_an_entry(
     assert ("`char_length` ( `text` ) → `integer`\n`character_length` ( `text` ) → `integer`\n"
             "  Returns number of characters in the string.") in units, units
     assert any(u.startswith("`timeofday` ( ) → `text`\n  Current date and time") for u in units), units
+
+
+def test_a_sites_tagline_beside_its_logo_is_chrome() -> None:
+    """SQLite's pages put the site's tagline beside its logo and menu, ``<div class="tagline">Small. Fast.
+    Reliable.<br>Choose any three.</div>``: it was the lead text of 210 of its 214 pages, in each first chunk and
+    its embedding, and it kept the page's ``<h1>`` from being its title heading. A block of a tagline's or a
+    slogan's class (``tagline``, ``site-tagline``, ``slogan``, WordPress' ``site-description``) is chrome as a
+    banner is; one that holds a heading or more than 40 words stays."""
+    html = """<html><head><title>UPSERT</title></head><body><div class=nosearch><a href="index.html"><img class="logo"
+src="images/sqlite370_banner.gif" alt="SQLite"></a><div class="tagline desktoponly">Small. Fast. Reliable.<br>Choose
+any three.</div><div class="menu mainmenu"><ul><li><a href="index.html">Home</a><li><a href="about.html">About</a></ul>
+</div></div><p class="site-description">Just another docs site</p>
+<div class=fancy><h1 id="description">Description</h1><p>UPSERT is a clause added to INSERT.</p>
+<div class="tagline-examples"><h2 id="taglines">Taglines</h2><p>A tagline is a short phrase.</p></div></div></body></html>"""
+    sections = parse_html(html, url="https://www.sqlite.org/lang_upsert.html").sections
+    assert [(s.headings, s.text) for s in sections] == [
+        ((), "UPSERT is a clause added to INSERT."), (("Taglines",), "A tagline is a short phrase.")]

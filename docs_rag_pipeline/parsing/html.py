@@ -68,8 +68,11 @@ _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
 #: a site's bar across the top of the page (godoc's ``<div id="topbar">``: "Go Documentation Server GoDoc ▽"),
 #: or its banner (lxml's ``div.banner``, "Like the tool? Help making it better! Your donation helps!", twice on
 #: every page)
-#: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one)
-_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])", re.I)
+#: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one), or its
+#: tagline beside the logo (SQLite's ``div.tagline``, "Small. Fast. Reliable. Choose any three.", atop every page;
+#: WordPress themes' ``site-description``, a slogan)
+_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea|tagline|slogan|site-description)(?:$|[\s_-])",
+                         re.I)
 #: a link that only says there is more (Doxygen's "More..." after every member's brief, pointing to its
 #: details further down): no text of the page
 _MORE_LINK_RE = re.compile(r"(?:(?:read|see) )?more\s*(\.\.\.|…|»|→)?", re.I)
