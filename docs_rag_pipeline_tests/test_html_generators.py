@@ -1022,3 +1022,13 @@ any three.</div><div class="menu mainmenu"><ul><li><a href="index.html">Home</a>
     sections = parse_html(html, url="https://www.sqlite.org/lang_upsert.html").sections
     assert [(s.headings, s.text) for s in sections] == [
         ((), "UPSERT is a clause added to INSERT."), (("Taglines",), "A tagline is a short phrase.")]
+
+
+def test_a_one_column_tables_row_that_is_no_entry_is_read_once_whole() -> None:
+    """Whether a one-column table's row is a definition entry is decided on its cell's blocks; the first version
+    read the cell, then read it again when it was no entry, and reading an admonition takes its title out of
+    it: a row holding a note lost its "Note". The cell is read once, its blocks kept whichever way they go."""
+    html = """<html><head><title>T</title></head><body><h1>T</h1><table><tr><td><div class="admonition note">
+<p class="admonition-title">Note</p><p>Root is not needed.</p></div></td></tr><tr><td><p>Plain row.</p></td></tr>
+<tr><td><p><code>f</code> ( <code>x</code> )</p><p>Frobs the x.</p></td></tr></table></body></html>"""
+    assert _text(html) == "Note\nRoot is not needed.\n\nPlain row.\n\n`f` ( `x` )\n  Frobs the x."

@@ -1685,6 +1685,39 @@ def _term_id(dt: Tag) -> str:
     return ""
 
 
+def _entry(events: list[_Event]) -> list[OutLine] | None:
+    """A row's one cell of a one-column table (its blocks, ``events``) as a definition entry, when it reads as
+    one: one or more short lines that are no prose (a function's signatures), then prose. PostgreSQL's function
+    tables give each function a row of one cell, its signature, description and example as paragraphs; read as
+    loose paragraphs, the description an answer quoted ("Converts the string to all lower case.") did not name
+    the function. As an entry (the term, the rest indented under it, as a ``<dl>`` is read) the description's
+    first sentence is read with the signature it describes. None: the cell is read as before (a cell of one
+    block, one that opens with prose, a row of only short lines)."""
+    blocks: list[list[OutLine]] = []
+    for ev in events:
+        if not isinstance(ev, list):
+            return None
+        if ev:
+            blocks.append(ev)
+
+    def prose(line: OutLine) -> bool:
+        # a sentence's stop, or four words outside code: a description ("Current date and time (like
+        # `clock_timestamp`); see Section 9.9.5" has no stop), not a signature (all code) or a short title
+        return (line.text.rstrip(" )]\"'”’»")[-1:] in (".", "!", "?", ":")
+                or len(_WORD_RE.findall(_CODE_SPAN_RE.sub(" ", line.text))) >= 4)
+
+    terms = 0
+    while terms < len(blocks) and len(blocks[terms]) == 1 and not blocks[terms][0].verbatim \
+            and len(blocks[terms][0].text) <= 200 and not _LIST_ITEM_RE.match(blocks[terms][0].text) \
+            and not prose(blocks[terms][0]):
+        terms += 1
+    rest = blocks[terms:]
+    if not terms or not rest or rest[0][0].verbatim or not prose(rest[0][0]):
+        return None
+    return [line for block in blocks[:terms] for line in block] + [
+        ln if ln.verbatim else OutLine("  " + ln.text) for block in rest for ln in block]
+
+
 class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
@@ -1845,9 +1878,11 @@ class _Walker:
                 if rows:
                     yield rows
                     rows = []
-                entry = self._entry_cell(cells[0]) if len(cells) == 1 and entries else None
-                if entry is not None:
-                    yield entry
+                if len(cells) == 1 and entries:
+                    # (the cell's blocks are read once: reading a block may take parts out of it, a title)
+                    evs = list(self.events(cells[0], top=top))
+                    entry = _entry(evs)
+                    yield from ([entry] if entry is not None else evs)
                     continue
                 for cell in cells:
                     yield from self.events(cell, top=top)
@@ -1864,37 +1899,6 @@ class _Walker:
                 rows.append(OutLine(row_line(cells)))
         if rows:
             yield rows
-
-    def _entry_cell(self, cell: Tag) -> list[OutLine] | None:
-        """The one cell of a row of a one-column table as a definition entry, when it reads as one: one or
-        more short lines that are no sentence (a function's signatures), then text. PostgreSQL's function
-        tables give each function a row of one cell, its signature, description and example as paragraphs;
-        read as loose paragraphs, the description an answer quoted ("Converts the string to all lower case.")
-        did not name the function. As an entry (the term, the rest indented under it, as a ``<dl>`` is read)
-        the description's first sentence is read with the signature it describes. None: read the cell's
-        blocks as before (a box around content, a heading, a cell of one block, a row of only short lines)."""
-        blocks: list[list[OutLine]] = []
-        for ev in self.events(cell, top=False):
-            if not isinstance(ev, list):
-                return None
-            if ev:
-                blocks.append(ev)
-        def prose(line: OutLine) -> bool:
-            # a sentence's stop, or four words outside code: a description ("Current date and time (like
-            # `clock_timestamp`); see Section 9.9.5" has no stop), not a signature (all code) or a short title
-            return (line.text.rstrip(" )]\"'”’»")[-1:] in (".", "!", "?", ":")
-                    or len(_WORD_RE.findall(_CODE_SPAN_RE.sub(" ", line.text))) >= 4)
-
-        terms = 0
-        while terms < len(blocks) and len(blocks[terms]) == 1 and not blocks[terms][0].verbatim \
-                and len(blocks[terms][0].text) <= 200 and not _LIST_ITEM_RE.match(blocks[terms][0].text) \
-                and not prose(blocks[terms][0]):
-            terms += 1
-        rest = blocks[terms:]
-        if not terms or not rest or rest[0][0].verbatim or not prose(rest[0][0]):
-            return None
-        return [line for block in blocks[:terms] for line in block] + [
-            ln if ln.verbatim else OutLine("  " + ln.text) for block in rest for ln in block]
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
