@@ -2678,3 +2678,36 @@ def test_a_caption_with_a_dotted_number_is_one_unit_not_quoted(tmp_path_factory)
         assert not ans.refused, ans
         parts = [p.strip() for p in ans.answer.split("\n\n")]
         assert not any(p.startswith(("Using the `boolean` Type", "Boolean Type Storage")) for p in parts), ans.answer
+
+
+ASCIIDOC_EXAMPLES_DOC = """<html><head><title>git-reset(1)</title></head><body><div id="content">
+<div class="sect1"><h2 id="_description">DESCRIPTION</h2><div class="sectionbody"><div class="paragraph"><p>Reset current
+HEAD to the specified state.</p></div></div></div>
+<div class="sect1"><h2 id="_examples">EXAMPLES</h2><div class="sectionbody"><div class="dlist"><dl>
+<dt class="hdlist1">Undo a commit and redo</dt><dd><div class="listingblock"><div class="content"><pre><code>$ git commit ...
+$ git reset --soft HEAD^      <b>(1)</b>
+$ edit                        <b>(2)</b>
+$ git commit -a -c ORIG_HEAD  <b>(3)</b></code></pre></div></div>
+<div class="colist arabic"><ol><li><p>This is most often done when you remembered what you just committed is incomplete.
+Leaves working tree as it was before "reset".</p></li><li><p>Make corrections to working tree files.</p></li></ol></div></dd>
+<dt class="hdlist1">Undo add</dt><dd><div class="listingblock"><div class="content"><pre><code>$ git reset</code></pre></div></div></dd>
+</dl></div></div></div></div></body></html>"""
+
+
+def test_a_terms_example_comes_with_the_term(tmp_path_factory):
+    """git's man pages (AsciiDoc) write EXAMPLES as definition entries whose description opens with the commands:
+    "Undo a commit and redo", then a listing. The term is no sentence and was quoted alone, a title without its
+    commands ("How do I undo the last commit and redo it?" was answered "Undo a commit and redo [1]", "Undo add
+    [1]", and a listing after them). A title of one line (no stop, at most 12 words) quoted in an answer
+    brings the code block right after it, as a lead-in ending with a colon does; nothing else."""
+    cfg = _materialized(tmp_path_factory, "asciidoc-examples", {"git-reset.html": ASCIIDOC_EXAMPLES_DOC})
+    ans = ask("How do I undo the last commit and redo it?", config=cfg, remember=False)
+    assert not ans.refused, ans
+    parts = [p.strip() for p in ans.answer.split("\n\n")]
+    own = {"Undo a commit and redo": "$ git reset --soft HEAD^", "Undo add": "$ git reset\n"}
+    for i, part in enumerate(parts):
+        term = part.split(" [")[0].strip()
+        if term in own:
+            assert i + 1 < len(parts) and parts[i + 1].startswith("```") and own[term] in parts[i + 1] + "\n", \
+                ans.answer
+    assert "git reset --soft HEAD^" in ans.answer, ans.answer

@@ -910,6 +910,15 @@ def _lead_in(s: str) -> bool:
     return s.rstrip().endswith(":")
 
 
+def _title_line(s: str) -> bool:
+    """``s`` is a title of one line, no sentence (no stop, at most 12 words, no code, list or table): a
+    definition's term whose description opens with a code block (git's EXAMPLES, "Undo a commit and redo"
+    then the commands), which names the code under it as a lead-in announces it."""
+    body = s.strip()
+    return ("\n" not in body and 0 < len(body.split()) <= 12 and body[-1:] not in ".!?:;,"
+            and not body.startswith(("```", "- ", "* ", "|")) and not LIST_ITEM.match(body))
+
+
 def _next_chunk(h: Hit, hits: Sequence[Hit]) -> Hit | None:
     """The chunk that follows ``h`` on its page, when it is among ``hits``: the same page of the same
     source (two sources may index the same URL; the other's page is another page)."""
@@ -927,7 +936,8 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         if (h, s) in out:
             continue
         out.append((h, s))
-        if not _lead_in(s):
+        titled = _title_line(s)
+        if not (_lead_in(s) or titled):
             continue
         seq = sentences(h.text)
         at = next((i for i, x in enumerate(seq) if x == s), None)
@@ -935,6 +945,8 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None:
             where, nxt = following, next(iter(sentences(following.text)), None)
         kind = sentence_kind(nxt) if nxt is not None else None
+        if titled and kind != "code":
+            continue  # a title brings only the code under it (a term's example), nothing it does not announce
         # a table comes along only whole (two rows or more): a single row is a cell dump, as everywhere
         if nxt is not None and (where, nxt) not in out and (
                 kind == "code" or (kind == "table" and table_rows(nxt) is not None)
