@@ -2711,3 +2711,44 @@ def test_a_terms_example_comes_with_the_term(tmp_path_factory):
             assert i + 1 < len(parts) and parts[i + 1].startswith("```") and own[term] in parts[i + 1] + "\n", \
                 ans.answer
     assert "git reset --soft HEAD^" in ans.answer, ans.answer
+
+
+def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_no_answer():
+    """git-reset's EXAMPLES: chunking put the term "Undo a commit, making it a topic branch" at the end of one
+    chunk and its commands at the start of the next, and the term was quoted alone. As a lead-in that ends its
+    chunk, a one-line title that ends its chunk brings the code that opens the page's next chunk when that chunk
+    is among the hits, and is no answer sentence when it is not."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    emb = LocalEmbedder()
+    first = ("Undo a commit and redo\n  3. Redo the commit by starting with its log message.\n"
+             "Undo a commit, making it a topic branch")
+    second = ("```\n$ git branch topic/wip\n$ git reset --hard HEAD~3\n$ git switch topic/wip\n```\n"
+              "  1. You have made some commits, but realize they were premature to be in the master branch.")
+    page = "https://git-scm.com/docs/git-reset.html"
+    h1 = Hit(chunk_id="c1", source="s", url=page + "#_examples", page_url=page, title="git-reset(1)",
+             headings=["EXAMPLES"], text=first, score=0.03, parent_id=None, chunk_index=4, vector_similarity=0.7)
+    h2 = Hit(chunk_id="c2", source="s", url=page + "#_examples", page_url=page, title="git-reset(1)",
+             headings=["EXAMPLES"], text=second, score=0.02, parent_id=None, chunk_index=5, vector_similarity=0.6)
+    q = "How do I undo a commit, making it a topic branch?"
+    ans = extractive_answer(q, [h1, h2], emb, _gates(min_chunk_coverage=0))
+    assert not ans.refused
+    if "making it a topic branch [" in ans.answer:
+        after = ans.answer.split("making it a topic branch [", 1)[1].split("\n\n", 1)[1]
+        assert after.startswith("```\n$ git branch topic/wip"), ans.answer
+    alone = extractive_answer(q, [h1], emb, _gates(min_chunk_coverage=0))
+    assert "making it a topic branch [" not in alone.answer, alone.answer
+    # a procedure's title (DocBook's "Recursive Query Evaluation") brings the steps that follow it
+    first = ("Using RECURSIVE, a WITH query can refer to its own output.\n\nRecursive Query Evaluation")
+    second = ("1. Evaluate the non-recursive term and place its rows in a temporary working table.\n"
+              "2. So long as the working table is not empty, evaluate the recursive term.")
+    page = "https://www.postgresql.org/docs/15/queries-with.html"
+    h1 = Hit(chunk_id="c1", source="s", url=page + "#QUERIES-WITH-RECURSIVE", page_url=page, title="7.8. WITH Queries",
+             headings=["7.8.2. Recursive Queries"], text=first, score=0.03, parent_id=None, chunk_index=4,
+             vector_similarity=0.7)
+    h2 = Hit(chunk_id="c2", source="s", url=page + "#QUERIES-WITH-RECURSIVE", page_url=page, title="7.8. WITH Queries",
+             headings=["7.8.2. Recursive Queries"], text=second, score=0.02, parent_id=None, chunk_index=5,
+             vector_similarity=0.6)
+    ans = extractive_answer("How is a recursive query evaluated?", [h1, h2], emb, _gates(min_chunk_coverage=0))
+    assert "Recursive Query Evaluation [1]\n\n1. Evaluate the non-recursive term" in ans.answer, ans.answer

@@ -381,12 +381,13 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                     and not states_a_gap(s):
                 pool.append((h, s))
                 labels.append(tabs[k])
-                # the overlap starts inside a sentence; a lead-in that ends its chunk announces what
-                # the next chunk holds, which must be at hand to come along; a piece of code from
-                # inside a function's body says nothing read alone
+                # the overlap starts inside a sentence; a lead-in (or a one-line title: a term whose example
+                # follows) that ends its chunk announces what the next chunk holds, which must be at hand to
+                # come along; a piece of code from inside a function's body says nothing read alone
                 quotable.append(k >= own and whole and not index and not quotes_question(s, question)
                                 and not is_caption(s)
-                                and not (k == len(seq) - 1 and _lead_in(s) and _next_chunk(h, hits) is None))
+                                and not (k == len(seq) - 1 and (_lead_in(s) or _title_line(s))
+                                         and _next_chunk(h, hits) is None))
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
                 # row (its header), a reference table's entry (`delay_seconds | 0.2 | The least time
@@ -913,7 +914,8 @@ def _lead_in(s: str) -> bool:
 def _title_line(s: str) -> bool:
     """``s`` is a title of one line, no sentence (no stop, at most 12 words, no code, list or table): a
     definition's term whose description opens with a code block (git's EXAMPLES, "Undo a commit and redo"
-    then the commands), which names the code under it as a lead-in announces it."""
+    then the commands), a procedure's title before its steps (DocBook's "Recursive Query Evaluation"), which
+    names the code or list under it as a lead-in announces it."""
     body = s.strip()
     return ("\n" not in body and 0 < len(body.split()) <= 12 and body[-1:] not in ".!?:;,"
             and not body.startswith(("```", "- ", "* ", "|")) and not LIST_ITEM.match(body))
@@ -945,8 +947,8 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None:
             where, nxt = following, next(iter(sentences(following.text)), None)
         kind = sentence_kind(nxt) if nxt is not None else None
-        if titled and kind != "code":
-            continue  # a title brings only the code under it (a term's example), nothing it does not announce
+        if titled and not (kind == "code" or (nxt is not None and LIST_ITEM.match(nxt))):
+            continue  # a title brings the code or the list under it (a term's example, a procedure's steps) only
         # a table comes along only whole (two rows or more): a single row is a cell dump, as everywhere
         if nxt is not None and (where, nxt) not in out and (
                 kind == "code" or (kind == "table" and table_rows(nxt) is not None)
