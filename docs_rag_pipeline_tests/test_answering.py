@@ -2739,6 +2739,16 @@ def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_n
         assert after.startswith("```\n$ git branch topic/wip"), ans.answer
     alone = extractive_answer(q, [h1], emb, _gates(min_chunk_coverage=0))
     assert "making it a topic branch [" not in alone.answer, alone.answer
+    # a title that is its chunk's whole text (a man page's NAME line) announces nothing: it stays an answer
+    name = Hit(chunk_id="c3", source="s", url=page.replace("reset", "clean") + "#:~:text=NAME",
+               page_url=page.replace("reset", "clean"), title="git-clean(1)", headings=["NAME"],
+               text="git-clean - Remove untracked files from the working tree", score=0.03, parent_id=None,
+               chunk_index=0, vector_similarity=0.8)
+    desc = Hit(chunk_id="c4", source="s", url=name.page_url + "#_options", page_url=name.page_url,
+               title="git-clean(1)", headings=["OPTIONS"], text="-x\n  This allows removing all untracked files, "
+               "including build products.", score=0.02, parent_id=None, chunk_index=3, vector_similarity=0.6)
+    ans = extractive_answer("How do I remove untracked files?", [name, desc], emb, _gates(min_chunk_coverage=0))
+    assert "git-clean - Remove untracked files from the working tree [1]" in ans.answer, ans.answer
     # a procedure's title (DocBook's "Recursive Query Evaluation") brings the steps that follow it
     first = ("Using RECURSIVE, a WITH query can refer to its own output.\n\nRecursive Query Evaluation")
     second = ("1. Evaluate the non-recursive term and place its rows in a temporary working table.\n"

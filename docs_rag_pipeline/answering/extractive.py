@@ -381,12 +381,13 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                     and not states_a_gap(s):
                 pool.append((h, s))
                 labels.append(tabs[k])
-                # the overlap starts inside a sentence; a lead-in (or a one-line title: a term whose example
-                # follows) that ends its chunk announces what the next chunk holds, which must be at hand to
-                # come along; a piece of code from inside a function's body says nothing read alone
+                # the overlap starts inside a sentence; a lead-in (or a one-line title after other text of its
+                # chunk: a term whose example follows) that ends its chunk announces what the next chunk holds,
+                # which must be at hand to come along (a title that is its chunk's whole text, a man page's
+                # NAME line, announces nothing); a piece of code from inside a function's body says nothing
                 quotable.append(k >= own and whole and not index and not quotes_question(s, question)
                                 and not is_caption(s)
-                                and not (k == len(seq) - 1 and (_lead_in(s) or _title_line(s))
+                                and not (k == len(seq) - 1 and (_lead_in(s) or (_title_line(s) and k > own))
                                          and _next_chunk(h, hits) is None))
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
