@@ -629,17 +629,36 @@ def _split_pieces(text: str, limit: int, overlap: int, count: CountFn) -> list[t
 
 def _piece_targets(text: str, targets: Sequence[tuple[int, str]], owns: Sequence[str]) -> list[str]:
     """For each piece of ``text`` (its own part, without the previous piece's tail), the id of the
-    last target (``Section.targets``) at or before where it starts in ``text``, '' for none. A piece
-    is found by its first line, searched from where the previous one started; one not found (a code
-    block cut and fenced again) starts where the previous one did."""
+    last target (``Section.targets``) at or before where it starts in ``text``, '' for none.
+
+    The pieces are consecutive runs of ``text``, so a piece starts where the previous one ended: the
+    pieces' lines are matched in order, whitespace aside (a long line is cut into several, words are
+    joined again with one space), each where the text not yet matched starts. A line a piece adds
+    (a code block's fence opened again, a table's header row repeated, a cut row's first cell) is not
+    there: it is passed over, and the line after it is looked for no further than the length of what
+    was passed over. Before, a piece was found by searching its first line from where the previous
+    piece *started*, so a piece that starts with a line the previous one also has (``Parameters:`` of
+    the next API entry) was placed inside the previous one and linked the previous entry's id."""
+    keep = [i for i, ch in enumerate(text) if not ch.isspace()]
+    squeezed = "".join(text[i] for i in keep)
     out: list[str] = []
-    pos = 0
+    cur = 0  # in ``squeezed``: where the text no piece has matched yet starts
     for own in owns:
-        first = next((ln.strip() for ln in own.splitlines() if ln.strip()), "")
-        found = text.find(first, pos) if first else -1
-        if found >= 0:
-            pos = found
+        pos = keep[cur] if cur < len(keep) else len(text)
         out.append(next((a for o, a in reversed(targets) if o <= pos), ""))
+        passed = 0
+        for line in own.splitlines():
+            s = "".join(line.split())
+            if not s:
+                continue
+            if squeezed.startswith(s, cur):
+                at = cur
+            else:
+                at = squeezed.find(s, cur, cur + passed + len(s))
+                if at < 0:
+                    passed += len(s)
+                    continue
+            cur, passed = at + len(s), 0
     return out
 
 

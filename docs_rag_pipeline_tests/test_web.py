@@ -2308,3 +2308,46 @@ def test_a_chunk_inside_an_api_entry_links_the_entrys_id(tmp_path: Path) -> None
     assert len(rows) > len(methods) and starts.count("words") >= len(methods)
     hits = search("Refunding detail 5 of refund", top_k=1, config=cfg)
     assert hits[0].url == srv.url + "/#shop.Cart.refund"
+
+
+def _api_entry_with_fields(name: str, n: int) -> str:
+    words = " ".join(f"The {name} call step {i} runs as written." for i in range(n))
+    return (f'<dl class="py method"><dt class="sig sig-object py" id="shop.Cart.{name}">'
+            f'<span class="sig-name">{name}</span>(<em>item</em>, <em>**kwargs</em>)</dt><dd><p>{words}</p>'
+            '<dl class="field-list simple"><dt class="field-odd">Parameters<span class="colon">:</span></dt>'
+            '<dd class="field-odd"><ul class="simple"><li><p><strong>item</strong> – The item to act on.</p></li>'
+            '<li><p><strong>**kwargs</strong> – Optional arguments that the call takes.</p></li></ul></dd>'
+            '<dt class="field-even">Return type<span class="colon">:</span></dt>'
+            '<dd class="field-even"><p>shop.Receipt</p></dd></dl></dd></dl>')
+
+
+def test_a_chunk_that_starts_with_a_line_the_entry_before_also_has_links_its_own_entry(tmp_path: Path) -> None:
+    """Every entry of a Sphinx API page has the same lines (``Parameters:``, ``- item – The item to act
+    on.``, ``Return type:``). A chunk was placed in the section's text by searching its first line from
+    where the chunk before it *started*, so one that starts at an entry's ``Parameters:`` found the
+    entry before's and linked that entry's id (ops6 F1); identical paragraphs left every later chunk at
+    the first. Each chunk now links the entry it starts in, whatever lines the entries share."""
+    sizes = [(name, 1) for name in ("add", "pop", "put", "get", "set", "cut")]
+    body = ('<section id="the-cart"><h2>The cart</h2><p>The cart holds what a shopper picked.</p>'
+            '<dl class="py class"><dt class="sig sig-object py" id="shop.Cart"><em>class</em> shop.Cart</dt><dd>'
+            '<p>A shopping cart.</p>' + "".join(_api_entry_with_fields(m, n) for m, n in sizes) + '</dd></dl></section>')
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text(page("Shop API", body))
+    with static_server(root) as srv:
+        cfg = write_web_config(tmp_path, "shop", seed_urls=[srv.url + "/"], sitemaps="off")
+        cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "chunking": {"target_tokens": 100, "overlap_tokens": 0}}))
+        refresh.refresh(Context(load_config(cfg)), "shop")
+    rows = sorted(indexed(cfg, "shop")[srv.url + "/"], key=lambda r: r["chunk_index"])
+    (sec,) = [s for s in parse_html((root / "index.html").read_text(), url=srv.url + "/").sections if s.anchor == "the-cart"]
+    signatures = [(sec.text.index(f"{m}(item"), m) for m, _ in sizes]
+    shared_start = end = 0
+    for r in rows:
+        at = sec.text.find(r["text"].strip(), end)  # no overlap: the chunks are consecutive runs of the text
+        assert at >= 0, r["text"]
+        end = at + len(r["text"].strip())
+        entry = max([(-1, "")] + [(o, m) for o, m in signatures if o <= at])[1]
+        assert r["url"] == srv.url + ("/#shop.Cart." + entry if entry else "/#shop.Cart" if at else "/#the-cart"), \
+            (r["url"], r["text"][:60])
+        shared_start += r["text"].lstrip().startswith(("Parameters:", "- item", "- **kwargs", "Return type:", "shop.Receipt"))
+    assert shared_start >= 2  # the case: chunks that start with a line every entry has
