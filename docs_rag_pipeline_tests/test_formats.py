@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from docs_rag_pipeline.answering.markers import code_parts
+from docs_rag_pipeline.chunking import Budget, chunk_page
 from docs_rag_pipeline.config import UrlRule, parse_config
 from docs_rag_pipeline.parsing import format_for_path, parse_document
 from docs_rag_pipeline.parsing.asciidoc import generate_id, inline_text, parse_asciidoc, prepare_asciidoc
@@ -1129,6 +1130,28 @@ def test_rst_a_python_object_signature_reads_as_sphinx_shows_it() -> None:
         ("asyncio.coroutine", "@asyncio.coroutine"), ("asyncio.os.sep", "os.sep"),
         ("asyncio.open", "asyncio.open(file, end='\\n')")]
 
+
+
+def test_rst_an_object_sphinx_writes_no_id_for_is_no_target() -> None:
+    """Sphinx writes no id for an object description marked ``:no-index:`` (``:noindex:`` before 7.2), gives
+    an object documented a second time a serial ``id0`` and makes the id of a full name with its ``make_id``
+    (no leading ``_``, accents folded). Each was a target with the full name as written, so a chunk in such
+    an entry was cited at an anchor the page lacks, or at the other entry of the name (ops6 F2). Now such a
+    signature is no target (a chunk starting in it links the target before it, or the heading), and an id is
+    the one Sphinx writes."""
+    words = " ".join(f"word{i}" for i in range(40)) + "."
+    text = (f"Spam\n====\n\n.. module:: mod\n\nIntro.\n\n.. function:: spam(x)\n\n   {words}\n\n"
+            f".. function:: foo(x)\n   :no-index:\n\n   {words}\n\n.. function:: bar(x)\n   :noindex:\n\n   {words}\n\n"
+            f".. function:: spam(x, y)\n\n   Again.\n\n.. function:: café()\n\n   Accents.\n\n"
+            f".. currentmodule:: None\n\n.. function:: _private()\n\n   Private.\n")
+    page = parse_rst(text, path="library/mod.rst")
+    (section,) = page.sections
+    assert [(a, section.text[o:].split("\n", 1)[0]) for o, a in section.targets] == [
+        ("mod.spam", "mod.spam(x)"), ("mod.cafe", "mod.café()"), ("private", "_private()")]
+    chunks = chunk_page(page, source="s", page_url="https://docs.example.org/library/mod.html", content_hash="h",
+                        updated_at="now", budget=Budget(window=60, overlap=0), count=lambda t: len(t.split()))
+    assert {c.url.split("#", 1)[-1] for c in chunks} <= {"https://docs.example.org/library/mod.html", "mod.spam",
+                                                          "mod.cafe", "private"}
 
 def test_rst_info_fields_of_an_object_read_as_sphinx_groups_them() -> None:
     """The info fields of a function's or class's body (``:param int x:``, ``:type x:``, ``:returns:``,

@@ -25,6 +25,7 @@ import ast
 import io
 import posixpath
 import re
+import unicodedata
 from typing import Any
 
 from ..records import ParsedPage
@@ -304,7 +305,10 @@ def _generic_directive(name: str):  # noqa: ANN202
                 shown = [_py_signature(py_object, sig, self.options, document) for sig in signatures]
                 signatures = [text for text, _, _ in shown]
                 context = shown[-1][1]
-                ids = [node_id for _, _, node_id in shown]
+                # Sphinx writes no id for an object described with :no-index: (ObjectDescription.run adds
+                # a target only without it), and one already on the page gets ``id0``, naming no object
+                ids = [] if "no-index" in self.options or "noindex" in self.options else \
+                    _page_ids([node_id for _, _, node_id in shown], document)
             elif name in _C_KEYWORDS and signatures:
                 signatures = [_c_signature(name, sig) for sig in signatures]
             if signatures and _object_description(name):
@@ -428,6 +432,36 @@ def _python_object(name: str) -> str | None:
     domain, sep, bare = name.partition(":")
     bare = bare if sep else domain
     return bare if (not sep or domain == "py") and bare in _PY_OBJECTS else None
+
+
+def _sphinx_make_id(text: str) -> str:
+    """Sphinx's ``_make_id`` (sphinx.util.nodes), the id ``make_id`` gives a Python object from its full name:
+    docutils' ``make_id`` keeping case, dots and underscores: accents folded to ASCII (``café`` ``cafe``),
+    other characters dropped, runs of what is left one ``-``, no ``-``, digit, ``.`` or ``_`` at its start
+    (``_private`` is ``private``) and no ``-`` at its end."""
+    from docutils import nodes
+
+    out = text.translate(nodes._non_id_translate_digraphs).translate(nodes._non_id_translate)
+    out = unicodedata.normalize("NFKD", out).encode("ascii", "ignore").decode("ascii")
+    out = re.sub(r"[^a-zA-Z0-9._]+", "-", " ".join(out.split()))
+    return re.sub(r"^[-0-9._]+|-+$", "", out)
+
+
+def _page_ids(node_ids: list[str | None], document: Any) -> list[str | None]:
+    """The id Sphinx writes for each Python signature of an object description (``make_id``): its full
+    name as :func:`_sphinx_make_id` writes it, None for one Sphinx cannot read, a name it makes no id of
+    or an id the page already has (a second signature of the name, the object documented twice, a
+    section's id): Sphinx gives that one a serial ``id0``, which names no object."""
+    taken = document.setdefault("docs_rag_py_ids", set())
+    out: list[str | None] = []
+    for node_id in node_ids:
+        made = _sphinx_make_id(node_id) if node_id else ""
+        if made and made not in taken and made not in document.ids:
+            taken.add(made)
+            out.append(made)
+        else:
+            out.append(None)
+    return out
 
 
 def _py_signature(kind: str, sig: str, options: Any, document: Any) -> tuple[str, str | None, str | None]:
