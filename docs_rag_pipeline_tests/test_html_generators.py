@@ -4,6 +4,7 @@ built HTML parses it."""
 
 from __future__ import annotations
 
+from docs_rag_pipeline.chunking import url_fragment
 from docs_rag_pipeline.parsing.html import parse_html
 
 
@@ -1032,3 +1033,24 @@ def test_a_one_column_tables_row_that_is_no_entry_is_read_once_whole() -> None:
 <p class="admonition-title">Note</p><p>Root is not needed.</p></div></td></tr><tr><td><p>Plain row.</p></td></tr>
 <tr><td><p><code>f</code> ( <code>x</code> )</p><p>Frobs the x.</p></td></tr></table></body></html>"""
     assert _text(html) == "Note\nRoot is not needed.\n\nPlain row.\n\n`f` ( `x` )\n  Frobs the x."
+
+
+def test_a_described_terms_id_is_a_target_only_as_written_and_where_the_page_first_has_it() -> None:
+    """A browser opens the first element whose id is the fragment, compared exactly. A ``<dt id=" padded ">``
+    was a target named ``padded``, which no element has, and a repeated id (a second ``<dt id="dup">``, a
+    term's id a heading above already has) a target whose link opens that other element (ops6 F3). Now
+    the id is taken as written, and only where the page first has it; an id of nothing but spaces is none."""
+    html = """<html><head><title>Terms</title></head><body><main><h1>Terms</h1>
+<h2 id="sec">Sec</h2><p>Intro.</p>
+<dl><dt id=" padded ">padded</dt><dd><p>One.</p></dd>
+<dt id="dup">first</dt><dd><p>Two.</p></dd>
+<dt id="dup">second</dt><dd><p>Three.</p></dd>
+<dt id="sec">sec again</dt><dd><p>Four.</p></dd>
+<dt id="   ">blank</dt><dd><p>Five.</p></dd>
+<dt><a id="dup"></a>third</dt><dd><p>Six.</p></dd>
+<dt><a name="sec"></a>named</dt><dd><p>Seven.</p></dd>
+<dt><span id="own"></span>own</dt><dd><p>Eight.</p></dd></dl></main></body></html>"""
+    (sec,) = parse_html(html, url="https://docs.example.org/terms.html").sections
+    assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
+        (" padded ", "padded"), ("dup", "first"), ("own", "own")]
+    assert url_fragment(" padded ") == "%20padded%20"

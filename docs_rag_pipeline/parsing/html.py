@@ -1671,17 +1671,24 @@ def _without_empty_columns(rows: list[list[str]]) -> list[list[str]]:
     return [[cell for c, cell in enumerate(r) if c not in empty] for r in rows]
 
 
-def _term_id(dt: Tag) -> str:
+def _term_id(dt: Tag, first_with_id: dict[str, int]) -> str:
     """The id a site gives a described term (``Section.targets``): the ``<dt>``'s own (Sphinx's API
     entries, ``<dt id="requests.Session.mount">``, its glossary terms and command-line options,
     mandoc's flags), else that of an empty link target at its start (``<dt><a id="x"></a>…``,
-    ``<a name="x">``)."""
-    own = _attr(dt, "id").strip()
-    if own:
-        return own
+    ``<a name="x">``). The id as written, spaces around it too (a browser compares the fragment with
+    the id exactly; only an id of nothing but spaces is none). An id an element before it already has
+    (``first_with_id``: the first element of each id in the content, as :class:`_Walker` finds them) is
+    none: a link to it opens that element, not this term."""
+    own = _attr(dt, "id")
+    if own.strip():
+        return own if first_with_id.get(own) == id(dt) else ""
     first = next((c for c in dt.children if isinstance(c, Tag) or str(c).strip()), None)
     if isinstance(first, Tag) and first.name in ("a", "span") and not first.get_text().strip():
-        return (_attr(first, "id") or (_attr(first, "name") if first.name == "a" else "")).strip()
+        target = _attr(first, "id")
+        if target.strip():
+            return target if first_with_id.get(target) == id(first) else ""
+        name = _attr(first, "name") if first.name == "a" else ""
+        return name if name.strip() and name not in first_with_id else ""
     return ""
 
 
@@ -1722,6 +1729,10 @@ class _Walker:
     """Turns a cleaned content tree into heading events and blocks of text lines."""
 
     def __init__(self, root: Tag) -> None:
+        # the first element of each id, in document order: a described term's id is a target only there
+        self._first_with_id: dict[str, int] = {}
+        for el in root.find_all(id=True):
+            self._first_with_id.setdefault(_attr(el, "id"), id(el))
         # ids of elements with a block element inside, found in one pass (not a subtree search each)
         self._holds_block: set[int] = set()
         for el in _tags(root, _BLOCKS):
@@ -1932,7 +1943,7 @@ class _Walker:
             if child.name == "dt":
                 text = _norm(_text(child))
                 if text:
-                    out.append(OutLine(text, anchor=_term_id(child)))
+                    out.append(OutLine(text, anchor=_term_id(child, self._first_with_id)))
             else:
                 out.extend(ln if ln.verbatim else OutLine("  " + ln.text, anchor=ln.anchor) for ln in self._lines(child))
         return out
