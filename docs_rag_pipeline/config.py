@@ -1044,6 +1044,11 @@ class StorageMissing(FileNotFoundError):
     deleted. Only ``docs-rag ingest`` creates it; whatever only reads the index says so instead."""
 
     def __str__(self) -> str:
+        from .files import in_the_way
+
+        way = in_the_way(Path(self.filename)) if self.filename else None
+        if way:  # a file or a link to nothing in its place: an ingest would not create it either
+            return f"storage: {self.filename} is no folder: {way[0]}; {way[1]}, or point `storage` at the index folder"
         return (f"storage: {self.filename} does not exist (nothing was ingested there yet, or the folder was "
                 "moved or deleted); `docs-rag ingest` creates it, or point `storage` at the index folder")
 

@@ -142,6 +142,11 @@ def backend_message(exc: BaseException) -> str:
         return ("the search backend is unavailable: nothing is indexed yet (or only with another embedding model); "
                 "`docs-rag ingest` makes the index")
     if isinstance(exc, StorageMissing):
+        from ..files import in_the_way
+
+        if exc.filename and in_the_way(Path(exc.filename)):
+            return ("the search backend is unavailable: its storage path is no folder (a file, or a link to a folder "
+                    "that does not exist, is in its place); see the server log")
         return ("the search backend is unavailable: its storage folder does not exist (nothing was ingested yet, "
                 "or it was moved); `docs-rag ingest` creates it")
     return "the search backend is unavailable: the index cannot be read; see the server log"
