@@ -2762,3 +2762,15 @@ def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_n
              vector_similarity=0.6)
     ans = extractive_answer("How is a recursive query evaluated?", [h1, h2], emb, _gates(min_chunk_coverage=0))
     assert "Recursive Query Evaluation [1]\n\n1. Evaluate the non-recursive term" in ans.answer, ans.answer
+    # a sentence without its stop is no title: a paragraph's last one, or a paragraph of its own that says
+    # something of code (requests' release process: "Hotfixes will not include upgrades to vendored dependencies
+    # after `v2.6.2`", which ends its chunk); it ends its chunk and is quoted as any sentence
+    page = "https://requests.readthedocs.io/en/latest/community/release-process.html"
+    for sep in (" ", "\n\n"):
+        hot = Hit(chunk_id="c5", source="s", url=page + "#hotfix-releases", page_url=page, title="Release Process",
+                  headings=["Hotfix Releases"], text=("A hotfix release will only include bug fixes that were missed "
+                  "when the project released the previous version." + sep + "Hotfixes will not include upgrades to "
+                  "vendored dependencies after `v2.6.2`"), score=0.03, parent_id=None, chunk_index=2, vector_similarity=0.7)
+        ans = extractive_answer("Will a hotfix release upgrade the vendored dependencies?", [hot], emb,
+                                _gates(min_chunk_coverage=0))
+        assert "Hotfixes will not include upgrades to vendored dependencies after `v2.6.2` [1]" in ans.answer, ans.answer

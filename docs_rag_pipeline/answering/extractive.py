@@ -387,7 +387,8 @@ def sentence_pool(question: str, hits: Sequence[Hit], embedder: Embedder, *, chu
                 # NAME line, announces nothing); a piece of code from inside a function's body says nothing
                 quotable.append(k >= own and whole and not index and not quotes_question(s, question)
                                 and not is_caption(s)
-                                and not (k == len(seq) - 1 and (_lead_in(s) or (_title_line(s) and k > own))
+                                and not (k == len(seq) - 1 and (_lead_in(s) or (_title_line(s) and k > own
+                                                                                 and _whole_line(s, h.text)))
                                          and _next_chunk(h, hits) is None))
             elif kind == "table" and k >= own:
                 # a table the question does not ask for whole: each of its rows under the table's first
@@ -916,10 +917,20 @@ def _title_line(s: str) -> bool:
     """``s`` is a title of one line, no sentence (no stop, at most 12 words, no code, list or table): a
     definition's term whose description opens with a code block (git's EXAMPLES, "Undo a commit and redo"
     then the commands), a procedure's title before its steps (DocBook's "Recursive Query Evaluation"), which
-    names the code or list under it as a lead-in announces it."""
+    names the code or list under it as a lead-in announces it. A line with a code span in it is prose about
+    the code, not a title, even without its stop (requests' "Hotfixes will not include upgrades to vendored
+    dependencies after `v2.6.2`", a paragraph of its own)."""
     body = s.strip()
     return ("\n" not in body and 0 < len(body.split()) <= 12 and body[-1:] not in ".!?:;,"
-            and not body.startswith(("```", "- ", "* ", "|")) and not LIST_ITEM.match(body))
+            and "`" not in body and not body.startswith(("- ", "* ", "|")) and not LIST_ITEM.match(body))
+
+
+def _whole_line(s: str, text: str) -> bool:
+    """``s`` is a whole line of ``text``, not the end of a paragraph's line: a title or a term stands on a line of
+    its own; a paragraph's last sentence that lacks its stop ("Hotfixes will not include upgrades to vendored
+    dependencies after `v2.6.2`", requests' release process) is no title, and ends its chunk as any sentence does."""
+    body = s.strip()
+    return any(line.strip() == body for line in text.split("\n"))
 
 
 def _next_chunk(h: Hit, hits: Sequence[Hit]) -> Hit | None:
