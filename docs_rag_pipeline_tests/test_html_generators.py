@@ -895,6 +895,24 @@ def test_a_described_terms_id_is_a_target_in_its_sections_text() -> None:
     assert [(x, a.text[o:]) for o, x in a.targets] == [("A.run", "run()\n  Runs A.")]
 
 
+def test_a_targets_place_moves_with_the_characters_mending_takes_out_before_it() -> None:
+    """Parsing takes soft hyphens, zero width spaces and control characters out of a page's text after the
+    walker placed its targets; the targets move back with them (review6 F1). Before, every target after such
+    a character named a place that many characters further on: ``pkg.second`` pointed into ``pkg.third``'s
+    line and ``pkg.third`` past the text's end, so chunks starting in them linked the entry before."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    para = "Use the sep\u00adarator when split\u00adting a zero\u200bwidth string.\x07 " * 20
+    html = f"""<html><head><title>API</title></head><body><main><h1 id="api">API</h1>
+<dl><dt id="pkg.first">pkg.first()</dt><dd><p>{para}</p></dd>
+<dt id="pkg.second">pkg.second()</dt><dd><p>Second does things.</p></dd>
+<dt id="pkg.third">pkg.third()</dt><dd><p>Third does other things.</p></dd></dl></main></body></html>"""
+    (sec,) = parse_document(html, fmt="html", path="api.html").sections
+    assert "\u00ad" not in sec.text and "\u200b" not in sec.text and "\x07" not in sec.text
+    assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
+        ("pkg.first", "pkg.first()"), ("pkg.second", "pkg.second()"), ("pkg.third", "pkg.third()")]
+
+
 def test_rustdocs_stamp_without_a_version_and_its_version_sticker_are_chrome() -> None:
     """rustdoc 1.6x's stamp of an item without a version (an unstable item, a keyword page: ``source · [−]``) read
     a lone ``·`` atop the page once its source link and toggle were left out (review5 F11), and rustdoc's

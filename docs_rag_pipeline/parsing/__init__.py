@@ -78,7 +78,8 @@ def _mended(page: ParsedPage) -> ParsedPage:
     and without control characters (``unicode_text.CONTROL``: a raw ESC in Markdown, ``&#27;`` in HTML)
     or soft hyphens (``docu&shy;mentation`` is indexed as the word a reader searches, "documentation"),
     zero width spaces and word joiners (``unicode_text.INVISIBLE``: ``grob&#8203;nitz`` is "grobnitz"),
-    nor bidi controls that reorder the text after them (``unicode_text.without_bidi_overrides``)."""
+    nor bidi controls that reorder the text after them (``unicode_text.without_bidi_overrides``). A section's
+    ``targets`` move with the characters taken out before them (:func:`_mended_text`)."""
     def mend(value: Any) -> Any:
         if isinstance(value, str):
             return _plain(value)
@@ -89,9 +90,35 @@ def _mended(page: ParsedPage) -> ParsedPage:
         return value
 
     sections = [s if not _UNFIT.search("".join((s.text, s.anchor, *s.headings))) else
-                replace(s, headings=mend(s.headings), anchor=_plain(s.anchor, anchor=True), text=mend(s.text))
+                replace(s, headings=mend(s.headings), anchor=_plain(s.anchor, anchor=True),
+                        **dict(zip(("text", "targets"), _mended_text(s.text, s.targets))))
                 for s in page.sections]
     return ParsedPage(title=mend(page.title), sections=sections, metadata=mend(page.metadata))
+
+
+def _mended_text(text: str, targets: tuple[tuple[int, str], ...]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """``text`` mended (:func:`_plain`) and its ``targets`` (``Section.targets``: offsets in it) moved to where
+    their places are in the mended text: each character taken out before a target (a soft hyphen, a zero width
+    space, a control character) moves it one back. Before, the offsets stayed, and every target after such a
+    character named a place that many characters further on (the next entry, or past the text's end). The
+    text is mended line by line from each target's line (what ``_plain`` does never reaches across a line
+    break), so the offsets cost one pass."""
+    if not targets:
+        return _plain(text), targets
+    line_starts = sorted({text.rfind("\n", 0, max(0, o)) + 1 for o, _ in targets})
+    pieces: list[str] = []
+    moved: dict[int, int] = {}  # a target's line start in text -> in the mended text
+    done = length = 0
+    for start in line_starts:
+        pieces.append(_plain(text[done:start]))
+        length += len(pieces[-1])
+        moved[start], done = length, start
+    pieces.append(_plain(text[done:]))
+    out = []
+    for o, anchor in targets:
+        start = text.rfind("\n", 0, max(0, o)) + 1
+        out.append((moved[start] + len(_plain(text[start:o])), anchor))
+    return "".join(pieces), tuple(out)
 
 
 def _parse(body: str, *, fmt: str, path: str, content_selector: str | None, root: Path | None,
