@@ -367,6 +367,21 @@ def test_url_paths_says_whose_rules_turn_a_files_path_into_its_url(tmp_path: Pat
     assert urls == {k: SITE + v for k, v in want.items()}
 
 
+def test_url_paths_hugo_leaves_out_the_characters_hugo_keeps_out_of_a_path(tmp_path: Path) -> None:
+    """Hugo writes a path as its ``paths.Sanitize`` does, lowercased: letters, digits, marks and ``. / _ # + ~ - @``
+    kept, every other character left out, a run of spaces one ``-`` (review6 F3). Before, only spaces became
+    ``-``, so ``What's New (2024).md`` was cited at ``what%27s-new-%282024%29/``, a page the site does not have
+    (Hugo publishes it at ``whats-new-2024/``)."""
+    files = {"Posts/What's New (2024).md": "# New\n\nAlpha text.\n", "Posts/Q&A, part 1.md": "# QA\n\nBravo text.\n",
+             "two  spaces - here.md": "# Two\n\nCharlie text.\n", "Getting Started/_index.md": "# GS\n\nDelta text.\n",
+             "C++ & café.md": "# Cpp\n\nEcho text.\n"}
+    cfg, _ = _source(tmp_path, "local", files, template=SITE + "{path}/", extra="url_paths: hugo")
+    _ingest(cfg)
+    assert {r["text"].split()[0]: r["url"] for r in _rows(cfg)} == {
+        "Alpha": SITE + "posts/whats-new-2024/", "Bravo": SITE + "posts/qa-part-1/", "Charlie": SITE + "two-spaces-here/",
+        "Delta": SITE + "getting-started/", "Echo": SITE + "c%2B%2B-caf%C3%A9/"}
+
+
 def test_url_paths_leaves_a_repositorys_file_view_alone_and_a_bad_value_names_the_choices(tmp_path: Path) -> None:
     """A template of a repository's file view shows every file at its path, whatever builds the site; a value
     that is none of the generators is a config error naming the key and the values."""

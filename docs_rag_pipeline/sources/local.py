@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -82,15 +83,41 @@ def _unprefixed(name: str) -> str:
 def site_rel(rel: str, url_paths: str = "plain") -> str:
     """``rel`` (a file's path in the source) with its folder and file names as the generator that
     ``url_paths`` names writes them into URLs, the extension kept: Docusaurus leaves out number prefixes
-    (``02-guides/03-setup.md`` → ``guides/setup.md``), Hugo lowercases and writes spaces as ``-``
-    (``Guides/My Page.md`` → ``guides/my-page.md``); ``plain``: as written."""
+    (``02-guides/03-setup.md`` → ``guides/setup.md``), Hugo lowercases, writes a run of spaces as one ``-``
+    and leaves out the characters it does not keep in a path (``Guides/What's New.md`` → ``guides/whats-new.md``,
+    :func:`_hugo_sanitized`); ``plain``: as written."""
     if url_paths == "docusaurus":  # (a name's extension is no part of it: ``01.md`` is ``01``, which has no prefix)
         *folders, name = rel.split("/")
         stem, ext = re.match(r"(.*?)(\.[A-Za-z0-9]+)?$", name).groups()
         return "/".join([*map(_unprefixed, folders), _unprefixed(stem) + (ext or "")])
     if url_paths == "hugo":
-        return rel.lower().replace(" ", "-")
+        return _hugo_sanitized(rel).lower()
     return rel
+
+
+def _hugo_path_character(s: str, i: int, ch: str) -> bool:
+    """Whether Hugo keeps ``ch`` (at ``i`` in ``s``) in a path: its ``isAllowedPathCharacter``."""
+    return ch != " " and (unicodedata.category(ch)[0] in "LM" or unicodedata.category(ch) == "Nd" or ch in "./\\_#+~-@"
+                          or (ch == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]) is not None))
+
+
+def _hugo_sanitized(path: str) -> str:
+    """``path`` as Hugo's ``paths.Sanitize`` writes it into a URL (``MakePathSanitized`` lowercases it after):
+    only letters, digits, marks, ``. / \\ _ # + ~ - @`` and ``%XX`` escapes kept, every other character left out,
+    a run of white space one ``-`` (none at the start, none after a ``-``): ``What's New (2024).md`` is
+    ``Whats-New-2024.md``."""
+    out: list[str] = []
+    hyphen_next = was_hyphen = False
+    for i, ch in enumerate(path):
+        if _hugo_path_character(path, i, ch):
+            was_hyphen = ch == "-"
+            if hyphen_next and not was_hyphen:
+                out.append("-")
+            hyphen_next = False
+            out.append(ch)
+        elif out and not was_hyphen and ch.isspace():
+            hyphen_next = True
+    return "".join(out)
 
 
 def _is_index(rel: str, stem: str, url_paths: str) -> bool:
