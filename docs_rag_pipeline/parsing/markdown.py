@@ -995,6 +995,8 @@ def template_tags(text: str) -> str:
 _RAW_TAG_RE = re.compile(r"\{%-?[ \t]*(end)?raw[ \t]*-?%\}")
 #: what a ``{`` held between raw tags is while the tags around it are read (a noncharacter, never in a page)
 _HELD_BRACE = "\ufdd0"
+#: blanks up to the end of a line (or of the text)
+_BLANKS_TO_LINE_END_RE = re.compile(r"[ \t]*(?=\n|\Z)")
 
 
 def _raw_blocks_held(text: str) -> str:
@@ -1002,13 +1004,18 @@ def _raw_blocks_held(text: str) -> str:
     with the line), what a block holds with each ``{`` as :data:`_HELD_BRACE`, so that no tag in it is read.
     As Liquid reads them: a ``{% raw %}`` inside a block is text, an unclosed one or a lone ``{% endraw %}``
     opens or closes nothing; a tag alone in a code span (`` `{% raw %}` ``) is a page naming it. One pass
-    over the tags: a page of many unclosed tags costs no search to its end for each."""
+    over the tags: a page of many unclosed tags costs no search to its end for each, and a tag's line is looked
+    at only as far as the blanks beside the tag (a page of one long line of tags searched the line's ends from
+    each: 40,000 tags on a 920 KB line took 9 s)."""
     def line_of(start: int, end: int) -> tuple[int, int] | None:
         """The span of the tag's line with its line break, when the tag is alone on its line."""
-        head = text.rfind("\n", 0, start) + 1
-        tail = text.find("\n", end)
-        tail = len(text) if tail < 0 else tail
-        return (head, tail) if not text[head:start].strip(" \t") and not text[end:tail].strip(" \t") else None
+        head = start
+        while head > 0 and text[head - 1] in " \t":
+            head -= 1
+        if head > 0 and text[head - 1] != "\n":
+            return None
+        after = _BLANKS_TO_LINE_END_RE.match(text, end)
+        return (head, after.end()) if after is not None else None
 
     out: list[str] = []
     done = 0  # text before this is in out
