@@ -667,6 +667,12 @@ class SourceConfig(_Shape):
             _http_url_at(self.base_url, "base_url")
         if self.base_url and self.url_template:
             raise _fail("set either base_url or url_template, not both")
+        if self.url_paths != "plain" and not self.url_template:
+            # it says how a file's path becomes the template's {path}: with base_url (or only url_rules) it did
+            # nothing, and a Hugo site was cited at …/section/_index.md without a word
+            raise _fail(f"{self.url_paths!r} applies only under a url_template (it turns a file's path into "
+                        "the template's {path}); base_url and url_rules take the path as written: set url_template, "
+                        "e.g. 'https://docs.example.org/{path}/', instead of base_url", "url_paths")
         return self
 
 

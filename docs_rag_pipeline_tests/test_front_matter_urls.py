@@ -396,6 +396,24 @@ def test_url_paths_leaves_a_repositorys_file_view_alone_and_a_bad_value_names_th
         load_config(cfg)
 
 
+def test_url_paths_without_a_url_template_is_a_config_error(tmp_path: Path) -> None:
+    """``url_paths`` turns a file's path into a url_template's ``{path}``; beside ``base_url`` (or with only
+    ``url_rules``) it did nothing, and a Hugo site given ``base_url`` and ``url_paths: hugo`` was cited at
+    ``…/section/_index.md`` without a word (review6 F8). It is a config error naming the key and the fix;
+    ``url_paths: plain`` needs nothing."""
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    for value, ok in (("hugo", False), ("docusaurus", False), ("plain", True)):
+        cfg = root / f"{value}.yaml"
+        cfg.write_text(f"storage: {root / 'data'}\nsources:\n  - name: site\n    kind: local\n    path: docs\n"
+                       f"    base_url: https://docs.example.org/\n    url_paths: {value}\n")
+        if ok:
+            assert load_config(cfg).sources[0].url_paths == "plain"
+            continue
+        with pytest.raises(ConfigError, match=rf"sources\[0\]\.url_paths: '{value}' applies only under a url_template"):
+            load_config(cfg)
+
+
 @pytest.mark.parametrize("kind", ["local", "git"])
 def test_a_docusaurus_or_hugo_site_is_hinted_to_set_url_paths(tmp_path: Path, kind: str) -> None:
     """A ``docusaurus.config.js`` (or ``hugo.toml``) beside the documents or above them, while ``url_paths`` says
