@@ -2774,3 +2774,32 @@ def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_n
         ans = extractive_answer("Will a hotfix release upgrade the vendored dependencies?", [hot], emb,
                                 _gates(min_chunk_coverage=0))
         assert "Hotfixes will not include upgrades to vendored dependencies after `v2.6.2` [1]" in ans.answer, ans.answer
+
+
+UPLOADS_DOC = """# Uploads
+
+## Limits
+
+Files are uploaded through the web form or with the API client.
+
+The maximum upload size is 10 MB per file
+
+## Wiping the store
+
+```bash
+rm -rf /var/lib/store/*
+```
+
+This deletes every uploaded file at once and cannot be undone.
+"""
+
+
+def test_a_title_that_ends_its_section_brings_nothing_of_the_next(tmp_path_factory):
+    """A one-line title that ends its chunk brings the code or list that starts the page's next chunk (a term's
+    example, a procedure's steps, cut off by the chunk's end), but only from its own section: a line without a
+    full stop that ends its section ("The maximum upload size is 10 MB per file") brought the next section's
+    first block, ``rm -rf /var/lib/store/*``, into the answer to "What is the maximum upload size?" (review6 F6)."""
+    cfg = _materialized(tmp_path_factory, "uploads", {"uploads.md": UPLOADS_DOC})
+    ans = ask("What is the maximum upload size?", config=cfg, remember=False)
+    assert not ans.refused and "10 MB per file" in ans.answer, ans
+    assert "rm -rf" not in ans.answer and all(c.url.endswith("#limits") for c in ans.citations), ans

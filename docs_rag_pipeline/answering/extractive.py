@@ -956,7 +956,11 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         seq = sentences(h.text)
         at = next((i for i, x in enumerate(seq) if x == s), None)
         where, nxt = h, (seq[at + 1] if at is not None and at + 1 < len(seq) else None)
-        if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None:
+        if nxt is None and at == len(seq) - 1 and (following := _next_chunk(h, hits)) is not None and (
+                _lead_in(s) or tuple(following.headings) == tuple(h.headings)):
+            # (a title's example or steps go on in its section: a line without a stop that ends its section,
+            # "The maximum upload size is 10 MB per file", announces nothing of the next one, whose first block,
+            # `rm -rf /var/lib/store/*`, came along; review6 F6)
             where, nxt = following, next(iter(sentences(following.text)), None)
         kind = sentence_kind(nxt) if nxt is not None else None
         if titled and not (kind == "code" or (nxt is not None and LIST_ITEM.match(nxt))):
