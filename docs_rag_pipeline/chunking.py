@@ -639,6 +639,8 @@ def _piece_targets(text: str, targets: Sequence[tuple[int, str]], owns: Sequence
     was passed over. Before, a piece was found by searching its first line from where the previous
     piece *started*, so a piece that starts with a line the previous one also has (``Parameters:`` of
     the next API entry) was placed inside the previous one and linked the previous entry's id."""
+    if not targets:  # (most sections: every Markdown page's; the walk below costs a pass over each character)
+        return [""] * len(owns)
     keep = [i for i, ch in enumerate(text) if not ch.isspace()]
     squeezed = "".join(text[i] for i in keep)
     out: list[str] = []
