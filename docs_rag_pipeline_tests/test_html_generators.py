@@ -1043,6 +1043,31 @@ any three.</div><div class="menu mainmenu"><ul><li><a href="index.html">Home</a>
         ((), "UPSERT is a clause added to INSERT."), (("Taglines",), "A tagline is a short phrase.")]
 
 
+def test_a_heros_tagline_under_the_pages_heading_is_its_text() -> None:
+    """A tagline under the page's heading is the page's lead sentence, not the site's slogan: Starlight's splash
+    page (``<h1 id="_top" data-page-title>`` then ``<div class="tagline">``, in ``<main>``) and VitePress' home
+    (``<h1 class="heading">`` then ``<p class="tagline">``) say there what the project is. They were dropped as
+    chrome with SQLite's tagline beside its logo (review6 F2); only a tagline neither under a heading of its
+    block nor in the page's ``<main>``/``<article>`` is chrome now."""
+    starlight = """<!doctype html><html><head><title>Starlight</title></head><body>
+<header class="header"><a class="site-title" href="/">Starlight</a></header><main><div class="hero">
+<div class="sl-flex copy"><h1 id="_top" data-page-title>Make your docs shine with Starlight</h1>
+<div class="tagline">Everything you need to build a stellar documentation website.</div></div>
+<div class="sl-flex actions"><a class="sl-link-button primary" href="/getting-started/">Get started</a></div></div>
+<div class="sl-markdown-content"><h2 id="next-steps">Next steps</h2><p>Read the guides.</p></div></main></body></html>"""
+    vitepress = """<!doctype html><html><head><title>Vite</title></head><body><div id="app"><div class="VPHero">
+<div class="main"><h1 class="heading"><span class="name clip">Vite</span> <span class="text">Next Generation Frontend
+Tooling</span></h1><p class="tagline">Get ready for a development environment that can finally catch up with you.</p>
+</div></div><div class="vp-doc"><h2 id="features">Features</h2><p>Instant server start.</p></div></div></body></html>"""
+    sections = parse_html(starlight, url="https://starlight.astro.build/").sections
+    assert (sections[0].headings, sections[0].text.split("\n")[0]) == (
+        (), "Everything you need to build a stellar documentation website.")
+    sections = parse_html(vitepress, url="https://vite.dev/").sections
+    assert [(s.headings, s.text) for s in sections] == [
+        ((), "Get ready for a development environment that can finally catch up with you."),
+        (("Features",), "Instant server start.")]
+
+
 def test_a_one_column_tables_row_that_is_no_entry_is_read_once_whole() -> None:
     """Whether a one-column table's row is a definition entry is decided on its cell's blocks; the first version
     read the cell, then read it again when it was no entry, and reading an admonition takes its title out of

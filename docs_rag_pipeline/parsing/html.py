@@ -68,11 +68,12 @@ _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
 #: a site's bar across the top of the page (godoc's ``<div id="topbar">``: "Go Documentation Server GoDoc ▽"),
 #: or its banner (lxml's ``div.banner``, "Like the tool? Help making it better! Your donation helps!", twice on
 #: every page)
-#: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one), or its
-#: tagline beside the logo (SQLite's ``div.tagline``, "Small. Fast. Reliable. Choose any three.", atop every page;
-#: WordPress themes' ``site-description``, a slogan)
-_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea|tagline|slogan|site-description)(?:$|[\s_-])",
-                         re.I)
+#: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one)
+_TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])", re.I)
+#: the site's tagline beside its logo (SQLite's ``div.tagline``, "Small. Fast. Reliable. Choose any three.", atop every
+#: page; WordPress themes' ``site-description``, a slogan): chrome, unless it stands under a heading of the page
+#: (:func:`_under_a_heading`: a home page's hero, Starlight's and VitePress' ``.tagline`` under the page's h1)
+_TAGLINE_RE = re.compile(r"(?:^|[\s_-])(?:tagline|slogan|site-description)(?:$|[\s_-])", re.I)
 #: a link that only says there is more (Doxygen's "More..." after every member's brief, pointing to its
 #: details further down): no text of the page
 _MORE_LINK_RE = re.compile(r"(?:(?:read|see) )?more\s*(\.\.\.|…|»|→)?", re.I)
@@ -688,7 +689,8 @@ def _is_chrome(el: Tag) -> bool:
     return bool(
         _CHROME_RE.search(marks)
         or ((site_landmark or nav_id or any(_NAV_CLASS_RE.search(c) for c in classes) or _SEARCH_RE.search(marks)
-             or _TOP_BAR_RE.search(marks)) and not _holds_content(el))
+             or _TOP_BAR_RE.search(marks)
+             or (_TAGLINE_RE.search(marks) is not None and not _under_a_heading(el))) and not _holds_content(el))
         or ("collapsed" in classes and _has_expanded_twin(el))
         or (el.name == "a" and set(classes) & _PERMALINK_CLASSES)
         # a link to a place on the page that shows only a permalink glyph (pkg.go.dev's "Example ¶" toggle)
@@ -814,6 +816,16 @@ def _is_viewcode_link(el: Tag, classes: list[str]) -> bool:
         return False
     href = "/" + _attr(el, "href")
     return "/_modules/" in href or "/src/" in href  # rustdoc's ``<a class="src" href="../src/…rs.html">``
+
+
+def _under_a_heading(el: Tag) -> bool:
+    """``el`` follows a heading in its block, or stands in the page's ``<main>``/``<article>``: a hero's tagline
+    under the page's title (Starlight's splash page, ``<h1 id="_top">`` then ``<div class="tagline">``; VitePress'
+    home, ``<h1 class="heading">`` then ``<p class="tagline">``), the page's own lead sentence, not the site's
+    slogan beside its logo. Before, such a tagline was dropped as chrome (review6 F2)."""
+    if el.find_parent(["main", "article"]) is not None or el.find_parent(attrs={"role": "main"}) is not None:
+        return True
+    return any(isinstance(sib, Tag) and sib.name in _HEADINGS for sib in el.previous_siblings)
 
 
 def _holds_content(el: Tag) -> bool:
