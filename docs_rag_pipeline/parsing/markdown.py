@@ -980,64 +980,9 @@ def template_tags(text: str) -> str:
     ``{{< figure … >}}``) shows only its text arguments (``caption``, ``title``, ``content``, …) as a marker,
     else goes; ``{% comment %}`` blocks go, ``{% raw %}`` tags go and keep what they hold; a link's target
     written as a tag (``({{< ref "install.md" >}})``, ``({% link api.md %})``, ``{{ site.baseurl }}``) is
-    the path it names, so the link is read as one. Lines inside fenced code stay as written, but for
-    ``{% raw %}`` and ``{% endraw %}``, which Jekyll (Liquid runs over the whole file before Markdown) never
-    shows, in code too: the tags go (a line that holds only one goes with it), what they hold stays as written."""
+    the path it names, so the link is read as one. Lines inside fenced code stay as written."""
     if "{{<" not in text and "{{%" not in text and "{%" not in text and "{{ site." not in text:
         return text
-    if "raw" in text and _RAW_TAG_RE.search(text):
-        text = _raw_blocks_held(text)
-        return _template_tags(text).replace(_HELD_BRACE, "{") if _HELD_BRACE in text else _template_tags(text)
-    return _template_tags(text)
-
-
-#: a Liquid ``{% raw %}`` or ``{% endraw %}`` tag (Jekyll)
-_RAW_TAG_RE = re.compile(r"\{%-?[ \t]*(end)?raw[ \t]*-?%\}")
-#: what a ``{`` held between raw tags is while the tags around it are read (a noncharacter, never in a page)
-_HELD_BRACE = "\ufdd0"
-#: blanks up to the end of a line (or of the text)
-_BLANKS_TO_LINE_END_RE = re.compile(r"[ \t]*(?=\n|\Z)")
-
-
-def _raw_blocks_held(text: str) -> str:
-    """``text`` without the tags of each ``{% raw %}`` … ``{% endraw %}`` block (a tag alone on its line goes
-    with the line), what a block holds with each ``{`` as :data:`_HELD_BRACE`, so that no tag in it is read.
-    As Liquid reads them: a ``{% raw %}`` inside a block is text, an unclosed one or a lone ``{% endraw %}``
-    opens or closes nothing; a tag alone in a code span (`` `{% raw %}` ``) is a page naming it. One pass
-    over the tags: a page of many unclosed tags costs no search to its end for each, and a tag's line is looked
-    at only as far as the blanks beside the tag (a page of one long line of tags searched the line's ends from
-    each: 40,000 tags on a 920 KB line took 9 s)."""
-    def line_of(start: int, end: int) -> tuple[int, int] | None:
-        """The span of the tag's line with its line break, when the tag is alone on its line."""
-        head = start
-        while head > 0 and text[head - 1] in " \t":
-            head -= 1
-        if head > 0 and text[head - 1] != "\n":
-            return None
-        after = _BLANKS_TO_LINE_END_RE.match(text, end)
-        return (head, after.end()) if after is not None else None
-
-    out: list[str] = []
-    done = 0  # text before this is in out
-    opened: tuple[int, int] | None = None  # the span an open tag takes away
-    for m in _RAW_TAG_RE.finditer(text):
-        if m.start() > 0 and text[m.start() - 1] == "`" and text[m.end():m.end() + 1] == "`":
-            continue
-        line = line_of(m.start(), m.end())
-        if m.group(1) is None:
-            if opened is None:
-                opened = (line[0], min(line[1] + 1, len(text))) if line else (m.start(), m.end())
-            continue
-        if opened is None:
-            continue
-        # a closing tag alone on its line takes the line break before it: the held lines take the tags' places
-        close = (max(line[0] - 1, opened[1]), line[1]) if line else (m.start(), m.end())
-        out += [text[done:opened[0]], text[opened[1]:close[0]].replace("{", _HELD_BRACE)]
-        done, opened = close[1], None
-    return "".join([*out, text[done:]])
-
-
-def _template_tags(text: str) -> str:
     lines = text.split("\n")
     closers = {m.group(4).casefold() for ln in lines if (m := _SHORTCODE_LINE_RE.match(ln)) and m.group(3)}
     out: list[str] = []
