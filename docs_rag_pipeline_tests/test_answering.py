@@ -806,6 +806,16 @@ def _gates(**over):  # noqa: ANN003, ANN202
     return RetrievalConfig(**over)
 
 
+def _adjacent_chunks(url: str, title: str, heading: str, first: str, second: str) -> tuple[Hit, Hit]:
+    """Two chunks of one section that follow each other on its page (``url``, with the section's anchor), the
+    first retrieved a little better, as a chunk that ends with what the next one holds."""
+    page = url.split("#", 1)[0]
+    return (Hit(chunk_id="c1", source="s", url=url, page_url=page, title=title, headings=[heading], text=first,
+                score=0.03, parent_id=None, chunk_index=4, vector_similarity=0.7),
+            Hit(chunk_id="c2", source="s", url=url, page_url=page, title=title, headings=[heading], text=second,
+                score=0.02, parent_id=None, chunk_index=5, vector_similarity=0.6))
+
+
 def test_each_evidence_gate_refuses_on_its_own_and_turns_off():
     from docs_rag_pipeline.answering.extractive import is_relevant
 
@@ -909,11 +919,7 @@ def test_a_lead_in_that_ends_its_chunk_brings_the_block_from_the_next_chunk_or_i
              "Every source of the widget server accepts these keys:")
     second = ("… widget server reads its sources at start. Every source of the widget server accepts these keys:"
               "\n\n| key | meaning |\n| --- | --- |\n| name | the source's name |\n| path | the folder it reads |")
-    page = "https://x.org/config"
-    h1 = Hit(chunk_id="c1", source="s", url=page + "#sources", page_url=page, title="Configuration",
-             headings=["Sources"], text=first, score=0.03, parent_id=None, chunk_index=4, vector_similarity=0.7)
-    h2 = Hit(chunk_id="c2", source="s", url=page + "#sources", page_url=page, title="Configuration",
-             headings=["Sources"], text=second, score=0.02, parent_id=None, chunk_index=5, vector_similarity=0.6)
+    h1, h2 = _adjacent_chunks("https://x.org/config#sources", "Configuration", "Sources", first, second)
     assert not any("widget server reads its sources at start. Every" in x for x in sentences(second))
     q = "Which keys does a source of the widget server accept?"
     ans = extractive_answer(q, [h1, h2], emb, _gates(min_chunk_coverage=0))
@@ -2727,10 +2733,7 @@ def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_n
     second = ("```\n$ git branch topic/wip\n$ git reset --hard HEAD~3\n$ git switch topic/wip\n```\n"
               "  1. You have made some commits, but realize they were premature to be in the master branch.")
     page = "https://git-scm.com/docs/git-reset.html"
-    h1 = Hit(chunk_id="c1", source="s", url=page + "#_examples", page_url=page, title="git-reset(1)",
-             headings=["EXAMPLES"], text=first, score=0.03, parent_id=None, chunk_index=4, vector_similarity=0.7)
-    h2 = Hit(chunk_id="c2", source="s", url=page + "#_examples", page_url=page, title="git-reset(1)",
-             headings=["EXAMPLES"], text=second, score=0.02, parent_id=None, chunk_index=5, vector_similarity=0.6)
+    h1, h2 = _adjacent_chunks(page + "#_examples", "git-reset(1)", "EXAMPLES", first, second)
     q = "How do I undo a commit, making it a topic branch?"
     ans = extractive_answer(q, [h1, h2], emb, _gates(min_chunk_coverage=0))
     assert not ans.refused
@@ -2753,13 +2756,8 @@ def test_a_title_that_ends_its_chunk_brings_its_code_from_the_next_chunk_or_is_n
     first = ("Using RECURSIVE, a WITH query can refer to its own output.\n\nRecursive Query Evaluation")
     second = ("1. Evaluate the non-recursive term and place its rows in a temporary working table.\n"
               "2. So long as the working table is not empty, evaluate the recursive term.")
-    page = "https://www.postgresql.org/docs/15/queries-with.html"
-    h1 = Hit(chunk_id="c1", source="s", url=page + "#QUERIES-WITH-RECURSIVE", page_url=page, title="7.8. WITH Queries",
-             headings=["7.8.2. Recursive Queries"], text=first, score=0.03, parent_id=None, chunk_index=4,
-             vector_similarity=0.7)
-    h2 = Hit(chunk_id="c2", source="s", url=page + "#QUERIES-WITH-RECURSIVE", page_url=page, title="7.8. WITH Queries",
-             headings=["7.8.2. Recursive Queries"], text=second, score=0.02, parent_id=None, chunk_index=5,
-             vector_similarity=0.6)
+    h1, h2 = _adjacent_chunks("https://www.postgresql.org/docs/15/queries-with.html#QUERIES-WITH-RECURSIVE",
+                              "7.8. WITH Queries", "7.8.2. Recursive Queries", first, second)
     ans = extractive_answer("How is a recursive query evaluated?", [h1, h2], emb, _gates(min_chunk_coverage=0))
     assert "Recursive Query Evaluation [1]\n\n1. Evaluate the non-recursive term" in ans.answer, ans.answer
     # a sentence without its stop is no title: a paragraph's last one, or a paragraph of its own that says
