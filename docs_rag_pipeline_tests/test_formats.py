@@ -1798,3 +1798,29 @@ def test_markdown_includes_read_code_blocks_as_the_parser_does():
     got = resolve_markdown_includes("{% raw %}\n{% include_relative _part.md %}\n{% endraw %}\n", path="p.md",
                                     read=files.get)
     assert "JEKYLL PART" not in got.text, got.text  # between raw tags outside a code block too
+
+
+def test_rst_an_object_in_a_list_item_or_a_field_keeps_its_target() -> None:
+    """A Python object described inside a list item or under a field's name is indented with the item's
+    other lines; those lines were rebuilt without their ids, so its signature was no target and a chunk
+    starting in its description linked the section's heading instead of the object Sphinx gives an id."""
+    text = textwrap.dedent("""\
+        Title
+        =====
+
+        .. module:: pkg
+
+        - The helpers:
+
+          .. function:: first(items)
+
+             Returns the first.
+
+        :Deprecated:
+           - Use the others.
+
+             .. function:: old()
+        """)
+    section = parse_rst(text, path="api.rst").sections[0]
+    assert [(a, section.text[o:].split("\n", 1)[0].strip()) for o, a in section.targets] == [
+        ("pkg.first", "pkg.first(items)"), ("pkg.old", "pkg.old()")]

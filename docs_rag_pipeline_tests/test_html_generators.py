@@ -1097,3 +1097,21 @@ def test_a_described_terms_id_is_a_target_only_as_written_and_where_the_page_fir
     assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
         (" padded ", "padded"), ("dup", "first"), ("own", "own")]
     assert url_fragment(" padded ") == "%20padded%20"
+
+
+def test_an_entry_inside_a_list_item_or_a_one_column_row_keeps_its_target() -> None:
+    """A described term's id is a target wherever its line is indented: in a ``<dl>`` of a list item, or in
+    the description of a one-column table's row read as an entry. The list item and the row rebuilt their
+    lines without the ids (each indented line was a new line with no anchor), so a chunk starting in such an
+    entry linked its section's heading, not the entry; the list's first line lost its id the same way."""
+    html = """<html><head><title>API</title></head><body><main><h1 id="api">API</h1>
+<ul><li><p>Helpers of the module:</p><dl><dt id="mod.first">first()</dt><dd><p>Returns the first.</p></dd></dl></li>
+<li><dl><dt id="mod.last">last()</dt><dd><p>Returns the last.</p></dd></dl></li></ul>
+<table><tr><td><p><code>lower</code> ( <code>text</code> )</p><p>Converts the string to lower case.</p>
+<dl><dt id="lower.locale">locale</dt><dd><p>The rules it follows.</p></dd></dl></td></tr></table></main></body></html>"""
+    (sec,) = parse_html(html, url="https://docs.example.org/api.html").sections
+    assert sec.text == (
+        "- Helpers of the module:\n  first()\n    Returns the first.\n- last()\n    Returns the last.\n\n"
+        "`lower` ( `text` )\n  Converts the string to lower case.\n  locale\n    The rules it follows.")
+    assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
+        ("mod.first", "first()"), ("mod.last", "- last()"), ("lower.locale", "locale")]

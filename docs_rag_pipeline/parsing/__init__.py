@@ -105,7 +105,8 @@ def _mended_text(text: str, targets: tuple[tuple[int, str], ...]) -> tuple[str, 
     break), so the offsets cost one pass."""
     if not targets:
         return _plain(text), targets
-    line_starts = sorted({text.rfind("\n", 0, max(0, o)) + 1 for o, _ in targets})
+    line_of = {o: text.rfind("\n", 0, max(0, o)) + 1 for o, _ in targets}  # a target's line start in text
+    line_starts = sorted(set(line_of.values()))
     pieces: list[str] = []
     moved: dict[int, int] = {}  # a target's line start in text -> in the mended text
     done = length = 0
@@ -116,7 +117,7 @@ def _mended_text(text: str, targets: tuple[tuple[int, str], ...]) -> tuple[str, 
     pieces.append(_plain(text[done:]))
     out = []
     for o, anchor in targets:
-        start = text.rfind("\n", 0, max(0, o)) + 1
+        start = line_of[o]
         out.append((moved[start] + len(_plain(text[start:o])), anchor))
     return "".join(pieces), tuple(out)
 

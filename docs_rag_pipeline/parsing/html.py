@@ -22,7 +22,7 @@ from ..records import ParsedPage
 from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
-from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented
 
 __all__ = ["declared_charset", "decode_html", "parse_html"]
 
@@ -1733,8 +1733,7 @@ def _entry(events: list[_Event]) -> list[OutLine] | None:
     rest = blocks[terms:]
     if not terms or not rest or rest[0][0].verbatim or not prose(rest[0][0]):
         return None
-    return [line for block in blocks[:terms] for line in block] + [
-        ln if ln.verbatim else OutLine("  " + ln.text) for block in rest for ln in block]
+    return [line for block in blocks[:terms] for line in block] + indented(ln for block in rest for ln in block)
 
 
 class _Walker:
@@ -1859,9 +1858,8 @@ class _Walker:
             lines = self._lines(li)
             if not lines or lines[0].verbatim:
                 lines.insert(0, OutLine(""))
-            lines[0] = OutLine((prefix + lines[0].text).rstrip())
-            out.append(lines[0])
-            out.extend(ln if ln.verbatim else OutLine("  " + ln.text) for ln in lines[1:])
+            out.append(OutLine((prefix + lines[0].text).rstrip(), anchor=lines[0].anchor))
+            out.extend(indented(lines[1:]))
         return out
 
     def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
@@ -1957,7 +1955,7 @@ class _Walker:
                 if text:
                     out.append(OutLine(text, anchor=_term_id(child, self._first_with_id)))
             else:
-                out.extend(ln if ln.verbatim else OutLine("  " + ln.text, anchor=ln.anchor) for ln in self._lines(child))
+                out.extend(indented(self._lines(child)))
         return out
 
     def _note(self, el: Tag) -> list[OutLine]:

@@ -17,7 +17,7 @@ import textwrap
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 import yaml
@@ -236,13 +236,15 @@ class SectionBuilder:
         cur = self._current
         joined = "\n\n".join(cur.blocks)
         text = joined.strip()
-        lead = len(joined) - len(joined.lstrip())
-        starts = []
-        pos = 0
-        for b in cur.blocks:
-            starts.append(pos)
-            pos += len(b) + 2
-        targets = tuple((min(len(text), max(0, starts[i] + off - lead)), anchor) for i, off, anchor in cur.targets)
+        targets: tuple[tuple[int, str], ...] = ()
+        if cur.targets:  # a target's place in the joined text: its block's start, less the stripped lead
+            lead = len(joined) - len(joined.lstrip())
+            starts = []
+            pos = 0
+            for block in cur.blocks:
+                starts.append(pos)
+                pos += len(block) + 2
+            targets = tuple((min(len(text), max(0, starts[i] + off - lead)), anchor) for i, off, anchor in cur.targets)
         self._sections.append(Section(cur.headings, cur.anchor, cur.level, text, targets))
         self._section_heading.append(self._current_heading)
 
@@ -1635,6 +1637,12 @@ class OutLine:
     def __post_init__(self) -> None:
         if not self.verbatim:
             self.text = prose_line(self.text)
+
+
+def indented(lines: Iterable[OutLine]) -> list[OutLine]:
+    """``lines`` under a term or a list item's first line: prose two spaces in, code as written. Each line
+    keeps its ``anchor``, so an API entry inside a list item or a definition keeps its link."""
+    return [ln if ln.verbatim else OutLine("  " + ln.text, anchor=ln.anchor) for ln in lines]
 
 
 def fence_block(code: str, lang: str) -> list[OutLine]:

@@ -32,7 +32,7 @@ from ..records import ParsedPage
 from ..table_row import row_line
 from .binary import check_text
 from .errors import ParseError
-from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, split_frontmatter
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, split_frontmatter
 
 __all__ = ["parse_rst"]
 
@@ -902,7 +902,7 @@ class _Walker:
                 if body and isinstance(body[0], (n.bullet_list, n.enumerated_list)):
                     # a list opens on the line after its field's name, as a list after an admonition's label
                     out.append(OutLine(f"{name}:"))
-                    out.extend(OutLine("  " + ln.text) if not ln.verbatim else ln for ln in self.blocks(body))
+                    out.extend(indented(self.blocks(body)))
                     continue
                 out.extend(self._item(f"{name}: ", self.blocks(body), indent_first=False))
             return out
@@ -969,10 +969,7 @@ class _Walker:
         lines = [ln for ln in lines if ln.text or ln.verbatim]
         if not lines or lines[0].verbatim:
             lines.insert(0, OutLine(""))
-        out = [OutLine((prefix + lines[0].text).rstrip())]
-        for ln in lines[1:]:
-            out.append(ln if ln.verbatim else OutLine("  " + ln.text))
-        return out
+        return [OutLine((prefix + lines[0].text).rstrip(), anchor=lines[0].anchor), *indented(lines[1:])]
 
 
 # ---- includes: ``.. include::`` resolved by the source, as AsciiDoc's ``include::`` is ----------------
