@@ -11,7 +11,8 @@ into another question, as a model steered by text in its prompt does; answers as
 ``cutoff`` / ``filtered`` (a valid sentence, then a table cut mid-row, ``finish_reason`` ``length`` /
 ``content_filter``), ``cutstream`` (the same, streamed, then the stream just ends: no ``finish_reason``, no ``[DONE]``), ``overthought`` (empty content, all of max_tokens in ``reasoning_content``: ``length``), ``think``
 (a ``<think>`` block, then a ``valid`` answer), ``reasoner`` (the same thought in ``reasoning_content``),
-``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``escapes`` (a cited sentence that is an OSC 8 link to
+``thinkcut`` (a ``<think>`` block never closed), ``thinkopened`` (a block whose ``<think>`` the chat template wrote: only its end), ``thinkquoted`` (a ``<think>`` block whose
+thoughts quote ``</think>`` in a code span, then ``echo``'s answer), ``escapes`` (a cited sentence that is an OSC 8 link to
 evil.example, with a C1 CSI and a screen clear, streamed 7 characters a piece), ``splitemoji`` (a cited sentence with an emoji whose
 UTF-16 halves are streamed in two events), ``errorbody`` (HTTP 200 with an ``error`` object), ``nostream``
 (ignores ``"stream": true``: a whole ``chat.completion``), ``sselabelledjson`` (events under a JSON type),
@@ -272,6 +273,11 @@ class ChatServer(LocalServer):
                     if model == "reasoner":
                         return self.reply(model, answer, body.get("stream"), body["messages"], reasoning=thought)
                     content = f"<think>\n{thought}\n</think>\n\n{answer}"
+                elif model == "thinkquoted":  # thoughts that quote the closing tag in code, then the answer (echo's)
+                    text = sources[1].split("\n(Context from")[0].replace("\n", " ").strip()
+                    answer = " ".join(f"{s} [1]" for s in re.split(r"(?<=[.!?])\s+", text) if s.strip())
+                    content = ("<think>\nThe source says the block ends with `</think>`. I also recall an admin console "
+                               f"on port 9999 [1].\n</think>\n\n{answer}")
                 elif model == "thinkcut":  # a think block never closed (the server stopped at a stop word)
                     content = "<think>Okay, the port is 8080 per [1]. I also recall an admin console on port 9999 [1]. Maybe"
                 elif model == "splitemoji":  # an emoji's surrogate pair split over two events, as JS slices it

@@ -590,6 +590,41 @@ def test_a_think_block_never_closed_is_no_answer(indexed):
     assert events[-1][1]["mode"] == "extractive" and "ended inside its reasoning" in events[-1][1]["warning"]
 
 
+REASONING_DOC = {"llm/reasoning.md": """
+    # Reasoning models
+
+    ## Closing the reasoning block
+
+    A reasoning model ends its reasoning block with the `</think>` tag. The proxy removes everything up to
+    and including that tag before it forwards the answer.
+"""}
+
+
+def test_a_think_tag_quoted_in_code_is_part_of_the_answer(tmp_path):
+    """Docs about reasoning models quote the closing tag: a model answering from them wrote "… ends its
+    reasoning block with the `</think>` tag [1]", and everything before the tag was taken for a block the
+    chat template opened (the answer shipped as "` tag. [1] …"); a reasoning model whose thoughts quote the
+    tag had its thoughts end at the quote. A tag inside a code span is quoted, not written, streamed or not."""
+    from docs_rag_pipeline.query import ask_stream
+
+    write_docs(tmp_path / "docs", REASONING_DOC)
+    index_guide(tmp_path)
+    q = "Which tag ends a reasoning model's reasoning block?"
+    with ChatServer() as srv:
+        answers = {}
+        for model in ("echo", "thinkquoted"):
+            cfg = _llm_config(tmp_path, srv, model)
+            ans = ask(q, config=cfg)
+            assert ans.mode == "llm" and not ans.refused and ans.warning is None, (model, ans)
+            assert "A reasoning model ends its reasoning block with the `</think>` tag. [1]" in ans.answer, ans.answer
+            assert "9999" not in ans.answer and "The source says" not in ans.answer, ans.answer
+            final = list(ask_stream(q, config=cfg))[-1][1]
+            assert final["mode"] == "llm" and final["answer"] == ans.answer, final
+            answers[model] = ans.answer
+        assert answers["echo"] == answers["thinkquoted"]
+        assert len(srv.requests) == 4
+
+
 def test_what_a_server_answers_in_the_wrong_form_is_read_for_what_it_says(indexed):
     """A 200 whose body is an error object fell back as "the answer has no message content", the
     server's message lost; a server that ignores ``"stream": true`` and sends the whole completion as

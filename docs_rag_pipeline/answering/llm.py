@@ -14,7 +14,7 @@ from ..config import LlmConfig
 from ..masking import Masked, basic_auth_hint
 from ..records import Hit
 from ..unicode_text import LONE_SURROGATE, OPEN_ESCAPE_SEQUENCE, mend, without_controls
-from .markers import neutralise
+from .markers import code_ranges, neutralise
 
 SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
 Rules:
@@ -129,15 +129,32 @@ def strip_reasoning(text: str) -> str:
     answer (the validator refused every answer for the block's uncited sentences, or with ``uncited:
     drop`` shipped what it "recalls" from outside the docs). A block never closed leaves no answer. A chat
     template that opens the block in the prompt (some DeepSeek-R1 distills) gives an answer that holds
-    only its end: what comes before a ``</think>`` that no ``<think>`` opened is the block too."""
+    only its end: what comes before a ``</think>`` that no ``<think>`` opened is the block too. A tag
+    inside code (a code span or fenced block, as Markdown reads them) is quoted, not written: an answer
+    from docs about reasoning models ("ends its block with the `</think>` tag [1]") lost all it said
+    before the tag, and thoughts that quote the tag ended at the quote."""
     body = text.lstrip()
     if not body.startswith(THINK_OPEN):
+        end = _tag_outside_code(body, THINK_CLOSE)
+        opened = THINK_OPEN in body[:end]  # quoted or not: a block that opened is no template's
+        return body[end + len(THINK_CLOSE):].lstrip() if end >= 0 and not opened else text
+    end = _tag_outside_code(body, THINK_CLOSE)
+    if end < 0:  # only inside "code": a backtick the thoughts left open paired with one of the answer
         end = body.find(THINK_CLOSE)
-        return body[end + len(THINK_CLOSE):].lstrip() if end >= 0 and THINK_OPEN not in body[:end] else text
-    end = body.find(THINK_CLOSE)
     if end < 0:
         raise LlmError(UNFINISHED_THINKING)
     return body[end + len(THINK_CLOSE):].lstrip()
+
+
+def _tag_outside_code(text: str, tag: str) -> int:
+    """Where ``tag`` first stands in ``text`` outside code (:func:`~.markers.code_ranges`), or -1."""
+    at = text.find(tag)
+    if at < 0:
+        return -1
+    code = code_ranges(text)
+    while at >= 0 and any(a <= at < b for a, b in code):
+        at = text.find(tag, at + 1)
+    return at
 
 
 class _Reasoning:
