@@ -343,6 +343,10 @@ def configured_sources(ctx: Context) -> str:
 
 
 def get_chunk(ctx: Context, chunk_id: str) -> dict[str, Any] | None:
+    """A served chunk by id, or None. Like a search, :class:`~.config.StorageMissing` or
+    :class:`~.config.NothingIndexed` when there is no index to look in: "no chunk with that id" (a 404)
+    told a client following a citation that the chunk was gone when the storage folder was."""
+    ctx.index()
     rows = ctx.chunks.rows(f"chunk_id = {sql_str(chunk_id)} AND {configured_sources(ctx)}")
     return rows[0] if rows else None
 
@@ -365,6 +369,7 @@ def parent_chain(ctx: Context, chunk_id: str, *, limit: int = 20) -> list[dict[s
 def page_rows(ctx: Context, url: str, *, source: str | None = None) -> list[dict[str, Any]]:
     """A page's chunks in reading order; ``url`` may be a chunk URL (its anchor is ignored). When
     several configured sources index the same URL, the chunks of the one first in the config."""
+    ctx.index()  # no index is no index, not "no such page" (see get_chunk)
     page_url = url.split("#", 1)[0]
     where = (f"page_url = {sql_str(page_url)} AND {configured_sources(ctx)}"
              + (f" AND source = {sql_str(source)}" if source else ""))

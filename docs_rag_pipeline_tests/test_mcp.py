@@ -608,12 +608,35 @@ def test_reading_before_the_first_ingest_never_creates_the_storage_folder(tmp_pa
         assert str(tmp_path) not in r.get_data(as_text=True)  # no path in an error body
     mcp = with_client(cfg, lambda c: call(c, "search", {"query": "dashboards"}))
     assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "`docs-rag ingest` creates it" in mcp[1], mcp
+    _reads_say_the_storage_folder_is_missing(client, cfg, "c0ffee", "https://docs.example.org/index.md")
     assert not storage.exists(), sorted(p.name for p in storage.rglob("*"))
 
     refresh.refresh(Context(load_config(cfg)), "guide")  # the ingest makes the folder
     r = client.post("/search", json={"query": "dashboards from sensor data"})
     assert r.status_code == 200 and r.get_json()["hits"], r.get_data(as_text=True)
     assert client.get("/health").get_json()["sources"]["guide"] > 0
+    hit = r.get_json()["hits"][0]
+    assert client.get(f"/chunks/{hit['chunk_id']}").status_code == 200
+    assert client.get("/pages", query_string={"url": hit["url"]}).status_code == 200
+    # moved away under the running server: the chunk and its page are not "gone", the index is
+    storage.rename(tmp_path / "data.away")
+    _reads_say_the_storage_folder_is_missing(client, cfg, hit["chunk_id"], hit["url"])
+    (tmp_path / "data.away").rename(storage)
+    assert client.get(f"/chunks/{hit['chunk_id']}").status_code == 200
+
+
+def _reads_say_the_storage_folder_is_missing(client, cfg, chunk_id: str, url: str) -> None:  # noqa: ANN001
+    """ops7 F2: /chunks/<id>, /pages and /view (and MCP get_chunk, get_page) said 404 "no chunk with id …" /
+    "no indexed page with URL …" without a storage folder, where /search says it is missing."""
+    for path, args in ((f"/chunks/{chunk_id}", None), ("/pages", {"url": url}), ("/view", {"url": url})):
+        r = client.get(path, query_string=args)
+        assert r.status_code == 503 and r.get_json()["error"]["code"] == "backend_unavailable", (path, r.get_data(as_text=True))
+        assert "`docs-rag ingest` creates it" in r.get_json()["error"]["message"], r.get_data(as_text=True)
+    async def both(c):  # noqa: ANN001, ANN202
+        return [await call(c, "get_chunk", {"chunk_id": chunk_id}), await call(c, "get_page", {"url": url})]
+
+    for mcp in with_client(cfg, both):
+        assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "`docs-rag ingest` creates it" in mcp[1], mcp
 
 
 def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
@@ -653,6 +676,11 @@ def test_a_storage_folder_with_no_index_says_so_instead_of_refusing(tmp_path):
         assert "nothing is indexed yet" in r.get_json()["error"]["message"], r.get_data(as_text=True)
         assert str(tmp_path) not in r.get_data(as_text=True)
     mcp = with_client(cfg, lambda c: call(c, "ask", {"question": "What does Acme build?"}))
+    assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "nothing is indexed yet" in mcp[1], mcp
+    for path in ("/chunks/c0ffee", "/pages?url=https://docs.example.org/index.md"):  # not "no such chunk/page"
+        r = client.get(path)
+        assert r.status_code == 503 and "nothing is indexed yet" in r.get_json()["error"]["message"], r.get_data(as_text=True)
+    mcp = with_client(cfg, lambda c: call(c, "get_page", {"url": "https://docs.example.org/index.md"}))
     assert mcp[0] and "BACKEND_UNAVAILABLE" in mcp[1] and "nothing is indexed yet" in mcp[1], mcp
     assert sorted(p.name for p in storage.iterdir()) == ["README.md"]  # no lancedb/, no threads or question log
 
