@@ -534,6 +534,27 @@ def test_a_plain_options_request_is_a_204_with_allow_and_no_html(server):
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
+def test_a_path_with_a_repeated_slash_is_a_json_404_never_a_redirect_to_the_host_header(server):
+    """ops7 F3: werkzeug merged repeated slashes with a ``308`` typed ``text/html`` whose absolute ``Location``
+    was built from the request's ``Host`` header: ``GET /static//style.css`` with ``Host: evil.example`` was
+    sent to ``http://evil.example/static/style.css``, permanently. Such a path is no route: the JSON 404."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(server)
+    for path in ("/static//style.css", "/chunks//abc", "/static//app.js", "/search//"):
+        c = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+        c.putrequest("GET", path, skip_host=True)
+        c.putheader("Host", "evil.example")
+        c.endheaders()
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        assert r.status == 404 and r.getheader("Location") is None, (path, r.status, r.getheader("Location"))
+        assert r.getheader("Content-Type") == "application/json" and b'"not_found"' in body, (path, body)
+    assert requests.get(f"{server}/static/style.css", timeout=30).status_code == 200
+
+
 def test_numbers_python_cannot_read_or_json_does_not_have_are_a_400_that_says_so(server):
     """A 5000-digit integer (Python reads at most 4300) was answered "the body must be a JSON object",
     which it is; NaN and Infinity, which JSON does not have, were taken as filter values."""

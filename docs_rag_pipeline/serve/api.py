@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from flask import Flask, g, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map
 
 from ..config import ApiConfig, ConfigError, NothingIndexed, SourceNotIndexed, StorageMissing, require_storage_folder
 from ..context import Context, get_context
@@ -527,10 +528,23 @@ def launch_refresh(url: str, source: str) -> dict[str, Any]:
 
 # ---- the app ------------------------------------------------------------------------------------
 
+class _Routes(Map):
+    """werkzeug's URL map without ``merge_slashes``: a path with a repeated slash (``/static//style.css``,
+    ``/chunks//<id>``) was a ``308`` typed ``text/html`` whose absolute ``Location`` was built from the
+    request's ``Host`` header, a permanent redirect to whatever host a client or an intermediary put
+    there. Such a path is no route now: the JSON ``404``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("merge_slashes", False)
+        super().__init__(*args, **kwargs)
+
+
 class _ApiFlask(Flask):
     """Flask, its answer to a plain ``OPTIONS`` request (not a browser's CORS preflight, which the guard
     answers) a ``204`` with the ``Allow`` header and no body: Flask's own was a ``200`` typed ``text/html``,
-    from an API whose every other answer is JSON."""
+    from an API whose every other answer is JSON. Its URL map is :class:`_Routes`."""
+
+    url_map_class = _Routes
 
     def make_default_options_response(self):  # noqa: ANN201 - a Response
         resp = super().make_default_options_response()
