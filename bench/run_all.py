@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHES = {"ingest": "ingest.py", "query": "query.py", "serve": "serve.py", "cold_start": "cold_start.py",
            "hostile_answer": "hostile_answer.py", "hostile_markdown": "hostile_markdown.py",
-           "html_tables": "html_tables.py",
+           "html_tables": "html_tables.py", "long_words": "long_words.py",
            "write_memory": "write_memory.py", "frame_memory": "frame_memory.py", "first_ask": "first_ask.py", "reparse": "reparse.py"}  # ingest.py also runs refresh
 
 

@@ -737,9 +737,13 @@ def chunk_page(page: ParsedPage, *, source: str, page_url: str, content_hash: st
     from .answering.markers import plain_code_spans
 
     model_count = count
+    counted: dict[str, int] = {}  # the splitting counts the same text again and again (a block, its line, its words)
 
     def count(text: str) -> int:  # noqa: F811 - the same count, of the text the model reads
-        return model_count(plain_code_spans(text))
+        n = counted.get(text)
+        if n is None:
+            n = counted[text] = model_count(plain_code_spans(text))
+        return n
 
     meta = {**(metadata or {}), **page.metadata}
     chunks: list[Chunk] = []

@@ -185,6 +185,72 @@ def test_a_word_too_long_for_the_tokenizer_is_sized_by_its_length(count):
                    and c.headings == ["Big"]).replace("… ", "").count("Q") >= blob.count("Q") - 200
 
 
+class _Recording:
+    """A tokenizer that passes everything to the real one and records the texts ``encode_batch`` gets."""
+
+    def __init__(self, tok) -> None:  # noqa: ANN001
+        self._tok, self.batched = tok, []
+
+    def encode_batch(self, texts, **kw):  # noqa: ANN001, ANN201
+        self.batched.extend(texts)
+        return self._tok.encode_batch(texts, **kw)
+
+    def __getattr__(self, name):  # noqa: ANN001, ANN204
+        return getattr(self._tok, name)
+
+
+def test_a_long_words_count_is_the_tokenizers_without_its_slow_search(count):
+    """A word of over 100 letters counts the word pieces of its 100-character slices. The slices went
+    through the tokenizer, whose word-piece search tries every end of a slice from the last (thousands
+    of vocabulary look-ups a slice): a page of one huge word (a base64 blob, a hex dump) chunked at
+    ~60 µs a character, a 5 MB page in minutes (ops6 F4). The slices are now counted by a forward
+    search over the vocabulary's prefixes, outside the tokenizer, with the tokenizer's counts: the
+    same, checked here on random words of eight scripts, for every slice and every whole word."""
+    import random
+
+    from docs_rag_pipeline.embedding import wordpiece_count
+
+    tok = LocalEmbedder()._tokenizer
+    recording = _Recording(tok)
+    rnd = random.Random(5)
+    scripts = ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "aeiouéèêëàâäôöüçñßøåæœÉÀÇİıŁł",
+               "абвгдежзийклмнопрстуфхцчшщъыьэюяЖЩ", "αβγδεζηθικλμνξοπρστυφχψωΣΩ", "漢字中文日本語かなカナ한국어",
+               "a1é漢Ж²٣ⅷﬁᵃ", "aeiou", "thequickbrownfoxjumps"]
+    for letters in scripts:
+        for _ in range(60):
+            word = "".join(rnd.choice(letters) for _ in range(rnd.randint(101, 400)))
+            slices = [word[i:i + 100] for i in range(0, len(word), 100)]
+            text = f"see {word} here"
+            want = len(tok.encode(text, add_special_tokens=False).ids) - 1 + sum(
+                len(e.ids) for e in tok.encode_batch(slices, add_special_tokens=False))
+            assert wordpiece_count(recording, text) == want, word
+    assert recording.batched == []  # no slice went through the tokenizer's search
+    # a word too long for the budget is still cut by characters, every piece its count's size
+    blob = "".join(rnd.choice(scripts[0]) for _ in range(20_000))
+    chunks = chunk_page(_page(f"Data:\n\n```\n{blob}\n```"), source="s", page_url="u", content_hash="h",
+                        updated_at="t", budget=Budget(window=256), count=count)
+    assert all(count(c.embedding_text()) + 2 <= 256 for c in chunks)
+    assert "".join(re.sub(r"```|\s", "", c.text) for c in chunks if c.headings == ["Big"]) == "Data:" + blob
+
+
+def test_chunking_a_page_counts_each_text_once(count):
+    """Cutting a block counts the block, then its line, then its words (the same text each time):
+    a one-word blob was counted about eight times over. ``chunk_page`` keeps each count it made."""
+    seen: list[str] = []
+
+    def recording(text: str) -> int:
+        seen.append(text)
+        return count(text)
+
+    blob = "".join("QWxhZGRpbjpvcGVuIHNlc2FtZQ"[i % 26] for i in range(20_000))
+    text = "\n\n".join(f"Paragraph {i} explains option {i} in some detail." for i in range(40))
+    for body in (f"Data:\n\n```\n{blob}\n```", text, f"{text}\n\n{blob}"):
+        seen.clear()
+        chunk_page(_page(body), source="s", page_url="u", content_hash="h", updated_at="t",
+                   budget=Budget(window=256), count=recording)
+        assert len(seen) == len(set(seen))
+
+
 def test_sentences_end_in_any_script_and_cjk_text_is_cut_at_its_sentence_and_clause_marks(count):
     """Sentence ends were ``.!?``, whitespace and an ASCII capital only: ``。！？`` ended nothing, so a
     Chinese paragraph over the budget was cut by characters mid-sentence (even mid-number), and a Russian
