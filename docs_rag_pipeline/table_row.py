@@ -7,14 +7,20 @@ inside a cell (``a \\| b`` in Markdown), read as a cell boundary, and an empty f
 whose edge is a bare ``|``. So a ``|`` in a cell is written ``\\|``, and an empty edge cell keeps its
 pipe: ``| 40 | unnamed`` (first cell empty), ``Walrus | 30 |`` (last cell empty). A row of
 ordinary cells is written as before, so the chunk texts (and their embeddings) of such tables stay
-the same."""
+the same.
+
+A table's first row is its header row to every reader (chunking repeats it atop each piece of a long
+table, an answer draws it as the header and shows a row it quotes under it). A table without one (an
+HTML table with no ``<th>`` and no ``<thead>``: gtk-doc's parameter tables, ``array | a GArray``) starts
+with :func:`rule_line` instead, ``--- | ---``, the line a Markdown table draws under its header: its
+first row is a row like the others, and the readers take the rule for an empty header."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-__all__ = ["is_row_line", "row_cells", "row_line"]
+__all__ = ["is_row_line", "is_rule_line", "row_cells", "row_line", "rule_line"]
 
 #: a cell boundary: a ``|`` that no backslash escapes (a cell's own ``|`` is written ``\|``)
 _BOUNDARY = re.compile(r"(?<!\\)\|")
@@ -40,3 +46,16 @@ def is_row_line(line: str) -> bool:
     that an empty first or last cell left (``| 40``, ``30 |``)."""
     s = line.strip()
     return " | " in s or (len(s) > 1 and (s.startswith("| ") or s.endswith(" |")))
+
+
+def rule_line(columns: int) -> str:
+    """The first line of a table without a header row: a ``---`` cell a column (two at least), as the
+    rule a Markdown table draws under its header (``--- | --- | ---``)."""
+    return " | ".join(["---"] * max(2, columns))
+
+
+def is_rule_line(line: str) -> bool:
+    """``line`` is :func:`rule_line`'s: two cells or more, each ``---`` (a Markdown separator's
+    ``:---:`` or longer dashes too)."""
+    cells = row_cells(line)
+    return len(cells) >= 2 and all(re.fullmatch(r":?-{3,}:?", c) for c in cells)

@@ -773,7 +773,7 @@ new thread.</p></td><td class="parameter_annotations"> </td></tr>
 thread</p></td><td class="parameter_annotations"> </td></tr></tbody></table></div>
 <table><tr><th>Key</th><th>Default</th><th>Note</th></tr><tr><td>a</td><td></td><td>x</td></tr>
 <tr><td>b</td><td>2</td><td></td></tr></table></div></body></html>"""
-    assert _text(html) == ("name | an (optional) name for the new thread.\nfunc | a function to execute in the new thread"
+    assert _text(html) == ("--- | ---\nname | an (optional) name for the new thread.\nfunc | a function to execute in the new thread"
                            "\n\nKey | Default | Note\na |  | x\nb | 2 |")
 
 
@@ -1115,3 +1115,42 @@ def test_an_entry_inside_a_list_item_or_a_one_column_row_keeps_its_target() -> N
         "`lower` ( `text` )\n  Converts the string to lower case.\n  locale\n    The rules it follows.")
     assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [
         ("mod.first", "first()"), ("mod.last", "- last()"), ("lower.locale", "locale")]
+
+
+def test_a_table_without_a_header_row_reads_after_a_rule_not_under_its_first_row() -> None:
+    """A table's first row is its header to every reader of chunk text: chunking repeats it atop each piece
+    of a long table, an answer draws it as the header and shows a row it quotes under it. gtk-doc writes
+    each function's parameters as a table without ``<th>`` or ``<thead>``, so ``array | a GArray`` was the
+    header of ``len | the number of elements to append``, drawn so in an answer. A table with no header row
+    (no ``<thead>``, no row of ``<th>`` or of wholly bold cells) now starts with a rule, ``--- | ---``, the
+    line a Markdown table draws under its header: the answer draws an empty header and quotes each row
+    under it alone, and a long one's pieces each start with the rule. Tables with a header are as before."""
+    from docs_rag_pipeline.answering.tables import header_rows, markdown_table, table_rows
+    from docs_rag_pipeline.chunking import split_text
+
+    params = """<div class="informaltable"><table class="informaltable"><tbody>
+<tr><td class="parameter_name"><p>array</p></td><td class="parameter_description"><p>a GArray</p></td></tr>
+<tr><td class="parameter_name"><p>data</p></td><td class="parameter_description"><p>a pointer to the elements</p></td></tr>
+<tr><td class="parameter_name"><p>len</p></td><td class="parameter_description"><p>the number of elements to append</p></td>
+</tr></tbody></table></div>"""
+    page = f"<html><head><title>Arrays</title></head><body><h4>Parameters</h4>{params}</body></html>"
+    text = _text(page)
+    assert text == ("--- | ---\narray | a GArray\ndata | a pointer to the elements\n"
+                    "len | the number of elements to append")
+    assert header_rows(text)[2] == "--- | ---\nlen | the number of elements to append"
+    assert markdown_table(header_rows(text)[2]) == "|  |  |\n| --- | --- |\n| len | the number of elements to append |"
+    assert table_rows(text)[0] == ["", ""] and table_rows(text)[1] == ["array", "a GArray"]
+    # a long one is cut into pieces that each start with the rule, not with the first parameter
+    long = "\n".join(["--- | ---", *(f"p{i} | the parameter number {i} of this function" for i in range(60))])
+    pieces = split_text(long, 64, 0, lambda t: len(t.split()))
+    assert len(pieces) > 3 and all(p.startswith("--- | ---\np") for p in pieces)
+    assert sum(p.count("\n") for p in pieces) == 60
+    # a row of <th> cells, a <thead> of <td> cells, or a first row of bold cells is a header row; a row
+    # header (<th> first in each row) is not a column header
+    for head in ("<tr><th>Name</th><th>Meaning</th></tr>", "<thead><tr><td>Name</td><td>Meaning</td></tr></thead>",
+                 "<tr><td><b>Name</b></td><td><strong>Meaning</strong></td></tr>", "<tr><td></td><th>Meaning</th></tr>"):
+        html = f"<html><body><table>{head}<tr><td>a</td><td>first</td></tr><tr><td>b</td><td>second</td></tr></table></body></html>"
+        assert not _text(html).startswith("---"), head
+    html = ("<html><body><table><tr><th>a</th><td>first</td></tr><tr><th>b</th><td>second</td></tr>"
+            "</table><table><tr><td>alone</td><td>one row</td></tr></table></body></html>")
+    assert _text(html) == "--- | ---\na | first\nb | second\n\nalone | one row"  # one row is no table to draw

@@ -1194,7 +1194,7 @@ def test_a_section_about_the_sidebar_or_the_toc_is_content_not_chrome() -> None:
     <tr><td class="memItemLeft">int</td><td class="memItemRight"><a href="x">foo</a> (int x)</td></tr>
     <tr><td class="memItemLeft">void</td><td class="memItemRight">bar ()</td></tr></table></div></body></html>"""
     assert [(s.anchor, s.text) for s in parse_html(doxygen, url="https://x.dev/c.html").sections] == [
-        ("pub-methods", "int | foo (int x)\nvoid | bar ()")]
+        ("pub-methods", "--- | ---\nint | foo (int x)\nvoid | bar ()")]
     # a data table's id is its label's (Sphinx), content however it is named (review6 F1)
     data = """<html><head><title>Opts</title></head><body><main><h1>Opts</h1><p>The options:</p>
     <table id="cookie-options"><tr><th>Option</th><th>Meaning</th></tr><tr><td id="sidebar-width">secure</td>
@@ -1259,7 +1259,7 @@ def test_a_page_laid_out_in_nested_tables_reads_as_its_blocks() -> None:
     </body></html>"""
     text = "\n".join(s.text for s in parse_html(html, url="https://x.dev/intro.html").sections)
     assert text == ("Main Menu\n\n- Home\n- FAQ\n\nThis document describes the library.\n\nKey points:\n\n"
-                    "- It is written in C\n- It is fast\n\nOption | Default\nmode | fast")
+                    "- It is written in C\n- It is fast\n\n--- | ---\nOption | Default\nmode | fast")
 
 
 def test_prose_that_starts_with_three_backticks_never_opens_a_code_fence() -> None:

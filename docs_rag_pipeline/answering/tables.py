@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..table_row import is_row_line, row_cells
+from ..table_row import is_row_line, is_rule_line, row_cells
 
 __all__ = ["for_terminal", "header_rows", "is_markdown_table", "markdown_table", "strip_table_markup", "table_rows", "terminal_table"]
 
@@ -18,24 +18,31 @@ def table_rows(block: str) -> list[list[str]] | None:
     """The cells of a block of rows (two rows or more, every line a row), else None: chunk text's row
     lines (``a | b | c``, read by :func:`~docs_rag_pipeline.table_row.row_cells`: an empty edge cell
     and a ``\\|`` in a cell stay what they are), or a Markdown table (rows between pipes, a ``| --- |``
-    separator under the first). Each cell is the document's text, a ``|`` in it unescaped."""
+    separator under the first). Each cell is the document's text, a ``|`` in it unescaped. A table that
+    has no header row (chunk text's rows after a :func:`~docs_rag_pipeline.table_row.rule_line`) has an
+    empty one, a cell a column, as a Markdown table without a header is written."""
     lines = [ln.strip() for ln in block.strip().split("\n")]
     if len(lines) < 2 or not all(is_row_line(ln) or ln.startswith("|") for ln in lines):
         return None
     markdown = is_markdown_table(block)
     rows = [_markdown_cells(ln) if markdown else row_cells(ln) for ln in lines if not TABLE_SEPARATOR.match(ln)]
+    if not markdown and is_rule_line(lines[0]):  # a table without a header row: its header is empty
+        rows.insert(0, [""] * max([len(row_cells(lines[0])), *map(len, rows)]))
     return rows if len(rows) >= 2 else None
 
 
 def header_rows(block: str) -> list[str]:
     """Each row of a table under its first row (the header), as a table of two rows in the block's own
     form (chunk text's row lines, or a Markdown table with its separator); nothing for a block that is
-    no table of two rows or more."""
+    no table of two rows or more. A table without a header row has each row under its rule line: a
+    row of it is never shown under another row as if that were the header."""
     if table_rows(block) is None:
         return []
     lines = [ln.strip() for ln in block.strip().split("\n")]
     markdown = is_markdown_table(block)
     rows = [ln for ln in lines if not (TABLE_SEPARATOR.match(ln) and "-" in ln)]
+    if not markdown and is_rule_line(lines[0]):  # no header row: each row under the rule, a table of its own
+        return [f"{lines[0]}\n{row}" for row in rows]
     if len(rows) < 2:
         return []
     head = f"{rows[0]}\n{lines[1]}" if markdown else rows[0]

@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWar
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
-from ..table_row import row_line
+from ..table_row import row_cells, row_line, rule_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented
@@ -1671,6 +1671,34 @@ def _is_line_number_gutter(cell: Tag) -> bool:
     return any(len(_raw_strings(c.find("pre")).rstrip("\n").split("\n")) == len(numbers) for c in codes)
 
 
+def _header_row(tr: Tag) -> bool:
+    """``tr`` is a row of column headers: every cell with text a ``<th>``, or all of its text bold (an old
+    page's header row of ``<td><b>Name</b></td>``), an empty corner cell aside; or a row of ``<thead>``."""
+    if tr.parent is not None and tr.parent.name == "thead":
+        return True
+    cells = [c for c in tr.find_all(["th", "td"], recursive=False) if _norm(_text(c))]
+
+    def bold(cell: Tag) -> bool:
+        strong = "".join(b.get_text() for b in cell.find_all(["b", "strong"]) if b.find_parent(["b", "strong"]) is None
+                         or b.find_parent(["b", "strong"]).find_parent(["td", "th"]) is not cell)
+        return "".join(strong.split()) == "".join(cell.get_text().split())
+
+    return bool(cells) and all(c.name == "th" or bold(c) for c in cells)
+
+
+def _headed(rows: list[OutLine], table: Tag, trs: list[Tag]) -> list[OutLine]:
+    """A table's rows as chunk text reads them, its first row the header: as they are when a row of the
+    table is one of column headers (:func:`_header_row`), else after :func:`~..table_row.rule_line` (a table
+    of two rows or more: one row is no table to a reader). A table without ``<th>`` or ``<thead>`` has
+    no header: gtk-doc's parameter tables (``array | a GArray``, ``len | the number of elements``) read
+    their first parameter as the header, drawn so in an answer, and every row an answer quoted stood
+    under it; a long one's pieces each started with it."""
+    if len(rows) < 2 or any(_header_row(tr) for tr in trs):
+        return rows
+    width = max(len(row_cells(r.text)) for r in rows)
+    return [OutLine(rule_line(width)), *rows]
+
+
 def _without_empty_columns(rows: list[list[str]]) -> list[list[str]]:
     """``rows`` without the columns that are empty in every row (header included): gtk-doc writes each
     function's parameters as a table of name, description and annotations, the last cell empty for most
@@ -1887,9 +1915,8 @@ class _Walker:
             # a table of one column, no box around a page (no heading, no table in it): each row may be an entry
             entries = (_attr(el, "role") not in ("presentation", "none") and _one_cell_a_row(el)
                        and el.find(list(_HEADINGS) + ["table"]) is None)
-            for tr in el.find_all("tr"):
-                if tr.find_parent("table") is not el:
-                    continue
+            trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+            for tr in trs:
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
                     line = row_line([t for t in (_norm(_text(c)) for c in cells) if t])
@@ -1897,7 +1924,7 @@ class _Walker:
                         rows.append(OutLine(line))
                     continue
                 if rows:
-                    yield rows
+                    yield _headed(rows, el, trs)
                     rows = []
                 if len(cells) == 1 and entries:
                     # (the cell's blocks are read once: reading a block may take parts out of it, a title)
@@ -1908,18 +1935,18 @@ class _Walker:
                 for cell in cells:
                     yield from self.events(cell, top=top)
             if rows:
-                yield rows
+                yield _headed(rows, el, trs)
             return
         if el.find("pre"):
             yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
-        for cells in _without_empty_columns(_spanned_rows([tr for tr in el.find_all("tr")
-                                                           if tr.find_parent("table") is el])):
+        trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+        for cells in _without_empty_columns(_spanned_rows(trs)):
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
         if rows:
-            yield rows
+            yield _headed(rows, el, trs)
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
