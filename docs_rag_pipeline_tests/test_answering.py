@@ -2146,6 +2146,75 @@ def test_a_question_naming_a_tab_is_answered_from_that_tab(fmt, doc):
     assert "[Tab" not in ans.answer and "[/Tab" not in ans.answer, ans.answer
 
 
+_TAB_SETS = {
+    "sphinx-design": """<html><head><title>Install</title></head><body><div role="main"><section id="install"><h1>Install</h1>
+<p>Install the package with your tool of choice.</p><div class="sd-tab-set docutils">
+<input checked="checked" id="sd-tab-item-0" name="sd-tab-set-0" type="radio"><label class="sd-tab-label" for="sd-tab-item-0">pip</label>
+<div class="sd-tab-content docutils"><p>Run this in a virtual environment:</p><div class="highlight-shell notranslate"><div class="highlight">
+<pre>pip install proj</pre></div></div></div>
+<input id="sd-tab-item-1" name="sd-tab-set-0" type="radio"><label class="sd-tab-label" for="sd-tab-item-1">conda</label>
+<div class="sd-tab-content docutils"><div class="highlight-shell notranslate"><div class="highlight"><pre>conda install proj</pre></div></div></div>
+</div><p>Then check the version:</p><div class="highlight-shell notranslate"><div class="highlight"><pre>proj --version</pre></div></div>
+</section></div></body></html>""",
+    "sphinx-tabs": """<html><head><title>Run</title></head><body><div role="main"><section id="run"><h1>Run</h1>
+<p>Install the package with your tool of choice.</p><div class="sphinx-tabs docutils container"><div role="tablist">
+<button aria-controls="panel-0-0-0" class="sphinx-tabs-tab" id="tab-0-0-0" role="tab">pip</button>
+<button aria-controls="panel-0-0-1" class="sphinx-tabs-tab" id="tab-0-0-1" role="tab">conda</button></div>
+<div aria-labelledby="tab-0-0-0" class="sphinx-tabs-panel" id="panel-0-0-0" role="tabpanel"><p>Run this in a virtual environment:</p>
+<div class="highlight-bash notranslate"><div class="highlight"><pre>pip install proj</pre></div></div></div>
+<div aria-labelledby="tab-0-0-1" class="sphinx-tabs-panel" hidden="true" id="panel-0-0-1" role="tabpanel">
+<div class="highlight-bash notranslate"><div class="highlight"><pre>conda install proj</pre></div></div></div></div>
+<p>Then check the version:</p><div class="highlight-bash notranslate"><div class="highlight"><pre>proj --version</pre></div></div>
+</section></div></body></html>""",
+    "markdown": """# Install
+
+Install the package with your tool of choice.
+
+=== "pip"
+
+    Run this in a virtual environment:
+
+    ```shell
+    pip install proj
+    ```
+
+=== "conda"
+
+    ```shell
+    conda install proj
+    ```
+
+Then check the version:
+
+```shell
+proj --version
+```
+""",
+}
+
+
+@pytest.mark.parametrize("generator", list(_TAB_SETS))
+def test_a_tab_sets_end_is_marked_and_a_lead_in_inside_a_tab_is_no_tab(generator):
+    """An HTML tab set (sphinx-design, sphinx-tabs, Docusaurus, Starlight) gave each panel a lead-in line,
+    ``pip:``, and no end: the text after the set read as its last tab's (*Then check the version:* and its
+    code were the conda tab's), and a lead-in inside a panel (*Run this in a virtual environment:*) has the
+    very form of a tab's label, so the answer took it for one: `pip install proj` stood in a tab of that
+    name, not pip's. A panel is now framed by its tab's markers, as the Markdown parser writes a tab
+    (``[Tab pip]`` … ``[/Tab]``), and in a chunk with a tab's marker no ``Label:`` line is read as a tab."""
+    from docs_rag_pipeline.answering.extractive import _sentence_units
+    from docs_rag_pipeline.parsing import parse_document
+
+    fmt = "markdown" if generator == "markdown" else "html"
+    text = "\n\n".join(s.text for s in parse_document(_TAB_SETS[generator], fmt=fmt, path=f"install.{fmt}").sections)
+    assert "[Tab pip]" in text and text.count("[/Tab]") == 2 and text.index("[/Tab]") < text.index("[Tab conda]")
+    assert text.rsplit("[/Tab]", 1)[1].strip().startswith("Then check the version:")
+    units, _, labels = _sentence_units(text)
+    tab = {u.split("\n")[1] if u.startswith("```") else u: lab for u, lab in zip(units, labels)}
+    assert tab == {"Install the package with your tool of choice.": None, "Run this in a virtual environment:": "pip",
+                   "pip install proj": "pip", "conda install proj": "conda", "Then check the version:": None,
+                   "proj --version": None}, tab
+
+
 API_PARAMS_DOC = """<html><head><title>API Reference</title></head><body><main><h1>API Reference</h1>
 <h2 id="field">field()</h2>
 <dl class="py function"><dt id="widgets.field">widgets.field(*, repr=True, eq=True, order=None)</dt><dd><p>Create a new widget field on a widget class.</p>

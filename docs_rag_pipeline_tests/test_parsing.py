@@ -955,7 +955,8 @@ def test_no_parser_hands_on_a_lone_surrogate() -> None:
 
 def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -> None:
     """Docusaurus and Starlight mark every tab panel but the first ``hidden``: they are content (a
-    reader clicks the tab), read with the tab's label; text styled invisible is not."""
+    reader clicks the tab), framed by the tab's markers as a Markdown tab is (``[Tab npm]`` … ``[/Tab]``);
+    text styled invisible is not."""
     docusaurus = """<html><head><title>Install</title></head><body><main><h1>Install</h1>
     <p>Install the package with your package manager.</p>
     <div class="tabs-container"><ul role="tablist" class="tabs">
@@ -969,8 +970,8 @@ def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -
     </main></body></html>"""
     page = parse_html(docusaurus, url="https://x.dev/install/")
     assert [s.text for s in page.sections] == [
-        "Install the package with your package manager.\n\nnpm:\n\n```\nnpm install frobnicate\n```\n\n"
-        "Yarn:\n\n```\nyarn add frobnicate\n```"
+        "Install the package with your package manager.\n\n[Tab npm]\n\n```\nnpm install frobnicate\n```\n\n[/Tab]\n\n"
+        "[Tab Yarn]\n\n```\nyarn add frobnicate\n```\n\n[/Tab]"
     ]
     starlight = """<html><head><title>Run</title></head><body><main><h1>Run</h1><starlight-tabs>
     <div class="tablist-wrapper"><ul role="tablist"><li role="presentation"><a role="tab" href="#tab-panel-0" id="tab-0"
@@ -979,7 +980,8 @@ def test_every_tab_panel_is_indexed_with_its_label_and_invisible_text_is_not() -
     <section id="tab-panel-0" aria-labelledby="tab-0" role="tabpanel"><p>Drag the app to Applications.</p></section>
     </starlight-tabs><p style="display: block">Shown text.</p></main></body></html>"""
     text = parse_html(starlight, url="https://x.dev/run/").sections[0].text
-    assert text == "Windows:\n\nRun setup.exe as administrator.\n\nmacOS:\n\nDrag the app to Applications.\n\nShown text."
+    assert text == ("[Tab Windows]\n\nRun setup.exe as administrator.\n\n[/Tab]\n\n[Tab macOS]\n\n"
+                    "Drag the app to Applications.\n\n[/Tab]\n\nShown text.")
 
 
 def test_a_stray_escape_loses_only_itself_not_the_text_after_it():
@@ -1647,13 +1649,13 @@ def test_a_docutils_footnote_keeps_its_label_and_back_link() -> None:
      '</p></div></div>'),
 ])
 def test_tabs_made_of_radio_buttons_lead_each_panel_with_its_label(generator: str, tabs: str) -> None:
-    """CSS-only tabs (radio inputs and their labels, no ARIA roles) read as ARIA tabs do: each panel led by
-    its tab's label. Material's row of labels was read as one run of words, ``pipdocker``, before
+    """CSS-only tabs (radio inputs and their labels, no ARIA roles) read as ARIA tabs do: each panel framed by
+    its tab's markers (``[Tab pip]`` … ``[/Tab]``). Material's row of labels was read as one run of words, ``pipdocker``, before
     panels that named no tab; sphinx-design's labels were lines without the lead-in."""
     html = (f"<html><head><title>Install</title></head><body><main><h1>Install</h1><p>Pick one.</p>{tabs}"
             "</main></body></html>")
     assert parse_html(html, url="https://docs.example.org/install/").sections[0].text == (
-        "Pick one.\n\npip:\n\npip install it.\n\ndocker:\n\ndocker pull it."), generator
+        "Pick one.\n\n[Tab pip]\n\npip install it.\n\n[/Tab]\n\n[Tab docker]\n\ndocker pull it.\n\n[/Tab]"), generator
 
 
 @pytest.mark.parametrize("notice", [

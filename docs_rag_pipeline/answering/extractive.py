@@ -481,9 +481,10 @@ def _sentences_and_overlap(text: str) -> tuple[list[str], int]:
 
 def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     """:func:`_sentences_and_overlap`, and the label of the tab each sentence is in (None outside tabs):
-    of a Markdown tab (``[Tab macOS]`` … ``[/Tab]``, ``[TabItem Linux]``), or of an HTML tab panel, whose
-    label line (``Linux:``) starts it up to the next label; lines like that are read as tab labels only
-    where the chunk has two or more of them (a set of tabs), not a lone lead-in ("Example:")."""
+    of a tab (``[Tab macOS]`` … ``[/Tab]``, ``[TabItem Linux]``), as every parser writes one, or of an HTML
+    tab panel as an index that an earlier version parsed holds it, whose label line (``Linux:``) starts it up to
+    the next label; lines like that are read as tab labels only where the chunk has two or more of them (a
+    set of tabs), not a lone lead-in ("Example:"), and has no tab's marker."""
     out: list[str] = []
     labels: list[str | None] = []
     overlap = 0
@@ -494,7 +495,11 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
     # its block at a lower indent (the next API entry after a member's Parameters)
     raw = [piece for b in split_blocks(text) for piece in _list_then_rest(b)]
     blocks = [b.strip() for b in raw]
-    label_lines = sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
+    # (a chunk whose tabs are marked, ``[Tab pip]`` … ``[/Tab]``, as every parser writes them now, has no such
+    # lines: its lead-ins, "Run this in a virtual environment:", "Then check the version:", are lead-ins)
+    marked = any((m := _MARKER.fullmatch(ln.strip())) is not None and "tab" in m.group(2).lower()
+                 for b in blocks for ln in b.split("\n"))
+    label_lines = not marked and sum(1 for b in blocks if _LABEL_LINE.fullmatch(b)) >= 2
     closes = _marker_closes(blocks)
     for i, block in enumerate(blocks):
         first_overlap = i == 0 and block.startswith("… ")

@@ -424,9 +424,9 @@ def _tags(root: Tag, names: set[str] | frozenset[str] | list[str]) -> list[Tag]:
 
 def _label_tab_panels(root: Tag, soup: BeautifulSoup) -> None:
     """Tabbed content (Docusaurus, Starlight, sphinx-tabs): every panel is content, the ones not
-    shown first included (they carry ``hidden``). Each panel gets its tab's label as a lead-in line
-    (``Yarn:``) and the row of tab labels goes, so "npm Yarn pnpm" is not indexed as a list and each
-    command is read with the tool it is for."""
+    shown first included (they carry ``hidden``). Each panel is framed by its tab's markers
+    (``[Tab Yarn]`` … ``[/Tab]``, :func:`_lead_with_label`) and the row of tab labels goes, so "npm Yarn
+    pnpm" is not indexed as a list and each command is read with the tool it is for."""
     by_id = {_attr(el, "id"): el for el in root.find_all(id=True)}
     for tablist in root.find_all(attrs={"role": "tablist"}):
         tabs = tablist.find_all(attrs={"role": "tab"})
@@ -456,10 +456,16 @@ def _label_tab_panels(root: Tag, soup: BeautifulSoup) -> None:
 
 
 def _lead_with_label(panel: Tag, label: str, soup: BeautifulSoup) -> None:
-    """Put a tab's label first in its panel, as a lead-in line (``Yarn:``)."""
-    lead = soup.new_tag("p")
-    lead.string = f"{label}:"
+    """Frame a tab's panel with markers, as the Markdown parser writes a tab: ``[Tab Yarn]`` before it,
+    ``[/Tab]`` after it, each a block of its own. Before, the panel only began with its label as a lead-in
+    line (``Yarn:``): nothing said where the last tab ended, so the text after a tab set read as that tab's
+    (an answer took *The server listens on port 8080.* for the Windows tab's), and a lead-in inside a panel
+    (*Run this in a virtual environment:*) had the very form of a tab's label."""
+    label = " ".join(label.replace("[", "(").replace("]", ")").split())[:80].strip()
+    lead, end = soup.new_tag("p"), soup.new_tag("p")
+    lead.string, end.string = f"[Tab {label}]", "[/Tab]"
     panel.insert(0, lead)
+    panel.append(end)
 
 
 def _invisible(el: Tag) -> bool:
@@ -1489,7 +1495,7 @@ def _remove_revealed_source(box: Tag) -> None:
 
 def _label_radio_tabs(root: Tag, soup: BeautifulSoup) -> None:
     """Tabs made of radio buttons and their ``<label for>`` without ARIA roles (pymdownx.tabbed in MkDocs
-    Material, sphinx-design): each panel gets its tab's label as a lead-in line (``pip:``), as
+    Material, sphinx-design): each panel is framed by its tab's markers (``[Tab pip]`` … ``[/Tab]``), as
     :func:`_label_tab_panels` does for ARIA tabs, and the label goes. Material's layout puts the labels
     in a row of their own (``div.tabbed-labels``) and the panels in another (``div.tabbed-content`` of
     ``div.tabbed-block``), matched by position: the row read as one run of words (``pipdocker``) before
