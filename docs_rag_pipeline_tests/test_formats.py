@@ -1824,3 +1824,75 @@ def test_rst_an_object_in_a_list_item_or_a_field_keeps_its_target() -> None:
     section = parse_rst(text, path="api.rst").sections[0]
     assert [(a, section.text[o:].split("\n", 1)[0].strip()) for o, a in section.targets] == [
         ("pkg.first", "pkg.first(items)"), ("pkg.old", "pkg.old()")]
+
+
+def test_rst_and_asciidoc_tables_without_a_header_row_start_with_a_rule() -> None:
+    """A table's first row is its header to every reader of chunk text (docs/formats.md, *Tables*); a
+    reST table without header rows (a ``list-table`` without ``:header-rows:``, a simple table without
+    its ``===`` under the first row: CPython's asyncio index tables) and an AsciiDoc table without a header
+    (no ``header`` option, and no blank line after its first line, Asciidoctor's implicit header: the
+    CodeRay languages table) start with a rule, ``--- | ---``, as an HTML table without ``<th>`` does, so
+    no row is drawn or quoted as the header. Tables with a header row read as before."""
+    from docs_rag_pipeline.parsing import parse_document
+
+    rst = """T
+=
+
+.. list-table::
+
+   * - ``run()``
+     - Create event loop, run a coroutine, close the loop.
+   * - ``Runner``
+     - A context manager.
+
+.. list-table::
+   :header-rows: 1
+
+   * - Name
+     - Meaning
+   * - a
+     - first
+
+=====  =====
+a      first
+b      second
+=====  =====
+
+=====  =====
+Name   Meaning
+=====  =====
+a      first
+=====  =====
+"""
+    assert parse_document(rst, fmt="rst", path="t.rst").sections[0].text == (
+        "--- | ---\n`run()` | Create event loop, run a coroutine, close the loop.\n`Runner` | A context manager.\n\n"
+        "Name | Meaning\na | first\n\n--- | ---\na | first\nb | second\n\nName | Meaning\na | first")
+    adoc = """= T
+
+|===
+|C |C++ |Clojure
+|Delphi |diff |ERB
+|===
+
+[%header]
+|===
+|Name |Meaning
+|a |first
+|===
+
+|===
+|Name |Meaning
+
+|a |first
+|===
+
+[%noheader]
+|===
+|x |y
+
+|z |w
+|===
+"""
+    assert parse_document(adoc, fmt="asciidoc", path="t.adoc").sections[0].text == (
+        "--- | --- | ---\nC | C++ | Clojure\nDelphi | diff | ERB\n\nName | Meaning\na | first\n\n"
+        "Name | Meaning\na | first\n\n--- | ---\nx | y\nz | w")

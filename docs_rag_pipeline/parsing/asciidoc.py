@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator
 import regex
 
 from ..records import ParsedPage
-from ..table_row import row_line
+from ..table_row import row_line, rule_line
 from .binary import check_text
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, strip_html
 
@@ -1091,7 +1091,14 @@ class _Parser:
                         row, width = [], 0
             if row:
                 rows.append(row)
-        return [OutLine(row_line(r)) for r in rows if any(c.strip() for c in r)]
+        out = [OutLine(row_line(r)) for r in rows if any(c.strip() for c in r)]
+        # a header row: the ``header`` option, or (Asciidoctor's implicit header) a first line of the table
+        # followed by a blank line; without one, the rows start with a rule (table_row.rule_line)
+        header = "header" in pending.options or ("noheader" not in pending.options and len(body) > 1
+                                                 and bool(body[0].strip()) and not body[1].strip())
+        if len(out) >= 2 and not header:
+            out.insert(0, OutLine(rule_line(max(len(r) for r in rows))))
+        return out
 
     def cell_text(self, content: str, spec: str) -> str:
         style = spec[-1:] if spec[-1:].isalpha() else ""

@@ -29,7 +29,7 @@ import unicodedata
 from typing import Any
 
 from ..records import ParsedPage
-from ..table_row import row_line
+from ..table_row import row_line, rule_line
 from .binary import check_text
 from .errors import ParseError
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, split_frontmatter
@@ -925,12 +925,17 @@ class _Walker:
             title = node.next_node(n.title)
             if title is not None and title.parent is node:
                 rows.append(OutLine(self.inline(title)))
+            body: list[OutLine] = []
+            width = 0
             for row in node.traverse(n.row):
                 cells = [" ".join(ln.text for ln in self.blocks(entry.children) if ln.text.strip() and not ln.text.startswith("```"))
                          for entry in row.children]
                 if any(cells):
-                    rows.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
-            return rows
+                    body.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
+                    width = max(width, len(cells))
+            if len(body) >= 2 and not any(True for _ in node.traverse(n.thead)):
+                body.insert(0, OutLine(rule_line(width)))  # no header row: the rows start with a rule (table_row.py)
+            return rows + body
         if isinstance(node, n.Admonition):
             label = _ADMONITION_LABELS.get(node.tagname)
             children = list(node.children)
