@@ -25,18 +25,25 @@ SHAPES = {
     "data table, every cell with an id": lambda i: (f"<tr><td id='n{i}'>name{i}</td><td id='v{i}'>value {i}</td>"
                                                     f"<td id='d{i}'>what {i} does</td></tr>"),
 }
+#: rows between blocks in a layout table (``role="presentation"``): each group of plain rows is asked whether
+#: the table has a header row (no <th>: it starts with a rule, see table_row.rule_line); the table's rows are
+#: looked at once, not once per group
+LAYOUT = {"layout table, rows between blocks": lambda i: (f"<tr><td><p>Block {i} of the page.</p></td></tr>"
+                                                         f"<tr><td>int</td><td>f{i}(x)</td></tr><tr><td>void</td><td>g{i}()</td></tr>")}
 SIZES = (250, 500, 1_000, 2_000)
 
 
 def page(shape, rows: int) -> str:
     body = "".join(shape(i) for i in range(rows))
-    return f"<html><head><title>T</title></head><body><main><h1>T</h1><p>Intro.</p><table>{body}</table></main></body></html>"
+    role = ' role="presentation"' if shape in LAYOUT.values() else ""
+    return (f"<html><head><title>T</title></head><body><main><h1>T</h1><p>Intro.</p><table{role}>{body}</table>"
+            "</main></body></html>")
 
 
 
 def main() -> None:
     print(f"{'shape':38} {'rows':>6} {'baseline s':>11} {'now s':>8} {'ratio':>7}")
-    for name, shape in SHAPES.items():
+    for name, shape in {**SHAPES, **LAYOUT}.items():
         first = last = None
         for rows in SIZES:
             html = page(shape, rows)

@@ -1154,3 +1154,25 @@ def test_a_table_without_a_header_row_reads_after_a_rule_not_under_its_first_row
     html = ("<html><body><table><tr><th>a</th><td>first</td></tr><tr><th>b</th><td>second</td></tr>"
             "</table><table><tr><td>alone</td><td>one row</td></tr></table></body></html>")
     assert _text(html) == "--- | ---\na | first\nb | second\n\nalone | one row"  # one row is no table to draw
+
+
+def test_a_layout_tables_rows_are_asked_once_whether_the_table_has_a_header(monkeypatch) -> None:
+    """A layout table (``role="presentation"``) gives its plain rows between its blocks in groups, each group
+    a table of its own, which starts with a rule when the table has no header row. Whether it has one was
+    asked again for every group, over all the table's rows: a page of 250 groups took 26 s to parse. The
+    rows are now looked at once a table (``bench/html_tables.py``, *layout table, rows between blocks*)."""
+    from docs_rag_pipeline.parsing import html as html_parser
+
+    calls: list[object] = []
+    real = html_parser._header_row
+
+    def counted(tr):  # noqa: ANN001, ANN202
+        calls.append(tr)
+        return real(tr)
+
+    monkeypatch.setattr(html_parser, "_header_row", counted)
+    body = "".join(f"<tr><td><p>Block {i} of the page.</p></td></tr><tr><td>int</td><td>f{i}(x)</td></tr>"
+                   f"<tr><td>void</td><td>g{i}()</td></tr>" for i in range(40))
+    text = _text(f"<html><body><main><table role=\"presentation\">{body}</table></main></body></html>")
+    assert text.count("--- | ---\nint | f") == 40
+    assert len(calls) <= 3 * 40

@@ -1682,24 +1682,33 @@ def _header_row(tr: Tag) -> bool:
     page's header row of ``<td><b>Name</b></td>``), an empty corner cell aside; or a row of ``<thead>``."""
     if tr.parent is not None and tr.parent.name == "thead":
         return True
-    cells = [c for c in tr.find_all(["th", "td"], recursive=False) if _norm(_text(c))]
+    headed = False
+    for cell in tr.find_all(["th", "td"], recursive=False):
+        text = "".join(cell.get_text().split())
+        if not text:
+            continue
+        if cell.name != "th":
+            outer = [b for b in cell.find_all(["b", "strong"]) if b.find_parent(["b", "strong", "td", "th"]) is cell]
+            if "".join("".join(b.get_text().split()) for b in outer) != text:
+                return False
+        headed = True
+    return headed
 
-    def bold(cell: Tag) -> bool:
-        strong = "".join(b.get_text() for b in cell.find_all(["b", "strong"]) if b.find_parent(["b", "strong"]) is None
-                         or b.find_parent(["b", "strong"]).find_parent(["td", "th"]) is not cell)
-        return "".join(strong.split()) == "".join(cell.get_text().split())
 
-    return bool(cells) and all(c.name == "th" or bold(c) for c in cells)
-
-
-def _headed(rows: list[OutLine], table: Tag, trs: list[Tag]) -> list[OutLine]:
+def _headed(rows: list[OutLine], trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:
     """A table's rows as chunk text reads them, its first row the header: as they are when a row of the
     table is one of column headers (:func:`_header_row`), else after :func:`~..table_row.rule_line` (a table
     of two rows or more: one row is no table to a reader). A table without ``<th>`` or ``<thead>`` has
     no header: gtk-doc's parameter tables (``array | a GArray``, ``len | the number of elements``) read
     their first parameter as the header, drawn so in an answer, and every row an answer quoted stood
-    under it; a long one's pieces each started with it."""
-    if len(rows) < 2 or any(_header_row(tr) for tr in trs):
+    under it; a long one's pieces each started with it. ``known`` keeps the answer for a table whose rows
+    come in several groups (a layout table's rows between its blocks): its rows are looked at once."""
+    if len(rows) < 2:
+        return rows
+    known = {} if known is None else known
+    if "header" not in known:
+        known["header"] = any(_header_row(tr) for tr in trs)
+    if known["header"]:
         return rows
     width = max(len(row_cells(r.text)) for r in rows)
     return [OutLine(rule_line(width)), *rows]
@@ -1922,6 +1931,7 @@ class _Walker:
             entries = (_attr(el, "role") not in ("presentation", "none") and _one_cell_a_row(el)
                        and el.find(list(_HEADINGS) + ["table"]) is None)
             trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+            known: dict[str, bool] = {}  # whether the table has a header row, once asked (_headed)
             for tr in trs:
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
@@ -1930,7 +1940,7 @@ class _Walker:
                         rows.append(OutLine(line))
                     continue
                 if rows:
-                    yield _headed(rows, el, trs)
+                    yield _headed(rows, trs, known)
                     rows = []
                 if len(cells) == 1 and entries:
                     # (the cell's blocks are read once: reading a block may take parts out of it, a title)
@@ -1941,7 +1951,7 @@ class _Walker:
                 for cell in cells:
                     yield from self.events(cell, top=top)
             if rows:
-                yield _headed(rows, el, trs)
+                yield _headed(rows, trs, known)
             return
         if el.find("pre"):
             yield from self._table_with_code(el)
@@ -1952,7 +1962,7 @@ class _Walker:
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
         if rows:
-            yield _headed(rows, el, trs)
+            yield _headed(rows, trs)
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
