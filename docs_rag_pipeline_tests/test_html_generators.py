@@ -1176,3 +1176,64 @@ def test_a_layout_tables_rows_are_asked_once_whether_the_table_has_a_header(monk
     text = _text(f"<html><body><main><table role=\"presentation\">{body}</table></main></body></html>")
     assert text.count("--- | ---\nint | f") == 40
     assert len(calls) <= 3 * 40
+
+
+def _rustdoc_method(mid: str, signature: str, doc: str, examples: str, stamp: str) -> str:
+    """A method as rustdoc 1.6x writes it: its heading in a ``<section>`` inside the toggle's ``<summary>``, beside
+    its stamp (``rightside``), and its description after the summary, in the ``<details>``."""
+    return (f'<details class="rustdoc-toggle method-toggle" open><summary><section id="{mid}" class="method has-srclink">'
+            f'<span class="rightside">{stamp}</span><a href="#{mid}" class="anchor"></a>'
+            f'<h4 class="code-header">{signature}</h4></section></summary><div class="docblock"><p>{doc}</p>'
+            f'<h5 id="{examples}"><a href="#{examples}">Examples</a></h5><div class="example-wrap">'
+            f'<pre class="rust rust-example-rendered"><code>let m = x;</code></pre></div></div></details>')
+
+
+def test_a_methods_description_after_its_heading_only_section_is_the_methods() -> None:
+    """rustdoc 1.6x (the standard library's docs, docs.rs) writes each method's heading alone in a ``<section
+    id="method.new">`` inside the toggle's ``<summary>``, its description and examples after it. Once the stamp
+    beside the heading (``1.0.0 · source``) was left out, the section held nothing but its heading and was read as
+    a section that ended there: the text after it went to the section open before it, so on HashMap's page every
+    method's section was empty and its description ("Creates an empty `HashMap`.") and its Examples were the end
+    of the method before it (answers7 f1). A section that holds only its heading is that heading's header, and
+    what follows is the heading's. A const function's stamp (``const: 1.48.0 · source``, ``1.33.0 (const:
+    unstable) · source``) is chrome as a plain version's is; it read as a line at the end of the method before."""
+    src = '<a class="srclink" href="../../src/std/collections/hash/map.rs.html#{}">source</a>'
+    html = ('<html><head><meta name="generator" content="rustdoc"><title>HashMap in std::collections - Rust</title>'
+            '</head><body class="rustdoc struct"><section id="main-content" class="content"><h1 class="fqn">Struct '
+            'HashMap</h1><div class="docblock"><p>A hash map.</p></div><h2 id="implementations" class="small-section-'
+            'header">Implementations</h2><div id="implementations-list"><details class="rustdoc-toggle '
+            'implementors-toggle" open><summary><section id="impl" class="impl has-srclink"><span class="rightside">'
+            + src.format(1) + '</span><a href="#impl" class="anchor"></a><h3 class="code-header in-band">impl&lt;K, '
+            'V&gt; HashMap&lt;K, V&gt;</h3></section></summary><div class="impl-items">'
+            + _rustdoc_method("method.new", "pub fn new() -&gt; HashMap&lt;K, V&gt;",
+                              "Creates an empty <code>HashMap</code>.", "examples",
+                              '<span class="since" title="Stable since Rust version 1.0.0">1.0.0</span> · ' + src.format(2))
+            + _rustdoc_method("method.len", "pub const fn len(&amp;self) -&gt; usize",
+                              "Returns the number of elements in the map.", "examples-1",
+                              '<span class="since" title="const since 1.48.0">const: 1.48.0</span> · ' + src.format(3))
+            + _rustdoc_method("method.as_pin_ref", "pub fn as_pin_ref(self) -&gt; bool",
+                              "Converts from a pinned reference.", "examples-2",
+                              '<span class="since" title="Stable since Rust version 1.33.0">1.33.0</span> (const: '
+                              '<a href="https://github.com/rust-lang/rust/issues/91930">unstable</a>) · ' + src.format(4))
+            + '</div></details></div></section></body></html>')
+    page = parse_html(html, url="https://doc.rust-lang.org/std/collections/struct.HashMap.html")
+    impl = ("Implementations", "impl<K, V> HashMap<K, V>")
+    new, length = "pub fn new() -> HashMap<K, V>", "pub const fn len(&self) -> usize"
+    pin = "pub fn as_pin_ref(self) -> bool"
+    assert [(s.anchor, s.headings, s.text) for s in page.sections] == [
+        ("", (), "A hash map."),
+        ("implementations", ("Implementations",), ""),
+        ("impl", impl, ""),
+        ("method.new", (*impl, new), "Creates an empty `HashMap`."),
+        ("examples", (*impl, new, "Examples"), "```rust\nlet m = x;\n```"),
+        ("method.len", (*impl, length), "Returns the number of elements in the map."),
+        ("examples-1", (*impl, length, "Examples"), "```rust\nlet m = x;\n```"),
+        ("method.as_pin_ref", (*impl, pin), "Converts from a pinned reference."),
+        ("examples-2", (*impl, pin, "Examples"), "```rust\nlet m = x;\n```"),
+    ]
+    # a section that holds its text still ends where it ends: what follows it is its parent's
+    nested = ('<html><head><title>Guide</title></head><body><main><section id="guide"><h1>Guide</h1><p>Intro.</p>'
+              '<section id="setup"><h2>Setup</h2><p>Install it.</p></section><p>Back in the guide.</p>'
+              '</section></main></body></html>')
+    assert [(s.anchor, s.text) for s in parse_html(nested, url="https://x.org/guide.html").sections] == [
+        ("", "Intro.\n\nBack in the guide."), ("setup", "Install it.")]

@@ -489,6 +489,16 @@ def _opens_with_heading_section(el: Tag) -> bool:
     return isinstance(node, Tag) and node.name in _HEADINGS
 
 
+def _holds_only_its_heading(el: Tag) -> bool:
+    """A section (:func:`_opens_with_heading_section`) that shows nothing but its heading, once chrome is gone: a
+    member's header, not its section. rustdoc writes each method's heading so, ``<summary><section
+    id="method.new"><span class="rightside">1.0.0 · source</span><h4>pub fn new()</h4></section></summary>``, and
+    the method's description after it, in the ``<details>``; read as a section that ended with its heading, the
+    description and its examples went to the method before it, whose last section was open again."""
+    heading = el.find(list(_HEADINGS))
+    return isinstance(heading, Tag) and _norm(el.get_text(" ")) == _norm(heading.get_text(" "))
+
+
 #: a line that is a list's item (as chunking reads one): no term of a definition entry
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 #: an inline code span as the parser writes one, and a word (what a line says outside its code)
@@ -546,7 +556,10 @@ _SITE_TEXT_RE = re.compile(
 _SITE_TEXT_START_RE = re.compile(r"\s*(?:last|was|is|did|content|link|code|text|command|url|copied)\b", re.I)
 # a version stamp beside a signature, with the separators between it and the links chrome removes
 # (rustdoc's ``<span class="rightside"><span class="since">1.0.0</span> · <a class="src">source</a></span>``)
-_VERSION_STAMP_RE = re.compile(r"v?\d+(?:\.\d+)+(?:\s*[·•|])+\s*")
+#: (and a const function's, ``const: 1.48.0 ·``, ``1.33.0 (const: unstable) ·``, ``const: unstable ·``, which
+#: read at the end of the method before it)
+_VERSION_STAMP_RE = re.compile(r"(?:v?\d+(?:\.\d+)+(?:\s*\(\s*const:\s*(?:v?\d+(?:\.\d+)+|unstable)\s*\))?"
+                               r"|const:\s*(?:v?\d+(?:\.\d+)+|unstable))(?:\s*[·•|])+\s*")
 #: what is left of such a stamp without a version (an unstable item's, a keyword page's): separators only
 _SEPARATORS_ONLY_RE = re.compile(r"[\s·•|]*")
 #: the labels of a link to an item's source (rustdoc's ``<a class="srclink">source</a>``, Sphinx's ``[source]``)
@@ -639,7 +652,7 @@ def _is_chrome(el: Tag) -> bool:
                 return True
         # (only a span whose first text is a version number, or a source link's label, is looked at: a page has
         # thousands of spans)
-        if el.name == "span" and (re.match(r"\s*v?\d+\.\d", first) or _norm(first).lower() in _SOURCE_LABELS) \
+        if el.name == "span" and (re.match(r"\s*(?:v?\d+\.\d|const:)", first) or _norm(first).lower() in _SOURCE_LABELS) \
                 and _is_version_stamp(el):
             return True
         # the site's version sticker, a block of a class or id naming a version that shows only a name and a
@@ -1873,7 +1886,7 @@ class _Walker:
             lines = self._admonition(el)
             if lines:
                 yield lines
-        elif top and _opens_with_heading_section(el):
+        elif top and _opens_with_heading_section(el) and not _holds_only_its_heading(el):
             yield _SectionBounds.START
             yield from self.events(el, top=top)
             yield _SectionBounds.END
