@@ -1237,3 +1237,26 @@ def test_a_methods_description_after_its_heading_only_section_is_the_methods() -
               '</section></main></body></html>')
     assert [(s.anchor, s.text) for s in parse_html(nested, url="https://x.org/guide.html").sections] == [
         ("", "Intro.\n\nBack in the guide."), ("setup", "Install it.")]
+
+
+def test_a_page_header_that_is_a_row_of_links_is_chrome() -> None:
+    """docutils writes a document's ``.. header::`` as ``<div class="header">`` before the document, ending with
+    ``<hr class="header">``; the Docutils site puts its navigation there, "Docutils | Overview | About | Users |
+    Reference | Developers", atop 48 of its 64 pages, and it was the first line of every one's lead section
+    (answers7 f2). A page header that is nothing but a row of short links and separators is the site's bar; one
+    that shows other text (Doxygen's ``div.header`` with the page's title) stays, and so does such a row in the
+    content."""
+    html = """<html><head><meta name="generator" content="Docutils 0.19: https://docutils.sourceforge.io/" />
+<title>Docutils Configuration</title></head><body>
+<div class="header">
+<a class="reference external" href="https://docutils.sourceforge.io">Docutils</a> | <a class="reference external"
+href="../index.html">Overview</a> | <a class="reference external" href="../index.html#user">Users</a> | <a
+class="reference external" href="../index.html#ref">Reference</a>
+<hr class="header"/>
+</div>
+<div class="document" id="docutils-configuration"><h1 class="title">Docutils Configuration</h1>
+<p>Configuration files are used for persistent customization.</p>
+<p><a href="a.html">Tools</a> | <a href="b.html">Writers</a></p></div></body></html>"""
+    assert _text(html) == "Configuration files are used for persistent customization.\n\nTools | Writers"
+    doxygen = html.replace('<hr class="header"/>', '<div class="title">Widget Reference</div>')
+    assert _text(doxygen).startswith("Docutils | Overview | Users | Reference\n\nWidget Reference\n\n")

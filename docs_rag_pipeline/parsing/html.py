@@ -675,6 +675,8 @@ def _is_chrome(el: Tag) -> bool:
             return True
     if el.name == "header":
         return el.find(list(_HEADINGS)) is None  # Docusaurus puts the page's h1 in a <header>
+    if el.name == "div" and _is_header_link_bar(el):
+        return True
     if el.name == "table" and {"head", "foot"} & set(_classes(el)) and len(el.find_all("tr", limit=2)) == 1:
         # a man page's running header and footer, one row (mandoc's ``table.head``, "FROB(1) | User Commands |
         # FROB(1)", and ``table.foot``, "March 2024 | frob 1.2"), which the terminal shows on every page
@@ -926,6 +928,23 @@ def _is_jump_row(el: Tag) -> bool:
         return False
     links = el.find_all("a")
     # (links that show words: docutils' "problematic" markers, links showing only ``` `` ```, are no row)
+    if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
+        return False
+    outside = _strings(el)
+    for a in links:
+        outside = outside.replace(_strings(a), " ", 1)
+    return _LINK_SEPARATORS_RE.fullmatch(outside) is not None and any(ch in outside for ch in "|·•")
+
+
+def _is_header_link_bar(el: Tag) -> bool:
+    """``el`` is a page header (``div.header``) that holds nothing but a row of links and separators (``|``,
+    ``·``, ``•``): the site's navigation bar, written by the page's ``.. header::`` directive (docutils'
+    decoration, ``<div class="header"><a>Docutils</a> | <a>Overview</a> | … <hr class="header"></div>``, atop
+    48 of the Docutils site's 64 pages), which read as the first line of every page's lead section. A header
+    that shows other text (Doxygen's page title in ``div.headertitle``) is not one."""
+    if el.name != "div" or "header" not in _classes(el) or el.find(lambda d: d.name not in _ROW_INLINE | {"hr"}):
+        return False
+    links = el.find_all("a")
     if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
         return False
     outside = _strings(el)
