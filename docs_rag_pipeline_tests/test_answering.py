@@ -990,6 +990,31 @@ def test_a_lead_in_brings_the_numbered_list_it_announces_whole():
     assert "does three things for the walrus agent: [1]\n\n" + steps + " [2]" in ans.answer, ans.answer
 
 
+def test_a_lead_in_brings_the_definition_list_it_announces_whole():
+    """docutils' reference of settings: "Acceptable values are the Error Handlers of Python's "encoding" module,
+    including:" then a ``<dl>`` of `strict`, `replace` and `ignore`, each with its description indented under
+    it (as the parsers write a definition list). The lead-in was quoted alone, announcing values it never
+    listed: a definition list was no code, table or list item to bring along (answers7 f3). It comes along
+    whole, once, and an entry of it chosen on its own is not quoted a second time."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    entries = ("strict\n  Raise an exception in case of an encoding error.\n"
+               "replace\n  Replace malformed data with the official Unicode replacement character, U+FFFD.\n"
+               "ignore\n  Ignore malformed data and continue without further notice.")
+    text = ("The error handler for undecodable characters in the input. Acceptable values are the Error "
+            "Handlers of Python's \"encoding\" module, including:\n\n" + entries + "\n\nDefault: \"strict\". "
+            "Options: `--input-encoding-error-handler, --input-encoding, -i`.")
+    hits = [Hit(chunk_id="c1", source="s", url="https://x.org/config#input-encoding-error-handler",
+                page_url="https://x.org/config", title="Docutils Configuration",
+                headings=["[general]", "input_encoding_error_handler"], text=text, score=0.03, parent_id=None,
+                vector_similarity=0.7)]
+    ans = extractive_answer("What values does input_encoding_error_handler accept?", hits, LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert "including: [1]\n\n" + entries + " [1]" in ans.answer, ans.answer
+    assert ans.answer.count("Raise an exception") == 1
+
+
 def test_a_sentence_that_quotes_the_question_is_no_answer():
     """A page that shows the question as an example ("An LLM answer to What does llm.uncited: drop
     do?, for a model output …") holds its words, all of them, and answers nothing."""

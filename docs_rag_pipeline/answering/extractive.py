@@ -945,6 +945,21 @@ def _next_chunk(h: Hit, hits: Sequence[Hit]) -> Hit | None:
                  and x.chunk_index == h.chunk_index + 1), None)
 
 
+def _definition_list(text: str, first: str) -> str | None:
+    """The definition list of ``text`` (a block of terms, each with its description indented under it, as the
+    parsers write a ``<dl>``) whose first entry is ``first``, whole; None when ``first`` opens no such block."""
+    first = first.strip("\n")
+    for block in text.split("\n\n"):
+        block = block.strip("\n")
+        if not block.startswith(first):
+            continue
+        lines = block.split("\n")
+        if len(lines) >= 2 and not lines[0][:1].isspace() and lines[1].startswith("  ") \
+                and lines[-1].startswith("  ") and not LIST_ITEM.match(lines[0]) and "```" not in block:
+            return block
+    return None
+
+
 def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] = ()) -> list[tuple[Hit, str]]:
     """A sentence that ends with a colon introduces what follows it ("Install it with:", "blackd can
     produce the following response codes:"): the code block, list or table right after it is the
@@ -952,8 +967,8 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
     chunk, from the start of the page's next chunk (among ``hits``), cited to that chunk."""
     out: list[tuple[Hit, str]] = []
     for h, s in chosen:
-        if (h, s) in out:
-            continue
+        if (h, s) in out or any(x is h and s != y and s.strip() in y for x, y in out):
+            continue  # (quoted already, or in a definition list a lead-in brought along)
         out.append((h, s))
         titled = _title_line(s)
         if not (_lead_in(s) or titled):
@@ -970,6 +985,12 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         kind = sentence_kind(nxt) if nxt is not None else None
         if titled and not (kind == "code" or (nxt is not None and LIST_ITEM.match(nxt))):
             continue  # a title brings the code or the list under it (a term's example, a procedure's steps) only
+        # a definition list comes along whole ("Acceptable values are …, including:" then `strict`, `replace`,
+        # `ignore`, each with its description: docutils' settings); before, the lead-in was quoted alone
+        if _lead_in(s) and nxt is not None and (entries := _definition_list(where.text, nxt)) is not None:
+            if (where, entries) not in out:
+                out.append((where, entries))
+            continue
         # a table comes along only whole (two rows or more): a single row is a cell dump, as everywhere
         if nxt is not None and (where, nxt) not in out and (
                 kind == "code" or (kind == "table" and table_rows(nxt) is not None)
