@@ -2477,6 +2477,35 @@ def test_a_default_on_a_line_of_its_own_is_quoted_with_the_definition_it_follows
         assert len(ans.citations) == 1, ans.citations
 
 
+def test_a_default_and_its_option_on_one_line_are_quoted_with_the_definition():
+    """docutils' settings reference ends each setting with one line of fields, ``Default: 8.  Option:
+    `--tab-width`.``: "Default: 8." has one word a sentence is scored by, too few to be a candidate, and the line
+    was no lone field line, so *What is the default tab width?* quoted "Option: `--tab-width`." and the
+    definition, never the 8 (answers7 f4). A line of two or more fields, one of them that short, is read with the
+    sentence before it, as a lone field is; a line of fields each long enough to be read alone stays apart."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentences
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    assert sentences("Number of spaces for hard tab expansion.\n\nDefault: 8. Option: `--tab-width`.") == [
+        "Number of spaces for hard tab expansion. Default: 8. Option: `--tab-width`."]
+    assert sentences("The text encoding for output.\n\nDefault: \"utf-8\". Options: `--output-encoding, -o`.") == [
+        "The text encoding for output.", "Default: \"utf-8\".", "Options: `--output-encoding, -o`."]
+    assert sentences("```\nx = 1\n```\n\nDefault: 8. Option: `--tab-width`.")[0] == "```\nx = 1\n```"
+    page = "https://x.org/config"
+
+    def setting(n: int, name: str, text: str) -> Hit:
+        return Hit(chunk_id=f"c{n}", source="s", url=f"{page}#{name.replace('_', '-')}", page_url=page,
+                   title="Docutils Configuration", headings=["[parsers]", name], text=text, score=0.03 - n / 1000,
+                   parent_id=None, chunk_index=n, vector_similarity=0.7 - n / 100)
+    hits = [setting(1, "tab_width", "Number of spaces for hard tab expansion.\n\nDefault: 8. Option: `--tab-width`."),
+            setting(2, "line_length_limit", "Maximal number of characters in an input line.\n\n"
+                    "Default: 10000. Option: `--line-length-limit`.")]
+    ans = extractive_answer("What is the default tab width?", hits, LocalEmbedder(), _gates(min_chunk_coverage=0))
+    assert ans.answer.startswith("Number of spaces for hard tab expansion. Default: 8. Option: `--tab-width`. [1]"), \
+        ans.answer
+    assert "10000" not in ans.answer
+
+
 def test_the_cli_shows_a_disarmed_tag_as_the_text_a_markdown_client_shows():
     """An answer quoting ``--prefetch-multiplier <prefetch multiplier>`` writes its ``<`` as ``&lt;`` (a
     tag with an attribute, to a browser), which a Markdown client shows as ``<``; ``docs-rag ask`` printed

@@ -532,8 +532,10 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
         if label_lines and _LABEL_LINE.fullmatch(block):
             label = block[:-1].strip()
             continue
-        if out and labels[-1] == label and _FIELD_LINE.fullmatch(block) and len(content_terms(block)) < 2 \
-                and out[-1][-1:] in ".!?" and not out[-1].startswith("```") and "\n" not in out[-1]:
+        if out and labels[-1] == label and (
+                (_FIELD_LINE.fullmatch(block) and len(content_terms(block)) < 2) or _short_field_run(block)) \
+                and out[-1][-1:] in ".!?" and not out[-1].startswith("```") and "\n" not in out[-1] \
+                and not _POINTER.match(plain_code_spans(out[-1])):  # ("See also verbosity." stays a pointer)
             # "Default: 8." under an option's definition: too few words to be read alone (it never was a
             # candidate), it is read and quoted with the sentence it follows, which says what it is of
             out[-1] = f"{out[-1]} {block}"
@@ -579,6 +581,18 @@ def _sentence_units(text: str) -> tuple[list[str], int, list[str | None]]:
         if first_overlap:
             overlap = len(out)
     return out, overlap, labels
+
+
+def _short_field_run(block: str) -> bool:
+    """``block`` is one line of two or more fields, each ``Label: value.``, one of which has too few words to be
+    read alone: docutils' settings reference ends each setting so, ``Default: 8.  Option: `--tab-width`.``;
+    "Default: 8." was never a candidate, and the line was no lone field line, so *What is the default tab
+    width?* was answered without the 8. Such a line is read with the definition before it, as a lone field is."""
+    if "\n" in block or len(block) > 200:
+        return False
+    fields = [s.strip() for s, _ in split_sentences(block, _SENT_STARTERS) if s.strip()]
+    return len(fields) >= 2 and all(_FIELD_LINE.fullmatch(f) and f[-1:] in ".!?" for f in fields) \
+        and any(len(content_terms(f)) < 2 for f in fields)
 
 
 def _labelled(m: re.Match[str]) -> bool:
