@@ -2825,6 +2825,30 @@ INSERT INTO test1 VALUES (TRUE, 'sic est');</pre></div></div>
 </div></body></html>"""
 
 
+def test_an_aside_in_parentheses_after_a_stop_is_read_with_its_sentence():
+    """rustdoc's notice on an unstable method, "🔬 This is a nightly-only experimental API. (`map_try_insert`
+    #82766)", was cut after "API.", and the aside alone, two names a sentence is scored by, was quoted as the third
+    part of the answer to *How do I insert into a HashMap only if the key is absent?* (answers7 f5). An aside in
+    parentheses with no stop of its own is read with the sentence before it in its paragraph; one that says a
+    sentence of its own, or starts its paragraph, stays apart."""
+    from docs_rag_pipeline.answering.extractive import extractive_answer, sentences
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    notice = "🔬 This is a nightly-only experimental API. (`map_try_insert` #82766)"
+    doc = ("Tries to insert a key-value pair into the map, and returns a mutable reference to the value in the "
+           "entry. If the map already had this key present, nothing is updated, and an error is returned.")
+    assert sentences(f"{notice}\n\n{doc}")[0] == notice
+    assert sentences("Use the flag. (This is rare.) Then go on.")[0] == "Use the flag."
+    assert sentences("(`map_try_insert` #82766)\n\nThe map grows.") == ["(`map_try_insert` #82766)", "The map grows."]
+    page = "https://x.org/std/collections/struct.HashMap.html"
+    hit = Hit(chunk_id="c1", source="s", url=page + "#method.try_insert", page_url=page, title="HashMap",
+              headings=["Implementations", "pub fn try_insert(&mut self, key: K, value: V)"],
+              text=f"{notice}\n\n{doc}", score=0.03, parent_id=None, vector_similarity=0.7)
+    ans = extractive_answer("How do I insert into a HashMap only if the key is absent?", [hit], LocalEmbedder(),
+                            _gates(min_chunk_coverage=0))
+    assert "\n\n(`map_try_insert` #82766)" not in ans.answer and not ans.answer.startswith("("), ans.answer
+
+
 def test_a_caption_with_a_dotted_number_is_one_unit_not_quoted(tmp_path_factory):
     """DocBook numbers its captions with dots, "Example 8.2. Using the `boolean` Type", "Table 9.63.
     General-Purpose Window Functions" (every example and table of PostgreSQL's manual): the sentence cutter

@@ -423,13 +423,20 @@ _CAPTION = re.compile(r"^(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-
 _CAPTION_HEAD = re.compile(r"(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-Z]-?)?\d+(?:[-.–]\d+)*\.", re.I)
 
 
+#: an aside in parentheses with no stop of its own ("(`map_try_insert` #82766)", "(since 2.0)")
+_ASIDE = re.compile(r"\([^()\n.!?]*\)")
+
+
 def _caption_joined(pieces: list[str]) -> list[str]:
     """``pieces`` (one paragraph's sentences) with a caption's kind and number joined again to the title after
     it, so the caption is one unit that :func:`is_caption` knows: cut apart, the title was a unit of its own
-    ("Using the `boolean` Type", PostgreSQL's "Example 8.2." caption) and was quoted as an answer."""
+    ("Using the `boolean` Type", PostgreSQL's "Example 8.2." caption) and was quoted as an answer. An aside in
+    parentheses after a sentence's stop is read with that sentence: rustdoc's "This is a nightly-only experimental
+    API. (`map_try_insert` #82766)" was cut after "API.", and the aside alone was quoted as an answer."""
     out: list[str] = []
     for piece in pieces:
-        if out and _CAPTION_HEAD.fullmatch(out[-1]) and "\n" not in piece:
+        if out and "\n" not in piece and (_CAPTION_HEAD.fullmatch(out[-1]) or (
+                _ASIDE.fullmatch(piece.strip()) and not out[-1].startswith("```") and "\n" not in out[-1])):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
