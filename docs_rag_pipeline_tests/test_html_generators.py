@@ -1260,3 +1260,32 @@ class="reference external" href="../index.html#ref">Reference</a>
     assert _text(html) == "Configuration files are used for persistent customization.\n\nTools | Writers"
     doxygen = html.replace('<hr class="header"/>', '<div class="title">Widget Reference</div>')
     assert _text(doxygen).startswith("Docutils | Overview | Users | Reference\n\nWidget Reference\n\n")
+
+
+def test_a_docutils_html4_footnote_table_reads_as_its_label_and_text() -> None:
+    """docutils' html4css1 writer (``rst2html``'s default up to docutils 0.19) writes a footnote or a citation as a
+    table of one row, its label cell and its text, which a footnote referenced more than once opens with the
+    numbers of its back links, ``<em>(<a class="fn-backref">1</a>, <a …>2</a>)</em>``. It was read as a table
+    row, ``[4] | (1, 2) Path relative to …``: the numbers in its text, and a row never quoted as text (answers7;
+    157 such footnotes in docutils' own docs). It reads as a docutils >= 0.18 footnote does, ``[4] Path relative
+    to …``; a table of that class that is no such footnote (more rows) is still a table."""
+    html = """<html><head><title>Docutils Configuration</title></head><body><div class="document" id="x">
+<h1 class="title">Docutils Configuration</h1><p>Settings take a path.<a class="footnote-reference" href="#f4"
+id="footnote-reference-1">[4]</a></p>
+<table class="docutils footnote" frame="void" id="f4" rules="none"><colgroup><col class="label" /><col /></colgroup>
+<tbody valign="top"><tr><td class="label">[4]</td><td><em>(<a class="fn-backref" href="#footnote-reference-1">1</a>,
+<a class="fn-backref" href="#footnote-reference-2">2</a>)</em> Path relative to the working directory of the process
+at launch.</td></tr></tbody></table>
+<table class="docutils footnote" frame="void" id="f5" rules="none"><colgroup><col class="label" /><col /></colgroup>
+<tbody valign="top"><tr><td class="label"><a class="fn-backref" href="#footnote-reference-3">[5]</a></td><td>Images are
+only added if they are embedded (1, 2 of them).</td></tr></tbody></table>
+<table class="docutils citation" frame="void" id="cit2002" rules="none"><colgroup><col class="label" /><col />
+</colgroup><tbody valign="top"><tr><td class="label">[CIT2002]</td><td><em>(<a class="fn-backref"
+href="#citation-reference-1">1</a>, <a class="fn-backref" href="#citation-reference-2">2</a>)</em> <p>Citations are
+text-labeled footnotes.</p><p>A second paragraph.</p></td></tr></tbody></table>
+<table class="footnote"><tr><td class="label">a</td><td>1</td></tr><tr><td class="label">b</td><td>2</td></tr></table>
+</div></body></html>"""
+    assert _text(html) == (
+        "Settings take a path.[4]\n\n[4] Path relative to the working directory of the process at launch.\n\n"
+        "[5] Images are only added if they are embedded (1, 2 of them).\n\n"
+        "[CIT2002] Citations are text-labeled footnotes.\nA second paragraph.\n\na | 1\nb | 2")

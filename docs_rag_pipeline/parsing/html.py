@@ -1889,6 +1889,9 @@ class _Walker:
             lines = self._list(el)
             if lines:
                 yield lines
+        elif name == "table" and (note := self._note_table(el)) is not None:
+            if note:
+                yield note
         elif name == "table":
             yield from self._table(el, top=top)
         elif name == "dl":
@@ -2043,6 +2046,31 @@ class _Walker:
             if part is not None:
                 part.extract()
         lines = self._lines(el)
+        if label and lines and not lines[0].verbatim:
+            lines[0] = OutLine(f"{label} {lines[0].text}")
+        elif label:
+            lines.insert(0, OutLine(label))
+        return lines
+
+    def _note_table(self, el: Tag) -> list[OutLine] | None:
+        """A docutils footnote or citation as the html4css1 writer writes it (``<table class="docutils footnote">``,
+        one row: ``td.label`` ``[4]`` and the text, led by ``<em>(<a class="fn-backref">1</a>, <a …>2</a>)</em>``
+        when it is referenced more than once) as one block led by its label, ``[4] Path relative to …``, as a
+        docutils >= 0.18 footnote is (:meth:`_note`); before, it was a table row, ``[4] | (1, 2, 3, 4, 5) Path
+        relative to …``, the numbers of its back links in its text, never quoted as text. None: no such table."""
+        if not {"footnote", "citation"} & set(_classes(el)):
+            return None
+        rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+        cells = rows[0].find_all("td", recursive=False) if len(rows) == 1 else []
+        if len(cells) != 2 or "label" not in _classes(cells[0]):
+            return None
+        label = "".join(_strings(cells[0]).split())
+        for em in cells[1].find_all("em"):
+            links = em.find_all("a")
+            if links and all("fn-backref" in _classes(a) for a in links) \
+                    and re.fullmatch(r"\(\s*\d+(?:\s*,\s*\d+)*\s*\)", _norm(_strings(em))):
+                em.extract()
+        lines = self._lines(cells[1])
         if label and lines and not lines[0].verbatim:
             lines[0] = OutLine(f"{label} {lines[0].text}")
         elif label:
