@@ -1896,3 +1896,6 @@ a      first
     assert parse_document(adoc, fmt="asciidoc", path="t.adoc").sections[0].text == (
         "--- | --- | ---\nC | C++ | Clojure\nDelphi | diff | ERB\n\nName | Meaning\na | first\n\n"
         "Name | Meaning\na | first\n\n--- | ---\nx | y\nz | w")
+    # rows of one cell are lines of text, no table: no rule
+    assert parse_document("= T\n\n|===\n|a\n|b\n|===\n", fmt="asciidoc", path="t.adoc").sections[0].text == "a\nb"
+    assert parse_document("T\n=\n\n.. list-table::\n\n   * - a\n   * - b\n", fmt="rst", path="t.rst").sections[0].text == "a\nb"

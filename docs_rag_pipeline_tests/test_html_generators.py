@@ -1154,6 +1154,10 @@ def test_a_table_without_a_header_row_reads_after_a_rule_not_under_its_first_row
     html = ("<html><body><table><tr><th>a</th><td>first</td></tr><tr><th>b</th><td>second</td></tr>"
             "</table><table><tr><td>alone</td><td>one row</td></tr></table></body></html>")
     assert _text(html) == "--- | ---\na | first\nb | second\n\nalone | one row"  # one row is no table to draw
+    # rows of one cell (DocBook's simplelist, a command a row) are lines of text, no table: no rule
+    html = ('<html><body><p>Such commands include:</p><table class="simplelist"><tr><td><code>CLUSTER</code></td></tr>'
+            '<tr><td><code>CREATE TABLE</code></td></tr></table></body></html>')
+    assert _text(html) == "Such commands include:\n\n`CLUSTER`\n`CREATE TABLE`"
 
 
 def test_a_layout_tables_rows_are_asked_once_whether_the_table_has_a_header(monkeypatch) -> None:

@@ -1096,8 +1096,9 @@ class _Parser:
         # followed by a blank line; without one, the rows start with a rule (table_row.rule_line)
         header = "header" in pending.options or ("noheader" not in pending.options and len(body) > 1
                                                  and bool(body[0].strip()) and not body[1].strip())
-        if len(out) >= 2 and not header:
-            out.insert(0, OutLine(rule_line(max(len(r) for r in rows))))
+        width = max((len(r) for r in rows), default=0)
+        if len(out) >= 2 and width >= 2 and not header:  # (rows of one cell are lines of text, no table)
+            out.insert(0, OutLine(rule_line(width)))
         return out
 
     def cell_text(self, content: str, spec: str) -> str:

@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWar
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
-from ..table_row import row_cells, row_line, rule_line
+from ..table_row import row_line, rule_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented
@@ -1727,22 +1727,22 @@ def _header_row(tr: Tag) -> bool:
     return headed
 
 
-def _headed(rows: list[OutLine], trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:
+def _headed(rows: list[OutLine], width: int, trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:
     """A table's rows as chunk text reads them, its first row the header: as they are when a row of the
     table is one of column headers (:func:`_header_row`), else after :func:`~..table_row.rule_line` (a table
     of two rows or more: one row is no table to a reader). A table without ``<th>`` or ``<thead>`` has
     no header: gtk-doc's parameter tables (``array | a GArray``, ``len | the number of elements``) read
     their first parameter as the header, drawn so in an answer, and every row an answer quoted stood
     under it; a long one's pieces each started with it. ``known`` keeps the answer for a table whose rows
-    come in several groups (a layout table's rows between its blocks): its rows are looked at once."""
-    if len(rows) < 2:
+    come in several groups (a layout table's rows between its blocks): its rows are looked at once. Rows of
+    one cell (``width`` below 2: DocBook's ``simplelist``, one command a row) are lines of text, no table."""
+    if len(rows) < 2 or width < 2:
         return rows
     known = {} if known is None else known
     if "header" not in known:
         known["header"] = any(_header_row(tr) for tr in trs)
     if known["header"]:
         return rows
-    width = max(len(row_cells(r.text)) for r in rows)
     return [OutLine(rule_line(width)), *rows]
 
 
@@ -1967,16 +1967,18 @@ class _Walker:
                        and el.find(list(_HEADINGS) + ["table"]) is None)
             trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
             known: dict[str, bool] = {}  # whether the table has a header row, once asked (_headed)
+            width = 0  # the most cells of a row in ``rows``
             for tr in trs:
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
-                    line = row_line([t for t in (_norm(_text(c)) for c in cells) if t])
-                    if line:
-                        rows.append(OutLine(line))
+                    texts = [t for t in (_norm(_text(c)) for c in cells) if t]
+                    if texts:
+                        rows.append(OutLine(row_line(texts)))
+                        width = max(width, len(texts))
                     continue
                 if rows:
-                    yield _headed(rows, trs, known)
-                    rows = []
+                    yield _headed(rows, width, trs, known)
+                    rows, width = [], 0
                 if len(cells) == 1 and entries:
                     # (the cell's blocks are read once: reading a block may take parts out of it, a title)
                     evs = list(self.events(cells[0], top=top))
@@ -1986,18 +1988,20 @@ class _Walker:
                 for cell in cells:
                     yield from self.events(cell, top=top)
             if rows:
-                yield _headed(rows, trs, known)
+                yield _headed(rows, width, trs, known)
             return
         if el.find("pre"):
             yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
         trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+        width = 0
         for cells in _without_empty_columns(_spanned_rows(trs)):
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
+                width = max(width, len(cells))
         if rows:
-            yield _headed(rows, trs)
+            yield _headed(rows, width, trs)
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of

@@ -933,7 +933,7 @@ class _Walker:
                 if any(cells):
                     body.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
                     width = max(width, len(cells))
-            if len(body) >= 2 and not any(True for _ in node.traverse(n.thead)):
+            if len(body) >= 2 and width >= 2 and not any(True for _ in node.traverse(n.thead)):
                 body.insert(0, OutLine(rule_line(width)))  # no header row: the rows start with a rule (table_row.py)
             return rows + body
         if isinstance(node, n.Admonition):
