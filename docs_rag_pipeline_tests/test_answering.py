@@ -618,11 +618,39 @@ def test_a_think_tag_quoted_in_code_is_part_of_the_answer(tmp_path):
             assert ans.mode == "llm" and not ans.refused and ans.warning is None, (model, ans)
             assert "A reasoning model ends its reasoning block with the `</think>` tag. [1]" in ans.answer, ans.answer
             assert "9999" not in ans.answer and "The source says" not in ans.answer, ans.answer
-            final = list(ask_stream(q, config=cfg))[-1][1]
+            events = list(ask_stream(q, config=cfg))
+            final = events[-1][1]
             assert final["mode"] == "llm" and final["answer"] == ans.answer, final
+            # the draft streamed before it never shows the thoughts after the quoted tag (review7 R5)
+            drafts = "".join(d["text"] for name, d in events if name == "delta")
+            assert "9999" not in drafts and "The source says" not in drafts, drafts
             answers[model] = ans.answer
         assert answers["echo"] == answers["thinkquoted"]
         assert len(srv.requests) == 4
+
+
+def test_a_template_opened_think_block_ends_at_its_tag_alone_on_its_line() -> None:
+    """A block the chat template opened (the answer holds only its end, ``</think>``) ended at the first tag
+    outside code: thoughts that left a backtick open paired it with one of the answer, the real tag read as
+    code, and the whole text, thoughts included, was the answer; thoughts quoting `` `<think>` `` were taken
+    for a block that opened, and shipped whole too (review7 R5). A tag alone on its line (as models write it)
+    ends the block unless a fenced block holds it; a tag quoted inline stays the answer's."""
+    from docs_rag_pipeline.answering.llm import _Reasoning, strip_reasoning
+
+    assert strip_reasoning("The user asks about `x.\nI recall port 9999.\n</think>\nUse `y` to set it [1].") \
+        == "Use `y` to set it [1]."
+    assert strip_reasoning("The docs say a block opens with `<think>`. I recall port 9999.\n</think>\n\n"
+                           "It opens with the `<think>` tag. [1]") == "It opens with the `<think>` tag. [1]"
+    quoted = "A model ends the block with the `</think>` tag. [1]"
+    assert strip_reasoning(quoted) == quoted
+    fenced = "Write this:\n\n```\n</think>\n```\n\nin the template. [1]"
+    assert strip_reasoning(fenced) == fenced
+    # streamed: the same block ends at its tag once its line ended, and one written inline at the end
+    for content, answer in [("<think>\nIt says `</think>` ends it; I recall 9999.\n</think>\n\nThe tag. [1]", "The tag. [1]"),
+                            ("<think>I recall 9999.</think>The tag. [1]", "The tag. [1]")]:
+        r = _Reasoning()
+        draft = "".join(r.feed(content[i:i + 5]) for i in range(0, len(content), 5)) + r.close()
+        assert draft == answer == strip_reasoning(content), draft
 
 
 def test_what_a_server_answers_in_the_wrong_form_is_read_for_what_it_says(indexed):

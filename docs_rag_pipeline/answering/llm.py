@@ -14,7 +14,7 @@ from ..config import LlmConfig
 from ..masking import Masked, basic_auth_hint
 from ..records import Hit
 from ..unicode_text import LONE_SURROGATE, OPEN_ESCAPE_SEQUENCE, mend, without_controls
-from .markers import code_ranges, neutralise
+from .markers import _code_pieces, code_ranges, neutralise
 
 SYSTEM_PROMPT = """You answer questions about a product's documentation using ONLY the numbered sources below.
 Rules:
@@ -135,10 +135,10 @@ def strip_reasoning(text: str) -> str:
     before the tag, and thoughts that quote the tag ended at the quote."""
     body = text.lstrip()
     if not body.startswith(THINK_OPEN):
-        end = _tag_outside_code(body, THINK_CLOSE)
-        opened = THINK_OPEN in body[:end]  # quoted or not: a block that opened is no template's
+        end = _block_end(body)
+        opened = end >= 0 and _tag_outside_code(body[:end], THINK_OPEN) >= 0  # a block that opened is no template's
         return body[end + len(THINK_CLOSE):].lstrip() if end >= 0 and not opened else text
-    end = _tag_outside_code(body, THINK_CLOSE)
+    end = _block_end(body)
     if end < 0:  # only inside "code": a backtick the thoughts left open paired with one of the answer
         end = body.find(THINK_CLOSE)
     if end < 0:
@@ -157,9 +157,28 @@ def _tag_outside_code(text: str, tag: str) -> int:
     return at
 
 
+#: a ``</think>`` alone on its line, as a model writes the end of its block
+_CLOSE_LINE_RE = re.compile(r"^[ \t]*</think>[ \t]*$", re.M)
+
+
+def _block_end(text: str, *, settled: bool = False) -> int:
+    """Where the ``</think>`` that ends a think block stands in ``text``, or -1: the first one alone on its line
+    outside a fenced block (a backtick the thoughts left open can pair with one of the answer and make the
+    real tag look like a code span's), else the first one outside code. ``settled``: only a tag alone on its
+    line that the line's end follows (a stream's text so far, whose code spans may still close later)."""
+    fenced = [(a, b) for a, b, fence in _code_pieces(text) if fence]
+    for m in _CLOSE_LINE_RE.finditer(text):
+        at = m.start() + m.group().index(THINK_CLOSE)
+        if not any(a <= at < b for a, b in fenced) and (not settled or "\n" in text[m.end():m.end() + 1]):
+            return at
+    return -1 if settled else _tag_outside_code(text, THINK_CLOSE)
+
+
 class _Reasoning:
     """:func:`strip_reasoning` on a stream: the pieces of the answer with a leading think block held back,
-    so the reader's draft never shows it (only its last few characters are kept while it lasts)."""
+    so the reader's draft never shows it. The block ends at a ``</think>`` alone on its line once its line
+    ended (:func:`_block_end`); one written inline ends it at the stream's end, as :func:`strip_reasoning`
+    reads it."""
 
     def __init__(self) -> None:
         self.held, self.state = "", "start"  # start → think → lead (blanks after it) → answer
@@ -180,17 +199,25 @@ class _Reasoning:
                 self.state, out, self.held = "answer", self.held, ""
                 return out
             self.state, self.held = "think", body[len(THINK_OPEN):]
-        end = self.held.find(THINK_CLOSE)
+        # the whole block is held (bounded by the answer's max_tokens): whether a tag ends it depends on the
+        # code around it, so a tag quoted in the thoughts (`</think>`) never lets the rest of them into the draft
+        # (looked for only when a piece brings a line's end and a tag is held: a long block costs one scan a line)
+        end = _block_end(self.held, settled=True) if "\n" in piece and THINK_CLOSE in self.held else -1
         if end < 0:
-            self.held = self.held[-(len(THINK_CLOSE) - 1):]
             return ""
         self.state = "lead"
         return self.feed(self.held[end + len(THINK_CLOSE):])
 
     def close(self) -> str:
         """What is still held at the stream's end (the start of an answer shorter than ``<think>``)."""
-        if self.state == "think":
-            raise LlmError(UNFINISHED_THINKING)
+        if self.state == "think":  # a tag not alone on its line ends the block as strip_reasoning reads it
+            end = _block_end(self.held)
+            if end < 0:
+                end = self.held.find(THINK_CLOSE)
+            if end < 0:
+                raise LlmError(UNFINISHED_THINKING)
+            self.state = "answer"
+            return self.held[end + len(THINK_CLOSE):].lstrip()
         return self.held if self.state == "start" else ""
 
 
