@@ -2867,6 +2867,9 @@ def test_an_aside_in_parentheses_after_a_stop_is_read_with_its_sentence():
            "entry. If the map already had this key present, nothing is updated, and an error is returned.")
     assert sentences(f"{notice}\n\n{doc}")[0] == notice
     assert sentences("Use the flag. (This is rare.) Then go on.")[0] == "Use the flag."
+    # a dot inside a version or a name is no stop of the aside's own (review7 R8)
+    for aside in ("(since 2.0)", "(new in 3.11)", "(const: 1.61.0)", "(see `os.path`)"):
+        assert sentences(f"The flag is accepted by the parser. {aside}") == [f"The flag is accepted by the parser. {aside}"]
     assert sentences("(`map_try_insert` #82766)\n\nThe map grows.") == ["(`map_try_insert` #82766)", "The map grows."]
     page = "https://x.org/std/collections/struct.HashMap.html"
     hit = Hit(chunk_id="c1", source="s", url=page + "#method.try_insert", page_url=page, title="HashMap",
@@ -3011,3 +3014,46 @@ def test_a_title_that_ends_its_section_brings_nothing_of_the_next(tmp_path_facto
     ans = ask("What is the maximum upload size?", config=cfg, remember=False)
     assert not ans.refused and "10 MB per file" in ans.answer, ans
     assert "rm -rf" not in ans.answer and all(c.url.endswith("#limits") for c in ans.citations), ans
+
+
+def test_rows_of_two_headerless_tables_are_no_duplicates_and_a_listed_entry_is_quoted_once() -> None:
+    """Every table without a header row starts with one rule line, ``--- | ---``, and two quoted rows under the
+    same first line were taken for two rows of one table under its header, of which only one is quoted: rows of
+    two functions' parameter tables, on two pages, were such rows, and an answer naming both parameters quoted
+    one (review7 R7). A definition list brought by the lead-in that announces it quoted an entry twice when that
+    entry scored above the lead-in: alone, then in the list (review7 R3)."""
+    from docs_rag_pipeline.answering.extractive import _near_duplicate, _with_introduced_blocks, extractive_answer
+    from docs_rag_pipeline.config import RetrievalConfig
+    from docs_rag_pipeline.embedding import LocalEmbedder
+
+    assert not _near_duplicate("--- | ---\ntimeout_ms | the connection timeout in milliseconds",
+                               "--- | ---\nretry_count | the number of retries before giving up")
+    assert _near_duplicate("Name | Meaning\ntimeout_ms | the connection timeout in milliseconds",
+                           "Name | Meaning\nretry_count | the number of retries before giving up")
+
+    def hit(n: int, page: str, head: str, text: str) -> Hit:
+        return Hit(chunk_id=f"c{n}", source="s", url=f"https://x.org/{page}#{head}", page_url=f"https://x.org/{page}",
+                   title="API", headings=[head], text=text, score=0.03 - n / 1000, parent_id=None, chunk_index=0,
+                   vector_similarity=0.7 - n / 100)
+
+    emb = LocalEmbedder()
+    h1 = hit(1, "conn.html", "conn_open", "Opens a connection.\n\n--- | ---\nhost | the host name to connect to\n"
+             "timeout_ms | the connection timeout in milliseconds, 0 for none")
+    h2 = hit(2, "retry.html", "retry_policy_new", "Makes a retry policy.\n\n--- | ---\nretry_count | the number of "
+             "retries before giving up\nbackoff | the backoff factor between retries")
+    answer = extractive_answer("What do timeout_ms and retry_count mean?", [h1, h2], emb,
+                               RetrievalConfig(min_chunk_coverage=0)).answer
+    assert "timeout_ms" in answer and "retry_count" in answer, answer
+
+    entries = ("strict\n  Raise an exception in case of an encoding error.\n"
+               "replace\n  Replace malformed data with the official Unicode replacement character, U+FFFD.\n"
+               "ignore\n  Ignore malformed data and continue without further notice.")
+    lead = "Acceptable values are the Error Handlers of Python's \"encoding\" module, including:"
+    h = hit(3, "config", "input_encoding_error_handler", "The error handler for undecodable characters in the input. "
+            + lead + "\n\n" + entries + "\n\nDefault: \"strict\".")
+    entry = "replace\n  Replace malformed data with the official Unicode replacement character, U+FFFD."
+    out = _with_introduced_blocks([(h, entry), (h, lead)], [h])
+    assert sum(s.count("Replace malformed data") for _, s in out) == 1, out
+    answer = extractive_answer("Which acceptable values replace malformed data?", [h], emb,
+                               RetrievalConfig(min_chunk_coverage=0)).answer
+    assert answer.count("Replace malformed data") == 1, answer

@@ -27,7 +27,7 @@ from ..languages import stem_word, stopwords, text_language
 from ..records import Answer, Citation, Hit
 from ..unicode_text import without_bidi_overrides
 from ..words import SPACELESS, is_spaceless, not_latin, words
-from ..table_row import is_row_line, row_cells
+from ..table_row import is_row_line, is_rule_line, row_cells
 from .markers import code_parts, neutralise, plain_code_spans
 from .tables import TABLE_SEPARATOR, header_rows, markdown_table, table_rows
 
@@ -423,8 +423,9 @@ _CAPTION = re.compile(r"^(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-
 _CAPTION_HEAD = re.compile(r"(?:listing|figure|fig\.|table|example|exhibit)\s+(?:[A-Z]-?)?\d+(?:[-.–]\d+)*\.", re.I)
 
 
-#: an aside in parentheses with no stop of its own ("(`map_try_insert` #82766)", "(since 2.0)")
-_ASIDE = re.compile(r"\([^()\n.!?]*\)")
+#: an aside in parentheses with no stop of its own ("(`map_try_insert` #82766)", "(since 2.0)", "(const: 1.61.0)"):
+#: a dot inside a number or a name is none
+_ASIDE = re.compile(r"\((?:[^()\n.!?]|\.(?=\w))*\)")
 
 
 def _caption_joined(pieces: list[str]) -> list[str]:
@@ -924,8 +925,11 @@ def _names_key(s: str, asked: set[str]) -> bool:
 
 
 def _near_duplicate(a: str, b: str) -> bool:
-    if "\n" in a and a.split("\n", 1)[0] == b.split("\n", 1)[0] and table_rows(a) and table_rows(b):
-        return True  # two rows of one table under its header: the one that answers is quoted, not the table
+    head = a.split("\n", 1)[0]
+    if "\n" in a and not is_rule_line(head) and head == b.split("\n", 1)[0] and table_rows(a) and table_rows(b):
+        # two rows of one table under its header: the one that answers is quoted, not the table (a rule line is
+        # every headerless table's first line: rows under it are of any table, and are told apart by their text)
+        return True
     na, nb = _normalised(a), _normalised(b)
     return na in nb or nb in na or _jaccard(a, b) >= 0.5
 
@@ -1010,6 +1014,8 @@ def _with_introduced_blocks(chosen: list[tuple[Hit, str]], hits: Sequence[Hit] =
         # `ignore`, each with its description: docutils' settings); before, the lead-in was quoted alone
         if _lead_in(s) and nxt is not None and (entries := _definition_list(where.text, nxt)) is not None:
             if (where, entries) not in out:
+                # an entry of it chosen before its lead-in (chosen is in score order) is quoted in it, not twice
+                out[:] = [(x, y) for x, y in out if not (x is where and y != s and y.strip() in entries)]
                 out.append((where, entries))
             continue
         # a table comes along only whole (two rows or more): a single row is a cell dump, as everywhere
