@@ -261,7 +261,7 @@ def test_asciidoc_blocks_lists_tables() -> None:
     assert "- First item\n  - Nested item with `code`\n- Second item\n  A paragraph attached to the second item." in lists
     assert "1. Step one\n2. Step two\n  1. Sub-step" in lists
     assert "Name: The field name.\nType: The property type." in lists
-    assert "Field types\nField | Use\nTextField | Free text, validated with a `Validator`.\nDatePicker | Dates: - ISO format" in lists
+    assert "Field types\n\nField | Use\nTextField | Free text, validated with a `Validator`.\nDatePicker | Dates: - ISO format" in lists
     assert "Key | Value\na | 1" in lists
     adm = s[("Admonitions and literals",)].text
     assert "WARNING: Never store passwords in a bean." in adm
@@ -760,7 +760,7 @@ def test_rst_sections_and_anchors_as_sphinx() -> None:
     assert "New in version 2.0: The `--fast` flag." in s[0].text
     assert "usage" not in s[0].text.split("flag.")[1]  # the toctree is dropped
     assert "- `fast`: go fast\n- `slow`: go slow\n  1. nested one" in s[1].text
-    assert "Options\nName | Meaning\nfast | Go fast" in s[1].text
+    assert "Options\n\nName | Meaning\nfast | Go fast" in s[1].text  # a table's title: a block of its own
     assert "Linux\n\nRun `make`." in s[2].text
     assert "Warning: Do not run as root." in s[2].text
     assert "term: Its definition." in s[2].text
@@ -1899,3 +1899,18 @@ a      first
     # rows of one cell are lines of text, no table: no rule
     assert parse_document("= T\n\n|===\n|a\n|b\n|===\n", fmt="asciidoc", path="t.adoc").sections[0].text == "a\nb"
     assert parse_document("T\n=\n\n.. list-table::\n\n   * - a\n   * - b\n", fmt="rst", path="t.rst").sections[0].text == "a\nb"
+
+
+def test_a_titled_rst_or_asciidoc_table_is_a_table_under_its_title() -> None:
+    """A table's title (``.. list-table:: Pairs``, AsciiDoc's ``.Pairs``) was the first line of the table's own
+    block, so no reader took the block for a table: none of its rows was ever quoted under its header, and a long
+    one's pieces did not repeat it (review7 R9). The title is a block of its own, as an HTML ``<caption>`` is."""
+    from docs_rag_pipeline.answering.tables import header_rows
+    from docs_rag_pipeline.parsing.asciidoc import parse_asciidoc
+
+    rst = "T\n=\n\nIntro.\n\n.. list-table:: Pairs\n   :header-rows: 1\n\n   * - Name\n     - Value\n   * - alpha\n     - one\n   * - beta\n     - two\n"
+    adoc = "= T\n\nIntro.\n\n.Pairs\n[%header]\n|===\n|Name |Value\n|alpha |one\n|beta |two\n|===\n"
+    for page in (parse_rst(rst, path="a.rst"), parse_asciidoc(adoc, path="a.adoc")):
+        blocks = page.sections[-1].text.split("\n\n")
+        assert blocks[-2:] == ["Pairs", "Name | Value\nalpha | one\nbeta | two"], blocks
+        assert header_rows(blocks[-1]) == ["Name | Value\nalpha | one", "Name | Value\nbeta | two"]

@@ -1292,4 +1292,35 @@ text-labeled footnotes.</p><p>A second paragraph.</p></td></tr></tbody></table>
     assert _text(html) == (
         "Settings take a path.[4]\n\n[4] Path relative to the working directory of the process at launch.\n\n"
         "[5] Images are only added if they are embedded (1, 2 of them).\n\n"
-        "[CIT2002] Citations are text-labeled footnotes.\nA second paragraph.\n\na | 1\nb | 2")
+        "[CIT2002] Citations are text-labeled footnotes.\nA second paragraph.\n\n--- | ---\na | 1\nb | 2")
+
+
+def test_an_empty_subsection_outside_a_summary_ends_where_it_ends() -> None:
+    """A section holding only its heading is its heading's header only where rustdoc writes one, in a toggle's
+    ``<summary>``; elsewhere (an HTML5 page's empty subsection) it ends where it ends, and its parent's text
+    after it stays its parent's (review7 R2: the closing text had moved into the empty subsection)."""
+    html = """<html><body><main><h1>Page</h1><section id="a"><h2>Alpha</h2><p>Intro of alpha section.</p>
+<section id="b"><h3>Beta</h3></section>
+<p>Closing remarks that belong to alpha.</p></section>
+<section id="c"><h2>Gamma</h2><p>Gamma text.</p></section></main></body></html>"""
+    secs = {s.headings[-1]: s.text for s in parse_html(html, url="https://x.org/p.html").sections if s.headings}
+    assert "Closing remarks that belong to alpha." in secs["Alpha"] and "Closing" not in secs.get("Beta", ""), secs
+
+
+def test_a_bold_header_row_with_a_footnote_mark_or_a_plain_corner_stays_the_header() -> None:
+    """A header row written in ``<td><strong>`` (CPython's ssl protocol matrix) was taken for a data row when a
+    cell held a footnote mark (``TLS [3]``) or the corner cell was not bold (``client / server``), and the table
+    started with a rule line, its quoted rows under an empty header (review7 R4)."""
+    from docs_rag_pipeline.answering.tables import header_rows
+
+    html = """<html><body><main><h1>SSL</h1><p>Which versions connect:</p><table>
+<tr><td><em>client</em> / <strong>server</strong></td><td><strong>SSLv3</strong></td>
+<td><strong>TLS</strong> <a class="footnote-reference" href="#f3">[3]</a></td><td><strong>TLSv1</strong></td></tr>
+<tr><td>SSLv3</td><td>yes</td><td>no</td><td>no</td></tr>
+<tr><td>TLS</td><td>no</td><td>yes</td><td>yes</td></tr></table>
+<table><tr><td>alpha</td><td>one</td></tr><tr><td>beta</td><td>two</td></tr></table></main></body></html>"""
+    text = parse_html(html, url="https://x.org/ssl.html").sections[-1].text
+    matrix, plain = [b for b in text.split("\n\n") if " | " in b]
+    assert matrix.split("\n")[0] == "client / server | SSLv3 | TLS [3] | TLSv1", matrix
+    assert header_rows(matrix)[0] == "client / server | SSLv3 | TLS [3] | TLSv1\nSSLv3 | yes | no | no"
+    assert plain == "--- | ---\nalpha | one\nbeta | two", plain

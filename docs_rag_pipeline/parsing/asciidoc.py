@@ -967,11 +967,13 @@ class _Parser:
         separator = self.attrs.get("idseparator", "_")
         return generate_id(title, self.seen_ids, prefix=prefix, separator=separator)
 
-    def titled(self, pending: _Attrs, block: list[OutLine]) -> list[OutLine]:
+    def titled(self, pending: _Attrs, block: list[OutLine], *, apart: bool = False) -> list[OutLine]:
+        """``block`` led by its ``.Title``; ``apart``: the title is a block of its own (a table's, as an HTML
+        ``<caption>``: a table's block is all rows, or no reader takes it for a table)."""
         if pending.title:
             title = " ".join(self.inline(pending.title).split())
             if title:
-                return [OutLine(title), *block]
+                return [OutLine(title), *([OutLine("")] if apart else []), *block]
         return block
 
     @staticmethod
@@ -1009,7 +1011,7 @@ class _Parser:
             lang = _FENCE_RE.match(opener).group(1)  # type: ignore[union-attr]
             return end, self.titled(pending, self.verbatim(body, lang, pending))
         if kind == "table":
-            return end, self.titled(pending, self.table(body, opener[0], pending))
+            return end, self.titled(pending, self.table(body, opener[0], pending), apart=True)
         if kind in ("listing", "literal") or style in ("source", "listing", "literal") and kind == "open":
             lang = ""
             if style == "source" or (pending.positional and pending.positional[0] == "" and len(pending.positional) > 1):

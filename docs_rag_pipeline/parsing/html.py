@@ -495,6 +495,8 @@ def _holds_only_its_heading(el: Tag) -> bool:
     id="method.new"><span class="rightside">1.0.0 · source</span><h4>pub fn new()</h4></section></summary>``, and
     the method's description after it, in the ``<details>``; read as a section that ended with its heading, the
     description and its examples went to the method before it, whose last section was open again."""
+    if el.find_parent("summary") is None:  # (rustdoc's shape: elsewhere an empty section ends where it ends)
+        return False
     heading = el.find(list(_HEADINGS))
     return isinstance(heading, Tag) and _norm(el.get_text(" ")) == _norm(heading.get_text(" "))
 
@@ -1711,20 +1713,29 @@ def _is_line_number_gutter(cell: Tag) -> bool:
 
 def _header_row(tr: Tag) -> bool:
     """``tr`` is a row of column headers: every cell with text a ``<th>``, or all of its text bold (an old
-    page's header row of ``<td><b>Name</b></td>``), an empty corner cell aside; or a row of ``<thead>``."""
+    page's header row of ``<td><b>Name</b></td>``), an empty corner cell aside; or a row of ``<thead>``.
+    A footnote's mark in a cell (``<a class="footnote-reference">``, a ``<sup>``) is no text of the header,
+    and a first cell (the corner, "client / server") need not be bold when the other two or more are."""
     if tr.parent is not None and tr.parent.name == "thead":
         return True
-    headed = False
+
+    def squeezed(node: Tag) -> str:
+        marks = "".join(m.get_text() for m in node.find_all(["sup", "a"]) if m.name == "sup"
+                        or "footnote-reference" in _classes(m))
+        text = "".join(node.get_text().split())
+        return text if not marks else text.replace("".join(marks.split()), "", 1)
+
+    bold: list[bool] = []
     for cell in tr.find_all(["th", "td"], recursive=False):
-        text = "".join(cell.get_text().split())
+        text = squeezed(cell)
         if not text:
             continue
-        if cell.name != "th":
-            outer = [b for b in cell.find_all(["b", "strong"]) if b.find_parent(["b", "strong", "td", "th"]) is cell]
-            if "".join("".join(b.get_text().split()) for b in outer) != text:
-                return False
-        headed = True
-    return headed
+        if cell.name == "th":
+            bold.append(True)
+            continue
+        outer = [b for b in cell.find_all(["b", "strong"]) if b.find_parent(["b", "strong", "td", "th"]) is cell]
+        bold.append("".join(squeezed(b) for b in outer) == text)
+    return bool(bold) and (all(bold) or (len(bold) >= 3 and all(bold[1:])))
 
 
 def _headed(rows: list[OutLine], width: int, trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:

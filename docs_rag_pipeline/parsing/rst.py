@@ -924,7 +924,7 @@ class _Walker:
             rows: list[OutLine] = []
             title = node.next_node(n.title)
             if title is not None and title.parent is node:
-                rows.append(OutLine(self.inline(title)))
+                rows += [OutLine(self.inline(title)), OutLine("")]  # a block of its own, as an HTML <caption>
             body: list[OutLine] = []
             width = 0
             for row in node.traverse(n.row):
