@@ -1324,3 +1324,17 @@ def test_a_bold_header_row_with_a_footnote_mark_or_a_plain_corner_stays_the_head
     assert matrix.split("\n")[0] == "client / server | SSLv3 | TLS [3] | TLSv1", matrix
     assert header_rows(matrix)[0] == "client / server | SSLv3 | TLS [3] | TLSv1\nSSLv3 | yes | no | no"
     assert plain == "--- | ---\nalpha | one\nbeta | two", plain
+
+
+def test_an_entry_that_opens_a_footnote_keeps_its_target() -> None:
+    """A footnote's label opens its first line (``[1] x.y()``); that line was rebuilt without its id, so an API
+    entry first in a footnote (docutils' ``<aside class="footnote">`` or html4css1's footnote table) lost its
+    target, as entries in list items had (review7 N1)."""
+    html = """<html><body><main><h1 id="api">API</h1><p>Text.</p><aside class="footnote brackets" id="f1"
+role="doc-footnote"><span class="label"><span class="fn-bracket">[</span>1<span class="fn-bracket">]</span></span>
+<dl><dt id="x.y">x.y()</dt><dd><p>Does y.</p></dd></dl></aside><table class="docutils footnote" frame="void" id="f4"
+rules="none"><tbody valign="top"><tr><td class="label">[4]</td><td><dl><dt id="x.z">x.z()</dt><dd><p>Does z.</p></dd>
+</dl></td></tr></tbody></table></main></body></html>"""
+    (sec,) = parse_html(html, url="https://x.org/a.html").sections
+    assert sec.text == "Text.\n\n[1] x.y()\n  Does y.\n\n[4] x.z()\n  Does z."
+    assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [("x.y", "[1] x.y()"), ("x.z", "[4] x.z()")]

@@ -2062,7 +2062,7 @@ class _Walker:
                 part.extract()
         lines = self._lines(el)
         if label and lines and not lines[0].verbatim:
-            lines[0] = OutLine(f"{label} {lines[0].text}")
+            lines[0] = OutLine(f"{label} {lines[0].text}", anchor=lines[0].anchor)
         elif label:
             lines.insert(0, OutLine(label))
         return lines
@@ -2087,7 +2087,7 @@ class _Walker:
                 em.extract()
         lines = self._lines(cells[1])
         if label and lines and not lines[0].verbatim:
-            lines[0] = OutLine(f"{label} {lines[0].text}")
+            lines[0] = OutLine(f"{label} {lines[0].text}", anchor=lines[0].anchor)
         elif label:
             lines.insert(0, OutLine(label))
         return lines
