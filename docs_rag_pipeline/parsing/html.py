@@ -928,6 +928,12 @@ def _is_jump_row(el: Tag) -> bool:
     if el.find_parent(_AUTHORED_ROW_PARENTS) is not None \
             or any(_is_admonition(parent) for parent in el.parents if isinstance(parent, Tag)):
         return False
+    return _only_links_and_separators(el)
+
+
+def _only_links_and_separators(el: Tag) -> bool:
+    """``el`` shows two links or more, each of at most five words, with nothing between them but separators
+    (``|``, ``·``, ``•``, one of them at least)."""
     links = el.find_all("a")
     # (links that show words: docutils' "problematic" markers, links showing only ``` `` ```, are no row)
     if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
@@ -946,13 +952,7 @@ def _is_header_link_bar(el: Tag) -> bool:
     that shows other text (Doxygen's page title in ``div.headertitle``) is not one."""
     if el.name != "div" or "header" not in _classes(el) or el.find(lambda d: d.name not in _ROW_INLINE | {"hr"}):
         return False
-    links = el.find_all("a")
-    if len(links) < 2 or any(len(_strings(a).split()) > 5 or not re.search(r"\w", _strings(a)) for a in links):
-        return False
-    outside = _strings(el)
-    for a in links:
-        outside = outside.replace(_strings(a), " ", 1)
-    return _LINK_SEPARATORS_RE.fullmatch(outside) is not None and any(ch in outside for ch in "|·•")
+    return _only_links_and_separators(el)
 
 
 def _words_outside(el: Tag, links: list[Tag]) -> int:
