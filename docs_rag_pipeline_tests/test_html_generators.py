@@ -1338,3 +1338,20 @@ rules="none"><tbody valign="top"><tr><td class="label">[4]</td><td><dl><dt id="x
     (sec,) = parse_html(html, url="https://x.org/a.html").sections
     assert sec.text == "Text.\n\n[1] x.y()\n  Does y.\n\n[4] x.z()\n  Does z."
     assert [(a, sec.text[o:].split("\n", 1)[0]) for o, a in sec.targets] == [("x.y", "[1] x.y()"), ("x.z", "[4] x.z()")]
+
+
+def test_a_headings_hover_text_is_no_part_of_it() -> None:
+    """rustdoc puts a tooltip in the heading of every method that returns a type with notable traits
+    (``<span class="notable-traits"><span class="notable-traits-tooltip">ⓘ<span class="notable-traits-tooltiptext">
+    Notable traits for Vec<u8, A> impl<A: Allocator> Write for …``): it was glued to the signature in the heading
+    path, and so in every chunk's header and citation title of the section (review7 N3). A tooltip by class or
+    role inside a heading is chrome; one in the text stays."""
+    html = """<html><body><main><h1>Struct Vec</h1><section id="method.new"><h4 class="code-header">pub const fn
+<a class="fn" href="#method.new">new</a>() -&gt; Vec&lt;T&gt;<span class="notable-traits"><span
+class="notable-traits-tooltip">ⓘ<span class="notable-traits-tooltiptext"><span class="docblock"><span
+class="notable">Notable traits for Vec&lt;u8&gt;</span><code class="content">impl Write for Vec&lt;u8&gt;</code>
+</span></span></span></span></h4><div class="docblock"><p>Constructs a new, empty <code>Vec</code>.
+<span class="tooltip">Hover text of the body stays.</span></p></div></section></main></body></html>"""
+    sections = parse_html(html, url="https://doc.rust-lang.org/std/vec/struct.Vec.html").sections
+    assert [(s.headings[-1], s.text) for s in sections if s.headings] == [
+        ("pub const fn new() -> Vec<T>", "Constructs a new, empty `Vec`. Hover text of the body stays.")]

@@ -70,6 +70,8 @@ _SEARCH_RE = re.compile(r"(?:^|[\s_-])[a-z]?search", re.I)
 #: every page)
 #: (Doxygen's ``<div id="titlearea">``, the project's name, number and brief atop every page, is one)
 _TOP_BAR_RE = re.compile(r"(?:^|[\s_-])(?:top-?bar|banner|titlearea)(?:$|[\s_-])", re.I)
+#: a text shown on hover, by class (``tooltip``, ``tooltiptext``, rustdoc's ``notable-traits-tooltip``)
+_TOOLTIP_RE = re.compile(r"(?:^|[\s_-])tooltip", re.I)
 #: the site's tagline beside its logo (SQLite's ``div.tagline``, "Small. Fast. Reliable. Choose any three.", atop every
 #: page; WordPress themes' ``site-description``, a slogan): chrome, unless it stands under a heading of the page
 #: (:func:`_under_a_heading`: a home page's hero, Starlight's and VitePress' ``.tagline`` under the page's h1)
@@ -690,6 +692,12 @@ def _is_chrome(el: Tag) -> bool:
         return not _is_admonition(el)
     if el.name in _HEADINGS:  # a heading is content; its permalink icon (an <a> inside) is chrome
         return False
+    if el.name in ("span", "div") and (_attr(el, "role").lower() == "tooltip" or _TOOLTIP_RE.search(_attr(el, "class"))) \
+            and el.find_parent(list(_HEADINGS)) is not None:
+        # a heading's hover text: rustdoc's "ⓘ Notable traits for Vec<u8, A> impl<A: Allocator> Write for …" in
+        # the heading of every method returning a Vec, an iterator or a future, glued to the signature in each
+        # heading path, chunk header and citation title of the page
+        return True
     classes = _classes(el)
     # an id names chrome only on a block that holds it ("sidebar", "toc"): on a section that a heading
     # opens it is that heading's anchor ("sidebar-configuration", "table-of-contents" on a page about
