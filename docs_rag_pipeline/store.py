@@ -349,16 +349,18 @@ class ChunksTable:
         return tbl
 
     def _scan_handle(self, tbl, where: str | None, columns: list[str] | None = None) -> pa.Table:  # noqa: ANN001
+        """Every row matching ``where``, read in one query, so from one version. Counted first and then
+        read with that count as the limit, a read whose handle follows new versions took the count of one
+        version and the rows of the next: a refresh committed in between that grew a page gave ``/pages``
+        only its first rows in storage order (chunks 1 to 3 of 13), a page that never existed."""
         with naming_table(self.name):  # a data file cut short does not name its table
-            n = tbl.count_rows(where) if where else tbl.count_rows()
-            if n == 0:
-                return self.schema.empty_table().select(columns or CHUNK_COLUMNS)
             q = tbl.search()
             if where:
                 q = q.where(where)
             if columns:
                 q = q.select(columns)
-            return q.limit(n).to_arrow()
+            out = q.limit(None).to_arrow()  # no limit: a plain (not vector) query returns every row
+        return out if out.num_rows else self.schema.empty_table().select(columns or CHUNK_COLUMNS)
 
     def _of_first_chunks(self, source: str, column: str) -> dict[str, Any]:
         """page_url → ``column`` of each page's first chunk, for one source (only those two columns read)."""
@@ -968,7 +970,6 @@ class VersionLog:
             return []
         with naming_table(self.name):
             tbl = open_table(self.db, self.name)
-            n = tbl.count_rows()
-            rows = (tbl.search().where(f"chunks_table = {sql_str(table)}").limit(max(n, 1)).to_arrow().to_pylist()
-                    if n else [])
+            # one query (see ChunksTable._scan_handle): a count, then a read of that many, could miss an entry
+            rows = tbl.search().where(f"chunks_table = {sql_str(table)}").limit(None).to_arrow().to_pylist()
         return sorted(rows, key=lambda r: (r["version"], r["time"]))

@@ -480,6 +480,42 @@ def test_pages_in_order(server):
         assert r.status_code == status and r.json()["error"]["code"] == code
 
 
+def test_a_page_read_while_a_refresh_commits_is_one_versions_page(tmp_path):
+    """ops7 F4: a read counted the matching rows, then read that many, on a handle that follows new
+    versions: a refresh committed in between that grew a page gave ``/pages`` the first 3 rows of the new
+    version's 13, chunk_index 1 to 3 (seen live while an ingest rewrote a page). The refresh here lands
+    right before the read's query (the served handle then sees it, as its read consistency interval
+    makes it do within a second): the page read is one version's whole page."""
+    from docs_rag_pipeline import refresh
+    from docs_rag_pipeline.config import load_config
+    from docs_rag_pipeline.context import Context, get_context
+
+    part = "## Part {0}\n\nPart {0} says the widget holds {0} items.\n\n"
+    write_docs(tmp_path / "docs", {"p.md": "# Page\n\n" + "".join(part.format(i) for i in range(3))})
+    cfg = write_config(tmp_path)
+    refresh.refresh(Context(load_config(cfg)), "guide")
+    url = "https://docs.example.org/p.md"
+    with serve(create_app(config_path=str(cfg))) as server:
+        before = requests.get(f"{server}/pages", params={"url": url}, timeout=60).json()["chunks"]
+        tbl = get_context(str(cfg)).chunks.open()  # the handle the server reads with
+        search = tbl.search
+
+        def refresh_then_search(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            tbl.search = search  # once
+            write_docs(tmp_path / "docs", {"p.md": "# Page\n\n## Preface\n\nA preface moves every part by one.\n\n"
+                                                   + "".join(part.format(i) for i in range(12))})
+            refresh.refresh(Context(load_config(cfg)), "guide")
+            tbl.checkout_latest()
+            return search(*args, **kwargs)
+
+        tbl.search = refresh_then_search
+        across = requests.get(f"{server}/pages", params={"url": url}, timeout=60).json()["chunks"]
+        after = requests.get(f"{server}/pages", params={"url": url}, timeout=60).json()["chunks"]
+    assert tbl.search == search  # the refresh landed inside the read
+    assert (len(before), len(after)) == (3, 13)
+    assert [(c["chunk_index"], c["chunk_id"]) for c in across] == [(c["chunk_index"], c["chunk_id"]) for c in after]
+
+
 @pytest.mark.parametrize("route, field, extra", [
     ("/search", "query", {"source": "nope"}),
     ("/ask", "question", {"source": "nope"}),
