@@ -645,12 +645,17 @@ def test_a_template_opened_think_block_ends_at_its_tag_alone_on_its_line() -> No
     assert strip_reasoning(quoted) == quoted
     fenced = "Write this:\n\n```\n</think>\n```\n\nin the template. [1]"
     assert strip_reasoning(fenced) == fenced
-    # streamed: the same block ends at its tag once its line ended, and one written inline at the end
+    # streamed: the same block ends at its tag once its line ended, and one written inline at the end; a tag
+    # alone on its line in a fenced block of the thoughts is quoted even while the fence's closing line has not
+    # come yet (review7 R11: streamed a few characters a piece, the rest of the thoughts reached the draft)
     for content, answer in [("<think>\nIt says `</think>` ends it; I recall 9999.\n</think>\n\nThe tag. [1]", "The tag. [1]"),
-                            ("<think>I recall 9999.</think>The tag. [1]", "The tag. [1]")]:
-        r = _Reasoning()
-        draft = "".join(r.feed(content[i:i + 5]) for i in range(0, len(content), 5)) + r.close()
-        assert draft == answer == strip_reasoning(content), draft
+                            ("<think>I recall 9999.</think>The tag. [1]", "The tag. [1]"),
+                            ("<think>\nThe docs show:\n```\n</think>\n```\nI recall 9999.\n</think>\n\nThe tag. [1]",
+                             "The tag. [1]")]:
+        for step in (1, 2, 3, 5, 7):
+            r = _Reasoning()
+            draft = "".join(r.feed(content[i:i + step]) for i in range(0, len(content), step)) + r.close()
+            assert draft == answer == strip_reasoning(content), (step, draft)
 
 
 def test_what_a_server_answers_in_the_wrong_form_is_read_for_what_it_says(indexed):

@@ -1355,3 +1355,21 @@ class="notable">Notable traits for Vec&lt;u8&gt;</span><code class="content">imp
     sections = parse_html(html, url="https://doc.rust-lang.org/std/vec/struct.Vec.html").sections
     assert [(s.headings[-1], s.text) for s in sections if s.headings] == [
         ("pub const fn new() -> Vec<T>", "Constructs a new, empty `Vec`. Hover text of the body stays.")]
+    # a tooltip's trigger that shows the heading's words (the common CSS tooltip) keeps them; its hover box goes
+    # (review7 R10: the whole trigger went, and the section was headed "")
+    html = """<html><body><main><h1>API</h1><h2 id="rate-limits"><span class="tooltip">Rate limits<span
+class="tooltiptext">Requests per minute</span></span></h2><p>Each client may send 60 requests.</p></main></body></html>"""
+    sections = parse_html(html, url="https://x.org/api.html").sections
+    assert [(s.headings[-1], s.anchor) for s in sections if s.headings] == [("Rate limits", "rate-limits")]
+
+
+def test_a_headerless_table_with_a_row_of_one_cell_gets_no_rule() -> None:
+    """A table whose rows are not all rows of cells (a ``colspan`` label over its parameters) is no table to any
+    reader of chunk text, so the rule line a headerless table starts with was noise atop it, glued to the label
+    in the chunk, the prompt and the extractive unit (review7 R1b); such a table reads as its lines, as before."""
+    html = ("<html><body><h1>T</h1><p>Intro.</p><table><tr><td colspan=2>Network options of the client.</td></tr>"
+            "<tr><td>host</td><td>the host to connect to</td></tr><tr><td>port</td><td>the port to connect to</td></tr>"
+            "</table></body></html>")
+    text = parse_html(html, url="https://x.org/a.html").sections[-1].text
+    assert text.endswith("Network options of the client.\nhost | the host to connect to\nport | the port to connect to"), text
+    assert "---" not in text

@@ -159,6 +159,8 @@ def _tag_outside_code(text: str, tag: str) -> int:
 
 #: a ``</think>`` alone on its line, as a model writes the end of its block
 _CLOSE_LINE_RE = re.compile(r"^[ \t]*</think>[ \t]*$", re.M)
+#: a line that opens or closes a fenced block
+_FENCE_LINE_RE = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})", re.M)
 
 
 def _block_end(text: str, *, settled: bool = False) -> int:
@@ -167,9 +169,13 @@ def _block_end(text: str, *, settled: bool = False) -> int:
     real tag look like a code span's), else the first one outside code. ``settled``: only a tag alone on its
     line that the line's end follows (a stream's text so far, whose code spans may still close later)."""
     fenced = [(a, b) for a, b, fence in _code_pieces(text) if fence]
+    # a fence opened and not closed (yet: a stream's closing line may come in a later piece) holds all after it
+    unclosed = min((m.start() for m in _FENCE_LINE_RE.finditer(text) if not any(a <= m.start() < b for a, b in fenced)),
+                   default=len(text))
     for m in _CLOSE_LINE_RE.finditer(text):
         at = m.start() + m.group().index(THINK_CLOSE)
-        if not any(a <= at < b for a, b in fenced) and (not settled or "\n" in text[m.end():m.end() + 1]):
+        if at < unclosed and not any(a <= at < b for a, b in fenced) \
+                and (not settled or "\n" in text[m.end():m.end() + 1]):
             return at
     return -1 if settled else _tag_outside_code(text, THINK_CLOSE)
 

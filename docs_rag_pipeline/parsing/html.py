@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWar
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
-from ..table_row import row_line, rule_line
+from ..table_row import is_row_line, row_line, rule_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented
@@ -633,6 +633,20 @@ def _is_cell_prompt(el: Tag) -> bool:
 _DIALOG_ROLES = {"dialog", "alertdialog"}
 
 
+def _hover_only(el: Tag) -> bool:
+    """A heading's tooltip element that shows no words of its own: the hover box (``role=tooltip``, a class
+    ``tooltiptext``/``tooltip-content``), or a trigger whose own text, its hover box aside, is an icon (rustdoc's
+    ``ⓘ``). A trigger that shows words (w3schools' ``<span class="tooltip">Rate limits<span
+    class="tooltiptext">…</span></span>``) holds the heading's text: only its hover box is chrome."""
+    if _attr(el, "role").lower() == "tooltip" or re.search(r"tooltip-?(?:text|content)", _attr(el, "class")):
+        return True
+    boxes = [d for d in el.find_all(True) if _attr(d, "role").lower() == "tooltip" or _TOOLTIP_RE.search(_attr(d, "class"))]
+    own = _strings(el)
+    for box in boxes:
+        own = own.replace(_strings(box), " ", 1)
+    return re.search(r"\w", own) is None
+
+
 def _is_chrome(el: Tag) -> bool:
     if _invisible(el) or _attr(el, "role").lower() in _DIALOG_ROLES:
         return True
@@ -693,7 +707,7 @@ def _is_chrome(el: Tag) -> bool:
     if el.name in _HEADINGS:  # a heading is content; its permalink icon (an <a> inside) is chrome
         return False
     if el.name in ("span", "div") and (_attr(el, "role").lower() == "tooltip" or _TOOLTIP_RE.search(_attr(el, "class"))) \
-            and el.find_parent(list(_HEADINGS)) is not None:
+            and el.find_parent(list(_HEADINGS)) is not None and _hover_only(el):
         # a heading's hover text: rustdoc's "ⓘ Notable traits for Vec<u8, A> impl<A: Allocator> Write for …" in
         # the heading of every method returning a Vec, an iterator or a future, glued to the signature in each
         # heading path, chunk header and citation title of the page
@@ -1755,8 +1769,8 @@ def _headed(rows: list[OutLine], width: int, trs: list[Tag], known: dict[str, bo
     under it; a long one's pieces each started with it. ``known`` keeps the answer for a table whose rows
     come in several groups (a layout table's rows between its blocks): its rows are looked at once. Rows of
     one cell (``width`` below 2: DocBook's ``simplelist``, one command a row) are lines of text, no table."""
-    if len(rows) < 2 or width < 2:
-        return rows
+    if len(rows) < 2 or width < 2 or not all(is_row_line(r.text) for r in rows):
+        return rows  # (a row of one cell, a colspan label, is a line of text: no reader takes the block for a table)
     known = {} if known is None else known
     if "header" not in known:
         known["header"] = any(_header_row(tr) for tr in trs)

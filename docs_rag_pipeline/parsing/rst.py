@@ -29,7 +29,7 @@ import unicodedata
 from typing import Any
 
 from ..records import ParsedPage
-from ..table_row import row_line, rule_line
+from ..table_row import is_row_line, row_line, rule_line
 from .binary import check_text
 from .errors import ParseError
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, split_frontmatter
@@ -933,7 +933,8 @@ class _Walker:
                 if any(cells):
                     body.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
                     width = max(width, len(cells))
-            if len(body) >= 2 and width >= 2 and not any(True for _ in node.traverse(n.thead)):
+            if len(body) >= 2 and width >= 2 and all(is_row_line(b.text) for b in body) \
+                    and not any(True for _ in node.traverse(n.thead)):
                 body.insert(0, OutLine(rule_line(width)))  # no header row: the rows start with a rule (table_row.py)
             return rows + body
         if isinstance(node, n.Admonition):
