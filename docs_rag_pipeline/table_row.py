@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["is_row_line", "is_rule_line", "row_cells", "row_line", "rule_line"]
+__all__ = ["headless_rule", "is_row_line", "is_rule_line", "row_cells", "row_line", "rule_line"]
 
 #: a cell boundary: a ``|`` that no backslash escapes (a cell's own ``|`` is written ``\|``)
 _BOUNDARY = re.compile(r"(?<!\\)\|")
@@ -59,3 +59,12 @@ def is_rule_line(line: str) -> bool:
     ``:---:`` or longer dashes too)."""
     cells = row_cells(line)
     return len(cells) >= 2 and all(re.fullmatch(r":?-{3,}:?", c) for c in cells)
+
+
+def headless_rule(rows: Sequence[str]) -> str | None:
+    """The :func:`rule_line` a table of ``rows`` (its row lines) starts with when it has no header row, as
+    each parser writes one; None for rows no reader takes for a table: fewer than two, or one that is no
+    row of cells (a row of one cell, DocBook's ``simplelist``, a ``colspan`` label, is a line of text)."""
+    if len(rows) < 2 or not all(is_row_line(r) for r in rows):
+        return None
+    return rule_line(max(len(row_cells(r)) for r in rows))

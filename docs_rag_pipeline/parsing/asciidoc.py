@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator
 import regex
 
 from ..records import ParsedPage
-from ..table_row import is_row_line, row_line, rule_line
+from ..table_row import headless_rule, row_line
 from .binary import check_text
 from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, strip_html
 
@@ -1098,10 +1098,8 @@ class _Parser:
         # followed by a blank line; without one, the rows start with a rule (table_row.rule_line)
         header = "header" in pending.options or ("noheader" not in pending.options and len(body) > 1
                                                  and bool(body[0].strip()) and not body[1].strip())
-        width = max((len(r) for r in rows), default=0)
-        if len(out) >= 2 and width >= 2 and not header and all(is_row_line(o.text) for o in out):
-            # (rows of one cell are lines of text: a table with one is no table to any reader)
-            out.insert(0, OutLine(rule_line(width)))
+        if not header and (rule := headless_rule([o.text for o in out])):
+            out.insert(0, OutLine(rule))
         return out
 
     def cell_text(self, content: str, spec: str) -> str:

@@ -19,10 +19,10 @@ from bs4 import BeautifulSoup, Comment, NavigableString, Tag, XMLParsedAsHTMLWar
 from bs4.element import CData, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from ..records import ParsedPage
-from ..table_row import is_row_line, row_line, rule_line
+from ..table_row import headless_rule, row_line
 from .binary import check_text
 from .errors import ParseError, RedirectPage
-from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, list_item
 
 __all__ = ["declared_charset", "decode_html", "parse_html"]
 
@@ -1760,23 +1760,24 @@ def _header_row(tr: Tag) -> bool:
     return bool(bold) and (all(bold) or (len(bold) >= 3 and all(bold[1:])))
 
 
-def _headed(rows: list[OutLine], width: int, trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:
+def _headed(rows: list[OutLine], trs: list[Tag], known: dict[str, bool] | None = None) -> list[OutLine]:
     """A table's rows as chunk text reads them, its first row the header: as they are when a row of the
-    table is one of column headers (:func:`_header_row`), else after :func:`~..table_row.rule_line` (a table
-    of two rows or more: one row is no table to a reader). A table without ``<th>`` or ``<thead>`` has
-    no header: gtk-doc's parameter tables (``array | a GArray``, ``len | the number of elements``) read
-    their first parameter as the header, drawn so in an answer, and every row an answer quoted stood
-    under it; a long one's pieces each started with it. ``known`` keeps the answer for a table whose rows
-    come in several groups (a layout table's rows between its blocks): its rows are looked at once. Rows of
-    one cell (``width`` below 2: DocBook's ``simplelist``, one command a row) are lines of text, no table."""
-    if len(rows) < 2 or width < 2 or not all(is_row_line(r.text) for r in rows):
-        return rows  # (a row of one cell, a colspan label, is a line of text: no reader takes the block for a table)
+    table is one of column headers (:func:`_header_row`), else after :func:`~..table_row.headless_rule` (a
+    table of two rows or more, each a row of cells: one row, or a row of one cell, is no table to a reader).
+    A table without ``<th>`` or ``<thead>`` has no header: gtk-doc's parameter tables (``array | a GArray``,
+    ``len | the number of elements``) read their first parameter as the header, drawn so in an answer, and
+    every row an answer quoted stood under it; a long one's pieces each started with it. ``known`` keeps the
+    answer for a table whose rows come in several groups (a layout table's rows between its blocks): its rows
+    are looked at once."""
+    rule = headless_rule([r.text for r in rows])
+    if rule is None:
+        return rows
     known = {} if known is None else known
     if "header" not in known:
         known["header"] = any(_header_row(tr) for tr in trs)
     if known["header"]:
         return rows
-    return [OutLine(rule_line(width)), *rows]
+    return [OutLine(rule), *rows]
 
 
 def _without_empty_columns(rows: list[list[str]]) -> list[list[str]]:
@@ -1842,6 +1843,14 @@ def _entry(events: list[_Event]) -> list[OutLine] | None:
     if not terms or not rest or rest[0][0].verbatim or not prose(rest[0][0]):
         return None
     return [line for block in blocks[:terms] for line in block] + indented(ln for block in rest for ln in block)
+
+
+def _led_by(label: str, lines: list[OutLine]) -> list[OutLine]:
+    """A footnote's or citation's ``lines`` led by its ``label`` (``[2] Unlike other…``), on a line of its own
+    before code; the first line keeps its ``anchor``."""
+    if label and lines and not lines[0].verbatim:
+        return [OutLine(f"{label} {lines[0].text}", anchor=lines[0].anchor), *lines[1:]]
+    return [OutLine(label), *lines] if label else lines
 
 
 class _Walker:
@@ -1966,11 +1975,7 @@ class _Walker:
         for li in el.find_all("li", recursive=False):
             prefix = f"{number}. " if ordered else "- "
             number += 1
-            lines = self._lines(li)
-            if not lines or lines[0].verbatim:
-                lines.insert(0, OutLine(""))
-            out.append(OutLine((prefix + lines[0].text).rstrip(), anchor=lines[0].anchor))
-            out.extend(indented(lines[1:]))
+            out.extend(list_item(prefix, self._lines(li)))
         return out
 
     def _table(self, el: Tag, *, top: bool) -> Iterator[_Event]:
@@ -2000,18 +2005,16 @@ class _Walker:
                        and el.find(list(_HEADINGS) + ["table"]) is None)
             trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
             known: dict[str, bool] = {}  # whether the table has a header row, once asked (_headed)
-            width = 0  # the most cells of a row in ``rows``
             for tr in trs:
                 cells = tr.find_all(["th", "td"], recursive=False)
                 if not tr.find(list(_HEADINGS | _LAYOUT_BLOCKS)):
-                    texts = [t for t in (_norm(_text(c)) for c in cells) if t]
-                    if texts:
-                        rows.append(OutLine(row_line(texts)))
-                        width = max(width, len(texts))
+                    line = row_line([t for t in (_norm(_text(c)) for c in cells) if t])
+                    if line:
+                        rows.append(OutLine(line))
                     continue
                 if rows:
-                    yield _headed(rows, width, trs, known)
-                    rows, width = [], 0
+                    yield _headed(rows, trs, known)
+                    rows = []
                 if len(cells) == 1 and entries:
                     # (the cell's blocks are read once: reading a block may take parts out of it, a title)
                     evs = list(self.events(cells[0], top=top))
@@ -2021,20 +2024,18 @@ class _Walker:
                 for cell in cells:
                     yield from self.events(cell, top=top)
             if rows:
-                yield _headed(rows, width, trs, known)
+                yield _headed(rows, trs, known)
             return
         if el.find("pre"):
             yield from self._table_with_code(el)
             return
         rows: list[OutLine] = []
         trs = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
-        width = 0
         for cells in _without_empty_columns(_spanned_rows(trs)):
             if any(cells):  # an empty cell keeps its place: the cells stay in their columns
                 rows.append(OutLine(row_line(cells)))
-                width = max(width, len(cells))
         if rows:
-            yield _headed(rows, width, trs)
+            yield _headed(rows, trs)
 
     def _table_with_code(self, el: Tag) -> Iterator[_Event]:
         """A table holding code (Sphinx's line-numbered code table, whose numbers are chrome; a table of
@@ -2083,11 +2084,7 @@ class _Walker:
             if part is not None:
                 part.extract()
         lines = self._lines(el)
-        if label and lines and not lines[0].verbatim:
-            lines[0] = OutLine(f"{label} {lines[0].text}", anchor=lines[0].anchor)
-        elif label:
-            lines.insert(0, OutLine(label))
-        return lines
+        return _led_by(label, lines)
 
     def _note_table(self, el: Tag) -> list[OutLine] | None:
         """A docutils footnote or citation as the html4css1 writer writes it (``<table class="docutils footnote">``,
@@ -2108,11 +2105,7 @@ class _Walker:
                     and re.fullmatch(r"\(\s*\d+(?:\s*,\s*\d+)*\s*\)", _norm(_strings(em))):
                 em.extract()
         lines = self._lines(cells[1])
-        if label and lines and not lines[0].verbatim:
-            lines[0] = OutLine(f"{label} {lines[0].text}", anchor=lines[0].anchor)
-        elif label:
-            lines.insert(0, OutLine(label))
-        return lines
+        return _led_by(label, lines)
 
     def _admonition(self, el: Tag) -> list[OutLine]:
         if "admonitionblock" in _classes(el):

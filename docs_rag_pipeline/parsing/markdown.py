@@ -1645,6 +1645,15 @@ def indented(lines: Iterable[OutLine]) -> list[OutLine]:
     return [ln if ln.verbatim else OutLine("  " + ln.text, anchor=ln.anchor) for ln in lines]
 
 
+def list_item(prefix: str, lines: list[OutLine]) -> list[OutLine]:
+    """A list item's lines (or a field's, a footnote's): ``prefix`` (``- ``, ``2. ``, ``name: ``) opens its first
+    line, a line of its own when the item opens with code, and the rest is :func:`indented` under it; every
+    line keeps its ``anchor``."""
+    if not lines or lines[0].verbatim:
+        lines = [OutLine(""), *lines]
+    return [OutLine((prefix + lines[0].text).rstrip(), anchor=lines[0].anchor), *indented(lines[1:])]
+
+
 def fence_block(code: str, lang: str) -> list[OutLine]:
     """A code block as fence lines: ```` ``` ````, or ``~~~`` when the code itself has ``` lines."""
     code = code.rstrip("\n")

@@ -29,10 +29,10 @@ import unicodedata
 from typing import Any
 
 from ..records import ParsedPage
-from ..table_row import is_row_line, row_line, rule_line
+from ..table_row import headless_rule, row_line
 from .binary import check_text
 from .errors import ParseError
-from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, split_frontmatter
+from .markdown import OutLine, SectionBuilder, code_span, fence_block, humanize_stem, indented, list_item, split_frontmatter
 
 __all__ = ["parse_rst"]
 
@@ -892,7 +892,7 @@ class _Walker:
                 terms = [self.inline(c) for c in item.children if isinstance(c, (n.term, n.classifier))]
                 definition = next((c for c in item.children if isinstance(c, n.definition)), None)
                 body = self.blocks(definition.children) if definition is not None else []
-                out.extend(self._item(" : ".join(t for t in terms if t) + ": ", body, indent_first=False))
+                out.extend(self._item(" : ".join(t for t in terms if t) + ": ", body))
             return out
         if isinstance(node, n.field_list):
             out = []
@@ -904,14 +904,14 @@ class _Walker:
                     out.append(OutLine(f"{name}:"))
                     out.extend(indented(self.blocks(body)))
                     continue
-                out.extend(self._item(f"{name}: ", self.blocks(body), indent_first=False))
+                out.extend(self._item(f"{name}: ", self.blocks(body)))
             return out
         if isinstance(node, n.option_list):
             out = []
             for item in node.children:
                 opts = item[0].astext()
                 desc = self.blocks(item[1].children)
-                out.extend(self._item(f"{opts}: ", desc, indent_first=False))
+                out.extend(self._item(f"{opts}: ", desc))
             return out
         if isinstance(node, n.line_block):
             return [OutLine(self.inline(c)) for c in node.traverse(n.line) if self.inline(c)]
@@ -926,16 +926,13 @@ class _Walker:
             if title is not None and title.parent is node:
                 rows += [OutLine(self.inline(title)), OutLine("")]  # a block of its own, as an HTML <caption>
             body: list[OutLine] = []
-            width = 0
             for row in node.traverse(n.row):
                 cells = [" ".join(ln.text for ln in self.blocks(entry.children) if ln.text.strip() and not ln.text.startswith("```"))
                          for entry in row.children]
                 if any(cells):
                     body.append(OutLine(row_line([" ".join(c.split()) for c in cells])))
-                    width = max(width, len(cells))
-            if len(body) >= 2 and width >= 2 and all(is_row_line(b.text) for b in body) \
-                    and not any(True for _ in node.traverse(n.thead)):
-                body.insert(0, OutLine(rule_line(width)))  # no header row: the rows start with a rule (table_row.py)
+            if not any(True for _ in node.traverse(n.thead)) and (rule := headless_rule([b.text for b in body])):
+                body.insert(0, OutLine(rule))  # no header row: the rows start with a rule (table_row.py)
             return rows + body
         if isinstance(node, n.Admonition):
             label = _ADMONITION_LABELS.get(node.tagname)
@@ -954,7 +951,7 @@ class _Walker:
         if isinstance(node, (n.footnote, n.citation)):
             label = node.next_node(n.label)
             inner = self.blocks([c for c in node.children if not isinstance(c, n.label)])
-            return self._item(f"[{label.astext()}] " if label is not None else "", inner, indent_first=False)
+            return self._item(f"[{label.astext()}] " if label is not None else "", inner)
         if isinstance(node, (n.image,)):
             alt = node.get("alt", "")
             return [OutLine(alt)] if alt else []
@@ -971,11 +968,8 @@ class _Walker:
         return self.blocks(node.children)
 
     @staticmethod
-    def _item(prefix: str, lines: list[OutLine], *, indent_first: bool = True) -> list[OutLine]:
-        lines = [ln for ln in lines if ln.text or ln.verbatim]
-        if not lines or lines[0].verbatim:
-            lines.insert(0, OutLine(""))
-        return [OutLine((prefix + lines[0].text).rstrip(), anchor=lines[0].anchor), *indented(lines[1:])]
+    def _item(prefix: str, lines: list[OutLine]) -> list[OutLine]:
+        return list_item(prefix, [ln for ln in lines if ln.text or ln.verbatim])
 
 
 # ---- includes: ``.. include::`` resolved by the source, as AsciiDoc's ``include::`` is ----------------
