@@ -138,8 +138,15 @@ def strip_reasoning(text: str) -> str:
         end = _block_end(body)
         opened = end >= 0 and _tag_outside_code(body[:end], THINK_OPEN) >= 0  # a block that opened is no template's
         return body[end + len(THINK_CLOSE):].lstrip() if end >= 0 and not opened else text
+    return _after_block(body)
+
+
+def _after_block(body: str) -> str:
+    """What follows the think block ``body`` holds (from its ``<think>``, or from just after it): the text after
+    the block's ``</think>`` (:func:`_block_end`), else after the first one at all, a tag only inside "code"
+    (a backtick the thoughts left open paired with one of the answer); a block never closed is no answer."""
     end = _block_end(body)
-    if end < 0:  # only inside "code": a backtick the thoughts left open paired with one of the answer
+    if end < 0:
         end = body.find(THINK_CLOSE)
     if end < 0:
         raise LlmError(UNFINISHED_THINKING)
@@ -217,13 +224,9 @@ class _Reasoning:
     def close(self) -> str:
         """What is still held at the stream's end (the start of an answer shorter than ``<think>``)."""
         if self.state == "think":  # a tag not alone on its line ends the block as strip_reasoning reads it
-            end = _block_end(self.held)
-            if end < 0:
-                end = self.held.find(THINK_CLOSE)
-            if end < 0:
-                raise LlmError(UNFINISHED_THINKING)
+            answer = _after_block(self.held)
             self.state = "answer"
-            return self.held[end + len(THINK_CLOSE):].lstrip()
+            return answer
         return self.held if self.state == "start" else ""
 
 
